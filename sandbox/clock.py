@@ -1,0 +1,67 @@
+"""Virtual time that handler code, moto and the scheduler all share."""
+from __future__ import annotations
+
+import datetime as dt
+import threading
+
+import time_machine
+
+#: Worlds start at the same instant so that histories (and expiresAt values) repeat exactly.
+DEFAULT_EPOCH = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.timezone.utc).timestamp()
+
+
+class VirtualClock:
+    """A clock that only moves when told to.
+
+    While started, ``time.time()``, ``datetime.now()`` and moto's own timestamps (SQS
+    visibility, DynamoDB) all read this clock, through time-machine. ``time.monotonic``
+    is left alone: JupyterLab's event loop and botocore's connection pools rely on it.
+    """
+
+    def __init__(self, epoch: float = DEFAULT_EPOCH):
+        self.epoch = float(epoch)
+        self._offset = 0.0
+        self._traveller = None
+        self._travel = None
+        self._lock = threading.Lock()
+
+    # -- reading -------------------------------------------------------------
+    def now(self) -> float:
+        """Virtual Unix time in seconds."""
+        return self.epoch + self._offset
+
+    def elapsed(self) -> float:
+        """Virtual seconds since the world opened."""
+        return self._offset
+
+    def __repr__(self) -> str:
+        stamp = dt.datetime.fromtimestamp(self.now(), dt.timezone.utc).isoformat(timespec="milliseconds")
+        return f"VirtualClock({stamp}, +{self._offset:.3f}s)"
+
+    # -- moving --------------------------------------------------------------
+    def advance(self, seconds: float) -> float:
+        if seconds < 0:
+            raise ValueError(f"the clock cannot go backwards (asked to move {seconds} s)")
+        with self._lock:
+            self._offset += seconds
+            if self._traveller is not None and seconds:
+                self._traveller.shift(float(seconds))
+        return self.now()
+
+    def advance_to(self, elapsed: float) -> float:
+        """Move to ``elapsed`` seconds after the epoch (never backwards)."""
+        return self.advance(max(0.0, elapsed - self._offset))
+
+    # -- patching ------------------------------------------------------------
+    def start(self) -> None:
+        if self._traveller is not None:
+            return
+        self._travel = time_machine.travel(self.now(), tick=False)
+        self._traveller = self._travel.start()
+
+    def stop(self) -> None:
+        if self._traveller is None:
+            return
+        self._travel.stop()
+        self._traveller = None
+        self._travel = None

@@ -1,0 +1,42 @@
+"""Exceptions the sandbox raises, each naming one problem in plain words.
+
+``LambdaTimeout`` and ``InvocationCrashed`` derive from BaseException on purpose: a
+learner's ``except Exception`` must not be able to swallow the runtime stopping the
+function, just as real Lambda code cannot catch being killed at its deadline.
+"""
+
+
+class SandboxError(Exception):
+    """Base class for errors about how the sandbox is used."""
+
+
+class BadInput(SandboxError):
+    """A wrong argument, setting, handler path or event; the message names it."""
+
+
+class RealAwsRefused(SandboxError):
+    """A request would have left this machine, or was signed with real-looking credentials."""
+
+
+class HandlerBlocked(SandboxError):
+    """An invocation stopped reaching yield points: it is blocked outside the sandbox."""
+
+
+class WorldClosed(BaseException):
+    """Raised inside leftover tasks (pollers, stuck invocations) when the world closes."""
+
+
+class LambdaTimeout(BaseException):
+    """The function ran past its configured timeout; Lambda stops it at that moment."""
+
+
+class InvocationCrashed(BaseException):
+    """An injected crash: the execution environment died at this point."""
+
+
+class StillInProgressError(Exception):
+    """Another invocation holds the idempotency lock for this key (the article's error)."""
+
+
+class ProviderError(Exception):
+    """An effect provider (email, payments) failed without performing the effect."""

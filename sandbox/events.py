@@ -1,0 +1,116 @@
+"""Orders, and the real AWS event shapes that carry them.
+
+Shapes follow the AWS documentation's sample events:
+- EventBridge: https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
+- SQS: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html
+- Kinesis: https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html
+- API Gateway proxy: https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html
+"""
+from __future__ import annotations
+
+import base64
+import json
+import random
+from typing import Any, Iterator
+
+from .errors import BadInput
+
+_NAMES = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hiro", "ines", "jon", "kai", "lena"]
+
+
+def make_orders(n: int, seed: int = 0, start: int = 1) -> list[dict[str, Any]]:
+    """``n`` deterministic orders: ``{"orderId": "o-1", "email": ..., "amount": cents}``."""
+    rng = random.Random(f"orders:{seed}")
+    orders = []
+    for i in range(start, start + n):
+        name = _NAMES[rng.randrange(len(_NAMES))]
+        orders.append({"orderId": f"o-{i}", "email": f"{name}@example.com", "amount": rng.randrange(500, 20000, 5)})
+    return orders
+
+
+def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
+                      account: str = "123456789012") -> dict[str, Any]:
+    """An EventBridge "OrderPlaced" event whose detail carries one or more orders."""
+    return {
+        "version": "0",
+        "id": event_id,
+        "detail-type": "OrderPlaced",
+        "source": "shop.orders",
+        "account": account,
+        "time": time,
+        "region": region,
+        "resources": [],
+        "detail": {"orders": orders},
+    }
+
+
+def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None) -> dict[str, Any]:
+    """An API Gateway REST proxy event: POST /orders with the order as JSON body."""
+    headers = {"content-type": "application/json"}
+    if idempotency_key:
+        headers["Idempotency-Key"] = idempotency_key
+    return {
+        "resource": "/orders",
+        "path": "/orders",
+        "httpMethod": "POST",
+        "headers": headers,
+        "queryStringParameters": None,
+        "pathParameters": None,
+        "requestContext": {"requestId": request_id, "stage": "prod", "httpMethod": "POST", "path": "/prod/orders"},
+        "body": json.dumps(order),
+        "isBase64Encoded": False,
+    }
+
+
+def _parse_json(text: Any, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        shown = text if len(str(text)) <= 60 else str(text)[:57] + "..."
+        raise BadInput(f"{where} is not JSON ({exc.__class__.__name__}): {shown!r}") from None
+
+
+def _check_order(order: Any, where: str) -> dict:
+    if not isinstance(order, dict) or "orderId" not in order:
+        raise BadInput(f"{where} does not hold an order (a JSON object with orderId): {order!r}")
+    return order
+
+
+def orders_in(event: Any) -> Iterator[dict[str, Any]]:
+    """Yield the orders an event carries, whatever its source.
+
+    Understands EventBridge (``detail.orders`` or ``detail`` itself), SQS and Kinesis
+    ``Records`` (JSON bodies; Kinesis data is base64), API Gateway proxy (JSON body) and a
+    bare order dict. Anything else raises ``BadInput`` naming what was wrong.
+    """
+    if not isinstance(event, dict):
+        raise BadInput(f"an event is a JSON object (dict), got {type(event).__name__}")
+    if "Records" in event:
+        for i, record in enumerate(event["Records"]):
+            source = record.get("eventSource")
+            if source == "aws:sqs":
+                yield _check_order(_parse_json(record.get("body"), f"SQS message {record.get('messageId')} body"),
+                                   f"SQS message {record.get('messageId')}")
+            elif source == "aws:kinesis":
+                data = record.get("kinesis", {}).get("data", "")
+                try:
+                    raw = base64.b64decode(data, validate=True).decode()
+                except ValueError:
+                    raise BadInput(f"Kinesis record {i} data is not base64") from None
+                yield _check_order(_parse_json(raw, f"Kinesis record {record['kinesis'].get('sequenceNumber')}"),
+                                   f"Kinesis record {i}")
+            else:
+                raise BadInput(f"record {i} has an unknown eventSource {source!r}")
+        return
+    if "detail-type" in event:
+        detail = event.get("detail") or {}
+        for order in detail.get("orders", [detail] if "orderId" in detail else []):
+            yield _check_order(order, "EventBridge detail")
+        return
+    if "httpMethod" in event or "requestContext" in event:
+        yield _check_order(_parse_json(event.get("body"), "API Gateway body"), "API Gateway body")
+        return
+    if "orderId" in event:
+        yield event
+        return
+    raise BadInput(f"cannot find orders in this event (keys: {sorted(event)})")

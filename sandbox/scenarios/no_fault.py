@@ -1,0 +1,29 @@
+"""no-fault: the control. Each order is delivered once, nothing fails."""
+from __future__ import annotations
+
+import datetime as dt
+
+from ..events import eventbridge_event, make_orders
+from .base import Scenario, Setting
+
+
+class NoFault(Scenario):
+    name = "no-fault"
+    kind = "control"
+    summary = ("Orders arrive one by one as EventBridge events and each is delivered exactly once, with no "
+               "faults. Any handler that sends one email per order is valid here.")
+    settings = (
+        Setting("orders", 3, "how many orders arrive", None, 1, 1000),
+        Setting("interval", 1.0, "virtual seconds between two orders", None, 0, 3600),
+    )
+
+    def drive(self, sb, fn, cfg):
+        for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
+            sb.scheduler.call_at(i * cfg["interval"], lambda order=order: self._deliver(sb, fn, order))
+        sb.run()
+
+    @staticmethod
+    def _deliver(sb, fn, order):
+        sb.accept(order, expects=("email",), source="direct")
+        stamp = dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        fn.start(eventbridge_event([order], sb.new_uuid(), stamp), source="direct", keys=[order["orderId"]])

@@ -1,0 +1,364 @@
+"""Deterministic concurrency: threads that take turns on a virtual clock.
+
+Each concurrent activity (an invocation, a poller, a caller waiting on a timeout) is a
+real thread, but only one runs at a time. A thread gives up control only at a *yield
+point*: before every AWS request, at every virtual sleep and at every effect. The
+scheduler then asks its policy which runnable thread goes next. When no thread can run
+and some are waiting on time, the clock jumps to the earliest wake-up (discrete-event
+simulation). With a seeded policy the same seed gives the same interleaving, so the same
+history, byte for byte.
+"""
+from __future__ import annotations
+
+import ctypes
+import heapq
+import itertools
+import random
+import threading
+from typing import Any, Callable, Sequence
+
+from .clock import VirtualClock
+from .errors import BadInput, HandlerBlocked, WorldClosed
+
+NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "done", "abandoned"
+
+_local = threading.local()
+
+
+def current_task() -> "Task | None":
+    return getattr(_local, "task", None)
+
+
+class Task:
+    """One cooperative thread. ``label`` says what it will do when next resumed."""
+
+    def __init__(self, sched: "Scheduler", tid: int, name: str, fn: Callable, args, kwargs, daemon: bool):
+        self.sched, self.tid, self.name, self.daemon = sched, tid, name, daemon
+        self.state = RUNNABLE
+        self.label = "start"
+        self.wake_at: float | None = None
+        self.waiting_on: Task | None = None
+        self.deadline: float | None = None  # elapsed seconds; past it, on_deadline() is raised
+        self.on_deadline: Callable[[], BaseException] | None = None
+        self.on_abandon: Callable[[str], None] | None = None
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.invocation = None  # set by the Lambda runtime for invocation tasks
+        self._throw: BaseException | None = None
+        self._go = threading.Semaphore(0)
+        self._back = threading.Semaphore(0)
+        self._fn, self._args, self._kwargs = fn, args, kwargs
+        self.thread = threading.Thread(target=self._body, name=f"sandbox:{name}", daemon=True)
+
+    @property
+    def done(self) -> bool:
+        return self.state in (DONE, ABANDONED)
+
+    def _body(self) -> None:
+        _local.task = self
+        self._go.acquire()
+        try:
+            if self._throw is not None:
+                raise self._throw
+            self.result = self._fn(*self._args, **self._kwargs)
+        except BaseException as exc:  # recorded, never lost: the owner reads task.error
+            self.error = exc
+        finally:
+            if self.state != ABANDONED:
+                self.state = DONE
+            self._back.release()
+
+    def __repr__(self) -> str:
+        return f"<Task {self.name} {self.state} next={self.label}>"
+
+
+# -- policies --------------------------------------------------------------------------
+class Policy:
+    """Chooses the next task among several runnable ones (sorted by creation order)."""
+
+    name = "policy"
+
+    def choose(self, runnable: Sequence[Task], sched: "Scheduler") -> Task:
+        raise NotImplementedError
+
+
+class RandomPolicy(Policy):
+    """Seeded random choice: the default. Same seed, same interleaving."""
+
+    name = "random"
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(f"scheduler:{seed}")
+
+    def choose(self, runnable, sched):
+        return runnable[self.rng.randrange(len(runnable))]
+
+
+class RoundRobinPolicy(Policy):
+    """Each runnable task in turn, by creation order."""
+
+    name = "round-robin"
+
+    def __init__(self):
+        self.last = -1
+
+    def choose(self, runnable, sched):
+        later = [t for t in runnable if t.tid > self.last]
+        task = later[0] if later else runnable[0]
+        self.last = task.tid
+        return task
+
+
+class ScriptedPolicy(Policy):
+    """An explicit order, for lessons that must show one exact interleaving.
+
+    ``steps`` names tasks, optionally with the operation they must be about to do:
+    ``["inv-1", "inv-2:dynamodb.GetItem", ...]``. Tasks that have not started yet run
+    first (starting does nothing observable). Once the script is used up, the
+    remaining choices fall back to round-robin.
+    """
+
+    name = "scripted"
+
+    def __init__(self, steps: Sequence[str]):
+        self.steps = list(steps)
+        self.position = 0
+        self.fallback = RoundRobinPolicy()
+
+    def choose(self, runnable, sched):
+        fresh = [t for t in runnable if t.label == "start"]
+        if fresh:
+            return fresh[0]
+        if self.position >= len(self.steps):
+            return self.fallback.choose(runnable, sched)
+        want = self.steps[self.position]
+        name, _, op = want.partition(":")
+        for t in runnable:
+            if t.name == name and (not op or t.label == op or t.label.endswith("." + op)):
+                self.position += 1
+                return t
+        offered = ", ".join(f"{t.name}:{t.label}" for t in runnable)
+        raise BadInput(f"scripted schedule step {self.position + 1} wants {want!r}, but the runnable steps are: {offered}")
+
+
+class ReplayPolicy(Policy):
+    """Follows a list of choice indices, then always picks the first; records the options seen.
+
+    The exhaustive explorer drives this to visit every interleaving.
+    """
+
+    name = "replay"
+
+    def __init__(self, prefix: Sequence[int] = ()):
+        self.prefix = list(prefix)
+        self.options: list[int] = []  # how many runnable tasks there were at each decision
+        self.taken: list[int] = []
+
+    def choose(self, runnable, sched):
+        i = len(self.taken)
+        pick = self.prefix[i] if i < len(self.prefix) else 0
+        pick = min(pick, len(runnable) - 1)
+        self.options.append(len(runnable))
+        self.taken.append(pick)
+        return runnable[pick]
+
+
+def make_policy(policy: "str | Policy | None", seed: int) -> Policy:
+    if isinstance(policy, Policy):
+        return policy
+    if policy in (None, "random"):
+        return RandomPolicy(seed)
+    if policy == "round-robin":
+        return RoundRobinPolicy()
+    if isinstance(policy, (list, tuple)):
+        return ScriptedPolicy(policy)
+    raise BadInput(f"unknown scheduling policy {policy!r}: use 'random', 'round-robin', a list of steps, or a Policy")
+
+
+# -- the scheduler ------------------------------------------------------------------------
+class Scheduler:
+    """Runs tasks one at a time, switching only at yield points, on a virtual clock.
+
+    ``watchdog`` is the real time (seconds) a task may run without reaching a yield point
+    before it is declared blocked outside the sandbox.
+    """
+
+    def __init__(self, clock: VirtualClock, policy: Policy | None = None, watchdog: float = 10.0):
+        self.clock = clock
+        self.policy = policy or RandomPolicy(0)
+        self.watchdog = watchdog
+        self.tasks: list[Task] = []
+        self._timers: list[tuple[float, int, str, Callable[[], Any]]] = []
+        self._tids = itertools.count(1)
+        self._timer_seq = itertools.count()
+        self.steps = 0
+        self.decisions = 0
+        self.running: Task | None = None
+        self.closed = False
+
+    # -- creating work -----------------------------------------------------------------
+    def spawn(self, fn: Callable, *args: Any, name: str, daemon: bool = False, **kwargs: Any) -> Task:
+        if self.closed:
+            raise WorldClosed("the world is closed")
+        task = Task(self, next(self._tids), name, fn, args, kwargs, daemon)
+        self.tasks.append(task)
+        task.thread.start()
+        return task
+
+    def call_at(self, elapsed: float, fn: Callable[[], Any], name: str = "timer") -> None:
+        """Run ``fn`` on the scheduler's own thread when the clock reaches ``elapsed``."""
+        heapq.heappush(self._timers, (max(elapsed, self.clock.elapsed()), next(self._timer_seq), name, fn))
+
+    def call_later(self, delay: float, fn: Callable[[], Any], name: str = "timer") -> None:
+        self.call_at(self.clock.elapsed() + delay, fn, name)
+
+    def pending_timers(self) -> int:
+        return len(self._timers)
+
+    # -- inside a task ----------------------------------------------------------------
+    def _mine(self) -> Task | None:
+        task = current_task()
+        return task if task is not None and task.sched is self else None
+
+    def _switch(self, task: Task) -> None:
+        task._back.release()
+        task._go.acquire()
+        if task._throw is not None:
+            exc, task._throw = task._throw, None
+            raise exc
+        if task.deadline is not None and self.clock.elapsed() >= task.deadline - 1e-9 and task.on_deadline:
+            handler, task.on_deadline = task.on_deadline, None  # raise the timeout once
+            raise handler()
+
+    def yield_point(self, label: str) -> None:
+        """Let another task run; resume when the policy picks this one again."""
+        task = self._mine()
+        if task is None:
+            return
+        task.label = label
+        task.state = RUNNABLE
+        self._switch(task)
+
+    def sleep(self, seconds: float, label: str = "sleep") -> None:
+        """Virtual sleep. Outside any task it simply moves the clock."""
+        seconds = max(0.0, float(seconds))
+        task = self._mine()
+        if task is None:
+            self.run(until=self.clock.elapsed() + seconds)
+            return
+        wake = self.clock.elapsed() + seconds
+        if task.deadline is not None and task.on_deadline is not None:
+            wake = min(wake, task.deadline)
+        task.label, task.state, task.wake_at = label, SLEEPING, wake
+        self._switch(task)
+
+    def wait_for(self, other: Task, timeout: float | None = None, label: str = "wait") -> bool:
+        """Block until ``other`` finishes or ``timeout`` virtual seconds pass. True if it finished."""
+        task = self._mine()
+        if task is None:
+            until = None if timeout is None else self.clock.elapsed() + timeout
+            self.run(until=until, stop_when=lambda: other.done)
+            return other.done
+        if other.done:
+            return True
+        task.label, task.state, task.waiting_on = label, WAITING, other
+        task.wake_at = None if timeout is None else self.clock.elapsed() + timeout
+        self._switch(task)
+        return other.done
+
+    # -- the loop ---------------------------------------------------------------------
+    def _alive_work(self) -> bool:
+        return bool(self._timers) or any(not t.daemon and not t.done for t in self.tasks)
+
+    def run(self, until: float | None = None, stop_when: Callable[[], bool] | None = None) -> None:
+        """Run until nothing is left to do, virtual time ``until`` is reached, or ``stop_when()``.
+
+        "Nothing left" means no non-daemon task alive and no timer pending; daemon tasks
+        (pollers) alone do not keep the world running unless ``stop_when`` asks for more.
+        """
+        if self._mine() is not None:
+            raise RuntimeError("Scheduler.run() called from inside a task")
+        while True:
+            if stop_when is not None and stop_when():
+                return
+            if stop_when is None and until is None and not self._alive_work():
+                return
+            runnable = [t for t in self.tasks if t.state == RUNNABLE]
+            if runnable:
+                if len(runnable) == 1:
+                    task = runnable[0]
+                else:
+                    self.decisions += 1
+                    task = self.policy.choose(runnable, self)
+                self._step(task)
+                continue
+            next_t = self._next_event_time()
+            if next_t is None:
+                stuck = [t for t in self.tasks if t.state == WAITING and not t.daemon]
+                if stuck:
+                    names = ", ".join(t.name for t in stuck)
+                    raise HandlerBlocked(f"deadlock: {names} wait for each other and nothing else can run")
+                return
+            if until is not None and next_t > until + 1e-9:
+                self.clock.advance_to(until)
+                return
+            if stop_when is None and until is None and not self._alive_work():
+                return
+            self.clock.advance_to(next_t)
+            self._fire_due()
+
+    def _next_event_time(self) -> float | None:
+        times = [t.wake_at for t in self.tasks if t.state in (SLEEPING, WAITING) and t.wake_at is not None]
+        if self._timers:
+            times.append(self._timers[0][0])
+        return min(times) if times else None
+
+    def _fire_due(self) -> None:
+        now = self.clock.elapsed() + 1e-9
+        while self._timers and self._timers[0][0] <= now:
+            _, _, _, fn = heapq.heappop(self._timers)
+            fn()
+        for t in self.tasks:
+            if t.state in (SLEEPING, WAITING) and t.wake_at is not None and t.wake_at <= now:
+                t.state, t.wake_at, t.waiting_on = RUNNABLE, None, None
+
+    def _step(self, task: Task) -> None:
+        self.steps += 1
+        self.running = task
+        task._go.release()
+        if not task._back.acquire(timeout=self.watchdog):
+            self._unblock(task)
+        self.running = None
+        if task.state == DONE:
+            for t in self.tasks:
+                if t.state == WAITING and t.waiting_on is task:
+                    t.state, t.wake_at, t.waiting_on = RUNNABLE, None, None
+
+    def _unblock(self, task: Task) -> None:
+        """The task ran ``watchdog`` seconds of real time without yielding."""
+        message = (
+            f"{task.name} ran for {self.watchdog:g} s of real time without reaching the sandbox "
+            f"(no AWS call, effect or sleep): it is blocked outside the sandbox, for example in a "
+            f"busy loop, a real sleep or a deadlock"
+        )
+        # A busy Python loop can be interrupted; a blocking C call cannot.
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(task.thread.ident), ctypes.py_object(HandlerBlocked))
+        if task._back.acquire(timeout=1.0):
+            if isinstance(task.error, HandlerBlocked):
+                task.error = HandlerBlocked(message)
+            return
+        task.state = ABANDONED
+        task.error = HandlerBlocked(message)
+        if task.on_abandon is not None:
+            task.on_abandon(message)
+
+    def close(self) -> None:
+        """Stop every leftover task by raising WorldClosed at its yield point."""
+        self.closed = True
+        for task in self.tasks:
+            if task.done:
+                continue
+            task._throw = WorldClosed("the world closed")
+            task._go.release()
+            task._back.acquire(timeout=1.0)
+        self._timers.clear()

@@ -1,0 +1,251 @@
+"""The world: one object that owns a fresh local AWS, its clock, scheduler, services and history.
+
+    with Sandbox(seed=1) as sb:
+        fn = sb.function(handler)
+        fn.invoke({"orderId": "o-1", ...})
+        sb.history, sb.outbox, sb.check()
+
+Opening a world gives an empty moto AWS (DynamoDB, SQS, Kinesis) with the idempotency
+table already created; closing it leaves nothing behind. Inside, boto3 always sees fake
+credentials, whatever the caller's environment holds, and nothing can reach the network.
+"""
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+import uuid
+from typing import Any, Callable, Iterable
+
+import boto3
+from moto import mock_aws
+from moto.core.models import botocore_stubber
+from moto.moto_api._internal import mock_random
+
+from . import gateway as _gateway
+from .clock import DEFAULT_EPOCH, VirtualClock
+from .errors import BadInput, SandboxError
+from .history import History
+from .runtime import FunctionConfig, LambdaFunction, Runtime
+from .scheduler import Policy, Scheduler, current_task, make_policy
+from .services import Services
+from .ttl import TtlSweeper
+
+#: TTL deletion is lazy: "typically within a few days" / 48 hours in the article.
+#: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html
+MAX_TTL_LAG = 48 * 3600
+
+_FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": _gateway.FAKE_ACCESS_KEY,
+    "AWS_SECRET_ACCESS_KEY": _gateway.FAKE_SECRET_KEY,
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+_DROP_ENV = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
+             "AWS_ENDPOINT_URL", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+             "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
+
+_real_sleep = time.sleep
+
+
+def _virtual_sleep(seconds: float) -> None:
+    """``time.sleep`` inside a world: tasks and the world's thread sleep on the virtual clock."""
+    world = _gateway.active_world()
+    if world is not None and (current_task() is not None or threading.get_ident() == world._owner):
+        world.scheduler.sleep(seconds)
+    else:
+        _real_sleep(seconds)  # JupyterLab's and other foreign threads keep real time
+
+
+class Sandbox:
+    """A local AWS world on a virtual clock.
+
+    ``seed``      drives every random choice: the scheduler, moto's ids, request ids.
+    ``policy``    how concurrent tasks interleave: "random" (seeded, default),
+                  "round-robin", a list of scripted steps, or a ``Policy``.
+    ``ttl_lag``   seconds between an item's ``expiresAt`` and the sweeper deleting it
+                  (0 to 48 h; DynamoDB deletes lazily, moto never does).
+    ``watchdog``  real seconds a task may run without yielding before it is declared blocked.
+    """
+
+    def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
+                 table: str = "idempotency", region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
+                 watchdog: float = 10.0, meta: dict | None = None):
+        if not isinstance(seed, int) or isinstance(seed, bool):
+            raise BadInput(f"seed must be an integer, got {seed!r}")
+        if not 0 <= ttl_lag <= MAX_TTL_LAG:
+            raise BadInput(f"ttl_lag must be between 0 and {MAX_TTL_LAG} seconds (48 h), got {ttl_lag}")
+        self.seed = seed
+        self.region = region
+        self.table_name = table
+        self.clock = VirtualClock(epoch)
+        self.scheduler = Scheduler(self.clock, make_policy(policy, seed), watchdog=watchdog)
+        self.history = History({"seed": seed, "epoch": self.clock.epoch, "table": table, "region": region,
+                                **(meta or {})})
+        self.runtime = Runtime(self)
+        self.services = Services(self)
+        self.gateway = _gateway.Gateway(self)
+        self.sweeper = TtlSweeper(self, ttl_lag)
+        self._rng = random.Random(f"world:{seed}")
+        self._owner: int | None = None
+        self._opened = False
+        self._closed = False
+        self._aws_listeners: list[Callable[[str, str, dict, int], None]] = []
+
+    # -- lifecycle ----------------------------------------------------------------------
+    def __enter__(self) -> "Sandbox":
+        self.open()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def open(self) -> "Sandbox":
+        if self._opened:
+            raise SandboxError("this world was already opened; create a new Sandbox for a fresh world")
+        if _gateway.active_world() is not None:
+            raise SandboxError("another Sandbox world is open in this process; close it first (use `with`)")
+        self._opened = True
+        self._owner = threading.get_ident()
+        self._saved_env = {k: os.environ.get(k) for k in (*_FAKE_ENV, *_DROP_ENV, "IDEMPOTENCY_TABLE")}
+        self._saved_random = random.getstate()
+        self._mock = mock_aws()
+        self._mock.start()  # resets every moto backend: a fresh, empty AWS
+        botocore_stubber.enabled = False  # the gateway dispatches to moto itself, under its lock
+        for k in _DROP_ENV:
+            os.environ.pop(k, None)
+        os.environ.update(_FAKE_ENV)
+        os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = self.region
+        os.environ["IDEMPOTENCY_TABLE"] = self.table_name
+        boto3.DEFAULT_SESSION = None
+        mock_random.seed(self.seed)
+        random.seed(f"botocore-jitter:{self.seed}")  # botocore's retry jitter uses the random module
+        self.clock.start()
+        time.sleep = _virtual_sleep
+        _gateway.set_active_world(self)
+        try:
+            self.dynamodb = boto3.client("dynamodb", region_name=self.region)
+            self.sqs = boto3.client("sqs", region_name=self.region)
+            self.kinesis = boto3.client("kinesis", region_name=self.region)
+            with self.gateway.unrecorded():
+                self._create_idempotency_table()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def close(self) -> None:
+        if not self._opened or self._closed:
+            return
+        self._closed = True
+        try:
+            self.scheduler.close()
+        finally:
+            _gateway.set_active_world(None)
+            time.sleep = _real_sleep
+            self.clock.stop()
+            random.setstate(self._saved_random)
+            boto3.DEFAULT_SESSION = None
+            self._mock.stop()  # drops every moto backend's data
+            for k, v in self._saved_env.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+    def _require_open(self) -> None:
+        if not self._opened or self._closed:
+            raise SandboxError("this world is not open: use `with Sandbox(seed=...) as sb:`")
+
+    def _create_idempotency_table(self) -> None:
+        self.dynamodb.create_table(
+            TableName=self.table_name,
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
+        self.dynamodb.update_time_to_live(
+            TableName=self.table_name,
+            TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiresAt"},
+        )
+        self.table = boto3.resource("dynamodb", region_name=self.region).Table(self.table_name)
+
+    # -- randomness ----------------------------------------------------------------------
+    def new_uuid(self) -> str:
+        return str(uuid.UUID(int=self._rng.getrandbits(128), version=4))
+
+    @property
+    def rng(self) -> random.Random:
+        return self._rng
+
+    # -- functions and time ---------------------------------------------------------------
+    def function(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
+                 timeout: float = 3.0, memory_mb: int = 128, name: str = "orders-handler") -> LambdaFunction:
+        """Deploy a handler as a Lambda function (default timeout 3 s, as Lambda's)."""
+        self._require_open()
+        if not (0 < timeout <= 900):
+            raise BadInput(f"function timeout must be between 1 and 900 seconds (Lambda's range), got {timeout}")
+        return LambdaFunction(self, handler, FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb,
+                                                            region=self.region), factory=factory)
+
+    def run(self, until: float | None = None, stop_when: Callable[[], bool] | None = None) -> None:
+        """Let every task run until nothing is left to do (or virtual time ``until``)."""
+        self._require_open()
+        self.scheduler.run(until=until, stop_when=stop_when)
+
+    def advance(self, seconds: float) -> None:
+        """Move virtual time forward, running whatever falls due on the way."""
+        self._require_open()
+        self.scheduler.run(until=self.clock.elapsed() + seconds)
+
+    # -- what happened ----------------------------------------------------------------------
+    def accept(self, order: dict, expects: Iterable[str] = ("email",), source: str = "direct") -> None:
+        """Record that ``order`` entered the system and is owed these effects, once each."""
+        self.history.append("accept", self.clock.elapsed(), key=str(order["orderId"]), expects=list(expects),
+                            source=source)
+
+    def note(self, text: str) -> None:
+        self.history.append("note", self.clock.elapsed(), text=text)
+
+    @property
+    def outbox(self) -> list[dict]:
+        return self.services.outbox
+
+    @property
+    def charges(self) -> list[dict]:
+        return self.services.charges
+
+    def items(self) -> list[dict]:
+        """Every item of the idempotency table, sorted by key (a read the history does not record)."""
+        self._require_open()
+        with self.gateway.unrecorded():
+            items = self.table.scan(ConsistentRead=True)["Items"]
+        return sorted(items, key=lambda i: i["pk"])
+
+    def check(self):
+        from .checker import check
+
+        return check(self.history)
+
+    def timeline(self, **kw: Any):
+        from .timeline import plot_timeline
+
+        return plot_timeline(self.history, **kw)
+
+    # -- hooks ------------------------------------------------------------------------------
+    def on_aws(self, listener: Callable[[str, str, dict, int], None]) -> None:
+        """Call ``listener(service, op, params, status)`` after every AWS request."""
+        self._aws_listeners.append(listener)
+
+    def on_aws_call(self, service: str, op: str, params: dict, status: int) -> None:
+        self.sweeper.observe(service, op, params, status)
+        for listener in self._aws_listeners:
+            listener(service, op, params, status)
+
+    def __repr__(self) -> str:
+        state = "open" if self._opened and not self._closed else ("closed" if self._closed else "new")
+        return f"<Sandbox seed={self.seed} {state} t={self.clock.elapsed():.3f}s records={len(self.history)}>"
