@@ -298,6 +298,8 @@ class Scheduler:
                 if stuck:
                     names = ", ".join(t.name for t in stuck)
                     raise HandlerBlocked(f"deadlock: {names} wait for each other and nothing else can run")
+                if until is not None:
+                    self.clock.advance_to(until)
                 return
             if until is not None and next_t > until + 1e-9:
                 self.clock.advance_to(until)

@@ -1,0 +1,171 @@
+"""History round-trips, and the checker judges hand-built histories."""
+import json
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from sandbox import History, check
+
+KINDS = ("email", "charge")
+
+
+def _run(history, inv, t, cause="first delivery", source="sqs", prev=None, keys=(), outcome="ok"):
+    history.append("invoke_start", t, inv=inv, source=source, cause=cause, container="c1", request_id=inv,
+                   keys=list(keys), prev=prev)
+    return lambda t_end, outcome=outcome, error=None: history.append("invoke_end", t_end, inv=inv, outcome=outcome,
+                                                                     error=error)
+
+
+def clean_history():
+    h = History({"seed": 1, "scenario": "hand-built", "table": "idempotency", "epoch": 0})
+    for k in ("o-1", "o-2"):
+        h.append("accept", 0, key=k, expects=["email"], source="sqs")
+    end = _run(h, "inv-1", 0.0, keys=["o-1", "o-2"])
+    h.append("effect", 0.2, inv="inv-1", kind="email", key="o-1", status="done", detail={})
+    h.append("effect", 0.4, inv="inv-1", kind="email", key="o-2", status="done", detail={})
+    end(0.5)
+    return h
+
+
+def test_clean_run_is_valid():
+    v = check(clean_history())
+    assert v.verdict == "valid" and v.findings == []
+    assert v.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}
+    assert "each exactly once" in v.explain()
+
+
+def test_duplicate_is_invalid_and_explained_with_causes_and_window():
+    h = clean_history()
+    end = _run(h, "inv-2", 30.0, cause="redelivery", prev="inv-1", keys=["o-1", "o-2"])
+    h.append("effect", 30.2, inv="inv-2", kind="email", key="o-1", status="done", detail={})
+    end(30.3)
+    v = check(h)
+    assert v.verdict == "invalid"
+    (dup,) = v.duplicates
+    assert dup.key == "o-1" and dup.invocations == ["inv-1", "inv-2"] and dup.window == (0.2, 30.2)
+    assert "inv-1 (sqs, first delivery) at 0.2 s" in dup.text and "inv-2 (sqs, redelivery) at 30.2 s" in dup.text
+    assert not dup.remaining_window
+
+
+def test_lost_order_is_invalid_and_names_its_invocations():
+    h = History({"table": "idempotency"})
+    h.append("accept", 0, key="o-7", expects=["email"], source="async")
+    end = _run(h, "inv-1", 0, source="async", keys=["o-7"])
+    end(3.0, "timeout", "Task timed out after 3.00 seconds")
+    h.append("delivery", 3.0, source="async", what="discarded", keys=["o-7"], inv="inv-1", detail={"reason": "retries exhausted"})
+    v = check(h)
+    assert v.verdict == "invalid"
+    (lost,) = v.lost
+    assert "o-7: accepted but no email was ever sent" in lost.text
+    assert "discarded" in lost.text and "retries exhausted" in lost.text and "inv-1 (async, first delivery) -> timeout" in lost.text
+
+
+def test_pending_order_is_unknown_not_lost():
+    h = History()
+    h.append("accept", 0, key="o-1", expects=["email"], source="sqs")
+    h.append("delivery", 10, source="sqs", what="pending", keys=["o-1"], inv=None, detail={})
+    v = check(h)
+    assert v.verdict == "unknown" and v.lost == []
+
+
+def test_effect_nobody_owed_is_invalid():
+    h = History()
+    h.append("effect", 1, inv=None, kind="email", key="o-99", status="done", detail={})
+    assert check(h).verdict == "invalid"
+
+
+def test_deduplicated_and_failed_effects_do_not_count():
+    h = History()
+    h.append("accept", 0, key="o-1", expects=["charge"], source="sync")
+    h.append("effect", 1, inv="inv-1", kind="charge", key="o-1", status="done", detail={})
+    h.append("effect", 2, inv="inv-2", kind="charge", key="o-1", status="deduplicated", detail={})
+    h.append("effect", 3, inv="inv-3", kind="charge", key="o-1", status="failed", detail={})
+    assert check(h).verdict == "valid"
+
+
+def test_indefinite_effect_counts_as_performed():
+    h = History()
+    h.append("accept", 0, key="o-1", expects=["email"], source="sqs")
+    h.append("effect", 1, inv="inv-1", kind="email", key="o-1", status="indefinite", detail={})
+    h.append("effect", 9, inv="inv-2", kind="email", key="o-1", status="done", detail={})
+    (dup,) = check(h).duplicates
+    assert "cut off by a deadline" in dup.text
+
+
+def test_remaining_window_is_named():
+    h = History({"table": "idempotency"})
+    h.append("accept", 0, key="o-1", expects=["email"], source="sqs")
+    end = _run(h, "inv-1", 0, keys=["o-1"])
+    h.append("aws", 0.1, inv="inv-1", actor="inv-1", service="dynamodb", op="PutItem", target="idempotency",
+             key="order#o-1", result="ok", detail={"status": "IN_PROGRESS", "expiresAt": 3})
+    h.append("effect", 0.3, inv="inv-1", kind="email", key="o-1", status="done", detail={})
+    end(0.4, "crashed", "crashed before dynamodb.UpdateItem (injected)")
+    end2 = _run(h, "inv-2", 30, cause="redelivery", prev="inv-1", keys=["o-1"])
+    h.append("effect", 30.3, inv="inv-2", kind="email", key="o-1", status="done", detail={})
+    end2(30.4)
+    (dup,) = check(h).duplicates
+    assert dup.remaining_window and "Remaining window" in dup.text
+
+
+record = st.fixed_dictionaries({
+    "type": st.sampled_from(["accept", "effect", "note", "delivery"]),
+    "key": st.sampled_from(["o-1", "o-2", "o-3"]),
+    "kind": st.sampled_from(KINDS),
+    "status": st.sampled_from(["done", "failed", "deduplicated", "indefinite"]),
+    "dt": st.floats(0, 100, allow_nan=False),
+})
+
+
+def _build(records):
+    h = History({"seed": 0})
+    t = 0.0
+    for r in records:
+        t += r["dt"]
+        if r["type"] == "accept":
+            h.append("accept", t, key=r["key"], expects=[r["kind"]], source="sqs")
+        elif r["type"] == "effect":
+            h.append("effect", t, inv="inv-1", kind=r["kind"], key=r["key"], status=r["status"], detail={})
+        elif r["type"] == "delivery":
+            h.append("delivery", t, source="sqs", what="redelivery", keys=[r["key"]], inv=None, detail={})
+        else:
+            h.append("note", t, text="ünïcode ✓ note")
+    return h
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(record, max_size=30))
+def test_round_trip_and_checker_agrees_with_counting(records):
+    h = _build(records)
+    again = History.from_json(h.to_json())
+    assert again == h and again.to_json() == h.to_json()
+    assert [e["seq"] for e in again] == list(range(len(h)))
+    v = check(again)
+    owed = {(r["kind"], r["key"]) for r in records if r["type"] == "accept"}
+    performed = {}
+    for r in records:
+        if r["type"] == "effect" and r["status"] in ("done", "indefinite"):
+            performed[(r["kind"], r["key"])] = performed.get((r["kind"], r["key"]), 0) + 1
+    expect_valid = all(performed.get(p, 0) == 1 for p in owed) and set(performed) <= owed
+    assert (v.verdict == "valid") == expect_valid
+    assert v.verdict in ("valid", "invalid")
+
+
+def test_save_and_load(tmp_path):
+    h = clean_history()
+    h.save(tmp_path / "h.json")
+    assert History.load(tmp_path / "h.json") == h
+    assert json.loads((tmp_path / "h.json").read_text())["meta"]["scenario"] == "hand-built"
+
+
+@pytest.mark.parametrize("bad", [{"meta": {}}, {"events": [{"type": "nonsense", "t": 0}]}, [1, 2]])
+def test_malformed_history_is_rejected_clearly(bad):
+    with pytest.raises(ValueError, match="history"):
+        History.from_dict(bad)
+
+
+def test_history_is_append_only_to_readers():
+    h = clean_history()
+    h.events[0]["key"] = "tampered"
+    assert h[0]["key"] == "o-1"
+    with pytest.raises(ValueError, match="unknown history record type"):
+        h.append("mystery", 1)
