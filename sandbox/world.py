@@ -11,6 +11,7 @@ credentials, whatever the caller's environment holds, and nothing can reach the 
 """
 from __future__ import annotations
 
+import functools
 import os
 import random
 import threading
@@ -19,6 +20,8 @@ import uuid
 from typing import Any, Callable, Iterable
 
 import boto3
+import botocore.loaders
+import botocore.session
 from moto import mock_aws
 from moto.core.models import botocore_stubber
 from moto.moto_api._internal import mock_random
@@ -50,6 +53,9 @@ _DROP_ENV = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE", "AWS_DEFA
              "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
 
 _real_sleep = time.sleep
+#: botocore parses its JSON service models per session; worlds share one loader so a fresh
+#: world costs milliseconds, which exhaustive exploration and campaigns depend on.
+_LOADER = botocore.loaders.create_loader()
 
 
 def _virtual_sleep(seconds: float) -> None:
@@ -121,7 +127,9 @@ class Sandbox:
         os.environ.update(_FAKE_ENV)
         os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = self.region
         os.environ["IDEMPOTENCY_TABLE"] = self.table_name
-        boto3.DEFAULT_SESSION = None
+        session = botocore.session.get_session()
+        session.register_component("data_loader", _LOADER)
+        boto3.setup_default_session(botocore_session=session, region_name=self.region)
         mock_random.seed(self.seed)
         random.seed(f"botocore-jitter:{self.seed}")  # botocore's retry jitter uses the random module
         self.clock.start()
@@ -129,8 +137,6 @@ class Sandbox:
         _gateway.set_active_world(self)
         try:
             self.dynamodb = boto3.client("dynamodb", region_name=self.region)
-            self.sqs = boto3.client("sqs", region_name=self.region)
-            self.kinesis = boto3.client("kinesis", region_name=self.region)
             with self.gateway.unrecorded():
                 self._create_idempotency_table()
         except BaseException:
@@ -173,6 +179,18 @@ class Sandbox:
             TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiresAt"},
         )
         self.table = boto3.resource("dynamodb", region_name=self.region).Table(self.table_name)
+
+    @functools.cached_property
+    def sqs(self):
+        """A boto3 SQS client inside this world."""
+        self._require_open()
+        return boto3.client("sqs", region_name=self.region)
+
+    @functools.cached_property
+    def kinesis(self):
+        """A boto3 Kinesis client inside this world."""
+        self._require_open()
+        return boto3.client("kinesis", region_name=self.region)
 
     # -- randomness ----------------------------------------------------------------------
     def new_uuid(self) -> str:

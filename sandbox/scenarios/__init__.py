@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from ..errors import BadInput
 from .base import RunResult, Scenario, Setting, run_scenario
+from .concurrent_claims import ConcurrentClaims
 from .no_fault import NoFault
 
-SCENARIOS: dict[str, Scenario] = {sc.name: sc for sc in (NoFault(),)}
+SCENARIOS: dict[str, Scenario] = {sc.name: sc for sc in (NoFault(), ConcurrentClaims())}
 
 
 def get_scenario(name: str) -> Scenario:

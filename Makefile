@@ -1,0 +1,46 @@
+# Retries Will Happen: everything runs from a local .venv.
+# Needs only python3 (with venv), make and git.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
+
+LAB_ARGS    ?=
+PYTEST_ARGS ?=
+BENCH_ARGS  ?=
+
+.PHONY: setup lab test bench clean
+
+setup: $(STAMP)
+
+# Create the venv once. Debian/Ubuntu ship venv's ensurepip separately.
+$(BIN)/python:
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: apt-get install python3-venv (then make setup again)" >&2; \
+	  exit 1; }
+
+# Reinstall only when a pin, the lock or the project metadata changed.
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml | $(BIN)/python
+	$(PIP) install --progress-bar off --upgrade pip
+	$(PIP) install --progress-bar off -r requirements-dev.txt -c constraints.txt
+	$(PIP) install --progress-bar off --no-deps -e .
+	@touch $@
+
+# Jupyter refuses to run as root (containers, CI) unless told it may.
+ROOT_ARGS := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
+
+lab: setup
+	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
+
+# pytest exits 5 when it collects no test: make passes that on as a failure.
+test: setup
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	find . -path ./.git -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +

@@ -1,0 +1,36 @@
+"""concurrent-claims: N identical deliveries arrive at the same instant, in separate containers."""
+from __future__ import annotations
+
+import datetime as dt
+
+from ..events import eventbridge_event, make_orders
+from .base import Scenario, Setting
+
+
+class ConcurrentClaims(Scenario):
+    name = "concurrent-claims"
+    kind = "duplicate source"
+    summary = ("The same order event is delivered N times at the same moment (an async duplicate, a second "
+               "SQS poller, a client retry), so N invocations run side by side in N containers. Only a "
+               "claim that is one atomic conditional write lets exactly one of them send the email.")
+    settings = (
+        Setting("copies", 2, "how many identical deliveries arrive at once", None, 1, 16),
+        Setting("orders", 1, "how many distinct orders (each delivered `copies` times)", None, 1, 1000),
+        Setting("interval", 5.0, "virtual seconds between two distinct orders", None, 0, 3600),
+    )
+
+    def drive(self, sb, fn, cfg):
+        for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
+            sb.scheduler.call_at(i * cfg["interval"], lambda order=order: self._deliver(sb, fn, order, cfg["copies"]))
+        sb.run()
+
+    @staticmethod
+    def _deliver(sb, fn, order, copies):
+        sb.accept(order, expects=("email",), source="async")
+        stamp = dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        event = eventbridge_event([order], sb.new_uuid(), stamp)
+        first = None
+        for copy in range(copies):
+            inv = fn.start(event, source="async", cause="first delivery" if copy == 0 else "concurrent duplicate",
+                           prev=first, keys=[order["orderId"]])
+            first = first or inv.id
