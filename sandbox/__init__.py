@@ -8,7 +8,7 @@ from .checker import Verdict, check
 from .clock import VirtualClock
 from .errors import (BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, ProviderError, RealAwsRefused,
                      SandboxError, StillInProgressError)
-from .events import make_orders, orders_in
+from .events import make_orders, orders_in, owed_effects
 from .history import History
 from .runtime import CrashPlan, FunctionConfig, LambdaContext
 from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
@@ -19,5 +19,5 @@ __all__ = [
     "BadInput", "CrashPlan", "FunctionConfig", "HandlerBlocked", "History", "InvocationCrashed", "LambdaContext",
     "LambdaTimeout", "ProviderError", "RealAwsRefused", "RunResult", "SCENARIOS", "Sandbox", "SandboxError",
     "StillInProgressError", "Verdict", "VirtualClock", "charge_card", "check", "get_scenario", "make_orders",
-    "orders_in", "run_scenario", "send_confirmation_email",
+    "orders_in", "owed_effects", "run_scenario", "send_confirmation_email",
 ]

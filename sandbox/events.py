@@ -18,14 +18,25 @@ from .errors import BadInput
 _NAMES = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hiro", "ines", "jon", "kai", "lena"]
 
 
-def make_orders(n: int, seed: int = 0, start: int = 1) -> list[dict[str, Any]]:
-    """``n`` deterministic orders: ``{"orderId": "o-1", "email": ..., "amount": cents}``."""
+def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = None) -> list[dict[str, Any]]:
+    """``n`` deterministic orders: ``{"orderId": "o-1", "email": ..., "amount": cents}``.
+
+    With ``payment="card"`` each order also asks to be charged, before its email.
+    """
     rng = random.Random(f"orders:{seed}")
     orders = []
     for i in range(start, start + n):
         name = _NAMES[rng.randrange(len(_NAMES))]
-        orders.append({"orderId": f"o-{i}", "email": f"{name}@example.com", "amount": rng.randrange(500, 20000, 5)})
+        order = {"orderId": f"o-{i}", "email": f"{name}@example.com", "amount": rng.randrange(500, 20000, 5)}
+        if payment:
+            order["payment"] = payment
+        orders.append(order)
     return orders
+
+
+def owed_effects(order: dict[str, Any]) -> list[str]:
+    """What an order is owed, once each: a charge if it pays by card, and always the email."""
+    return ["charge", "email"] if order.get("payment") == "card" else ["email"]
 
 
 def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
@@ -59,6 +70,50 @@ def apigateway_event(order: dict, request_id: str, idempotency_key: str | None =
         "requestContext": {"requestId": request_id, "stage": "prod", "httpMethod": "POST", "path": "/prod/orders"},
         "body": json.dumps(order),
         "isBase64Encoded": False,
+    }
+
+
+def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> dict[str, Any]:
+    """One entry of an SQS event's ``Records``, from a ReceiveMessage message (AttributeNames=All)."""
+    attrs = message.get("Attributes", {})
+    return {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message["Body"],
+        "attributes": {
+            "ApproximateReceiveCount": attrs.get("ApproximateReceiveCount", "1"),
+            "SentTimestamp": attrs.get("SentTimestamp", "0"),
+            "SenderId": attrs.get("SenderId", "AIDAEXAMPLE"),
+            "ApproximateFirstReceiveTimestamp": attrs.get("ApproximateFirstReceiveTimestamp", "0"),
+        },
+        "messageAttributes": message.get("MessageAttributes", {}),
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+
+
+def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: str,
+                   region: str = "us-east-1") -> dict[str, Any]:
+    """One entry of a Kinesis event's ``Records``, from a GetRecords record (data base64-encoded)."""
+    data = record["Data"]
+    arrival = record.get("ApproximateArrivalTimestamp")
+    return {
+        "kinesis": {
+            "kinesisSchemaVersion": "1.0",
+            "partitionKey": record["PartitionKey"],
+            "sequenceNumber": record["SequenceNumber"],
+            "data": base64.b64encode(data if isinstance(data, bytes) else str(data).encode()).decode(),
+            "approximateArrivalTimestamp": arrival.timestamp() if hasattr(arrival, "timestamp") else arrival,
+        },
+        "eventSource": "aws:kinesis",
+        "eventVersion": "1.0",
+        "eventID": f"{shard_id}:{record['SequenceNumber']}",
+        "eventName": "aws:kinesis:record",
+        "invokeIdentityArn": function_arn.replace(":function:", ":role/").replace("arn:aws:lambda", "arn:aws:iam"),
+        "awsRegion": region,
+        "eventSourceARN": stream_arn,
     }
 
 

@@ -105,7 +105,9 @@ def load_handler(spec: str) -> Callable:
     module_name = f"_rwh_handler_{uuid.uuid4().hex}"
     loader_spec = importlib.util.spec_from_file_location(module_name, path)
     module = importlib.util.module_from_spec(loader_spec)
-    sys.path.insert(0, str(path.parent.resolve()))
+    folder = path.parent.resolve()
+    before = set(sys.modules)
+    sys.path.insert(0, str(folder))
     try:
         loader_spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -113,7 +115,13 @@ def load_handler(spec: str) -> Callable:
     except Exception as exc:
         raise BadInput(f"handler file {path_text} failed to import: {type(exc).__name__}: {exc}") from None
     finally:
-        sys.path.remove(str(path.parent.resolve()))
+        sys.path.remove(str(folder))
+        # Sibling modules the handler imported (its run_once, say) belong to this container
+        # alone: forget them so the next cold start imports its own copy, as Lambda would.
+        for name in set(sys.modules) - before:
+            origin = getattr(sys.modules[name], "__file__", None) or ""
+            if origin and Path(origin).resolve().is_relative_to(folder):
+                del sys.modules[name]
     handler = getattr(module, func, None)
     if handler is None:
         raise BadInput(f"handler file {path_text} defines no {func!r}")

@@ -221,10 +221,15 @@ class Sandbox:
         self.scheduler.run(until=self.clock.elapsed() + seconds)
 
     # -- what happened ----------------------------------------------------------------------
-    def accept(self, order: dict, expects: Iterable[str] = ("email",), source: str = "direct") -> None:
-        """Record that ``order`` entered the system and is owed these effects, once each."""
-        self.history.append("accept", self.clock.elapsed(), key=str(order["orderId"]), expects=list(expects),
-                            source=source)
+    def accept(self, order: dict, expects: Iterable[str] | None = None, source: str = "direct") -> None:
+        """Record that ``order`` entered the system and is owed these effects, once each.
+
+        By default it is owed what ``owed_effects`` says: an email, and a charge first if it pays by card.
+        """
+        from .events import owed_effects
+
+        self.history.append("accept", self.clock.elapsed(), key=str(order["orderId"]),
+                            expects=list(expects if expects is not None else owed_effects(order)), source=source)
 
     def note(self, text: str) -> None:
         self.history.append("note", self.clock.elapsed(), text=text)

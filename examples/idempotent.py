@@ -1,0 +1,35 @@
+"""A fully idempotent handler for every delivery source, built on the article's run_once.
+
+- The key names the operation, not the delivery: ``order-confirmation#<orderId>``.
+- The lock lasts as long as this invocation can still run.
+- A charge also carries a downstream idempotency key, which closes the remaining window
+  between the charge and the saved result.
+- Behind API Gateway a duplicate that finds the work in progress gets a 409.
+"""
+import json
+import math
+
+from run_once import run_once
+from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+
+
+def fulfil(order):
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+def handler(event, context):
+    http = "httpMethod" in event
+    results = []
+    try:
+        for order in orders_in(event):
+            lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
+            results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds, lambda: fulfil(order)))
+    except StillInProgressError as err:
+        if http:
+            return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
+        raise  # SQS, streams and async invokes: fail, so the source retries later
+    if http:
+        return {"statusCode": 200, "body": json.dumps(results[0])}
+    return {"processed": len(results)}
