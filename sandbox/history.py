@@ -36,6 +36,7 @@ Record types and their own fields:
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -58,6 +59,7 @@ class History:
     def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
         self.meta: dict[str, Any] = dict(meta or {})
         self._events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()  # real-thread mode: seq numbers stay dense and ordered
         for ev in events or ():
             self._events.append(dict(ev))
 
@@ -65,8 +67,9 @@ class History:
     def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
         if type not in RECORD_TYPES:
             raise ValueError(f"unknown history record type {type!r}; expected one of {RECORD_TYPES}")
-        record = {"seq": len(self._events), "t": round(float(t), 6), "type": type, **fields}
-        self._events.append(record)
+        with self._lock:
+            record = {"seq": len(self._events), "t": round(float(t), 6), "type": type, **fields}
+            self._events.append(record)
         return record
 
     # -- reading ---------------------------------------------------------

@@ -140,10 +140,10 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                     "email deduplicated (not sent)"),
     "email_failed": (dict(marker=ENVELOPE, ms=17, mfc="black", mec="white", mew=1.2),
                      "email failed / outcome unknown"),
-    "charge_done": (dict(marker=DOLLAR, ms=17, mfc="black", mec="black", mew=0.4), "card charged"),
-    "charge_dup": (dict(marker=DOLLAR, ms=21, mfc=DUPLICATE_COLOR, mec=DUPLICATE_COLOR, mew=0.6),
+    "charge_done": (dict(marker=DOLLAR, ms=17, mfc="black", mec="white", mew=0.8), "card charged"),
+    "charge_dup": (dict(marker=DOLLAR, ms=21, mfc=DUPLICATE_COLOR, mec="black", mew=0.6),
                    "DUPLICATE charge"),
-    "charge_dedup": (dict(marker=DOLLAR, ms=17, mfc="#ABABAB", mec="#ABABAB", mew=0.4),
+    "charge_dedup": (dict(marker=DOLLAR, ms=17, mfc="#A6A6A6", mec="white", mew=0.8),
                      "charge deduplicated (not charged)"),
     "charge_failed": (dict(marker=DOLLAR, ms=17, mfc="white", mec="black", mew=0.9),
                       "charge failed / outcome unknown"),
@@ -424,12 +424,12 @@ class _TimeAxis:
         # breakpoints
         busy = sum(b - a for a, b in self.segments)
         n = len(self.segments) - 1
-        frac = min(0.085, 0.3 / n) if n else 0.0
+        frac = min(0.095, 0.3 / n) if n else 0.0
         gap_w = busy * frac / (1 - n * frac) if n else 0.0
         self.bp_t: list[float] = []
         self.bp_x: list[float] = []
         self.gaps: list[tuple[float, float, float, float]] = []  # (ta, tb, xa, xb)
-        x = 0.0
+        x = self.segments[0][0]  # linear axis: x == t; squeezed: x == t up to the first gap
         for i, (a, b) in enumerate(self.segments):
             if i:
                 ta = self.segments[i - 1][1]
@@ -502,7 +502,7 @@ class _TimeAxis:
         labels: list[str] = []
         for a, b in self.segments:
             frac = (b - a) / total if total > 0 else 1.0
-            nbins = max(1, int(frac * width_in * 1.1))
+            nbins = max(1, round(frac * width_in * 1.8))
             step = next((s for s in _NICE_STEPS if (b - a) / s <= nbins), _NICE_STEPS[-1])
             if self.unit == "min":
                 step = max(step, 0.01)
@@ -602,8 +602,8 @@ def _outcome_text(rec: _Inv) -> tuple[str, str | None]:
     return text, msg
 
 
-def _empty_figure(title: str, width: float) -> TimelineFigure:
-    fig = TimelineFigure(figsize=(min(width, 10.0), 3.0), dpi=SCREEN_DPI, layout="constrained")
+def _empty_figure(title: str, width: float, dpi: float) -> TimelineFigure:
+    fig = TimelineFigure(figsize=(min(width, 10.0), 3.0), dpi=dpi, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()
     ax.set_axis_off()
@@ -617,7 +617,7 @@ def _empty_figure(title: str, width: float) -> TimelineFigure:
 
 
 def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
-                  width: float | None = None, gaps: Any = "auto") -> TimelineFigure:
+                  width: float | None = None, gaps: Any = "auto", dpi: float = SCREEN_DPI) -> TimelineFigure:
     """Draw ``history`` as a swim-lane timeline and return the Figure.
 
     ``unit``: "auto" (minutes when the history spans more than 3 minutes), "s" or "min".
@@ -625,6 +625,7 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
     ``width``: figure width in inches (default 13); the height follows the lane count.
     ``gaps``: "auto" squeezes long idle stretches into labelled grey bands; False keeps
     the time axis strictly linear.
+    ``dpi``: resolution the layout is computed for (and the notebook shows).
     """
     if unit not in ("auto", "s", "min"):
         raise ValueError(f"unit must be 'auto', 's' or 'min', not {unit!r}")
@@ -641,21 +642,21 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
             title = " · ".join(parts)
         width = float(width) if width else DEFAULT_WIDTH
         if not model.invs:
-            return _empty_figure(title, width)
-        return _Drawing(model, unit, title, width, bool(gaps)).fig
+            return _empty_figure(title, width, dpi)
+        return _Drawing(model, unit, title, width, bool(gaps), dpi).fig
 
 
 def save_timeline(history: Any, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
     """Write the timeline PNG to ``path``; the same history always gives the same bytes."""
     path = Path(path)
     with _style():
-        fig = plot_timeline(history, **kw)
+        fig = plot_timeline(history, dpi=dpi, **kw)  # lay out at the output resolution
         fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
     return path
 
 
 class _Drawing:
-    def __init__(self, model: _Model, unit: str, title: str, width: float, gaps: bool):
+    def __init__(self, model: _Model, unit: str, title: str, width: float, gaps: bool, dpi: float):
         self.model = model
         self.taxis = _TimeAxis(model, unit, gaps)
         self.rows = _layout_rows(model)
@@ -683,7 +684,7 @@ class _Drawing:
         height = 0.85 + (n_units + 0.6 + bottom_extra) * per + 0.75 + legend_rows * 0.3 + 0.3
         height = min(max(height, 3.2), 50.0)
 
-        fig = self.fig = TimelineFigure(figsize=(width, height), dpi=SCREEN_DPI, layout="constrained")
+        fig = self.fig = TimelineFigure(figsize=(width, height), dpi=dpi, layout="constrained")
         FigureCanvasAgg(fig)
         fig.get_layout_engine().set(h_pad=0.06, w_pad=0.08)
         ax = self.ax = fig.add_subplot()
@@ -693,6 +694,10 @@ class _Drawing:
         for side in ("left", "right", "top"):
             ax.spines[side].set_visible(False)
         xt, xl = self.taxis.ticks(width * 0.62)
+        if self.taxis.tail:  # no ticks after the end of the history
+            x_end = self.taxis.x(model.t_end)
+            xl = [lbl for x, lbl in zip(xt, xl) if x <= x_end + 1e-12]
+            xt = [x for x in xt if x <= x_end + 1e-12]
         ax.set_xticks(xt, labels=xl)
         ax.tick_params(axis="x", labelsize=fs(11))
         ax.set_xlabel(self.taxis.label, fontsize=fs(12))
@@ -710,6 +715,7 @@ class _Drawing:
         fig.draw_without_rendering()  # run constrained layout once, then freeze it
         fig.set_layout_engine("none")
         self.renderer = fig.canvas.get_renderer()
+        self._thin_xticks()
         self.obstacles: list[Bbox] = []
         self.placed: list[Bbox] = []
         self._markers()
@@ -936,13 +942,35 @@ class _Drawing:
             b = rect.get_window_extent(self.renderer)
             self.obstacles.append(b)
 
+    def _thin_xticks(self) -> None:
+        """Drop tick labels that would touch their left neighbour (e.g. across a squeezed gap)."""
+        ax = self.ax
+        ticks = list(ax.get_xticks())
+        labels = [lbl.get_text() for lbl in ax.get_xticklabels()]
+        boxes = [lbl.get_window_extent(self.renderer) for lbl in ax.get_xticklabels()]
+        keep: list[int] = []
+        gap = 8 * self.fig.dpi / 72
+        for i, box in enumerate(boxes):
+            if keep and box.x0 < boxes[keep[-1]].x1 + gap:
+                continue
+            keep.append(i)
+        if len(keep) < len(ticks):
+            ax.set_xticks([ticks[i] for i in keep], labels=[labels[i] for i in keep])
+
+    def _text_box(self, artist: mtext.Text) -> Bbox:
+        """Display box of a text (without an annotation's arrow), padded for its bbox patch."""
+        if isinstance(artist, mtext.Annotation):
+            artist.update_positions(self.renderer)
+        box = mtext.Text.get_window_extent(artist, self.renderer)
+        return box.padded(0.35 * artist.get_fontsize() * self.fig.dpi / 72)
+
     def _place(self, make, candidates, *, required: bool) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn."""
         axbox = self.ax.get_window_extent(self.renderer)
         best = None
         for i, cand in enumerate(candidates):
             artist = make(cand)
-            box = mtext.Text.get_window_extent(artist, self.renderer).padded(3 * self.fig.dpi / 100)
+            box = self._text_box(artist)
             inside = (box.x0 >= axbox.x0 - 1 and box.x1 <= axbox.x1 + 1 and
                       box.y0 >= axbox.y0 - 1 and box.y1 <= axbox.y1 + 1)
             hits = sum(1 for o in self.obstacles + self.placed if box.overlaps(o))
@@ -1041,7 +1069,7 @@ class _Drawing:
                                color="#1F1F1F", zorder=5, parse_math=False, gid=f"clip-note:{kind}",
                                bbox=dict(boxstyle="round,pad=0.15", ec="none",
                                          fc=KEPT_COLOR if kind == "kept" else LOCK_COLOR))
-                self.placed.append(mtext.Text.get_window_extent(text, self.renderer))
+                self.placed.append(self._text_box(text))
 
     def _sweep_labels(self) -> None:
         ax = self.ax
@@ -1065,15 +1093,20 @@ class _Drawing:
         inv_data = ax.transData.inverted()
         for arrow, text, a, b in self.arrows:
             pa, pb = self._px(*a), self._px(*b)
-            if math.hypot(pb[0] - pa[0], pb[1] - pa[1]) < 30:
+            if math.hypot(pb[0] - pa[0], pb[1] - pa[1]) < 30 * self.fig.dpi / 100:
                 continue
-            cands = [0.5, 0.4, 0.6, 0.3, 0.7, 0.22, 0.78]
+            two_lines = text.replace(" after ", "\nafter ", 1)
+            side = 6 * self.fig.dpi / 72
+            cands = [(f, 0, "center", text) for f in (0.5, 0.4, 0.6, 0.3, 0.7)]
+            cands += [(f, dx, ha, two_lines) for f in (0.5, 0.35, 0.65)
+                      for dx, ha in ((0, "center"), (side, "left"), (-side, "right"))]
 
-            def make(f, pa=pa, pb=pb, text=text):
-                px = pa[0] + f * (pb[0] - pa[0])
+            def make(c, pa=pa, pb=pb):
+                f, dx, ha, label = c
+                px = pa[0] + f * (pb[0] - pa[0]) + dx
                 py = pa[1] + f * (pb[1] - pa[1])
                 xy = inv_data.transform((px, py))
-                return ax.text(float(xy[0]), float(xy[1]), text, ha="center", va="center",
+                return ax.text(float(xy[0]), float(xy[1]), label, ha=ha, va="center", linespacing=1.05,
                                fontsize=self.fs(10), color=ARROW_COLOR, zorder=5.5, parse_math=False,
                                gid="arrow-label", fontstyle="italic",
                                bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="#BBBBBB", lw=0.6))

@@ -17,20 +17,29 @@ class ConcurrentClaims(Scenario):
         Setting("copies", 2, "how many identical deliveries arrive at once", None, 1, 16),
         Setting("orders", 1, "how many distinct orders (each delivered `copies` times)", None, 1, 1000),
         Setting("interval", 5.0, "virtual seconds between two distinct orders", None, 0, 3600),
+        Setting("stagger", 0.0, "virtual seconds between two copies of the same order (0 = all at once; "
+                "a copy that arrives after the previous one finished reuses its warm container)", None, 0, 3600),
     )
 
     def drive(self, sb, fn, cfg):
         for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
-            sb.scheduler.call_at(i * cfg["interval"], lambda order=order: self._deliver(sb, fn, order, cfg["copies"]))
+            sb.scheduler.call_at(i * cfg["interval"], lambda order=order: self._deliver(sb, fn, order, cfg))
         sb.run()
 
     @staticmethod
-    def _deliver(sb, fn, order, copies):
-        sb.accept(order, expects=("email",), source="async")
+    def _deliver(sb, fn, order, cfg):
+        sb.accept(order, source="async")
         stamp = dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
         event = eventbridge_event([order], sb.new_uuid(), stamp)
-        first = None
-        for copy in range(copies):
-            inv = fn.start(event, source="async", cause="first delivery" if copy == 0 else "concurrent duplicate",
-                           prev=first, keys=[order["orderId"]])
-            first = first or inv.id
+        first: list[str] = []
+
+        def copy(n):
+            inv = fn.start(event, source="async", cause="first delivery" if n == 0 else "concurrent duplicate",
+                           prev=first[0] if first else None, keys=[order["orderId"]])
+            first.append(inv.id)
+
+        for n in range(cfg["copies"]):
+            if cfg["stagger"]:
+                sb.scheduler.call_later(n * cfg["stagger"], lambda n=n: copy(n))
+            else:
+                copy(n)

@@ -1,0 +1,1 @@
+"""Delivery sources: the pollers and queues that turn AWS events into Lambda invocations."""
