@@ -188,7 +188,7 @@ class Scheduler:
         self.policy = policy or RandomPolicy(0)
         self.watchdog = watchdog
         self.tasks: list[Task] = []
-        self._timers: list[tuple[float, int, str, Callable[[], Any]]] = []
+        self._timers: list[tuple[float, int, str, Callable[[], Any], bool]] = []
         self._tids = itertools.count(1)
         self._timer_seq = itertools.count()
         self.steps = 0
@@ -205,15 +205,19 @@ class Scheduler:
         task.thread.start()
         return task
 
-    def call_at(self, elapsed: float, fn: Callable[[], Any], name: str = "timer") -> None:
-        """Run ``fn`` on the scheduler's own thread when the clock reaches ``elapsed``."""
-        heapq.heappush(self._timers, (max(elapsed, self.clock.elapsed()), next(self._timer_seq), name, fn))
+    def call_at(self, elapsed: float, fn: Callable[[], Any], name: str = "timer", daemon: bool = False) -> None:
+        """Run ``fn`` on the scheduler's own thread when the clock reaches ``elapsed``.
 
-    def call_later(self, delay: float, fn: Callable[[], Any], name: str = "timer") -> None:
-        self.call_at(self.clock.elapsed() + delay, fn, name)
+        A daemon timer (the TTL sweeper's, say) fires only while something else keeps the
+        world running; it never keeps the world running by itself.
+        """
+        heapq.heappush(self._timers, (max(elapsed, self.clock.elapsed()), next(self._timer_seq), name, fn, daemon))
+
+    def call_later(self, delay: float, fn: Callable[[], Any], name: str = "timer", daemon: bool = False) -> None:
+        self.call_at(self.clock.elapsed() + delay, fn, name, daemon)
 
     def pending_timers(self) -> int:
-        return len(self._timers)
+        return sum(1 for timer in self._timers if not timer[4])
 
     # -- inside a task ----------------------------------------------------------------
     def _mine(self) -> Task | None:
@@ -268,7 +272,7 @@ class Scheduler:
 
     # -- the loop ---------------------------------------------------------------------
     def _alive_work(self) -> bool:
-        return bool(self._timers) or any(not t.daemon and not t.done for t in self.tasks)
+        return self.pending_timers() > 0 or any(not t.daemon and not t.done for t in self.tasks)
 
     def run(self, until: float | None = None, stop_when: Callable[[], bool] | None = None) -> None:
         """Run until nothing is left to do, virtual time ``until`` is reached, or ``stop_when()``.
@@ -318,7 +322,7 @@ class Scheduler:
     def _fire_due(self) -> None:
         now = self.clock.elapsed() + 1e-9
         while self._timers and self._timers[0][0] <= now:
-            _, _, _, fn = heapq.heappop(self._timers)
+            fn = heapq.heappop(self._timers)[3]
             fn()
         for t in self.tasks:
             if t.state in (SLEEPING, WAITING) and t.wake_at is not None and t.wake_at <= now:

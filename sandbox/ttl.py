@@ -41,7 +41,7 @@ class TtlSweeper:
         except (TypeError, ValueError):
             return
         due = max(0.0, expires - self.world.clock.epoch) + self.lag
-        self.world.scheduler.call_at(due, lambda: self._sweep(key, expires), name=f"ttl {key}")
+        self.world.scheduler.call_at(due, lambda: self._sweep(key, expires), name=f"ttl {key}", daemon=True)
 
     def _sweep(self, key: str, expires: float) -> None:
         """Delete ``key`` if it still carries this ``expiresAt`` (a later write re-armed it)."""
