@@ -187,7 +187,8 @@ class Scheduler:
         self.clock = clock
         self.policy = policy or RandomPolicy(0)
         self.watchdog = watchdog
-        self.tasks: list[Task] = []
+        self.tasks: list[Task] = []  # live tasks only, in creation order; finished ones are dropped
+        self.spawned = 0
         self._timers: list[tuple[float, int, str, Callable[[], Any], bool]] = []
         self._tids = itertools.count(1)
         self._timer_seq = itertools.count()
@@ -202,6 +203,7 @@ class Scheduler:
             raise WorldClosed("the world is closed")
         task = Task(self, next(self._tids), name, fn, args, kwargs, daemon)
         self.tasks.append(task)
+        self.spawned += 1
         task.thread.start()
         return task
 
@@ -335,7 +337,10 @@ class Scheduler:
         if not task._back.acquire(timeout=self.watchdog):
             self._unblock(task)
         self.running = None
-        if task.state == DONE:
+        if task.done:
+            # Dropping finished tasks keeps every scheduling step proportional to live work,
+            # not to every invocation the world has ever run.
+            self.tasks.remove(task)
             for t in self.tasks:
                 if t.state == WAITING and t.waiting_on is task:
                     t.state, t.wake_at, t.waiting_on = RUNNABLE, None, None
