@@ -40,6 +40,9 @@ FAKE_SECRET_KEY = "testing"
 AWS_LOCK = threading.RLock()
 
 _active: "Sandbox | None" = None
+#: Optional observer of every request a world sends to moto, as (service, op, wire params);
+#: the benchmark uses it to replay the same calls against bare moto.
+TAP: "Callable[[str, str, dict], None] | None" = None
 _credential_re = re.compile(r"Credential=([^/]+)/")
 
 
@@ -228,6 +231,8 @@ class Gateway:
         params = json.loads(request.body or b"{}") if request.body else {}
         inv_id = inv.id if inv is not None else None
         fault = next((f for f in self.faults if f.matches(service, op, params.get("TableName") or _queue_of(params), inv_id)), None)
+        if TAP is not None:
+            TAP(service, op, params)
         with AWS_LOCK:
             if fault is not None and fault.kind != "timeout-applied":
                 status, headers, body = _fault_response(fault)
