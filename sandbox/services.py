@@ -45,6 +45,7 @@ class ProviderFault:
     hang: bool = False  # never answers: the caller waits until its own deadline
     indefinite: bool = False  # a call cut off by the deadline still takes effect
     calls: int = 0
+    answer_before_deadline: float | None = None  # slow: answers only this many seconds before the caller's deadline
 
 
 @dataclass
@@ -94,6 +95,10 @@ class Services:
         inv = world.runtime.current_invocation()
         fault = self._faults.get((kind, key))
         duration = getattr(self.timings, kind) + (fault.extra_seconds if fault else 0.0)
+        if fault is not None and fault.answer_before_deadline is not None and inv is not None \
+                and inv.task is not None and inv.task.deadline is not None:
+            # Whatever else the handler did first, the answer lands just inside its deadline.
+            duration = max(0.0, inv.task.deadline - world.clock.elapsed() - fault.answer_before_deadline)
         if fault is not None:
             fault.calls += 1
         world.scheduler.yield_point(kind)
@@ -103,7 +108,9 @@ class Services:
             world.scheduler.sleep(10 ** 9 if hang else duration, label=f"{kind} call")
         except LambdaTimeout:
             if fault is not None and fault.indefinite:
-                self._record(kind, key, inv, "indefinite", perform(), order)
+                # The provider got the request even though the caller never heard back.
+                result, _ = perform()
+                self._record(kind, key, inv, "indefinite", result, order)
             raise
         if fault is not None and fault.calls <= fault.fail:
             self._record(kind, key, inv, "failed", {"reason": "provider error (injected)"}, order)
@@ -116,8 +123,6 @@ class Services:
         return result
 
     def _record(self, kind, key, inv, status, result, order) -> None:
-        if isinstance(result, tuple):  # perform() on the indefinite path
-            result, _ = result
         detail = dict(result or {})
         self.world.history.append("effect", self.world.clock.elapsed(), inv=inv.id if inv else None,
                                   kind=kind, key=key, status=status, detail=detail)
@@ -138,10 +143,10 @@ class Services:
             raise BadInput(f"idempotency_key must be a string, got {type(idempotency_key).__name__}")
 
         def perform():
-            print_ = _fingerprint({"amount": order["amount"], "orderId": key})
+            fingerprint = _fingerprint({"amount": order["amount"], "orderId": key})
             if idempotency_key is not None and idempotency_key in self._by_idem_key:
                 first = self._by_idem_key[idempotency_key]
-                if first["fingerprint"] != print_:
+                if first["fingerprint"] != fingerprint:
                     raise IdempotencyKeyReused(
                         f"idempotency key {idempotency_key!r} was first used for a different request "
                         f"(amount {first['amount']}), now amount {order['amount']}"
@@ -151,7 +156,7 @@ class Services:
                       "idempotencyKey": idempotency_key}
             self.charges.append({**charge, "t": self.world.clock.elapsed()})
             if idempotency_key is not None:
-                self._by_idem_key[idempotency_key] = {**charge, "fingerprint": print_}
+                self._by_idem_key[idempotency_key] = {**charge, "fingerprint": fingerprint}
             return charge, "done"
 
         return self._call("charge", key, order, perform)
