@@ -1,0 +1,74 @@
+"""A weaker run_once that trusts DynamoDB TTL to clear expired locks.
+
+The claim does carry a lock expiry (``expiresAt``), but its condition is only
+``attribute_not_exists(pk)``: it counts on TTL deleting the record once the lock runs
+out. TTL deletes lazily, though, typically within 48 hours, and an expired record still
+shows up in every read and condition check until then. So after a crash or a timeout
+the stale IN_PROGRESS record keeps refusing the retries. The article's run_once checks
+``expiresAt < :now`` itself for exactly this reason.
+
+Otherwise it matches ``idempotent.py``: the same keys, lock length, stored result and
+downstream idempotency key on the charge.
+"""
+import json
+import math
+import os
+import time
+
+import boto3
+
+from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+
+KEEP_FOR = 24 * 60 * 60  # seconds a completed record is kept
+
+table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+
+
+def run_once(key, lock_seconds, work):
+    now = int(time.time())
+    try:
+        table.put_item(
+            Item={"pk": key, "status": "IN_PROGRESS", "expiresAt": now + lock_seconds},
+            ConditionExpression="attribute_not_exists(pk)",  # TTL will have removed an expired lock... eventually
+        )
+    except table.meta.client.exceptions.ConditionalCheckFailedException:
+        item = table.get_item(Key={"pk": key}, ConsistentRead=True).get("Item")
+        if item and item["status"] == "COMPLETED":
+            return item.get("result")
+        raise StillInProgressError(f"{key} is being processed by another invocation")
+
+    try:
+        result = work()
+    except Exception:
+        table.delete_item(Key={"pk": key})
+        raise
+
+    table.update_item(
+        Key={"pk": key},
+        UpdateExpression="SET #status = :done, #result = :result, expiresAt = :keepUntil",
+        ExpressionAttributeNames={"#status": "status", "#result": "result"},
+        ExpressionAttributeValues={":done": "COMPLETED", ":result": result, ":keepUntil": now + KEEP_FOR},
+    )
+    return result
+
+
+def fulfil(order):
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+def handler(event, context):
+    http = "httpMethod" in event
+    results = []
+    try:
+        for order in orders_in(event):
+            lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
+            results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds, lambda: fulfil(order)))
+    except StillInProgressError as err:
+        if http:
+            return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
+        raise
+    if http:
+        return {"statusCode": 200, "body": json.dumps(results[0])}
+    return {"processed": len(results)}

@@ -1,0 +1,36 @@
+"""crash-mid-work: an invocation dies between the charge and the email, holding the claim.
+
+The async retry comes a minute later (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html),
+long after a lock sized to the function's remaining time (3 s by default) has run out.
+"""
+from __future__ import annotations
+
+from ..events import eventbridge_event, make_orders
+from ..runtime import CrashPlan
+from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from .base import Scenario, Setting
+
+
+class CrashMidWork(Scenario):
+    name = "crash-mid-work"
+    kind = "run_once"
+    summary = ("An order pays by card, so it is owed a charge and then an email. The first invocation charges the "
+               "card and dies before the email, while it holds the idempotency claim. Lambda retries the event a "
+               "minute later: the claim must have expired by then so the retry can finish the order, and the charge "
+               "must not happen twice.")
+    settings = (
+        Setting("orders", 1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50),
+        Setting("crash_after", "charge",
+                "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
+                "the remaining window that no claim can close", None, choices=("charge", "email")),
+        *scenario_settings(),
+    )
+
+    def drive(self, sb, fn, cfg):
+        source = from_settings(sb, fn, cfg)
+        orders = make_orders(cfg["orders"], sb.seed, payment="card")
+        # Only the first attempt crashes; the execution environment is gone, so nothing in the
+        # handler gets to clean up its claim.
+        source.invoke(eventbridge_event(orders, sb.new_uuid(), event_time(sb)),
+                      crash=CrashPlan(after_effect=cfg["crash_after"]))
+        run_until_idle(sb, source)

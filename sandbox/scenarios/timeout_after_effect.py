@@ -1,0 +1,70 @@
+"""timeout-after-effect: a timeout is a function error, even after some of the work was done.
+
+Lambda stops a function at its timeout and counts that as a function error, so an async
+event is retried whole (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html,
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
+"""
+from __future__ import annotations
+
+import boto3
+
+from ..events import eventbridge_event, make_orders
+from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from .base import Scenario, Setting
+
+#: In the window variant, the slow provider answers this long before the deadline ...
+WINDOW_SPARE = 0.005
+#: ... and a DynamoDB request takes this long, so the save after it cannot finish in time.
+DYNAMODB_LATENCY = 0.010
+
+
+class TimeoutAfterEffect(Scenario):
+    name = "timeout-after-effect"
+    kind = "duplicate source"
+    summary = ("One event carries two orders. The first order's email goes out; the email provider then hangs on "
+               "the second, and Lambda stops the function at its timeout. A timeout is a function error, so a minute "
+               "later Lambda runs the whole event again and the first customer's email is sent a second time.")
+    settings = (
+        Setting("fault_in_window", False,
+                "move the fault into the remaining window: the provider answers the first order's email just before "
+                "the deadline, and the function is stopped before it can save that it was sent. No claim survives "
+                "this; only a downstream idempotency key would (a naive handler, which saves nothing, is instead cut "
+                "off on the second order)", None),
+        Setting("indefinite", False,
+                "a call cut off by the deadline still reaches the provider (the email is delivered, but the function "
+                "never hears so): an indefinite outcome", None),
+        *scenario_settings(),
+    )
+
+    def drive(self, sb, fn, cfg):
+        source = from_settings(sb, fn, cfg)
+        first, second = make_orders(2, sb.seed)
+        if cfg["fault_in_window"]:
+            # The first email is answered with 5 ms to spare; whatever the handler sends next
+            # (a save, or the next email) is cut off by the deadline.
+            sb.services.fault("email", first["orderId"], answer_before_deadline=WINDOW_SPARE)
+            sb.services.fault("email", second["orderId"], indefinite=cfg["indefinite"])
+            boto3.DEFAULT_SESSION.events.register("before-call.dynamodb", _round_trip(sb))
+        else:
+            # A hung provider never got the request (unless `indefinite`): nothing is sent for
+            # the second order, so every strategy can stay correct here.
+            sb.services.fault("email", second["orderId"], hang=True, indefinite=cfg["indefinite"])
+
+        def release(entry, inv):
+            # The provider recovers after the first attempt, so the retry can succeed.
+            for order in (first, second):
+                sb.services.fault("email", order["orderId"])
+
+        source.on_attempt_end(release)
+        source.invoke(eventbridge_event([first, second], sb.new_uuid(), event_time(sb)))
+        run_until_idle(sb, source)
+
+
+def _round_trip(sb):
+    """A DynamoDB request made by a function takes a little virtual time on the network."""
+
+    def before_call(**_):
+        if sb.runtime.current_invocation() is not None:
+            sb.scheduler.sleep(DYNAMODB_LATENCY, label="dynamodb round trip")
+
+    return before_call
