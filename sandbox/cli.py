@@ -31,6 +31,11 @@ def _parser() -> argparse.ArgumentParser:
                      help="change a scenario setting (repeatable)")
     run.add_argument("--json", action="store_true", help="print the full JSON report")
     run.add_argument("--plot", metavar="OUT.png", help="save the timeline plot")
+    run.add_argument("--policy", choices=("random", "round-robin", "exhaustive"), default="random",
+                     help="how concurrent invocations interleave: seeded random (default), round-robin, or "
+                          "exhaustive (every interleaving; small cases only)")
+    run.add_argument("--script", metavar="STEPS",
+                     help="a scripted interleaving, e.g. inv-1:GetItem,inv-2:GetItem,inv-1:PutItem,inv-2:PutItem")
     return p
 
 
@@ -42,6 +47,17 @@ def _settings(pairs: Sequence[str]) -> dict[str, str]:
             raise BadInput(f"--set takes KEY=VALUE, got {pair!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+def _exhaustive(args, scenario, settings) -> int:
+    from .explore import explore_scenario
+
+    found = explore_scenario(scenario.name, args.handler, settings=settings, seed=args.seed)
+    report = {"scenario": scenario.name, "seed": args.seed, "policy": "exhaustive", "schedules": found.schedules,
+              "broken": found.broken, "verdicts": found.verdicts, "truncated": found.truncated,
+              "first_broken_schedule": found.first_broken}
+    print(json.dumps(report, indent=2, sort_keys=True) if args.json else found.summary())
+    return 0 if found.all_valid else 1
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -56,7 +72,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         scenario = get_scenario(args.scenario)
         settings = scenario.resolve(_settings(args.settings))
-        result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings)
+        if args.script and args.policy != "random":
+            raise BadInput("--script and --policy are alternatives: give one of them")
+        if args.policy == "exhaustive":
+            return _exhaustive(args, scenario, settings)
+        policy = [step.strip() for step in args.script.split(",") if step.strip()] if args.script else args.policy
+        result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -62,5 +62,10 @@ def explore_scenario(scenario: str, handler: Any, settings: dict[str, Any] | Non
     """Every interleaving of a scenario (keep it small: concurrent-claims with 2 or 3 copies)."""
     from .scenarios import run_scenario
 
+    from .runtime import check_handler
+    from .world import Sandbox
+
+    with Sandbox():  # a bad handler is one clear error, not thousands of failed schedules
+        check_handler(handler)
     return explore(lambda policy: run_scenario(scenario, handler, settings=settings, policy=policy, **kw).verdict.verdict,
                    max_schedules)

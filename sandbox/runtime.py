@@ -192,7 +192,10 @@ class LambdaFunction:
                  factory: Callable[[], Callable] | None = None):
         if handler is None and factory is None:
             raise BadInput("a function needs a handler or a factory")
-        if handler is not None:
+        # A handler file is loaded now, so a bad path fails before anything runs; that first
+        # copy of the module then serves the first container.
+        self._preloaded = load_handler(handler) if isinstance(handler, str) else None
+        if handler is not None and not isinstance(handler, str):
             check_handler(handler)
         self.world = world
         self.handler_spec = handler
@@ -205,7 +208,7 @@ class LambdaFunction:
         if self.factory is not None:
             handler = self.factory()
         elif isinstance(self.handler_spec, str):
-            handler = load_handler(self.handler_spec)
+            handler, self._preloaded = self._preloaded or load_handler(self.handler_spec), None
         else:
             handler = self.handler_spec
         container = Container(cid, handler)

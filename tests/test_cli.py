@@ -78,3 +78,19 @@ def test_json_output_is_identical_across_processes():
     a = cli("run", "no-fault", "--handler", example("naive_email.py"), "--json", "--seed", "5")
     b = cli("run", "no-fault", "--handler", example("naive_email.py"), "--json", "--seed", "5")
     assert a == b and a[0] == 0
+
+
+def test_exhaustive_policy_counts_broken_schedules(capsys):
+    assert main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--policy", "exhaustive",
+                 "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["schedules"] > report["broken"] > 0 and report["first_broken_schedule"]
+    assert main(["run", "concurrent-claims", "--handler", example("conditional_put.py"), "--policy", "exhaustive"]) == 0
+    assert "0 broke the invariant" in capsys.readouterr().out
+
+
+def test_scripted_interleaving_from_the_shell(capsys):
+    race = "inv-1:GetItem,inv-2:GetItem,inv-1:PutItem,inv-2:PutItem"
+    assert main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--script", race]) == 1
+    code = main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--script", "inv-7"])
+    assert code == 2 and "wants 'inv-7'" in capsys.readouterr().err
