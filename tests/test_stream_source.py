@@ -1,0 +1,351 @@
+"""The Kinesis event source mapping and the stream-batch-retry scenario.
+
+AWS semantics pinned here (https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html,
+https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-parameters.html,
+https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html): a failed
+batch is retried whole, from its first record; its shard waits until it succeeds or is
+discarded; MaximumRetryAttempts=k allows k retries; bisecting halves a failed batch without
+using up a retry; a discarded batch is described to the on-failure destination.
+"""
+import base64
+import json
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import ROOT, example
+from sandbox import BadInput, Sandbox, check, make_orders, orders_in, run_scenario, send_confirmation_email
+from sandbox.sources.stream import StreamMapping, StreamSource, aws_sequence_number, moto_sequence_number
+
+NAIVE = example("naive_email.py")
+IDEMPOTENT = example("idempotent.py")
+SCENARIO = "stream-batch-retry"
+
+
+def emails(result_or_verdict):
+    verdict = result_or_verdict if hasattr(result_or_verdict, "effects_per_key") else result_or_verdict.verdict
+    return {key: counts.get("email", 0) for key, counts in verdict.effects_per_key.items()}
+
+
+def recording(seen):
+    """A naive handler (no idempotency) that also keeps every event it is given."""
+
+    def handler(event, context):
+        seen.append(event)
+        for order in orders_in(event):
+            send_confirmation_email(order)
+
+    return handler
+
+
+def run_stream(handler, arrivals, mapping=None, faults=None, horizon=600.0, seed=0):
+    """Write orders to a stream at the given times and let the mapping read it.
+
+    ``arrivals`` is a list of (virtual time, order). Returns (history, on-failure messages).
+    """
+    with Sandbox(seed=seed) as sb:
+        fn = sb.function(handler)
+        for order_id, fail in (faults or {}).items():
+            sb.services.fault("email", order_id, fail=fail)
+        source = StreamSource(sb, fn, mapping or StreamMapping())
+        for t, order in arrivals:
+            sb.scheduler.call_at(t, lambda order=order: source.put(order))
+        sb.scheduler.call_at(0.0, source.start)
+        sb.run(until=horizon, stop_when=lambda: source.sent == len(arrivals) and source.settled())
+        source.finish()
+        return sb.history, source.failure_records()
+
+
+def invocations(history):
+    return list(history.invocations().values())
+
+
+# -- the scenario under default settings ----------------------------------------------------
+@pytest.mark.parametrize("seed", range(20))
+def test_naive_handler_duplicates_the_orders_before_the_failure(seed):
+    # Defaults: 4 orders in one batch (BatchSize 100), o-3's email provider fails once, sending
+    # nothing. inv-1 emails o-1 and o-2, then fails on o-3. Lambda retries the same batch from
+    # its first record (MaximumRetryAttempts -1): inv-2 emails o-1 and o-2 again, then o-3 and
+    # o-4. So o-1 and o-2 get 2 emails each, o-3 and o-4 one each: 6 emails for 4 orders.
+    result = run_scenario(SCENARIO, NAIVE, seed=seed)
+    assert result.verdict.verdict == "invalid"
+    assert emails(result) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
+    invs = result.report()["invocations"]
+    assert [(i["id"], i["cause"], i["prev"], i["keys"], i["outcome"]) for i in invs] == [
+        ("inv-1", "first delivery", None, ["o-1", "o-2", "o-3", "o-4"], "error"),
+        ("inv-2", "retry 1", "inv-1", ["o-1", "o-2", "o-3", "o-4"], "ok"),
+    ]
+    assert {d.key: d.invocations for d in result.verdict.duplicates} == {"o-1": ["inv-1", "inv-2"],
+                                                                          "o-2": ["inv-1", "inv-2"]}
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_idempotent_handler_is_valid_under_defaults(seed):
+    result = run_scenario(SCENARIO, IDEMPOTENT, seed=seed)
+    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 1, "o-4": 1}
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch_size=st.integers(1, 7), orders=st.integers(2, 7), data=st.data())
+def test_idempotent_handler_is_valid_for_any_batch_size(batch_size, orders, data):
+    fail_order = data.draw(st.integers(1, orders))
+    bisect = data.draw(st.booleans())
+    result = run_scenario(SCENARIO, IDEMPOTENT, settings={"batch_size": batch_size, "orders": orders,
+                                                          "fail_order": fail_order, "failures": 2,
+                                                          "bisect_batch_on_function_error": bisect})
+    assert result.verdict.verdict == "valid", result.verdict.explain()
+
+
+def test_card_orders_are_charged_again_by_the_retry_unless_the_charge_is_idempotent():
+    # Each card order is charged, then emailed. inv-1 charges and emails o-1 and o-2, then charges
+    # o-3 before its email fails; the retry repeats all three charges: o-1..o-3 charged twice.
+    naive = run_scenario(SCENARIO, NAIVE, settings={"payment": "card"})
+    charges = {key: counts["charge"] for key, counts in naive.verdict.effects_per_key.items()}
+    assert charges == {"o-1": 2, "o-2": 2, "o-3": 2, "o-4": 1}
+    assert emails(naive) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
+    # run_once replays o-1 and o-2; o-3's second charge reuses its idempotency key, so the payment
+    # API returns the first charge instead of charging again.
+    idempotent = run_scenario(SCENARIO, IDEMPOTENT, settings={"payment": "card"})
+    assert idempotent.verdict.verdict == "valid", idempotent.verdict.explain()
+    assert [e["status"] for e in idempotent.history.effects("charge") if e["key"] == "o-3"] == ["done", "deduplicated"]
+
+
+def test_same_seed_gives_byte_identical_history():
+    for overrides in ({}, {"bisect_batch_on_function_error": True, "failures": 2, "shards": 3, "orders": 9,
+                           "batch_size": 2, "interval": 0.3}):
+        a = run_scenario(SCENARIO, NAIVE, seed=7, settings=overrides).history.to_json()
+        b = run_scenario(SCENARIO, NAIVE, seed=7, settings=overrides).history.to_json()
+        assert a == b
+
+
+def test_default_scenario_is_fast():
+    run_scenario(SCENARIO, NAIVE)  # warm imports
+    assert run_scenario(SCENARIO, NAIVE).wall_seconds < 2.0
+    assert run_scenario(SCENARIO, IDEMPOTENT).wall_seconds < 2.0
+
+
+def test_cli_reports_duplicates_caused_by_the_retry():
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "run", SCENARIO, "--handler", "examples/naive_email.py:handler",
+                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    report = json.loads(proc.stdout)
+    causes = {i["id"]: i["cause"] for i in report["invocations"]}
+    assert report["verdict"] == "invalid" and len(report["duplicates"]) == 2
+    for dup in report["duplicates"]:
+        assert [causes[i] for i in dup["invocations"]] == ["first delivery", "retry 1"]
+
+
+# -- order and blocking -----------------------------------------------------------------------
+def test_a_failing_batch_blocks_the_records_behind_it():
+    # o-1..o-4 arrive together and form one batch; o-5 and o-6 arrive while it runs. o-3 fails
+    # twice, so the batch needs three attempts; o-5 and o-6 wait in the shard until it succeeds.
+    orders = make_orders(6, 0)
+    arrivals = [(0.0, o) for o in orders[:4]] + [(0.5, o) for o in orders[4:]]
+    history, _ = run_stream(recording([]), arrivals, faults={"o-3": 2})
+    invs = invocations(history)
+    assert [(i["keys"], i["outcome"]) for i in invs] == [
+        (["o-1", "o-2", "o-3", "o-4"], "error"),
+        (["o-1", "o-2", "o-3", "o-4"], "error"),
+        (["o-1", "o-2", "o-3", "o-4"], "ok"),
+        (["o-5", "o-6"], "ok"),
+    ]
+    assert invs[3]["t"] >= invs[2]["end"]
+    first_email = {}
+    for e in history.effects("email"):
+        if e["status"] == "done":
+            first_email.setdefault(e["key"], e["t"])
+    assert sorted(first_email, key=first_email.get) == [f"o-{i}" for i in range(1, 7)]
+    assert emails(check(history)) == {"o-1": 3, "o-2": 3, "o-3": 1, "o-4": 1, "o-5": 1, "o-6": 1}
+
+
+@settings(max_examples=8, deadline=None)
+@given(shards=st.integers(1, 4), batch_size=st.integers(1, 4), fail=st.integers(1, 10), seed=st.integers(0, 50))
+def test_each_shard_is_read_in_order_one_batch_at_a_time(shards, batch_size, fail, seed):
+    seen = []
+    orders = make_orders(10, seed)
+    arrivals = [(0.4 * i, o) for i, o in enumerate(orders)]
+    history, _ = run_stream(recording(seen), arrivals, StreamMapping(shards=shards, batch_size=batch_size),
+                            faults={f"o-{fail}": 2}, seed=seed)
+    assert check(history).lost == []
+    by_shard = {}
+    for event, inv in zip(seen, invocations(history)):
+        shard = {r["eventID"].split(":")[0] for r in event["Records"]}
+        assert len(shard) == 1  # a batch never mixes shards
+        by_shard.setdefault(shard.pop(), []).append((event, inv))
+    put_order = {}
+    for r in history.of_type("aws"):
+        if r["op"] == "PutRecord":
+            put_order.setdefault(r["key"], len(put_order))
+    for pairs in by_shard.values():
+        for (_, a), (_, b) in zip(pairs, pairs[1:]):
+            assert b["t"] >= a["end"]  # one batch of a shard at a time
+        delivered = [k for _, inv in pairs if inv["outcome"] == "ok" for k in inv["keys"]]
+        assert delivered == sorted(delivered, key=put_order.get)  # shard order kept
+        assert len(delivered) == len(set(delivered))  # a successful batch is never re-read
+
+
+# -- retries, discards and the on-failure destination ------------------------------------------
+@settings(max_examples=4, deadline=None)
+@given(k=st.integers(0, 3))
+def test_maximum_retry_attempts_k_means_k_plus_1_attempts_then_discard(k):
+    seen = []
+    history, failures = run_stream(recording(seen), [(0.0, o) for o in make_orders(4, 0)],
+                                   StreamMapping(maximum_retry_attempts=k), faults={"o-3": 1000})
+    invs = invocations(history)
+    assert [i["cause"] for i in invs] == ["first delivery"] + [f"retry {n}" for n in range(1, k + 1)]
+    assert all(i["outcome"] == "error" and i["keys"] == ["o-1", "o-2", "o-3", "o-4"] for i in invs)
+    verdict = check(history)
+    assert emails(verdict) == {"o-1": k + 1, "o-2": k + 1, "o-3": 0, "o-4": 0}
+    assert sorted(f.key for f in verdict.lost) == ["o-3", "o-4"]
+    assert all("discarded" in f.text for f in verdict.lost)
+    [message] = failures
+    records = seen[0]["Records"]
+    assert message["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert message["requestContext"]["approximateInvokeCount"] == k + 1
+    assert message["responseContext"]["functionError"] == "Unhandled"
+    info = message["KinesisBatchInfo"]
+    assert info["batchSize"] == 4 and info["shardId"] == "shardId-000000000000"
+    assert info["startSequenceNumber"] == records[0]["kinesis"]["sequenceNumber"]
+    assert info["endSequenceNumber"] == records[-1]["kinesis"]["sequenceNumber"]
+    assert info["streamArn"] == records[0]["eventSourceARN"]
+    [discard] = [d for d in history.of_type("delivery") if d["what"] == "discarded"]
+    assert discard["keys"] == ["o-1", "o-2", "o-3", "o-4"] and discard["inv"] == invs[-1]["inv"]
+
+
+def test_scenario_with_no_retries_loses_the_failed_batch():
+    # MaximumRetryAttempts 0, no bisect: inv-1 emails o-1 and o-2, fails on o-3, and the batch is
+    # discarded at once. o-1 and o-2 were emailed once; o-3 and o-4 never: lost, reason discarded.
+    for handler in (NAIVE, IDEMPOTENT):
+        result = run_scenario(SCENARIO, handler, settings={"maximum_retry_attempts": 0})
+        assert result.verdict.verdict == "invalid"
+        assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 0, "o-4": 0}
+        assert [f.key for f in result.verdict.lost] == ["o-3", "o-4"]
+        assert all("ended discarded" in f.text and "MaximumRetryAttempts=0" in f.text for f in result.verdict.lost)
+        assert result.verdict.duplicates == []
+
+
+def test_bisect_halves_the_batch_and_helps_only_when_the_fault_recurs():
+    # One failure: inv-1 emails o-1, o-2 and fails on o-3; the halves [o-1, o-2] and [o-3, o-4]
+    # are retried (cause "retry 1", prev inv-1). The first half repeats o-1 and o-2, as the whole
+    # retry would: 6 emails, the same as without bisecting.
+    once = run_scenario(SCENARIO, NAIVE, settings={"bisect_batch_on_function_error": True})
+    assert emails(once) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
+    assert [(i["keys"], i["cause"], i["prev"]) for i in once.report()["invocations"]] == [
+        (["o-1", "o-2", "o-3", "o-4"], "first delivery", None),
+        (["o-1", "o-2"], "retry 1", "inv-1"),
+        (["o-3", "o-4"], "retry 1", "inv-1"),
+    ]
+    # Two failures: without bisecting, each retry repeats o-1 and o-2 (3 emails each, 8 in all).
+    # With it, [o-3, o-4] fails alone and splits again into [o-3] and [o-4]: o-1 and o-2 are
+    # repeated only once (6 in all). Fewer duplicates, not none.
+    twice = {"failures": 2}
+    assert emails(run_scenario(SCENARIO, NAIVE, settings=twice)) == {"o-1": 3, "o-2": 3, "o-3": 1, "o-4": 1}
+    split = run_scenario(SCENARIO, NAIVE, settings={**twice, "bisect_batch_on_function_error": True})
+    assert emails(split) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
+    assert [i["keys"] for i in split.report()["invocations"]] == [
+        ["o-1", "o-2", "o-3", "o-4"], ["o-1", "o-2"], ["o-3", "o-4"], ["o-3"], ["o-4"]]
+
+
+def test_bisect_isolates_a_poison_record_without_using_up_retries():
+    # MaximumRetryAttempts 0 with bisect and o-3 failing forever: splits use no retry, so only the
+    # single record [o-3] is discarded when it fails; o-4 behind it is still delivered.
+    history, failures = run_stream(recording([]), [(0.0, o) for o in make_orders(4, 0)],
+                                   StreamMapping(maximum_retry_attempts=0, bisect_batch_on_function_error=True),
+                                   faults={"o-3": 1000})
+    assert [i["keys"] for i in invocations(history)] == [
+        ["o-1", "o-2", "o-3", "o-4"], ["o-1", "o-2"], ["o-3", "o-4"], ["o-3"], ["o-4"]]
+    assert [m["KinesisBatchInfo"]["batchSize"] for m in failures] == [1]
+    assert [f.key for f in check(history).lost] == ["o-3"]
+
+
+def test_maximum_record_age_discards_an_old_failing_batch():
+    # Each attempt takes 0.4 s (o-1's email, then o-2's failing one) and the next starts 1 s after
+    # it fails: attempts at 0, 1.4, ..., 9.8 s. At 11.2 s the records are over 10 s old: discarded
+    # after 8 attempts, before a 9th.
+    history, failures = run_stream(recording([]), [(0.0, o) for o in make_orders(2, 0)],
+                                   StreamMapping(maximum_record_age=10), faults={"o-2": 1000})
+    assert [i["t"] for i in invocations(history)] == pytest.approx([1.4 * n for n in range(8)])
+    [message] = failures
+    assert message["requestContext"]["condition"] == "RecordAgeExceeded"
+    assert message["requestContext"]["approximateInvokeCount"] == 8
+    [discard] = [d for d in history.of_type("delivery") if d["what"] == "discarded"]
+    assert discard["t"] == pytest.approx(11.2)
+    assert "MaximumRecordAgeInSeconds=10" in check(history).lost[0].text
+
+
+def test_by_default_a_failing_record_blocks_its_shard_until_the_stream_drops_it():
+    # MaximumRetryAttempts and MaximumRecordAgeInSeconds -1: retried until the record leaves the
+    # stream (24 h retention). Here each attempt takes 0.2 s and the next comes an hour later:
+    # attempts at n * 3600.2 s for n = 0..23; the 25th would start after 24 h, so it is dropped.
+    history, failures = run_stream(recording([]), [(0.0, o) for o in make_orders(1, 0)],
+                                   StreamMapping(retry_backoff=3600.0), faults={"o-1": 10 ** 6}, horizon=3 * 86400)
+    assert len(invocations(history)) == 24
+    [discard] = [d for d in history.of_type("delivery") if d["what"] == "discarded"]
+    assert discard["t"] == pytest.approx(24 * 3600.2)
+    assert "24 h retention" in discard["detail"]["reason"]
+    assert failures[0]["requestContext"]["condition"] == "RecordAgeExceeded"
+
+
+def test_records_still_blocked_at_the_horizon_are_pending():
+    result = run_scenario(SCENARIO, IDEMPOTENT, settings={"failures": 1000, "horizon": 30.0})
+    assert result.verdict.verdict == "unknown"
+    assert sorted(f.key for f in result.verdict.findings if f.kind == "pending") == ["o-3", "o-4"]
+    [pending] = [d for d in result.history.of_type("delivery") if d["what"] == "pending"]
+    assert pending["keys"] == ["o-1", "o-2", "o-3", "o-4"]  # the whole blocked batch is still in the stream
+
+
+# -- the event ------------------------------------------------------------------------------
+def test_events_have_the_kinesis_shape_with_base64_orders():
+    seen = []
+    orders = make_orders(3, 0)
+    run_stream(recording(seen), [(0.0, o) for o in orders], faults={"o-2": 1})
+    assert len(seen) == 2
+    first, retry = seen
+    for event in seen:
+        numbers = []
+        for record, order in zip(event["Records"], orders):
+            kinesis = record["kinesis"]
+            assert json.loads(base64.b64decode(kinesis["data"], validate=True)) == order
+            assert kinesis["partitionKey"] == order["orderId"]
+            assert len(kinesis["sequenceNumber"]) == 56 and kinesis["sequenceNumber"].isdigit()
+            assert record["eventID"] == f"shardId-000000000000:{kinesis['sequenceNumber']}"
+            assert record["eventSource"] == "aws:kinesis" and record["eventName"] == "aws:kinesis:record"
+            assert record["eventSourceARN"] == "arn:aws:kinesis:us-east-1:123456789012:stream/orders"
+            numbers.append(int(kinesis["sequenceNumber"]))
+        assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
+    # the retry carries the very same records
+    assert [r["kinesis"]["sequenceNumber"] for r in retry["Records"]] == [r["kinesis"]["sequenceNumber"] for r in first["Records"]]
+
+
+@given(seq=st.integers(1, 10 ** 9), shard=st.integers(0, 63))
+def test_sequence_numbers_map_one_to_one(seq, shard):
+    aws = aws_sequence_number(seq, shard)
+    assert len(aws) == 56 and moto_sequence_number(aws, shard) == str(seq)
+    assert int(aws_sequence_number(seq + 1, shard)) > int(aws)
+
+
+# -- bad input ------------------------------------------------------------------------------
+@pytest.mark.parametrize("overrides, words", [
+    ({"fail_order": 9}, "fail_order 9 is beyond the 4 orders"),
+    ({"batch_size": 0}, "batch_size must be at least 1"),
+    ({"maximum_retry_attempts": -2}, "maximum_retry_attempts must be at least -1"),
+    ({"maximum_record_age": 700000}, "maximum_record_age must be at most 604800"),
+    ({"retention_hours": 12}, "retention_hours must be at least 24"),
+    ({"interval": 10, "horizon": 20}, "raise horizon or lower interval"),
+])
+def test_bad_settings_are_named(overrides, words):
+    with pytest.raises(BadInput, match=words):
+        run_scenario(SCENARIO, NAIVE, settings=overrides)
+
+
+def test_a_bad_mapping_is_named():
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(NAIVE)
+        with pytest.raises(BadInput, match="BatchSize"):
+            StreamSource(sb, fn, StreamMapping(batch_size=20_000))
+        with pytest.raises(BadInput, match="poll_interval"):
+            StreamSource(sb, fn, StreamMapping(poll_interval=0))
