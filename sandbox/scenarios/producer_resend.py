@@ -1,0 +1,46 @@
+"""producer-resend: the producer's SDK retries a SendMessage that had worked, so the order is queued twice.
+
+AWS semantics: botocore's default ``legacy`` retry mode retries a read timeout
+(https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), and a read
+timeout does not mean the request failed: SQS may already have stored the message. The retry
+is a new SendMessage, and SQS gives every message its own MessageId
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html),
+so the queue now holds two messages for one order. Standard queues do not deduplicate
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues.html).
+A handler that keys on the SQS messageId treats the copy as new; a key built from the
+orderId catches it.
+"""
+from __future__ import annotations
+
+from ..errors import BadInput
+from ..events import make_orders
+from ..gateway import Fault
+from ..sources.producer import DOC_CONFIG
+from .base import Scenario, Setting
+from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+
+
+class ProducerResend(Scenario):
+    name = "producer-resend"
+    kind = "duplicate source"
+    summary = ("A producer sends three orders to SQS, one a second. SQS stores the second order, but the response "
+               "never reaches the producer: its SDK waits out the 60 s read timeout and sends the order again, and "
+               "SQS stores a second message with a new MessageId. The function receives the order twice.")
+    settings = sqs_settings() + (
+        Setting("interval", 1.0, "virtual seconds between two orders the producer sends", None, 0, 3600),
+        Setting("resend_order", 2, "which SendMessage takes effect but times out for the producer, so its SDK "
+                "sends it again (0: none)", None, 0, 10000),
+        Setting("read_timeout", 60.0, "the producer SDK's read timeout (s): how long it waits for SendMessage's "
+                "response before retrying (botocore default 60 s)", DOC_CONFIG, 1, 3600),
+    )
+
+    def drive(self, sb, fn, cfg):
+        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+        if cfg["resend_order"] > len(orders):
+            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
+                           f"pick 1 to {len(orders)}, or 0 for none")
+        if cfg["resend_order"]:
+            # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
+            sb.gateway.inject(Fault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
+        schedule = [(i * cfg["interval"], order) for i, order in enumerate(orders)]
+        return run_sqs(sb, fn, cfg, schedule, read_timeout=cfg["read_timeout"])

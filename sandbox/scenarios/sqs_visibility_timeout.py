@@ -1,0 +1,37 @@
+"""sqs-visibility-timeout: processing outlasts the visibility timeout, so a second poller takes the batch.
+
+AWS semantics: a message's visibility timeout starts when it is received
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html).
+Lambda only refuses a function timeout longer than the visibility timeout
+(https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html), but a poller
+that has received a batch first waits out the batching window
+(https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html), so window plus
+work can still outlast the visibility timeout. The messages then become visible while the
+first invocation is still working on them, another poller receives them again, and the
+batch is processed twice. That is why AWS recommends a visibility timeout of at least six
+times the function timeout (https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-retries.html).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..events import make_orders
+from .base import Scenario
+from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+
+
+class SqsVisibilityTimeout(Scenario):
+    name = "sqs-visibility-timeout"
+    kind = "duplicate source"
+    summary = ("Three orders reach a poller together. The batch is not full, so the poller waits its 4 s batching "
+               "window before invoking, and each email takes 0.6 s; by then the 5 s visibility timeout, counted from "
+               "receipt, has run out. A second poller receives the same messages while the first invocation is "
+               "still sending, and the batch is processed twice. Nothing failed.")
+    settings = sqs_settings(visibility_timeout=5, batching_window=4)
+    # Slow enough that window plus work (4 s + 3 x 0.6 s) outlasts the 5 s visibility timeout,
+    # while the 3 s function timeout still fits inside it, so Lambda accepts the mapping.
+    common = tuple(replace(s, default=0.6) if s.name == "email_seconds" else s for s in Scenario.common)
+
+    def drive(self, sb, fn, cfg):
+        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

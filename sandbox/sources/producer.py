@@ -1,0 +1,130 @@
+"""A producer: a task that sends orders to an SQS queue over time with its own boto3 client.
+
+Its client keeps botocore's defaults: the ``legacy`` retry mode (5 attempts in all, and a
+``ReadTimeoutError`` is retried) and a 60 s read timeout
+(https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html,
+https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html).
+So when a SendMessage takes effect but its response never arrives (the gateway's
+``timeout-applied`` fault), botocore itself sends the message again, and SQS, which gives
+every SendMessage a new MessageId, stores a second message for the same order
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html).
+The producer cannot tell; the sandbox sees both requests and records a "producer re-send".
+
+The gateway raises the timeout at once, in virtual time; a real client would first have
+waited its whole read timeout. The producer's client is given that wait (a hook on
+botocore's ``needs-retry`` event that only sleeps, virtually, and decides nothing), so the
+second copy arrives when it would on AWS.
+
+The producer also keeps the queue shallow: it sends only while fewer than ``max_depth``
+messages sit in the queue, because moto's SQS gets slower with every message it holds.
+"""
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any, Iterable
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
+
+from ..errors import BadInput
+
+if TYPE_CHECKING:
+    from ..scheduler import Task
+    from ..world import Sandbox
+    from .sqs import SqsQueue
+
+DOC_RETRIES = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"
+DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
+
+
+class Producer:
+    """Sends ``schedule`` (pairs of virtual send time and item) to ``queue``, one SendMessage each.
+
+    An item is an order (a dict with ``orderId``: accepted as owed its effects, then sent
+    as JSON) or a string (sent as the raw body of a message that is not an order, such as a
+    poison message).
+    """
+
+    def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
+                 max_depth: int = 20, read_timeout: float = 60.0, name: str = "producer",
+                 depth_check_interval: float = 0.5):
+        self.sb, self.queue, self.name = sb, queue, name
+        self.schedule = sorted(((float(at), item) for at, item in schedule), key=lambda pair: pair[0])
+        for _, item in self.schedule:
+            if not isinstance(item, (dict, str)) or (isinstance(item, dict) and "orderId" not in item):
+                raise BadInput(f"a producer sends orders (dicts with orderId) or raw string bodies, got {item!r}")
+        if max_depth < 1:
+            raise BadInput(f"max_depth must be at least 1, got {max_depth}")
+        if not 0 < read_timeout <= 3600:
+            raise BadInput(f"read_timeout must be between 0 and 3600 seconds, got {read_timeout}")
+        self.max_depth = max_depth
+        self.depth_check_interval = depth_check_interval
+        self.client = boto3.client("sqs", region_name=sb.region, config=Config(read_timeout=read_timeout))
+        # Runs before botocore's own retry handler and returns None, so botocore still decides.
+        self.client.meta.events.register_first("needs-retry.sqs", self._wait_out_read_timeout)
+        self.sent: list[dict[str, Any]] = []  # {"key", "messageIds", "attempts"}
+        self.failed: list[dict[str, Any]] = []
+        self.position = 0
+        self.task: "Task | None" = None
+
+    def _wait_out_read_timeout(self, caught_exception=None, **_: Any) -> None:
+        if isinstance(caught_exception, ReadTimeoutError):
+            time.sleep(self.client.meta.config.read_timeout)
+        return None
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> "Producer":
+        self.task = self.sb.scheduler.spawn(self._run, name=self.name)
+        return self
+
+    @property
+    def done(self) -> bool:
+        return self.task is not None and self.task.done
+
+    def unsent_keys(self) -> list[str]:
+        """orderIds the producer has not sent (yet)."""
+        return [str(item["orderId"]) for _, item in self.schedule[self.position:] if isinstance(item, dict)]
+
+    # -- the task ----------------------------------------------------------------------
+    def _run(self) -> None:
+        sched, clock = self.sb.scheduler, self.sb.clock
+        while self.position < len(self.schedule):
+            at, item = self.schedule[self.position]
+            if at > clock.elapsed():
+                sched.sleep(at - clock.elapsed(), label="producer: next order")
+            while self.queue.depth() >= self.max_depth:
+                sched.sleep(self.depth_check_interval, label="producer: queue full")
+            self._send(item)
+            self.position += 1
+
+    def _send(self, item: Any) -> None:
+        sb = self.sb
+        key = str(item["orderId"]) if isinstance(item, dict) else None
+        if key is not None:
+            sb.accept(item, source="sqs")
+        body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item
+        mark = len(sb.history)
+        try:
+            response = self.client.send_message(QueueUrl=self.queue.url, MessageBody=body)
+            attempts = response["ResponseMetadata"].get("RetryAttempts", 0) + 1
+            error = None
+        except (BotoCoreError, ClientError) as exc:
+            attempts, error = None, f"{type(exc).__name__}: {exc}"
+        # Every SendMessage that reached SQS, retries included, is in the history with its MessageId.
+        ids = [sb.history[i]["key"] for i in range(mark, len(sb.history))
+               if sb.history[i]["type"] == "aws" and sb.history[i].get("actor") == self.name
+               and sb.history[i]["op"] == "SendMessage" and sb.history[i]["result"] == "ok"]
+        self.sent.append({"key": key, "messageIds": ids, "attempts": attempts})
+        if error is not None:
+            self.failed.append({"key": key, "error": error, "messageIds": ids})
+            sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
+        if len(ids) > 1:
+            sb.history.append(
+                "delivery", sb.clock.elapsed(), source="sqs", what="producer re-send", keys=[key] if key else [],
+                inv=None,
+                detail={"messageIds": ids, "attempts": attempts,
+                        "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so "
+                               "botocore's retry sent the message again; SQS gave the copy a new MessageId"},
+            )

@@ -1,0 +1,469 @@
+"""The SQS event source mapping: pollers that read moto's real SQS queue and invoke a function.
+
+What it models, from the AWS documentation:
+
+- Lambda polls a standard queue, reads messages in batches and invokes the function
+  synchronously with an event whose ``Records`` carry each message's ``messageId``,
+  ``receiptHandle``, ``body`` and ``attributes`` (``ApproximateReceiveCount`` included).
+  When the invocation succeeds, Lambda deletes the batch from the queue
+  (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html).
+- BatchSize defaults to 10 (up to 10,000 on a standard queue, and above 10 only with a
+  batching window of at least 1 s); MaximumBatchingWindowInSeconds defaults to 0 (0 to
+  300); ``ReportBatchItemFailures`` in FunctionResponseTypes turns on partial batch
+  responses (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html,
+  https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html).
+- When messages are available Lambda processes five batches at a time, so five pollers by
+  default; MaximumConcurrency (2 to 1,000) caps the concurrent invocations
+  (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html).
+- On a function error or timeout *every* message of the batch becomes visible again once
+  the queue's visibility timeout has run out, the ones already handled included. With
+  ``ReportBatchItemFailures`` only the messages named in ``batchItemFailures`` stay; an
+  empty or null list counts as full success, while an empty, null or unknown
+  ``itemIdentifier`` makes the whole batch a failure
+  (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+- The visibility timeout defaults to 30 s and counts from the moment a message is
+  received (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html).
+  Lambda refuses a mapping whose function timeout exceeds it, and recommends at least six
+  times the function timeout, because a batching window (or throttling) plus processing
+  can still outlast it: here a poller that has received messages waits out its batching
+  window before it invokes, while their visibility is already running.
+- A queue's redrive policy moves a message to its dead-letter queue once it has been
+  received maxReceiveCount times without being deleted
+  (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html).
+  moto's real RedrivePolicy does the moving; the mapping only records it.
+
+How it runs in the sandbox:
+
+- ReceiveMessage uses ``WaitTimeSeconds=0``: long polling never returns under frozen time.
+  Instead, an idle poller looks at moto's queue (without a request, so the history only
+  shows receives that had something to read) and sleeps until a message may be visible:
+  at most ``poll_interval`` virtual seconds, as a long poll would return about then.
+- moto deletes a message even through an older receipt handle; AWS documents that only
+  the latest handle is sure to delete it. Either way the later invocation has already
+  received its copy, so the duplicate it causes is the same.
+- Every decision is written to the history as a ``delivery`` record ("redelivery",
+  "deleted", "batch failed", "dead-lettered", "pending").
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.sqs.models import sqs_backends
+
+from ..errors import BadInput
+from ..events import sqs_record
+from ..gateway import AWS_LOCK
+
+if TYPE_CHECKING:
+    from ..runtime import Invocation, LambdaFunction
+    from ..world import Sandbox
+
+DOC_WITH_SQS = "https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"
+DOC_CONFIGURE = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html"
+DOC_PARAMETERS = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html"
+DOC_SCALING = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html"
+DOC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
+DOC_VISIBILITY = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html"
+DOC_DLQ = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
+
+DEFAULT_VISIBILITY_TIMEOUT = 30  # seconds (sqs-visibility-timeout.html)
+DEFAULT_BATCH_SIZE = 10  # services-sqs-configure.html
+DEFAULT_POLLERS = 5  # "five batches at a time" (services-sqs-scaling.html)
+MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def order_id_of(body: Any) -> str | None:
+    """The orderId a message body carries, or None if it is not a JSON order."""
+    try:
+        data = json.loads(body)
+    except (TypeError, ValueError):
+        return None
+    return str(data["orderId"]) if isinstance(data, dict) and "orderId" in data else None
+
+
+def _json_problem(body: Any) -> str | None:
+    try:
+        json.loads(body)
+    except (TypeError, ValueError) as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+class SqsQueue:
+    """A standard queue in moto, optionally with a dead-letter queue, and ways to look inside.
+
+    The look-ups (``depth``, ``visible``, ...) read moto's queue directly, under the
+    gateway's lock and without a request, so they cost nothing in the history. They are the
+    sandbox's own bookkeeping, never something a handler could do.
+
+    Create it from the world's own thread (a scenario's ``drive``), not inside a task: its
+    setup requests are unrecorded, and that switch is world-wide.
+    """
+
+    def __init__(self, sb: "Sandbox", name: str = "orders", *, visibility_timeout: int = DEFAULT_VISIBILITY_TIMEOUT,
+                 max_receive_count: int = 0):
+        if not isinstance(visibility_timeout, int) or not 0 <= visibility_timeout <= 43200:
+            raise BadInput(f"visibility_timeout must be a whole number of seconds from 0 to 43200 (12 h), "
+                           f"got {visibility_timeout!r} ({DOC_VISIBILITY})")
+        if not isinstance(max_receive_count, int) or not 0 <= max_receive_count <= 1000:
+            raise BadInput(f"max_receive_count must be 1 to 1000 (or 0 for no dead-letter queue), got {max_receive_count!r}")
+        self.sb = sb
+        self.name = name
+        self.visibility_timeout = visibility_timeout
+        self.max_receive_count = max_receive_count
+        self.dlq_name: str | None = None
+        self.dlq_url: str | None = None
+        client = sb.sqs
+        with sb.gateway.unrecorded():
+            attributes = {"VisibilityTimeout": str(visibility_timeout)}
+            if max_receive_count:
+                self.dlq_name = f"{name}-dlq"
+                self.dlq_url = client.create_queue(QueueName=self.dlq_name)["QueueUrl"]
+                dlq_arn = client.get_queue_attributes(QueueUrl=self.dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+                attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn,
+                                                          "maxReceiveCount": str(max_receive_count)})
+            self.url = client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+            self.arn = client.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+
+    # -- looking inside moto (no request, nothing recorded) ------------------------------
+    def _moto(self, name: str):
+        return sqs_backends[DEFAULT_ACCOUNT_ID][self.sb.region].get_queue(name)
+
+    def depth(self) -> int:
+        """Messages in the queue: visible, in flight or delayed (what moto's cost grows with)."""
+        with AWS_LOCK:
+            return len(self._moto(self.name)._messages)
+
+    def visible(self) -> int:
+        """Messages a ReceiveMessage could return right now."""
+        # moto's own ``messages`` reads the patched clock once per message; one read will do.
+        now_ms = self.sb.clock.now() * 1000
+        with AWS_LOCK:
+            return sum(1 for m in self._moto(self.name)._messages if m.visible_at < now_ms and m.delayed_until <= now_ms)
+
+    def next_visible_in(self) -> float | None:
+        """Virtual seconds until the next in-flight message becomes visible (None: nothing in flight)."""
+        now_ms = self.sb.clock.now() * 1000
+        with AWS_LOCK:
+            times = [max(m.visible_at, m.delayed_until) for m in self._moto(self.name)._messages]
+        if not times:
+            return None
+        # moto counts a message visible only strictly after visible_at, in whole milliseconds.
+        return max(0.0, (min(times) - now_ms) / 1000) + 0.001
+
+    def messages(self) -> list[dict[str, Any]]:
+        """``[{"id", "body", "receives"}]`` of every message still in the queue."""
+        with AWS_LOCK:
+            return [{"id": m.id, "body": m.body, "receives": m.approximate_receive_count}
+                    for m in self._moto(self.name)._messages]
+
+    def dead_letters(self) -> list[dict[str, Any]]:
+        """``[{"id", "body", "receives"}]`` of every message in the dead-letter queue."""
+        if self.dlq_name is None:
+            return []
+        with AWS_LOCK:
+            return [{"id": m.id, "body": m.body, "receives": m.approximate_receive_count}
+                    for m in self._moto(self.dlq_name)._messages]
+
+
+@dataclass(frozen=True)
+class SqsMappingConfig:
+    """The settings of one SQS event source mapping (AWS names in the comments)."""
+
+    batch_size: int = DEFAULT_BATCH_SIZE  # BatchSize
+    batching_window: int = 0  # MaximumBatchingWindowInSeconds
+    max_concurrency: int = 0  # ScalingConfig.MaximumConcurrency; 0 = not set
+    report_batch_item_failures: bool = False  # FunctionResponseTypes=["ReportBatchItemFailures"]
+    pollers: int = DEFAULT_POLLERS  # batches processed at once
+    poll_interval: float = 1.0  # virtual seconds an idle poller waits, standing in for a long poll
+
+    def validate(self) -> None:
+        if not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 10000:
+            raise BadInput(f"BatchSize must be 1 to 10000 for a standard queue, got {self.batch_size!r} ({DOC_PARAMETERS})")
+        if not isinstance(self.batching_window, int) or not 0 <= self.batching_window <= 300:
+            raise BadInput(f"MaximumBatchingWindowInSeconds must be a whole number from 0 to 300, "
+                           f"got {self.batching_window!r} ({DOC_PARAMETERS})")
+        if self.batch_size > 10 and self.batching_window < 1:
+            raise BadInput(f"a BatchSize above 10 (here {self.batch_size}) needs MaximumBatchingWindowInSeconds "
+                           f"of at least 1 second ({DOC_PARAMETERS})")
+        if self.max_concurrency and not 2 <= self.max_concurrency <= 1000:
+            raise BadInput(f"MaximumConcurrency must be 2 to 1000 (or 0 for not set), got {self.max_concurrency!r} "
+                           f"({DOC_SCALING})")
+        if not isinstance(self.pollers, int) or not 1 <= self.pollers <= 1000:
+            raise BadInput(f"pollers must be 1 to 1000 (Lambda processes at most 1,000 batches at once), got {self.pollers!r}")
+        if not self.poll_interval > 0:
+            raise BadInput(f"poll_interval must be positive, got {self.poll_interval!r}")
+
+
+@dataclass
+class _Tracked:
+    """What the mapping remembers about one message."""
+
+    order: str | None
+    last_inv: str | None = None
+    last_error: str | None = None
+
+
+class SqsEventSourceMapping:
+    """Pollers that read ``queue`` in batches and invoke ``fn``, as Lambda's SQS mapping does.
+
+    Creating it checks the settings and, like AWS, rejects a function timeout longer than
+    the queue's visibility timeout (read with a real GetQueueAttributes call).
+    """
+
+    def __init__(self, sb: "Sandbox", fn: "LambdaFunction", queue: SqsQueue,
+                 config: SqsMappingConfig | None = None, **settings: Any):
+        config = config or SqsMappingConfig(**settings)
+        config.validate()
+        self.sb, self.fn, self.queue, self.config = sb, fn, queue, config
+        with sb.gateway.unrecorded():
+            attrs = sb.sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=["VisibilityTimeout"])["Attributes"]
+        vt = int(attrs["VisibilityTimeout"])
+        if fn.config.timeout > vt:
+            # The text of AWS's InvalidParameterValueException for CreateEventSourceMapping.
+            raise BadInput(f"Queue visibility timeout: {vt} seconds is less than Function timeout: "
+                           f"{_num(fn.config.timeout)} seconds")
+        self.visibility_timeout = vt
+        self.tracked: dict[str, _Tracked] = {}
+        self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it
+        self.invocations: list["Invocation"] = []
+        self.tasks: list = []
+        self.busy = 0  # pollers holding a batch (receiving, waiting out the window, or invoking)
+        self.running = 0  # invocations in progress
+        self._dead_seen: set[str] = set()
+        self._stopped = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+    def start(self) -> "SqsEventSourceMapping":
+        for i in range(self.config.pollers):
+            self.tasks.append(self.sb.scheduler.spawn(self._poll, name=f"sqs-poller-{i + 1}", daemon=True))
+        return self
+
+    def stop(self) -> None:
+        """Pollers stop taking new batches; batches in hand are still finished."""
+        self._stopped = True
+
+    @property
+    def idle(self) -> bool:
+        return self.busy == 0
+
+    def drained(self) -> bool:
+        """Nothing left in the queue and no poller holding a batch."""
+        return self.busy == 0 and self.queue.depth() == 0
+
+    # -- the poller ------------------------------------------------------------------------
+    def _poll(self) -> None:
+        sched = self.sb.scheduler
+        cfg = self.config
+        while not self._stopped:
+            if cfg.max_concurrency and self.busy >= cfg.max_concurrency:
+                # MaximumConcurrency: read nothing more until an invocation frees a slot, so no
+                # message waits in a poller's hand while its visibility runs.
+                sched.sleep(cfg.poll_interval, label="sqs: at MaximumConcurrency")
+                continue
+            batch: list[dict[str, Any]] = []
+            if self.queue.visible():
+                self.busy += 1
+                try:
+                    batch = self._gather()
+                    if batch:
+                        self._process(batch)
+                finally:
+                    self.busy -= 1
+            if not batch:
+                # Nothing to read, or another poller was first: wait as a long poll would.
+                nxt = self.queue.next_visible_in()
+                sched.sleep(cfg.poll_interval if nxt is None else min(cfg.poll_interval, nxt), label="sqs: poll")
+
+    def _gather(self) -> list[dict[str, Any]]:
+        """Receive up to BatchSize messages, waiting out the batching window if it is not full."""
+        cfg = self.config
+        clock = self.sb.clock
+        batch: list[dict[str, Any]] = []
+        first_at: float | None = None
+        while True:
+            want = min(MAX_RECEIVE, cfg.batch_size - len(batch))
+            if want > 0 and self.queue.visible():
+                got = self._receive(want)
+                if got and first_at is None:
+                    first_at = clock.elapsed()
+                batch += got
+            if not batch:
+                return batch
+            if len(batch) >= cfg.batch_size or cfg.batching_window == 0:
+                return batch
+            left = first_at + cfg.batching_window - clock.elapsed()
+            if left <= 1e-9:
+                return batch
+            # The received messages' visibility is already running while the poller waits.
+            self.sb.scheduler.sleep(min(cfg.poll_interval, left), label="sqs: batching window")
+
+    def _receive(self, want: int) -> list[dict[str, Any]]:
+        response = self.sb.sqs.receive_message(
+            QueueUrl=self.queue.url, MaxNumberOfMessages=want, WaitTimeSeconds=0,
+            AttributeNames=["All"], MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
+        )
+        messages = response.get("Messages", [])
+        self._note_dead_letters()
+        again: list[dict[str, Any]] = []
+        for m in messages:
+            mid = m["MessageId"]
+            if mid not in self.tracked:
+                info = self.tracked[mid] = _Tracked(order_id_of(m.get("Body")))
+                if info.order is not None:
+                    self.first_message_of.setdefault(info.order, mid)
+            if self._receive_count(m) > 1:
+                again.append(m)
+        if again:
+            ids = [m["MessageId"] for m in again]
+            prev = self._latest(self.tracked[i].last_inv for i in ids)
+            self.sb.history.append(
+                "delivery", self.sb.clock.elapsed(), source="sqs", what="redelivery",
+                keys=self._keys(ids), inv=prev,
+                detail={"messageIds": ids,
+                        "receiveCounts": [self._receive_count(m) for m in again],
+                        "why": f"not deleted within the {self.visibility_timeout} s visibility timeout, so SQS "
+                               f"made it visible again"},
+            )
+        return messages
+
+    def _process(self, batch: list[dict[str, Any]]) -> None:
+        sb = self.sb
+        ids = [m["MessageId"] for m in batch]
+        cause, prev = self._cause(batch)
+        event = {"Records": [sqs_record(m, self.queue.arn, sb.region) for m in batch]}
+        inv = self.fn.start(event, source="sqs", cause=cause, prev=prev, keys=self._keys(ids))
+        self.invocations.append(inv)
+        for mid in ids:
+            self.tracked[mid].last_inv = inv.id
+        self.running += 1
+        try:
+            sb.scheduler.wait_for(inv.task, label=f"sqs: wait {inv.id}")
+        finally:
+            self.running -= 1
+        if inv.outcome == "ok":
+            failed, problem = self._failed_items(inv.result, ids)
+            if problem is not None:
+                self._batch_failed(ids, inv, problem)
+                return
+            done = [m for m in batch if m["MessageId"] not in failed]
+            if done:
+                self._delete(done, inv)
+            if failed:
+                self._batch_failed([i for i in ids if i in failed], inv, "reported in batchItemFailures", partial=True)
+        else:
+            self._batch_failed(ids, inv, inv.error_text or inv.outcome or "the invocation failed")
+
+    # -- outcomes ------------------------------------------------------------------------------
+    def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], str | None]:
+        """The messageIds a partial batch response names, or a reason the whole batch failed."""
+        if not self.config.report_batch_item_failures:
+            return set(), None  # the response is ignored unless the mapping asks for it
+        if result is None or not isinstance(result, dict) or result.get("batchItemFailures") is None:
+            return set(), None
+        items = result["batchItemFailures"]
+        if not isinstance(items, list):
+            return set(), "the batchItemFailures in the response is not a list, so Lambda failed the whole batch"
+        failed: set[str] = set()
+        for item in items:
+            ident = item.get("itemIdentifier") if isinstance(item, dict) else None
+            if not isinstance(ident, str) or not ident:
+                return set(), (f"batchItemFailures holds {item!r}, which has no itemIdentifier, so Lambda "
+                               f"failed the whole batch")
+            if ident not in ids:
+                return set(), (f"batchItemFailures names {ident!r}, which is not a messageId of this batch, so "
+                               f"Lambda failed the whole batch")
+            failed.add(ident)
+        return failed, None
+
+    def _delete(self, messages: list[dict[str, Any]], inv: "Invocation") -> None:
+        deleted: list[str] = []
+        for start in range(0, len(messages), MAX_RECEIVE):
+            chunk = messages[start:start + MAX_RECEIVE]
+            response = self.sb.sqs.delete_message_batch(
+                QueueUrl=self.queue.url,
+                Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
+            )
+            ok = {e["Id"] for e in response.get("Successful", [])}
+            deleted += [m["MessageId"] for i, m in enumerate(chunk) if str(i) in ok]
+        if deleted:
+            self.sb.history.append("delivery", self.sb.clock.elapsed(), source="sqs", what="deleted",
+                                   keys=self._keys(deleted), inv=inv.id, detail={"messageIds": deleted})
+
+    def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False) -> None:
+        for mid in ids:
+            self.tracked[mid].last_error = reason
+        whole = "" if partial else "the whole batch, already-handled messages included, "
+        self.sb.history.append(
+            "delivery", self.sb.clock.elapsed(), source="sqs", what="batch failed", keys=self._keys(ids), inv=inv.id,
+            detail={"messageIds": ids, "reason": reason, "partial": partial,
+                    "returns": f"{whole}becomes visible again {self.visibility_timeout} s after it was received"},
+        )
+
+    def _note_dead_letters(self) -> None:
+        """Record the messages moto's redrive policy has just moved to the dead-letter queue."""
+        for m in self.queue.dead_letters():
+            if m["id"] in self._dead_seen:
+                continue
+            self._dead_seen.add(m["id"])
+            info = self.tracked.get(m["id"]) or _Tracked(order_id_of(m["body"]))
+            reason = (f"received {m['receives']} times (maxReceiveCount {self.queue.max_receive_count}) "
+                      f"without being deleted")
+            if info.last_error:
+                reason += f"; last error: {info.last_error}"
+            problem = _json_problem(m["body"])
+            if problem and "JSON" not in (info.last_error or ""):
+                reason += f"; its body is not JSON ({problem})"
+            self.sb.history.append(
+                "delivery", self.sb.clock.elapsed(), source="sqs", what="dead-lettered",
+                keys=[info.order] if info.order else [], inv=info.last_inv,
+                detail={"messageId": m["id"], "queue": self.queue.dlq_name, "reason": reason},
+            )
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    @staticmethod
+    def _receive_count(message: dict[str, Any]) -> int:
+        return int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
+
+    def _cause(self, batch: list[dict[str, Any]]) -> tuple[str, str | None]:
+        # This batch's own receive counts: another poller may have received the same messages since.
+        ids = [m["MessageId"] for m in batch]
+        again = [m["MessageId"] for m in batch if self._receive_count(m) > 1]
+        if again:
+            return "redelivery", self._latest(self.tracked[i].last_inv for i in again)
+        copies = [i for i in ids if self.tracked[i].order is not None
+                  and self.first_message_of.get(self.tracked[i].order) != i]
+        if copies:
+            # A second message for an order already delivered: the producer sent it twice.
+            firsts = [self.first_message_of[self.tracked[i].order] for i in copies]
+            return "producer re-send", self._latest(self.tracked[f].last_inv for f in firsts)
+        return "first delivery", None
+
+    @staticmethod
+    def _latest(inv_ids) -> str | None:
+        known = [i for i in inv_ids if i]
+        return max(known, key=lambda i: int(i.rsplit("-", 1)[-1])) if known else None
+
+    def _keys(self, ids: list[str]) -> list[str]:
+        keys: list[str] = []
+        for mid in ids:
+            order = self.tracked[mid].order if mid in self.tracked else None
+            if order is not None and order not in keys:
+                keys.append(order)
+        return keys
+
+    def pending_keys(self) -> list[str]:
+        """orderIds whose messages are still in the queue (visible or in flight)."""
+        keys: list[str] = []
+        for m in self.queue.messages():
+            order = order_id_of(m["body"])
+            if order is not None and order not in keys:
+                keys.append(order)
+        return keys
