@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import matplotlib
+import numpy as np
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib import path as mpath
@@ -81,7 +82,7 @@ OUTCOME_COLORS = {
     "ok": OI_GREEN,
     "error": OI_ORANGE,
     "timeout": OI_PURPLE,
-    "crashed": "#4D4D4D",
+    "crashed": "#8F8F8F",
     None: OI_SKY,  # still running
 }
 OUTCOME_WORDS = {
@@ -140,12 +141,12 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                     "email deduplicated (not sent)"),
     "email_failed": (dict(marker=ENVELOPE, ms=17, mfc="black", mec="white", mew=1.2),
                      "email failed / outcome unknown"),
-    "charge_done": (dict(marker=DOLLAR, ms=17, mfc="black", mec="white", mew=0.8), "card charged"),
-    "charge_dup": (dict(marker=DOLLAR, ms=21, mfc=DUPLICATE_COLOR, mec="black", mew=0.6),
+    "charge_done": (dict(marker=DOLLAR, ms=18, mfc="black", mec="black", mew=0.6), "card charged"),
+    "charge_dup": (dict(marker=DOLLAR, ms=22, mfc=DUPLICATE_COLOR, mec="black", mew=0.6),
                    "DUPLICATE charge"),
-    "charge_dedup": (dict(marker=DOLLAR, ms=17, mfc="#A6A6A6", mec="white", mew=0.8),
+    "charge_dedup": (dict(marker=DOLLAR, ms=18, mfc="#D0D0D0", mec="#303030", mew=0.6),
                      "charge deduplicated (not charged)"),
-    "charge_failed": (dict(marker=DOLLAR, ms=17, mfc="white", mec="black", mew=0.9),
+    "charge_failed": (dict(marker=DOLLAR, ms=18, mfc="white", mec="black", mew=1.0),
                       "charge failed / outcome unknown"),
     "effect_other": (dict(marker="P", ms=12, mfc="white", mec="black", mew=1.2), "other effect"),
     "end_error": (dict(marker="X", ms=12, mfc="black", mec="white", mew=1.0), ""),
@@ -225,7 +226,6 @@ class _Model:
     marks: list[_Mark] = field(default_factory=list)
     windows: list[_Window] = field(default_factory=list)
     t_end: float = 0.0
-    t_min: float = 0.0
 
 
 def _num(v: Any) -> float | None:
@@ -256,7 +256,6 @@ def _read(history: Any) -> _Model:
     times = [_num(r.get("t")) for r in records]
     times = [t for t in times if t is not None]
     model.t_end = max(times) if times else 0.0
-    model.t_min = min(times) if times else 0.0
 
     done_count: dict[tuple[str, str], int] = {}
     open_windows: dict[str, list[_Window]] = {}
@@ -351,7 +350,8 @@ def _read(history: Any) -> _Model:
         elif typ == "sweep":
             if r.get("target", table) == table:
                 close(_text(r.get("key")), t)
-            model.marks.append(_Mark(None, t, seq, "sweep", label=_text(r.get("key")) or None))
+            key = _text(r.get("key"))
+            model.marks.append(_Mark(None, t, seq, "sweep", label=key.rsplit("#", 1)[-1] or key or None))
 
     for ws in open_windows.values():
         for w in ws:
@@ -405,6 +405,7 @@ class _TimeAxis:
             spans.append((rec.start, rec.end if rec.end is not None else max(model.t_end, rec.start)))
         for m in model.marks:
             spans.append((m.t, m.t))
+        spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis
         lo = min(a for a, _ in spans)
         hi = max(b for _, b in spans)
         hi = max(hi, model.t_end)
@@ -502,7 +503,7 @@ class _TimeAxis:
         labels: list[str] = []
         for a, b in self.segments:
             frac = (b - a) / total if total > 0 else 1.0
-            nbins = max(1, round(frac * width_in * 1.8))
+            nbins = max(1, round(frac * width_in * 2.2))
             step = next((s for s in _NICE_STEPS if (b - a) / s <= nbins), _NICE_STEPS[-1])
             if self.unit == "min":
                 step = max(step, 0.01)
@@ -585,6 +586,35 @@ def _layout_rows(model: _Model) -> list[_Lane]:
             rows.append(_Lane(y, "lane", label, rec.inv, sub))
             y += 1.0
     return rows
+
+
+def _spread(want: list[float], gaps: list[float], lower: float | None) -> list[float]:
+    """Positions as close as possible (least squares) to ``want``, in the same order,
+    with at least ``gaps[i]`` between item i-1 and i, and the first not before ``lower``.
+
+    Pool-adjacent-violators on the positions minus their cumulative minimum gaps.
+    """
+    offsets: list[float] = []
+    acc = 0.0
+    for g in gaps:
+        acc += g
+        offsets.append(acc)
+    blocks: list[list[float]] = []  # [sum, count]
+    for w, off in zip(want, offsets):
+        blocks.append([w - off, 1.0])
+        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
+            total, count = blocks.pop()
+            blocks[-1][0] += total
+            blocks[-1][1] += count
+    q: list[float] = []
+    for total, count in blocks:
+        q += [total / count] * int(count)
+    out = [qi + off for qi, off in zip(q, offsets)]
+    if lower is not None and out and out[0] < lower:
+        out[0] = lower
+        for i in range(1, len(out)):
+            out[i] = max(out[i], out[i - 1] + gaps[i])
+    return out
 
 
 def _outcome_text(rec: _Inv) -> tuple[str, str | None]:
@@ -755,7 +785,7 @@ class _Drawing:
             if name in styles:
                 kw, text = MARKERS[name]
                 items.append((mlines.Line2D([], [], ls="none", **kw), text))
-        if any(rec.prev in m.invs for rec in m.invs.values()):
+        if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):
             items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
         if self.taxis.gaps:
             items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor="#9A9A9A", ls="--", lw=0.8),
@@ -897,16 +927,18 @@ class _Drawing:
         for inv, marks in lanes.items():
             y = self.sweeper_y if inv is None else self.lane_y[inv]
             marks = sorted(marks, key=lambda m: (m.t, m.seq))
-            prev_px = None
-            prev_half = 0.0
-            last_x = None
+            halves = []
             for m in marks:
                 kw = MARKERS[m.style][0]
-                half = kw["ms"] * self.scale * 0.5 * pt * (1.05 if kw["marker"] is ENVELOPE else 0.8)
-                px, py = self._px(tx.x(m.t), y)
-                if prev_px is not None:
-                    px = max(px, prev_px + prev_half + half + 3 * pt)
-                prev_px, prev_half = px, half
+                halves.append(kw["ms"] * self.scale * 0.5 * pt * (1.05 if kw["marker"] is ENVELOPE else 0.8))
+            want = [self._px(tx.x(m.t), y)[0] for m in marks]
+            lower = self._px(tx.x(self.model.invs[inv].start), y)[0] if inv is not None else None
+            placed = _spread(want, [halves[i - 1] + halves[i] + 3 * pt if i else 0.0
+                                    for i in range(len(marks))], lower)
+            py = self._px(0.0, y)[1]
+            last_x = None
+            for m, px in zip(marks, placed):
+                kw = MARKERS[m.style][0]
                 xd = float(inv_data.transform((px, py))[0])
                 by_style.setdefault(m.style, []).append((xd, y))
                 size = kw["ms"] * self.scale * pt
@@ -920,7 +952,7 @@ class _Drawing:
                 bar = self.bars[inv]  # keep dodged markers on the bar
                 x_end = bar.get_x() + bar.get_width()
                 rec = self.model.invs[inv]
-                if rec.outcome in END_MARKER and last_x > x_end:
+                if rec.outcome is not None and last_x > x_end:
                     bar.set_width(last_x - bar.get_x())
         for name in MARKERS:  # fixed order: deterministic z-order
             pts = by_style.get(name)
@@ -964,6 +996,18 @@ class _Drawing:
         box = mtext.Text.get_window_extent(artist, self.renderer)
         return box.padded(0.35 * artist.get_fontsize() * self.fig.dpi / 72)
 
+    def _hits(self, box: Bbox) -> int:
+        """How many obstacles or placed labels ``box`` overlaps (vectorised: many lanes)."""
+        boxes = self.obstacles + self.placed
+        if not boxes:
+            return 0
+        if getattr(self, "_box_cache", (None, 0))[1] != len(boxes):
+            arr = np.array([b.extents for b in boxes])
+            self._box_cache = (arr, len(boxes))
+        arr = self._box_cache[0]
+        x0, y0, x1, y1 = box.extents
+        return int(np.count_nonzero((arr[:, 0] < x1) & (arr[:, 2] > x0) & (arr[:, 1] < y1) & (arr[:, 3] > y0)))
+
     def _place(self, make, candidates, *, required: bool) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn."""
         axbox = self.ax.get_window_extent(self.renderer)
@@ -973,7 +1017,7 @@ class _Drawing:
             box = self._text_box(artist)
             inside = (box.x0 >= axbox.x0 - 1 and box.x1 <= axbox.x1 + 1 and
                       box.y0 >= axbox.y0 - 1 and box.y1 <= axbox.y1 + 1)
-            hits = sum(1 for o in self.obstacles + self.placed if box.overlaps(o))
+            hits = self._hits(box)
             score = hits + (0 if inside else 100)
             if score == 0:
                 self.placed.append(box)
@@ -1034,6 +1078,9 @@ class _Drawing:
 
     @staticmethod
     def _note_text(keys: list[str], what: str) -> str:
+        short = [k.rsplit("#", 1)[-1] or k for k in keys]  # "order-confirmation#o-1" -> "o-1"
+        if len(set(short)) == len(short):
+            keys = short
         shown = ", ".join(keys[:3]) + (f" +{len(keys) - 3} more" if len(keys) > 3 else "")
         return f"{shown} {what} →"
 
@@ -1045,8 +1092,9 @@ class _Drawing:
         ax.axvline(x, color="#6E6E6E", lw=1.3, ls=(0, (1.5, 2)), zorder=2.5, gid="end-of-history")
         trans = mtransforms.blended_transform_factory(ax.transData, ax.transAxes) + \
             mtransforms.ScaledTranslation(4 / 72, 0, self.fig.dpi_scale_trans)
-        ax.text(x, 0.995, "history ends", transform=trans, ha="left", va="top", fontsize=self.fs(10),
-                color=TEXT_GREY, fontstyle="italic", zorder=2.7)
+        label = ax.text(x, 0.995, "history ends", transform=trans, ha="left", va="top",
+                        fontsize=self.fs(10), color=TEXT_GREY, fontstyle="italic", zorder=2.7)
+        label.set_in_layout(False)
 
     def _clip_notes(self) -> None:
         ax, tx = self.ax, self.taxis

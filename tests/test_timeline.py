@@ -1,10 +1,9 @@
 """Tests for sandbox.timeline: the swim-lane plot of a History."""
 from __future__ import annotations
 
+import warnings
+
 import matplotlib
-
-matplotlib.use("Agg")
-
 import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
@@ -93,6 +92,13 @@ def test_json_round_trip_gives_same_png(tmp_path):
     h2 = History.from_json(h.to_json())
     a = save_timeline(h, tmp_path / "a.png")
     b = save_timeline(h2, tmp_path / "b.png")
+    assert a.read_bytes() == b.read_bytes()
+
+
+def test_callers_matplotlib_style_does_not_change_the_png(tmp_path):
+    a = save_timeline(idempotent(), tmp_path / "a.png")
+    with matplotlib.rc_context({"font.size": 22, "axes.facecolor": "black", "lines.markersize": 30}):
+        b = save_timeline(idempotent(), tmp_path / "b.png")
     assert a.read_bytes() == b.read_bytes()
 
 
@@ -288,6 +294,26 @@ def test_text_from_history_is_not_parsed_as_mathtext(tmp_path):
     save_timeline(h, tmp_path / "math.png", dpi=50)
 
 
+def test_end_of_history_after_last_activity_with_lock_that_never_expires():
+    # regression: the "history ends" line used to land far outside the axes
+    h = History()
+    _start(h, 0.0, "inv-1")
+    h.append("invoke_end", 0.0, inv="inv-1", outcome="ok", error=None)
+    _start(h, 1.0, "inv-2")
+    h.append("aws", 1.0, inv="inv-2", actor="h", service="dynamodb", op="PutItem", target=TABLE, key="o-1",
+             result="ok", detail={"status": "IN_PROGRESS"})
+    h.append("invoke_end", 1.0, inv="inv-2", outcome="ok", error=None)
+    h.append("note", 2.0, text="hello")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        fig = plot_timeline(h)
+    ax = _ax(fig)
+    (end,) = [ln for ln in ax.lines if ln.get_gid() == "end-of-history"]
+    lo, hi = ax.get_xlim()
+    assert lo < end.get_xdata()[0] < hi
+    assert any("locked, no expiry" in t for t in _texts(fig))
+
+
 # --------------------------------------------------------------------------- property test
 SOURCES = ["sqs", "async", "sync", "stream", "direct", "weird"]
 CAUSES = ["first delivery", "retry 1", "redelivery", "SDK retry", "concurrent duplicate", None]
@@ -354,6 +380,8 @@ def histories(draw):
 @given(histories(), st.sampled_from(["auto", "s", "min"]), st.sampled_from(["auto", False]))
 def test_random_histories_render_deterministically(tmp_path_factory, h, unit, gaps):
     d = tmp_path_factory.mktemp("prop")
-    a = save_timeline(h, d / "a.png", dpi=40, unit=unit, gaps=gaps)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # e.g. "constrained_layout not applied"
+        a = save_timeline(h, d / "a.png", dpi=40, unit=unit, gaps=gaps)
     b = save_timeline(History.from_json(h.to_json()), d / "b.png", dpi=40, unit=unit, gaps=gaps)
     assert a.read_bytes() == b.read_bytes()
