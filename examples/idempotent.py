@@ -19,17 +19,26 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
-def handler(event, context):
-    http = "httpMethod" in event
-    results = []
-    try:
-        for order in orders_in(event):
-            lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
-            results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds, lambda: fulfil(order)))
-    except StillInProgressError as err:
+def make_handler(run_once):
+    """A handler around any ``run_once(key, lock_seconds, work)``; the weaker variants reuse it."""
+
+    def handler(event, context):
+        http = "httpMethod" in event
+        results = []
+        try:
+            for order in orders_in(event):
+                lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
+                results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds,
+                                        lambda: fulfil(order)))
+        except StillInProgressError as err:
+            if http:
+                return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
+            raise  # SQS, streams and async invokes: fail, so the source retries later
         if http:
-            return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
-        raise  # SQS, streams and async invokes: fail, so the source retries later
-    if http:
-        return {"statusCode": 200, "body": json.dumps(results[0])}
-    return {"processed": len(results)}
+            return {"statusCode": 200, "body": json.dumps(results[0])}
+        return {"processed": len(results)}
+
+    return handler
+
+
+handler = make_handler(run_once)

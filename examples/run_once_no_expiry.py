@@ -9,13 +9,13 @@ until the retries run out and the order is dropped.
 Otherwise it matches ``idempotent.py``: the same keys, the stored result and the
 downstream idempotency key on the charge.
 """
-import json
 import os
 import time
 
 import boto3
 
-from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+from idempotent import make_handler
+from sandbox import StillInProgressError
 
 KEEP_FOR = 24 * 60 * 60  # seconds a completed record is kept
 
@@ -50,22 +50,4 @@ def run_once(key, work):
     return result
 
 
-def fulfil(order):
-    if order.get("payment") == "card":
-        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
-    return send_confirmation_email(order)
-
-
-def handler(event, context):
-    http = "httpMethod" in event
-    results = []
-    try:
-        for order in orders_in(event):
-            results.append(run_once(f"order-confirmation#{order['orderId']}", lambda: fulfil(order)))
-    except StillInProgressError as err:
-        if http:
-            return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
-        raise
-    if http:
-        return {"statusCode": 200, "body": json.dumps(results[0])}
-    return {"processed": len(results)}
+handler = make_handler(lambda key, lock_seconds, work: run_once(key, work))  # no lock to size

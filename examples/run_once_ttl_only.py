@@ -10,14 +10,13 @@ the stale IN_PROGRESS record keeps refusing the retries. The article's run_once 
 Otherwise it matches ``idempotent.py``: the same keys, lock length, stored result and
 downstream idempotency key on the charge.
 """
-import json
-import math
 import os
 import time
 
 import boto3
 
-from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+from idempotent import make_handler
+from sandbox import StillInProgressError
 
 KEEP_FOR = 24 * 60 * 60  # seconds a completed record is kept
 
@@ -52,23 +51,4 @@ def run_once(key, lock_seconds, work):
     return result
 
 
-def fulfil(order):
-    if order.get("payment") == "card":
-        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
-    return send_confirmation_email(order)
-
-
-def handler(event, context):
-    http = "httpMethod" in event
-    results = []
-    try:
-        for order in orders_in(event):
-            lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
-            results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds, lambda: fulfil(order)))
-    except StillInProgressError as err:
-        if http:
-            return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
-        raise
-    if http:
-        return {"statusCode": 200, "body": json.dumps(results[0])}
-    return {"processed": len(results)}
+handler = make_handler(run_once)

@@ -8,7 +8,6 @@ first two attempts, and two minutes between the second and third"; MaximumRetryA
 once even when nothing failed. Discarded events go to the on-failure destination as an
 invocation record (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html).
 """
-import json
 import time
 
 import pytest

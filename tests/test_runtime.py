@@ -1,11 +1,10 @@
 """The Lambda runtime model: context, timeouts, crashes, AWS faults, containers."""
 import time
 
-import botocore.exceptions
 import pytest
 
 from conftest import example
-from sandbox import CrashPlan, LambdaTimeout, Sandbox, run_scenario, send_confirmation_email
+from sandbox import CrashPlan, Sandbox, run_scenario, send_confirmation_email
 from sandbox.gateway import Fault
 
 ORDER = {"orderId": "o-1", "email": "ana@example.com", "amount": 1200}

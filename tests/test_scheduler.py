@@ -1,5 +1,4 @@
 """Deterministic concurrency: seeded, round-robin, scripted and exhaustive schedules."""
-import json
 import subprocess
 import sys
 import threading
@@ -11,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, example
 from sandbox import HandlerBlocked, Sandbox, run_scenario
 from sandbox.explore import explore, explore_scenario
-from sandbox.scheduler import ReplayPolicy, RoundRobinPolicy, ScriptedPolicy
+from sandbox.scheduler import ReplayPolicy
 
 READ_THEN_WRITE = example("read_then_write.py")
 CONDITIONAL_PUT = example("conditional_put.py")

@@ -44,7 +44,7 @@ def test_same_cell_twice_gives_the_same_history():
 
 
 def test_only_one_world_at_a_time():
-    with Sandbox() as sb:
+    with Sandbox():
         with pytest.raises(SandboxError, match="another Sandbox world is open"):
             Sandbox().open()
 

@@ -5,7 +5,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 from __future__ import annotations
 
 from ..events import eventbridge_event, make_orders
-from ..sources.async_invoke import ERRORS_DOC, event_time, from_settings, run_until_idle, scenario_settings
+from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
 from .base import Scenario, Setting
 
 

@@ -12,7 +12,7 @@ import dataclasses
 
 from ..events import eventbridge_event, make_orders
 from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
-from .base import Scenario, Setting
+from .base import Scenario
 
 TTL_DOC = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 
