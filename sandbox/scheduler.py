@@ -192,6 +192,7 @@ class Scheduler:
         self._timers: list[tuple[float, int, str, Callable[[], Any], bool]] = []
         self._tids = itertools.count(1)
         self._timer_seq = itertools.count()
+        self._live_timers = 0
         self.steps = 0
         self.decisions = 0
         self.running: Task | None = None
@@ -214,12 +215,14 @@ class Scheduler:
         world running; it never keeps the world running by itself.
         """
         heapq.heappush(self._timers, (max(elapsed, self.clock.elapsed()), next(self._timer_seq), name, fn, daemon))
+        self._live_timers += not daemon
 
     def call_later(self, delay: float, fn: Callable[[], Any], name: str = "timer", daemon: bool = False) -> None:
         self.call_at(self.clock.elapsed() + delay, fn, name, daemon)
 
     def pending_timers(self) -> int:
-        return sum(1 for timer in self._timers if not timer[4])
+        """Timers that keep the world running (daemon ones do not)."""
+        return self._live_timers
 
     # -- inside a task ----------------------------------------------------------------
     def _mine(self) -> Task | None:
@@ -324,7 +327,8 @@ class Scheduler:
     def _fire_due(self) -> None:
         now = self.clock.elapsed() + 1e-9
         while self._timers and self._timers[0][0] <= now:
-            fn = heapq.heappop(self._timers)[3]
+            _, _, _, fn, daemon = heapq.heappop(self._timers)
+            self._live_timers -= not daemon
             fn()
         for t in self.tasks:
             if t.state in (SLEEPING, WAITING) and t.wake_at is not None and t.wake_at <= now:
@@ -373,3 +377,4 @@ class Scheduler:
             task._go.release()
             task._back.acquire(timeout=1.0)
         self._timers.clear()
+        self._live_timers = 0

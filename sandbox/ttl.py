@@ -22,11 +22,18 @@ class TtlSweeper:
         self.world = world
         self.lag = float(lag)
         self.deleted = 0
+        # The expiry each key was last written with. Every write in a world passes the
+        # gateway, so a timer whose expiry has since been rewritten can be dropped without
+        # asking DynamoDB (most locks are rewritten as COMPLETED long before they expire).
+        self._latest: dict[str, float] = {}
 
     def observe(self, service: str, op: str, params: dict, status: int) -> None:
         if service != "dynamodb" or status != 200 or params.get("TableName") != self.world.table_name:
             return
         expires = None
+        if op == "DeleteItem":
+            self._latest.pop((params.get("Key") or {}).get("pk", {}).get("S"), None)
+            return
         if op == "PutItem":
             expires = (params.get("Item") or {}).get("expiresAt", {}).get("N")
         elif op == "UpdateItem":
@@ -40,12 +47,15 @@ class TtlSweeper:
             expires = float(expires)
         except (TypeError, ValueError):
             return
+        self._latest[key] = expires
         due = max(0.0, expires - self.world.clock.epoch) + self.lag
         self.world.scheduler.call_at(due, lambda: self._sweep(key, expires), name=f"ttl {key}", daemon=True)
 
     def _sweep(self, key: str, expires: float) -> None:
         """Delete ``key`` if it still carries this ``expiresAt`` (a later write re-armed it)."""
         world = self.world
+        if self._latest.get(key) != expires:
+            return  # rewritten or deleted since this timer was set
         with world.gateway.unrecorded():
             try:
                 world.table.delete_item(

@@ -15,7 +15,7 @@ class ConcurrentClaims(Scenario):
                "claim that is one atomic conditional write lets exactly one of them send the email.")
     settings = (
         Setting("copies", 2, "how many identical deliveries arrive at once", None, 1, 16),
-        Setting("orders", 1, "how many distinct orders (each delivered `copies` times)", None, 1, 1000),
+        Setting("orders", 1, "how many distinct orders (each delivered `copies` times)", None, 1, 100_000),
         Setting("interval", 5.0, "virtual seconds between two distinct orders", None, 0, 3600),
         Setting("stagger", 0.0, "virtual seconds between two copies of the same order (0 = all at once; "
                 "a copy that arrives after the previous one finished reuses its warm container)", None, 0, 3600),

@@ -13,7 +13,7 @@ class NoFault(Scenario):
     summary = ("Orders arrive one by one as EventBridge events and each is delivered exactly once, with no "
                "faults. Any handler that sends one email per order is valid here.")
     settings = (
-        Setting("orders", 3, "how many orders arrive", None, 1, 1000),
+        Setting("orders", 3, "how many orders arrive", None, 1, 100_000),
         Setting("interval", 1.0, "virtual seconds between two orders", None, 0, 3600),
     )
 

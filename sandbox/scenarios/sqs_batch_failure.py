@@ -31,7 +31,7 @@ POISON_BODY = "order o-?? (not JSON: a producer bug)"
 def sqs_settings(*, orders: int = 3, visibility_timeout: int = 30, batching_window: int = 0) -> tuple[Setting, ...]:
     """The queue and event source mapping settings every SQS scenario offers."""
     return (
-        Setting("orders", orders, "how many orders the producer sends, one SendMessage each", None, 1, 10000),
+        Setting("orders", orders, "how many orders the producer sends, one SendMessage each", None, 1, 100_000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
         Setting("visibility_timeout", visibility_timeout, "the queue's visibility timeout (s): how long a received "
