@@ -8,7 +8,6 @@ show an expired item that is still readable.
 """
 from __future__ import annotations
 
-import decimal
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -58,13 +57,19 @@ class TtlSweeper:
             return  # rewritten or deleted since this timer was set
         with world.gateway.unrecorded():
             try:
-                world.table.delete_item(
-                    Key={"pk": key},
+                world.dynamodb.delete_item(
+                    TableName=world.table_name,
+                    Key={"pk": {"S": key}},
                     ConditionExpression="expiresAt = :e",
-                    ExpressionAttributeValues={":e": decimal.Decimal(str(int(expires)) if float(expires).is_integer() else str(expires))},
+                    ExpressionAttributeValues={":e": {"N": _number(expires)}},
                 )
             except world.dynamodb.exceptions.ConditionalCheckFailedException:
                 return
         self.deleted += 1
         world.history.append("sweep", world.clock.elapsed(), target=world.table_name, key=key,
                              detail={"expiresAt": expires, "lag": self.lag})
+
+
+def _number(value: float) -> str:
+    """A DynamoDB number as text, written the way the item was (1700000000, not 1700000000.0)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

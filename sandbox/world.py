@@ -178,7 +178,12 @@ class Sandbox:
             TableName=self.table_name,
             TimeToLiveSpecification={"Enabled": True, "AttributeName": "expiresAt"},
         )
-        self.table = boto3.resource("dynamodb", region_name=self.region).Table(self.table_name)
+
+    @functools.cached_property
+    def table(self):
+        """The idempotency table as a boto3 ``Table`` resource (built on first use: resources are slow to make)."""
+        self._require_open()
+        return boto3.resource("dynamodb", region_name=self.region).Table(self.table_name)
 
     @functools.cached_property
     def sqs(self):
