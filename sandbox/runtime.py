@@ -240,11 +240,22 @@ class LambdaFunction:
     def _run(self, inv: Invocation) -> Any:
         world = self.world
         task = current_task()
-        container = self._container()
+        inv.request_id = world.new_uuid()
+        try:
+            container = self._container()
+        except Exception as exc:
+            # Lambda reports a failed cold start (module code raised) as a function error of
+            # this invocation: record it as one, never drop the event silently.
+            inv.error = exc
+            world.history.append("invoke_start", world.clock.elapsed(), inv=inv.id, source=inv.source,
+                                 cause=inv.cause, container=None, request_id=inv.request_id, keys=inv.keys,
+                                 prev=inv.prev, timeout=self.config.timeout)
+            message = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
+            self._finish(inv, "error", f"Runtime.InitError: {message}")
+            return None
         container.busy = True
         inv.container = container
         container.invocations += 1
-        inv.request_id = world.new_uuid()
         start = world.clock.now()
         deadline = start + self.config.timeout
         task.deadline = world.clock.elapsed() + self.config.timeout

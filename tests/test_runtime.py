@@ -171,3 +171,21 @@ def test_handler_errors_are_function_errors_with_their_message():
     with Sandbox() as sb:
         inv = sb.function(boom).invoke({})
         assert inv.outcome == "error" and inv.error_text == "KeyError: 'orderId'"
+
+
+def test_a_cold_start_that_raises_is_a_recorded_function_error():
+    starts = []
+
+    def factory():
+        starts.append(1)
+        if len(starts) == 2:
+            raise RuntimeError("config missing in the second container")
+        return lambda e, c: time.sleep(1)
+
+    with Sandbox() as sb:
+        fn = sb.function(factory=factory)
+        first, second = fn.start({}), fn.start({})
+        sb.run()
+        assert first.outcome == "ok"
+        assert second.outcome == "error" and second.error_text == "Runtime.InitError: RuntimeError: config missing in the second container"
+        assert [e["inv"] for e in sb.history.of_type("invoke_end")] == [second.id, first.id]
