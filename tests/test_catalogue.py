@@ -1,0 +1,96 @@
+"""The scenario catalogue as a whole: names, kinds, docs, and what naive and correct handlers get.
+
+Every expected count below is derived from AWS semantics under each scenario's defaults.
+"""
+import re
+
+import pytest
+
+from conftest import example
+from sandbox import run_scenario
+from sandbox.cli import main
+from sandbox.scenarios import ORDER, SCENARIOS
+
+NAIVE, IDEMPOTENT = example("naive_email.py"), example("idempotent.py")
+
+# scenario -> (effects per order for the naive handler, the cause that repeats the work, why)
+NAIVE_EXPECTED = {
+    "sync-sdk-retry": ({"o-1": {"email": 5}}, "SDK retry",
+                       "the handler outlasts the caller's 60 s read timeout on every attempt; legacy retries make "
+                       "5 attempts in all, each a new invocation that finishes and sends"),
+    "async-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
+                    "one event with two orders; o-2's provider fails without sending; Lambda retries the whole "
+                    "event a minute later, so o-1 is emailed again"),
+    "async-duplicate": ({"o-1": {"email": 2}, "o-2": {"email": 2}}, "spontaneous duplicate",
+                        "the async queue delivers each of the two events twice with no error at all"),
+    "sqs-batch-failure": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "redelivery",
+                          "a batch of three; o-3's provider fails; the whole batch returns after the 30 s "
+                          "visibility timeout, handled records included"),
+    "sqs-visibility-timeout": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}}, "redelivery",
+                               "a 4 s batching window plus 3 x 0.6 s of work outlasts the 5 s visibility timeout "
+                               "counted from receipt, so a second poller takes the whole batch again"),
+    "stream-batch-retry": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                           "retry 1", "a batch of four; o-3's provider fails once; the batch is retried from its "
+                           "first record, so o-1 and o-2 are emailed again"),
+    "timeout-after-effect": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
+                             "o-1's email goes out, o-2's provider hangs past the 3 s timeout (nothing sent); the "
+                             "async retry re-delivers both"),
+    "producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "producer re-send",
+                        "o-2's SendMessage takes effect but times out; the producer's SDK sends it again as a "
+                        "second message with a new MessageId"),
+    "concurrent-claims": ({"o-1": {"email": 2}}, "concurrent duplicate",
+                          "two identical deliveries run at once in two containers"),
+    "crash-mid-work": ({"o-1": {"charge": 2, "email": 1}}, "retry 1",
+                       "the first attempt charges, then crashes before the email; the async retry charges again"),
+}
+
+
+def test_catalogue_has_every_contract_name_in_order():
+    assert list(SCENARIOS) == list(ORDER)
+    kinds = {name: sc.kind for name, sc in SCENARIOS.items()}
+    assert kinds["no-fault"] == "control"
+    assert [n for n, k in kinds.items() if k == "duplicate source"] == list(ORDER[1:10])
+    assert [n for n, k in kinds.items() if k == "run_once"] == ["crash-mid-work", "ttl-lag"]
+
+
+@pytest.mark.parametrize("name", list(ORDER))
+def test_every_scenario_documents_itself(name, capsys):
+    sc = SCENARIOS[name]
+    assert len(sc.summary) > 60
+    for setting in sc.all_settings().values():
+        assert setting.help, f"{name}.{setting.name} has no help"
+        if setting.doc:
+            assert re.match(r"https://(docs\.aws\.amazon\.com|boto3\.amazonaws\.com|botocore\.amazonaws\.com)/", setting.doc), setting.doc
+    assert any(s.doc and "docs.aws.amazon.com" in s.doc for s in sc.all_settings().values()), f"{name} cites no AWS doc"
+    assert main(["scenarios"]) == 0
+    assert name in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", list(NAIVE_EXPECTED))
+def test_naive_handler_double_sends_for_the_right_reason(name):
+    effects, cause, why = NAIVE_EXPECTED[name]
+    result = run_scenario(name, NAIVE, seed=0)
+    assert result.verdict.verdict == "invalid", why
+    assert result.verdict.effects_per_key == effects, why
+    invs = result.history.invocations()
+    for dup in result.verdict.duplicates:
+        causes = {invs[i]["cause"] for i in dup.invocations if i}
+        assert cause in causes, (why, causes)
+        assert cause in dup.text
+
+
+def test_naive_handler_is_valid_without_faults():
+    assert run_scenario("no-fault", NAIVE, seed=0).verdict.verdict == "valid"
+
+
+@pytest.mark.parametrize("name", list(ORDER))
+def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
+    for seed in range(3):
+        result = run_scenario(name, IDEMPOTENT, seed=seed)
+        assert result.verdict.verdict == "valid", result.verdict.explain()
+
+
+@pytest.mark.parametrize("name", list(ORDER))
+def test_same_seed_same_history(name):
+    a = run_scenario(name, NAIVE, seed=4).history.to_json()
+    assert a == run_scenario(name, NAIVE, seed=4).history.to_json()
