@@ -85,7 +85,7 @@ def test_exhaustive_policy_counts_broken_schedules(capsys):
                  "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["schedules"] > report["broken"] > 0 and report["first_broken_schedule"]
-    assert main(["run", "concurrent-claims", "--handler", example("conditional_put.py"), "--policy", "exhaustive"]) == 0
+    assert main(["run", "concurrent-claims", "--handler", str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler", "--policy", "exhaustive"]) == 0
     assert "0 broke the invariant" in capsys.readouterr().out
 
 

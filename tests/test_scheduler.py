@@ -13,7 +13,7 @@ from sandbox.explore import explore, explore_scenario
 from sandbox.scheduler import ReplayPolicy
 
 READ_THEN_WRITE = example("read_then_write.py")
-CONDITIONAL_PUT = example("conditional_put.py")
+CONDITIONAL_PUT = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
 
 
 def test_same_seed_same_history_byte_for_byte():
