@@ -4,13 +4,14 @@ from __future__ import annotations
 import warnings
 
 import matplotlib
+import numpy as np
 import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st
 from matplotlib.colors import to_hex
 
 from sandbox.history import History
-from sandbox.timeline import OUTCOME_COLORS, DUPLICATE_COLOR, plot_timeline, save_timeline
+from sandbox.timeline import MARKERS, OUTCOME_COLORS, DUPLICATE_COLOR, plot_timeline, save_timeline
 
 EPOCH = 1_700_000_000
 TABLE = "idempotency"
@@ -28,9 +29,9 @@ def _complete(h, t, inv, key, keep_s=86400):
              result="ok", detail={"status": "COMPLETED", "expiresAt": EPOCH + int(t) + keep_s})
 
 
-def _start(h, t, inv, source="sqs", cause="first delivery", prev=None, container="c-1"):
+def _start(h, t, inv, source="sqs", cause="first delivery", prev=None, container="c-1", keys=("o-1",)):
     h.append("invoke_start", t, inv=inv, source=source, cause=cause, container=container,
-             request_id=f"r-{inv}", keys=["o-1"], prev=prev)
+             request_id=f"r-{inv}", keys=list(keys), prev=prev)
 
 
 def sqs_batch_naive() -> History:
@@ -125,7 +126,7 @@ def test_lanes_grouped_by_source_and_labelled():
         "Synchronous caller (SDK retries)", "inv-4 · SDK retry",
     ]
     minor = [t.get_text() for t in _ax(fig).get_yticklabels(minor=True)]
-    assert "container c-9" in minor
+    assert "container c-9 · o-1" in minor
     # lanes run top to bottom in start order (the y axis is inverted)
     ticks = list(_ax(fig).get_yticks())
     assert ticks == sorted(ticks)
@@ -206,7 +207,7 @@ def test_arrows_link_repeats_with_cause():
     fig = plot_timeline(sqs_batch_naive())
     arrows = _patches(fig, "arrow:")
     assert [a.get_gid() for a in arrows] == ["arrow:inv-1->inv-2"]
-    assert "redelivery after 30 s" in _texts(fig)
+    assert "redelivery at 30.1 s" in _texts(fig)  # when the repeat started, not a made-up delay
 
 
 def test_long_gap_is_squeezed_but_ticks_show_true_time():
@@ -314,9 +315,455 @@ def test_end_of_history_after_last_activity_with_lock_that_never_expires():
     assert any("locked, no expiry" in t for t in _texts(fig))
 
 
+# --------------------------------------------------------------------------- what the sources did
+M1, M2, M3 = "m-1", "m-2", "m-3"
+KEYS3 = ("o-1", "o-2", "o-3")
+
+
+def _email(h, t, inv, key, status="done"):
+    h.append("effect", t, inv=inv, kind="email", key=key, status=status, detail={})
+
+
+def _delivery(h, t, source, what, keys, inv=None, **detail):
+    h.append("delivery", t, source=source, what=what, keys=list(keys), inv=inv, detail=detail)
+
+
+def _receive(h, t, ids):
+    h.append("aws", t, inv=None, actor="sqs-poller-1", service="sqs", op="ReceiveMessage", target="orders",
+             key=None, result="ok", detail={"received": list(ids)})
+
+
+def sqs_visibility() -> History:
+    """Received at 0, invoked after a 4 s batching window; received AGAIN at 5 s while inv-1 still sends."""
+    h = History({"seed": 0, "scenario": "sqs-visibility-timeout", "epoch": EPOCH, "table": TABLE})
+    _receive(h, 0.0, [M1, M2, M3])
+    _receive(h, 0.0, [])  # another poller found nothing
+    _start(h, 4.0, "inv-1", keys=KEYS3)
+    _email(h, 4.6, "inv-1", "o-1")
+    _receive(h, 5.001, [M1, M2, M3])
+    _delivery(h, 5.001, "sqs", "redelivery", KEYS3, "inv-1", messageIds=[M1, M2, M3], receiveCounts=[2, 2, 2])
+    _email(h, 5.2, "inv-1", "o-2")
+    _email(h, 5.8, "inv-1", "o-3")
+    h.append("invoke_end", 5.8, inv="inv-1", outcome="ok", error=None)
+    _delivery(h, 5.8, "sqs", "deleted", KEYS3, "inv-1", messageIds=[M1, M2, M3])
+    _start(h, 9.001, "inv-2", cause="redelivery", prev="inv-1", keys=KEYS3)
+    for i, k in enumerate(KEYS3):
+        _email(h, 9.6 + 0.6 * i, "inv-2", k)
+    h.append("invoke_end", 10.801, inv="inv-2", outcome="ok", error=None)
+    _delivery(h, 10.801, "sqs", "deleted", KEYS3, "inv-2", messageIds=[M1, M2, M3])
+    return h
+
+
+def sqs_dead_letter() -> History:
+    """Fails twice; the poison message and o-3 end in the DLQ: the lost orders must show where they went."""
+    h = History({"seed": 0, "scenario": "sqs-dlq", "epoch": EPOCH, "table": TABLE})
+    _receive(h, 0.0, [M1, M2])
+    _start(h, 0.0, "inv-1", keys=["o-3"])
+    h.append("invoke_end", 0.2, inv="inv-1", outcome="error", error="boom")
+    _delivery(h, 0.2, "sqs", "batch failed", ["o-3"], "inv-1", messageIds=[M1, M2], partial=False, reason="boom")
+    _receive(h, 30.0, [M1, M2])
+    _delivery(h, 30.0, "sqs", "redelivery", ["o-3"], "inv-1", messageIds=[M1, M2], receiveCounts=[2, 2])
+    _start(h, 30.0, "inv-2", cause="redelivery", prev="inv-1", keys=["o-3"])
+    h.append("invoke_end", 30.2, inv="inv-2", outcome="error", error="boom")
+    _delivery(h, 30.2, "sqs", "batch failed", ["o-3"], "inv-2", messageIds=[M1, M2], partial=False, reason="boom")
+    _delivery(h, 60.2, "sqs", "dead-lettered", ["o-3"], "inv-2", messageId=M1, queue="orders-dlq", reason="x")
+    _delivery(h, 60.2, "sqs", "dead-lettered", [], "inv-2", messageId=M2, queue="orders-dlq", reason="not JSON")
+    return h
+
+
+def async_lost(destination="orders-on-failure") -> History:
+    h = History({"seed": 0, "scenario": "async-retry", "epoch": EPOCH, "table": TABLE})
+    prev = None
+    for i, t in enumerate((0.0, 60.4, 180.8)):
+        inv = f"inv-{i + 1}"
+        _start(h, t, inv, source="async", cause="first delivery" if i == 0 else f"retry {i}", prev=prev,
+               keys=["o-1", "o-2"])
+        _email(h, t + 0.2, inv, "o-1")
+        _email(h, t + 0.4, inv, "o-2", status="failed")
+        h.append("invoke_end", t + 0.4, inv=inv, outcome="error", error="EmailProviderError: o-2")
+        if i < 2:
+            _delivery(h, t + 0.4, "async", "retry scheduled", ["o-1", "o-2"], inv, attempt=i + 2, delay=60.0 * (i + 1))
+        prev = inv
+    _delivery(h, 181.2, "async", "discarded", ["o-1", "o-2"], "inv-3", destination=destination,
+              condition="RetriesExhausted", reason="RetriesExhausted: all 3 attempts failed")
+    return h
+
+
+def sync_caller(status_code=None) -> History:
+    """The caller's reads time out at 60 s; the SDK retries; finally it gives up or gets an answer."""
+    h = History({"seed": 0, "scenario": "sync-sdk-retry", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="sync", container="orders-handler/c1")
+    h.append("aws", 60.0, inv=None, actor="caller-o-1", service="lambda", op="Invoke", target="fn", key="o-1",
+             result="ReadTimeout", detail={"attempt": 1, "invocation": "inv-1", "read_timeout": 60.0, "sent": 0.0})
+    _start(h, 60.05, "inv-2", source="sync", cause="SDK retry", prev="inv-1", container="orders-handler/c2")
+    if status_code is None:
+        _email(h, 75.0, "inv-1", "o-1")
+        h.append("invoke_end", 75.0, inv="inv-1", outcome="ok", error=None)
+        h.append("aws", 120.05, inv=None, actor="caller-o-1", service="lambda", op="Invoke", target="fn", key="o-1",
+                 result="ReadTimeout", detail={"attempt": 2, "invocation": "inv-2", "read_timeout": 60.0,
+                                               "sent": 60.05})
+        _email(h, 135.05, "inv-2", "o-1")
+        h.append("invoke_end", 135.05, inv="inv-2", outcome="ok", error=None)
+    else:
+        _claim(h, 60.05, "inv-2", "o-1", False)
+        h.append("invoke_end", 60.05, inv="inv-2", outcome="ok", error=None)
+        h.append("aws", 60.05, inv=None, actor="caller-o-1", service="lambda", op="Invoke", target="fn", key="o-1",
+                 result="ok", detail={"attempt": 2, "invocation": "inv-2", "read_timeout": 60.0, "sent": 60.05,
+                                      "statusCode": status_code})
+        _email(h, 75.0, "inv-1", "o-1")
+        h.append("invoke_end", 75.0, inv="inv-1", outcome="ok", error=None)
+    return h
+
+
+def ttl_lag(sweep: bool = True) -> History:
+    """The claim expires at 3 s, but TTL deletes it only 6 h later; the retries find it still there."""
+    h = History({"seed": 0, "scenario": "ttl-lag", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="async")
+    _claim(h, 0.0, "inv-1", "order#o-1", True, lock_s=3)
+    h.append("invoke_end", 3.0, inv="inv-1", outcome="timeout", error="Task timed out after 3.00 seconds")
+    _delivery(h, 3.0, "async", "retry scheduled", ["o-1"], "inv-1", delay=60.0)
+    _start(h, 63.0, "inv-2", source="async", cause="retry 1", prev="inv-1")
+    _claim(h, 63.0, "inv-2", "order#o-1", False)
+    h.append("invoke_end", 63.0, inv="inv-2", outcome="error", error="StillInProgressError")
+    if sweep:
+        h.append("sweep", 21603.0, target=TABLE, key="order#o-1", detail={"expiresAt": EPOCH + 3, "lag": 21600.0})
+    return h
+
+
+def two_keys_one_lane() -> History:
+    """inv-1 completes o-1 (kept 24 h), then claims o-2 and fails: o-2's lock overlaps o-1's kept record."""
+    h = History({"seed": 0, "scenario": "async-retry", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="async", keys=["o-1", "o-2"])
+    _claim(h, 0.0, "inv-1", "o-1", True)
+    _email(h, 0.2, "inv-1", "o-1")
+    _complete(h, 0.2, "inv-1", "o-1")
+    _claim(h, 0.2, "inv-1", "o-2", True)
+    h.append("invoke_end", 0.4, inv="inv-1", outcome="error", error="boom")
+    return h
+
+
+def _display_boxes(fig, gids):
+    r = fig.canvas.get_renderer()
+    out = []
+    for t in _ax(fig).texts:
+        if (t.get_gid() or "").startswith(gids):
+            box = matplotlib.text.Text.get_window_extent(t, r)
+            out.append((t.get_text(), box))
+    return out
+
+
+def _marker_points(fig):
+    ax = _ax(fig)
+    pts = []
+    for ln in ax.lines:
+        if (ln.get_gid() or "").startswith("marker:"):
+            for x, y in ax.transData.transform(ln.get_xydata()):
+                pts.append((ln.get_gid(), float(x), float(y)))
+    return pts
+
+
+def _markers_by_gid(fig):
+    return {ln.get_gid(): ln for ln in _ax(fig).lines if (ln.get_gid() or "").startswith("marker:")}
+
+
+LABELS = ("duplicate-note", "clip-note", "event-label", "caller-label", "arrow-label", "sweep-label", "expired-label")
+
+
+def _layout_problems(fig):
+    """Labels covering a marker's centre or each other, markers after the "history ends" line."""
+    problems = []
+    labels = _display_boxes(fig, LABELS)
+    marks = _marker_points(fig)
+    for text, box in labels:
+        problems += [f"{text!r} covers {g}" for g, x, y in marks if box.x0 < x < box.x1 and box.y0 < y < box.y1]
+    for i, (t1, b1) in enumerate(labels):
+        problems += [f"{t1!r} overlaps {t2!r}" for t2, b2 in labels[i + 1:] if b1.overlaps(b2)]
+    end = [ln for ln in _ax(fig).lines if ln.get_gid() == "end-of-history"]
+    if end:
+        x_end = _ax(fig).transData.transform((end[0].get_xdata()[0], 0))[0]
+        problems += [f"{g} after the end of history" for g, x, y in marks if x > x_end + 1]
+    return problems
+
+
+def test_delivery_records_are_drawn_on_the_source_header_row():
+    fig = plot_timeline(sqs_visibility())
+    ax = _ax(fig)
+    heading_y = ax.get_yticks()[0]  # "SQS poller"
+    markers = _markers_by_gid(fig)
+    for gid in ("marker:receive", "marker:redelivery", "marker:deleted"):
+        assert set(markers[gid].get_ydata()) == {heading_y}, gid
+    assert len(markers["marker:receive"].get_xdata()) == 1  # the empty ReceiveMessage draws nothing
+    assert len(markers["marker:deleted"].get_xdata()) == 2
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    for name in ("receive", "redelivery", "deleted"):
+        assert MARKERS[name][1] in legend
+
+
+def test_redelivery_while_the_first_invocation_still_runs_is_visible():
+    fig = plot_timeline(sqs_visibility(), gaps=False)
+    labels = [t for t in _ax(fig).texts if t.get_gid() == "event-label:redelivery"]
+    assert [t.get_text() for t in labels] == ["o-1, o-2, o-3 received again while inv-1 still runs"]
+    (guide,) = [ln for ln in _ax(fig).lines if (ln.get_gid() or "").startswith("guide:")]
+    x = guide.get_xdata()[0]
+    assert 4.8 < x < 5.2  # at the second receive, 5 s ...
+    (bar,) = _patches(fig, "bar:inv-1:")
+    assert bar.get_x() < x < bar.get_x() + bar.get_width()  # ... through inv-1's bar
+    assert max(guide.get_ydata()) > bar.get_y()
+
+
+def test_lost_orders_show_where_they_went():
+    fig = plot_timeline(sqs_dead_letter())
+    markers = _markers_by_gid(fig)
+    assert len(markers["marker:dropped"].get_xdata()) == 1  # two messages moved at once: one marker
+    assert len(markers["marker:batch_failed"].get_xdata()) == 2
+    (label,) = [t for t in _ax(fig).texts if t.get_gid() == "event-label:dropped"]
+    assert label.get_text() == "o-3, an unreadable message → DLQ"
+    assert label.get_fontweight() == "bold"
+
+    fig = plot_timeline(async_lost())
+    assert "o-1, o-2 discarded → orders-on-failure" in _texts(fig)
+    assert len(_markers_by_gid(fig)["marker:retry_scheduled"].get_xdata()) == 2
+    assert "o-1, o-2 discarded, no destination: event lost" in _texts(plot_timeline(async_lost(destination=None)))
+
+
+def test_pending_orders_get_a_hatched_band_until_the_end():
+    h = History({"seed": 0, "scenario": "stream", "epoch": EPOCH, "table": TABLE})
+    for k in ("o-1", "o-2"):
+        h.append("accept", 0.0, key=k, expects=["email"], source="stream")
+    _start(h, 0.0, "inv-1", source="stream", keys=["o-1", "o-2"])
+    h.append("invoke_end", 0.6, inv="inv-1", outcome="error", error="boom")
+    _delivery(h, 0.6, "stream", "batch failed", ["o-1", "o-2"], "inv-1", shard="shardId-000000000000")
+    _delivery(h, 0.6, "stream", "retry scheduled", ["o-1", "o-2"], "inv-1", shard="shardId-000000000000", at=1.6)
+    _delivery(h, 10.0, "stream", "pending", ["o-1", "o-2"], None, shard="shardId-000000000000", records=2)
+    fig = plot_timeline(h, gaps=False)
+    (band,) = _patches(fig, "pending:stream")
+    assert band.get_hatch()
+    assert band.get_x() == pytest.approx(0.0)
+    assert band.get_x() + band.get_width() == pytest.approx(10.0)
+    assert "o-1, o-2 still pending (in the stream)" in _texts(fig)
+    assert "still pending when the run stopped" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_sync_caller_attempts_and_what_it_finally_saw():
+    fig = plot_timeline(sync_caller())
+    waits = [ln for ln in _ax(fig).lines if (ln.get_gid() or "").startswith("caller-wait:")]
+    assert [w.get_gid() for w in waits] == ["caller-wait:inv-1", "caller-wait:inv-2"]
+    markers = _markers_by_gid(fig)
+    assert len(markers["marker:call_send"].get_xdata()) == 2
+    assert len(markers["marker:call_timeout"].get_xdata()) == 2
+    heading_y = _ax(fig).get_yticks()[0]
+    assert set(markers["marker:call_timeout"].get_ydata()) == {heading_y}
+    assert "gave up: ReadTimeoutError" in _texts(fig)
+
+    fig = plot_timeline(sync_caller(status_code=409))
+    assert "got 409" in _texts(fig)
+    assert "marker:call_answer" in _markers_by_gid(fig)
+    (outcome,) = [t for t in _ax(fig).texts if t.get_gid() == "outcome:inv-2"]
+    assert outcome.get_text() == "✓ ok · 409 after 0 s"
+
+
+def test_lane_label_names_container_and_orders():
+    h = History({"seed": 0, "scenario": "keys", "epoch": EPOCH})
+    _start(h, 0.0, "inv-1", container="orders-handler/c1", keys=KEYS3)
+    _start(h, 0.0, "inv-2", container="orders-handler/c2", keys=[f"o-{i}" for i in range(1, 9)])
+    _start(h, 0.0, "inv-3", source="stream", container="orders-handler/c1", keys=["o-1"])
+    _start(h, 0.0, "inv-4", source="stream", container="orders-handler/c2", keys=["o-2"])
+    _delivery(h, 0.5, "stream", "retry scheduled", ["o-1"], "inv-3", shard="shardId-000000000000")
+    _delivery(h, 0.5, "stream", "retry scheduled", ["o-2"], "inv-4", shard="shardId-000000000001")
+    minor = [t.get_text() for t in _ax(plot_timeline(h)).get_yticklabels(minor=True)]
+    assert minor == ["container c1 · o-1, o-2, o-3", "container c2 · o-1, o-2 … o-8 (8)",
+                     "container c1 · shard 0 · o-1", "container c2 · shard 1 · o-2"]
+
+
+def test_partial_batch_failure_is_marked():
+    h = History({"seed": 0, "scenario": "partial", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", keys=KEYS3)
+    h.append("invoke_end", 0.6, inv="inv-1", outcome="ok", error=None)
+    _delivery(h, 0.6, "sqs", "deleted", ["o-1", "o-2"], "inv-1", messageIds=[M1, M2])
+    _delivery(h, 0.6, "sqs", "batch failed", ["o-3"], "inv-1", messageIds=[M3], partial=True,
+              reason="reported in batchItemFailures")
+    fig = plot_timeline(h)
+    (outcome,) = [t for t in _ax(fig).texts if t.get_gid() == "outcome:inv-1"]
+    assert outcome.get_text() == "✓ ok after 0.6 s · 1 item failed"
+    assert "batchItemFailures: o-3" in _texts(fig)
+    (bar,) = _patches(fig, "bar:inv-1:ok")
+    assert bar.get_hatch()  # green, hatched: not a plain ok
+    assert "marker:batch_partial" in _markers_by_gid(fig)
+    assert "ok, but reported failed batch items" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_expired_record_left_in_the_table_until_the_ttl_sweep():
+    fig = plot_timeline(ttl_lag(), gaps=False)
+    (lock,) = _patches(fig, "lock:inv-1:")
+    assert lock.get_x() + lock.get_width() == pytest.approx(3.0)
+    (expired,) = _patches(fig, "expired:inv-1:order#o-1")
+    assert expired.get_x() == pytest.approx(3.0)
+    assert expired.get_x() + expired.get_width() == pytest.approx(21603.0)  # until the sweeper deleted it
+    assert expired.get_hatch() and to_hex(expired.get_facecolor()) != to_hex(lock.get_facecolor())
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "expired, still in the table (TTL lag)" in legend
+    # a new claim that replaces the expired record ends it there
+    h = ttl_lag(sweep=False)
+    _start(h, 183.0, "inv-3", source="async", cause="retry 2", prev="inv-2")
+    h.append("aws", 183.0, inv="inv-3", actor="handler", service="dynamodb", op="PutItem", target=TABLE,
+             key="order#o-1", result="ok", detail={"status": "IN_PROGRESS", "expiresAt": EPOCH + 186})
+    (expired,) = _patches(plot_timeline(h, gaps=False), "expired:inv-1:")
+    assert expired.get_x() + expired.get_width() == pytest.approx(183.0)
+
+
+def test_hours_read_as_hours():
+    fig = plot_timeline(ttl_lag())
+    ax = _ax(fig)
+    assert ax.get_xlabel() == "virtual time (h:mm:ss)"
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert not any(t.startswith("360:") for t in ticks)
+    assert any(t.startswith("6:00:") for t in ticks)
+    assert "retry 1 at 0:01:03" in _texts(fig)
+    assert any("expired, still in the table" in t for t in _texts(fig))
+    assert any(t.startswith("6 h") and "skipped" in t for t in _texts(fig))  # the squeezed gap
+
+
+def test_two_keys_on_one_lane_both_stay_visible():
+    fig = plot_timeline(two_keys_one_lane(), gaps=False)
+    (kept,) = _patches(fig, "kept:inv-1:o-1")
+    (lock,) = _patches(fig, "lock:inv-1:o-2")
+    assert lock.get_x() < kept.get_x() + kept.get_width()  # they overlap in time ...
+    k0, k1 = kept.get_y(), kept.get_y() + kept.get_height()
+    l0, l1 = lock.get_y(), lock.get_y() + lock.get_height()
+    assert k1 <= l0 or l1 <= k0  # ... but not on the page
+    (bar,) = _patches(fig, "bar:inv-1:")
+    for band in (kept, lock):  # and the bar does not hide either
+        assert band.get_y() + band.get_height() <= bar.get_y() + 1e-9 or band.get_y() >= bar.get_y() + bar.get_height() - 1e-9
+
+
+def test_markers_stay_inside_their_bar_and_before_the_end_of_history():
+    fig = plot_timeline(idempotent(), gaps=False)
+    ax = _ax(fig)
+    r = fig.canvas.get_renderer()
+    (bar,) = _patches(fig, "bar:inv-3:")  # ends at the very end of the history
+    box = bar.get_window_extent(r)
+    ms = MARKERS["email_dedup"][0]["ms"] * fig.dpi / 72
+    (email,) = _markers_by_gid(fig)["marker:email_dedup"].get_xydata()
+    x = ax.transData.transform(email)[0]
+    assert x + ms / 2 <= box.x1 + 1  # the envelope does not straddle the bar's end
+    assert not _layout_problems(fig)
+
+
+def test_short_invocations_are_not_stretched_on_a_linear_axis():
+    h = History({"seed": 0, "scenario": "linear", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1")
+    for i in range(4):
+        _email(h, 0.1 + 0.1 * i, "inv-1", f"o-{i}")
+    h.append("invoke_end", 0.6, inv="inv-1", outcome="ok", error=None)
+    _start(h, 60.0, "inv-2", prev="inv-1", cause="redelivery")
+    h.append("invoke_end", 60.6, inv="inv-2", outcome="ok", error=None)
+    fig = plot_timeline(h, gaps=False)
+    (bar,) = _patches(fig, "bar:inv-1:")
+    px_per_s = _ax(fig).transData.transform((1, 0))[0] - _ax(fig).transData.transform((0, 0))[0]
+    envelope = MARKERS["email_done"][0]["ms"] * fig.dpi / 72 * 1.05
+    assert bar.get_width() * px_per_s <= 0.6 * px_per_s + envelope + 1
+    assert not [p for p in _layout_problems(fig) if "covers" in p]
+
+
+def test_arrows_avoid_lanes_in_between():
+    """Both copies start at once (duplicate_delay 0): retries must not cut through the other order's lanes."""
+    h = History({"seed": 0, "scenario": "async-duplicate", "epoch": EPOCH, "table": TABLE})
+    for k, t0, a, b, r in (("o-1", 0.0, "inv-1", "inv-2", "inv-5"), ("o-2", 5.0, "inv-3", "inv-4", "inv-6")):
+        _start(h, t0, a, source="async", keys=[k])
+        _start(h, t0, b, source="async", cause="spontaneous duplicate", prev=a, keys=[k])
+        _email(h, t0 + 0.2, a, k)
+        h.append("invoke_end", t0 + 0.2, inv=a, outcome="ok", error=None)
+        h.append("invoke_end", t0 + 0.01, inv=b, outcome="error", error="StillInProgress")
+    _start(h, 60.01, "inv-5", source="async", cause="retry 1", prev="inv-2", keys=["o-1"])
+    h.append("invoke_end", 60.02, inv="inv-5", outcome="ok", error=None)
+    _start(h, 65.01, "inv-6", source="async", cause="retry 1", prev="inv-4", keys=["o-2"])
+    h.append("invoke_end", 65.02, inv="inv-6", outcome="ok", error=None)
+    fig = plot_timeline(h)
+    ax = _ax(fig)
+    fig.canvas.draw()
+    bars = {p.get_gid().split(":")[1]: p.get_window_extent() for p in _patches(fig, "bar:")}
+    for arrow in _patches(fig, "arrow:"):
+        src, dst = arrow.get_gid()[len("arrow:"):].split("->")
+        path = arrow.get_path().transformed(ax.transData).interpolated(40).vertices
+        for inv, box in bars.items():
+            if inv in (src, dst):
+                continue
+            inside = (path[:, 0] > box.x0) & (path[:, 0] < box.x1) & (path[:, 1] > box.y0) & (path[:, 1] < box.y1)
+            assert not inside.any(), f"{arrow.get_gid()} crosses {inv}"
+    texts = _texts(fig)
+    assert "retry 1 at 60.0 s" in texts and "spontaneous duplicate at 0.00 s" in texts
+    assert not _layout_problems(fig)
+
+
+def test_notes_never_cover_markers_and_stay_out_of_the_header():
+    """A 2nd email right under a group header, and long retention notes near the end."""
+    h = History({"seed": 0, "scenario": "timeout-after-effect", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="async", keys=["o-1", "o-2"])
+    _claim(h, 0.0, "inv-1", "o-1", True, lock_s=3)
+    _email(h, 2.9, "inv-1", "o-1")
+    h.append("invoke_end", 3.0, inv="inv-1", outcome="timeout", error="Task timed out")
+    _delivery(h, 3.0, "async", "retry scheduled", ["o-1", "o-2"], "inv-1")
+    _start(h, 63.0, "inv-2", source="async", cause="retry 1", prev="inv-1", keys=["o-1", "o-2"])
+    for i, k in enumerate(("o-1", "o-2")):
+        _claim(h, 63.0 + 0.2 * i, "inv-2", k, True)
+        _email(h, 63.1 + 0.2 * i, "inv-2", k)
+        _complete(h, 63.2 + 0.2 * i, "inv-2", k)
+    h.append("invoke_end", 63.44, inv="inv-2", outcome="ok", error=None)
+    for gaps in ("auto", False):
+        fig = plot_timeline(h, gaps=gaps)
+        assert not _layout_problems(fig)
+        assert any("kept 24 h" in t for t in _texts(fig))
+        (note,) = _display_boxes(fig, ("duplicate-note",))
+        ax = _ax(fig)
+        separators = [ln for ln in ax.lines if ln.get_gid() == "separator"]
+        for sep in separators:
+            y = ax.transData.transform((0, sep.get_ydata()[0]))[1]
+            assert not (note[1].y0 < y < note[1].y1), "the note crosses a group's header line"
+
+
+def test_rich_history_is_byte_identical(tmp_path):
+    h = sqs_dead_letter()
+    for e in sync_caller(409):
+        e = dict(e)
+        e.pop("seq")
+        t = e.pop("t") + 100
+        typ = e.pop("type")
+        if "inv" in e and e["inv"]:
+            e["inv"] = "s" + e["inv"]
+        if typ == "invoke_start" and e.get("prev"):
+            e["prev"] = "s" + e["prev"]
+        if typ == "aws" and e.get("service") == "lambda":
+            e["detail"] = {**e["detail"], "invocation": "s" + e["detail"]["invocation"]}
+        h.append(typ, t, **e)
+    a = save_timeline(h, tmp_path / "a.png", dpi=80)
+    b = save_timeline(History.from_json(h.to_json()), tmp_path / "b.png", dpi=80)
+    assert a.read_bytes() == b.read_bytes()
+
+
+SCENARIO_NAMES = ["no-fault", "sync-sdk-retry", "async-retry", "async-duplicate", "sqs-batch-failure",
+                  "sqs-visibility-timeout", "stream-batch-retry", "timeout-after-effect", "producer-resend",
+                  "concurrent-claims", "crash-mid-work", "ttl-lag"]
+
+
+@pytest.mark.parametrize("handler", ["naive_email", "idempotent"])
+@pytest.mark.parametrize("scenario", SCENARIO_NAMES)
+def test_every_scenario_reads_cleanly(scenario, handler):
+    from sandbox import SCENARIOS, run_scenario
+
+    if scenario not in SCENARIOS:
+        pytest.skip(f"no scenario {scenario}")
+    result = run_scenario(scenario, f"examples/{handler}.py:handler", seed=0)
+    fig = plot_timeline(result.history)
+    assert not _layout_problems(fig)
+    minor = [t.get_text() for t in _ax(fig).get_yticklabels(minor=True)]
+    assert all("container" in m and "o-" in m for m in minor)  # every lane names its orders
+
+
 # --------------------------------------------------------------------------- property test
 SOURCES = ["sqs", "async", "sync", "stream", "direct", "weird"]
 CAUSES = ["first delivery", "retry 1", "redelivery", "SDK retry", "concurrent duplicate", None]
+DELIVERIES = ["retry scheduled", "redelivery", "deleted", "dead-lettered", "discarded", "batch failed",
+              "producer re-send", "spontaneous duplicate", "pending", "something new"]
 
 
 @st.composite
@@ -365,6 +812,25 @@ def histories(draw):
             recs.append((end, len(recs), "invoke_end", dict(
                 inv=inv, outcome=draw(st.sampled_from(["ok", "error", "timeout", "crashed"])),
                 error=draw(st.sampled_from([None, "boom", "a very long error message " * 4])))))
+        for _ in range(draw(st.integers(0, 2))):  # what the delivery source did around it
+            detail = draw(st.sampled_from([{}, {"partial": True}, {"partial": False}, {"bisect": "half 1"},
+                                           {"shard": "shardId-000000000001"}, {"destination": "dlq"},
+                                           {"messageIds": ["m-1"]}, {"at": 1.0}]))
+            recs.append((draw(st.floats(start, end + 5, allow_nan=False)), len(recs), "delivery", dict(
+                source=draw(st.sampled_from(SOURCES)), what=draw(st.sampled_from(DELIVERIES)),
+                keys=draw(st.lists(keys, max_size=3)), inv=draw(st.sampled_from([inv, None, "inv-404"])),
+                detail=detail)))
+        if draw(st.booleans()):  # a synchronous caller's attempt, or a poller's receive
+            result = draw(st.sampled_from(["ok", "ReadTimeout", "FunctionError"]))
+            recs.append((end, len(recs), "aws", dict(
+                inv=None, actor=draw(st.sampled_from(["caller-o-1", "caller-o-2"])), service="lambda", op="Invoke",
+                target="fn", key="o-1", result=result,
+                detail={"attempt": 1, "invocation": inv, "sent": draw(st.sampled_from([start, None, end + 1])),
+                        **({"statusCode": 409} if result == "ok" else {})})))
+        if draw(st.booleans()):
+            recs.append((start, len(recs), "aws", dict(
+                inv=None, actor="sqs-poller-1", service="sqs", op="ReceiveMessage", target="orders", key=None,
+                result="ok", detail={"received": draw(st.sampled_from([[], ["m-1"], ["m-1", "m-2"]]))})))
     for _ in range(draw(st.integers(0, 2))):
         recs.append((draw(times), len(recs), "sweep", dict(target=TABLE, key=draw(keys), detail={})))
     if draw(st.booleans()):
@@ -377,7 +843,7 @@ def histories(draw):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(histories(), st.sampled_from(["auto", "s", "min"]), st.sampled_from(["auto", False]))
+@given(histories(), st.sampled_from(["auto", "s", "min", "h"]), st.sampled_from(["auto", False]))
 def test_random_histories_render_deterministically(tmp_path_factory, h, unit, gaps):
     d = tmp_path_factory.mktemp("prop")
     with warnings.catch_warnings():
