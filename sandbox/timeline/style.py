@@ -1,0 +1,165 @@
+"""How the timeline looks: colours, marker glyphs and styles, window bands, matplotlib settings.
+
+Everything here is a constant (or builds one) except :func:`matplotlib_style`, the
+context every drawing runs in so that the caller's own matplotlib style never leaks
+into the picture (the PNG must be byte-identical for the same history).
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Iterator
+
+import matplotlib
+from matplotlib import path as mpath
+from matplotlib import style as mstyle
+
+# Okabe-Ito colour-blind-safe palette.
+OI_ORANGE = "#E69F00"
+OI_SKY = "#56B4E9"
+OI_GREEN = "#009E73"
+OI_YELLOW = "#F0E442"
+OI_BLUE = "#0072B2"
+OI_VERMILLION = "#D55E00"
+OI_PURPLE = "#CC79A7"
+
+OUTCOME_COLORS = {
+    "ok": OI_GREEN,
+    "error": OI_ORANGE,
+    "timeout": OI_PURPLE,
+    "crashed": "#8F8F8F",
+    None: OI_SKY,  # still running
+}
+DUPLICATE_COLOR = OI_VERMILLION
+LOCK_COLOR = "#F7EC7E"  # Okabe-Ito yellow, lightened
+LOCK_EDGE = "#B8A800"
+KEPT_COLOR = "#CBE6F6"  # Okabe-Ito sky blue, lightened
+KEPT_EDGE = "#6FA8CC"
+EXPIRED_COLOR = "#FFFDF0"
+EXPIRED_EDGE = "#C29A00"
+PENDING_EDGE = "#8A8A8A"
+GAP_COLOR = "#E4E4E4"
+ARROW_COLOR = "#3A3A3A"
+TEXT_GREY = "#505050"
+WAIT_COLOR = "#8C8C8C"
+
+# Patch styles shared by a drawn item and its legend entry.
+RUNNING_BAR = dict(facecolor="#DCEFFA", edgecolor=OI_SKY, hatch="///", lw=1.0)  # still running
+PENDING_BAND = dict(facecolor="white", edgecolor=PENDING_EDGE, hatch="xx", lw=0.8)  # orders left in a source
+
+WINDOW_STYLE = {  # kind -> (face, edge, hatch, legend text)
+    "kept": (KEPT_COLOR, KEPT_EDGE, None, "result kept (COMPLETED, until TTL)"),
+    "lock": (LOCK_COLOR, LOCK_EDGE, None, "lock held (IN_PROGRESS record)"),
+    "expired": (EXPIRED_COLOR, EXPIRED_EDGE, "////", "expired, still in the table (TTL lag)"),
+}
+
+
+def _envelope() -> mpath.Path:
+    w, h = 1.0, 0.66
+    verts = [(-w, -h), (w, -h), (w, h), (-w, h), (-w, -h),  # body
+             (-w, h), (0.0, -0.1), (w, h)]  # flap
+    codes = [mpath.Path.MOVETO] + [mpath.Path.LINETO] * 3 + [mpath.Path.CLOSEPOLY] + \
+            [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO]
+    return mpath.Path(verts, codes)
+
+
+def _hourglass() -> mpath.Path:
+    verts = [(-0.7, 1.0), (0.7, 1.0), (0.0, 0.0), (-0.7, 1.0),
+             (-0.7, -1.0), (0.7, -1.0), (0.0, 0.0), (-0.7, -1.0)]
+    codes = [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO, mpath.Path.CLOSEPOLY] * 2
+    return mpath.Path(verts, codes)
+
+
+def _clock() -> mpath.Path:
+    circle = mpath.Path.circle((0.0, 0.0), 1.0)
+    hands = mpath.Path([(0.0, 0.72), (0.0, 0.0), (0.52, 0.0)],
+                       [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO])
+    return mpath.Path.make_compound_path(circle, hands)
+
+
+ENVELOPE = _envelope()
+HOURGLASS = _hourglass()
+CLOCK = _clock()
+DOLLAR = r"$\$$"
+
+# Marker styles: name -> (Line2D keyword arguments, legend text).
+MARKERS: dict[str, tuple[dict[str, Any], str]] = {
+    "claim_won": (dict(marker="D", ms=10, mfc=OI_BLUE, mec="black", mew=1.0),
+                  "claim won (PutItem ok)"),
+    "claim_lost": (dict(marker="D", ms=10, mfc="white", mec=OI_BLUE, mew=2.2),
+                   "claim lost (ConditionalCheckFailed)"),
+    "table_error": (dict(marker="d", ms=12, mfc="#9A9A9A", mec="black", mew=1.0),
+                    "idempotency-table call failed"),
+    "read": (dict(marker="o", ms=8, mfc=OI_SKY, mec="black", mew=1.0),
+             "read (GetItem / Query)"),
+    "email_done": (dict(marker=ENVELOPE, ms=17, mfc="white", mec="black", mew=1.4), "email sent"),
+    "email_dup": (dict(marker=ENVELOPE, ms=21, mfc=DUPLICATE_COLOR, mec="black", mew=1.4),
+                  "DUPLICATE email sent"),
+    "email_dedup": (dict(marker=ENVELOPE, ms=17, mfc="#E3E3E3", mec="#8C8C8C", mew=1.2),
+                    "email deduplicated (not sent)"),
+    "email_failed": (dict(marker=ENVELOPE, ms=17, mfc="black", mec="white", mew=1.2),
+                     "email failed / outcome unknown"),
+    "charge_done": (dict(marker=DOLLAR, ms=18, mfc="black", mec="black", mew=0.6), "card charged"),
+    "charge_dup": (dict(marker=DOLLAR, ms=22, mfc=DUPLICATE_COLOR, mec="black", mew=0.6),
+                   "DUPLICATE charge"),
+    "charge_dedup": (dict(marker=DOLLAR, ms=18, mfc="#D0D0D0", mec="#303030", mew=0.6),
+                     "charge deduplicated (not charged)"),
+    "charge_failed": (dict(marker=DOLLAR, ms=18, mfc="white", mec="black", mew=1.0),
+                      "charge failed / outcome unknown"),
+    "effect_other": (dict(marker="P", ms=12, mfc="white", mec="black", mew=1.2), "other effect"),
+    "end_error": (dict(marker="X", ms=12, mfc="black", mec="white", mew=1.0), ""),
+    "end_timeout": (dict(marker=HOURGLASS, ms=13, mfc="black", mec="white", mew=1.0), ""),
+    "end_crashed": (dict(marker="*", ms=16, mfc="black", mec="white", mew=1.0), ""),
+    "sweep": (dict(marker="v", ms=11, mfc="#6E6E6E", mec="black", mew=1.0),
+              "TTL sweeper deleted a record"),
+    # header rows: what a delivery source did besides invoking
+    "receive": (dict(marker=r"$\Downarrow$", ms=12, mfc="#5A5A5A", mec="#5A5A5A", mew=0.4),
+                "poller received messages"),
+    "redelivery": (dict(marker=r"$\circlearrowright$", ms=15, mfc="black", mec="black", mew=0.5),
+                   "messages received AGAIN (redelivery)"),
+    "deleted": (dict(marker=r"$\checkmark$", ms=13, mfc="#00795A", mec="#00795A", mew=0.5),
+                "messages deleted (done)"),
+    "batch_failed": (dict(marker=r"$\boxtimes$", ms=13, mfc="black", mec="black", mew=0.4),
+                     "batch failed: the whole batch is retried"),
+    "batch_partial": (dict(marker=r"$\boxminus$", ms=13, mfc=OI_VERMILLION, mec=OI_VERMILLION, mew=0.4),
+                      "partial batch failure: failed items come back"),
+    "retry_scheduled": (dict(marker=CLOCK, ms=12, mfc="white", mec="black", mew=1.3),
+                        "retry scheduled"),
+    "resend": (dict(marker=r"$\rightrightarrows$", ms=15, mfc="black", mec="black", mew=0.5),
+               "producer sent the order again (new message)"),
+    "spont_dup": (dict(marker=r"$\rightrightarrows$", ms=15, mfc="black", mec="black", mew=0.5),
+                  "queue delivered the event again (duplicate)"),
+    "dropped": (dict(marker=r"$\otimes$", ms=17, mfc="black", mec="black", mew=0.6),
+                "order left the source (dead-lettered / discarded)"),
+    "delivery_other": (dict(marker="s", ms=8, mfc="white", mec="black", mew=1.0), "other delivery event"),
+    # synchronous caller
+    "call_send": (dict(marker=">", ms=9, mfc="#3A3A3A", mec="#3A3A3A", mew=0.8), "caller sends Invoke"),
+    "call_timeout": (dict(marker="x", ms=10, mfc="black", mec="black", mew=2.4),
+                     "caller's read timed out (ReadTimeoutError)"),
+    "call_answer": (dict(marker="o", ms=8, mfc="black", mec="black", mew=1.0), "caller got the response"),
+    "call_error": (dict(marker="o", ms=8, mfc=OI_ORANGE, mec="black", mew=1.0), "caller got a function error"),
+}
+LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
+                       "email_done", "email_dup", "email_dedup", "email_failed",
+                       "charge_done", "charge_dup", "charge_dedup", "charge_failed",
+                       "effect_other", "sweep",
+                       "receive", "redelivery", "deleted", "batch_failed", "batch_partial", "retry_scheduled",
+                       "resend", "spont_dup", "dropped", "delivery_other",
+                       "call_send", "call_timeout", "call_answer", "call_error")
+
+_RC = {
+    "font.family": "DejaVu Sans",
+    "mathtext.fontset": "dejavusans",
+    "axes.unicode_minus": True,
+    "hatch.linewidth": 1.2,
+    "path.simplify": True,
+    "savefig.facecolor": "white",
+    "figure.facecolor": "white",
+    "svg.hashsalt": "retries-will-happen",
+}
+
+
+@contextlib.contextmanager
+def matplotlib_style() -> Iterator[None]:
+    """Matplotlib defaults + our overrides, whatever style the caller has set."""
+    with mstyle.context("default"), matplotlib.rc_context(_RC):
+        yield
