@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
@@ -20,7 +22,8 @@ def test_quick_bench_writes_json_and_table(tmp_path):
     for section in ("compression", "overhead", "cost_per_order", "memory", "misses", "targets"):
         assert section in results
     for v in results["overhead"].values():
-        assert v["raw_moto_s"] > 0 and v["ratio_x"] == round(v["scenario_s"] / v["raw_moto_s"], 2)
+        # The ratio is taken before rounding; the rounded times reproduce it to within rounding.
+        assert v["raw_moto_s"] > 0 and v["ratio_x"] == pytest.approx(v["scenario_s"] / v["raw_moto_s"], rel=0.02)
     table = out.with_suffix(".txt").read_text()
     assert "Scenario wall time" in table and "Targets missed" in table
     assert table.strip() in proc.stdout
