@@ -44,6 +44,7 @@ class Task:
         self.label = "start"
         self.wake_at: float | None = None
         self.waiting_on: Task | None = None
+        self.signal: Any = None  # what a task in wait_signal() waits for
         self.deadline: float | None = None  # elapsed seconds; past it, on_deadline() is raised
         self.on_deadline: Callable[[], BaseException] | None = None
         self.on_abandon: Callable[[str], None] | None = None
@@ -284,6 +285,25 @@ class Scheduler:
         self._switch(task)
         return other.done
 
+    def wait_signal(self, key: Any, timeout: float | None = None, label: str = "wait") -> None:
+        """Block until ``notify(key)`` or ``timeout`` virtual seconds, whichever comes first.
+
+        This is how a long poll waits: it returns as soon as there is something to read.
+        """
+        task = self._mine()
+        if task is None:
+            self.run(until=None if timeout is None else self.clock.elapsed() + timeout)
+            return
+        task.label, task.state, task.waiting_on, task.signal = label, WAITING, None, key
+        task.wake_at = None if timeout is None else self.clock.elapsed() + timeout
+        self._switch(task)
+
+    def notify(self, key: Any) -> None:
+        """Wake every task waiting in ``wait_signal(key)``."""
+        for t in self.tasks:
+            if t.state == WAITING and t.signal == key:
+                t.state, t.wake_at, t.signal = RUNNABLE, None, None
+
     # -- the loop ---------------------------------------------------------------------
     def _alive_work(self) -> bool:
         return self.pending_timers() > 0 or any(not t.daemon and not t.done for t in self.tasks)
@@ -341,7 +361,7 @@ class Scheduler:
             fn()
         for t in self.tasks:
             if t.state in (SLEEPING, WAITING) and t.wake_at is not None and t.wake_at <= now:
-                t.state, t.wake_at, t.waiting_on = RUNNABLE, None, None
+                t.state, t.wake_at, t.waiting_on, t.signal = RUNNABLE, None, None, None
 
     def _step(self, task: Task) -> None:
         self.steps += 1

@@ -36,8 +36,9 @@ How it runs in the sandbox:
 
 - ReceiveMessage uses ``WaitTimeSeconds=0``: long polling never returns under frozen time.
   Instead, an idle poller looks at moto's queue (without a request, so the history only
-  shows receives that had something to read) and sleeps until a message may be visible:
-  at most ``poll_interval`` virtual seconds, as a long poll would return about then.
+  shows receives that had something to read) and waits as a long poll does: until a
+  message arrives (any SendMessage to the queue wakes it), an in-flight one becomes
+  visible again, or 20 s (the longest long poll, WaitTimeSeconds=20) pass.
 - moto deletes a message even through an older receipt handle; AWS documents that only
   the latest handle is sure to delete it. Either way the later invocation has already
   received its copy, so the duplicate it causes is the same.
@@ -73,6 +74,7 @@ DEFAULT_VISIBILITY_TIMEOUT = 30  # seconds (sqs-visibility-timeout.html)
 DEFAULT_BATCH_SIZE = 10  # services-sqs-configure.html
 DEFAULT_POLLERS = 5  # "five batches at a time" (services-sqs-scaling.html)
 MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
+LONG_POLL = 20.0  # seconds: the longest ReceiveMessage WaitTimeSeconds (sqs-short-and-long-polling.html)
 
 
 def _num(x: float) -> str:
@@ -182,7 +184,7 @@ class SqsMappingConfig:
     max_concurrency: int = 0  # ScalingConfig.MaximumConcurrency; 0 = not set
     report_batch_item_failures: bool = False  # FunctionResponseTypes=["ReportBatchItemFailures"]
     pollers: int = DEFAULT_POLLERS  # batches processed at once
-    poll_interval: float = 1.0  # virtual seconds an idle poller waits, standing in for a long poll
+    poll_interval: float = 1.0  # virtual seconds a poller held back by MaximumConcurrency waits before looking again
 
     def validate(self) -> None:
         if not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 10000:
@@ -239,6 +241,7 @@ class SqsEventSourceMapping:
         self.running = 0  # invocations in progress
         self._dead_seen: set[str] = set()
         self._stopped = False
+        sb.on_aws(self._on_aws)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "SqsEventSourceMapping":
@@ -259,6 +262,17 @@ class SqsEventSourceMapping:
         return self.busy == 0 and self.queue.depth() == 0
 
     # -- the poller ------------------------------------------------------------------------
+    #: What wakes a waiting poller early: a message arriving, or one made visible sooner.
+    _WAKING_OPS = ("SendMessage", "SendMessageBatch", "ChangeMessageVisibility", "ChangeMessageVisibilityBatch")
+
+    def _on_aws(self, service: str, op: str, params: dict, status: int) -> None:
+        if service == "sqs" and op in self._WAKING_OPS and status == 200 and params.get("QueueUrl") == self.queue.url:
+            self.sb.scheduler.notify(("sqs", self.queue.url))
+
+    def _wait(self, seconds: float, label: str) -> None:
+        """Wait like a long poll: up to ``seconds``, but back at once when a message arrives."""
+        self.sb.scheduler.wait_signal(("sqs", self.queue.url), timeout=seconds, label=label)
+
     def _poll(self) -> None:
         sched = self.sb.scheduler
         cfg = self.config
@@ -280,7 +294,7 @@ class SqsEventSourceMapping:
             if not batch:
                 # Nothing to read, or another poller was first: wait as a long poll would.
                 nxt = self.queue.next_visible_in()
-                sched.sleep(cfg.poll_interval if nxt is None else min(cfg.poll_interval, nxt), label="sqs: poll")
+                self._wait(LONG_POLL if nxt is None else min(LONG_POLL, nxt), label="sqs: poll")
 
     def _gather(self) -> list[dict[str, Any]]:
         """Receive up to BatchSize messages, waiting out the batching window if it is not full."""
@@ -303,7 +317,7 @@ class SqsEventSourceMapping:
             if left <= 1e-9:
                 return batch
             # The received messages' visibility is already running while the poller waits.
-            self.sb.scheduler.sleep(min(cfg.poll_interval, left), label="sqs: batching window")
+            self._wait(left, label="sqs: batching window")
 
     def _receive(self, want: int) -> list[dict[str, Any]]:
         response = self.sb.sqs.receive_message(
