@@ -23,6 +23,7 @@ import boto3
 import botocore.loaders
 import botocore.session
 from moto.core.base_backend import BackendDict
+from moto.core.models import botocore_stubber
 from moto.core.model_instances import reset_model_data
 from moto.moto_api._internal import mock_random
 
@@ -125,6 +126,10 @@ class Sandbox:
         # and of `requests` (what mock_aws() adds, at about 13 ms a world) is not needed.
         with _gateway.AWS_LOCK:
             BackendDict.reset()
+        # botocore calls every before-send hook: if a caller's own mock_aws() is active, its
+        # stubber would run each request a second time after the gateway. Silence it meanwhile.
+        self._saved_stubber = botocore_stubber.enabled
+        botocore_stubber.enabled = False
         for k in _DROP_ENV:
             os.environ.pop(k, None)
         os.environ.update(_FAKE_ENV)
@@ -162,6 +167,7 @@ class Sandbox:
             with _gateway.AWS_LOCK:  # nothing of this world's AWS survives it
                 BackendDict.reset()
                 reset_model_data()
+            botocore_stubber.enabled = self._saved_stubber
             for k, v in self._saved_env.items():
                 if v is None:
                     os.environ.pop(k, None)

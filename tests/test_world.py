@@ -216,3 +216,16 @@ def test_foreign_threads_keep_real_sleep():
         t = threading.Thread(target=lambda: (time.sleep(0.01), out.append(sb.clock.elapsed())))
         t.start(); t.join()
         assert out == [0.0]
+
+
+def test_a_callers_own_mock_aws_does_not_run_requests_twice():
+    from moto import mock_aws
+
+    with mock_aws():
+        with Sandbox() as sb:
+            sb.table.put_item(Item={"pk": "k"}, ConditionExpression="attribute_not_exists(pk)")
+            puts = [e for e in sb.history.of_type("aws") if e["op"] == "PutItem"]
+            assert [e["result"] for e in puts] == ["ok"]
+            assert [i["pk"] for i in sb.items()] == ["k"]
+        client = boto3.client("sqs", region_name="us-east-1")
+        assert client.list_queues().get("QueueUrls", []) == []  # the caller's mock still works afterwards
