@@ -9,6 +9,7 @@ Shapes follow the AWS documentation's sample events:
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import random
 from typing import Any, Iterator
@@ -53,6 +54,11 @@ def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str 
         "resources": [],
         "detail": {"orders": orders},
     }
+
+
+def eventbridge_time(epoch: float) -> str:
+    """An EventBridge ``time`` field (whole seconds, UTC) for a Unix time."""
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None) -> dict[str, Any]:

@@ -247,6 +247,12 @@ class Sandbox:
         self.history.append("accept", self.clock.elapsed(), key=str(order["orderId"]),
                             expects=list(expects if expects is not None else owed_effects(order)), source=source)
 
+    def order_event(self, orders: list[dict]) -> dict:
+        """An EventBridge "OrderPlaced" event carrying ``orders``, with a fresh id, stamped now."""
+        from .events import eventbridge_event, eventbridge_time
+
+        return eventbridge_event(orders, self.new_uuid(), eventbridge_time(self.clock.now()), region=self.region)
+
     def note(self, text: str) -> None:
         self.history.append("note", self.clock.elapsed(), text=text)
 

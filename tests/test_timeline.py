@@ -4,7 +4,6 @@ from __future__ import annotations
 import warnings
 
 import matplotlib
-import numpy as np
 import pytest
 from hypothesis import given, settings, HealthCheck
 from hypothesis import strategies as st

@@ -6,8 +6,8 @@ because the async queue itself is eventually consistent
 """
 from __future__ import annotations
 
-from ..events import eventbridge_event, make_orders
-from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from ..events import make_orders
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario, Setting
 
 
@@ -28,5 +28,5 @@ class AsyncDuplicate(Scenario):
         source = from_settings(sb, fn, cfg)
         for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
             source.invoke_at(i * cfg["interval"],
-                             lambda order=order: eventbridge_event([order], sb.new_uuid(), event_time(sb)))
+                             lambda order=order: sb.order_event([order]))
         run_until_idle(sb, source)

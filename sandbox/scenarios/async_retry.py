@@ -4,8 +4,8 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 """
 from __future__ import annotations
 
-from ..events import eventbridge_event, make_orders
-from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from ..events import make_orders
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario, Setting
 
 
@@ -28,5 +28,5 @@ class AsyncRetry(Scenario):
         # The provider refuses without sending, so only orders before it were handled: the retry
         # repeats their effects, which is the duplicate this scenario is about.
         sb.services.fault("email", orders[-1]["orderId"], fail=cfg["provider_failures"])
-        source.invoke(eventbridge_event(orders, sb.new_uuid(), event_time(sb)))
+        source.invoke(sb.order_event(orders))
         run_until_idle(sb, source)

@@ -1,9 +1,8 @@
 """concurrent-claims: N identical deliveries arrive at the same instant, in separate containers."""
 from __future__ import annotations
 
-import datetime as dt
 
-from ..events import eventbridge_event, make_orders
+from ..events import make_orders
 from .base import Scenario, Setting
 
 
@@ -29,8 +28,7 @@ class ConcurrentClaims(Scenario):
     @staticmethod
     def _deliver(sb, fn, order, cfg):
         sb.accept(order, source="async")
-        stamp = dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        event = eventbridge_event([order], sb.new_uuid(), stamp)
+        event = sb.order_event([order])
         first: list[str] = []
 
         def copy(n):

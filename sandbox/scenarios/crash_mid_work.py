@@ -5,9 +5,9 @@ long after a lock sized to the function's remaining time (3 s by default) has ru
 """
 from __future__ import annotations
 
-from ..events import eventbridge_event, make_orders
+from ..events import make_orders
 from ..runtime import CrashPlan
-from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario, Setting
 
 
@@ -31,6 +31,6 @@ class CrashMidWork(Scenario):
         orders = make_orders(cfg["orders"], sb.seed, payment="card")
         # Only the first attempt crashes; the execution environment is gone, so nothing in the
         # handler gets to clean up its claim.
-        source.invoke(eventbridge_event(orders, sb.new_uuid(), event_time(sb)),
+        source.invoke(sb.order_event(orders),
                       crash=CrashPlan(after_effect=cfg["crash_after"]))
         run_until_idle(sb, source)

@@ -1,9 +1,8 @@
 """no-fault: the control. Each order is delivered once, nothing fails."""
 from __future__ import annotations
 
-import datetime as dt
 
-from ..events import eventbridge_event, make_orders
+from ..events import make_orders
 from .base import Scenario, Setting
 
 
@@ -25,5 +24,4 @@ class NoFault(Scenario):
     @staticmethod
     def _deliver(sb, fn, order):
         sb.accept(order, expects=("email",), source="direct")
-        stamp = dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        fn.start(eventbridge_event([order], sb.new_uuid(), stamp), source="direct", keys=[order["orderId"]])
+        fn.start(sb.order_event([order]), source="direct", keys=[order["orderId"]])

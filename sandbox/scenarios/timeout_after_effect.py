@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import boto3
 
-from ..events import eventbridge_event, make_orders
-from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from ..events import make_orders
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario, Setting
 
 #: In the window variant, the slow provider answers this long before the deadline ...
@@ -56,7 +56,7 @@ class TimeoutAfterEffect(Scenario):
                 sb.services.fault("email", order["orderId"])
 
         source.on_attempt_end(release)
-        source.invoke(eventbridge_event([first, second], sb.new_uuid(), event_time(sb)))
+        source.invoke(sb.order_event([first, second]))
         run_until_idle(sb, source)
 
 

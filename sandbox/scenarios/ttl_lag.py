@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..events import eventbridge_event, make_orders
-from ..sources.async_invoke import event_time, from_settings, run_until_idle, scenario_settings
+from ..events import make_orders
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario
 
 TTL_DOC = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
@@ -39,7 +39,7 @@ class TtlLag(Scenario):
         # The hung call never reaches the provider: no email, only a claim left holding the key.
         sb.services.fault("email", order["orderId"], hang=True)
         source.on_attempt_end(lambda entry, inv: sb.services.fault("email", order["orderId"]))
-        source.invoke(eventbridge_event([order], sb.new_uuid(), event_time(sb)))
+        source.invoke(sb.order_event([order]))
         run_until_idle(sb, source)
         # Keep the clock running until the first lock's TTL deletion, to show how late it comes.
         first_lock_expiry = fn.config.timeout + 1.0

@@ -338,11 +338,6 @@ def from_settings(sb: "Sandbox", fn: "LambdaFunction", cfg: dict[str, Any]) -> A
     )
 
 
-def event_time(sb: "Sandbox") -> str:
-    """The virtual now as an EventBridge ``time`` field."""
-    return dt.datetime.fromtimestamp(sb.clock.now(), dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def run_until_idle(sb: "Sandbox", source: AsyncInvokeSource, horizon: float | None = None) -> None:
     """Run until every event has succeeded or been discarded (or ``horizon``), then mark what is left pending."""
     sb.run(until=horizon, stop_when=source.idle)
