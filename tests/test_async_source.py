@@ -16,8 +16,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import example
 from sandbox import BadInput, Sandbox, make_orders, run_scenario
 from sandbox.cli import main
-from sandbox.events import eventbridge_event
-from sandbox.sources.async_invoke import AsyncInvokeSource, event_time, run_until_idle
+from sandbox.sources.async_invoke import AsyncInvokeSource, run_until_idle
 
 MINE = ("async-retry", "async-duplicate", "timeout-after-effect", "crash-mid-work", "ttl-lag")
 
@@ -36,7 +35,7 @@ def run_failing(seed=0, **source_kw):
     with Sandbox(seed=seed) as sb:
         fn = sb.function(failing_handler)
         source = AsyncInvokeSource(sb, fn, **source_kw)
-        event = eventbridge_event(make_orders(2, seed), sb.new_uuid(), event_time(sb))
+        event = sb.order_event(make_orders(2, seed))
         source.invoke(event)
         run_until_idle(sb, source)
         records = source.destination_records()
@@ -110,7 +109,7 @@ def test_without_a_destination_the_discarded_event_is_simply_gone():
 def test_events_still_waiting_for_a_retry_are_pending_not_lost():
     with Sandbox(seed=0) as sb:
         source = AsyncInvokeSource(sb, sb.function(failing_handler))
-        source.invoke(eventbridge_event(make_orders(2, 0), sb.new_uuid(), event_time(sb)))
+        source.invoke(sb.order_event(make_orders(2, 0)))
         run_until_idle(sb, source, horizon=30.0)  # stop between the failure and retry 1
         pending = [e for e in sb.history.of_type("delivery") if e["what"] == "pending"]
         assert [p["keys"] for p in pending] == [["o-1", "o-2"]]
@@ -123,7 +122,7 @@ def test_spontaneous_duplicates_follow_the_seeded_probability():
             source = AsyncInvokeSource(sb, sb.function(lambda e, c: None), duplicate_probability=0.5,
                                        duplicate_delay=3.0)
             for order in make_orders(10, seed):
-                source.invoke(eventbridge_event([order], sb.new_uuid(), event_time(sb)))
+                source.invoke(sb.order_event([order]))
             run_until_idle(sb, source)
             return [v["prev"] for v in sb.history.invocations().values() if v["cause"] == "spontaneous duplicate"]
 
@@ -132,7 +131,7 @@ def test_spontaneous_duplicates_follow_the_seeded_probability():
     with Sandbox(seed=1) as sb:  # off by default
         source = AsyncInvokeSource(sb, sb.function(lambda e, c: None))
         for order in make_orders(10, 1):
-            source.invoke(eventbridge_event([order], sb.new_uuid(), event_time(sb)))
+            source.invoke(sb.order_event([order]))
         run_until_idle(sb, source)
         assert len(sb.history.invocations()) == 10
 
