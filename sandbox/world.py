@@ -247,6 +247,12 @@ class Sandbox:
         self.history.append("accept", self.clock.elapsed(), key=str(order["orderId"]),
                             expects=list(expects if expects is not None else owed_effects(order)), source=source)
 
+    def record_delivery(self, source: str, what: str, keys: Iterable[str], inv: str | None = None,
+                        detail: dict | None = None) -> None:
+        """Record what a delivery source did besides invoking ("redelivery", "dead-lettered", "pending", ...)."""
+        self.history.append("delivery", self.clock.elapsed(), source=source, what=what, keys=list(keys), inv=inv,
+                            detail=dict(detail or {}))
+
     def order_event(self, orders: list[dict]) -> dict:
         """An EventBridge "OrderPlaced" event carrying ``orders``, with a fresh id, stamped now."""
         from .events import eventbridge_event, eventbridge_time

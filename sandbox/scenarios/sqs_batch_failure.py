@@ -89,7 +89,7 @@ def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, b
     mapping.stop()
     t = sb.clock.elapsed()
     for key in dict.fromkeys(mapping.pending_keys() + producer.unsent_keys()):
-        sb.history.append("delivery", t, source="sqs", what="pending", keys=[key], inv=None,
+        sb.record_delivery(source="sqs", what="pending", keys=[key], inv=None,
                           detail={"reason": f"still in the queue or not yet sent when the run stopped at {t:g} s"})
     return queue, mapping, producer
 

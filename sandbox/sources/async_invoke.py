@@ -292,7 +292,7 @@ class AsyncInvokeSource:
         }
 
     def _record(self, what: str, keys: list[str], inv: str | None, detail: dict) -> None:
-        self.sb.history.append("delivery", self.sb.clock.elapsed(), source=self.source, what=what, keys=list(keys),
+        self.sb.record_delivery(source=self.source, what=what, keys=list(keys),
                                inv=inv, detail=detail)
 
 

@@ -121,8 +121,7 @@ class Producer:
             self.failed.append({"key": key, "error": error, "messageIds": ids})
             sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
         if len(ids) > 1:
-            sb.history.append(
-                "delivery", sb.clock.elapsed(), source="sqs", what="producer re-send", keys=[key] if key else [],
+            sb.record_delivery(source="sqs", what="producer re-send", keys=[key] if key else [],
                 inv=None,
                 detail={"messageIds": ids, "attempts": attempts,
                         "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so "

@@ -338,8 +338,7 @@ class SqsEventSourceMapping:
         if again:
             ids = [m["MessageId"] for m in again]
             prev = self._latest(self.tracked[i].last_inv for i in ids)
-            self.sb.history.append(
-                "delivery", self.sb.clock.elapsed(), source="sqs", what="redelivery",
+            self.sb.record_delivery(source="sqs", what="redelivery",
                 keys=self._keys(ids), inv=prev,
                 detail={"messageIds": ids,
                         "receiveCounts": [self._receive_count(m) for m in again],
@@ -408,15 +407,14 @@ class SqsEventSourceMapping:
             ok = {e["Id"] for e in response.get("Successful", [])}
             deleted += [m["MessageId"] for i, m in enumerate(chunk) if str(i) in ok]
         if deleted:
-            self.sb.history.append("delivery", self.sb.clock.elapsed(), source="sqs", what="deleted",
+            self.sb.record_delivery(source="sqs", what="deleted",
                                    keys=self._keys(deleted), inv=inv.id, detail={"messageIds": deleted})
 
     def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False) -> None:
         for mid in ids:
             self.tracked[mid].last_error = reason
         whole = "" if partial else "the whole batch, already-handled messages included, "
-        self.sb.history.append(
-            "delivery", self.sb.clock.elapsed(), source="sqs", what="batch failed", keys=self._keys(ids), inv=inv.id,
+        self.sb.record_delivery(source="sqs", what="batch failed", keys=self._keys(ids), inv=inv.id,
             detail={"messageIds": ids, "reason": reason, "partial": partial,
                     "returns": f"{whole}becomes visible again {self.visibility_timeout} s after it was received"},
         )
@@ -435,8 +433,7 @@ class SqsEventSourceMapping:
             problem = _json_problem(m["body"])
             if problem and "JSON" not in (info.last_error or ""):
                 reason += f"; its body is not JSON ({problem})"
-            self.sb.history.append(
-                "delivery", self.sb.clock.elapsed(), source="sqs", what="dead-lettered",
+            self.sb.record_delivery(source="sqs", what="dead-lettered",
                 keys=[info.order] if info.order else [], inv=info.last_inv,
                 detail={"messageId": m["id"], "queue": self.queue.dlq_name, "reason": reason},
             )

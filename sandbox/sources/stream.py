@@ -201,7 +201,7 @@ class StreamSource:
         for shard in self.shards:
             left = self._read(shard, "AFTER_SEQUENCE_NUMBER", shard.checkpoint, None, recorded=False)
             if left:
-                sb.history.append("delivery", sb.clock.elapsed(), source="stream", what="pending",
+                sb.record_delivery(source="stream", what="pending",
                                   keys=[self._key(r) for r in left], inv=None,
                                   detail={"shard": shard.shard_id, "records": len(left),
                                           "reason": "still in the stream when the run stopped"})
@@ -262,7 +262,7 @@ class StreamSource:
                 todo.pop(0)
                 self._advance(shard, batch)
                 continue
-            sb.history.append("delivery", sb.clock.elapsed(), source="stream", what="batch failed", keys=keys, inv=inv.id,
+            sb.record_delivery(source="stream", what="batch failed", keys=keys, inv=inv.id,
                               detail={**self._span(shard, batch), "attempt": batch.attempt, "outcome": inv.outcome,
                                       "error": inv.error_text})
             todo.pop(0)
@@ -288,7 +288,7 @@ class StreamSource:
         sb = self.world
         # The second half of a split waits for the first, so its start time is not known yet.
         when = {"at": round(sb.clock.elapsed() + self.mapping.retry_backoff, 6)} if soon else {}
-        sb.history.append("delivery", sb.clock.elapsed(), source="stream", what="retry scheduled",
+        sb.record_delivery(source="stream", what="retry scheduled",
                           keys=[self._key(r) for r in batch.records], inv=failed,
                           detail={**self._span(shard, batch), "attempt": batch.attempt, **when, **extra})
 
@@ -340,7 +340,7 @@ class StreamSource:
             sb.sqs.send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(message, sort_keys=True))
             reason += f"; described to the on-failure destination {m.queue_name}"
         self.discarded_batches.append(message)
-        sb.history.append("delivery", sb.clock.elapsed(), source="stream", what="discarded",
+        sb.record_delivery(source="stream", what="discarded",
                           keys=[self._key(r) for r in batch.records], inv=batch.prev,
                           detail={**span, "condition": condition, "reason": reason})
         self._advance(shard, batch)
