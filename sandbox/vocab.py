@@ -1,0 +1,174 @@
+"""The sandbox's vocabulary: every word a history record may hold, in one place.
+
+The runtime, the sources, the gateway, the services, the checker and the timeline all
+import these names; no other module spells them. They are ``StrEnum`` members, so a
+record holds plain strings (its JSON is unchanged) while code compares against names.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class RecordType(StrEnum):
+    """What a history record is about."""
+
+    ACCEPT = "accept"  # an order entered the system and is owed effects
+    INVOKE_START = "invoke_start"
+    INVOKE_END = "invoke_end"
+    AWS = "aws"  # one AWS request and its result
+    EFFECT = "effect"  # an email or a charge, or an attempt at one
+    DELIVERY = "delivery"  # what a delivery source did besides invoking
+    SWEEP = "sweep"  # the TTL sweeper deleted an item
+    NOTE = "note"  # free text for a reader
+
+
+class Outcome(StrEnum):
+    """How an invocation ended."""
+
+    OK = "ok"
+    ERROR = "error"  # the handler raised (or its cold start did)
+    TIMEOUT = "timeout"  # Lambda stopped it at its deadline
+    CRASHED = "crashed"  # the execution environment died
+
+    @property
+    def failed(self) -> bool:
+        """Every outcome but ok is a function error to the source that invoked."""
+        return self is not Outcome.OK
+
+
+#: Outcomes a source treats as a function error.
+FAILED_OUTCOMES = frozenset(o for o in Outcome if o.failed)
+
+
+class Cause(StrEnum):
+    """Why an invocation happened. A source's own retries are ``retry <n>`` (see ``retry``)."""
+
+    FIRST_DELIVERY = "first delivery"
+    RETRY = "retry"
+    REDELIVERY = "redelivery"
+    SDK_RETRY = "SDK retry"
+    CONCURRENT_DUPLICATE = "concurrent duplicate"
+    PRODUCER_RESEND = "producer re-send"
+    SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+
+    @staticmethod
+    def retry(n: int) -> str:
+        """The cause of a source's n-th retry of the same event or batch: ``retry 1``, ``retry 2``..."""
+        return f"{Cause.RETRY} {int(n)}"
+
+    @staticmethod
+    def valid(text: object) -> bool:
+        return isinstance(text, str) and (text in Cause._value2member_map_ or _RETRY_N.fullmatch(text) is not None)
+
+
+_RETRY_N = re.compile(r"retry \d+")
+
+
+class SourceKind(StrEnum):
+    """The delivery source that invoked a function (a lane group on the timeline)."""
+
+    DIRECT = "direct"
+    SYNC = "sync"
+    ASYNC = "async"
+    SQS = "sqs"
+    STREAM = "stream"
+
+
+class Delivery(StrEnum):
+    """What a delivery source did besides invoking, as written in ``delivery`` records."""
+
+    REDELIVERY = "redelivery"  # a message received again
+    DELETED = "deleted"  # messages deleted after a success
+    BATCH_FAILED = "batch failed"  # wholly or (``partial``) in part
+    RETRY_SCHEDULED = "retry scheduled"
+    DEAD_LETTERED = "dead-lettered"  # moved to a dead-letter queue
+    DISCARDED = "discarded"  # given up: sent to an on-failure destination, or gone
+    PENDING = "pending"  # still in flight when the run stopped
+    PRODUCER_RESEND = "producer re-send"
+    SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+
+
+#: Where an order can end up without its effect: the checker's "lost ... it ended" text.
+DROPPED = frozenset((Delivery.DEAD_LETTERED, Delivery.DISCARDED))
+
+
+class Effect(StrEnum):
+    """The side effects a handler must not repeat."""
+
+    EMAIL = "email"
+    CHARGE = "charge"
+
+
+class EffectStatus(StrEnum):
+    """What became of one call to an effect provider."""
+
+    DONE = "done"
+    DEDUPLICATED = "deduplicated"  # the payment API recognised the idempotency key
+    FAILED = "failed"  # the provider refused; nothing happened
+    INDEFINITE = "indefinite"  # cut off by a deadline, yet it reached the provider
+
+    @property
+    def counted(self) -> bool:
+        """Did the effect happen? An indefinite one did, only unacknowledged."""
+        return self in (EffectStatus.DONE, EffectStatus.INDEFINITE)
+
+
+class Status(StrEnum):
+    """The checker's verdict, in Maelstrom's terms."""
+
+    VALID = "valid"
+    INVALID = "invalid"
+    UNKNOWN = "unknown"
+
+
+class FindingKind(StrEnum):
+    DUPLICATE = "duplicate"
+    LOST = "lost"
+    UNEXPECTED = "unexpected"
+    PENDING = "pending"
+    ABANDONED = "abandoned"
+
+    @property
+    def breaks(self) -> bool:
+        """A finding of this kind makes the verdict invalid (the others make it unknown)."""
+        return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED)
+
+
+#: The ``result`` of an ``aws`` record that succeeded; failures hold the error code.
+AWS_OK = "ok"
+CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """The idempotency table every lesson uses: a string partition key and TTL on one attribute.
+
+    TTL takes epoch seconds (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/time-to-live-ttl-before-you-start.html).
+    ``recorded`` are the item attributes the history keeps from each request, so the
+    timeline can draw locks and retention without storing whole items.
+    """
+
+    name: str = "idempotency"
+    partition_key: str = "pk"
+    ttl_attribute: str = "expiresAt"
+    recorded: tuple[str, ...] = ("status", "expiresAt")
+
+    def create_table_request(self) -> dict:
+        return {
+            "TableName": self.name,
+            "AttributeDefinitions": [{"AttributeName": self.partition_key, "AttributeType": "S"}],
+            "KeySchema": [{"AttributeName": self.partition_key, "KeyType": "HASH"}],
+            "BillingMode": "PAY_PER_REQUEST",
+        }
+
+    def ttl_request(self) -> dict:
+        return {"TableName": self.name,
+                "TimeToLiveSpecification": {"Enabled": True, "AttributeName": self.ttl_attribute}}
+
+    def named(self, name: str) -> "TableSchema":
+        return TableSchema(name, self.partition_key, self.ttl_attribute, self.recorded)
+
+
+IDEMPOTENCY_TABLE = TableSchema()
