@@ -7,7 +7,7 @@
   flight when the run stopped, or an invocation was abandoned while blocked.
 
 It reads only the history, so it judges a live run, a saved JSON file or a hand-built
-history the same way.
+history the same way, and it decides from record fields alone, never from message text.
 """
 from __future__ import annotations
 
@@ -16,13 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import History
+from .vocab import AWS_OK, DROPPED, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
 
-COUNTED = ("done", "indefinite")  # an indefinite effect was performed, only unacknowledged
+#: Writes that can save an invocation's result in the idempotency table (a delete saves nothing).
+_SAVES = ("PutItem", "UpdateItem", "TransactWriteItems", "BatchWriteItem")
 
 
 @dataclass
 class Finding:
-    kind: str  # "duplicate", "lost", "unexpected", "pending", "abandoned"
+    kind: str  # a FindingKind
     key: str
     effect: str | None
     text: str
@@ -38,35 +40,40 @@ class Finding:
 
 @dataclass
 class Verdict:
-    verdict: str
+    status: str  # a Status: valid, invalid or unknown
     findings: list[Finding]
     effects_per_key: dict[str, dict[str, int]]
 
     @property
     def valid(self) -> bool:
-        return self.verdict == "valid"
+        return self.status == Status.VALID
 
     @property
     def duplicates(self) -> list[Finding]:
-        return [f for f in self.findings if f.kind == "duplicate"]
+        return [f for f in self.findings if f.kind == FindingKind.DUPLICATE]
 
     @property
     def lost(self) -> list[Finding]:
-        return [f for f in self.findings if f.kind == "lost"]
+        return [f for f in self.findings if f.kind == FindingKind.LOST]
 
     def explain(self) -> str:
         if not self.findings:
             total = sum(sum(v.values()) for v in self.effects_per_key.values())
             return f"valid: {len(self.effects_per_key)} orders, {total} effects, each exactly once."
-        lines = [f"{self.verdict}: {len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"]
+        lines = [f"{self.status}: {len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"]
         lines += [f"- {f.text}" for f in self.findings]
         return "\n".join(lines)
 
     def __str__(self) -> str:
         return self.explain()
 
-    def _repr_markdown_(self) -> str:
-        return "**" + self.explain().replace("\n- ", "**\n\n- ", 1) + ("" if self.findings else "**")
+    def __repr__(self) -> str:
+        return f"<Verdict {self.status}: {len(self.findings)} findings>"
+
+    def _repr_html_(self) -> str:
+        from .display import verdict_html
+
+        return verdict_html(self)
 
 
 def _fmt(t: float) -> str:
@@ -79,94 +86,127 @@ def _describe(inv: dict[str, Any] | None, inv_id: str | None) -> str:
     return f"{inv_id} ({inv['source']}, {inv['cause']})"
 
 
-def _in_remaining_window(history: History, first: dict, invs: dict[str, dict]) -> bool:
-    """Did the first effect's invocation claim the key, do the effect, then die before saving?
+class _Facts:
+    """What the checker needs from one history, read once."""
 
-    That is the window the article admits no claim can close: the work happened, the
-    record of it did not, so the retry repeats it.
-    """
-    inv_id = first.get("inv")
-    inv = invs.get(inv_id)
-    if inv is None or inv["outcome"] in ("ok", None):
-        return False
-    table = history.meta.get("table", "idempotency")
-    calls = [e for e in history if e["type"] == "aws" and e.get("inv") == inv_id and e.get("target") == table]
-    claimed = any(e["op"] in ("PutItem", "UpdateItem") and e["result"] == "ok" and e["seq"] < first["seq"] for e in calls)
-    saved = any(e["op"] in ("PutItem", "UpdateItem") and e["result"] == "ok" and e["seq"] > first["seq"]
-                and (e.get("detail") or {}).get("status") == "COMPLETED" for e in calls)
-    return claimed and not saved
+    def __init__(self, history: History):
+        self.table = history.meta.get("table", "idempotency")
+        self.invs = history.invocations()
+        self.owed: dict[str, set[str]] = defaultdict(set)
+        self.effects: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        self.pending: set[str] = set()
+        self.dropped: dict[str, list[dict]] = defaultdict(list)
+        self.table_writes: dict[str, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        for e in history:
+            self._read(e)
+
+    def _read(self, e: dict) -> None:
+        kind = e["type"]
+        if kind == RecordType.ACCEPT:
+            self.owed[e["key"]].update(e.get("expects") or [])
+        elif kind == RecordType.EFFECT and EffectStatus(e["status"]).counted:
+            self.effects[(e["kind"], e["key"])].append(e)
+        elif kind == RecordType.DELIVERY and e.get("what") == Delivery.PENDING:
+            self.pending.update(e.get("keys") or [])
+        elif kind == RecordType.DELIVERY and e.get("what") in DROPPED:
+            for k in e.get("keys") or []:
+                self.dropped[k].append(e)
+        elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
+            self.table_writes[e["inv"]].append(e)
+
+    def in_remaining_window(self, first: dict) -> bool:
+        """Did the first effect's invocation claim the key, do the effect, then die before saving?
+
+        That is the window the article admits no claim can close: the work happened, the
+        record of it did not, so the retry repeats it. A claim is a successful write before
+        the effect; a save is a successful write after it (a delete saves nothing).
+        """
+        inv = self.invs.get(first.get("inv"))
+        if inv is None or inv["outcome"] in (Outcome.OK, None):
+            return False
+        writes = [e for e in self.table_writes.get(first["inv"], []) if e["op"] in _SAVES and e["result"] == AWS_OK]
+        claims = [e for e in writes if e["seq"] < first["seq"]]
+        if not claims:
+            return False
+        # The write just before the effect is the claim that guarded it; a save is a later
+        # write to that same item (another order's claim is no save).
+        key = claims[-1].get("key")
+        return not any(e["seq"] > first["seq"] and e.get("key") in (key, None) for e in writes)
 
 
 def check(history: History) -> Verdict:
-    invs = history.invocations()
-    owed: dict[str, set[str]] = defaultdict(set)
-    for e in history.of_type("accept"):
-        owed[e["key"]].update(e.get("expects") or [])
-    effects: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for e in history.of_type("effect"):
-        if e["status"] in COUNTED:
-            effects[(e["kind"], e["key"])].append(e)
-
-    pending = {k for e in history.of_type("delivery") if e.get("what") == "pending" for k in e.get("keys") or []}
-    dead = defaultdict(list)
-    for e in history.of_type("delivery"):
-        if e.get("what") in ("dead-lettered", "discarded"):
-            for k in e.get("keys") or []:
-                dead[k].append(e)
-
+    facts = _Facts(history)
     findings: list[Finding] = []
     effects_per_key: dict[str, dict[str, int]] = {}
-    kinds_seen = sorted({kind for kind, _ in effects} | {k for v in owed.values() for k in v})
-    keys = sorted(set(owed) | {key for _, key in effects}, key=_natural)
-    for key in keys:
-        effects_per_key[key] = {kind: len(effects.get((kind, key), [])) for kind in kinds_seen
-                                if kind in owed.get(key, set()) or (kind, key) in effects}
+    kinds_seen = sorted({kind for kind, _ in facts.effects} | {k for v in facts.owed.values() for k in v})
+    for key in sorted(set(facts.owed) | {key for _, key in facts.effects}, key=_natural):
+        effects_per_key[key] = {kind: len(facts.effects.get((kind, key), [])) for kind in kinds_seen
+                                if kind in facts.owed.get(key, set()) or (kind, key) in facts.effects}
         for kind in sorted(effects_per_key[key]):
-            done = effects.get((kind, key), [])
-            if key not in owed or kind not in owed[key]:
-                findings.append(Finding("unexpected", key, kind,
-                                        f"{key}: {len(done)} {kind} effect(s), but no accepted order owes one",
-                                        [e.get("inv") for e in done]))
-                continue
-            if len(done) > 1:
-                who = ", ".join(f"{_describe(invs.get(e.get('inv')), e.get('inv'))} at {_fmt(e['t'])}" for e in done)
-                window = (done[0]["t"], done[-1]["t"])
-                remaining = _in_remaining_window(history, done[0], invs)
-                text = f"{key}: {kind} sent {len(done)} times, by {who}."
-                if remaining:
-                    first_inv = invs.get(done[0].get("inv"), {})
-                    text += (f" Remaining window: {done[0].get('inv')} claimed the key and did the {kind}, then "
-                             f"ended with {first_inv.get('outcome')} before saving its result, so the retry "
-                             f"repeated it. No claim closes this window; only a downstream idempotency key does.")
-                if any(e["status"] == "indefinite" for e in done):
-                    text += " (One of them was cut off by a deadline but still reached the provider.)"
-                findings.append(Finding("duplicate", key, kind, text, [e.get("inv") for e in done], window, remaining))
-            elif not done:
-                if key in pending:
-                    findings.append(Finding("pending", key, kind,
-                                            f"{key}: no {kind} yet, and the order was still in flight when the run stopped"))
-                else:
-                    where = ""
-                    if dead.get(key):
-                        d = dead[key][-1]
-                        where = f" It ended {d['what']} at {_fmt(d['t'])}" + (
-                            f" ({(d.get('detail') or {}).get('reason')})" if (d.get("detail") or {}).get("reason") else "") + "."
-                    tried = [i for i, v in invs.items() if key in (v.get("keys") or [])]
-                    tried_text = (" Invocations that carried it: " + ", ".join(
-                        f"{_describe(invs[i], i)} -> {invs[i]['outcome']}" for i in tried) + ".") if tried else " No invocation ever carried it."
-                    findings.append(Finding("lost", key, kind, f"{key}: accepted but no {kind} was ever sent.{where}{tried_text}", tried))
-    for inv_id, inv in invs.items():
-        if inv["outcome"] == "error" and "blocked outside the sandbox" in (inv.get("error") or ""):
-            findings.append(Finding("abandoned", ",".join(inv.get("keys") or []) or inv_id, None,
-                                    f"{inv_id} was blocked outside the sandbox, so what it did after that is unknown", [inv_id]))
-
-    if any(f.kind in ("duplicate", "lost", "unexpected") for f in findings):
-        verdict = "invalid"
+            finding = _judge(facts, key, kind)
+            if finding is not None:
+                findings.append(finding)
+    findings += _abandoned(facts)
+    if any(FindingKind(f.kind).breaks for f in findings):
+        status = Status.INVALID
     elif findings:
-        verdict = "unknown"
+        status = Status.UNKNOWN
     else:
-        verdict = "valid"
-    return Verdict(verdict, findings, effects_per_key)
+        status = Status.VALID
+    return Verdict(status, findings, effects_per_key)
+
+
+def _judge(facts: _Facts, key: str, kind: str) -> Finding | None:
+    """The finding for one (order, effect) pair, or None when it happened exactly once."""
+    done = facts.effects.get((kind, key), [])
+    if key not in facts.owed or kind not in facts.owed[key]:
+        return Finding(FindingKind.UNEXPECTED, key, kind, f"{key}: {len(done)} {kind} effect(s), but no accepted "
+                       f"order owes one", [e.get("inv") for e in done])
+    if len(done) > 1:
+        return _duplicate(facts, key, kind, done)
+    if done:
+        return None
+    if key in facts.pending:
+        return Finding(FindingKind.PENDING, key, kind,
+                       f"{key}: no {kind} yet, and the order was still in flight when the run stopped")
+    return _lost(facts, key, kind)
+
+
+def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
+    who = ", ".join(f"{_describe(facts.invs.get(e.get('inv')), e.get('inv'))} at {_fmt(e['t'])}" for e in done)
+    remaining = facts.in_remaining_window(done[0])
+    text = f"{key}: {kind} sent {len(done)} times, by {who}."
+    if remaining:
+        first_inv = facts.invs.get(done[0].get("inv"), {})
+        text += (f" Remaining window: {done[0].get('inv')} claimed the key and did the {kind}, then "
+                 f"ended with {first_inv.get('outcome')} before saving its result, so the retry "
+                 f"repeated it. No claim closes this window; only a downstream idempotency key does.")
+    if any(e["status"] == EffectStatus.INDEFINITE for e in done):
+        text += " (One of them was cut off by a deadline but still reached the provider.)"
+    return Finding(FindingKind.DUPLICATE, key, kind, text, [e.get("inv") for e in done],
+                   (done[0]["t"], done[-1]["t"]), remaining)
+
+
+def _lost(facts: _Facts, key: str, kind: str) -> Finding:
+    where = ""
+    if facts.dropped.get(key):
+        d = facts.dropped[key][-1]
+        reason = (d.get("detail") or {}).get("reason")
+        where = f" It ended {d['what']} at {_fmt(d['t'])}" + (f" ({reason})" if reason else "") + "."
+    tried = [i for i, v in facts.invs.items() if key in (v.get("keys") or [])]
+    if tried:
+        tried_text = " Invocations that carried it: " + ", ".join(
+            f"{_describe(facts.invs[i], i)} -> {facts.invs[i]['outcome']}" for i in tried) + "."
+    else:
+        tried_text = " No invocation ever carried it."
+    return Finding(FindingKind.LOST, key, kind, f"{key}: accepted but no {kind} was ever sent.{where}{tried_text}",
+                   tried)
+
+
+def _abandoned(facts: _Facts) -> list[Finding]:
+    return [Finding(FindingKind.ABANDONED, ",".join(inv.get("keys") or []) or inv_id, None,
+                    f"{inv_id} was blocked outside the sandbox, so what it did after that is unknown", [inv_id])
+            for inv_id, inv in facts.invs.items() if inv.get("blocked")]
 
 
 def _natural(key: str):

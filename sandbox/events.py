@@ -56,6 +56,11 @@ def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str 
     }
 
 
+def iso_millis(epoch: float) -> str:
+    """A UTC timestamp with milliseconds, as Lambda writes them: 2026-01-05T09:00:00.000Z."""
+    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
 def eventbridge_time(epoch: float) -> str:
     """An EventBridge ``time`` field (whole seconds, UTC) for a Unix time."""
     return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

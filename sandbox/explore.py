@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .scheduler import ReplayPolicy
+from .policies import ReplayPolicy
+from .vocab import Status
 
 
 @dataclass
@@ -40,7 +41,7 @@ def explore(run_once: Callable[[ReplayPolicy], str], max_schedules: int = 5000) 
         verdict = run_once(policy)
         result.schedules += 1
         result.verdicts[verdict] = result.verdicts.get(verdict, 0) + 1
-        if verdict != "valid":
+        if verdict != Status.VALID:
             result.broken += 1
             if result.first_broken is None:
                 result.first_broken = list(policy.taken)
@@ -60,12 +61,11 @@ def explore(run_once: Callable[[ReplayPolicy], str], max_schedules: int = 5000) 
 def explore_scenario(scenario: str, handler: Any, settings: dict[str, Any] | None = None,
                      max_schedules: int = 5000, **kw: Any) -> Exploration:
     """Every interleaving of a scenario (keep it small: concurrent-claims with 2 or 3 copies)."""
+    from .loader import check_handler
     from .scenarios import run_scenario
-
-    from .runtime import check_handler
     from .world import Sandbox
 
     with Sandbox():  # a bad handler is one clear error, not thousands of failed schedules
         check_handler(handler)
-    return explore(lambda policy: run_scenario(scenario, handler, settings=settings, policy=policy, **kw).verdict.verdict,
+    return explore(lambda policy: run_scenario(scenario, handler, settings=settings, policy=policy, **kw).status,
                    max_schedules)

@@ -1,35 +1,36 @@
 """The append-only record of everything that happened in one world.
 
-Sources, the Lambda runtime, the AWS gateway and the effect services append to it;
-the checker, the timeline plot, the grader and the CLI only read it (Maelstrom's
-"record, then check").
+Sources, the Lambda runtime, the AWS gateway and the effect services write to it through
+its typed writers; the checker, the timeline plot, the grader and the CLI only read it
+(Maelstrom's "record, then check"). Every read hands out copies, so no reader can rewrite
+what happened.
 
 Every record is a plain dict with these common fields:
 
 ``seq``   position in the history (0, 1, 2, ...)
 ``t``     virtual seconds since the world opened
-``type``  one of the record types below
+``type``  a ``RecordType``
 
-Record types and their own fields:
+Record types and their own fields (the words come from ``sandbox.vocab``):
 
-``accept``        an order entered the system and is owed effects.
-                  ``key`` (orderId), ``expects`` (list of effect kinds, e.g. ["email"]),
-                  ``source`` (delivery source name)
-``invoke_start``  ``inv`` (invocation id, "inv-1"), ``source`` ("sync", "async", "sqs",
-                  "stream", "direct"), ``cause`` (see CAUSES), ``container``,
-                  ``request_id``, ``keys`` (business keys the event carries),
-                  ``prev`` (the invocation this one repeats, or None)
-``invoke_end``    ``inv``, ``outcome`` (see OUTCOMES), ``error`` (text or None)
-``aws``           ``inv`` (or None for infrastructure such as pollers), ``actor``,
+``accept``        an order entered the system and is owed effects: ``key`` (orderId),
+                  ``expects`` (effect kinds, e.g. ["email"]), ``source``
+``invoke_start``  ``inv`` ("inv-1"), ``source`` (a ``SourceKind``), ``cause`` (a ``Cause``,
+                  or "retry <n>"), ``container``, ``request_id``, ``keys`` (business keys
+                  the event carries), ``prev`` (the invocation this one repeats, or None),
+                  ``timeout`` (the function's timeout, seconds)
+``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None), and
+                  ``blocked: true`` when the sandbox gave up on an invocation blocked
+                  outside it
+``aws``           ``inv`` (None for infrastructure such as pollers), ``actor``,
                   ``service``, ``op``, ``target`` (table/queue/stream name), ``key``
-                  (the item key or message id, as text, or None), ``result`` ("ok",
-                  "ConditionalCheckFailed", or another error code), ``detail`` (dict,
-                  e.g. {"status": "IN_PROGRESS", "expiresAt": 1700000030})
-``effect``        ``inv``, ``kind`` ("email", "charge"), ``key`` (orderId), ``status``
-                  ("done", "deduplicated", "failed", "indefinite"), ``detail``
-``delivery``      what a delivery source did besides invoking: ``source``, ``what``
-                  ("retry scheduled", "dead-lettered", "deleted", "discarded", ...),
-                  ``keys``, ``inv`` (related invocation or None), ``detail``
+                  (item key or message id, as text, or None), ``result`` ("ok", or an
+                  error code such as "ConditionalCheckFailed"), ``detail`` (a dict, e.g.
+                  {"status": "IN_PROGRESS", "expiresAt": 1700000030})
+``effect``        ``inv``, ``kind`` (an ``Effect``), ``key`` (orderId), ``status`` (an
+                  ``EffectStatus``), ``detail``
+``delivery``      what a delivery source did besides invoking: ``source``, ``what`` (a
+                  ``Delivery``), ``keys``, ``inv`` (related invocation or None), ``detail``
 ``sweep``         the TTL sweeper deleted an item: ``target``, ``key``, ``detail``
 ``note``          free text for a reader: ``text``
 """
@@ -40,86 +41,155 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-OUTCOMES = ("ok", "error", "timeout", "crashed")
-CAUSES = (
-    "first delivery",
-    "retry",  # followed by the attempt number, e.g. "retry 1"
-    "redelivery",
-    "SDK retry",
-    "concurrent duplicate",
-    "producer re-send",
-    "spontaneous duplicate",
-)
-RECORD_TYPES = ("accept", "invoke_start", "invoke_end", "aws", "effect", "delivery", "sweep", "note")
+from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, RecordType, SourceKind
+
+#: Fields whose value must be a word of the vocabulary, per record type.
+_CHECKS = {
+    RecordType.INVOKE_START: {"source": SourceKind, "cause": Cause},
+    RecordType.INVOKE_END: {"outcome": Outcome},
+    RecordType.EFFECT: {"kind": Effect, "status": EffectStatus},
+    RecordType.DELIVERY: {"what": Delivery},
+}
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON-like value (much cheaper than ``copy.deepcopy``)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A copy with vocabulary members turned into plain strings, so records hold JSON types only."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _check_words(record: dict[str, Any]) -> None:
+    for name, words in _CHECKS.get(record["type"], {}).items():
+        value = record.get(name)
+        ok = Cause.valid(value) if words is Cause else value in words._value2member_map_
+        if not ok:
+            raise ValueError(f"{record['type']} record: {name}={value!r} is not a word of the vocabulary "
+                             f"({', '.join(words)})")
 
 
 class History:
     """Append-only list of records plus a ``meta`` dict (seed, scenario, epoch, ...)."""
 
     def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
-        self.meta: dict[str, Any] = dict(meta or {})
+        self._meta: dict[str, Any] = _plain(dict(meta or {}))
         self._events: list[dict[str, Any]] = []
         self._lock = threading.Lock()  # real-thread mode: seq numbers stay dense and ordered
         for ev in events or ():
-            self._events.append(dict(ev))
+            self._events.append(_copy(dict(ev)))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run's settings: seed, scenario, epoch, table... (a copy)."""
+        return _copy(self._meta)
 
     # -- writing ---------------------------------------------------------
     def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
-        if type not in RECORD_TYPES:
-            raise ValueError(f"unknown history record type {type!r}; expected one of {RECORD_TYPES}")
+        """Add one record (prefer the typed writers below); returns a copy of it."""
+        if type not in RecordType._value2member_map_:
+            raise ValueError(f"unknown history record type {type!r}; expected one of {tuple(RecordType)}")
         with self._lock:
-            record = {"seq": len(self._events), "t": round(float(t), 6), "type": type, **fields}
+            record = {"seq": len(self._events), "t": round(float(t), 6), "type": str(type), **_plain(fields)}
+            _check_words(record)
             self._events.append(record)
-        return record
+        return _copy(record)
 
-    # -- reading ---------------------------------------------------------
+    def accept(self, t: float, *, key: str, expects: list[str], source: str) -> None:
+        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source)
+
+    def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
+                     request_id: str, keys: list[str], prev: str | None, timeout: float) -> None:
+        self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
+                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout)
+
+    def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False) -> None:
+        extra = {"blocked": True} if blocked else {}
+        self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, **extra)
+
+    def aws(self, t: float, *, inv: str | None, actor: str, service: str, op: str, target: str | None,
+            key: str | None, result: str, detail: dict) -> None:
+        self.append(RecordType.AWS, t, inv=inv, actor=actor, service=service, op=op, target=target, key=key,
+                    result=result, detail=detail)
+
+    def effect(self, t: float, *, inv: str | None, kind: str, key: str, status: str, detail: dict) -> None:
+        self.append(RecordType.EFFECT, t, inv=inv, kind=kind, key=key, status=status, detail=detail)
+
+    def delivery(self, t: float, *, source: str, what: str, keys: Iterable[str], inv: str | None,
+                 detail: dict | None = None) -> None:
+        self.append(RecordType.DELIVERY, t, source=source, what=what, keys=list(keys), inv=inv,
+                    detail=dict(detail or {}))
+
+    def sweep(self, t: float, *, target: str, key: str, detail: dict) -> None:
+        self.append(RecordType.SWEEP, t, target=target, key=key, detail=detail)
+
+    def note(self, t: float, text: str) -> None:
+        self.append(RecordType.NOTE, t, text=text)
+
+    # -- reading (every read is a copy) -----------------------------------
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self._events)
+        return iter(self.events)
 
     def __len__(self) -> int:
         return len(self._events)
 
     def __getitem__(self, i):
-        return self._events[i]
+        return _copy(self._events[i])
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        """A copy, so readers cannot rewrite what happened."""
-        return [dict(e) for e in self._events]
+        return [_copy(e) for e in self._events]
 
     def of_type(self, *types: str) -> list[dict[str, Any]]:
-        return [e for e in self._events if e["type"] in types]
+        return [_copy(e) for e in self._events if e["type"] in types]
 
     def invocations(self) -> dict[str, dict[str, Any]]:
         """inv id -> {start record fields + outcome/error/end}."""
         out: dict[str, dict[str, Any]] = {}
         for e in self._events:
-            if e["type"] == "invoke_start":
-                out[e["inv"]] = {**e, "outcome": None, "error": None, "end": None}
-            elif e["type"] == "invoke_end" and e["inv"] in out:
-                out[e["inv"]].update(outcome=e["outcome"], error=e.get("error"), end=e["t"])
+            if e["type"] == RecordType.INVOKE_START:
+                out[e["inv"]] = {**_copy(e), "outcome": None, "error": None, "end": None}
+            elif e["type"] == RecordType.INVOKE_END and e["inv"] in out:
+                out[e["inv"]].update(outcome=e["outcome"], error=e.get("error"), end=e["t"],
+                                     blocked=bool(e.get("blocked")))
         return out
 
     def effects(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return [e for e in self._events if e["type"] == "effect" and (kind is None or e["kind"] == kind)]
+        return [_copy(e) for e in self._events if e["type"] == RecordType.EFFECT and (kind is None or e["kind"] == kind)]
 
     def end_time(self) -> float:
         return self._events[-1]["t"] if self._events else 0.0
 
+    def since(self, seq: int) -> list[dict[str, Any]]:
+        """Copies of the records from position ``seq`` on (what a step just added)."""
+        return [_copy(e) for e in self._events[seq:]]
+
     # -- persistence -----------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        return {"meta": self.meta, "events": self._events}
+        return {"meta": self.meta, "events": self.events}
 
     def to_json(self, **kw: Any) -> str:
         kw.setdefault("sort_keys", True)
-        return json.dumps(self.to_dict(), **kw)
+        return json.dumps({"meta": self._meta, "events": self._events}, **kw)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "History":
         if not isinstance(data, dict) or "events" not in data:
             raise ValueError("a history is a JSON object with 'meta' and 'events'")
         for i, ev in enumerate(data["events"]):
-            if not isinstance(ev, dict) or ev.get("type") not in RECORD_TYPES or "t" not in ev:
+            if not isinstance(ev, dict) or ev.get("type") not in RecordType._value2member_map_ or "t" not in ev:
                 raise ValueError(f"history record {i} is not a valid record: {ev!r}")
         return cls(data.get("meta"), data["events"])
 
@@ -135,7 +205,12 @@ class History:
         return cls.from_json(Path(path).read_text())
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, History) and self.to_dict() == other.to_dict()
+        return isinstance(other, History) and self._meta == other._meta and self._events == other._events
 
     def __repr__(self) -> str:
-        return f"History({len(self._events)} records, meta={self.meta!r})"
+        return f"History({len(self._events)} records, meta={self._meta!r})"
+
+    def _repr_html_(self) -> str:
+        from .display import history_html
+
+        return history_html(self)

@@ -13,19 +13,29 @@ https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
 """
 from __future__ import annotations
 
-import importlib.util
+import datetime as dt
 import itertools
-import sys
-import uuid
+import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, WorldClosed
+from .faults import CrashPlan
+from .loader import check_handler, load_handler
 from .scheduler import Task, current_task
+from .vocab import Cause, Outcome, SourceKind
 
 if TYPE_CHECKING:
-    from .world import Sandbox
+    from .clock import VirtualClock
+    from .history import History
+    from .scheduler import Scheduler
+
+DOC_CONFIG = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-function-common.html"
+DOC_TIMEOUT = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html"
+DEFAULT_TIMEOUT = 3.0  # seconds (configuration-timeout.html)
+MAX_TIMEOUT = 900.0  # 15 minutes
+DEFAULT_MEMORY_MB = 128  # configuration-function-common.html
+ACCOUNT = "123456789012"
 
 
 @dataclass
@@ -33,36 +43,27 @@ class FunctionConfig:
     """A function's settings. Defaults are Lambda's own (configuration-function-common.html)."""
 
     name: str = "orders-handler"
-    timeout: float = 3.0  # seconds; Lambda's default
-    memory_mb: int = 128  # Lambda's default
+    timeout: float = DEFAULT_TIMEOUT
+    memory_mb: int = DEFAULT_MEMORY_MB
     version: str = "$LATEST"
     region: str = "us-east-1"
-    account: str = "123456789012"
+    account: str = ACCOUNT
+
+    def __post_init__(self) -> None:
+        if not (0 < self.timeout <= MAX_TIMEOUT):
+            raise BadInput(f"function timeout must be between 1 and 900 seconds (Lambda's range), got {self.timeout}")
 
     @property
     def arn(self) -> str:
         return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.name}"
 
 
-@dataclass
-class CrashPlan:
-    """Where an injected crash stops an invocation.
-
-    - ``after_aws_calls=N``: right after the N-th AWS call of the invocation;
-    - ``after_effect="charge"``: right after that effect is performed;
-    - ``before_call="dynamodb.UpdateItem"``: just before that call is sent.
-    """
-
-    after_aws_calls: int | None = None
-    after_effect: str | None = None
-    before_call: str | None = None
-
-
 class LambdaContext:
     """The object passed as ``context``, with the attributes of Lambda's Python runtime."""
 
-    def __init__(self, world: "Sandbox", config: FunctionConfig, request_id: str, deadline: float, container: str):
-        self._world = world
+    def __init__(self, clock: "VirtualClock", config: FunctionConfig, request_id: str, deadline: float,
+                 container: str):
+        self._clock = clock
         self._deadline = deadline  # virtual Unix seconds
         self.function_name = config.name
         self.function_version = config.version
@@ -70,13 +71,14 @@ class LambdaContext:
         self.memory_limit_in_mb = config.memory_mb
         self.aws_request_id = request_id
         self.log_group_name = f"/aws/lambda/{config.name}"
-        self.log_stream_name = f"2026/01/05/[{config.version}]{container}"
+        day = dt.datetime.fromtimestamp(clock.now(), dt.timezone.utc).strftime("%Y/%m/%d")
+        self.log_stream_name = f"{day}/[{config.version}]{container}"
         self.identity = None
         self.client_context = None
         self.tenant_id = None
 
     def get_remaining_time_in_millis(self) -> int:
-        return max(0, int(round((self._deadline - self._world.clock.now()) * 1000)))
+        return max(0, int(round((self._deadline - self._clock.now()) * 1000)))
 
     def __repr__(self) -> str:
         return f"LambdaContext(request_id={self.aws_request_id!r}, remaining={self.get_remaining_time_in_millis()} ms)"
@@ -92,54 +94,8 @@ class Container:
         self.invocations = 0
 
 
-def load_handler(spec: str) -> Callable:
-    """Load ``path/to/file.py:function`` as a fresh module (one per container)."""
-    if not isinstance(spec, str) or ":" not in spec:
-        raise BadInput(f"handler must look like path/to/file.py:function, got {spec!r}")
-    path_text, _, func = spec.rpartition(":")
-    path = Path(path_text)
-    if not path.is_file():
-        raise BadInput(f"handler file not found: {path_text}")
-    if not func.isidentifier():
-        raise BadInput(f"handler function name {func!r} is not a Python identifier")
-    module_name = f"_rwh_handler_{uuid.uuid4().hex}"
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(loader_spec)
-    folder = path.parent.resolve()
-    before = set(sys.modules)
-    sys.path.insert(0, str(folder))
-    try:
-        loader_spec.loader.exec_module(module)
-    except SyntaxError as exc:
-        raise BadInput(f"handler file {path_text} has a syntax error on line {exc.lineno}: {exc.msg}") from None
-    except Exception as exc:
-        raise BadInput(f"handler file {path_text} failed to import: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.path.remove(str(folder))
-        # Sibling modules the handler imported (its run_once, say) belong to this container
-        # alone: forget them so the next cold start imports its own copy, as Lambda would.
-        for name in set(sys.modules) - before:
-            origin = getattr(sys.modules[name], "__file__", None) or ""
-            if origin and Path(origin).resolve().is_relative_to(folder):
-                del sys.modules[name]
-    handler = getattr(module, func, None)
-    if handler is None:
-        raise BadInput(f"handler file {path_text} defines no {func!r}")
-    if not callable(handler):
-        raise BadInput(f"{func!r} in {path_text} is not a function")
-    return handler
-
-
-def check_handler(handler: Any) -> None:
-    """Fail early, with a clear message, on anything that cannot be a handler."""
-    if isinstance(handler, str):
-        load_handler(handler)
-    elif not callable(handler):
-        raise BadInput(f"a handler is a function handler(event, context) or 'file.py:function', got {handler!r}")
-
-
 class Invocation:
-    """One run of the handler. Its outcome is one of ok, error, timeout, crashed."""
+    """One run of the handler. Its outcome is an ``Outcome``, or None while it runs."""
 
     def __init__(self, function: "LambdaFunction", inv_id: str, event: Any, source: str, cause: str,
                  prev: str | None, keys: list[str], crash: CrashPlan | None):
@@ -161,22 +117,49 @@ class Invocation:
     def done(self) -> bool:
         return self.outcome is not None
 
-    # -- crash injection hooks, called by the gateway and the services ------------------
+    # -- the crash plan, applied where the gateway and the services call in --------------
     def before_aws(self, label: str) -> None:
-        if self.crash.before_call and label.endswith(self.crash.before_call):
-            raise InvocationCrashed(f"crashed before {label} (injected)")
+        self.crash.before_aws(label)
 
     def after_aws(self, label: str) -> None:
         self.aws_calls += 1
-        if self.crash.after_aws_calls is not None and self.aws_calls >= self.crash.after_aws_calls:
-            raise InvocationCrashed(f"crashed after AWS call #{self.aws_calls} ({label}) (injected)")
+        self.crash.after_aws(label, self.aws_calls)
 
     def after_effect(self, kind: str) -> None:
-        if self.crash.after_effect == kind:
-            raise InvocationCrashed(f"crashed right after the {kind} (injected)")
+        self.crash.after(kind)
+
+    def deadline(self) -> float | None:
+        """Elapsed virtual seconds at which the runtime stops this invocation (None: not running)."""
+        return self.task.deadline if self.task is not None else None
 
     def __repr__(self) -> str:
         return f"<Invocation {self.id} {self.source}/{self.cause} {self.outcome or 'running'}>"
+
+
+class Runtime:
+    """The Lambda service of one world: it deploys functions and numbers their invocations."""
+
+    def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History",
+                 new_request_id: Callable[[], str], region: str = "us-east-1"):
+        self.clock, self.scheduler, self.history = clock, scheduler, history
+        self.new_request_id = new_request_id
+        self.region = region
+        self._ids = itertools.count(1)
+
+    def next_id(self) -> str:
+        return f"inv-{next(self._ids)}"
+
+    def deploy(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
+               timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
+               name: str = "orders-handler") -> "LambdaFunction":
+        config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region)
+        return LambdaFunction(self, handler, config, factory=factory)
+
+
+def current_invocation() -> Invocation | None:
+    """The invocation whose code is running on this thread, if any."""
+    task = current_task()
+    return task.invocation if task is not None else None
 
 
 class LambdaFunction:
@@ -188,7 +171,7 @@ class LambdaFunction:
     once per cold start.
     """
 
-    def __init__(self, world: "Sandbox", handler: Any = None, config: FunctionConfig | None = None,
+    def __init__(self, runtime: Runtime, handler: Any = None, config: FunctionConfig | None = None,
                  factory: Callable[[], Callable] | None = None):
         if handler is None and factory is None:
             raise BadInput("a function needs a handler or a factory")
@@ -197,7 +180,7 @@ class LambdaFunction:
         self._preloaded = load_handler(handler) if isinstance(handler, str) else None
         if handler is not None and not isinstance(handler, str):
             check_handler(handler)
-        self.world = world
+        self.runtime = runtime
         self.handler_spec = handler
         self.factory = factory
         self.config = config or FunctionConfig()
@@ -221,101 +204,105 @@ class LambdaFunction:
                 return c
         return self._cold_start()
 
-    def start(self, event: Any, *, source: str = "direct", cause: str = "first delivery", prev: str | None = None,
-              keys: list[str] | None = None, crash: CrashPlan | None = None) -> Invocation:
+    def start(self, event: Any, *, source: str = SourceKind.DIRECT, cause: str = Cause.FIRST_DELIVERY,
+              prev: str | None = None, keys: list[str] | None = None, crash: CrashPlan | None = None) -> Invocation:
         """Begin an invocation as a new concurrent task and return at once."""
-        world = self.world
-        inv = Invocation(self, world.runtime.next_id(), event, source, cause, prev, list(keys or []), crash)
-        inv.task = world.scheduler.spawn(self._run, inv, name=inv.id)
+        rt = self.runtime
+        inv = Invocation(self, rt.next_id(), event, source, cause, prev, list(keys or []), crash)
+        inv.task = rt.scheduler.spawn(self._run, inv, name=inv.id)
         inv.task.invocation = inv
-        inv.task.on_abandon = lambda message: self._finish(inv, "error", message)
+        inv.task.on_abandon = lambda message: self._finish(inv, Outcome.ERROR, message, blocked=True)
         return inv
 
     def invoke(self, event: Any, **kw: Any) -> Invocation:
         """Invoke and wait for the outcome (from a task or from the world's own thread)."""
         inv = self.start(event, **kw)
-        self.world.scheduler.wait_for(inv.task, label=f"wait {inv.id}")
+        self.runtime.scheduler.wait_for(inv.task, label=f"wait {inv.id}")
         return inv
 
     def _run(self, inv: Invocation) -> Any:
-        world = self.world
-        task = current_task()
-        inv.request_id = world.new_uuid()
+        rt = self.runtime
+        inv.request_id = rt.new_request_id()
         try:
             container = self._container()
         except Exception as exc:
             # Lambda reports a failed cold start (module code raised) as a function error of
             # this invocation: record it as one, never drop the event silently.
             inv.error = exc
-            world.history.append("invoke_start", world.clock.elapsed(), inv=inv.id, source=inv.source,
-                                 cause=inv.cause, container=None, request_id=inv.request_id, keys=inv.keys,
-                                 prev=inv.prev, timeout=self.config.timeout)
+            self._record_start(inv, None)
             message = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
-            self._finish(inv, "error", f"Runtime.InitError: {message}")
+            self._finish(inv, Outcome.ERROR, f"Runtime.InitError: {message}")
             return None
         container.busy = True
         inv.container = container
         container.invocations += 1
-        start = world.clock.now()
-        deadline = start + self.config.timeout
-        task.deadline = world.clock.elapsed() + self.config.timeout
-        task.on_deadline = lambda: LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
-        context = LambdaContext(world, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
-        world.history.append(
-            "invoke_start", world.clock.elapsed(), inv=inv.id, source=inv.source, cause=inv.cause,
-            container=container.id, request_id=inv.request_id, keys=inv.keys, prev=inv.prev,
-            timeout=self.config.timeout,
-        )
         try:
-            inv.result = container.handler(inv.event, context)
-            # The deadline already fired (and was swallowed), or the work ran right up to it.
-            if task.on_deadline is None or world.clock.now() >= deadline - 1e-9:
-                raise LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
-            self._finish(inv, "ok", None)
-        except LambdaTimeout as exc:
-            inv.error = exc
-            self._finish(inv, "timeout", str(exc))
-        except InvocationCrashed as exc:
-            inv.error = exc
-            self._finish(inv, "crashed", str(exc))
-        except WorldClosed:
-            inv.error = None
-            self._finish(inv, "crashed", "the world closed while this invocation was still running")
-            raise
-        except HandlerBlocked as exc:
-            inv.error = exc
-            self._finish(inv, "error", str(exc) or "blocked outside the sandbox")
-        except Exception as exc:  # the handler's own error is a function error
-            inv.error = exc
-            self._finish(inv, "error", f"{type(exc).__name__}: {exc}")
+            self._call_handler(inv, container)
         finally:
-            task.deadline = None
+            inv.task.deadline = None
             container.busy = False
         return inv.result
 
-    def _finish(self, inv: Invocation, outcome: str, error: str | None) -> None:
+    def _record_start(self, inv: Invocation, container: Container | None) -> None:
+        self.runtime.history.invoke_start(
+            self.runtime.clock.elapsed(), inv=inv.id, source=inv.source, cause=inv.cause,
+            container=container.id if container is not None else None, request_id=inv.request_id, keys=inv.keys,
+            prev=inv.prev, timeout=self.config.timeout)
+
+    def _call_handler(self, inv: Invocation, container: Container) -> None:
+        clock, task = self.runtime.clock, inv.task
+        deadline = clock.now() + self.config.timeout
+        task.deadline = clock.elapsed() + self.config.timeout
+        task.on_deadline = lambda: LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
+        context = LambdaContext(clock, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
+        self._record_start(inv, container)
+        try:
+            inv.result = container.handler(inv.event, context)
+            # The deadline already fired (and was swallowed), or the work ran right up to it.
+            if task.on_deadline is None or clock.now() >= deadline - 1e-9:
+                raise LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
+            self._finish(inv, Outcome.OK, None)
+        except LambdaTimeout as exc:
+            inv.error = exc
+            self._finish(inv, Outcome.TIMEOUT, str(exc))
+        except InvocationCrashed as exc:
+            inv.error = exc
+            self._finish(inv, Outcome.CRASHED, str(exc))
+        except WorldClosed:
+            inv.error = None
+            self._finish(inv, Outcome.CRASHED, "the world closed while this invocation was still running")
+            raise
+        except HandlerBlocked as exc:
+            inv.error = exc
+            self._finish(inv, Outcome.ERROR, str(exc) or "blocked outside the sandbox", blocked=True)
+        except Exception as exc:  # the handler's own error is a function error
+            inv.error = exc
+            self._finish(inv, Outcome.ERROR, f"{type(exc).__name__}: {exc}")
+
+    def _finish(self, inv: Invocation, outcome: str, error: str | None, blocked: bool = False) -> None:
         if inv.outcome is not None:
             return
         inv.outcome, inv.error_text = outcome, error
-        self.world.history.append("invoke_end", self.world.clock.elapsed(), inv=inv.id, outcome=outcome, error=error)
+        self.runtime.history.invoke_end(self.runtime.clock.elapsed(), inv=inv.id, outcome=outcome, error=error,
+                                        blocked=blocked)
 
 
-class Runtime:
-    """World-wide bookkeeping for invocations: ids, and which one is running."""
+def function_error_payload(inv: Invocation) -> dict[str, Any]:
+    """The payload Lambda returns for a function error (``X-Amz-Function-Error: Unhandled``).
 
-    def __init__(self, world: "Sandbox"):
-        self.world = world
-        self._ids = itertools.count(1)
-
-    def next_id(self) -> str:
-        return f"inv-{next(self._ids)}"
-
-    def current_invocation(self) -> Invocation | None:
-        task = current_task()
-        return task.invocation if task is not None else None
-
-    def actor_name(self) -> str:
-        task = current_task()
-        if task is None:
-            return "world"
-        return task.invocation.id if task.invocation is not None else task.name
+    The same JSON reaches a synchronous caller and an async on-failure destination
+    (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html).
+    """
+    rid = inv.request_id
+    if inv.outcome == Outcome.TIMEOUT:
+        return {"errorType": "Sandbox.Timedout",
+                "errorMessage": f"RequestId: {rid} Error: Task timed out after {inv.function.config.timeout:.2f} seconds"}
+    if inv.outcome == Outcome.CRASHED:
+        return {"errorType": "Runtime.ExitError",
+                "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}
+    exc = inv.error
+    if isinstance(exc, BaseException):
+        frames = traceback.extract_tb(exc.__traceback__)
+        return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,
+                "stackTrace": [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}\n' for f in frames]}
+    return {"errorMessage": inv.error_text or "unknown error", "errorType": "Runtime.Unknown", "requestId": rid}

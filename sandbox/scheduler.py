@@ -13,12 +13,12 @@ from __future__ import annotations
 import ctypes
 import heapq
 import itertools
-import random
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from .clock import VirtualClock
-from .errors import BadInput, HandlerBlocked, WorldClosed
+from .errors import HandlerBlocked, WorldClosed
+from .policies import Policy, RandomPolicy
 
 NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "done", "abandoned"
 
@@ -82,109 +82,6 @@ class Task:
         return f"<Task {self.name} {self.state} next={self.label}>"
 
 
-# -- policies --------------------------------------------------------------------------
-class Policy:
-    """Chooses the next task among several runnable ones (sorted by creation order)."""
-
-    name = "policy"
-
-    def choose(self, runnable: Sequence[Task], sched: "Scheduler") -> Task:
-        raise NotImplementedError
-
-
-class RandomPolicy(Policy):
-    """Seeded random choice: the default. Same seed, same interleaving."""
-
-    name = "random"
-
-    def __init__(self, seed: int = 0):
-        self.rng = random.Random(f"scheduler:{seed}")
-
-    def choose(self, runnable, sched):
-        return runnable[self.rng.randrange(len(runnable))]
-
-
-class RoundRobinPolicy(Policy):
-    """Each runnable task in turn, by creation order."""
-
-    name = "round-robin"
-
-    def __init__(self):
-        self.last = -1
-
-    def choose(self, runnable, sched):
-        later = [t for t in runnable if t.tid > self.last]
-        task = later[0] if later else runnable[0]
-        self.last = task.tid
-        return task
-
-
-class ScriptedPolicy(Policy):
-    """An explicit order, for lessons that must show one exact interleaving.
-
-    ``steps`` names tasks, optionally with the operation they must be about to do:
-    ``["inv-1", "inv-2:dynamodb.GetItem", ...]``. Tasks that have not started yet run
-    first (starting does nothing observable). Once the script is used up, the
-    remaining choices fall back to round-robin.
-    """
-
-    name = "scripted"
-
-    def __init__(self, steps: Sequence[str]):
-        self.steps = list(steps)
-        self.position = 0
-        self.fallback = RoundRobinPolicy()
-
-    def choose(self, runnable, sched):
-        fresh = [t for t in runnable if t.label == "start"]
-        if fresh:
-            return fresh[0]
-        if self.position >= len(self.steps):
-            return self.fallback.choose(runnable, sched)
-        want = self.steps[self.position]
-        name, _, op = want.partition(":")
-        for t in runnable:
-            if t.name == name and (not op or t.label == op or t.label.endswith("." + op)):
-                self.position += 1
-                return t
-        offered = ", ".join(f"{t.name}:{t.label}" for t in runnable)
-        raise BadInput(f"scripted schedule step {self.position + 1} wants {want!r}, but the runnable steps are: {offered}")
-
-
-class ReplayPolicy(Policy):
-    """Follows a list of choice indices, then always picks the first; records the options seen.
-
-    The exhaustive explorer drives this to visit every interleaving.
-    """
-
-    name = "replay"
-
-    def __init__(self, prefix: Sequence[int] = ()):
-        self.prefix = list(prefix)
-        self.options: list[int] = []  # how many runnable tasks there were at each decision
-        self.taken: list[int] = []
-
-    def choose(self, runnable, sched):
-        i = len(self.taken)
-        pick = self.prefix[i] if i < len(self.prefix) else 0
-        pick = min(pick, len(runnable) - 1)
-        self.options.append(len(runnable))
-        self.taken.append(pick)
-        return runnable[pick]
-
-
-def make_policy(policy: "str | Policy | None", seed: int) -> Policy:
-    if isinstance(policy, Policy):
-        return policy
-    if policy in (None, "random"):
-        return RandomPolicy(seed)
-    if policy == "round-robin":
-        return RoundRobinPolicy()
-    if isinstance(policy, (list, tuple)):
-        return ScriptedPolicy(policy)
-    raise BadInput(f"unknown scheduling policy {policy!r}: use 'random', 'round-robin', a list of steps, or a Policy")
-
-
 # -- the scheduler ------------------------------------------------------------------------
 class Scheduler:
     """Runs tasks one at a time, switching only at yield points, on a virtual clock.
@@ -198,15 +95,16 @@ class Scheduler:
         self.policy = policy or RandomPolicy(0)
         self.watchdog = watchdog
         self.tasks: list[Task] = []  # live tasks only, in creation order; finished ones are dropped
-        self.spawned = 0
         self._timers: list[tuple[float, int, str, Callable[[], Any], bool]] = []
         self._tids = itertools.count(1)
         self._timer_seq = itertools.count()
         self._live_timers = 0
         self.steps = 0
-        self.decisions = 0
         self.running: Task | None = None
         self.closed = False
+        #: Called with the runnable tasks before each step; may return the one to run (stepping
+        #: through a scenario by hand), or None to let the policy choose.
+        self.gate: Callable[[list[Task]], Task | None] | None = None
 
     # -- creating work -----------------------------------------------------------------
     def spawn(self, fn: Callable, *args: Any, name: str, daemon: bool = False, **kwargs: Any) -> Task:
@@ -214,7 +112,6 @@ class Scheduler:
             raise WorldClosed("the world is closed")
         task = Task(self, next(self._tids), name, fn, args, kwargs, daemon)
         self.tasks.append(task)
-        self.spawned += 1
         task.thread.start()
         return task
 
@@ -323,12 +220,7 @@ class Scheduler:
                 return
             runnable = [t for t in self.tasks if t.state == RUNNABLE]
             if runnable:
-                if len(runnable) == 1:
-                    task = runnable[0]
-                else:
-                    self.decisions += 1
-                    task = self.policy.choose(runnable, self)
-                self._step(task)
+                self._step(self._pick(runnable))
                 continue
             next_t = self._next_event_time()
             if next_t is None:
@@ -346,6 +238,12 @@ class Scheduler:
                 return
             self.clock.advance_to(next_t)
             self._fire_due()
+
+    def _pick(self, runnable: list[Task]) -> Task:
+        chosen = self.gate(runnable) if self.gate is not None else None
+        if chosen is not None:
+            return chosen
+        return runnable[0] if len(runnable) == 1 else self.policy.choose(runnable)
 
     def _next_event_time(self) -> float | None:
         times = [t.wake_at for t in self.tasks if t.state in (SLEEPING, WAITING) and t.wake_at is not None]

@@ -10,7 +10,8 @@ import inspect
 import pkgutil
 
 from ..errors import BadInput
-from .base import RunResult, Scenario, Setting, run_scenario
+from ..settings import Setting
+from .base import RunResult, Scenario, run_scenario
 
 ORDER = ("no-fault", "sync-sdk-retry", "async-retry", "async-duplicate", "sqs-batch-failure",
          "sqs-visibility-timeout", "stream-batch-retry", "timeout-after-effect", "producer-resend",

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from ..events import make_orders
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario, Setting
+from ..settings import Setting
+from .base import Scenario
 
 
 class AsyncDuplicate(Scenario):

@@ -5,8 +5,11 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 from __future__ import annotations
 
 from ..events import make_orders
+from ..faults import ProviderFault
+from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario, Setting
+from ..vocab import Effect
+from .base import Scenario
 
 
 class AsyncRetry(Scenario):
@@ -27,6 +30,6 @@ class AsyncRetry(Scenario):
         orders = make_orders(cfg["orders"], sb.seed)
         # The provider refuses without sending, so only orders before it were handled: the retry
         # repeats their effects, which is the duplicate this scenario is about.
-        sb.services.fault("email", orders[-1]["orderId"], fail=cfg["provider_failures"])
+        sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["provider_failures"]))
         source.invoke(sb.order_event(orders))
         run_until_idle(sb, source)

@@ -15,49 +15,23 @@ from typing import Any, Callable
 from ..checker import Verdict, check
 from ..errors import BadInput
 from ..history import History
-from ..world import Sandbox
+from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
+from ..settings import Config, Setting, param
+from ..ttl import DOC_TTL, TTL_WORDS
+from ..vocab import RecordType, Status
+from ..world import DEFAULT_WATCHDOG, MAX_TTL_LAG, Sandbox
 
 
 @dataclass(frozen=True)
-class Setting:
-    name: str
-    default: Any
-    help: str
-    doc: str | None = None  # the AWS documentation page the default comes from
-    minimum: float | None = None
-    maximum: float | None = None
-    choices: tuple | None = None
+class RunConfig(Config):
+    """Settings of the world itself that every scenario accepts."""
 
-    def parse(self, text: Any) -> Any:
-        """Turn a ``--set`` value (or a Python value) into this setting's type, checking its range."""
-        kind = type(self.default)
-        try:
-            if kind is bool:
-                if isinstance(text, bool):
-                    value = text
-                elif str(text).lower() in ("1", "true", "yes", "on"):
-                    value = True
-                elif str(text).lower() in ("0", "false", "no", "off"):
-                    value = False
-                else:
-                    raise ValueError
-            elif kind is int:
-                value = int(text) if not isinstance(text, float) or text.is_integer() else None
-                if value is None:
-                    raise ValueError
-            elif kind is float:
-                value = float(text)
-            else:
-                value = str(text)
-        except (TypeError, ValueError):
-            raise BadInput(f"setting {self.name} takes a {kind.__name__}, got {text!r}") from None
-        if self.choices is not None and value not in self.choices:
-            raise BadInput(f"setting {self.name} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
-        if self.minimum is not None and value < self.minimum:
-            raise BadInput(f"setting {self.name} must be at least {self.minimum:g}, got {value!r}")
-        if self.maximum is not None and value > self.maximum:
-            raise BadInput(f"setting {self.name} must be at most {self.maximum:g}, got {value!r}")
-        return value
+    function_timeout: float = param(3.0, "the function's timeout in seconds (Lambda's default is 3 s)", DOC_TIMEOUT,
+                                    1, MAX_TIMEOUT, aws="Timeout")
+    ttl_lag: float = param(0.0, f"seconds between an item's expiresAt and its deletion (DynamoDB deletes lazily, "
+                           f"{TTL_WORDS}; up to a week here)", DOC_TTL, 0, MAX_TTL_LAG)
+    email_seconds: float = param(0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600)
+    charge_seconds: float = param(0.3, "how long the payment API takes per call (virtual seconds)", None, 0, 600)
 
 
 class Scenario:
@@ -68,15 +42,7 @@ class Scenario:
     summary: str = ""
     settings: tuple[Setting, ...] = ()
     #: Settings of the world itself that every scenario accepts.
-    common: tuple[Setting, ...] = (
-        Setting("function_timeout", 3.0, "the function's timeout in seconds (Lambda's default is 3 s)",
-                "https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html", 1, 900),
-        Setting("ttl_lag", 0.0, "seconds between an item's expiresAt and its deletion (DynamoDB deletes lazily, "
-                "typically within 48 h)", "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html",
-                0, 48 * 3600),
-        Setting("email_seconds", 0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600),
-        Setting("charge_seconds", 0.3, "how long the payment API takes per call (virtual seconds)", None, 0, 600),
-    )
+    common: tuple[Setting, ...] = RunConfig.settings()
 
     def all_settings(self) -> dict[str, Setting]:
         return {s.name: s for s in (*self.settings, *self.common)}
@@ -86,7 +52,8 @@ class Scenario:
         values = {name: s.default for name, s in known.items()}
         for name, raw in (overrides or {}).items():
             if name not in known:
-                raise BadInput(f"scenario {self.name} has no setting {name!r}; its settings are: {', '.join(sorted(known))}")
+                raise BadInput(f"scenario {self.name} has no setting {name!r}; its settings are: "
+                               f"{', '.join(sorted(known))}")
             values[name] = known[name].parse(raw)
         return values
 
@@ -112,14 +79,24 @@ class RunResult:
     verdict: Verdict
     wall_seconds: float = field(default=0.0, compare=False)
 
+    @property
+    def status(self) -> str:
+        """valid, invalid or unknown."""
+        return self.verdict.status
+
+    @property
+    def valid(self) -> bool:
+        return self.verdict.status == Status.VALID
+
     def report(self) -> dict[str, Any]:
         invs = self.history.invocations()
-        calls = Counter(e["op"] for e in self.history.of_type("aws") if e["service"] == "dynamodb" and e.get("inv"))
+        calls = Counter(e["op"] for e in self.history.of_type(RecordType.AWS)
+                        if e["service"] == "dynamodb" and e.get("inv"))
         return {
             "scenario": self.scenario,
             "seed": self.seed,
             "settings": self.settings,
-            "verdict": self.verdict.verdict,
+            "verdict": self.verdict.status,
             "explanation": self.verdict.explain(),
             "effects_per_key": self.verdict.effects_per_key,
             "duplicates": [f.to_dict() for f in self.verdict.duplicates],
@@ -145,24 +122,38 @@ class RunResult:
 
         return save_timeline(self.history, path, **kw)
 
-    def _repr_markdown_(self) -> str:
-        return f"**{self.scenario}** (seed {self.seed}): " + self.verdict._repr_markdown_()
+    def __repr__(self) -> str:
+        return f"<RunResult {self.scenario} seed={self.seed}: {self.verdict.status}>"
+
+    def _repr_html_(self) -> str:
+        from ..display import result_html
+
+        return result_html(self)
+
+
+def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float) -> Sandbox:
+    """The fresh world one run of ``sc`` happens in (not opened yet)."""
+    return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
+                   meta={"scenario": sc.name, "settings": cfg})
+
+
+def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any]):
+    """Set the world's provider timings and deploy the handler as the scenario's function."""
+    sb.services.timings.email = cfg["email_seconds"]
+    sb.services.timings.charge = cfg["charge_seconds"]
+    return sb.function(handler, factory=factory, timeout=cfg["function_timeout"])
 
 
 def run_scenario(scenario: "str | Scenario", handler: Any = None, *, seed: int = 0,
                  settings: dict[str, Any] | None = None, policy: Any = None,
-                 factory: Callable[[], Callable] | None = None, watchdog: float = 10.0) -> RunResult:
+                 factory: Callable[[], Callable] | None = None, watchdog: float = DEFAULT_WATCHDOG) -> RunResult:
     """Run one scenario against a handler in a fresh world and judge it."""
     from . import get_scenario
 
     sc = get_scenario(scenario) if isinstance(scenario, str) else scenario
     cfg = sc.resolve(settings)
     started = _time.perf_counter()
-    with Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
-                 meta={"scenario": sc.name, "settings": cfg}) as sb:
-        sb.services.timings.email = cfg["email_seconds"]
-        sb.services.timings.charge = cfg["charge_seconds"]
-        fn = sb.function(handler, factory=factory, timeout=cfg["function_timeout"])
-        sc.drive(sb, fn, cfg)
+    with open_world(sc, cfg, seed, policy, watchdog) as sb:
+        sc.drive(sb, deploy(sb, handler, factory, cfg), cfg)
         history = sb.history
     return RunResult(sc.name, seed, cfg, history, check(history), _time.perf_counter() - started)

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 
 from ..events import make_orders
-from .base import Scenario, Setting
+from ..settings import Setting
+from ..vocab import Cause, SourceKind
+from .base import Scenario
 
 
 class ConcurrentClaims(Scenario):
@@ -27,12 +29,13 @@ class ConcurrentClaims(Scenario):
 
     @staticmethod
     def _deliver(sb, fn, order, cfg):
-        sb.accept(order, source="async")
+        sb.accept(order, source=SourceKind.ASYNC)
         event = sb.order_event([order])
         first: list[str] = []
 
         def copy(n):
-            inv = fn.start(event, source="async", cause="first delivery" if n == 0 else "concurrent duplicate",
+            inv = fn.start(event, source=SourceKind.ASYNC,
+                           cause=Cause.FIRST_DELIVERY if n == 0 else Cause.CONCURRENT_DUPLICATE,
                            prev=first[0] if first else None, keys=[order["orderId"]])
             first.append(inv.id)
 

@@ -6,9 +6,11 @@ long after a lock sized to the function's remaining time (3 s by default) has ru
 from __future__ import annotations
 
 from ..events import make_orders
-from ..runtime import CrashPlan
+from ..faults import CrashPlan
+from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario, Setting
+from ..vocab import Effect
+from .base import Scenario
 
 
 class CrashMidWork(Scenario):
@@ -20,9 +22,9 @@ class CrashMidWork(Scenario):
                "must not happen twice.")
     settings = (
         Setting("orders", 1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50),
-        Setting("crash_after", "charge",
+        Setting("crash_after", Effect.CHARGE.value,
                 "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
-                "the remaining window that no claim can close", None, choices=("charge", "email")),
+                "the remaining window that no claim can close", None, choices=(Effect.CHARGE.value, Effect.EMAIL.value)),
         *scenario_settings(),
     )
 

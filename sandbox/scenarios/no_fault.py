@@ -3,7 +3,9 @@ from __future__ import annotations
 
 
 from ..events import make_orders
-from .base import Scenario, Setting
+from ..settings import Setting
+from ..vocab import Effect, SourceKind
+from .base import Scenario
 
 
 class NoFault(Scenario):
@@ -23,5 +25,5 @@ class NoFault(Scenario):
 
     @staticmethod
     def _deliver(sb, fn, order):
-        sb.accept(order, expects=("email",), source="direct")
-        fn.start(sb.order_event([order]), source="direct", keys=[order["orderId"]])
+        sb.accept(order, expects=(Effect.EMAIL,), source=SourceKind.DIRECT)
+        fn.start(sb.order_event([order]), source=SourceKind.DIRECT, keys=[order["orderId"]])

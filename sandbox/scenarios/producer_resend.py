@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from ..errors import BadInput
 from ..events import make_orders
-from ..gateway import Fault
+from ..faults import AwsFault
+from ..settings import Setting
 from ..sources.producer import DOC_CONFIG
-from .base import Scenario, Setting
+from .base import Scenario
 from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
 
 
@@ -41,6 +42,6 @@ class ProducerResend(Scenario):
                            f"pick 1 to {len(orders)}, or 0 for none")
         if cfg["resend_order"]:
             # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
-            sb.gateway.inject(Fault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
+            sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
         schedule = [(i * cfg["interval"], order) for i, order in enumerate(orders)]
         return run_sqs(sb, fn, cfg, schedule, read_timeout=cfg["read_timeout"])

@@ -17,37 +17,27 @@ from typing import Any
 
 from ..errors import BadInput
 from ..events import make_orders
+from ..faults import ProviderFault
+from ..settings import Setting
+from ..sources.base import run_sources
 from ..sources.producer import Producer
-from ..sources.sqs import (DOC_CONFIGURE, DOC_DLQ, DOC_ERRORS, DOC_PARAMETERS, DOC_SCALING, DOC_VISIBILITY,
-                           SqsEventSourceMapping, SqsMappingConfig, SqsQueue)
-from .base import Scenario, Setting
-
-DOC_SQS_RETRIES = "https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-retries.html"
+from ..sources.sqs import DOC_DLQ, QueueConfig, SqsEventSourceMapping, SqsMappingConfig, SqsQueue
+from ..vocab import Effect
+from .base import Scenario
 
 #: The body of a poison message: not JSON, so no handler can read an order from it.
 POISON_BODY = "order o-?? (not JSON: a producer bug)"
 
 
-def sqs_settings(*, orders: int = 3, visibility_timeout: int = 30, batching_window: int = 0) -> tuple[Setting, ...]:
-    """The queue and event source mapping settings every SQS scenario offers."""
+def sqs_settings(*, orders: int = 3, **defaults: Any) -> tuple[Setting, ...]:
+    """The queue and event source mapping settings every SQS scenario offers (``defaults`` by name)."""
+    queue = {k: defaults.pop(k) for k in list(defaults) if k in ("visibility_timeout", "max_receive_count")}
     return (
         Setting("orders", orders, "how many orders the producer sends, one SendMessage each", None, 1, 100_000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
-        Setting("visibility_timeout", visibility_timeout, "the queue's visibility timeout (s): how long a received "
-                "message stays hidden before SQS hands it out again (SQS default 30 s)", DOC_VISIBILITY, 0, 43200),
-        Setting("batch_size", 10, "BatchSize: the most messages one invocation gets (Lambda default 10)",
-                DOC_CONFIGURE, 1, 10000),
-        Setting("batching_window", batching_window, "MaximumBatchingWindowInSeconds: how long a poller keeps "
-                "gathering a batch that is not full before it invokes (Lambda default 0)", DOC_PARAMETERS, 0, 300),
-        Setting("max_concurrency", 0, "MaximumConcurrency: most invocations at once, 2 to 1000 (0: not set)",
-                DOC_SCALING, 0, 1000),
-        Setting("pollers", 5, "how many batches Lambda processes at once (five, when messages are available)",
-                DOC_SCALING, 1, 1000),
-        Setting("max_receive_count", 5, "the redrive policy's maxReceiveCount: receives before SQS moves a message "
-                "to the dead-letter queue (0: no DLQ); AWS recommends at least 5", DOC_SQS_RETRIES, 0, 1000),
-        Setting("report_batch_item_failures", False, "FunctionResponseTypes=[ReportBatchItemFailures]: let the "
-                "handler return batchItemFailures so only those messages come back (off by default)", DOC_ERRORS),
+        *QueueConfig.settings(**queue),
+        *SqsMappingConfig.settings(**defaults),
         Setting("horizon", 3600.0, "virtual seconds after which the run stops; orders still in flight are then "
                 "reported as pending (verdict unknown)", None, 1, 14 * 24 * 3600),
     )
@@ -70,11 +60,8 @@ def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, b
     make-up never depends on the seed. At the end, every accepted order still in the queue or
     never sent gets one "pending" record.
     """
-    queue = SqsQueue(sb, "orders", visibility_timeout=cfg["visibility_timeout"],
-                     max_receive_count=cfg["max_receive_count"])
-    mapping = SqsEventSourceMapping(sb, fn, queue, SqsMappingConfig(
-        batch_size=cfg["batch_size"], batching_window=cfg["batching_window"], max_concurrency=cfg["max_concurrency"],
-        report_batch_item_failures=cfg["report_batch_item_failures"], pollers=cfg["pollers"]))
+    queue = SqsQueue(sb, "orders", QueueConfig.from_settings(cfg))
+    mapping = SqsEventSourceMapping(sb, fn, queue, SqsMappingConfig.from_settings(cfg))
     last = max((at for at, _ in schedule), default=0.0)
     if last >= cfg["horizon"]:
         raise BadInput(f"the last message is due at {last:g} s, not before the horizon {cfg['horizon']:g} s; "
@@ -84,13 +71,7 @@ def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, b
     backlog = min(backlog, producer.max_depth, len(schedule))
     if backlog:
         sb.run(stop_when=lambda: producer.position >= backlog or producer.done)
-    mapping.start()
-    sb.run(until=cfg["horizon"], stop_when=lambda: producer.done and mapping.drained())
-    mapping.stop()
-    t = sb.clock.elapsed()
-    for key in dict.fromkeys(mapping.pending_keys() + producer.unsent_keys()):
-        sb.record_delivery(source="sqs", what="pending", keys=[key], inv=None,
-                          detail={"reason": f"still in the queue or not yet sent when the run stopped at {t:g} s"})
+    run_sources(sb, mapping, producer, horizon=cfg["horizon"])
     return queue, mapping, producer
 
 
@@ -118,7 +99,7 @@ class SqsBatchFailure(Scenario):
             raise BadInput(f"fail_order {cfg['fail_order']} is beyond the {len(orders)} orders; "
                            f"pick 1 to {len(orders)}, or 0 for no fault")
         if cfg["fail_order"] and cfg["failures"]:
-            sb.services.fault("email", orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"])
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"]))
         # The poison arrives on its own, after the orders' batch was taken, so it fails alone.
         schedule = [(0.0, order) for order in orders] + [(1.0, POISON_BODY)] * cfg["poison"]
         return run_sqs(sb, fn, cfg, schedule, backlog=len(orders))

@@ -13,9 +13,8 @@ times the function timeout (https://docs.aws.amazon.com/lambda/latest/operatorgu
 """
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..events import make_orders
+from ..settings import override
 from .base import Scenario
 from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
 
@@ -30,7 +29,7 @@ class SqsVisibilityTimeout(Scenario):
     settings = sqs_settings(visibility_timeout=5, batching_window=4)
     # Slow enough that window plus work (4 s + 3 x 0.6 s) outlasts the 5 s visibility timeout,
     # while the 3 s function timeout still fits inside it, so Lambda accepts the mapping.
-    common = tuple(replace(s, default=0.6) if s.name == "email_seconds" else s for s in Scenario.common)
+    common = override(Scenario.common, email_seconds=0.6)
 
     def drive(self, sb, fn, cfg):
         orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))

@@ -10,9 +10,11 @@ from __future__ import annotations
 
 from ..errors import BadInput
 from ..events import make_orders
-from ..sources.stream import (DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_RETENTION, StreamMapping,
-                              StreamSource)
-from .base import Scenario, Setting
+from ..faults import ProviderFault
+from ..settings import Setting
+from ..sources.stream import StreamMapping, StreamSource
+from ..vocab import Effect
+from .base import Scenario
 
 
 class StreamBatchRetry(Scenario):
@@ -29,22 +31,7 @@ class StreamBatchRetry(Scenario):
         Setting("fail_order", 3, "the position of the order whose email provider fails, sending nothing "
                 "(0: no fault); a later order, so earlier ones were already emailed", None, 0, 5000),
         Setting("failures", 1, "how many calls to that order's email provider fail", None, 0, 1000),
-        Setting("batch_size", 100, "BatchSize: most records per invocation", DOC_PARAMETERS, 1, 10_000),
-        Setting("maximum_retry_attempts", -1, "MaximumRetryAttempts: retries before a failed batch is discarded "
-                "(-1: until the records expire)", DOC_PARAMETERS, -1, 10_000),
-        Setting("maximum_record_age", -1, "MaximumRecordAgeInSeconds: older records are discarded "
-                "(-1: kept until they expire from the stream)", DOC_PARAMETERS, -1, 604_800),
-        Setting("bisect_batch_on_function_error", False, "BisectBatchOnFunctionError: split a failed batch in two "
-                "and retry each half (a split does not use up a retry)", DOC_ON_FAILURE),
-        Setting("on_failure_destination", True, "describe discarded batches to an SQS queue (AWS has none unless "
-                "you configure one)", DOC_ON_FAILURE),
-        Setting("shards", 1, "how many shards the stream has; each is read in order by its own poller", None, 1, 64),
-        Setting("poll_interval", 1.0, "seconds between polls of a shard with nothing new (Lambda: about once a "
-                "second)", DOC_KINESIS, 0.001, 3600),
-        Setting("retry_backoff", 1.0, "seconds before a failed batch is tried again (AWS does not document it)",
-                None, 0.001, 3600),
-        Setting("retention_hours", 24, "the stream's retention period; with the defaults, a failing record "
-                "blocks its shard until then", DOC_RETENTION, 24, 8760),
+        *StreamMapping.settings(),
         Setting("horizon", 600.0, "virtual seconds after which the run stops; records still in the stream "
                 "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600),
     )
@@ -59,15 +46,12 @@ class StreamBatchRetry(Scenario):
             raise BadInput(f"the last order arrives at {last_arrival:g} s, not before the horizon "
                            f"{cfg['horizon']:g} s; raise horizon or lower interval")
         if cfg["fail_order"] and cfg["failures"]:
-            sb.services.fault("email", orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"])
-        mapping = StreamMapping(**{k: cfg[k] for k in (
-            "batch_size", "maximum_retry_attempts", "maximum_record_age", "bisect_batch_on_function_error",
-            "on_failure_destination", "shards", "poll_interval", "retry_backoff", "retention_hours")})
-        source = StreamSource(sb, fn, mapping)
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"]))
+        source = StreamSource(sb, fn, StreamMapping.from_settings(cfg))
         # Timers fire before tasks wake at the same instant, so the orders due at t are in the
         # stream before any poll at t: the batches do not depend on the seed.
         for i, order in enumerate(orders):
             sb.scheduler.call_at(i * cfg["interval"], lambda order=order: source.put(order))
         sb.scheduler.call_at(0.0, source.start)
-        sb.run(until=cfg["horizon"], stop_when=lambda: source.sent == len(orders) and source.settled())
+        sb.run(until=cfg["horizon"], stop_when=lambda: source.sent == len(orders) and source.idle())
         source.finish()

@@ -22,24 +22,11 @@ still in progress". If it asks again once the work is done, run_once replays the
 """
 from __future__ import annotations
 
-import dataclasses
-
-from ..errors import BadInput
 from ..events import make_orders
-from ..sources.sync_invoke import DEFAULT_ATTEMPTS, SyncInvokeSource, caller_config
-from .base import Scenario, Setting
-
-_RETRIES_DOC = "https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"
-_CONFIG_DOC = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
-
-#: The function must be able to finish the slow work, so this scenario raises two of the
-#: world's defaults. Lambda's own default timeout (3 s) is named in the help text.
-_COMMON_DEFAULTS = {
-    "function_timeout": (120.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 120 s "
-                                "so the slow handler can finish)"),
-    "email_seconds": (75.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
-                            "slower than the caller's read_timeout"),
-}
+from ..settings import override
+from ..sources.base import run_sources
+from ..sources.sync_invoke import DEFAULT_ATTEMPTS, CallerConfig, SyncInvokeSource
+from .base import Scenario
 
 
 class SyncSdkRetry(Scenario):
@@ -49,34 +36,21 @@ class SyncSdkRetry(Scenario):
                "Gateway POST /orders event. Lambda never retries a synchronous invoke, but the email provider is "
                "slow, so the client's read timeout expires first and its SDK sends the same request again. The "
                "first invocation is still running when the retry starts.")
-    settings = (
-        Setting("retry_mode", "legacy", "the caller's botocore retry mode: legacy (5 attempts in all), standard or "
-                "adaptive (3). boto3's retries guide names legacy as the default; botocore 1.44 as pinned here "
-                "resolves an unset mode to standard", _RETRIES_DOC, choices=("legacy", "standard", "adaptive")),
-        Setting("max_attempts", -1, "retries after the first attempt, as in Config(retries={'max_attempts': N}); "
-                "-1 leaves it unset so the mode's default applies", _RETRIES_DOC, -1, 20),
-        Setting("total_max_attempts", -1, "attempts in all, the first included (Config(retries="
-                "{'total_max_attempts': N})); wins over max_attempts; -1 leaves it unset", _RETRIES_DOC, -1, 21),
-        Setting("read_timeout", 60.0, "seconds the caller waits for the response before botocore raises "
-                "ReadTimeoutError (botocore's default is 60 s)", _CONFIG_DOC, 0.01, 900),
-        Setting("connect_timeout", 60.0, "seconds the caller waits for a connection (botocore's default is 60 s); "
-                "the sandbox's Lambda endpoint accepts at once, so it never expires here", _CONFIG_DOC, 0.01, 900),
-    )
-    common = tuple(dataclasses.replace(s, default=_COMMON_DEFAULTS[s.name][0], help=_COMMON_DEFAULTS[s.name][1])
-                   if s.name in _COMMON_DEFAULTS else s for s in Scenario.common)
-
-    def resolve(self, overrides):
-        cfg = super().resolve(overrides)
-        if cfg["total_max_attempts"] == 0:
-            raise BadInput("setting total_max_attempts counts every attempt, the first included, so it is at least 1 "
-                           "(or -1 to leave it unset)")
-        return cfg
+    settings = CallerConfig.settings()
+    # The function must be able to finish the slow work, so this scenario raises two of the
+    # world's defaults. Lambda's own default timeout (3 s) is named in the help text.
+    common = override(
+        Scenario.common,
+        function_timeout=(120.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses "
+                                 "120 s so the slow handler can finish)"),
+        email_seconds=(75.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
+                             "slower than the caller's read_timeout"))
 
     def drive(self, sb, fn, cfg):
-        caller = caller_config(cfg)
+        caller = CallerConfig.from_settings(cfg)
         sb.note(f"caller: boto3 Lambda client, retries={caller.retries()}, read_timeout={caller.read_timeout:g} s; "
                 f"up to {caller.expected_attempts()} attempts if every read times out "
                 f"(mode default: {DEFAULT_ATTEMPTS[caller.retry_mode]})")
         source = SyncInvokeSource(sb, fn, caller)
         source.call(make_orders(1, sb.seed)[0])
-        sb.run()
+        run_sources(sb, source)

@@ -6,11 +6,12 @@ https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
 """
 from __future__ import annotations
 
-import boto3
-
 from ..events import make_orders
+from ..faults import Latency, ProviderFault
+from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario, Setting
+from ..vocab import Effect
+from .base import Scenario
 
 #: In the window variant, the slow provider answers this long before the deadline ...
 WINDOW_SPARE = 0.005
@@ -39,32 +40,19 @@ class TimeoutAfterEffect(Scenario):
     def drive(self, sb, fn, cfg):
         source = from_settings(sb, fn, cfg)
         first, second = make_orders(2, sb.seed)
-        if cfg["fault_in_window"]:
-            # The first email is answered with 5 ms to spare; whatever the handler sends next
-            # (a save, or the next email) is cut off by the deadline.
-            sb.services.fault("email", first["orderId"], answer_before_deadline=WINDOW_SPARE)
-            sb.services.fault("email", second["orderId"], indefinite=cfg["indefinite"])
-            boto3.DEFAULT_SESSION.events.register("before-call.dynamodb", _round_trip(sb))
-        else:
-            # A hung provider never got the request (unless `indefinite`): nothing is sent for
-            # the second order, so every strategy can stay correct here.
-            sb.services.fault("email", second["orderId"], hang=True, indefinite=cfg["indefinite"])
-
-        def release(entry, inv):
-            # The provider recovers after the first attempt, so the retry can succeed.
-            for order in (first, second):
-                sb.services.fault("email", order["orderId"])
-
-        source.on_attempt_end(release)
+        sb.faults.add(self.faults(first["orderId"], second["orderId"], cfg))
         source.invoke(sb.order_event([first, second]))
         run_until_idle(sb, source)
 
-
-def _round_trip(sb):
-    """A DynamoDB request made by a function takes a little virtual time on the network."""
-
-    def before_call(**_):
-        if sb.runtime.current_invocation() is not None:
-            sb.scheduler.sleep(DYNAMODB_LATENCY, label="dynamodb round trip")
-
-    return before_call
+    @staticmethod
+    def faults(first: str, second: str, cfg) -> list:
+        """What goes wrong on the first attempt; the provider recovers for the retries (``calls=1``)."""
+        if cfg["fault_in_window"]:
+            # The first email is answered with 5 ms to spare; whatever the handler sends next
+            # (a save, or the next email) is cut off by the deadline, wherever its client came from.
+            return [ProviderFault(Effect.EMAIL, first, answer_before_deadline=WINDOW_SPARE, calls=1),
+                    ProviderFault(Effect.EMAIL, second, indefinite=cfg["indefinite"], calls=1),
+                    Latency("dynamodb", DYNAMODB_LATENCY)]
+        # A hung provider never got the request (unless `indefinite`): nothing is sent for
+        # the second order, so every strategy can stay correct here.
+        return [ProviderFault(Effect.EMAIL, second, hang=True, indefinite=cfg["indefinite"], calls=1)]

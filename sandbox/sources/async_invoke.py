@@ -30,29 +30,57 @@ queue drops when the function cannot keep up.
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import BadInput
-from ..events import orders_in
+from ..adapter import queue_messages
+from ..events import iso_millis, orders_in
+from ..runtime import function_error_payload
+from ..settings import Config, param
+from ..vocab import FAILED_OUTCOMES, Cause, Delivery, SourceKind
+from .base import Source, run_sources
 
 if TYPE_CHECKING:
-    from ..runtime import CrashPlan, Invocation, LambdaFunction
+    from ..faults import CrashPlan
+    from ..runtime import Invocation, LambdaFunction
     from ..world import Sandbox
 
 ASYNC_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html"
 ERRORS_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html"
 RECORDS_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html"
 
-#: AWS's own settings and their allowed ranges (invocation-async-error-handling.html).
-DEFAULT_MAXIMUM_RETRY_ATTEMPTS = 2
-DEFAULT_MAXIMUM_EVENT_AGE = 21600  # 6 hours
-RETRY_DELAYS = (60.0, 120.0)  # one minute, then two minutes
 ON_FAILURE_QUEUE = "orders-on-failure"
 
-FAILED = ("error", "timeout", "crashed")  # every one is a function error to the async queue
+
+@dataclass(frozen=True)
+class AsyncConfig(Config):
+    """The async queue's settings: AWS's own, with their ranges (invocation-async-error-handling.html)."""
+
+    maximum_retry_attempts: int = param(
+        2, "MaximumRetryAttempts: how many times Lambda retries an event after a function error (0 to 2)",
+        ERRORS_DOC, 0, 2, aws="MaximumRetryAttempts")
+    maximum_event_age: int = param(
+        21600, "MaximumEventAgeInSeconds: how long an event may wait in the async queue before it is discarded "
+        "(60 s to 6 h)", ERRORS_DOC, 60, 21600, aws="MaximumEventAgeInSeconds")
+    first_retry_delay: float = param(
+        60.0, "seconds between the first failed attempt and retry 1 (AWS waits one minute; not an AWS setting, "
+        "change it to experiment)", ERRORS_DOC, 0, 21600)
+    second_retry_delay: float = param(
+        120.0, "seconds between the second failed attempt and retry 2 (AWS waits two minutes; not an AWS setting, "
+        "change it to experiment)", ERRORS_DOC, 0, 21600)
+    duplicate_probability: float = param(
+        0.0, "chance that the eventually consistent queue delivers an event twice even though nothing failed",
+        ERRORS_DOC, 0, 1)
+    duplicate_delay: float = param(
+        2.0, "seconds between an event's delivery and its spontaneous duplicate (0: both at once)", None, 0, 3600)
+    on_failure_destination: bool = param(
+        True, "send discarded events to an on-failure destination (an SQS queue) as an invocation record",
+        RECORDS_DOC)
+
+    @property
+    def retry_delays(self) -> tuple[float, float]:
+        return (float(self.first_retry_delay), float(self.second_retry_delay))
 
 
 @dataclass
@@ -79,52 +107,24 @@ class QueuedEvent:
         return self.state in ("succeeded", "discarded")
 
 
-class AsyncInvokeSource:
-    """Invokes ``fn`` asynchronously through a modelled Lambda event queue.
+class AsyncInvokeSource(Source):
+    """Invokes a function asynchronously through a modelled Lambda event queue (see ``AsyncConfig``).
 
-    ``maximum_retry_attempts``  0 to 2 (AWS default 2)
-    ``maximum_event_age``       60 to 21600 seconds (AWS default 21600, i.e. 6 h)
-    ``retry_delays``            waits before retry 1 and retry 2, counted from the failure
-                                (AWS: 60 s and 120 s; change them only to experiment)
-    ``duplicate_probability``   chance that an event is queued twice (default 0: off)
-    ``duplicate_delay``         seconds between an event's delivery and its duplicate's
-                                (0 runs both at once, in two containers)
-    ``on_failure``              name of the SQS queue receiving discarded events, or None
+    Discarded events go to the on-failure destination, an SQS queue named ``on_failure``,
+    when ``config.on_failure_destination`` is on.
     """
 
-    source = "async"
+    kind = SourceKind.ASYNC
 
-    def __init__(self, sb: "Sandbox", fn: "LambdaFunction", *,
-                 maximum_retry_attempts: int = DEFAULT_MAXIMUM_RETRY_ATTEMPTS,
-                 maximum_event_age: float = DEFAULT_MAXIMUM_EVENT_AGE,
-                 retry_delays: tuple[float, float] = RETRY_DELAYS,
-                 duplicate_probability: float = 0.0, duplicate_delay: float = 0.0,
-                 on_failure: str | None = ON_FAILURE_QUEUE):
-        if isinstance(maximum_retry_attempts, bool) or not isinstance(maximum_retry_attempts, int) \
-                or not 0 <= maximum_retry_attempts <= 2:
-            raise BadInput(f"MaximumRetryAttempts must be an integer from 0 to 2 (AWS's range), got {maximum_retry_attempts!r}")
-        if not 60 <= maximum_event_age <= 21600:
-            raise BadInput(f"MaximumEventAgeInSeconds must be from 60 to 21600 seconds (AWS's range), got {maximum_event_age!r}")
-        delays = tuple(float(d) for d in retry_delays)
-        if len(delays) != 2 or any(d < 0 for d in delays):
-            raise BadInput(f"retry_delays needs two waits in seconds, neither negative, got {retry_delays!r}")
-        if not 0.0 <= duplicate_probability <= 1.0:
-            raise BadInput(f"duplicate_probability must be between 0 and 1, got {duplicate_probability!r}")
-        if duplicate_delay < 0:
-            raise BadInput(f"duplicate_delay cannot be negative, got {duplicate_delay!r}")
-        self.sb, self.fn = sb, fn
-        self.maximum_retry_attempts = maximum_retry_attempts
-        self.maximum_event_age = float(maximum_event_age)
-        self.retry_delays = delays
-        self.duplicate_probability = float(duplicate_probability)
-        self.duplicate_delay = float(duplicate_delay)
-        self.on_failure = on_failure
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", config: AsyncConfig | None = None, *,
+                 on_failure: str = ON_FAILURE_QUEUE, **settings: Any):
+        super().__init__(world, function)
+        self.config = config or AsyncConfig(**settings)
+        self.on_failure = on_failure if self.config.on_failure_destination else None
         self.on_failure_url: str | None = None
-        if on_failure:
-            # Created now, on the world's thread: inside a task, an unrecorded request could
-            # yield and hide other tasks' requests from the history.
-            with sb.gateway.unrecorded():
-                self.on_failure_url = sb.sqs.create_queue(QueueName=on_failure)["QueueUrl"]
+        if self.on_failure:
+            with world.gateway.unrecorded():
+                self.on_failure_url = world.sqs.create_queue(QueueName=self.on_failure)["QueueUrl"]
         self.events: list[QueuedEvent] = []
         self._scheduled = 0  # events promised by invoke_at that have not entered the queue yet
         self._drivers: list = []
@@ -138,16 +138,18 @@ class AsyncInvokeSource:
         Each order the event carries is accepted as owed its effects, unless ``accept``
         is False. ``crash`` applies to the first attempt only.
         """
+        world = self.world
         orders = list(orders_in(event))
         if keys is None:
             keys = [str(o["orderId"]) for o in orders]
         if accept:
             for order in orders:
-                self.sb.accept(order, source=self.source)
-        entry = QueuedEvent(self.sb.new_uuid(), event, list(keys), self.sb.clock.elapsed(), crash)
+                world.accept(order, source=self.kind)
+        entry = QueuedEvent(world.new_uuid(), event, list(keys), world.clock.elapsed(), crash)
         self.events.append(entry)
-        duplicate = self.duplicate_probability > 0 and self.sb.rng.random() < self.duplicate_probability
-        self._drivers.append(self.sb.scheduler.spawn(self._drive, entry, duplicate, name=f"async-queue {entry.id[:8]}"))
+        p = self.config.duplicate_probability
+        duplicate = p > 0 and world.rng.random() < p
+        self._drivers.append(world.scheduler.spawn(self._drive, entry, duplicate, name=f"async-queue {entry.id[:8]}"))
         return entry
 
     def invoke_at(self, at: float, make_event: Callable[[], Any], **kw: Any) -> None:
@@ -158,7 +160,7 @@ class AsyncInvokeSource:
             self._scheduled -= 1
             self.invoke(make_event(), **kw)
 
-        self.sb.scheduler.call_at(at, fire, name="async invoke")
+        self.world.scheduler.call_at(at, fire, name="async invoke")
 
     def on_attempt_end(self, listener: Callable[[QueuedEvent, "Invocation"], None]) -> None:
         """Call ``listener(entry, invocation)`` each time an attempt ends (before any retry is decided)."""
@@ -176,73 +178,71 @@ class AsyncInvokeSource:
                 continue
             keys = [k for k in entry.keys if k not in seen]
             seen.update(keys)
-            if keys:
-                self._record("pending", keys, entry.invocations[-1].id if entry.invocations else None,
-                             {"event": entry.id, "state": entry.state, "attempts": entry.attempts})
+            self.pending(keys, "", entry.invocations[-1].id if entry.invocations else None,
+                         event=entry.id, state=entry.state, attempts=entry.attempts)
 
     def destination_records(self) -> list[dict]:
-        """The invocation records sitting in the on-failure queue (read without recording)."""
-        if not self.on_failure_url:
-            return []
-        out = []
-        with self.sb.gateway.unrecorded():
-            while True:
-                got = self.sb.sqs.receive_message(QueueUrl=self.on_failure_url, MaxNumberOfMessages=10,
-                                                  WaitTimeSeconds=0, VisibilityTimeout=0).get("Messages", [])
-                new = [m for m in got if m["MessageId"] not in {o["_messageId"] for o in out}]
-                if not new:
-                    break
-                out += [{**json.loads(m["Body"]), "_messageId": m["MessageId"]} for m in new]
-        return [{k: v for k, v in r.items() if k != "_messageId"} for r in out]
+        """The invocation records sitting in the on-failure queue (looked at, not received)."""
+        return read_queue(self.world, self.on_failure) if self.on_failure else []
 
     # -- the queue's own worker, one task per entry ---------------------------------------
     def _drive(self, entry: QueuedEvent, duplicate: bool) -> None:
-        sched = self.sb.scheduler
-        cause, prev = "first delivery", None
+        cause, prev = Cause.FIRST_DELIVERY, None
         if entry.copy_of is not None:
             original = entry.copy_of.invocations[0]
-            cause, prev = "spontaneous duplicate", original.id
-            self._record("spontaneous duplicate", entry.keys, original.id,
-                         {"event": entry.copy_of.id, "copy": entry.id, "delay": self.duplicate_delay})
+            cause, prev = Cause.SPONTANEOUS_DUPLICATE, original.id
+            self._record(Delivery.SPONTANEOUS_DUPLICATE, entry.keys, original.id,
+                         {"event": entry.copy_of.id, "copy": entry.id, "delay": self.config.duplicate_delay})
         while True:
-            entry.state = "running"
-            inv = self.fn.start(entry.event, source=self.source, cause=cause, prev=prev, keys=entry.keys,
-                                crash=entry.crash if not entry.invocations else None)
-            entry.invocations.append(inv)
-            if duplicate:
-                # The copy exists from the start, but is read from the queue a little later.
-                duplicate = False
-                copy = QueuedEvent(self.sb.new_uuid(), entry.event, entry.keys, entry.enqueued_at, copy_of=entry)
-                self.events.append(copy)
-                self._drivers.append(sched.spawn(self._delayed, copy, name=f"async-queue {copy.id[:8]}"))
-            sched.wait_for(inv.task, label=f"wait {inv.id}")
-            for listener in self._listeners:
-                listener(entry, inv)
-            if inv.outcome not in FAILED:
-                entry.state = "succeeded"
+            inv = self._attempt(entry, cause, prev, duplicate)
+            duplicate = False
+            if not self._retry_after(entry, inv):
                 return
-            retries_done = entry.attempts - 1
-            if retries_done >= self.maximum_retry_attempts:
-                self._discard(entry, "RetriesExhausted")
-                return
-            delay = self.retry_delays[retries_done]
-            now = self.sb.clock.elapsed()
-            expires = entry.enqueued_at + self.maximum_event_age
-            if now + delay > expires + 1e-9:
-                # Too old to be tried again: it leaves the queue when it reaches the maximum age.
-                entry.state = "waiting"
-                sched.sleep(max(0.0, expires - now), label="event ageing out")
-                self._discard(entry, "EventAgeExceeded")
-                return
-            entry.state = "waiting"
-            self._record("retry scheduled", entry.keys, inv.id,
-                         {"event": entry.id, "attempt": entry.attempts + 1, "delay": delay, "at": round(now + delay, 6),
-                          "after": inv.outcome})
-            sched.sleep(delay, label=f"retry {retries_done + 1} in {delay:g} s")
-            cause, prev = f"retry {retries_done + 1}", inv.id
+            cause, prev = Cause.retry(entry.attempts), inv.id
+
+    def _attempt(self, entry: QueuedEvent, cause: str, prev: str | None, duplicate: bool) -> "Invocation":
+        """Run the event once and wait for the outcome; a duplicate's copy is queued meanwhile."""
+        sched = self.world.scheduler
+        entry.state = "running"
+        inv = self.function.start(entry.event, source=self.kind, cause=cause, prev=prev, keys=entry.keys,
+                                  crash=entry.crash if not entry.invocations else None)
+        entry.invocations.append(inv)
+        if duplicate:
+            # The copy exists from the start, but is read from the queue a little later.
+            copy = QueuedEvent(self.world.new_uuid(), entry.event, entry.keys, entry.enqueued_at, copy_of=entry)
+            self.events.append(copy)
+            self._drivers.append(sched.spawn(self._delayed, copy, name=f"async-queue {copy.id[:8]}"))
+        sched.wait_for(inv.task, label=f"wait {inv.id}")
+        for listener in self._listeners:
+            listener(entry, inv)
+        return inv
+
+    def _retry_after(self, entry: QueuedEvent, inv: "Invocation") -> bool:
+        """After an attempt: wait for the next retry (True), or settle the entry for good (False)."""
+        if inv.outcome not in FAILED_OUTCOMES:
+            entry.state = "succeeded"
+            return False
+        retries_done = entry.attempts - 1
+        if retries_done >= self.config.maximum_retry_attempts:
+            self._discard(entry, "RetriesExhausted")
+            return False
+        delay = self.config.retry_delays[retries_done]
+        sched, now = self.world.scheduler, self.world.clock.elapsed()
+        expires = entry.enqueued_at + self.config.maximum_event_age
+        entry.state = "waiting"
+        if now + delay > expires + 1e-9:
+            # Too old to be tried again: it leaves the queue when it reaches the maximum age.
+            sched.sleep(max(0.0, expires - now), label="event ageing out")
+            self._discard(entry, "EventAgeExceeded")
+            return False
+        self._record(Delivery.RETRY_SCHEDULED, entry.keys, inv.id,
+                     {"event": entry.id, "attempt": entry.attempts + 1, "delay": delay, "at": round(now + delay, 6),
+                      "after": inv.outcome})
+        sched.sleep(delay, label=f"retry {retries_done + 1} in {delay:g} s")
+        return True
 
     def _delayed(self, entry: QueuedEvent) -> None:
-        self.sb.scheduler.sleep(self.duplicate_delay, label="duplicate in the queue")
+        self.world.scheduler.sleep(self.config.duplicate_delay, label="duplicate in the queue")
         self._drive(entry, False)
 
     # -- discarding ------------------------------------------------------------------------
@@ -250,95 +250,58 @@ class AsyncInvokeSource:
         entry.state, entry.condition = "discarded", condition
         last = entry.invocations[-1]
         record = self._invocation_record(entry, condition, last)
-        why = (f"all {entry.attempts} attempt{'s' if entry.attempts != 1 else ''} failed (MaximumRetryAttempts "
-               f"{self.maximum_retry_attempts})" if condition == "RetriesExhausted" else
-               f"the event reached MaximumEventAgeInSeconds {self.maximum_event_age:g} before it could be retried")
+        attempts, cfg = entry.attempts, self.config
+        why = (f"all {attempts} attempt{'s' if attempts != 1 else ''} failed (MaximumRetryAttempts "
+               f"{cfg.maximum_retry_attempts})" if condition == "RetriesExhausted" else
+               f"the event reached MaximumEventAgeInSeconds {cfg.maximum_event_age:g} before it could be retried")
         if self.on_failure_url:
-            sent = self.sb.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(record))
+            sent = self.world.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(record))
             entry.destination_message_id = sent["MessageId"]
             where = f"sent to the on-failure destination {self.on_failure}"
         else:
             where = "no on-failure destination, so the event is gone"
-        self._record("discarded", entry.keys, last.id,
+        self._record(Delivery.DISCARDED, entry.keys, last.id,
                      {"event": entry.id, "reason": f"{condition}: {why}; {where}", "condition": condition,
                       "destination": self.on_failure, "messageId": entry.destination_message_id,
-                      "approximateInvokeCount": entry.attempts})
+                      "approximateInvokeCount": attempts})
 
     def _invocation_record(self, entry: QueuedEvent, condition: str, last: "Invocation") -> dict:
         """The JSON Lambda sends to a destination (invocation-async-retain-records.html)."""
-        stamp = dt.datetime.fromtimestamp(self.sb.clock.now(), dt.timezone.utc)
-        error = last.error
-        if last.outcome == "timeout":
-            payload = {"errorMessage": f"RequestId: {last.request_id} Error: {error}", "errorType": "Sandbox.Timedout"}
-        elif last.outcome == "crashed":
-            payload = {"errorMessage": f"RequestId: {last.request_id} Error: Runtime exited before completing the "
-                                       f"request ({error})", "errorType": "Runtime.ExitError"}
-        else:
-            payload = {"errorMessage": str(error) if error is not None else (last.error_text or ""),
-                       "errorType": type(error).__name__ if error is not None else "Error"}
+        config = self.function.config
         return {
             "version": "1.0",
-            "timestamp": stamp.strftime("%Y-%m-%dT%H:%M:%S.") + f"{stamp.microsecond // 1000:03d}Z",
+            "timestamp": iso_millis(self.world.clock.now()),
             "requestContext": {
                 "requestId": last.request_id,
-                "functionArn": f"{self.fn.config.arn}:{self.fn.config.version}",
+                "functionArn": f"{config.arn}:{config.version}",
                 "condition": condition,
                 "approximateInvokeCount": entry.attempts,
             },
             "requestPayload": entry.event,
-            "responseContext": {"statusCode": 200, "executedVersion": self.fn.config.version,
-                                "functionError": "Unhandled"},
-            "responsePayload": payload,
+            "responseContext": {"statusCode": 200, "executedVersion": config.version, "functionError": "Unhandled"},
+            "responsePayload": function_error_payload(last),
         }
 
     def _record(self, what: str, keys: list[str], inv: str | None, detail: dict) -> None:
-        self.sb.record_delivery(source=self.source, what=what, keys=list(keys),
-                               inv=inv, detail=detail)
+        self.world.record_delivery(self.kind, what, list(keys), inv, detail)
+
+
+def read_queue(world: "Sandbox", queue: str) -> list[dict]:
+    """The JSON bodies of every message in ``queue``, looked at in moto without a request."""
+    return [json.loads(m.body) for m in queue_messages(world.region, queue)]
 
 
 # -- scenario helpers ------------------------------------------------------------------------
-def scenario_settings(*, duplicate_probability: float = 0.0, duplicate_delay: float = 2.0) -> tuple:
+def scenario_settings(**defaults: Any) -> tuple:
     """The async queue's settings, as scenario ``Setting``s (AWS defaults cite their doc page)."""
-    from ..scenarios.base import Setting  # scenario modules import this module while scenarios load
-
-    return (
-        Setting("maximum_retry_attempts", DEFAULT_MAXIMUM_RETRY_ATTEMPTS,
-                "MaximumRetryAttempts: how many times Lambda retries an event after a function error (0 to 2)",
-                ERRORS_DOC, 0, 2),
-        Setting("maximum_event_age", DEFAULT_MAXIMUM_EVENT_AGE,
-                "MaximumEventAgeInSeconds: how long an event may wait in the async queue before it is discarded "
-                "(60 s to 6 h)", ERRORS_DOC, 60, 21600),
-        Setting("first_retry_delay", RETRY_DELAYS[0],
-                "seconds between the first failed attempt and retry 1 (AWS waits one minute; not an AWS setting, "
-                "change it to experiment)", ERRORS_DOC, 0, 21600),
-        Setting("second_retry_delay", RETRY_DELAYS[1],
-                "seconds between the second failed attempt and retry 2 (AWS waits two minutes; not an AWS setting, "
-                "change it to experiment)", ERRORS_DOC, 0, 21600),
-        Setting("duplicate_probability", float(duplicate_probability),
-                "chance that the eventually consistent queue delivers an event twice even though nothing failed",
-                ERRORS_DOC, 0, 1),
-        Setting("duplicate_delay", float(duplicate_delay),
-                "seconds between an event's delivery and its spontaneous duplicate (0: both at once)", None, 0, 3600),
-        Setting("on_failure_destination", True,
-                "send discarded events to an on-failure destination (an SQS queue) as an invocation record",
-                RECORDS_DOC),
-    )
+    return AsyncConfig.settings(**defaults)
 
 
-def from_settings(sb: "Sandbox", fn: "LambdaFunction", cfg: dict[str, Any]) -> AsyncInvokeSource:
+def from_settings(world: "Sandbox", function: "LambdaFunction", cfg: dict[str, Any]) -> AsyncInvokeSource:
     """An ``AsyncInvokeSource`` configured from resolved ``scenario_settings`` values."""
-    return AsyncInvokeSource(
-        sb, fn,
-        maximum_retry_attempts=cfg["maximum_retry_attempts"],
-        maximum_event_age=cfg["maximum_event_age"],
-        retry_delays=(cfg["first_retry_delay"], cfg["second_retry_delay"]),
-        duplicate_probability=cfg["duplicate_probability"],
-        duplicate_delay=cfg["duplicate_delay"],
-        on_failure=ON_FAILURE_QUEUE if cfg["on_failure_destination"] else None,
-    )
+    return AsyncInvokeSource(world, function, AsyncConfig.from_settings(cfg))
 
 
-def run_until_idle(sb: "Sandbox", source: AsyncInvokeSource, horizon: float | None = None) -> None:
+def run_until_idle(world: "Sandbox", source: AsyncInvokeSource, horizon: float | None = None) -> None:
     """Run until every event has succeeded or been discarded (or ``horizon``), then mark what is left pending."""
-    sb.run(until=horizon, stop_when=source.idle)
-    source.finish()
+    run_sources(world, source, horizon=horizon)

@@ -29,6 +29,9 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
 from ..errors import BadInput
+from ..vocab import AWS_OK, Delivery, RecordType, SourceKind
+from .base import Source
+from .sqs import pending_each
 
 if TYPE_CHECKING:
     from ..scheduler import Task
@@ -39,7 +42,7 @@ DOC_RETRIES = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-beh
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
 
 
-class Producer:
+class Producer(Source):
     """Sends ``schedule`` (pairs of virtual send time and item) to ``queue``, one SendMessage each.
 
     An item is an order (a dict with ``orderId``: accepted as owed its effects, then sent
@@ -50,6 +53,7 @@ class Producer:
     def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
                  max_depth: int = 20, read_timeout: float = 60.0, name: str = "producer",
                  depth_check_interval: float = 0.5):
+        super().__init__(sb, None)
         self.sb, self.queue, self.name = sb, queue, name
         self.schedule = sorted(((float(at), item) for at, item in schedule), key=lambda pair: pair[0])
         for _, item in self.schedule:
@@ -75,13 +79,23 @@ class Producer:
         return None
 
     # -- lifecycle ---------------------------------------------------------------------
+    kind = SourceKind.SQS
+
     def start(self) -> "Producer":
-        self.task = self.sb.scheduler.spawn(self._run, name=self.name)
+        if self.task is None:
+            self.task = self.sb.scheduler.spawn(self._run, name=self.name)
         return self
 
     @property
     def done(self) -> bool:
         return self.task is not None and self.task.done
+
+    def idle(self) -> bool:
+        return self.done
+
+    def finish(self) -> None:
+        """One "pending" record per order never sent."""
+        pending_each(self, self.unsent_keys())
 
     def unsent_keys(self) -> list[str]:
         """orderIds the producer has not sent (yet)."""
@@ -103,7 +117,7 @@ class Producer:
         sb = self.sb
         key = str(item["orderId"]) if isinstance(item, dict) else None
         if key is not None:
-            sb.accept(item, source="sqs")
+            sb.accept(item, source=self.kind)
         body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item
         mark = len(sb.history)
         try:
@@ -113,15 +127,15 @@ class Producer:
         except (BotoCoreError, ClientError) as exc:
             attempts, error = None, f"{type(exc).__name__}: {exc}"
         # Every SendMessage that reached SQS, retries included, is in the history with its MessageId.
-        ids = [sb.history[i]["key"] for i in range(mark, len(sb.history))
-               if sb.history[i]["type"] == "aws" and sb.history[i].get("actor") == self.name
-               and sb.history[i]["op"] == "SendMessage" and sb.history[i]["result"] == "ok"]
+        ids = [r["key"] for r in sb.history.since(mark)
+               if r["type"] == RecordType.AWS and r.get("actor") == self.name
+               and r["op"] == "SendMessage" and r["result"] == AWS_OK]
         self.sent.append({"key": key, "messageIds": ids, "attempts": attempts})
         if error is not None:
             self.failed.append({"key": key, "error": error, "messageIds": ids})
             sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
         if len(ids) > 1:
-            sb.record_delivery(source="sqs", what="producer re-send", keys=[key] if key else [],
+            sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key] if key else [],
                 inv=None,
                 detail={"messageIds": ids, "attempts": attempts,
                         "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so "

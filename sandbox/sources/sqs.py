@@ -48,15 +48,15 @@ How it runs in the sandbox:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.sqs.models import sqs_backends
-
+from .. import adapter
 from ..errors import BadInput
 from ..events import sqs_record
-from ..gateway import AWS_LOCK
+from ..settings import Config, param
+from ..vocab import Cause, Delivery, Outcome, SourceKind
+from .base import Source
 
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
@@ -69,15 +69,14 @@ DOC_SCALING = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling
 DOC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
 DOC_VISIBILITY = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html"
 DOC_DLQ = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
+DOC_SQS_RETRIES = "https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-retries.html"
 
-DEFAULT_VISIBILITY_TIMEOUT = 30  # seconds (sqs-visibility-timeout.html)
-DEFAULT_BATCH_SIZE = 10  # services-sqs-configure.html
-DEFAULT_POLLERS = 5  # "five batches at a time" (services-sqs-scaling.html)
 MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
 LONG_POLL = 20.0  # seconds: the longest ReceiveMessage WaitTimeSeconds (sqs-short-and-long-polling.html)
 
 
-def _num(x: float) -> str:
+def seconds_text(x: float) -> str:
+    """3 -> "3", 2.5 -> "2.5": a number of seconds as AWS's messages print it."""
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
@@ -98,63 +97,89 @@ def _json_problem(body: Any) -> str | None:
     return None
 
 
+@dataclass(frozen=True)
+class QueueConfig(Config):
+    """A standard queue's settings, and its redrive policy."""
+
+    visibility_timeout: int = param(
+        30, "the queue's visibility timeout (s): how long a received message stays hidden before SQS hands it out "
+        "again (SQS default 30 s)", DOC_VISIBILITY, 0, 43200, aws="VisibilityTimeout")
+    max_receive_count: int = param(
+        5, "the redrive policy's maxReceiveCount: receives before SQS moves a message to the dead-letter queue "
+        "(0: no DLQ); AWS recommends at least 5", DOC_SQS_RETRIES, 0, 1000, aws="maxReceiveCount")
+
+
+@dataclass(frozen=True)
+class SqsMappingConfig(Config):
+    """The settings of one SQS event source mapping."""
+
+    batch_size: int = param(10, "BatchSize: the most messages one invocation gets (Lambda default 10)",
+                            DOC_CONFIGURE, 1, 10000, aws="BatchSize")
+    batching_window: int = param(
+        0, "MaximumBatchingWindowInSeconds: how long a poller keeps gathering a batch that is not full before it "
+        "invokes (Lambda default 0)", DOC_PARAMETERS, 0, 300, aws="MaximumBatchingWindowInSeconds")
+    max_concurrency: int = param(0, "MaximumConcurrency: most invocations at once, 2 to 1000 (0: not set)",
+                                 DOC_SCALING, 0, 1000, aws="MaximumConcurrency")
+    pollers: int = param(5, "how many batches Lambda processes at once (five, when messages are available)",
+                         DOC_SCALING, 1, 1000)
+    report_batch_item_failures: bool = param(
+        False, "FunctionResponseTypes=[ReportBatchItemFailures]: let the handler return batchItemFailures so only "
+        "those messages come back (off by default)", DOC_ERRORS, aws="ReportBatchItemFailures")
+    #: Virtual seconds a poller held back by MaximumConcurrency waits before looking again.
+    poll_interval: float = 1.0
+
+    def check(self) -> None:
+        if self.batch_size > 10 and self.batching_window < 1:
+            raise BadInput(f"a BatchSize above 10 (here {self.batch_size}) needs MaximumBatchingWindowInSeconds "
+                           f"of at least 1 second ({DOC_PARAMETERS})")
+        if self.max_concurrency == 1:
+            raise BadInput(f"MaximumConcurrency must be 2 to 1000 (or 0 for not set), got 1 ({DOC_SCALING})")
+        if not self.poll_interval > 0:
+            raise BadInput(f"poll_interval must be positive, got {self.poll_interval!r}")
+
+
 class SqsQueue:
     """A standard queue in moto, optionally with a dead-letter queue, and ways to look inside.
 
     The look-ups (``depth``, ``visible``, ...) read moto's queue directly, under the
     gateway's lock and without a request, so they cost nothing in the history. They are the
     sandbox's own bookkeeping, never something a handler could do.
-
-    Create it from the world's own thread (a scenario's ``drive``), not inside a task: its
-    setup requests are unrecorded, and that switch is world-wide.
     """
 
-    def __init__(self, sb: "Sandbox", name: str = "orders", *, visibility_timeout: int = DEFAULT_VISIBILITY_TIMEOUT,
-                 max_receive_count: int = 0):
-        if not isinstance(visibility_timeout, int) or not 0 <= visibility_timeout <= 43200:
-            raise BadInput(f"visibility_timeout must be a whole number of seconds from 0 to 43200 (12 h), "
-                           f"got {visibility_timeout!r} ({DOC_VISIBILITY})")
-        if not isinstance(max_receive_count, int) or not 0 <= max_receive_count <= 1000:
-            raise BadInput(f"max_receive_count must be 1 to 1000 (or 0 for no dead-letter queue), got {max_receive_count!r}")
-        self.sb = sb
-        self.name = name
-        self.visibility_timeout = visibility_timeout
-        self.max_receive_count = max_receive_count
+    def __init__(self, world: "Sandbox", name: str = "orders", config: QueueConfig | None = None, **settings: Any):
+        self.world, self.name = world, name
+        self.config = config or QueueConfig(**settings)
+        self.visibility_timeout = self.config.visibility_timeout
+        self.max_receive_count = self.config.max_receive_count
         self.dlq_name: str | None = None
         self.dlq_url: str | None = None
-        client = sb.sqs
-        with sb.gateway.unrecorded():
-            attributes = {"VisibilityTimeout": str(visibility_timeout)}
-            if max_receive_count:
+        client = world.sqs
+        with world.gateway.unrecorded():
+            attributes = {"VisibilityTimeout": str(self.visibility_timeout)}
+            if self.max_receive_count:
                 self.dlq_name = f"{name}-dlq"
                 self.dlq_url = client.create_queue(QueueName=self.dlq_name)["QueueUrl"]
-                dlq_arn = client.get_queue_attributes(QueueUrl=self.dlq_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+                dlq_arn = client.get_queue_attributes(QueueUrl=self.dlq_url,
+                                                      AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
                 attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn,
-                                                          "maxReceiveCount": str(max_receive_count)})
+                                                          "maxReceiveCount": str(self.max_receive_count)})
             self.url = client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
-            self.arn = client.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            self.arn = client.get_queue_attributes(QueueUrl=self.url,
+                                                   AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
 
     # -- looking inside moto (no request, nothing recorded) ------------------------------
-    def _moto(self, name: str):
-        return sqs_backends[DEFAULT_ACCOUNT_ID][self.sb.region].get_queue(name)
-
     def depth(self) -> int:
         """Messages in the queue: visible, in flight or delayed (what moto's cost grows with)."""
-        with AWS_LOCK:
-            return len(self._moto(self.name)._messages)
+        return adapter.queue_depth(self.world.region, self.name)
 
     def visible(self) -> int:
         """Messages a ReceiveMessage could return right now."""
-        # moto's own ``messages`` reads the patched clock once per message; one read will do.
-        now_ms = self.sb.clock.now() * 1000
-        with AWS_LOCK:
-            return sum(1 for m in self._moto(self.name)._messages if m.visible_at < now_ms and m.delayed_until <= now_ms)
+        return adapter.queue_visible(self.world.region, self.name, self.world.clock.now() * 1000)
 
     def next_visible_in(self) -> float | None:
         """Virtual seconds until the next in-flight message becomes visible (None: nothing in flight)."""
-        now_ms = self.sb.clock.now() * 1000
-        with AWS_LOCK:
-            times = [max(m.visible_at, m.delayed_until) for m in self._moto(self.name)._messages]
+        now_ms = self.world.clock.now() * 1000
+        times = [max(m.visible_at, m.delayed_until) for m in adapter.queue_messages(self.world.region, self.name)]
         if not times:
             return None
         # moto counts a message visible only strictly after visible_at, in whole milliseconds.
@@ -162,46 +187,15 @@ class SqsQueue:
 
     def messages(self) -> list[dict[str, Any]]:
         """``[{"id", "body", "receives"}]`` of every message still in the queue."""
-        with AWS_LOCK:
-            return [{"id": m.id, "body": m.body, "receives": m.approximate_receive_count}
-                    for m in self._moto(self.name)._messages]
+        return [{"id": m.id, "body": m.body, "receives": m.receives}
+                for m in adapter.queue_messages(self.world.region, self.name)]
 
     def dead_letters(self) -> list[dict[str, Any]]:
         """``[{"id", "body", "receives"}]`` of every message in the dead-letter queue."""
         if self.dlq_name is None:
             return []
-        with AWS_LOCK:
-            return [{"id": m.id, "body": m.body, "receives": m.approximate_receive_count}
-                    for m in self._moto(self.dlq_name)._messages]
-
-
-@dataclass(frozen=True)
-class SqsMappingConfig:
-    """The settings of one SQS event source mapping (AWS names in the comments)."""
-
-    batch_size: int = DEFAULT_BATCH_SIZE  # BatchSize
-    batching_window: int = 0  # MaximumBatchingWindowInSeconds
-    max_concurrency: int = 0  # ScalingConfig.MaximumConcurrency; 0 = not set
-    report_batch_item_failures: bool = False  # FunctionResponseTypes=["ReportBatchItemFailures"]
-    pollers: int = DEFAULT_POLLERS  # batches processed at once
-    poll_interval: float = 1.0  # virtual seconds a poller held back by MaximumConcurrency waits before looking again
-
-    def validate(self) -> None:
-        if not isinstance(self.batch_size, int) or not 1 <= self.batch_size <= 10000:
-            raise BadInput(f"BatchSize must be 1 to 10000 for a standard queue, got {self.batch_size!r} ({DOC_PARAMETERS})")
-        if not isinstance(self.batching_window, int) or not 0 <= self.batching_window <= 300:
-            raise BadInput(f"MaximumBatchingWindowInSeconds must be a whole number from 0 to 300, "
-                           f"got {self.batching_window!r} ({DOC_PARAMETERS})")
-        if self.batch_size > 10 and self.batching_window < 1:
-            raise BadInput(f"a BatchSize above 10 (here {self.batch_size}) needs MaximumBatchingWindowInSeconds "
-                           f"of at least 1 second ({DOC_PARAMETERS})")
-        if self.max_concurrency and not 2 <= self.max_concurrency <= 1000:
-            raise BadInput(f"MaximumConcurrency must be 2 to 1000 (or 0 for not set), got {self.max_concurrency!r} "
-                           f"({DOC_SCALING})")
-        if not isinstance(self.pollers, int) or not 1 <= self.pollers <= 1000:
-            raise BadInput(f"pollers must be 1 to 1000 (Lambda processes at most 1,000 batches at once), got {self.pollers!r}")
-        if not self.poll_interval > 0:
-            raise BadInput(f"poll_interval must be positive, got {self.poll_interval!r}")
+        return [{"id": m.id, "body": m.body, "receives": m.receives}
+                for m in adapter.queue_messages(self.world.region, self.dlq_name)]
 
 
 @dataclass
@@ -213,53 +207,55 @@ class _Tracked:
     last_error: str | None = None
 
 
-class SqsEventSourceMapping:
-    """Pollers that read ``queue`` in batches and invoke ``fn``, as Lambda's SQS mapping does.
+class SqsEventSourceMapping(Source):
+    """Pollers that read ``queue`` in batches and invoke a function, as Lambda's SQS mapping does.
 
     Creating it checks the settings and, like AWS, rejects a function timeout longer than
     the queue's visibility timeout (read with a real GetQueueAttributes call).
     """
 
-    def __init__(self, sb: "Sandbox", fn: "LambdaFunction", queue: SqsQueue,
+    kind = SourceKind.SQS
+
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", queue: SqsQueue,
                  config: SqsMappingConfig | None = None, **settings: Any):
-        config = config or SqsMappingConfig(**settings)
-        config.validate()
-        self.sb, self.fn, self.queue, self.config = sb, fn, queue, config
-        with sb.gateway.unrecorded():
-            attrs = sb.sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=["VisibilityTimeout"])["Attributes"]
+        super().__init__(world, function)
+        self.queue, self.config = queue, config or SqsMappingConfig(**settings)
+        with world.gateway.unrecorded():
+            attrs = world.sqs.get_queue_attributes(QueueUrl=queue.url,
+                                                   AttributeNames=["VisibilityTimeout"])["Attributes"]
         vt = int(attrs["VisibilityTimeout"])
-        if fn.config.timeout > vt:
+        if function.config.timeout > vt:
             # The text of AWS's InvalidParameterValueException for CreateEventSourceMapping.
             raise BadInput(f"Queue visibility timeout: {vt} seconds is less than Function timeout: "
-                           f"{_num(fn.config.timeout)} seconds")
+                           f"{seconds_text(function.config.timeout)} seconds")
         self.visibility_timeout = vt
         self.tracked: dict[str, _Tracked] = {}
         self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it
         self.invocations: list["Invocation"] = []
         self.tasks: list = []
         self.busy = 0  # pollers holding a batch (receiving, waiting out the window, or invoking)
-        self.running = 0  # invocations in progress
         self._dead_seen: set[str] = set()
         self._stopped = False
-        sb.on_aws(self._on_aws)
+        world.on_aws(self._on_aws)
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "SqsEventSourceMapping":
-        for i in range(self.config.pollers):
-            self.tasks.append(self.sb.scheduler.spawn(self._poll, name=f"sqs-poller-{i + 1}", daemon=True))
+        if not self.tasks:
+            for i in range(self.config.pollers):
+                self.tasks.append(self.world.scheduler.spawn(self._poll, name=f"sqs-poller-{i + 1}", daemon=True))
         return self
 
     def stop(self) -> None:
         """Pollers stop taking new batches; batches in hand are still finished."""
         self._stopped = True
 
-    @property
     def idle(self) -> bool:
-        return self.busy == 0
-
-    def drained(self) -> bool:
         """Nothing left in the queue and no poller holding a batch."""
         return self.busy == 0 and self.queue.depth() == 0
+
+    def finish(self) -> None:
+        """One "pending" record for each order whose messages are still in the queue."""
+        pending_each(self, self.pending_keys())
 
     # -- the poller ------------------------------------------------------------------------
     #: What wakes a waiting poller early: a message arriving, or one made visible sooner.
@@ -267,14 +263,14 @@ class SqsEventSourceMapping:
 
     def _on_aws(self, service: str, op: str, params: dict, status: int) -> None:
         if service == "sqs" and op in self._WAKING_OPS and status == 200 and params.get("QueueUrl") == self.queue.url:
-            self.sb.scheduler.notify(("sqs", self.queue.url))
+            self.world.scheduler.notify((self.kind, self.queue.url))
 
     def _wait(self, seconds: float, label: str) -> None:
         """Wait like a long poll: up to ``seconds``, but back at once when a message arrives."""
-        self.sb.scheduler.wait_signal(("sqs", self.queue.url), timeout=seconds, label=label)
+        self.world.scheduler.wait_signal((self.kind, self.queue.url), timeout=seconds, label=label)
 
     def _poll(self) -> None:
-        sched = self.sb.scheduler
+        sched = self.world.scheduler
         cfg = self.config
         while not self._stopped:
             if cfg.max_concurrency and self.busy >= cfg.max_concurrency:
@@ -299,7 +295,7 @@ class SqsEventSourceMapping:
     def _gather(self) -> list[dict[str, Any]]:
         """Receive up to BatchSize messages, waiting out the batching window if it is not full."""
         cfg = self.config
-        clock = self.sb.clock
+        clock = self.world.clock
         batch: list[dict[str, Any]] = []
         first_at: float | None = None
         while True:
@@ -320,7 +316,7 @@ class SqsEventSourceMapping:
             self._wait(left, label="sqs: batching window")
 
     def _receive(self, want: int) -> list[dict[str, Any]]:
-        response = self.sb.sqs.receive_message(
+        response = self.world.sqs.receive_message(
             QueueUrl=self.queue.url, MaxNumberOfMessages=want, WaitTimeSeconds=0,
             AttributeNames=["All"], MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
         )
@@ -338,7 +334,7 @@ class SqsEventSourceMapping:
         if again:
             ids = [m["MessageId"] for m in again]
             prev = self._latest(self.tracked[i].last_inv for i in ids)
-            self.sb.record_delivery(source="sqs", what="redelivery",
+            self.world.record_delivery(self.kind, Delivery.REDELIVERY,
                 keys=self._keys(ids), inv=prev,
                 detail={"messageIds": ids,
                         "receiveCounts": [self._receive_count(m) for m in again],
@@ -348,20 +344,16 @@ class SqsEventSourceMapping:
         return messages
 
     def _process(self, batch: list[dict[str, Any]]) -> None:
-        sb = self.sb
+        sb = self.world
         ids = [m["MessageId"] for m in batch]
         cause, prev = self._cause(batch)
         event = {"Records": [sqs_record(m, self.queue.arn, sb.region) for m in batch]}
-        inv = self.fn.start(event, source="sqs", cause=cause, prev=prev, keys=self._keys(ids))
+        inv = self.function.start(event, source=self.kind, cause=cause, prev=prev, keys=self._keys(ids))
         self.invocations.append(inv)
         for mid in ids:
             self.tracked[mid].last_inv = inv.id
-        self.running += 1
-        try:
-            sb.scheduler.wait_for(inv.task, label=f"sqs: wait {inv.id}")
-        finally:
-            self.running -= 1
-        if inv.outcome == "ok":
+        sb.scheduler.wait_for(inv.task, label=f"sqs: wait {inv.id}")
+        if inv.outcome == Outcome.OK:
             failed, problem = self._failed_items(inv.result, ids)
             if problem is not None:
                 self._batch_failed(ids, inv, problem)
@@ -400,21 +392,21 @@ class SqsEventSourceMapping:
         deleted: list[str] = []
         for start in range(0, len(messages), MAX_RECEIVE):
             chunk = messages[start:start + MAX_RECEIVE]
-            response = self.sb.sqs.delete_message_batch(
+            response = self.world.sqs.delete_message_batch(
                 QueueUrl=self.queue.url,
                 Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)],
             )
             ok = {e["Id"] for e in response.get("Successful", [])}
             deleted += [m["MessageId"] for i, m in enumerate(chunk) if str(i) in ok]
         if deleted:
-            self.sb.record_delivery(source="sqs", what="deleted",
+            self.world.record_delivery(self.kind, Delivery.DELETED,
                                    keys=self._keys(deleted), inv=inv.id, detail={"messageIds": deleted})
 
     def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False) -> None:
         for mid in ids:
             self.tracked[mid].last_error = reason
         whole = "" if partial else "the whole batch, already-handled messages included, "
-        self.sb.record_delivery(source="sqs", what="batch failed", keys=self._keys(ids), inv=inv.id,
+        self.world.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=self._keys(ids), inv=inv.id,
             detail={"messageIds": ids, "reason": reason, "partial": partial,
                     "returns": f"{whole}becomes visible again {self.visibility_timeout} s after it was received"},
         )
@@ -433,7 +425,7 @@ class SqsEventSourceMapping:
             problem = _json_problem(m["body"])
             if problem and "JSON" not in (info.last_error or ""):
                 reason += f"; its body is not JSON ({problem})"
-            self.sb.record_delivery(source="sqs", what="dead-lettered",
+            self.world.record_delivery(self.kind, Delivery.DEAD_LETTERED,
                 keys=[info.order] if info.order else [], inv=info.last_inv,
                 detail={"messageId": m["id"], "queue": self.queue.dlq_name, "reason": reason},
             )
@@ -448,14 +440,14 @@ class SqsEventSourceMapping:
         ids = [m["MessageId"] for m in batch]
         again = [m["MessageId"] for m in batch if self._receive_count(m) > 1]
         if again:
-            return "redelivery", self._latest(self.tracked[i].last_inv for i in again)
+            return Cause.REDELIVERY, self._latest(self.tracked[i].last_inv for i in again)
         copies = [i for i in ids if self.tracked[i].order is not None
                   and self.first_message_of.get(self.tracked[i].order) != i]
         if copies:
             # A second message for an order already delivered: the producer sent it twice.
             firsts = [self.first_message_of[self.tracked[i].order] for i in copies]
-            return "producer re-send", self._latest(self.tracked[f].last_inv for f in firsts)
-        return "first delivery", None
+            return Cause.PRODUCER_RESEND, self._latest(self.tracked[f].last_inv for f in firsts)
+        return Cause.FIRST_DELIVERY, None
 
     @staticmethod
     def _latest(inv_ids) -> str | None:
@@ -478,3 +470,10 @@ class SqsEventSourceMapping:
             if order is not None and order not in keys:
                 keys.append(order)
         return keys
+
+
+def pending_each(source: Source, keys: list[str]) -> None:
+    """One "pending" record per order, saying when the run stopped."""
+    t = source.world.clock.elapsed()
+    for key in keys:
+        source.pending([key], f"still in the queue or not yet sent when the run stopped at {t:g} s")

@@ -35,13 +35,16 @@ the ``retry_backoff`` setting (1 s, about one poll).
 """
 from __future__ import annotations
 
-import datetime as dt
 import json
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput, SandboxError
-from ..events import kinesis_record
+from ..events import iso_millis, kinesis_record
+from ..settings import Config, param
+from ..vocab import Cause, Delivery, Outcome, SourceKind
+from .async_invoke import read_queue
+from .base import Source
 
 if TYPE_CHECKING:
     from ..runtime import LambdaFunction
@@ -75,39 +78,30 @@ def moto_sequence_number(aws_sequence: str, shard_index: int = 0) -> str:
 
 
 @dataclass(frozen=True)
-class StreamMapping:
-    """The settings of one Kinesis event source mapping (AWS names in the comments)."""
+class StreamMapping(Config):
+    """The settings of one Kinesis event source mapping, and of its stream."""
 
-    batch_size: int = 100  # BatchSize: 1 to 10,000
-    maximum_retry_attempts: int = -1  # MaximumRetryAttempts: -1 (until the record expires) to 10,000
-    maximum_record_age: int = -1  # MaximumRecordAgeInSeconds: -1 (the stream's retention) to 604,800
-    bisect_batch_on_function_error: bool = False  # BisectBatchOnFunctionError
-    on_failure_destination: bool = True  # DestinationConfig.OnFailure: an SQS queue of this sandbox
-    shards: int = 1  # the stream's shard count
-    poll_interval: float = 1.0  # seconds between polls of an idle shard
-    retry_backoff: float = 1.0  # seconds before a failed batch (or its halves) is tried again
-    retention_hours: int = 24  # the stream's retention period: 24 h to 8,760 h (365 days)
+    batch_size: int = param(100, "BatchSize: most records per invocation", DOC_PARAMETERS, 1, 10_000, aws="BatchSize")
+    maximum_retry_attempts: int = param(
+        -1, "MaximumRetryAttempts: retries before a failed batch is discarded (-1: until the records expire)",
+        DOC_PARAMETERS, -1, 10_000, aws="MaximumRetryAttempts")
+    maximum_record_age: int = param(
+        -1, "MaximumRecordAgeInSeconds: older records are discarded (-1: kept until they expire from the stream)",
+        DOC_PARAMETERS, -1, 604_800, aws="MaximumRecordAgeInSeconds")
+    bisect_batch_on_function_error: bool = param(
+        False, "BisectBatchOnFunctionError: split a failed batch in two and retry each half (a split does not use "
+        "up a retry)", DOC_ON_FAILURE, aws="BisectBatchOnFunctionError")
+    on_failure_destination: bool = param(
+        True, "describe discarded batches to an SQS queue (AWS has none unless you configure one)", DOC_ON_FAILURE)
+    shards: int = param(1, "how many shards the stream has; each is read in order by its own poller", None, 1, 64)
+    poll_interval: float = param(1.0, "seconds between polls of a shard with nothing new (Lambda: about once a "
+                                 "second)", DOC_KINESIS, 0.001, 3600)
+    retry_backoff: float = param(1.0, "seconds before a failed batch is tried again (AWS does not document it)",
+                                 None, 0.001, 3600)
+    retention_hours: int = param(24, "the stream's retention period; with the defaults, a failing record blocks "
+                                 "its shard until then", DOC_RETENTION, 24, 8760)
     stream_name: str = "orders"
     queue_name: str = "orders-stream-failures"
-
-    def validate(self) -> "StreamMapping":
-        def whole(name: str, lo: int, hi: int, what: str) -> None:
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-                raise BadInput(f"{name} ({what}) must be a whole number from {lo} to {hi:,}, got {value!r}")
-
-        whole("batch_size", 1, 10_000, "Kinesis BatchSize")
-        whole("maximum_retry_attempts", -1, 10_000, "MaximumRetryAttempts; -1 retries until the record expires")
-        whole("maximum_record_age", -1, 604_800, "MaximumRecordAgeInSeconds; -1 keeps records for the retention period")
-        whole("shards", 1, 64, "the stream's shard count")
-        whole("retention_hours", 24, 8_760, "the stream's retention period in hours")
-        for name in ("poll_interval", "retry_backoff"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not 0 < value <= 3600:
-                raise BadInput(f"{name} must be a number of seconds above 0 and at most 3600, got {value!r}")
-        if not isinstance(self.bisect_batch_on_function_error, bool):
-            raise BadInput(f"bisect_batch_on_function_error must be true or false, got {self.bisect_batch_on_function_error!r}")
-        return self
 
     @property
     def age_limit(self) -> float:
@@ -141,21 +135,23 @@ class _Shard:
     task: Any = None
 
 
-class StreamSource:
+class StreamSource(Source):
     """A Kinesis stream, a producer that writes orders to it, and Lambda's mapping that reads it.
 
         src = StreamSource(sb, fn, StreamMapping(batch_size=10))
         src.put(order)      # accept the order and PutRecord it (partition key = orderId)
         src.start()         # one poller per shard, as daemon tasks
-        sb.run(stop_when=src.settled)
+        sb.run(stop_when=src.idle)
         src.finish()        # records still in the stream are reported "pending"
     """
 
-    def __init__(self, world: "Sandbox", function: "LambdaFunction", mapping: StreamMapping | None = None):
-        self.world, self.function = world, function
-        self.mapping = (mapping or StreamMapping()).validate()
+    kind = SourceKind.STREAM
+
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", mapping: StreamMapping | None = None,
+                 **settings: Any):
+        super().__init__(world, function)
+        self.mapping = mapping or StreamMapping(**settings)
         self.sent = 0  # records written by put()
-        self.discarded_batches: list[dict] = []  # what was described to the on-failure destination
         sb, m = self.world, self.mapping
         with sb.gateway.unrecorded():  # setup is infrastructure, not part of the story
             sb.kinesis.create_stream(StreamName=m.stream_name, ShardCount=m.shards)
@@ -177,47 +173,36 @@ class StreamSource:
         """Accept ``order`` (it is owed its effects) and write it to the stream, keyed by orderId."""
         if not isinstance(order, dict) or "orderId" not in order:
             raise BadInput(f"a stream record here carries an order (a dict with orderId), got {order!r}")
-        self.world.accept(order, source="stream")
+        self.world.accept(order, source=self.kind)
         response = self.world.kinesis.put_record(StreamName=self.mapping.stream_name, PartitionKey=str(order["orderId"]),
                                                  Data=json.dumps(order).encode())
         self.sent += 1
         return response
 
     # -- running -------------------------------------------------------------------------
-    def start(self) -> None:
+    def start(self) -> "StreamSource":
         """Start one poller per shard (daemon tasks: they do not keep the world running)."""
         for shard in self.shards:
             if shard.task is None:
                 shard.task = self.world.scheduler.spawn(self._poll, shard, name=f"stream-poller/{shard.shard_id}",
                                                         daemon=True)
+        return self
 
-    def settled(self) -> bool:
+    def idle(self) -> bool:
         """Every record written so far has been handled or discarded."""
         return sum(s.resolved for s in self.shards) >= self.sent
 
     def finish(self) -> None:
         """Report the records still in the stream (unread, or blocked behind a failing batch) as pending."""
-        sb = self.world
         for shard in self.shards:
             left = self._read(shard, "AFTER_SEQUENCE_NUMBER", shard.checkpoint, None, recorded=False)
             if left:
-                sb.record_delivery(source="stream", what="pending",
-                                  keys=[self._key(r) for r in left], inv=None,
-                                  detail={"shard": shard.shard_id, "records": len(left),
-                                          "reason": "still in the stream when the run stopped"})
+                self.pending([self._key(r) for r in left], "still in the stream when the run stopped",
+                             shard=shard.shard_id, records=len(left))
 
     def failure_records(self) -> list[dict]:
-        """The on-failure destination's messages (parsed JSON), read without consuming the history."""
-        if self.queue_url is None:
-            return []
-        out = []
-        with self.world.gateway.unrecorded():
-            while True:
-                got = self.world.sqs.receive_message(QueueUrl=self.queue_url, MaxNumberOfMessages=10,
-                                                     WaitTimeSeconds=0, VisibilityTimeout=3600).get("Messages", [])
-                if not got:
-                    return out
-                out += [json.loads(m["Body"]) for m in got]
+        """The on-failure destination's messages (parsed JSON), looked at without receiving them."""
+        return read_queue(self.world, self.mapping.queue_name) if self.queue_url else []
 
     # -- the poller ------------------------------------------------------------------------
     def _poll(self, shard: _Shard) -> None:
@@ -256,13 +241,13 @@ class StreamSource:
             event = {"Records": [kinesis_record({**r, "SequenceNumber": aws_sequence_number(r["SequenceNumber"], shard.index)},
                                                 shard.shard_id, self.stream_arn, self.function.config.arn, sb.region)
                                  for r in batch.records]}
-            inv = self.function.invoke(event, source="stream", keys=keys, prev=batch.prev,
-                                       cause="first delivery" if batch.attempt == 1 else f"retry {batch.attempt - 1}")
-            if inv.outcome == "ok":
+            inv = self.function.invoke(event, source=self.kind, keys=keys, prev=batch.prev,
+                                       cause=Cause.FIRST_DELIVERY if batch.attempt == 1 else Cause.retry(batch.attempt - 1))
+            if inv.outcome == Outcome.OK:
                 todo.pop(0)
                 self._advance(shard, batch)
                 continue
-            sb.record_delivery(source="stream", what="batch failed", keys=keys, inv=inv.id,
+            sb.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=keys, inv=inv.id,
                               detail={**self._span(shard, batch), "attempt": batch.attempt, "outcome": inv.outcome,
                                       "error": inv.error_text})
             todo.pop(0)
@@ -288,7 +273,7 @@ class StreamSource:
         sb = self.world
         # The second half of a split waits for the first, so its start time is not known yet.
         when = {"at": round(sb.clock.elapsed() + self.mapping.retry_backoff, 6)} if soon else {}
-        sb.record_delivery(source="stream", what="retry scheduled",
+        sb.record_delivery(self.kind, Delivery.RETRY_SCHEDULED,
                           keys=[self._key(r) for r in batch.records], inv=failed,
                           detail={**self._span(shard, batch), "attempt": batch.attempt, **when, **extra})
 
@@ -322,13 +307,13 @@ class StreamSource:
             "requestContext": {"requestId": sb.new_uuid(), "functionArn": self.function.config.arn,
                                "condition": condition, "approximateInvokeCount": invocations},
             "version": "1.0",
-            "timestamp": _iso(sb.clock.now()),
+            "timestamp": iso_millis(sb.clock.now()),
             "KinesisBatchInfo": {
                 "shardId": shard.shard_id,
                 "startSequenceNumber": span["start"],
                 "endSequenceNumber": span["end"],
-                "approximateArrivalOfFirstRecord": _iso(first),
-                "approximateArrivalOfLastRecord": _iso(last),
+                "approximateArrivalOfFirstRecord": iso_millis(first),
+                "approximateArrivalOfLastRecord": iso_millis(last),
                 "batchSize": len(batch.records),
                 "streamArn": self.stream_arn,
             },
@@ -339,10 +324,8 @@ class StreamSource:
         if self.queue_url is not None:
             sb.sqs.send_message(QueueUrl=self.queue_url, MessageBody=json.dumps(message, sort_keys=True))
             reason += f"; described to the on-failure destination {m.queue_name}"
-        self.discarded_batches.append(message)
-        sb.record_delivery(source="stream", what="discarded",
-                          keys=[self._key(r) for r in batch.records], inv=batch.prev,
-                          detail={**span, "condition": condition, "reason": reason})
+        sb.record_delivery(self.kind, Delivery.DISCARDED, keys=[self._key(r) for r in batch.records],
+                           inv=batch.prev, detail={**span, "condition": condition, "reason": reason})
         self._advance(shard, batch)
 
     # -- reading the stream ------------------------------------------------------------------
@@ -386,10 +369,6 @@ class StreamSource:
 def _arrival(record: dict) -> float:
     stamp = record["ApproximateArrivalTimestamp"]
     return stamp.timestamp() if hasattr(stamp, "timestamp") else float(stamp)
-
-
-def _iso(epoch: float) -> str:
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 __all__ = ["StreamMapping", "StreamSource", "aws_sequence_number", "moto_sequence_number",

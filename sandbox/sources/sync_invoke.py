@@ -24,109 +24,84 @@ and both default to 60 s
 from __future__ import annotations
 
 import json
-import threading
-import traceback
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import boto3
-import botocore.handlers
-from botocore.awsrequest import AWSResponse
-from botocore.config import Config
-from botocore.endpoint import DEFAULT_TIMEOUT
+from botocore.config import Config as BotocoreConfig
 from botocore.exceptions import ReadTimeoutError
-from moto.core.botocore_stubber import MockRawResponse
 
+from .. import adapter
 from ..errors import BadInput, RealAwsRefused
 from ..events import apigateway_event, orders_in
-from ..runtime import FunctionConfig
+from ..runtime import ACCOUNT, function_error_payload
 from ..scheduler import current_task
+from ..settings import Config, param
+from ..vocab import AWS_OK, Cause, Outcome, SourceKind
+from .base import Source
 
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
     from ..world import Sandbox
 
+DOC_RETRIES = "https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"
+DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
 RETRY_MODES = ("legacy", "standard", "adaptive")
 #: Attempts in all when the caller sets no limit (botocore's _retry.json for legacy,
 #: retries/standard.py's DEFAULT_MAX_ATTEMPTS for standard and adaptive).
 DEFAULT_ATTEMPTS = {"legacy": 5, "standard": 3, "adaptive": 3}
+#: botocore's connect and read timeouts (botocore.endpoint.DEFAULT_TIMEOUT), seconds.
+DEFAULT_TIMEOUT = 60.0
 
 _INVOKE_PATH = "/2015-03-31/functions/"
-
-# -- which read timeout the calling client has ---------------------------------------------
-# The prepared request that reaches the endpoint no longer carries the client's config, so a
-# ``before-call`` hook notes the caller's read_timeout on the calling thread just before the
-# request is built. Every attempt of one API call runs on that same thread.
-_calling = threading.local()
-
-
-def _note_client_timeout(context: dict | None = None, **_: Any) -> None:
-    config = (context or {}).get("client_config")
-    _calling.read_timeout = getattr(config, "read_timeout", None)
-
-
-_HOOK = ("before-call.lambda.Invoke", _note_client_timeout)
-if _HOOK not in botocore.handlers.BUILTIN_HANDLERS:  # every session created from now on
-    botocore.handlers.BUILTIN_HANDLERS.append(_HOOK)
-
-
-def _client_read_timeout() -> float:
-    value = getattr(_calling, "read_timeout", None)
-    return float(value) if value is not None else float(DEFAULT_TIMEOUT)
 
 
 # -- the caller's configuration ----------------------------------------------------------------
 @dataclass(frozen=True)
-class CallerConfig:
-    """The calling client's botocore settings, with botocore's meanings.
+class CallerConfig(Config):
+    """The calling client's botocore settings, with botocore's meanings (-1: not set)."""
 
-    ``retry_mode``          "legacy", "standard" or "adaptive".
-    ``max_attempts``        retries after the first attempt (``retries={'max_attempts': N}``);
-                            None leaves it to the mode (legacy 4, standard and adaptive 2).
-    ``total_max_attempts``  attempts in all, the first included; wins over ``max_attempts``.
-    ``read_timeout``        seconds to wait for the response (botocore default 60).
-    ``connect_timeout``     seconds to wait for a connection (botocore default 60). The
-                            sandbox's endpoint accepts at once, so this one never expires here.
-    """
+    retry_mode: str = param(
+        "legacy", "the caller's botocore retry mode: legacy (5 attempts in all), standard or adaptive (3). boto3's "
+        "retries guide names legacy as the default; botocore 1.44 as pinned here resolves an unset mode to standard",
+        DOC_RETRIES, choices=RETRY_MODES)
+    max_attempts: int = param(
+        -1, "retries after the first attempt, as in Config(retries={'max_attempts': N}); -1 leaves it unset so the "
+        "mode's default applies", DOC_RETRIES, -1, 20)
+    total_max_attempts: int = param(
+        -1, "attempts in all, the first included (Config(retries={'total_max_attempts': N})); wins over "
+        "max_attempts; -1 leaves it unset", DOC_RETRIES, -1, 21)
+    read_timeout: float = param(
+        DEFAULT_TIMEOUT, "seconds the caller waits for the response before botocore raises ReadTimeoutError "
+        "(botocore's default is 60 s)", DOC_CONFIG, 0.01, 900)
+    connect_timeout: float = param(
+        DEFAULT_TIMEOUT, "seconds the caller waits for a connection (botocore's default is 60 s); the sandbox's "
+        "Lambda endpoint accepts at once, so it never expires here", DOC_CONFIG, 0.01, 900)
 
-    retry_mode: str = "legacy"
-    max_attempts: int | None = None
-    total_max_attempts: int | None = None
-    read_timeout: float = float(DEFAULT_TIMEOUT)
-    connect_timeout: float = float(DEFAULT_TIMEOUT)
-
-    def __post_init__(self) -> None:
-        if self.retry_mode not in RETRY_MODES:
-            raise BadInput(f"retry_mode must be one of {', '.join(RETRY_MODES)}, got {self.retry_mode!r}")
-        if self.max_attempts is not None and (not isinstance(self.max_attempts, int) or self.max_attempts < 0):
-            raise BadInput(f"max_attempts counts retries after the first attempt, so it is 0 or more; got {self.max_attempts!r}")
-        if self.total_max_attempts is not None and (not isinstance(self.total_max_attempts, int)
-                                                    or self.total_max_attempts < 1):
-            raise BadInput("total_max_attempts counts every attempt, the first included, so it is at least 1; "
-                           f"got {self.total_max_attempts!r}")
-        for name in ("read_timeout", "connect_timeout"):
-            value = getattr(self, name)
-            if not isinstance(value, (int, float)) or value <= 0:
-                raise BadInput(f"{name} is a number of seconds greater than 0, got {value!r}")
+    def check(self) -> None:
+        if self.total_max_attempts == 0:
+            raise BadInput("setting total_max_attempts counts every attempt, the first included, so it is at least 1 "
+                           "(or -1 to leave it unset)")
 
     def retries(self) -> dict[str, Any]:
         """The ``retries`` dict exactly as a caller would pass it to ``botocore.config.Config``."""
         out: dict[str, Any] = {"mode": self.retry_mode}
-        if self.max_attempts is not None:
+        if self.max_attempts >= 0:
             out["max_attempts"] = self.max_attempts
-        if self.total_max_attempts is not None:
+        if self.total_max_attempts >= 0:
             out["total_max_attempts"] = self.total_max_attempts
         return out
 
-    def botocore_config(self) -> Config:
-        return Config(retries=self.retries(), read_timeout=self.read_timeout, connect_timeout=self.connect_timeout)
+    def botocore_config(self) -> BotocoreConfig:
+        return BotocoreConfig(retries=self.retries(), read_timeout=self.read_timeout,
+                              connect_timeout=self.connect_timeout)
 
     def expected_attempts(self) -> int:
         """How many attempts botocore makes when every one of them times out."""
-        if self.total_max_attempts is not None:
+        if self.total_max_attempts >= 0:
             return self.total_max_attempts
-        if self.max_attempts is not None:
+        if self.max_attempts >= 0:
             return self.max_attempts + 1
         return DEFAULT_ATTEMPTS[self.retry_mode]
 
@@ -142,33 +117,17 @@ class InvokeAttempt:
     ended: float | None = None
     result: str | None = None  # "ok", "ReadTimeout" or "FunctionError"
     caller: Any = field(default=None, repr=False, compare=False)  # the task that sent it
+    invocation: Any = field(default=None, repr=False, compare=False)
 
 
-def _json_response(url: str, status: int, headers: dict[str, str], payload: Any) -> AWSResponse:
+def _json_response(url: str, status: int, headers: dict[str, str], payload: Any):
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    return AWSResponse(url, status, {"Content-Type": "application/json", **headers}, MockRawResponse(body))
+    return adapter.response(url, status, {"Content-Type": "application/json", **headers}, body)
 
 
-def _error_response(url: str, status: int, code: str, message: str) -> AWSResponse:
+def _error_response(url: str, status: int, code: str, message: str):
     # Lambda's REST-JSON errors: the code in x-amzn-ErrorType, "Type" and "Message" in the body.
     return _json_response(url, status, {"x-amzn-ErrorType": code}, {"Type": "User", "Message": message})
-
-
-def _function_error_payload(inv: "Invocation") -> dict[str, Any]:
-    """The payload Lambda returns with ``X-Amz-Function-Error: Unhandled``."""
-    rid = inv.request_id
-    if inv.outcome == "timeout":
-        return {"errorType": "Sandbox.Timedout",
-                "errorMessage": f"RequestId: {rid} Error: Task timed out after {inv.function.config.timeout:.2f} seconds"}
-    if inv.outcome == "crashed":
-        return {"errorType": "Runtime.ExitError",
-                "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}
-    exc = inv.error
-    if isinstance(exc, BaseException):
-        frames = traceback.extract_tb(exc.__traceback__)
-        return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,
-                "stackTrace": [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}\n' for f in frames]}
-    return {"errorMessage": inv.error_text or "unknown error", "errorType": "Runtime.Unknown", "requestId": rid}
 
 
 class SyncInvokeEndpoint:
@@ -182,7 +141,7 @@ class SyncInvokeEndpoint:
     """
 
     def __init__(self, sb: "Sandbox"):
-        self.sb = sb
+        self.world = sb
         self.functions: dict[str, "LambdaFunction"] = {}
         self.attempts: list[InvokeAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
@@ -204,15 +163,15 @@ class SyncInvokeEndpoint:
         self.functions[fn.config.arn] = fn
 
     # -- one request -------------------------------------------------------------------------
-    def __call__(self, op: str, request) -> AWSResponse:
+    def __call__(self, op: str, request):
         if op != "Invoke":
             raise RealAwsRefused(f"lambda.{op} has no local endpoint in this sandbox; only Invoke is served")
         url = request.url
         fn = self._function(url)
         if fn is None:
             name = self._function_name(url)
-            arn = name if name.startswith("arn:") else f"arn:aws:lambda:{self.sb.region}:{FunctionConfig.account}:function:{name}"
-            record_invoke(self.sb, name, [], "ResourceNotFound", {})
+            arn = name if name.startswith("arn:") else f"arn:aws:lambda:{self.world.region}:{ACCOUNT}:function:{name}"
+            record_invoke(self.world, name, [], "ResourceNotFound", {})
             return _error_response(url, 404, "ResourceNotFoundException", f"Function not found: {arn}")
         invocation_type = self._header(request, "X-Amz-Invocation-Type") or "RequestResponse"
         if invocation_type == "DryRun":
@@ -223,7 +182,7 @@ class SyncInvokeEndpoint:
         try:
             event = json.loads(request.body or b"{}")
         except ValueError as exc:
-            record_invoke(self.sb, fn.config.name, [], "InvalidRequestContent", {})
+            record_invoke(self.world, fn.config.name, [], "InvalidRequestContent", {})
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
         try:
@@ -234,14 +193,14 @@ class SyncInvokeEndpoint:
         attempt, call_id = self._attempt_of(request)
         # Attempt k+1 exists because attempt k timed out, so it points back at attempt k.
         prev = self._last.get(call_id) if call_id else None
-        sb = self.sb
-        inv = fn.start(event, source="sync", cause="first delivery" if prev is None else "SDK retry",
+        sb = self.world
+        inv = fn.start(event, source=SourceKind.SYNC, cause=Cause.FIRST_DELIVERY if prev is None else Cause.SDK_RETRY,
                        prev=prev, keys=keys)
         if call_id:
             self._last[call_id] = inv.id
-        record = InvokeAttempt(attempt, inv.id, sb.clock.elapsed(), caller=current_task())
+        record = InvokeAttempt(attempt, inv.id, sb.clock.elapsed(), caller=current_task(), invocation=inv)
         self.attempts.append(record)
-        read_timeout = _client_read_timeout()
+        read_timeout = adapter.client_read_timeout()
         sb.scheduler.wait_for(inv.task, timeout=read_timeout, label=f"read {inv.id}")
         record.ended = sb.clock.elapsed()
         detail: dict[str, Any] = {"attempt": attempt, "invocation": inv.id, "sent": round(record.sent, 6),
@@ -253,13 +212,13 @@ class SyncInvokeEndpoint:
             # retry handler decides what happens next.
             raise ReadTimeoutError(endpoint_url=url)
         response, function_error, payload = self._response(url, inv)
-        record.result = "FunctionError" if function_error else "ok"
+        record.result = "FunctionError" if function_error else AWS_OK
         if function_error:
             detail["function_error"] = function_error
         elif isinstance(payload, dict) and "statusCode" in payload:
             detail["statusCode"] = payload["statusCode"]  # the API Gateway proxy result, if that is its shape
         self._record(fn, keys, record.result, detail)
-        sb.on_aws_call("lambda", "Invoke", {"FunctionName": fn.config.name}, 200)
+        sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name}, 200)
         return response
 
     # -- helpers -------------------------------------------------------------------------------
@@ -293,31 +252,26 @@ class SyncInvokeEndpoint:
                 attempt = int(value)
         return attempt, self._header(request, "amz-sdk-invocation-id")
 
-    def _response(self, url: str, inv: "Invocation") -> tuple[AWSResponse, str | None, Any]:
+    def _response(self, url: str, inv: "Invocation") -> tuple[Any, str | None, Any]:
         headers = {"X-Amz-Executed-Version": inv.function.config.version, "x-amzn-RequestId": inv.request_id}
-        if inv.outcome == "ok":
+        if inv.outcome == Outcome.OK:
             try:
                 return _json_response(url, 200, headers, json.dumps(inv.result).encode()), None, inv.result
             except (TypeError, ValueError) as exc:
                 payload = {"errorMessage": f"Unable to marshal response: {exc}", "errorType": "Runtime.MarshalError",
                            "requestId": inv.request_id, "stackTrace": []}
         else:
-            payload = _function_error_payload(inv)
+            payload = function_error_payload(inv)
         headers["X-Amz-Function-Error"] = "Unhandled"
         return _json_response(url, 200, headers, payload), payload["errorType"], payload
 
     def _record(self, fn: "LambdaFunction", keys: list[str], result: str, detail: dict) -> None:
-        record_invoke(self.sb, fn.config.name, keys, result, detail)
+        record_invoke(self.world, fn.config.name, keys, result, detail)
 
 
 def record_invoke(sb: "Sandbox", function: str, keys: list[str], result: str, detail: dict) -> None:
     """Write one Invoke attempt to the history, shaped like the gateway's ``aws`` records."""
-    if getattr(sb.gateway, "_quiet", 0):
-        return
-    inv = sb.runtime.current_invocation()
-    sb.history.append("aws", sb.clock.elapsed(), inv=inv.id if inv is not None else None,
-                      actor=sb.runtime.actor_name(), service="lambda", op="Invoke", target=function,
-                      key=keys[0] if keys else None, result=result, detail=detail)
+    sb.gateway.record("lambda", "Invoke", function, keys[0] if keys else None, result, detail)
 
 
 # -- the caller ---------------------------------------------------------------------------------
@@ -338,8 +292,8 @@ class CallOutcome:
         return self.payload.get("statusCode") if isinstance(self.payload, dict) else None
 
 
-class SyncInvokeSource:
-    """A caller that invokes ``fn`` synchronously with a real boto3 Lambda client.
+class SyncInvokeSource(Source):
+    """A caller that invokes a function synchronously with a real boto3 Lambda client.
 
     ``call(order, at=...)`` schedules a caller task at virtual time ``at``. It records that
     the order was accepted, builds an API Gateway ``POST /orders`` proxy event, and calls
@@ -347,37 +301,48 @@ class SyncInvokeSource:
     does, retries included.
     """
 
-    def __init__(self, sb: "Sandbox", fn: "LambdaFunction", config: CallerConfig | None = None):
-        self.sb, self.fn = sb, fn
-        self.config = config or CallerConfig()
-        self.endpoint = SyncInvokeEndpoint.of(sb)
-        self.endpoint.serve(fn)
+    kind = SourceKind.SYNC
+
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", config: CallerConfig | None = None,
+                 **settings: Any):
+        super().__init__(world, function)
+        self.config = config or CallerConfig(**settings)
+        self.endpoint = SyncInvokeEndpoint.of(world)
+        self.endpoint.serve(function)
         self.outcomes: list[CallOutcome] = []
-        # Clients made after this point note their read_timeout even if this module was
-        # imported after the world created its boto3 session.
-        session = boto3.DEFAULT_SESSION
-        if session is not None:
-            session.events.register(*_HOOK, unique_id="sandbox-sync-read-timeout")
+        self._callers: list = []
+        self._scheduled = 0
 
     def client(self):
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
-        return boto3.client("lambda", region_name=self.sb.region, config=self.config.botocore_config())
+        return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
     def call(self, order: dict, at: float = 0.0) -> None:
-        self.sb.scheduler.call_at(at, lambda: self.sb.scheduler.spawn(self._call, order, name=f"caller-{order['orderId']}"),
-                                  name=f"call {order['orderId']}")
+        """A caller sends ``order`` at virtual time ``at``."""
+        self._scheduled += 1
+
+        def begin():
+            self._scheduled -= 1
+            self._callers.append(self.world.scheduler.spawn(self._call, order, name=f"caller-{order['orderId']}"))
+
+        self.world.scheduler.call_at(at, begin, name=f"call {order['orderId']}")
+
+    def idle(self) -> bool:
+        """Every caller has its answer and every invocation it started has ended (they outlive their caller)."""
+        return (self._scheduled == 0 and all(t.done for t in self._callers)
+                and all(a.invocation.done for a in self.endpoint.attempts if a.invocation is not None))
 
     def _call(self, order: dict) -> CallOutcome:
-        sb = self.sb
+        world = self.world
         key = str(order["orderId"])
-        sb.accept(order, source="sync")
+        world.accept(order, source=self.kind)
         outcome = CallOutcome(key)
         self.outcomes.append(outcome)
         before = len(self.endpoint.attempts)
-        event = apigateway_event(order, request_id=sb.new_uuid())
+        event = apigateway_event(order, request_id=world.new_uuid())
         client = self.client()
         try:
-            response = client.invoke(FunctionName=self.fn.config.name, Payload=json.dumps(event))
+            response = client.invoke(FunctionName=self.function.config.name, Payload=json.dumps(event))
         except ReadTimeoutError as exc:
             outcome.error = type(exc).__name__
         else:
@@ -391,7 +356,7 @@ class SyncInvokeSource:
         mine = [a for a in self.endpoint.attempts[before:] if a.caller is me]
         outcome.attempts = len(mine)
         outcome.invocations = [a.inv for a in mine]
-        sb.note(self._describe(outcome))
+        world.note(self._describe(outcome))
         return outcome
 
     @staticmethod
@@ -407,14 +372,8 @@ class SyncInvokeSource:
 
 
 def caller_config(cfg: dict[str, Any]) -> CallerConfig:
-    """A CallerConfig from scenario settings (-1 means 'not set', as botocore has no value for it)."""
-    def unset(value):
-        return None if value is None or value < 0 else value
-
-    return CallerConfig(retry_mode=cfg.get("retry_mode", "legacy"), max_attempts=unset(cfg.get("max_attempts")),
-                        total_max_attempts=unset(cfg.get("total_max_attempts")),
-                        read_timeout=float(cfg.get("read_timeout", DEFAULT_TIMEOUT)),
-                        connect_timeout=float(cfg.get("connect_timeout", DEFAULT_TIMEOUT)))
+    """A CallerConfig from resolved scenario settings (-1 means 'not set', as botocore has no value for it)."""
+    return CallerConfig.from_settings(cfg)
 
 
 __all__ = ["CallOutcome", "CallerConfig", "DEFAULT_ATTEMPTS", "InvokeAttempt", "RETRY_MODES", "SyncInvokeEndpoint",

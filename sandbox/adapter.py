@@ -1,0 +1,194 @@
+"""Every reach into moto's and botocore's internals, in one module.
+
+Nothing here is patched at import time. ``install`` puts the sandbox's hooks in place when
+a world opens, and ``uninstall`` takes every one of them out again when it closes, so a
+plain boto3 client made after that behaves exactly as if the sandbox had never run:
+
+- botocore's built-in handlers gain a ``before-send`` hook (every request of every client
+  made meanwhile goes to the world's gateway instead of the network) and a
+  ``before-call`` hook (it notes the calling client's read timeout, which the sandbox's own
+  Lambda endpoint honours);
+- ``botocore.endpoint.Endpoint._send`` refuses to send anything: a request that slipped
+  past the gateway (a client made before the world opened) never leaves the machine;
+- a caller's own ``mock_aws()`` is silenced, or its stubber would run each request twice;
+- ``time.sleep`` becomes the world's virtual sleep.
+
+It also owns what the sandbox reads from moto directly: resetting every backend, serving
+a request, and looking inside an SQS queue without making a request.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import boto3
+import botocore.endpoint
+import botocore.handlers
+import botocore.loaders
+import botocore.session
+from botocore.awsrequest import AWSResponse
+from botocore.endpoint import DEFAULT_TIMEOUT
+from moto.core import DEFAULT_ACCOUNT_ID
+from moto.core.base_backend import BackendDict
+from moto.core.botocore_stubber import MockRawResponse
+from moto.core.model_instances import reset_model_data
+from moto.core.models import botocore_stubber
+from moto.moto_api._internal import mock_random
+
+from .errors import RealAwsRefused
+
+#: One lock for every request of every world: moto's backends are process-global and moto
+#: itself reads, checks and writes with no lock (its FAQ: not thread safe).
+AWS_LOCK = threading.RLock()
+
+_calling = threading.local()
+_saved: dict[str, Any] = {}
+_original_send = botocore.endpoint.Endpoint._send
+
+
+def _note_read_timeout(context: dict | None = None, **_: Any) -> None:
+    """before-call: remember the calling client's read timeout on this thread (every retry runs here)."""
+    config = (context or {}).get("client_config")
+    _calling.read_timeout = getattr(config, "read_timeout", None)
+
+
+def client_read_timeout() -> float:
+    """The read timeout of the client whose request is being served on this thread (botocore's default 60 s)."""
+    value = getattr(_calling, "read_timeout", None)
+    return float(value) if value is not None else float(DEFAULT_TIMEOUT)
+
+
+def _refuse_send(self, request):
+    raise RealAwsRefused(
+        f"refused to send {request.method} {request.url} to the network: inside a sandbox world every AWS "
+        "request must be answered locally (was this client created before the world opened?)")
+
+
+def installed() -> bool:
+    return bool(_saved)
+
+
+def install(dispatch: Callable[..., Any], sleep: Callable[[float], None]) -> None:
+    """Put the sandbox's hooks in place (see the module docstring)."""
+    if _saved:
+        raise RuntimeError("the sandbox's hooks are already installed")
+    hooks = [("before-send", dispatch), ("before-call", _note_read_timeout)]
+    _saved.update(hooks=hooks, stubber=botocore_stubber.enabled, sleep=time.sleep,
+                  send=botocore.endpoint.Endpoint._send)
+    botocore.handlers.BUILTIN_HANDLERS.extend(hooks)
+    botocore.endpoint.Endpoint._send = _refuse_send
+    botocore_stubber.enabled = False
+    time.sleep = sleep
+
+
+def uninstall() -> None:
+    """Take every hook out again; a no-op if none is installed."""
+    if not _saved:
+        return
+    for hook in _saved["hooks"]:
+        while hook in botocore.handlers.BUILTIN_HANDLERS:
+            botocore.handlers.BUILTIN_HANDLERS.remove(hook)
+    botocore.endpoint.Endpoint._send = _saved["send"]
+    botocore_stubber.enabled = _saved["stubber"]
+    time.sleep = _saved["sleep"]
+    _saved.clear()
+
+
+def real_sleep(seconds: float) -> None:
+    """The wall-clock sleep, whatever ``time.sleep`` currently is."""
+    (_saved.get("sleep") or time.sleep)(seconds)
+
+
+# -- sessions shared by every world ------------------------------------------------------------
+_loader = None
+_sessions: dict[str, boto3.Session] = {}
+
+
+def boto3_session(region: str) -> boto3.Session:
+    """The boto3 session worlds in ``region`` share.
+
+    botocore parses its JSON service models and registers its built-in handlers once per
+    session; sharing one (and its loader) makes a fresh world cost milliseconds. Nothing in
+    it belongs to a world: credentials are the sandbox's fake ones, and requests go to
+    whichever world is open. Made while the hooks are installed, so it carries them.
+    """
+    global _loader
+    if region not in _sessions:
+        if _loader is None:
+            _loader = botocore.loaders.create_loader()
+        core = botocore.session.get_session()
+        core.register_component("data_loader", _loader)
+        _sessions[region] = boto3.Session(botocore_session=core, region_name=region)
+    return _sessions[region]
+
+
+def shared_loader():
+    """botocore's loader that worlds share (parsed service models, cached)."""
+    boto3_session("us-east-1")
+    return _loader
+
+
+# -- moto's side -------------------------------------------------------------------------------
+def reset_aws(seed: int | None = None) -> None:
+    """Empty every moto backend; with a seed, moto's ids (message ids, ...) repeat too."""
+    with AWS_LOCK:
+        BackendDict.reset()
+        if seed is None:
+            reset_model_data()
+    if seed is not None:
+        mock_random.seed(seed)
+
+
+def serve(request) -> tuple[int, dict, bytes] | None:
+    """moto's answer to a prepared botocore request (None: moto has no such service)."""
+    response = botocore_stubber.process_request(request)
+    if response is None:
+        return None
+    status, headers, body = response
+    return status, headers, body.encode() if isinstance(body, str) else body
+
+
+def response(url: str, status: int, headers: dict, body: bytes) -> AWSResponse:
+    """An HTTP response botocore parses as if it came off the wire."""
+    return AWSResponse(url, status, headers, MockRawResponse(body))
+
+
+@dataclass(frozen=True)
+class QueueMessage:
+    """One message of a moto SQS queue, read without a request."""
+
+    id: str
+    body: str
+    receives: int
+    visible_at: float  # epoch milliseconds: hidden until then (moto's visibility)
+    delayed_until: float  # epoch milliseconds
+
+
+def queue_messages(region: str, queue: str) -> list[QueueMessage]:
+    """Every message in ``queue`` (visible, in flight or delayed), as moto holds them."""
+    with AWS_LOCK:
+        q = _sqs_backend(region).get_queue(queue)
+        return [QueueMessage(m.id, m.body, m.approximate_receive_count, m.visible_at, m.delayed_until)
+                for m in q._messages]
+
+
+def queue_depth(region: str, queue: str) -> int:
+    """How many messages ``queue`` holds: visible, in flight or delayed (what moto's cost grows with)."""
+    with AWS_LOCK:
+        return len(_sqs_backend(region).get_queue(queue)._messages)
+
+
+def queue_visible(region: str, queue: str, now_ms: float) -> int:
+    """How many messages a ReceiveMessage could return at ``now_ms`` (epoch milliseconds)."""
+    # moto's own ``messages`` reads the patched clock once per message; one read will do.
+    with AWS_LOCK:
+        return sum(1 for m in _sqs_backend(region).get_queue(queue)._messages
+                   if m.visible_at < now_ms and m.delayed_until <= now_ms)
+
+
+def _sqs_backend(region: str):
+    from moto.sqs.models import sqs_backends
+
+    return sqs_backends[DEFAULT_ACCOUNT_ID][region]

@@ -1,0 +1,56 @@
+"""Reading DynamoDB's wire format: typed values, SET clauses, numbers as DynamoDB writes them."""
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+_SET_CLAUSE = re.compile(r"\bSET\b(.*?)(\b(REMOVE|ADD|DELETE)\b|$)", re.I | re.S)
+
+
+def scalar(attr: Any) -> Any:
+    """A low-level value ({"S": "x"}, {"N": "5"}) as a plain value; other types as ``<L>`` etc."""
+    if isinstance(attr, dict) and len(attr) == 1:
+        (kind, value), = attr.items()
+        if kind == "N":
+            number = float(value)
+            return int(number) if number.is_integer() else number
+        if kind in ("S", "BOOL"):
+            return value
+        if kind == "NULL":
+            return None
+        return f"<{kind}>"
+    return attr
+
+
+def update_assignments(params: dict) -> dict[str, Any]:
+    """The attributes an UpdateExpression's SET clause assigns, with their plain values."""
+    match = _SET_CLAUSE.search(params.get("UpdateExpression") or "")
+    if not match:
+        return {}
+    names = params.get("ExpressionAttributeNames") or {}
+    values = params.get("ExpressionAttributeValues") or {}
+    out = {}
+    for clause in match.group(1).split(","):
+        lhs, _, rhs = clause.partition("=")
+        lhs, rhs = lhs.strip(), rhs.strip()
+        out[names.get(lhs, lhs)] = scalar(values[rhs]) if rhs in values else rhs
+    return out
+
+
+def number_text(value: float) -> str:
+    """A number as DynamoDB text, written the way the item was (1700000000, not 1700000000.0)."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def error_code(body: bytes) -> str | None:
+    """The short error code of a JSON error response ("ConditionalCheckFailed"), or None."""
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        return None
+    code = data.get("__type") or data.get("code") or data.get("Code") if isinstance(data, dict) else None
+    if not code:
+        return None
+    code = code.rsplit("#", 1)[-1].rsplit(".", 1)[-1]
+    return code[: -len("Exception")] if code.endswith("Exception") else code
