@@ -33,7 +33,7 @@ from botocore import xform_name
 from botocore.exceptions import ClientError
 from moto import mock_aws
 
-from . import gateway
+from . import adapter, gateway
 from .scenarios import SCENARIOS, run_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +55,7 @@ def scenario_walls(repeat: int) -> dict[str, dict[str, float]]:
     for name in SCENARIOS:
         wall, result = _median_wall(lambda: run_scenario(name, HANDLER, seed=0), repeat)
         out[name] = {"wall_s": round(wall, 4), "virtual_s": result.history.end_time(),
-                     "verdict": result.verdict.verdict, "aws_calls": len(result.history.of_type("aws"))}
+                     "verdict": result.status, "aws_calls": len(result.history.of_type("aws"))}
     return out
 
 
@@ -67,11 +67,8 @@ def compression(walls: dict[str, dict[str, float]]) -> dict[str, float]:
 # -- overhead: the same AWS calls, straight into moto ----------------------------------------
 def _record_calls(name: str) -> list[tuple[str, str, dict]]:
     calls: list[tuple[str, str, dict]] = []
-    gateway.TAP = lambda service, op, params: calls.append((service, op, params))
-    try:
+    with gateway.tap(lambda service, op, params: calls.append((service, op, params))):
         run_scenario(name, HANDLER, seed=0)
-    finally:
-        gateway.TAP = None
     return calls
 
 
@@ -86,9 +83,7 @@ def _to_boto3(service: str, params: dict) -> dict:
 
 def _replay(calls: list[tuple[str, str, dict]]) -> None:
     session = botocore.session.get_session()
-    from .world import _LOADER
-
-    session.register_component("data_loader", _LOADER)
+    session.register_component("data_loader", adapter.shared_loader())
     b3 = boto3.Session(botocore_session=session, region_name="us-east-1", aws_access_key_id="testing",
                        aws_secret_access_key="testing")
     with mock_aws():
@@ -129,7 +124,7 @@ def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dic
             reps = repeat_small if n <= 1000 else 1
             wall, result = _median_wall(lambda: run_scenario(name, HANDLER, seed=0, settings={"orders": n}), reps)
             per[str(n)] = {"wall_s": round(wall, 3), "ms_per_order": round(1000 * wall / n, 3),
-                           "verdict": result.verdict.verdict}
+                           "verdict": result.status}
         costs = [v["ms_per_order"] for v in per.values()]
         out[name] = {"sizes": per, "flatness_x": round(max(costs) / min(costs), 2)}
     return out

@@ -70,7 +70,7 @@ def test_every_scenario_documents_itself(name, capsys):
 def test_naive_handler_double_sends_for_the_right_reason(name):
     effects, cause, why = NAIVE_EXPECTED[name]
     result = run_scenario(name, NAIVE, seed=0)
-    assert result.verdict.verdict == "invalid", why
+    assert result.status == "invalid", why
     assert result.verdict.effects_per_key == effects, why
     invs = result.history.invocations()
     for dup in result.verdict.duplicates:
@@ -80,14 +80,14 @@ def test_naive_handler_double_sends_for_the_right_reason(name):
 
 
 def test_naive_handler_is_valid_without_faults():
-    assert run_scenario("no-fault", NAIVE, seed=0).verdict.verdict == "valid"
+    assert run_scenario("no-fault", NAIVE, seed=0).status == "valid"
 
 
 @pytest.mark.parametrize("name", list(ORDER))
 def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
     for seed in range(3):
         result = run_scenario(name, IDEMPOTENT, seed=seed)
-        assert result.verdict.verdict == "valid", result.verdict.explain()
+        assert result.status == "valid", result.verdict.explain()
 
 
 @pytest.mark.parametrize("name", list(ORDER))

@@ -54,7 +54,7 @@ def test_scenarios_are_listed(capsys):
     (["run", "no-fault", "--handler", "examples/naive_email.py:nope"], "defines no 'nope'"),
     (["run", "no-such-scenario", "--handler", "examples/naive_email.py:handler"], "unknown scenario 'no-such-scenario'"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "colour=red"], "has no setting 'colour'"),
-    (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "orders=many"], "orders takes a int"),
+    (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "orders=many"], "orders takes an int"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "orders"], "KEY=VALUE"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--seed", "x"], "invalid int value"),
     (["frobnicate"], "invalid choice"),

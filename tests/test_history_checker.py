@@ -29,7 +29,7 @@ def clean_history():
 
 def test_clean_run_is_valid():
     v = check(clean_history())
-    assert v.verdict == "valid" and v.findings == []
+    assert v.status == "valid" and v.findings == []
     assert v.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}
     assert "each exactly once" in v.explain()
 
@@ -40,7 +40,7 @@ def test_duplicate_is_invalid_and_explained_with_causes_and_window():
     h.append("effect", 30.2, inv="inv-2", kind="email", key="o-1", status="done", detail={})
     end(30.3)
     v = check(h)
-    assert v.verdict == "invalid"
+    assert v.status == "invalid"
     (dup,) = v.duplicates
     assert dup.key == "o-1" and dup.invocations == ["inv-1", "inv-2"] and dup.window == (0.2, 30.2)
     assert "inv-1 (sqs, first delivery) at 0.2 s" in dup.text and "inv-2 (sqs, redelivery) at 30.2 s" in dup.text
@@ -54,7 +54,7 @@ def test_lost_order_is_invalid_and_names_its_invocations():
     end(3.0, "timeout", "Task timed out after 3.00 seconds")
     h.append("delivery", 3.0, source="async", what="discarded", keys=["o-7"], inv="inv-1", detail={"reason": "retries exhausted"})
     v = check(h)
-    assert v.verdict == "invalid"
+    assert v.status == "invalid"
     (lost,) = v.lost
     assert "o-7: accepted but no email was ever sent" in lost.text
     assert "discarded" in lost.text and "retries exhausted" in lost.text and "inv-1 (async, first delivery) -> timeout" in lost.text
@@ -65,13 +65,13 @@ def test_pending_order_is_unknown_not_lost():
     h.append("accept", 0, key="o-1", expects=["email"], source="sqs")
     h.append("delivery", 10, source="sqs", what="pending", keys=["o-1"], inv=None, detail={})
     v = check(h)
-    assert v.verdict == "unknown" and v.lost == []
+    assert v.status == "unknown" and v.lost == []
 
 
 def test_effect_nobody_owed_is_invalid():
     h = History()
     h.append("effect", 1, inv=None, kind="email", key="o-99", status="done", detail={})
-    assert check(h).verdict == "invalid"
+    assert check(h).status == "invalid"
 
 
 def test_deduplicated_and_failed_effects_do_not_count():
@@ -80,7 +80,7 @@ def test_deduplicated_and_failed_effects_do_not_count():
     h.append("effect", 1, inv="inv-1", kind="charge", key="o-1", status="done", detail={})
     h.append("effect", 2, inv="inv-2", kind="charge", key="o-1", status="deduplicated", detail={})
     h.append("effect", 3, inv="inv-3", kind="charge", key="o-1", status="failed", detail={})
-    assert check(h).verdict == "valid"
+    assert check(h).status == "valid"
 
 
 def test_indefinite_effect_counts_as_performed():
@@ -146,8 +146,8 @@ def test_round_trip_and_checker_agrees_with_counting(records):
         if r["type"] == "effect" and r["status"] in ("done", "indefinite"):
             performed[(r["kind"], r["key"])] = performed.get((r["kind"], r["key"]), 0) + 1
     expect_valid = all(performed.get(p, 0) == 1 for p in owed) and set(performed) <= owed
-    assert (v.verdict == "valid") == expect_valid
-    assert v.verdict in ("valid", "invalid")
+    # No delivery is ever "pending" here, so nothing is uncertain: valid or invalid, never unknown.
+    assert v.status == ("valid" if expect_valid else "invalid"), v.explain()
 
 
 def test_save_and_load(tmp_path):
@@ -165,7 +165,43 @@ def test_malformed_history_is_rejected_clearly(bad):
 
 def test_history_is_append_only_to_readers():
     h = clean_history()
+    before = h.to_json()
     h.events[0]["key"] = "tampered"
-    assert h[0]["key"] == "o-1"
+    h[0]["key"] = "tampered"
+    h[-1]["detail"] = {"tampered": True}
+    for record in h:
+        record["t"] = -1.0
+        record.get("detail", {})["tampered"] = True
+    h.to_dict()["events"][0]["key"] = "tampered"
+    h.to_dict()["meta"]["seed"] = 99
+    h.meta["scenario"] = "tampered"
+    h.of_type("effect")[0]["status"] = "failed"
+    h.effects()[0]["key"] = "tampered"
+    h.since(0)[0]["key"] = "tampered"
+    for inv in h.invocations().values():
+        inv["keys"].append("tampered")
+        inv["outcome"] = "crashed"
+    h.append("note", 9, text="appended")["text"] = "tampered"
+    after = History.from_json(h.to_json())
+    assert History.from_json(before).events == after.events[:-1]
+    assert after[-1]["text"] == "appended" and after.meta == History.from_json(before).meta
     with pytest.raises(ValueError, match="unknown history record type"):
         h.append("mystery", 1)
+
+
+@pytest.mark.parametrize("record, words", [
+    (dict(type="invoke_end", inv="inv-1", outcome="exploded", error=None), "outcome='exploded'"),
+    (dict(type="effect", inv="inv-1", kind="fax", key="o-1", status="done", detail={}), "kind='fax'"),
+    (dict(type="effect", inv="inv-1", kind="email", key="o-1", status="sent", detail={}), "status='sent'"),
+    (dict(type="delivery", source="sqs", what="teleported", keys=[], inv=None, detail={}), "what='teleported'"),
+    (dict(type="invoke_start", inv="inv-1", source="carrier-pigeon", cause="first delivery", container=None,
+          request_id="r", keys=[], prev=None, timeout=3), "source='carrier-pigeon'"),
+    (dict(type="invoke_start", inv="inv-1", source="sqs", cause="retry two", container=None,
+          request_id="r", keys=[], prev=None, timeout=3), "cause='retry two'"),
+])
+def test_records_must_use_the_vocabulary(record, words):
+    h = History()
+    kind = record.pop("type")
+    with pytest.raises(ValueError, match=words):
+        h.append(kind, 0.0, **record)
+    assert len(h) == 0

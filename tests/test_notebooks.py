@@ -16,10 +16,10 @@ NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: notebook file name -> Python statements that must hold after it ran.
 KEY_FACTS = {
     "00_start_here.ipynb": """
-assert result.verdict.verdict == "valid", result.verdict.explain()
+assert result.status == "valid", result.verdict.explain()
 assert result.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}, "o-3": {"email": 1}}
-assert bad.verdict.verdict == "invalid" and len(bad.verdict.duplicates) == 3
-assert try_it.verdict.verdict == "valid" and len(try_it.verdict.effects_per_key) == 5
+assert bad.status == "invalid" and len(bad.verdict.duplicates) == 3
+assert try_it.status == "valid" and len(try_it.verdict.effects_per_key) == 5
 assert invocation.outcome == "ok"
 """,
 }

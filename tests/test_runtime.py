@@ -5,7 +5,7 @@ import pytest
 
 from conftest import example
 from sandbox import CrashPlan, Sandbox, run_scenario, send_confirmation_email
-from sandbox.gateway import Fault
+from sandbox import AwsFault
 
 ORDER = {"orderId": "o-1", "email": "ana@example.com", "amount": 1200}
 
@@ -92,7 +92,7 @@ def test_crash_injection_stops_at_the_named_point(plan, written, emailed):
 
 def test_throttling_is_retried_by_botocore_itself():
     with Sandbox() as sb:
-        sb.gateway.inject(Fault("throttle", "dynamodb", "PutItem", times=2))
+        sb.faults.add(AwsFault("throttle", "dynamodb", "PutItem", times=2))
         inv = sb.function(put_three).invoke({})
         assert inv.outcome == "ok"
         puts = [e["result"] for e in sb.history.of_type("aws") if e["op"] == "PutItem"]
@@ -102,7 +102,7 @@ def test_throttling_is_retried_by_botocore_itself():
 
 def test_5xx_fault_surfaces_when_retries_run_out():
     with Sandbox() as sb:
-        sb.gateway.inject(Fault("5xx", "dynamodb", "PutItem", times=100))
+        sb.faults.add(AwsFault("5xx", "dynamodb", "PutItem", times=100))
         inv = sb.function(put_three, timeout=900).invoke({})
         assert inv.outcome == "error" and "InternalServerError" in inv.error_text
         # botocore 1.44's default retry mode is "standard" (boto/botocore#3513), which gives
@@ -121,7 +121,7 @@ def test_timeout_that_took_effect_makes_a_retried_claim_fail_against_itself():
         table.put_item(Item={"pk": "order#o-1"}, ConditionExpression="attribute_not_exists(pk)")
 
     with Sandbox() as sb:
-        sb.gateway.inject(Fault("timeout-applied", "dynamodb", "PutItem"))
+        sb.faults.add(AwsFault("timeout-applied", "dynamodb", "PutItem"))
         inv = sb.function(claim).invoke({})
         assert inv.outcome == "error" and "ConditionalCheckFailed" in inv.error_text
         results = [(e["result"], e["detail"].get("fault")) for e in sb.history.of_type("aws")]
@@ -132,9 +132,9 @@ def test_module_state_lives_per_container():
     handler = example("module_set.py")
     one_container = run_scenario("concurrent-claims", handler, settings={"stagger": 5})
     two_containers = run_scenario("concurrent-claims", handler)
-    assert one_container.verdict.verdict == "valid"
+    assert one_container.status == "valid"
     assert {i["container"] for i in one_container.report()["invocations"]} == {"orders-handler/c1"}
-    assert two_containers.verdict.verdict == "invalid"
+    assert two_containers.status == "invalid"
     assert {i["container"] for i in two_containers.report()["invocations"]} == {"orders-handler/c1", "orders-handler/c2"}
 
 

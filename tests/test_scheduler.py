@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from conftest import ROOT, example
 from sandbox import HandlerBlocked, Sandbox, run_scenario
 from sandbox.explore import explore, explore_scenario
-from sandbox.scheduler import ReplayPolicy
+from sandbox.policies import ReplayPolicy
 
 READ_THEN_WRITE = example("read_then_write.py")
 CONDITIONAL_PUT = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
@@ -36,7 +36,7 @@ def test_seeds_choose_different_interleavings():
 
 
 def test_read_then_write_breaks_for_some_seeds():
-    verdicts = {s: run_scenario("concurrent-claims", READ_THEN_WRITE, seed=s).verdict.verdict for s in range(50)}
+    verdicts = {s: run_scenario("concurrent-claims", READ_THEN_WRITE, seed=s).status for s in range(50)}
     bad = [s for s, v in verdicts.items() if v == "invalid"]
     assert bad and len(bad) < 50, verdicts  # a race: neither always nor never
     dup = run_scenario("concurrent-claims", READ_THEN_WRITE, seed=bad[0]).verdict.duplicates[0]
@@ -44,7 +44,7 @@ def test_read_then_write_breaks_for_some_seeds():
 
 
 def test_conditional_put_holds_for_seeds_0_to_199():
-    bad = [s for s in range(200) if run_scenario("concurrent-claims", CONDITIONAL_PUT, seed=s).verdict.verdict != "valid"]
+    bad = [s for s in range(200) if run_scenario("concurrent-claims", CONDITIONAL_PUT, seed=s).status != "valid"]
     assert bad == []
 
 
@@ -54,7 +54,7 @@ def test_exhaustive_counts_the_bad_interleavings_of_read_then_write():
     assert 0 < result.broken < result.schedules
     # Replaying the first bad schedule reproduces it exactly.
     replay = run_scenario("concurrent-claims", READ_THEN_WRITE, policy=ReplayPolicy(result.first_broken))
-    assert replay.verdict.verdict == "invalid"
+    assert replay.status == "invalid"
 
 
 def test_exhaustive_finds_no_bad_interleaving_of_the_conditional_put():
@@ -72,12 +72,12 @@ def test_scripted_schedule_shows_the_race_every_time():
     race = ["inv-1:GetItem", "inv-2:GetItem", "inv-1:PutItem", "inv-2:PutItem"]
     for seed in range(3):
         r = run_scenario("concurrent-claims", READ_THEN_WRITE, seed=seed, policy=race)
-        assert r.verdict.verdict == "invalid"
+        assert r.status == "invalid"
         ops = [(e["inv"], e["op"], e["result"]) for e in r.history.of_type("aws")]
         assert ops[:4] == [("inv-1", "GetItem", "ok"), ("inv-2", "GetItem", "ok"),
                            ("inv-1", "PutItem", "ok"), ("inv-2", "PutItem", "ok")]
     safe = ["inv-1:GetItem", "inv-1:PutItem", "inv-2:GetItem"]
-    assert run_scenario("concurrent-claims", READ_THEN_WRITE, policy=safe).verdict.verdict == "valid"
+    assert run_scenario("concurrent-claims", READ_THEN_WRITE, policy=safe).status == "valid"
 
 
 def test_scripted_schedule_names_an_impossible_step():
@@ -154,7 +154,7 @@ def test_blocking_c_call_is_abandoned_with_a_clear_error():
             inv = sb.function(stuck).invoke({}, keys=["o-1"])
             assert inv.outcome == "error" and "inv-1 ran for 0.3 s of real time" in inv.error_text
             verdict = sb.check()
-            assert verdict.verdict == "invalid"  # the order was lost...
+            assert verdict.status == "invalid"  # the order was lost...
             assert any(f.kind == "abandoned" for f in verdict.findings)  # ...and we say why it is uncertain
     finally:
         release.set()

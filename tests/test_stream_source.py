@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, example
-from sandbox import BadInput, Sandbox, check, make_orders, orders_in, run_scenario, send_confirmation_email
+from sandbox import BadInput, ProviderFault, Sandbox, check, make_orders, orders_in, run_scenario, send_confirmation_email
 from sandbox.sources.stream import StreamMapping, StreamSource, aws_sequence_number, moto_sequence_number
 
 NAIVE = example("naive_email.py")
@@ -49,12 +49,12 @@ def run_stream(handler, arrivals, mapping=None, faults=None, horizon=600.0, seed
     with Sandbox(seed=seed) as sb:
         fn = sb.function(handler)
         for order_id, fail in (faults or {}).items():
-            sb.services.fault("email", order_id, fail=fail)
+            sb.faults.add(ProviderFault("email", order_id, fail=fail))
         source = StreamSource(sb, fn, mapping or StreamMapping())
         for t, order in arrivals:
             sb.scheduler.call_at(t, lambda order=order: source.put(order))
         sb.scheduler.call_at(0.0, source.start)
-        sb.run(until=horizon, stop_when=lambda: source.sent == len(arrivals) and source.settled())
+        sb.run(until=horizon, stop_when=lambda: source.sent == len(arrivals) and source.idle())
         source.finish()
         return sb.history, source.failure_records()
 
@@ -71,7 +71,7 @@ def test_naive_handler_duplicates_the_orders_before_the_failure(seed):
     # its first record (MaximumRetryAttempts -1): inv-2 emails o-1 and o-2 again, then o-3 and
     # o-4. So o-1 and o-2 get 2 emails each, o-3 and o-4 one each: 6 emails for 4 orders.
     result = run_scenario(SCENARIO, NAIVE, seed=seed)
-    assert result.verdict.verdict == "invalid"
+    assert result.status == "invalid"
     assert emails(result) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
     invs = result.report()["invocations"]
     assert [(i["id"], i["cause"], i["prev"], i["keys"], i["outcome"]) for i in invs] == [
@@ -85,7 +85,7 @@ def test_naive_handler_duplicates_the_orders_before_the_failure(seed):
 @pytest.mark.parametrize("seed", range(20))
 def test_idempotent_handler_is_valid_under_defaults(seed):
     result = run_scenario(SCENARIO, IDEMPOTENT, seed=seed)
-    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert result.status == "valid", result.verdict.explain()
     assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 1, "o-4": 1}
 
 
@@ -97,7 +97,7 @@ def test_idempotent_handler_is_valid_for_any_batch_size(batch_size, orders, data
     result = run_scenario(SCENARIO, IDEMPOTENT, settings={"batch_size": batch_size, "orders": orders,
                                                           "fail_order": fail_order, "failures": 2,
                                                           "bisect_batch_on_function_error": bisect})
-    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert result.status == "valid", result.verdict.explain()
 
 
 def test_card_orders_are_charged_again_by_the_retry_unless_the_charge_is_idempotent():
@@ -110,7 +110,7 @@ def test_card_orders_are_charged_again_by_the_retry_unless_the_charge_is_idempot
     # run_once replays o-1 and o-2; o-3's second charge reuses its idempotency key, so the payment
     # API returns the first charge instead of charging again.
     idempotent = run_scenario(SCENARIO, IDEMPOTENT, settings={"payment": "card"})
-    assert idempotent.verdict.verdict == "valid", idempotent.verdict.explain()
+    assert idempotent.status == "valid", idempotent.verdict.explain()
     assert [e["status"] for e in idempotent.history.effects("charge") if e["key"] == "o-3"] == ["done", "deduplicated"]
 
 
@@ -221,7 +221,7 @@ def test_scenario_with_no_retries_loses_the_failed_batch():
     # discarded at once. o-1 and o-2 were emailed once; o-3 and o-4 never: lost, reason discarded.
     for handler in (NAIVE, IDEMPOTENT):
         result = run_scenario(SCENARIO, handler, settings={"maximum_retry_attempts": 0})
-        assert result.verdict.verdict == "invalid"
+        assert result.status == "invalid"
         assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 0, "o-4": 0}
         assert [f.key for f in result.verdict.lost] == ["o-3", "o-4"]
         assert all("ended discarded" in f.text and "MaximumRetryAttempts=0" in f.text for f in result.verdict.lost)
@@ -292,7 +292,7 @@ def test_by_default_a_failing_record_blocks_its_shard_until_the_stream_drops_it(
 
 def test_records_still_blocked_at_the_horizon_are_pending():
     result = run_scenario(SCENARIO, IDEMPOTENT, settings={"failures": 1000, "horizon": 30.0})
-    assert result.verdict.verdict == "unknown"
+    assert result.status == "unknown"
     assert sorted(f.key for f in result.verdict.findings if f.kind == "pending") == ["o-3", "o-4"]
     [pending] = [d for d in result.history.of_type("delivery") if d["what"] == "pending"]
     assert pending["keys"] == ["o-1", "o-2", "o-3", "o-4"]  # the whole blocked batch is still in the stream
@@ -331,9 +331,9 @@ def test_sequence_numbers_map_one_to_one(seq, shard):
 # -- bad input ------------------------------------------------------------------------------
 @pytest.mark.parametrize("overrides, words", [
     ({"fail_order": 9}, "fail_order 9 is beyond the 4 orders"),
-    ({"batch_size": 0}, "batch_size must be at least 1"),
-    ({"maximum_retry_attempts": -2}, "maximum_retry_attempts must be at least -1"),
-    ({"maximum_record_age": 700000}, "maximum_record_age must be at most 604800"),
+    ({"batch_size": 0}, r"batch_size \(BatchSize\) must be at least 1"),
+    ({"maximum_retry_attempts": -2}, r"maximum_retry_attempts \(MaximumRetryAttempts\) must be at least -1"),
+    ({"maximum_record_age": 700000}, r"maximum_record_age \(MaximumRecordAgeInSeconds\) must be at most 604800"),
     ({"retention_hours": 12}, "retention_hours must be at least 24"),
     ({"interval": 10, "horizon": 20}, "raise horizon or lower interval"),
 ])

@@ -54,7 +54,7 @@ def invoke_calls(result):
 ])
 def test_naive_handler_sends_one_email_per_attempt(settings, emails):
     result = run(**settings)
-    assert result.verdict.verdict == "invalid"
+    assert result.status == "invalid"
     assert result.verdict.effects_per_key == {"o-1": {"email": emails}}
     calls = invoke_calls(result)
     assert [c["result"] for c in calls] == ["ReadTimeout"] * emails
@@ -79,7 +79,7 @@ def test_every_attempt_botocore_makes_is_one_invocation(mode, retries, total, re
     expected = total if total > 0 else retries + 1 if retries >= 0 else {"legacy": 5}.get(mode, 3)
     assert len(invoke_calls(result)) == len(result.history.invocations()) == expected
     assert result.verdict.effects_per_key == {"o-1": {"email": expected}}
-    assert result.verdict.verdict == ("valid" if expected == 1 else "invalid")
+    assert result.status == ("valid" if expected == 1 else "invalid")
 
 
 @pytest.mark.parametrize("settings", [{"total_max_attempts": 1}, {"max_attempts": 0},
@@ -87,7 +87,7 @@ def test_every_attempt_botocore_makes_is_one_invocation(mode, retries, total, re
 def test_one_attempt_is_valid_even_for_the_naive_handler(settings):
     # One attempt (or a read timeout longer than the 75 s of work) means one invocation: one email.
     result = run(**settings)
-    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert result.status == "valid", result.verdict.explain()
     assert len(result.history.invocations()) == 1
 
 
@@ -101,7 +101,7 @@ def test_a_read_timeout_longer_than_the_work_gets_the_answer():
 @pytest.mark.parametrize("seed", range(20))
 def test_idempotent_handler_is_valid(mode, seed):
     result = run(IDEMPOTENT, seed=seed, retry_mode=mode)
-    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert result.status == "valid", result.verdict.explain()
     assert result.verdict.effects_per_key == {"o-1": {"email": 1}}
     # attempt 1 times out after 60 s; attempt 2 finds the claim IN_PROGRESS and returns a 409
     # at once. That is HTTP 200 with the 409 inside the payload, so botocore stops retrying.
@@ -120,7 +120,7 @@ def test_idempotent_handler_is_valid_whatever_the_caller_does(mode, total, read_
     # A retry that lands while the first invocation works gets 409; one that lands after it
     # finished gets the stored result replayed. Either way one email.
     result = run(IDEMPOTENT, seed=seed, retry_mode=mode, total_max_attempts=total, read_timeout=read_timeout)
-    assert result.verdict.verdict == "valid", result.verdict.explain()
+    assert result.status == "valid", result.verdict.explain()
 
 
 def test_attempts_overlap_in_time():
@@ -165,7 +165,7 @@ def test_function_error_is_not_retried_by_lambda_or_the_sdk():
     result = run(function_timeout=3.0)
     (call,) = invoke_calls(result)
     assert call["result"] == "FunctionError" and call["detail"]["function_error"] == "Sandbox.Timedout"
-    assert result.verdict.verdict == "invalid" and result.verdict.lost
+    assert result.status == "invalid" and result.verdict.lost
     assert [v["outcome"] for v in result.history.invocations().values()] == ["timeout"]
 
 

@@ -8,7 +8,7 @@ import boto3
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from sandbox import BadInput, RealAwsRefused, Sandbox, SandboxError
+from sandbox import BadInput, ProviderFault, RealAwsRefused, Sandbox, SandboxError
 
 
 def test_fresh_world_has_idempotency_table_and_env():
@@ -43,10 +43,19 @@ def test_same_cell_twice_gives_the_same_history():
     assert cell() == cell()
 
 
-def test_only_one_world_at_a_time():
-    with Sandbox():
-        with pytest.raises(SandboxError, match="another Sandbox world is open"):
-            Sandbox().open()
+def test_a_world_left_open_is_closed_by_the_next_with_a_notice(capsys):
+    left = Sandbox(seed=3).open()  # a notebook cell that failed before closing its world
+    left.table.put_item(Item={"pk": "left-behind"})
+    with Sandbox(seed=4) as sb:
+        assert not left.is_open and sb.is_open
+        assert sb.items() == []  # a fresh, empty AWS
+    err = capsys.readouterr().err
+    assert err.strip() == "note: closed the sandbox world (seed 3) that an earlier cell left open"
+    with Sandbox():  # nothing was left open this time: no notice
+        pass
+    assert capsys.readouterr().err == ""
+    with pytest.raises(SandboxError, match="already opened"):
+        left.open()
 
 
 def test_real_looking_credentials_never_win(monkeypatch):
@@ -152,7 +161,8 @@ def test_ttl_sweeper_spares_an_item_whose_expiry_moved():
 
 def test_bad_world_arguments_are_named():
     with pytest.raises(BadInput, match="ttl_lag"):
-        Sandbox(ttl_lag=49 * 3600)
+        Sandbox(ttl_lag=7 * 24 * 3600 + 1)
+    Sandbox(ttl_lag=7 * 24 * 3600)  # DynamoDB's lag has no upper bound; a week is the longest here
     with pytest.raises(BadInput, match="seed"):
         Sandbox(seed="one")
 
@@ -191,8 +201,8 @@ def test_payment_api_rejects_a_reused_key_with_another_amount():
 
 def test_provider_faults_fail_without_effect_and_slow_down():
     with Sandbox() as sb:
-        sb.services.fault("email", "o-1", fail=1)
-        sb.services.fault("email", "o-2", extra_seconds=4)
+        sb.faults.add(ProviderFault("email", "o-1", fail=1))
+        sb.faults.add(ProviderFault("email", "o-2", extra_seconds=4))
         fn = sb.function(lambda e, c: sb.services.send_confirmation_email(e), timeout=10)
         a = fn.invoke({"orderId": "o-1", "email": "a@x", "amount": 1})
         b = fn.invoke({"orderId": "o-1", "email": "a@x", "amount": 1})
