@@ -8,8 +8,10 @@
 """
 import json
 import math
+from functools import partial
 
 from run_once import run_once
+
 from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
 
 
@@ -29,7 +31,7 @@ def make_handler(run_once):
             for order in orders_in(event):
                 lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
                 results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds,
-                                        lambda: fulfil(order)))
+                                        partial(fulfil, order)))
         except StillInProgressError as err:
             if http:
                 return {"statusCode": 409, "body": json.dumps({"message": str(err)})}

@@ -38,7 +38,7 @@ def run_once(key, lock_seconds, work):
         item = table().get_item(Key={"pk": key}, ConsistentRead=True).get("Item")
         if item and item["status"] == "COMPLETED":
             return item.get("result")  # a duplicate: replay the stored result
-        raise StillInProgressError(f"{key} is being processed by another invocation")
+        raise StillInProgressError(f"{key} is being processed by another invocation") from None
 
     try:
         result = work()

@@ -14,8 +14,8 @@ import os
 import time
 
 import boto3
-
 from idempotent import make_handler
+
 from sandbox import StillInProgressError
 
 KEEP_FOR = 24 * 60 * 60  # seconds a completed record is kept
@@ -34,7 +34,7 @@ def run_once(key, lock_seconds, work):
         item = table.get_item(Key={"pk": key}, ConsistentRead=True).get("Item")
         if item and item["status"] == "COMPLETED":
             return item.get("result")
-        raise StillInProgressError(f"{key} is being processed by another invocation")
+        raise StillInProgressError(f"{key} is being processed by another invocation") from None
 
     try:
         result = work()

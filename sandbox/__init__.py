@@ -9,8 +9,16 @@ ipywidgets only when first used, so scripts and the CLI start quickly.
 """
 from .checker import Finding, Verdict, check
 from .clock import VirtualClock
-from .errors import (BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, ProviderError, RealAwsRefused,
-                     SandboxError, StillInProgressError)
+from .errors import (
+    BadInput,
+    HandlerBlocked,
+    InvocationCrashed,
+    LambdaTimeout,
+    ProviderError,
+    RealAwsRefused,
+    SandboxError,
+    StillInProgressError,
+)
 from .events import make_orders, orders_in, owed_effects
 from .faults import AwsFault, CrashPlan, Latency, ProviderFault
 from .history import History
@@ -18,12 +26,16 @@ from .runtime import FunctionConfig, LambdaContext
 from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
 from .services import charge_card, send_confirmation_email
 from .settings import Setting
+from .stepping import Choice, ScenarioRun, Step, open_scenario
 from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
 from .world import Sandbox
 
 _LAZY = {
     "plot_timeline": ("sandbox.timeline", "plot_timeline"),
     "save_timeline": ("sandbox.timeline", "save_timeline"),
+    "setting_controls": ("sandbox.widgets", "setting_controls"),
+    "explore_settings": ("sandbox.widgets", "explore_settings"),
+    "SettingsExplorer": ("sandbox.widgets", "SettingsExplorer"),
 }
 
 
@@ -40,10 +52,12 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AwsFault", "BadInput", "Cause", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding", "FunctionConfig",
+    "AwsFault", "BadInput", "Cause", "Choice", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding",
+    "FunctionConfig",
     "HandlerBlocked", "History", "InvocationCrashed", "LambdaContext", "LambdaTimeout", "Latency", "Outcome",
     "ProviderError", "ProviderFault", "RealAwsRefused", "RunResult", "SCENARIOS", "Sandbox", "SandboxError",
-    "Setting", "SourceKind", "Status", "StillInProgressError", "Verdict", "VirtualClock", "charge_card", "check",
-    "get_scenario", "make_orders", "orders_in", "owed_effects", "plot_timeline", "run_scenario",
-    "save_timeline", "send_confirmation_email",
+    "ScenarioRun", "Setting", "SettingsExplorer", "SourceKind", "Status", "Step", "StillInProgressError", "Verdict",
+    "VirtualClock", "charge_card", "check", "explore_settings", "get_scenario", "make_orders", "open_scenario",
+    "orders_in", "owed_effects", "plot_timeline", "run_scenario", "save_timeline", "send_confirmation_email",
+    "setting_controls",
 ]

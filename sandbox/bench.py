@@ -24,8 +24,9 @@ import statistics
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import boto3
 import botocore.session
@@ -35,6 +36,7 @@ from moto import mock_aws
 
 from . import adapter, gateway
 from .scenarios import SCENARIOS, run_scenario
+from .vocab import RecordType
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
@@ -55,7 +57,7 @@ def scenario_walls(repeat: int) -> dict[str, dict[str, float]]:
     for name in SCENARIOS:
         wall, result = _median_wall(lambda: run_scenario(name, HANDLER, seed=0), repeat)
         out[name] = {"wall_s": round(wall, 4), "virtual_s": result.history.end_time(),
-                     "verdict": result.status, "aws_calls": len(result.history.of_type("aws"))}
+                     "verdict": result.status, "aws_calls": len(result.history.of_type(RecordType.AWS))}
     return out
 
 
@@ -188,7 +190,8 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", "Sandbox overhead (scenario wall / same AWS calls straight into moto)",
               f"  {'scenario':<24}{'scenario s':>11}{'raw moto s':>12}{'calls':>7}{'ratio':>8}"]
     for name, v in r["overhead"].items():
-        lines.append(f"  {name:<24}{v['scenario_s']:>11.3f}{v['raw_moto_s']:>12.3f}{v['aws_calls']:>7}{v['ratio_x']:>7.2f}x")
+        lines.append(f"  {name:<24}{v['scenario_s']:>11.3f}{v['raw_moto_s']:>12.3f}{v['aws_calls']:>7}"
+                     f"{v['ratio_x']:>7.2f}x")
     lines += ["", "Cost per order (ms)"]
     for name, v in r["cost_per_order"].items():
         sizes = "  ".join(f"{n}: {s['ms_per_order']:.2f}" for n, s in v["sizes"].items())

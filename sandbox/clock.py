@@ -7,7 +7,7 @@ import threading
 import time_machine
 
 #: Worlds start at the same instant so that histories (and expiresAt values) repeat exactly.
-DEFAULT_EPOCH = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.timezone.utc).timestamp()
+DEFAULT_EPOCH = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.UTC).timestamp()
 
 
 class VirtualClock:
@@ -35,7 +35,7 @@ class VirtualClock:
         return self._offset
 
     def __repr__(self) -> str:
-        stamp = dt.datetime.fromtimestamp(self.now(), dt.timezone.utc).isoformat(timespec="milliseconds")
+        stamp = dt.datetime.fromtimestamp(self.now(), dt.UTC).isoformat(timespec="milliseconds")
         return f"VirtualClock({stamp}, +{self._offset:.3f}s)"
 
     # -- moving --------------------------------------------------------------

@@ -6,7 +6,8 @@ Each object keeps a plain-text ``repr`` for the shell; these functions back thei
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from .vocab import FindingKind, RecordType, Status
 

@@ -12,9 +12,11 @@ import base64
 import datetime as dt
 import json
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from .errors import BadInput
+from .vocab import Effect
 
 _NAMES = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hiro", "ines", "jon", "kai", "lena"]
 
@@ -37,7 +39,7 @@ def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = Non
 
 def owed_effects(order: dict[str, Any]) -> list[str]:
     """What an order is owed, once each: a charge if it pays by card, and always the email."""
-    return ["charge", "email"] if order.get("payment") == "card" else ["email"]
+    return [Effect.CHARGE, Effect.EMAIL] if order.get("payment") == "card" else [Effect.EMAIL]
 
 
 def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
@@ -58,12 +60,12 @@ def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str 
 
 def iso_millis(epoch: float) -> str:
     """A UTC timestamp with milliseconds, as Lambda writes them: 2026-01-05T09:00:00.000Z."""
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def eventbridge_time(epoch: float) -> str:
     """An EventBridge ``time`` field (whole seconds, UTC) for a Unix time."""
-    return dt.datetime.fromtimestamp(epoch, dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None) -> dict[str, Any]:

@@ -8,8 +8,9 @@ few steps each, the tree has tens to a few thousand leaves.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from .policies import ReplayPolicy
 from .vocab import Status

@@ -15,8 +15,8 @@ reach a handler whatever boto3 session or client it builds.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from .errors import BadInput, InvocationCrashed
 from .vocab import Effect

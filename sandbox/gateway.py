@@ -19,7 +19,8 @@ import contextlib
 import json
 import re
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ReadTimeoutError
 

@@ -1,7 +1,7 @@
 """The append-only record of everything that happened in one world.
 
 Sources, the Lambda runtime, the AWS gateway and the effect services write to it through
-its typed writers; the checker, the timeline plot, the grader and the CLI only read it
+its typed writers; the checker, the timeline plot and the CLI only read it
 (Maelstrom's "record, then check"). Every read hands out copies, so no reader can rewrite
 what happened.
 
@@ -38,8 +38,9 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, RecordType, SourceKind
 
@@ -167,7 +168,8 @@ class History:
         return out
 
     def effects(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return [_copy(e) for e in self._events if e["type"] == RecordType.EFFECT and (kind is None or e["kind"] == kind)]
+        return [_copy(e) for e in self._events
+                if e["type"] == RecordType.EFFECT and (kind is None or e["kind"] == kind)]
 
     def end_time(self) -> float:
         return self._events[-1]["t"] if self._events else 0.0

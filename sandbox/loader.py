@@ -4,8 +4,9 @@ from __future__ import annotations
 import importlib.util
 import sys
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .errors import BadInput
 

@@ -6,7 +6,8 @@ come sorted by creation order, so a policy's choices repeat exactly for the same
 from __future__ import annotations
 
 import random
-from typing import TYPE_CHECKING, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .errors import BadInput
 
@@ -80,7 +81,8 @@ class ScriptedPolicy(Policy):
                 self.position += 1
                 return t
         offered = ", ".join(f"{t.name}:{t.label}" for t in runnable)
-        raise BadInput(f"scripted schedule step {self.position + 1} wants {want!r}, but the runnable steps are: {offered}")
+        raise BadInput(f"scripted schedule step {self.position + 1} wants {want!r}, but the runnable steps are: "
+                       f"{offered}")
 
 
 class ReplayPolicy(Policy):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import datetime as dt
 import itertools
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, WorldClosed
 from .faults import CrashPlan
@@ -50,7 +51,7 @@ class FunctionConfig:
     account: str = ACCOUNT
 
     def __post_init__(self) -> None:
-        if not (0 < self.timeout <= MAX_TIMEOUT):
+        if not (1 <= self.timeout <= MAX_TIMEOUT):
             raise BadInput(f"function timeout must be between 1 and 900 seconds (Lambda's range), got {self.timeout}")
 
     @property
@@ -71,7 +72,7 @@ class LambdaContext:
         self.memory_limit_in_mb = config.memory_mb
         self.aws_request_id = request_id
         self.log_group_name = f"/aws/lambda/{config.name}"
-        day = dt.datetime.fromtimestamp(clock.now(), dt.timezone.utc).strftime("%Y/%m/%d")
+        day = dt.datetime.fromtimestamp(clock.now(), dt.UTC).strftime("%Y/%m/%d")
         self.log_stream_name = f"{day}/[{config.version}]{container}"
         self.identity = None
         self.client_context = None
@@ -295,8 +296,8 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
     """
     rid = inv.request_id
     if inv.outcome == Outcome.TIMEOUT:
-        return {"errorType": "Sandbox.Timedout",
-                "errorMessage": f"RequestId: {rid} Error: Task timed out after {inv.function.config.timeout:.2f} seconds"}
+        return {"errorType": "Sandbox.Timedout", "errorMessage": f"RequestId: {rid} Error: Task timed out after "
+                                                                 f"{inv.function.config.timeout:.2f} seconds"}
     if inv.outcome == Outcome.CRASHED:
         return {"errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}

@@ -14,15 +14,19 @@ import ctypes
 import heapq
 import itertools
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from .clock import VirtualClock
 from .errors import HandlerBlocked, WorldClosed
 from .policies import Policy, RandomPolicy
 
-NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "done", "abandoned"
+#: A task's states (the scheduler's own words, never written to a history).
+NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "finished", "given up"
 
 _local = threading.local()
+#: Real seconds a task may run without reaching a yield point before it counts as blocked.
+DEFAULT_WATCHDOG = 10.0
 
 
 def current_task() -> "Task | None":
@@ -90,7 +94,7 @@ class Scheduler:
     before it is declared blocked outside the sandbox.
     """
 
-    def __init__(self, clock: VirtualClock, policy: Policy | None = None, watchdog: float = 10.0):
+    def __init__(self, clock: VirtualClock, policy: Policy | None = None, watchdog: float = DEFAULT_WATCHDOG):
         self.clock = clock
         self.policy = policy or RandomPolicy(0)
         self.watchdog = watchdog
@@ -151,7 +155,7 @@ class Scheduler:
         task = self._mine()
         if task is None:
             return
-        task.label = label
+        task.label = str(label)
         task.state = RUNNABLE
         self._switch(task)
 

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import BadInput
 
@@ -69,7 +70,8 @@ class Setting:
                 return float(text)
             return str(text)
         except (TypeError, ValueError, OverflowError):
-            raise BadInput(f"setting {self.name} takes {_article(kind.__name__)} {kind.__name__}, got {text!r}") from None
+            raise BadInput(f"setting {self.name} takes {_article(kind.__name__)} {kind.__name__}, "
+                           f"got {text!r}") from None
 
     def check(self, value: Any) -> Any:
         """``value`` unchanged if it is of this setting's type and inside its limits; else a clear BadInput."""

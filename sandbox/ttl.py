@@ -8,7 +8,8 @@ show an expired item that is still readable.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .dynamo import number_text, update_assignments
 from .vocab import IDEMPOTENCY_TABLE, TableSchema

@@ -20,7 +20,8 @@ import random
 import sys
 import threading
 import uuid
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import boto3
 
@@ -33,7 +34,7 @@ from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .history import History
 from .policies import Policy, make_policy
 from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
-from .scheduler import Scheduler, current_task
+from .scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
 from .services import Services
 from .ttl import DOC_TTL, TtlSweeper
 from .vocab import IDEMPOTENCY_TABLE, SourceKind
@@ -41,8 +42,6 @@ from .vocab import IDEMPOTENCY_TABLE, SourceKind
 #: The longest TTL lag a world accepts. DynamoDB deletes expired items "typically within a
 #: few days" and promises no upper bound (howitworks-ttl.html); a week covers the lessons.
 MAX_TTL_LAG = 7 * 24 * 3600
-#: Real seconds a task may run without reaching a yield point before it counts as blocked.
-DEFAULT_WATCHDOG = 10.0
 
 _FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY,
@@ -104,6 +103,7 @@ class Sandbox:
         self._owner: int | None = None
         self._opened = False
         self._closed = False
+        self._on_close: list[Callable[[], None]] = []
 
     # -- lifecycle ----------------------------------------------------------------------
     def __enter__(self) -> "Sandbox":
@@ -150,6 +150,8 @@ class Sandbox:
         if not self._opened or self._closed:
             return
         self._closed = True
+        for callback in self._on_close:
+            callback()
         try:
             self.scheduler.close()
         finally:
@@ -164,6 +166,10 @@ class Sandbox:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+
+    def on_close(self, callback: Callable[[], None]) -> None:
+        """Call ``callback()`` first thing when this world closes (whoever closes it)."""
+        self._on_close.append(callback)
 
     def sleeps_virtually(self) -> bool:
         """Does ``time.sleep`` on this thread move the virtual clock? Tasks and the world's own thread do."""

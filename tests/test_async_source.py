@@ -11,12 +11,14 @@ invocation record (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import example
 from sandbox import BadInput, Sandbox, make_orders, run_scenario
 from sandbox.cli import main
 from sandbox.sources.async_invoke import AsyncInvokeSource, run_until_idle
+
+from conftest import example
 
 MINE = ("async-retry", "async-duplicate", "timeout-after-effect", "crash-mid-work", "ttl-lag")
 
@@ -91,7 +93,8 @@ def test_discarded_event_lands_in_the_on_failure_queue_with_the_original_event()
     assert record["version"] == "1.0"
     last = attempts(history)[-1]
     assert record["requestContext"] == {"requestId": last["request_id"],
-                                        "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:orders-handler:$LATEST",
+                                        "functionArn": "arn:aws:lambda:us-east-1:123456789012:function:"
+                                                       "orders-handler:$LATEST",
                                         "condition": "RetriesExhausted", "approximateInvokeCount": 3}
     assert record["responseContext"] == {"statusCode": 200, "executedVersion": "$LATEST", "functionError": "Unhandled"}
     payload = record["responsePayload"]

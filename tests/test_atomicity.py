@@ -27,10 +27,11 @@ def race(table, trials, stop_at_double=False):
         barrier = threading.Barrier(THREADS)
         wins = []
 
-        def claim():
+        def claim(barrier=barrier, key=key, wins=wins):
             barrier.wait()
             try:
-                table.put_item(Item={"pk": key, "status": "IN_PROGRESS"}, ConditionExpression="attribute_not_exists(pk)")
+                table.put_item(Item={"pk": key, "status": "IN_PROGRESS"},
+                               ConditionExpression="attribute_not_exists(pk)")
                 wins.append(1)
             except client.exceptions.ConditionalCheckFailedException:
                 pass

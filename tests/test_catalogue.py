@@ -6,10 +6,11 @@ import re
 
 import pytest
 
-from conftest import example
 from sandbox import run_scenario
 from sandbox.cli import main
 from sandbox.scenarios import ORDER, SCENARIOS
+
+from conftest import example
 
 NAIVE, IDEMPOTENT = example("naive_email.py"), example("idempotent.py")
 
@@ -60,7 +61,8 @@ def test_every_scenario_documents_itself(name, capsys):
     for setting in sc.all_settings().values():
         assert setting.help, f"{name}.{setting.name} has no help"
         if setting.doc:
-            assert re.match(r"https://(docs\.aws\.amazon\.com|boto3\.amazonaws\.com|botocore\.amazonaws\.com)/", setting.doc), setting.doc
+            pages = r"https://(docs\.aws\.amazon\.com|boto3\.amazonaws\.com|botocore\.amazonaws\.com)/"
+            assert re.match(pages, setting.doc), setting.doc
     assert any(s.doc and "docs.aws.amazon.com" in s.doc for s in sc.all_settings().values()), f"{name} cites no AWS doc"
     assert main(["scenarios"]) == 0
     assert name in capsys.readouterr().out

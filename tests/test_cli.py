@@ -5,12 +5,16 @@ import sys
 
 import pytest
 
-from conftest import ROOT, example
 from sandbox.cli import main
+
+from conftest import ROOT, example
+
+NAIVE = "examples/naive_email.py:handler"
 
 
 def cli(*args):
-    proc = subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -18,7 +22,8 @@ def test_naive_handler_is_valid_in_no_fault():
     code, out, err = cli("run", "no-fault", "--handler", example("naive_email.py"), "--json")
     assert code == 0, err
     report = json.loads(out)
-    for field in ("scenario", "seed", "verdict", "effects_per_key", "duplicates", "lost", "invocations", "dynamodb_calls"):
+    for field in ("scenario", "seed", "verdict", "effects_per_key", "duplicates", "lost", "invocations",
+                  "dynamodb_calls"):
         assert field in report
     assert report["verdict"] == "valid" and report["scenario"] == "no-fault"
     assert report["effects_per_key"] == {"o-1": {"email": 1}, "o-2": {"email": 1}, "o-3": {"email": 1}}
@@ -52,9 +57,9 @@ def test_scenarios_are_listed(capsys):
     (["run", "no-fault", "--handler", "missing.py:handler"], "handler file not found: missing.py"),
     (["run", "no-fault", "--handler", "examples/naive_email.py"], "path/to/file.py:function"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:nope"], "defines no 'nope'"),
-    (["run", "no-such-scenario", "--handler", "examples/naive_email.py:handler"], "unknown scenario 'no-such-scenario'"),
-    (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "colour=red"], "has no setting 'colour'"),
-    (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "orders=many"], "orders takes an int"),
+    (["run", "no-such-scenario", "--handler", NAIVE], "unknown scenario 'no-such-scenario'"),
+    (["run", "no-fault", "--handler", NAIVE, "--set", "colour=red"], "has no setting 'colour'"),
+    (["run", "no-fault", "--handler", NAIVE, "--set", "orders=many"], "orders takes an int"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--set", "orders"], "KEY=VALUE"),
     (["run", "no-fault", "--handler", "examples/naive_email.py:handler", "--seed", "x"], "invalid int value"),
     (["frobnicate"], "invalid choice"),
@@ -85,7 +90,8 @@ def test_exhaustive_policy_counts_broken_schedules(capsys):
                  "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["schedules"] > report["broken"] > 0 and report["first_broken_schedule"]
-    assert main(["run", "concurrent-claims", "--handler", str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler", "--policy", "exhaustive"]) == 0
+    solution = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
+    assert main(["run", "concurrent-claims", "--handler", solution, "--policy", "exhaustive"]) == 0
     assert "0 broke the invariant" in capsys.readouterr().out
 
 

@@ -1,8 +1,9 @@
 """Each exercise, as shipped, fails its own check, and its solution passes it."""
 import pytest
 
-from conftest import ROOT
 from sandbox.explore import explore_scenario
+
+from conftest import ROOT
 
 CASES = [("01_claim_the_key.py", "concurrent-claims", {"copies": 2})]
 

@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from golden_runs import FILE, HANDLERS, PNG_SEEDS, SEEDS, fingerprint, key
 from sandbox import SCENARIOS
+
+from golden_runs import FILE, HANDLERS, PNG_SEEDS, SEEDS, fingerprint, key
 
 WANT = json.loads(FILE.read_text())
 

@@ -2,7 +2,8 @@
 import json
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sandbox import History, check
 
@@ -52,12 +53,14 @@ def test_lost_order_is_invalid_and_names_its_invocations():
     h.append("accept", 0, key="o-7", expects=["email"], source="async")
     end = _run(h, "inv-1", 0, source="async", keys=["o-7"])
     end(3.0, "timeout", "Task timed out after 3.00 seconds")
-    h.append("delivery", 3.0, source="async", what="discarded", keys=["o-7"], inv="inv-1", detail={"reason": "retries exhausted"})
+    h.append("delivery", 3.0, source="async", what="discarded", keys=["o-7"], inv="inv-1",
+             detail={"reason": "retries exhausted"})
     v = check(h)
     assert v.status == "invalid"
     (lost,) = v.lost
     assert "o-7: accepted but no email was ever sent" in lost.text
-    assert "discarded" in lost.text and "retries exhausted" in lost.text and "inv-1 (async, first delivery) -> timeout" in lost.text
+    assert "discarded" in lost.text and "retries exhausted" in lost.text
+    assert "inv-1 (async, first delivery) -> timeout" in lost.text
 
 
 def test_pending_order_is_unknown_not_lost():

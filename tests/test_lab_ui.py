@@ -106,7 +106,8 @@ def _save(page, tmp_path: Path, name: str) -> Path:
 
 
 def test_run_all_cells_in_jupyterlab_shows_timelines_and_verdicts(lab, chromium_path, tmp_path, monkeypatch):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout, sync_playwright
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+    from playwright.sync_api import sync_playwright
 
     monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     original = NOTEBOOK.read_bytes()

@@ -3,9 +3,9 @@ import time
 
 import pytest
 
+from sandbox import AwsFault, CrashPlan, Sandbox, run_scenario, send_confirmation_email
+
 from conftest import example
-from sandbox import CrashPlan, Sandbox, run_scenario, send_confirmation_email
-from sandbox import AwsFault
 
 ORDER = {"orderId": "o-1", "email": "ana@example.com", "amount": 1200}
 
@@ -135,7 +135,8 @@ def test_module_state_lives_per_container():
     assert one_container.status == "valid"
     assert {i["container"] for i in one_container.report()["invocations"]} == {"orders-handler/c1"}
     assert two_containers.status == "invalid"
-    assert {i["container"] for i in two_containers.report()["invocations"]} == {"orders-handler/c1", "orders-handler/c2"}
+    containers = {i["container"] for i in two_containers.report()["invocations"]}
+    assert containers == {"orders-handler/c1", "orders-handler/c2"}
 
 
 def test_containers_follow_concurrency():
@@ -158,9 +159,12 @@ def test_factory_runs_once_per_cold_start():
 
     with Sandbox() as sb:
         fn = sb.function(factory=factory)
-        fn.invoke({}); fn.invoke({})
+        fn.invoke({})
+        fn.invoke({})
         assert len(starts) == 1
-        fn.start({}); fn.start({}); sb.run()
+        fn.start({})
+        fn.start({})
+        sb.run()
         assert len(starts) == 2
 
 
@@ -187,5 +191,6 @@ def test_a_cold_start_that_raises_is_a_recorded_function_error():
         first, second = fn.start({}), fn.start({})
         sb.run()
         assert first.outcome == "ok"
-        assert second.outcome == "error" and second.error_text == "Runtime.InitError: RuntimeError: config missing in the second container"
+        assert second.outcome == "error"
+        assert second.error_text == "Runtime.InitError: RuntimeError: config missing in the second container"
         assert [e["inv"] for e in sb.history.of_type("invoke_end")] == [second.id, first.id]

@@ -5,12 +5,14 @@ import threading
 import time
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import ROOT, example
 from sandbox import HandlerBlocked, Sandbox, run_scenario
 from sandbox.explore import explore, explore_scenario
 from sandbox.policies import ReplayPolicy
+
+from conftest import ROOT, example
 
 READ_THEN_WRITE = example("read_then_write.py")
 CONDITIONAL_PUT = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
@@ -24,7 +26,8 @@ def test_same_seed_same_history_byte_for_byte():
 
 
 def test_cli_output_is_identical_across_processes():
-    cmd = [sys.executable, "-m", "sandbox", "run", "concurrent-claims", "--handler", READ_THEN_WRITE, "--seed", "3", "--json"]
+    cmd = [sys.executable, "-m", "sandbox", "run", "concurrent-claims", "--handler", READ_THEN_WRITE,
+           "--seed", "3", "--json"]
     runs = [subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120) for _ in range(2)]
     assert runs[0].stdout == runs[1].stdout and runs[0].stdout
     assert runs[0].returncode == runs[1].returncode
@@ -182,7 +185,8 @@ def test_virtual_sleeps_wake_in_time_order_whatever_the_seed(delays, seed):
     with Sandbox(seed=seed) as sb:
         woke = []
         for i, d in enumerate(delays):
-            sb.scheduler.spawn(lambda i=i, d=d: (sb.scheduler.sleep(d), woke.append((sb.clock.elapsed(), i))), name=f"t{i}")
+            sb.scheduler.spawn(lambda i=i, d=d: (sb.scheduler.sleep(d), woke.append((sb.clock.elapsed(), i))),
+                               name=f"t{i}")
         sb.run()
     assert [t for t, _ in woke] == sorted(t for t, _ in woke)
     assert sorted(t for t, _ in woke) == pytest.approx(sorted(delays), abs=1e-6)

@@ -26,8 +26,9 @@ import pytest
 from botocore.config import Config
 from botocore.exceptions import ReadTimeoutError
 
-from conftest import example
 from sandbox import run_scenario
+
+from conftest import example
 
 READ_TIMEOUT = 0.1  # real seconds the client waits for each response
 SERVER_DELAY = 2.0  # the server answers after this long: always too late
@@ -178,7 +179,8 @@ CASES = [
     ({"mode": "standard"}, {"retry_mode": "standard"}, 3, _standard_delays),  # DEFAULT_MAX_ATTEMPTS = 3
     ({"mode": "adaptive"}, {"retry_mode": "adaptive"}, 3, _standard_delays),  # standard plus a rate limiter
     ({"mode": "legacy", "total_max_attempts": 1}, {"retry_mode": "legacy", "total_max_attempts": 1}, 1, _legacy_delays),
-    ({"mode": "legacy", "max_attempts": 1}, {"retry_mode": "legacy", "max_attempts": 1}, 2, _legacy_delays),  # N retries
+    # max_attempts counts retries: one retry, two attempts in all
+    ({"mode": "legacy", "max_attempts": 1}, {"retry_mode": "legacy", "max_attempts": 1}, 2, _legacy_delays),
 ]
 
 

@@ -7,14 +7,16 @@ from collections import Counter
 from contextlib import contextmanager
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.sqs.models import sqs_backends
 
-from conftest import ROOT, example
 from sandbox import BadInput, Sandbox, get_scenario, run_scenario
 from sandbox.scenarios.sqs_batch_failure import max_depth
 from sandbox.sources.sqs import SqsEventSourceMapping, SqsQueue
+
+from conftest import ROOT, example
 
 SQS_SCENARIOS = ("sqs-batch-failure", "sqs-visibility-timeout", "producer-resend")
 
@@ -148,7 +150,8 @@ def conservation(sb, queue):
     assert not (deleted & dead) and not (deleted & waiting) and not (dead & waiting)
     assert sent == deleted | dead | waiting
     # moto's own counters, through the real API, agree with what the sandbox saw.
-    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
+    names = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+             "ApproximateNumberOfMessagesDelayed"]
     with sb.gateway.unrecorded():
         in_queue = sb.sqs.get_queue_attributes(QueueUrl=queue.url, AttributeNames=names)["Attributes"]
         in_dlq = (sb.sqs.get_queue_attributes(QueueUrl=queue.dlq_url, AttributeNames=names)["Attributes"]

@@ -16,9 +16,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import ROOT, example
-from sandbox import BadInput, ProviderFault, Sandbox, check, make_orders, orders_in, run_scenario, send_confirmation_email
+from sandbox import (
+    BadInput,
+    ProviderFault,
+    Sandbox,
+    check,
+    make_orders,
+    orders_in,
+    run_scenario,
+    send_confirmation_email,
+)
 from sandbox.sources.stream import StreamMapping, StreamSource, aws_sequence_number, moto_sequence_number
+
+from conftest import ROOT, example
 
 NAIVE = example("naive_email.py")
 IDEMPOTENT = example("idempotent.py")
@@ -129,8 +139,9 @@ def test_default_scenario_is_fast():
 
 
 def test_cli_reports_duplicates_caused_by_the_retry():
-    proc = subprocess.run([sys.executable, "-m", "sandbox", "run", SCENARIO, "--handler", "examples/naive_email.py:handler",
-                           "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "run", SCENARIO, "--handler",
+                           "examples/naive_email.py:handler", "--json"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 1, proc.stderr
     report = json.loads(proc.stdout)
     causes = {i["id"]: i["cause"] for i in report["invocations"]}
@@ -318,7 +329,10 @@ def test_events_have_the_kinesis_shape_with_base64_orders():
             numbers.append(int(kinesis["sequenceNumber"]))
         assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
     # the retry carries the very same records
-    assert [r["kinesis"]["sequenceNumber"] for r in retry["Records"]] == [r["kinesis"]["sequenceNumber"] for r in first["Records"]]
+    def sequences(event):
+        return [r["kinesis"]["sequenceNumber"] for r in event["Records"]]
+
+    assert sequences(retry) == sequences(first)
 
 
 @given(seq=st.integers(1, 10 ** 9), shard=st.integers(0, 63))

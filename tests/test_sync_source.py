@@ -13,16 +13,19 @@ import random
 
 import boto3
 import pytest
-from hypothesis import given, settings as hypothesis_settings, strategies as st
 from botocore.config import Config
 from botocore.exceptions import ClientError, ReadTimeoutError
+from hypothesis import given
+from hypothesis import settings as hypothesis_settings
+from hypothesis import strategies as st
 
-from conftest import example
 from sandbox import BadInput, Sandbox, run_scenario
 from sandbox.cli import main
 from sandbox.events import apigateway_event, make_orders
 from sandbox.scenarios import SCENARIOS
 from sandbox.sources.sync_invoke import CallerConfig, SyncInvokeSource
+
+from conftest import example
 
 NAIVE = example("naive_email.py")
 IDEMPOTENT = example("idempotent.py")

@@ -6,7 +6,8 @@ import time
 
 import boto3
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sandbox import BadInput, ProviderFault, RealAwsRefused, Sandbox, SandboxError
 
@@ -90,7 +91,7 @@ def test_handler_time_is_virtual_and_sleep_advances_it():
     seen = {}
 
     def handler(event, context):
-        seen["start"] = (time.time(), dt.datetime.now(dt.timezone.utc), context.get_remaining_time_in_millis())
+        seen["start"] = (time.time(), dt.datetime.now(dt.UTC), context.get_remaining_time_in_millis())
         time.sleep(2.5)
         seen["end"] = (time.time(), context.get_remaining_time_in_millis())
 
@@ -152,7 +153,8 @@ def test_ttl_sweeper_spares_an_item_whose_expiry_moved():
     with Sandbox() as sb:
         now = int(sb.clock.now())
         sb.table.put_item(Item={"pk": "k", "expiresAt": now + 5})
-        sb.table.update_item(Key={"pk": "k"}, UpdateExpression="SET expiresAt = :e", ExpressionAttributeValues={":e": now + 100})
+        sb.table.update_item(Key={"pk": "k"}, UpdateExpression="SET expiresAt = :e",
+                             ExpressionAttributeValues={":e": now + 100})
         sb.advance(50)
         assert len(sb.items()) == 1
         sb.advance(60)
@@ -224,7 +226,8 @@ def test_foreign_threads_keep_real_sleep():
     with Sandbox() as sb:
         out = []
         t = threading.Thread(target=lambda: (time.sleep(0.01), out.append(sb.clock.elapsed())))
-        t.start(); t.join()
+        t.start()
+        t.join()
         assert out == [0.0]
 
 

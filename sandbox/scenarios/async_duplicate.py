@@ -7,8 +7,8 @@ because the async queue itself is eventually consistent
 from __future__ import annotations
 
 from ..events import make_orders
-from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from ..settings import Setting
+from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario
 
 

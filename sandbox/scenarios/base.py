@@ -7,19 +7,19 @@ world; the checker judges the history afterwards (Maelstrom keeps the two apart)
 """
 from __future__ import annotations
 
-import time as _time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from ..checker import Verdict, check
+from ..checker import Verdict
 from ..errors import BadInput
 from ..history import History
 from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
 from ..ttl import DOC_TTL, TTL_WORDS
 from ..vocab import RecordType, Status
-from ..world import DEFAULT_WATCHDOG, MAX_TTL_LAG, Sandbox
+from ..world import MAX_TTL_LAG, Sandbox
 
 
 @dataclass(frozen=True)
@@ -142,18 +142,3 @@ def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cf
     sb.services.timings.email = cfg["email_seconds"]
     sb.services.timings.charge = cfg["charge_seconds"]
     return sb.function(handler, factory=factory, timeout=cfg["function_timeout"])
-
-
-def run_scenario(scenario: "str | Scenario", handler: Any = None, *, seed: int = 0,
-                 settings: dict[str, Any] | None = None, policy: Any = None,
-                 factory: Callable[[], Callable] | None = None, watchdog: float = DEFAULT_WATCHDOG) -> RunResult:
-    """Run one scenario against a handler in a fresh world and judge it."""
-    from . import get_scenario
-
-    sc = get_scenario(scenario) if isinstance(scenario, str) else scenario
-    cfg = sc.resolve(settings)
-    started = _time.perf_counter()
-    with open_world(sc, cfg, seed, policy, watchdog) as sb:
-        sc.drive(sb, deploy(sb, handler, factory, cfg), cfg)
-        history = sb.history
-    return RunResult(sc.name, seed, cfg, history, check(history), _time.perf_counter() - started)

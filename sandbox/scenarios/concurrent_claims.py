@@ -1,7 +1,6 @@
 """concurrent-claims: N identical deliveries arrive at the same instant, in separate containers."""
 from __future__ import annotations
 
-
 from ..events import make_orders
 from ..settings import Setting
 from ..vocab import Cause, SourceKind

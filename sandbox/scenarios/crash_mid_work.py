@@ -24,7 +24,8 @@ class CrashMidWork(Scenario):
         Setting("orders", 1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50),
         Setting("crash_after", Effect.CHARGE.value,
                 "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
-                "the remaining window that no claim can close", None, choices=(Effect.CHARGE.value, Effect.EMAIL.value)),
+                "the remaining window that no claim can close", None,
+                choices=(Effect.CHARGE.value, Effect.EMAIL.value)),
         *scenario_settings(),
     )
 

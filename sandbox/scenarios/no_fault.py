@@ -1,7 +1,6 @@
 """no-fault: the control. Each order is delivered once, nothing fails."""
 from __future__ import annotations
 
-
 from ..events import make_orders
 from ..settings import Setting
 from ..vocab import Effect, SourceKind

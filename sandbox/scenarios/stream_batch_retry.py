@@ -24,10 +24,12 @@ class StreamBatchRetry(Scenario):
                "order, so the invocation fails and Lambda retries the whole batch from its first record: the orders "
                "before the failing one are handed to the function a second time.")
     settings = (
-        Setting("orders", 4, "how many orders the producer writes to the stream (partition key = orderId)", None, 1, 5000),
+        Setting("orders", 4, "how many orders the producer writes to the stream (partition key = orderId)",
+                None, 1, 5000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
-        Setting("interval", 0.0, "virtual seconds between two orders (0: all arrive together, in one batch)", None, 0, 3600),
+        Setting("interval", 0.0, "virtual seconds between two orders (0: all arrive together, in one batch)",
+                None, 0, 3600),
         Setting("fail_order", 3, "the position of the order whose email provider fails, sending nothing "
                 "(0: no fault); a later order, so earlier ones were already emailed", None, 0, 5000),
         Setting("failures", 1, "how many calls to that order's email provider fail", None, 0, 1000),

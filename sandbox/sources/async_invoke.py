@@ -31,8 +31,9 @@ queue drops when the function cannot keep up.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from ..adapter import queue_messages
 from ..events import iso_millis, orders_in
@@ -104,7 +105,7 @@ class QueuedEvent:
 
     @property
     def resolved(self) -> bool:
-        return self.state in ("succeeded", "discarded")
+        return self.state in ("succeeded", Delivery.DISCARDED)
 
 
 class AsyncInvokeSource(Source):
@@ -247,7 +248,7 @@ class AsyncInvokeSource(Source):
 
     # -- discarding ------------------------------------------------------------------------
     def _discard(self, entry: QueuedEvent, condition: str) -> None:
-        entry.state, entry.condition = "discarded", condition
+        entry.state, entry.condition = Delivery.DISCARDED, condition
         last = entry.invocations[-1]
         record = self._invocation_record(entry, condition, last)
         attempts, cfg = entry.attempts, self.config

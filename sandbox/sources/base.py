@@ -15,7 +15,8 @@ is built from its world, its function and a frozen ``Config`` dataclass (see
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from ..vocab import Delivery
 
@@ -40,10 +41,10 @@ class Source(ABC):
     def idle(self) -> bool:
         """Nothing is in flight and nothing more is due."""
 
-    def stop(self) -> None:
+    def stop(self) -> None:  # noqa: B027 (most sources have nothing to stop)
         """Take no new work (pollers stop polling); what is in hand is finished."""
 
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: B027 (a source with nothing in flight records nothing)
         """Record every order still in flight as pending (called once, at the end of a run)."""
 
     def pending(self, keys: Iterable[str], reason: str, inv: str | None = None, **detail: Any) -> None:

@@ -48,10 +48,11 @@ How it runs in the sandbox:
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .. import adapter
+from ..dynamo import number_text
 from ..errors import BadInput
 from ..events import sqs_record
 from ..settings import Config, param
@@ -73,11 +74,6 @@ DOC_SQS_RETRIES = "https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-r
 
 MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
 LONG_POLL = 20.0  # seconds: the longest ReceiveMessage WaitTimeSeconds (sqs-short-and-long-polling.html)
-
-
-def seconds_text(x: float) -> str:
-    """3 -> "3", 2.5 -> "2.5": a number of seconds as AWS's messages print it."""
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
 def order_id_of(body: Any) -> str | None:
@@ -227,7 +223,7 @@ class SqsEventSourceMapping(Source):
         if function.config.timeout > vt:
             # The text of AWS's InvalidParameterValueException for CreateEventSourceMapping.
             raise BadInput(f"Queue visibility timeout: {vt} seconds is less than Function timeout: "
-                           f"{seconds_text(function.config.timeout)} seconds")
+                           f"{number_text(function.config.timeout)} seconds")
         self.visibility_timeout = vt
         self.tracked: dict[str, _Tracked] = {}
         self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it

@@ -174,7 +174,8 @@ class StreamSource(Source):
         if not isinstance(order, dict) or "orderId" not in order:
             raise BadInput(f"a stream record here carries an order (a dict with orderId), got {order!r}")
         self.world.accept(order, source=self.kind)
-        response = self.world.kinesis.put_record(StreamName=self.mapping.stream_name, PartitionKey=str(order["orderId"]),
+        response = self.world.kinesis.put_record(StreamName=self.mapping.stream_name,
+                                                 PartitionKey=str(order["orderId"]),
                                                  Data=json.dumps(order).encode())
         self.sent += 1
         return response
@@ -238,11 +239,13 @@ class StreamSource(Source):
                 retried = True
                 batch.records = self._reread(shard, batch)
             keys = [self._key(r) for r in batch.records]
-            event = {"Records": [kinesis_record({**r, "SequenceNumber": aws_sequence_number(r["SequenceNumber"], shard.index)},
+            event = {"Records": [kinesis_record({**r, "SequenceNumber": aws_sequence_number(r["SequenceNumber"],
+                                                                                            shard.index)},
                                                 shard.shard_id, self.stream_arn, self.function.config.arn, sb.region)
                                  for r in batch.records]}
             inv = self.function.invoke(event, source=self.kind, keys=keys, prev=batch.prev,
-                                       cause=Cause.FIRST_DELIVERY if batch.attempt == 1 else Cause.retry(batch.attempt - 1))
+                                       cause=Cause.FIRST_DELIVERY if batch.attempt == 1
+                                       else Cause.retry(batch.attempt - 1))
             if inv.outcome == Outcome.OK:
                 todo.pop(0)
                 self._advance(shard, batch)

@@ -185,11 +185,14 @@ class SyncInvokeEndpoint:
             record_invoke(self.world, fn.config.name, [], "InvalidRequestContent", {})
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
+        return self._invoke(fn, event, request)
+
+    def _invoke(self, fn: "LambdaFunction", event: Any, request):
+        """Start the invocation, wait for it up to the caller's read timeout, answer or time out."""
         try:
             keys = [str(o["orderId"]) for o in orders_in(event)]
         except BadInput:
             keys = []
-
         attempt, call_id = self._attempt_of(request)
         # Attempt k+1 exists because attempt k timed out, so it points back at attempt k.
         prev = self._last.get(call_id) if call_id else None
@@ -210,8 +213,8 @@ class SyncInvokeEndpoint:
             self._record(fn, keys, record.result, detail)
             # What the caller's HTTP layer raises when the socket read times out; botocore's
             # retry handler decides what happens next.
-            raise ReadTimeoutError(endpoint_url=url)
-        response, function_error, payload = self._response(url, inv)
+            raise ReadTimeoutError(endpoint_url=request.url)
+        response, function_error, payload = self._response(request.url, inv)
         record.result = "FunctionError" if function_error else AWS_OK
         if function_error:
             detail["function_error"] = function_error

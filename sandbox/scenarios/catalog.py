@@ -1,0 +1,46 @@
+"""The scenario catalogue. Names are a contract: the CLI and the notebooks use them.
+
+Every module of this package that defines a ``Scenario`` subclass with a ``name`` is
+picked up; ``ORDER`` fixes the order ``python -m sandbox scenarios`` lists them in.
+"""
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+import pkgutil
+from pathlib import Path
+
+from ..errors import BadInput
+from .base import Scenario
+
+ORDER = ("no-fault", "sync-sdk-retry", "async-retry", "async-duplicate", "sqs-batch-failure",
+         "sqs-visibility-timeout", "stream-batch-retry", "timeout-after-effect", "producer-resend",
+         "concurrent-claims", "crash-mid-work", "ttl-lag")
+#: Modules of the package that hold machinery, not scenarios.
+_NOT_SCENARIOS = ("base", "catalog", "runner")
+
+
+def _discover() -> dict[str, Scenario]:
+    found: dict[str, Scenario] = {}
+    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if info.name in _NOT_SCENARIOS:
+            continue
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Scenario) and cls is not Scenario and cls.name and cls.__module__ == module.__name__:
+                found[cls.name] = cls()
+    rank = {name: i for i, name in enumerate(ORDER)}
+    return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0])))
+
+
+SCENARIOS: dict[str, Scenario] = _discover()
+
+
+def get_scenario(name: str) -> Scenario:
+    try:
+        return SCENARIOS[name]
+    except (KeyError, TypeError):
+        close = difflib.get_close_matches(str(name), SCENARIOS, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise BadInput(f"unknown scenario {name!r}; {hint}known scenarios: {', '.join(SCENARIOS)}") from None
