@@ -142,6 +142,24 @@ def reset_aws(seed: int | None = None) -> None:
         mock_random.seed(seed)
 
 
+def create_table(region: str, request: dict, ttl_request: dict) -> None:
+    """Create a table in moto directly, as CreateTable and UpdateTimeToLive would.
+
+    Going through the API would parse DynamoDB's service model twice (botocore's and moto's
+    copy) on a world's first open, about 0.35 s that a run with no DynamoDB call never needs.
+    """
+    from moto.dynamodb.models import dynamodb_backends
+
+    with AWS_LOCK:
+        backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+        billing = request.get("BillingMode", "PROVISIONED")
+        backend.create_table(request["TableName"], schema=request["KeySchema"], throughput=None,
+                             attr=request["AttributeDefinitions"], global_indexes=[], indexes=[], streams=None,
+                             billing_mode=billing, sse_specification=None, tags=[],
+                             deletion_protection_enabled=False, warm_throughput=None)
+        backend.update_time_to_live(ttl_request["TableName"], ttl_request["TimeToLiveSpecification"])
+
+
 def serve(request) -> tuple[int, dict, bytes] | None:
     """moto's answer to a prepared botocore request (None: moto has no such service)."""
     response = botocore_stubber.process_request(request)

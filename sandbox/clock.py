@@ -2,9 +2,28 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 import threading
 
-import time_machine
+
+def _import_time_machine():
+    """time-machine, without its optional pytest plugin when pytest is not loaded already.
+
+    time-machine imports pytest just to offer a fixture the sandbox never uses; that costs
+    a CLI run about 0.1 s. Where pytest is loaded (the test suite), nothing changes.
+    """
+    if "pytest" in sys.modules or "time_machine" in sys.modules:
+        import time_machine
+        return time_machine
+    sys.modules["pytest"] = None  # makes `import pytest` fail inside time-machine only
+    try:
+        import time_machine
+    finally:
+        del sys.modules["pytest"]
+    return time_machine
+
+
+time_machine = _import_time_machine()
 
 #: Worlds start at the same instant so that histories (and expiresAt values) repeat exactly.
 DEFAULT_EPOCH = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.UTC).timestamp()

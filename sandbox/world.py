@@ -138,9 +138,7 @@ class Sandbox:
         self.clock.start()
         active.set_current(self)
         try:
-            with self.gateway.unrecorded():
-                self.dynamodb.create_table(**self.schema.create_table_request())
-                self.dynamodb.update_time_to_live(**self.schema.ttl_request())
+            adapter.create_table(self.region, self.schema.create_table_request(), self.schema.ttl_request())
         except BaseException:
             self.close()
             raise
