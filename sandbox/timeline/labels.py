@@ -35,13 +35,18 @@ REQUIRED_LABELS = ("dropped", Delivery.PENDING)  # where a lost or stuck order w
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
-EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much
+EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
+EVENT_STEPS = (1, 2, 3)  # ... this many times
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
 PENDING_HALF = 0.3  # data units: half the pending band's height (lanes.py draws it)
 PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
 CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
-MIN_ARROW_PX = 30  # px at 100 dpi: shorter arrows get no label
+MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
+REFERENCE_DPI = 100
 ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
+ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
+ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines
+ARROW_LINESPACING = 1.05
 SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
 
 
@@ -64,8 +69,8 @@ def _beside_marker(c: Canvas, p: EventPoint) -> list[tuple[float, float, str, st
     offsets = [(off, 0, "left", "center"), (-off, 0, "right", "center"),
                (-half, up, "left", "bottom"), (half, up, "right", "bottom"), (0, up, "center", "bottom"),
                (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
-    offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in (1, 2, 3)]
-    offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in (1, 2, 3)]
+    offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in EVENT_STEPS]
+    offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in EVENT_STEPS]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
 
 
@@ -158,12 +163,12 @@ def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str
     two_lines = text.replace(" at ", "\nat ", 1)
     cands = []
     if not vertical:
-        cands += [(f, 0, "center", text) for f in (0.5, 0.4, 0.6, 0.3, 0.7)]
-        cands += [(f, 0, "center", two_lines) for f in (0.5, 0.35, 0.65)]
-    cands += [(f, dx, ha, label) for f in (0.5, 0.35, 0.65) for label in (text, two_lines)
+        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
+        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
+    cands += [(f, dx, ha, label) for f in ALONG_TWO_LINES for label in (text, two_lines)
               for dx, ha in ((side, "left"), (-side, "right"))]
-    if vertical:
-        cands += [(f, 0, "center", two_lines) for f in (0.5,)]
+    if vertical:  # a short vertical arrow: as a last resort, across its middle
+        cands += [(0.5, 0, "center", two_lines)]
     return cands
 
 
@@ -172,14 +177,14 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
     if c.compact:
         return
     for arrow in arrows:
-        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / 100:
+        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI:
             continue
 
         def make(cand, pts=arrow.path):
             f, dx, ha, label = cand
             px, py = along(pts, f)
             xd, yd = c.data(px + dx, py)
-            return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=1.05,
+            return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=ARROW_LINESPACING,
                              fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
                              gid="arrow-label", fontstyle="italic",
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})

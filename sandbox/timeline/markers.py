@@ -23,7 +23,8 @@ from .style import ENVELOPE, MARKERS, Z_MARKER
 
 # how wide a marker looks, as a fraction of its nominal size (glyphs look smaller than their box)
 ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH = 1.05, 0.75, 0.8
-MIN_BAR_PX = 3  # px at 100 dpi: a 1 ms invocation is still visible
+MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
+REFERENCE_DPI = 100
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
 # staggering: crowded markers alternate this far above and below the row (data units)
@@ -112,7 +113,7 @@ def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlace
 
 
 def _widen_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
-    min_w = MIN_BAR_PX * c.fig.dpi / 100
+    min_w = MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI
     end_px = _end_px(c)
     for rect in bars.values():
         x0, _ = c.px(rect.get_x(), 0)

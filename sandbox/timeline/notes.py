@@ -32,10 +32,13 @@ from .text import dup_text, note_text, note_what, short_key
 NOTE_X = 0.995  # axes fraction: notes end at the right edge of the room after the history
 NOTES_SPREAD = 0.62  # data units: several notes on one lane share this much height
 NOTE_NUDGE = 0.3  # data units: a note that does not fit tries this far up or down
-NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with 3+ notes uses smaller ones
+NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with CROWDED_NOTES or more uses smaller ones
+CROWDED_NOTES = 3
 CLUSTER_PT = 70  # pt: duplicates closer than this on one lane share a note
 DUP_OFFSET_PT = 15  # pt at full scale: how far a duplicate note sits from its markers
 DUP_LIFT_PT = 4  # pt: extra room straight above or below
+# farther candidates, in multiples of the offset: beside, diagonally far out, straight above or below
+DUP_BESIDE, DUP_FAR, DUP_HIGH = 1.6, 2, 2.4
 DUP_SHRINK_PT = 9  # pt at full scale: the leader line stops this short of the marker
 EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired label
 EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down
@@ -53,7 +56,7 @@ def label_window_notes(c: Canvas) -> None:
         for i, ((kind, what), keys) in enumerate(notes.items()):
             dy = (i - (n - 1) / 2) * step
             text = note_text(keys, what)
-            cands = [(dy, NOTE_PT if n < 3 else CROWDED_NOTE_PT), (dy - NOTE_NUDGE, NUDGED_NOTE_PT),
+            cands = [(dy, NOTE_PT if n < CROWDED_NOTES else CROWDED_NOTE_PT), (dy - NOTE_NUDGE, NUDGED_NOTE_PT),
                      (dy + NOTE_NUDGE, NUDGED_NOTE_PT), (dy, CROWDED_NOTE_PT)]
 
             def make(cand, y=y, text=text, kind=kind):
@@ -114,10 +117,11 @@ def _duplicate_candidates(off: float) -> list[Any]:
     return [((0, off + DUP_LIFT_PT), "center", "bottom"), ((0, -off - DUP_LIFT_PT), "center", "top"),
             ((off, off), "left", "bottom"), ((off, -off), "left", "top"),
             ((-off, off), "right", "bottom"), ((-off, -off), "right", "top"),
-            ((off * 1.6, 0), "left", "center"), ((-off * 1.6, 0), "right", "center"),
-            ((2 * off, 1.6 * off), "left", "bottom"), ((2 * off, -1.6 * off), "left", "top"),
-            ((-2 * off, 1.6 * off), "right", "bottom"), ((-2 * off, -1.6 * off), "right", "top"),
-            ((0, 2.4 * off), "center", "bottom"), ((0, -2.4 * off), "center", "top")]
+            ((off * DUP_BESIDE, 0), "left", "center"), ((-off * DUP_BESIDE, 0), "right", "center"),
+            ((DUP_FAR * off, DUP_BESIDE * off), "left", "bottom"), ((DUP_FAR * off, -DUP_BESIDE * off), "left", "top"),
+            ((-DUP_FAR * off, DUP_BESIDE * off), "right", "bottom"),
+            ((-DUP_FAR * off, -DUP_BESIDE * off), "right", "top"),
+            ((0, DUP_HIGH * off), "center", "bottom"), ((0, -DUP_HIGH * off), "center", "top")]
 
 
 def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpatches.Rectangle]) -> None:
