@@ -29,6 +29,9 @@ OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this man
 
 @dataclass
 class Canvas:
+    """The figure being drawn and what every stage may read; only ``obs`` grows as stages run
+    (and ``renderer`` is set once, when the layout is frozen)."""
+
     model: Model
     taxis: TimeAxis
     rows: Rows

@@ -16,8 +16,10 @@ from ..vocab import AWS_OK, Delivery
 from .arrows import Arrow, along, path_length
 from .canvas import Canvas
 from .guides import CallerWait
+from .lanes import PENDING_HALF
 from .markers import EventPoint, MarkerPlacement
 from .model import READ_TIMEOUT, Event
+from .sizing import REFERENCE_DPI
 from .style import (
     ARROW_COLOR,
     EVENT_TEXT,
@@ -38,11 +40,9 @@ EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
-PENDING_HALF = 0.3  # data units: half the pending band's height (lanes.py draws it)
 PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
 CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
 MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
-REFERENCE_DPI = 100
 ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
 ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
 ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines

@@ -95,10 +95,12 @@ def draw_row_names(c: Canvas) -> list[float]:
             lbl.set_parse_math(False)
             lbl.set_fontsize(c.fs(SMALL_PT))
             lbl.set_color(TEXT_GREY)
+    blend = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
+    right = blend + mtransforms.ScaledTranslation(OUTCOME_GAP_PT / 72, 0, c.fig.dpi_scale_trans)
     separators: list[float] = []
     for r in c.rows.all:
         if r.kind == RowKind.LANE:
-            _outcome(c, r)
+            _outcome(c, r, right)
         else:
             separators.append(_separator(c, r))
     return separators
@@ -113,11 +115,9 @@ def _separator(c: Canvas, r: Row) -> float:
     return y
 
 
-def _outcome(c: Canvas, r: Row) -> None:
-    """The outcome in words right of the axes, with the error (or failed items) below when there is room."""
+def _outcome(c: Canvas, r: Row, right: mtransforms.Transform) -> None:
+    """The outcome in words right of the axes (``right``), with the error (or failed items) below if there is room."""
     ax = c.ax
-    blend = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
-    right = blend + mtransforms.ScaledTranslation(OUTCOME_GAP_PT / 72, 0, c.fig.dpi_scale_trans)
     rec = c.model.invs[r.inv]
     text, msg = outcome_text(rec)
     two = msg is not None and not c.compact

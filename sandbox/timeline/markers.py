@@ -19,12 +19,12 @@ from ..vocab import Delivery, SourceKind
 from .canvas import Canvas
 from .layout import row_positions
 from .model import Attempt, Event, Mark
+from .sizing import REFERENCE_DPI
 from .style import ENVELOPE, MARKERS, Z_MARKER
 
 # how wide a marker looks, as a fraction of its nominal size (glyphs look smaller than their box)
 ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH = 1.05, 0.75, 0.8
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
-REFERENCE_DPI = 100
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
 # staggering: crowded markers alternate this far above and below the row (data units)
@@ -43,6 +43,8 @@ class Item(NamedTuple):
 
 @dataclass
 class MarkerRow:
+    """The markers of one row and the display x range they must stay in."""
+
     owner: str  # obstacle owner: "lane:inv-1", "head:sqs", "sweeper", "caller:<actor>"
     y: float
     dy: float  # how far crowded markers move up and down

@@ -27,7 +27,8 @@ from .model import END_MARKER, Attempt, Invocation, Mark, Model, WindowKind
 from .text import ordinal, short_key
 from .windows import TableWindows
 
-OUTCOMES = frozenset(Outcome)
+# membership tests for record strings (on Python 3.11, "ok" in Outcome raises TypeError)
+KNOWN_OUTCOMES = frozenset(Outcome)
 EFFECT_KINDS = frozenset(Effect)
 COMPLETED = "COMPLETED"  # the item status a finished handler writes
 PUT, UPDATE, DELETE = "PutItem", "UpdateItem", "DeleteItem"
@@ -112,7 +113,7 @@ class HistoryReader:
         rec.running = False
         rec.end, rec.end_seq = t, seq
         outcome = r.get("outcome")
-        rec.outcome = Outcome(outcome) if isinstance(outcome, str) and outcome in OUTCOMES else Outcome.ERROR
+        rec.outcome = Outcome(outcome) if isinstance(outcome, str) and outcome in KNOWN_OUTCOMES else Outcome.ERROR
         rec.error = fields.optional_text(r.get("error"))
 
     def accept(self, r: dict, t: float, seq: int, inv: str | None) -> None:

@@ -21,6 +21,7 @@ LANES_MAX_IN = 44  # in: ... unless even that would pass this height
 MIN_SCALE = 0.55  # fonts and markers shrink with the lanes, but not below this fraction
 COMPACT_BELOW_IN = 0.36  # in per lane: below this, subtitles and optional labels are left out
 MIN_FONT_PT = 6.0  # pt: no text smaller than this
+REFERENCE_DPI = 100  # sizes given in px are px at this resolution, scaled with the figure's dpi
 
 GAP_LABEL_ROOM = 0.8  # data units below the last lane for "30 s skipped" labels
 ROOM_BELOW = 0.6  # data units between the last lane's centre and the x axis
