@@ -1,16 +1,19 @@
 """Tests for sandbox.timeline: the swim-lane plot of a History."""
 from __future__ import annotations
 
+import ast
 import warnings
+from pathlib import Path
 
 import matplotlib
 import pytest
-from hypothesis import given, settings, HealthCheck
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from matplotlib.colors import to_hex
 
 from sandbox.history import History
-from sandbox.timeline import MARKERS, OUTCOME_COLORS, DUPLICATE_COLOR, plot_timeline, save_timeline
+from sandbox.scenarios import SCENARIOS, run_scenario
+from sandbox.timeline import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, plot_timeline, save_timeline
 
 EPOCH = 1_700_000_000
 TABLE = "idempotency"
@@ -142,7 +145,7 @@ def test_outcome_colours_differ_and_in_flight_is_hatched():
     fig = plot_timeline(h, gaps=False)
     colours = {}
     for p in _patches(fig, "bar:"):
-        _, inv, outcome = p.get_gid().split(":")
+        _, _inv, outcome = p.get_gid().split(":")
         colours[outcome] = to_hex(p.get_facecolor())
     assert set(colours) == {"ok", "error", "timeout", "crashed", "running"}
     assert len(set(colours.values())) == 5
@@ -223,7 +226,7 @@ def test_sweeps_get_their_own_lane():
     h = idempotent()
     h.append("sweep", 20.0, target=TABLE, key="o-1", detail={})
     fig = plot_timeline(h)
-    assert [t.get_text() for t in _ax(fig).get_yticklabels()][0] == "TTL sweeper"
+    assert _ax(fig).get_yticklabels()[0].get_text() == "TTL sweeper"
     assert [ln for ln in _ax(fig).lines if ln.get_gid() == "marker:sweep"]
 
 
@@ -271,7 +274,7 @@ def test_many_invocations_still_render(tmp_path):
         h.append("effect", i * 0.5 + 0.1, inv=f"inv-{i}", kind="charge", key=f"o-{i % 5}", status="done", detail={})
         h.append("invoke_end", i * 0.5 + 0.2, inv=f"inv-{i}", outcome="ok", error=None)
     fig = plot_timeline(h)
-    w, ht = fig.get_size_inches()
+    _w, ht = fig.get_size_inches()
     assert ht <= 50
     assert min(t.get_fontsize() for t in _ax(fig).get_yticklabels()) >= 6
     save_timeline(h, tmp_path / "many.png", dpi=60)
@@ -288,10 +291,20 @@ def test_figure_does_not_touch_pyplot_and_displays_in_jupyter():
 
 
 def test_text_from_history_is_not_parsed_as_mathtext(tmp_path):
-    h = History({"seed": 1, "scenario": "price $5 $x^2$", "epoch": EPOCH})
-    _start(h, 0.0, "inv-$1$", cause="first $delivery")
-    h.append("invoke_end", 0.1, inv="inv-$1$", outcome="error", error="cost $ is $\\frac{a$")
-    save_timeline(h, tmp_path / "math.png", dpi=50)
+    # every string has paired dollars, so mathtext would take it (and choke on \frac{a)
+    h = History({"seed": 1, "scenario": "price $x^2$", "epoch": EPOCH})
+    _start(h, 0.0, "inv-$1$", cause="first $delivery$", container="c-$a_1$")
+    h.append("invoke_end", 0.1, inv="inv-$1$", outcome="error", error="cost $\\frac{a$ is $b$")
+    fig = plot_timeline(h)
+    ax = _ax(fig)
+    shown = [ax.title, *ax.texts, *ax.get_yticklabels(), *ax.get_yticklabels(minor=True)]
+    with_dollars = {t.get_text(): t for t in shown if "$" in t.get_text()}
+    assert set(with_dollars) == {"price $x^2$ · seed 1", "inv-$1$ · first $delivery$", "container c-$a_1$ · o-1",
+                                 "cost $\\frac{a$ is $b$"}
+    for text, artist in with_dollars.items():
+        assert artist.get_parse_math() is False, text
+    fig.canvas.draw()  # as mathtext, \frac{a would raise here
+    assert save_timeline(h, tmp_path / "math.png", dpi=50).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_end_of_history_after_last_activity_with_lock_that_never_expires():
@@ -727,7 +740,7 @@ def test_rich_history_is_byte_identical(tmp_path):
         e.pop("seq")
         t = e.pop("t") + 100
         typ = e.pop("type")
-        if "inv" in e and e["inv"]:
+        if e.get("inv"):
             e["inv"] = "s" + e["inv"]
         if typ == "invoke_start" and e.get("prev"):
             e["prev"] = "s" + e["prev"]
@@ -739,18 +752,9 @@ def test_rich_history_is_byte_identical(tmp_path):
     assert a.read_bytes() == b.read_bytes()
 
 
-SCENARIO_NAMES = ["no-fault", "sync-sdk-retry", "async-retry", "async-duplicate", "sqs-batch-failure",
-                  "sqs-visibility-timeout", "stream-batch-retry", "timeout-after-effect", "producer-resend",
-                  "concurrent-claims", "crash-mid-work", "ttl-lag"]
-
-
 @pytest.mark.parametrize("handler", ["naive_email", "idempotent"])
-@pytest.mark.parametrize("scenario", SCENARIO_NAMES)
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_every_scenario_reads_cleanly(scenario, handler):
-    from sandbox import SCENARIOS, run_scenario
-
-    if scenario not in SCENARIOS:
-        pytest.skip(f"no scenario {scenario}")
     result = run_scenario(scenario, f"examples/{handler}.py:handler", seed=0)
     fig = plot_timeline(result.history)
     assert not _layout_problems(fig)
@@ -778,9 +782,9 @@ def histories(draw):
         inv = f"inv-{i + 1}"
         start = draw(times)
         prev = draw(st.sampled_from([None] + [f"inv-{j + 1}" for j in range(i)] + ["inv-404"]))
-        recs.append((start, len(recs), "invoke_start", dict(
-            inv=inv, source=draw(st.sampled_from(SOURCES)), cause=draw(st.sampled_from(CAUSES)),
-            container=draw(st.sampled_from([None, "c-1", "c-2"])), request_id="r", keys=[], prev=prev)))
+        recs.append((start, len(recs), "invoke_start", {
+            "inv": inv, "source": draw(st.sampled_from(SOURCES)), "cause": draw(st.sampled_from(CAUSES)),
+            "container": draw(st.sampled_from([None, "c-1", "c-2"])), "request_id": "r", "keys": [], "prev": prev}))
         dur = draw(st.one_of(st.none(), st.floats(0, 40, allow_nan=False)))
         end = start + (dur if dur is not None else 40)
         for _ in range(draw(st.integers(0, 4))):
@@ -792,48 +796,48 @@ def histories(draw):
             if kind in ("claim", "lost", "throttle"):
                 detail["status"] = "IN_PROGRESS"
                 result = {"claim": "ok", "lost": "ConditionalCheckFailed", "throttle": "ThrottlingException"}[kind]
-                recs.append((t, len(recs), "aws", dict(inv=inv, actor="h", service="dynamodb", op="PutItem",
-                                                       target=TABLE, key=key, result=result, detail=detail)))
+                recs.append((t, len(recs), "aws", {"inv": inv, "actor": "h", "service": "dynamodb", "op": "PutItem",
+                                                       "target": TABLE, "key": key, "result": result, "detail": detail}))
             elif kind == "complete":
                 detail["status"] = "COMPLETED"
-                recs.append((t, len(recs), "aws", dict(inv=inv, actor="h", service="dynamodb", op="UpdateItem",
-                                                       target=TABLE, key=key, result="ok", detail=detail)))
+                recs.append((t, len(recs), "aws", {"inv": inv, "actor": "h", "service": "dynamodb", "op": "UpdateItem",
+                                                       "target": TABLE, "key": key, "result": "ok", "detail": detail}))
             elif kind in ("read", "delete"):
-                recs.append((t, len(recs), "aws", dict(inv=inv, actor="h", service="dynamodb",
-                                                       op="GetItem" if kind == "read" else "DeleteItem",
-                                                       target=TABLE, key=key, result="ok", detail={})))
+                recs.append((t, len(recs), "aws", {"inv": inv, "actor": "h", "service": "dynamodb",
+                                                       "op": "GetItem" if kind == "read" else "DeleteItem",
+                                                       "target": TABLE, "key": key, "result": "ok", "detail": {}}))
             else:
-                recs.append((t, len(recs), "effect", dict(
-                    inv=inv, kind=draw(st.sampled_from(["email", "charge", "sms"])), key=key,
-                    status=draw(st.sampled_from(["done", "done", "deduplicated", "failed", "indefinite"])),
-                    detail={})))
+                recs.append((t, len(recs), "effect", {
+                    "inv": inv, "kind": draw(st.sampled_from(["email", "charge", "sms"])), "key": key,
+                    "status": draw(st.sampled_from(["done", "done", "deduplicated", "failed", "indefinite"])),
+                    "detail": {}}))
         if dur is not None:
-            recs.append((end, len(recs), "invoke_end", dict(
-                inv=inv, outcome=draw(st.sampled_from(["ok", "error", "timeout", "crashed"])),
-                error=draw(st.sampled_from([None, "boom", "a very long error message " * 4])))))
+            recs.append((end, len(recs), "invoke_end", {
+                "inv": inv, "outcome": draw(st.sampled_from(["ok", "error", "timeout", "crashed"])),
+                "error": draw(st.sampled_from([None, "boom", "a very long error message " * 4]))}))
         for _ in range(draw(st.integers(0, 2))):  # what the delivery source did around it
             detail = draw(st.sampled_from([{}, {"partial": True}, {"partial": False}, {"bisect": "half 1"},
                                            {"shard": "shardId-000000000001"}, {"destination": "dlq"},
                                            {"messageIds": ["m-1"]}, {"at": 1.0}]))
-            recs.append((draw(st.floats(start, end + 5, allow_nan=False)), len(recs), "delivery", dict(
-                source=draw(st.sampled_from(SOURCES)), what=draw(st.sampled_from(DELIVERIES)),
-                keys=draw(st.lists(keys, max_size=3)), inv=draw(st.sampled_from([inv, None, "inv-404"])),
-                detail=detail)))
+            recs.append((draw(st.floats(start, end + 5, allow_nan=False)), len(recs), "delivery", {
+                "source": draw(st.sampled_from(SOURCES)), "what": draw(st.sampled_from(DELIVERIES)),
+                "keys": draw(st.lists(keys, max_size=3)), "inv": draw(st.sampled_from([inv, None, "inv-404"])),
+                "detail": detail}))
         if draw(st.booleans()):  # a synchronous caller's attempt, or a poller's receive
             result = draw(st.sampled_from(["ok", "ReadTimeout", "FunctionError"]))
-            recs.append((end, len(recs), "aws", dict(
-                inv=None, actor=draw(st.sampled_from(["caller-o-1", "caller-o-2"])), service="lambda", op="Invoke",
-                target="fn", key="o-1", result=result,
-                detail={"attempt": 1, "invocation": inv, "sent": draw(st.sampled_from([start, None, end + 1])),
-                        **({"statusCode": 409} if result == "ok" else {})})))
+            recs.append((end, len(recs), "aws", {
+                "inv": None, "actor": draw(st.sampled_from(["caller-o-1", "caller-o-2"])), "service": "lambda", "op": "Invoke",
+                "target": "fn", "key": "o-1", "result": result,
+                "detail": {"attempt": 1, "invocation": inv, "sent": draw(st.sampled_from([start, None, end + 1])),
+                        **({"statusCode": 409} if result == "ok" else {})}}))
         if draw(st.booleans()):
-            recs.append((start, len(recs), "aws", dict(
-                inv=None, actor="sqs-poller-1", service="sqs", op="ReceiveMessage", target="orders", key=None,
-                result="ok", detail={"received": draw(st.sampled_from([[], ["m-1"], ["m-1", "m-2"]]))})))
+            recs.append((start, len(recs), "aws", {
+                "inv": None, "actor": "sqs-poller-1", "service": "sqs", "op": "ReceiveMessage", "target": "orders", "key": None,
+                "result": "ok", "detail": {"received": draw(st.sampled_from([[], ["m-1"], ["m-1", "m-2"]]))}}))
     for _ in range(draw(st.integers(0, 2))):
-        recs.append((draw(times), len(recs), "sweep", dict(target=TABLE, key=draw(keys), detail={})))
+        recs.append((draw(times), len(recs), "sweep", {"target": TABLE, "key": draw(keys), "detail": {}}))
     if draw(st.booleans()):
-        recs.append((draw(times), len(recs), "note", dict(text="hello")))
+        recs.append((draw(times), len(recs), "note", {"text": "hello"}))
     recs.sort(key=lambda r: (r[0], r[1]))
     h = History(meta)
     for t, _, typ, fields in recs:
@@ -850,3 +854,79 @@ def test_random_histories_render_deterministically(tmp_path_factory, h, unit, ga
         a = save_timeline(h, d / "a.png", dpi=40, unit=unit, gaps=gaps)
     b = save_timeline(History.from_json(h.to_json()), d / "b.png", dpi=40, unit=unit, gaps=gaps)
     assert a.read_bytes() == b.read_bytes()
+
+
+# --------------------------------------------------------------------------- package structure
+PACKAGE = Path(__file__).resolve().parent.parent / "sandbox" / "timeline"
+MAX_FUNCTION_LINES = 50
+
+
+def _package_trees():
+    return {p.stem: ast.parse(p.read_text(encoding="utf-8"), filename=str(p)) for p in sorted(PACKAGE.glob("*.py"))}
+
+
+def test_no_function_in_the_timeline_is_over_50_lines():
+    trees = _package_trees()
+    assert len(trees) > 10  # the walk found the package
+    long = [f"{module}.py:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for module, tree in trees.items() for node in ast.walk(tree)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long
+
+
+def _imports(tree, modules):
+    """(modules of this package, modules of the rest of ``sandbox``) a module imports, TYPE_CHECKING ones too."""
+    inside, outside = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            if node.module:
+                inside.add(node.module.split(".")[0])
+            else:  # from . import fields
+                inside.update(a.name for a in node.names if a.name in modules)
+        elif isinstance(node, ast.ImportFrom) and node.level >= 2:
+            outside.add(node.module or ", ".join(a.name for a in node.names))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("sandbox"):
+            outside.add(node.module.split(".", 2)[1] if "." in node.module else node.module)
+        elif isinstance(node, ast.Import):
+            outside.update(a.name.split(".")[1] for a in node.names if a.name.startswith("sandbox."))
+    return inside, outside
+
+
+def test_no_import_cycle_in_the_timeline_and_only_vocab_from_the_sandbox():
+    trees = _package_trees()
+    graph = {}
+    for module, tree in trees.items():
+        inside, outside = _imports(tree, set(trees))
+        assert outside <= {"vocab"}, f"{module}.py imports {outside - {'vocab'}} from the sandbox"
+        assert inside <= set(trees), f"{module}.py imports unknown modules {inside - set(trees)}"
+        graph[module] = inside
+    assert graph["text"] and graph["reading"]  # the walk sees imports
+
+    def cycle_from(module, path):
+        if module in path:
+            return path[path.index(module):] + [module]
+        for nxt in sorted(graph[module]):
+            found = cycle_from(nxt, path + [module])
+            if found:
+                return found
+        return None
+
+    for module in graph:
+        cycle = cycle_from(module, [])
+        assert cycle is None, " -> ".join(cycle)
+
+
+def test_every_drawing_stage_reads_only_what_an_earlier_stage_adds():
+    from sandbox.timeline.drawing import PIPELINE
+
+    available = {"legend"}  # what open_canvas provides
+    for stage in PIPELINE:
+        assert set(stage.reads) <= available, f"{stage.name} reads {set(stage.reads) - available}"
+        assert stage.adds is None or stage.adds not in available, f"{stage.name} adds {stage.adds} again"
+        available.add(stage.adds)
+    names = [stage.name for stage in PIPELINE]
+    assert len(names) == len(set(names))
+    # labels, most important first: required ones before the optional ones
+    assert names.index("label_required_events") < names.index("label_redeliveries") < names.index("label_arrows")
+    assert names.index("freeze") < names.index("place_markers")

@@ -50,15 +50,19 @@ Jupyter cell, whether or not pyplot/``%matplotlib inline`` was ever used.
 
 How the package is split (this module holds only the public API):
 
-* ``model.py``: the History read into invocations, markers, windows, events (no matplotlib);
-* ``text.py``: the words on the plot (durations, keys, outcome texts, notes);
-* ``axis.py``: the time axis, squeezed gaps and tick labels;
-* ``style.py``: colours, marker glyphs, window styles, the matplotlib settings;
-* ``drawing.py``: the figure, and the order the drawing stages run in;
-* ``lanes.py``: the rows and what is drawn on them before the layout is frozen;
-* ``layout.py``: collision-free placement (obstacle map, candidate search, spreading);
-* ``markers.py``, ``arrows.py``, ``labels.py``: what is placed after the layout is frozen;
-* ``legend.py``: the legend entries this figure needs.
+* reading the history (no matplotlib): ``model.py`` the plain data the plot shows;
+  ``reading.py`` one pass over the records, with ``windows.py`` (idempotency-table
+  windows), ``deliveries.py`` (what sources did besides invoking) and ``fields.py``
+  (reading untrusted record fields);
+* the words: ``text.py`` (keys, outcomes, notes) and ``timefmt.py`` (every time format);
+* the frame: ``axis.py`` (time axis, squeezed gaps, ticks), ``rows.py`` (which rows,
+  where), ``sizing.py`` (inches, font scale), ``style.py`` (colours, glyphs, layering,
+  font sizes), ``figure.py`` (the Figure class), ``frame.py`` (opens the canvas);
+* drawing: ``canvas.py`` (the state every stage shares), ``drawing.py`` (the pipeline:
+  every stage, in order, with what it reads and adds), ``lanes.py`` (data-coordinate
+  stages), ``layout.py`` (obstacle map, spreading markers), ``markers.py``,
+  ``guides.py``, ``arrows.py``, ``notes.py`` and ``labels.py`` (display-space stages),
+  ``legend.py``.
 """
 from __future__ import annotations
 
@@ -66,13 +70,14 @@ from pathlib import Path
 from typing import Any
 
 from .axis import UNITS
-from .drawing import Drawing, TimelineFigure, empty_figure
-from .lanes import SOURCE_LABELS
-from .model import read_history
-from .style import matplotlib_style
-from .style import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS  # noqa: F401 (tests check the plot against these)
+from .drawing import draw
+from .figure import TimelineFigure, empty_figure
+from .reading import read_history
+from .rows import SOURCE_LABELS
+from .style import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, matplotlib_style
 
-__all__ = ["plot_timeline", "save_timeline", "TimelineFigure", "SOURCE_LABELS"]
+__all__ = ["DUPLICATE_COLOR", "MARKERS", "OUTCOME_COLORS", "SOURCE_LABELS", "TimelineFigure", "plot_timeline",
+           "save_timeline"]
 
 SCREEN_DPI = 100  # dpi of the returned figure (notebook display)
 SAVE_DPI = 150  # dpi of save_timeline's PNG (projector-friendly)
@@ -98,16 +103,21 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
     with matplotlib_style():
         model = read_history(history)
         if title is None:
-            scenario = model.meta.get("scenario")
-            seed = model.meta.get("seed")
-            parts = [str(scenario) if scenario not in (None, "") else "timeline"]
-            if seed is not None:
-                parts.append(f"seed {seed}")
-            title = " · ".join(parts)
+            title = default_title(model.meta)
         width = float(width) if width else DEFAULT_WIDTH
         if not model.invs:
             return empty_figure(title, width, dpi)
-        return Drawing(model, unit, title, width, bool(gaps), dpi).fig
+        return draw(model, unit, title, width, bool(gaps), dpi)
+
+
+def default_title(meta: dict[str, Any]) -> str:
+    """"<scenario> · seed <seed>", or "timeline" for a history without a scenario."""
+    scenario = meta.get("scenario")
+    seed = meta.get("seed")
+    parts = [str(scenario) if scenario not in (None, "") else "timeline"]
+    if seed is not None:
+        parts.append(f"seed {seed}")
+    return " · ".join(parts)
 
 
 def save_timeline(history: Any, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:

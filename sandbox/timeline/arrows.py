@@ -7,19 +7,51 @@ its path is then registered as an obstacle itself, so labels avoid it.
 from __future__ import annotations
 
 import math
+from itertools import pairwise
+from typing import NamedTuple
 
 import numpy as np
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from .layout import Canvas
-from .style import ARROW_COLOR
+from .canvas import Canvas
+from .markers import MarkerPlacement
+from .model import Invocation
+from .style import ARROW_COLOR, Z_ARROW
+
+Point = tuple[float, float]
+
+# data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
+VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
+VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
+SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
+SHRINK_ACROSS = (7.0, 9.0)  # pt: ... for an arrow from one bar's end to the next bar's start
+ELBOW_MIN_PX = 1  # px: ends closer than this in y get no elbow candidates
+ARC_RADS = (0.3, -0.3)  # curvature of the two arc candidates
+ENDS_CLEAR_PT = 3  # pt beyond the shrink: obstacles this close to either end do not count
+SAMPLE_PX = 3.0  # px between the points a candidate is tested at ...
+OBSTACLE_PX = 5.0  # ... and between the boxes the chosen path registers
+HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wins ties)
+HEAD_SIZE = 16  # arrow head size at full scale (mutation scale)
+ARROW_LW = 1.6  # pt
+# obstacles an arrow may cross: row separators, gap labels and the end-of-history line
+IGNORED_OWNERS = ("separator", "static", "endline")
 
 
-def polyline(points: list[tuple[float, float]], step: float) -> np.ndarray:
+class Arrow(NamedTuple):
+    """A drawn repeat arrow, for its label."""
+
+    patch: mpatches.FancyArrowPatch
+    text: str  # "redelivery at 30.0 s"
+    path: list[Point]  # display px
+    owner: str  # its obstacle owner
+    vertical: bool
+
+
+def polyline(points: list[Point], step: float) -> np.ndarray:
     """Points every ``step`` px along a polyline (display coordinates)."""
     out = []
-    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+    for (x0, y0), (x1, y1) in pairwise(points):
         n = max(1, int(math.hypot(x1 - x0, y1 - y0) / step))
         for k in range(n):
             f = k / n
@@ -28,7 +60,7 @@ def polyline(points: list[tuple[float, float]], step: float) -> np.ndarray:
     return np.array(out)
 
 
-def arc3(a: tuple[float, float], b: tuple[float, float], rad: float, n: int = 24) -> list[tuple[float, float]]:
+def arc3(a: Point, b: Point, rad: float, n: int = 24) -> list[Point]:
     """The quadratic curve matplotlib's ``arc3`` connection draws from a to b (display px)."""
     (x1, y1), (x2, y2) = a, b
     cx, cy = (x1 + x2) / 2 + rad * (y2 - y1), (y1 + y2) / 2 - rad * (x2 - x1)
@@ -40,14 +72,18 @@ def arc3(a: tuple[float, float], b: tuple[float, float], rad: float, n: int = 24
     return pts
 
 
-def along(points: list[tuple[float, float]], f: float) -> tuple[float, float]:
+def path_length(points: list[Point]) -> float:
+    return sum(math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in pairwise(points))
+
+
+def along(points: list[Point], f: float) -> Point:
     """The point a fraction ``f`` of the way along a polyline."""
-    lengths = [math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in zip(points, points[1:])]
+    lengths = [math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in pairwise(points)]
     total = sum(lengths)
     if total <= 0:
         return points[0]
     goal = f * total
-    for ((x0, y0), (x1, y1)), seg in zip(zip(points, points[1:]), lengths):
+    for ((x0, y0), (x1, y1)), seg in zip(pairwise(points), lengths):
         if goal <= seg and seg > 0:
             g = goal / seg
             return x0 + g * (x1 - x0), y0 + g * (y1 - y0)
@@ -55,59 +91,64 @@ def along(points: list[tuple[float, float]], f: float) -> tuple[float, float]:
     return points[-1]
 
 
-class ArrowStage(Canvas):
-    """Drawing stage: the repeat arrows (after the markers, before the labels)."""
+def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPlacement) -> list[Arrow]:
+    """An arrow from each invocation to the one that repeats it, top to bottom."""
+    arrows = []
+    for rec in sorted(c.model.invs.values(), key=lambda r: (c.rows.lane_y[r.inv], r.seq)):
+        prev = c.model.invs.get(rec.prev) if rec.prev else None
+        if prev is not None and prev.inv != rec.inv:
+            arrows.append(_arrow(c, prev, rec, bars, placed.lane_left))
+    return arrows
 
-    def _arrows(self) -> None:
-        """Arrows from an invocation to the one that repeats it, routed around other lanes."""
-        ax, pt = self.ax, self.pt
-        self.arrows: list[tuple[mpatches.FancyArrowPatch, str, list[tuple[float, float]], str, bool]] = []
-        order = sorted(self.model.invs.values(), key=lambda r: (self.lane_y[r.inv], r.seq))
-        for rec in order:
-            prev = self.model.invs.get(rec.prev) if rec.prev else None
-            if prev is None or prev.inv == rec.inv:
-                continue
-            rp, rr = self.bars[prev.inv], self.bars[rec.inv]
-            ya, yb = self.lane_y[prev.inv], self.lane_y[rec.inv]
-            xb = rr.get_x()
-            prev_end = rp.get_x() + rp.get_width()
-            down = 1 if yb > ya else -1  # data y grows downwards
-            vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
-            if vertical:  # the repeat started while the earlier one was still running
-                a = self._px(xb, ya + down * 0.19)
-                b = self._px(xb, yb - down * 0.24)
-                shrink = (2.0, 1.0)
-            else:
-                a = self._px(prev_end, ya)
-                b = self._px(xb, yb)
-                b = (min(b[0], self.lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
-                shrink = (7.0, 9.0)
-            cands: list[tuple[str, list[tuple[float, float]]]] = [("arc3,rad=0", [a, b])]
-            if not vertical and abs(a[1] - b[1]) > 1:
-                cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
-                cands.append(("angle,angleA=0,angleB=90,rad=6", [a, (b[0], a[1]), b]))
-            for rad in (0.3, -0.3):
-                cands.append((f"arc3,rad={rad}", arc3(a, b, rad)))
-            mine = (f"lane:{prev.inv}", f"lane:{rec.inv}")
-            best = None
-            for i, (style, pts) in enumerate(cands):
-                samples = polyline(pts, 3.0)
-                ends = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > (shrink[0] + 3) * pt
-                ends &= np.hypot(samples[:, 0] - b[0], samples[:, 1] - b[1]) > (shrink[1] + 3) * pt
-                hits = self.obs.points_hit(samples[ends], exclude=mine + ("separator", "static", "endline"))
-                score = hits * 10 + i
-                if best is None or score < best[0]:
-                    best = (score, style, pts)
-            _, style, pts = best
-            da, db = self._data(*a), self._data(*b)
-            arrow = mpatches.FancyArrowPatch(da, db, arrowstyle="-|>", mutation_scale=16 * self.scale,
-                                             color=ARROW_COLOR, lw=1.6, shrinkA=shrink[0], shrinkB=shrink[1],
-                                             connectionstyle=style, zorder=3.5,
-                                             gid=f"arrow:{prev.inv}->{rec.inv}")
-            ax.add_patch(arrow)
-            owner = f"arrow:{prev.inv}->{rec.inv}"
-            for x, y in polyline(pts, 5.0):
-                self.obs.add(Bbox.from_bounds(x - 2.5, y - 2.5, 5, 5), owner)
-            cause = rec.cause or "repeat"
-            text = f"{cause} at {self.taxis.clock(rec.start)}"
-            self.arrows.append((arrow, text, pts, owner, vertical))
+
+def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
+           lane_left: dict[str, float]) -> Arrow:
+    a, b, shrink, vertical = _ends(c, prev, rec, bars, lane_left)
+    style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}"))
+    owner = f"arrow:{prev.inv}->{rec.inv}"
+    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>", mutation_scale=HEAD_SIZE * c.scale.factor,
+                                     color=ARROW_COLOR, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
+                                     connectionstyle=style, zorder=Z_ARROW, gid=owner)
+    c.ax.add_patch(patch)
+    half = OBSTACLE_PX / 2
+    for x, y in polyline(pts, OBSTACLE_PX):
+        c.obs.add(Bbox.from_bounds(x - half, y - half, OBSTACLE_PX, OBSTACLE_PX), owner)
+    text = f"{rec.cause or 'repeat'} at {c.taxis.clock(rec.start)}"
+    return Arrow(patch, text, pts, owner, vertical)
+
+
+def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
+          lane_left: dict[str, float]) -> tuple[Point, Point, tuple[float, float], bool]:
+    """(tail, head) in display px, the shrink at each end, and whether the arrow is vertical."""
+    rp, rr = bars[prev.inv], bars[rec.inv]
+    ya, yb = c.rows.lane_y[prev.inv], c.rows.lane_y[rec.inv]
+    xb = rr.get_x()
+    prev_end = rp.get_x() + rp.get_width()
+    down = 1 if yb > ya else -1  # data y grows downwards
+    vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
+    if vertical:  # the repeat started while the earlier one was still running
+        return c.px(xb, ya + down * VERTICAL_FROM), c.px(xb, yb - down * VERTICAL_TO), SHRINK_VERTICAL, True
+    b = c.px(xb, yb)
+    b = (min(b[0], lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
+    return c.px(prev_end, ya), b, SHRINK_ACROSS, False
+
+
+def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical: bool,
+           exclude: tuple[str, ...]) -> tuple[str, list[Point]]:
+    """The connection style and display path of the candidate that crosses the fewest obstacles."""
+    cands: list[tuple[str, list[Point]]] = [("arc3,rad=0", [a, b])]
+    if not vertical and abs(a[1] - b[1]) > ELBOW_MIN_PX:
+        cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
+        cands.append(("angle,angleA=0,angleB=90,rad=6", [a, (b[0], a[1]), b]))
+    for rad in ARC_RADS:
+        cands.append((f"arc3,rad={rad}", arc3(a, b, rad)))
+    best = None
+    for i, (style, pts) in enumerate(cands):
+        samples = polyline(pts, SAMPLE_PX)
+        ends = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > (shrink[0] + ENDS_CLEAR_PT) * c.pt
+        ends &= np.hypot(samples[:, 0] - b[0], samples[:, 1] - b[1]) > (shrink[1] + ENDS_CLEAR_PT) * c.pt
+        hits = c.obs.points_hit(samples[ends], exclude=exclude + IGNORED_OWNERS)
+        score = hits * HIT_COST + i
+        if best is None or score < best[0]:
+            best = (score, style, pts)
+    return best[1], best[2]

@@ -1,252 +1,207 @@
-"""Labels placed without covering anything: notes, event labels, caller results, arrow causes.
+"""Labels placed without covering anything: source events, caller results, arrow causes, sweeps.
 
 Each kind of label has a list of candidate positions around what it names; the
-first candidate that overlaps nothing already drawn wins (:meth:`Canvas._place`).
-``Drawing`` places them most important first, so a required label (where a lost
-order went, a duplicate effect, what a caller finally saw) is never crowded out by
-an optional one; optional labels that find no free spot are left out.
+first candidate that overlaps nothing already drawn wins (:meth:`Canvas.place`).
+The pipeline in ``drawing.py`` runs these stages most important first, so a
+required label (where a lost order went, what a caller finally saw) is never
+crowded out by an optional one; optional labels that find no free spot are left out.
 """
 from __future__ import annotations
 
-import math
+from collections.abc import Iterable
 
-from matplotlib import transforms as mtransforms
+from matplotlib import patches as mpatches
 
-from .arrows import along
-from .layout import Canvas
-from .model import Event
-from .style import ARROW_COLOR, DUPLICATE_COLOR, EXPIRED_COLOR, KEPT_COLOR, LOCK_COLOR, TEXT_GREY
-from .text import dup_text, note_text, note_what, short_key
+from ..vocab import AWS_OK, Delivery
+from .arrows import Arrow, along, path_length
+from .canvas import Canvas
+from .guides import CallerWait
+from .lanes import PENDING_HALF
+from .markers import EventPoint, MarkerPlacement
+from .model import READ_TIMEOUT, Event
+from .sizing import REFERENCE_DPI
+from .style import (
+    ARROW_COLOR,
+    EVENT_TEXT,
+    LABEL_EDGE,
+    LABEL_PT,
+    SMALL_PT,
+    TEXT_GREY,
+    Z_ARROW_LABEL,
+    Z_EVENT_LABEL,
+    Z_NOTE,
+)
 
-REQUIRED_LABELS = ("dropped", "pending")  # where a lost or stuck order went: always labelled
+REQUIRED_LABELS = ("dropped", Delivery.PENDING)  # where a lost or stuck order went: always labelled
+
+EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
+EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
+EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
+EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
+EVENT_STEPS = (1, 2, 3)  # ... this many times
+PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
+PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
+CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
+MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
+ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
+ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
+ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines
+ARROW_LINESPACING = 1.05
+SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
 
 
-class LabelStage(Canvas):
-    """Drawing stage: all labels, after markers and arrows are in place."""
+def _event_style(c: Canvas, e: Event) -> dict:
+    """Text properties: required labels are bold, black and boxed in black."""
+    strong = e.style in REQUIRED_LABELS
+    return {"fontsize": c.fs(LABEL_PT if strong else SMALL_PT), "color": "black" if strong else EVENT_TEXT,
+            "fontweight": "bold" if strong else "normal", "zorder": Z_EVENT_LABEL, "parse_math": False,
+            "gid": f"event-label:{e.style}",
+            "bbox": {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black" if strong else LABEL_EDGE,
+                     "lw": 1.0 if strong else 0.6}}
 
-    def _clip_notes(self) -> None:
-        """"o-1 kept 24 h →" for windows that outlive the history, in the room after its end."""
-        ax, tx = self.ax, self.taxis
-        per_lane: dict[str, dict[tuple[str, str], list[str]]] = {}
-        for w in self.model.windows:
-            if w.kind == "expired" or (w.end is not None and w.end <= tx.t_hi):
-                continue
-            keys = per_lane.setdefault(w.inv, {}).setdefault((w.kind, note_what(w)), [])
-            if w.key not in keys:
-                keys.append(w.key)
-        blend = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
-        for inv, notes in per_lane.items():
-            y = self.lane_y[inv]
-            n = len(notes)
-            step = 0.62 / n if n > 1 else 0.0
-            for i, ((kind, what), keys) in enumerate(notes.items()):
-                dy = (i - (n - 1) / 2) * step
-                text = note_text(keys, what)
-                cands = [(dy, 10 if n < 3 else 8), (dy - 0.3, 9), (dy + 0.3, 9), (dy, 8)]
 
-                def make(c, y=y, text=text, kind=kind):
-                    yy, size = c
-                    return ax.text(0.995, y + yy, text, transform=blend, ha="right", va="center",
-                                   fontsize=self.fs(size), color="#1F1F1F", zorder=5, parse_math=False,
-                                   gid=f"clip-note:{kind}",
-                                   bbox=dict(boxstyle="round,pad=0.15", ec="none",
-                                             fc=KEPT_COLOR if kind == "kept" else LOCK_COLOR))
+def _beside_marker(c: Canvas, p: EventPoint) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) around a header-row marker: beside it, above, below, then farther out."""
+    pt, half = c.pt, p.half
+    off = half + EVENT_GAP_PT * pt
+    clear = max(half, EVENT_CLEAR_PT * pt * c.scale.factor) + EVENT_CLEAR_PAD_PT * pt
+    up, down = clear, -clear
+    offsets = [(off, 0, "left", "center"), (-off, 0, "right", "center"),
+               (-half, up, "left", "bottom"), (half, up, "right", "bottom"), (0, up, "center", "bottom"),
+               (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
+    offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in EVENT_STEPS]
+    offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in EVENT_STEPS]
+    return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
 
-                self._place(make, cands, required=True)
 
-    def _event_labels(self, *, required: bool, styles: tuple[str, ...] | None = None) -> None:
-        """Short labels next to header-row markers: where a lost order went, what came back."""
-        ax = self.ax
-        todo: list[tuple[Event, float, float, float]] = []
-        if required:
-            todo = [p for p in self.event_points if p[0].style in REQUIRED_LABELS]
-            for e, rect in self.pending_bands:
-                if e.label:
-                    todo.append((e, -1.0, 0.0, 0.0))
-        else:
-            todo = [p for p in self.event_points if p[0].style not in REQUIRED_LABELS
-                    and (styles is None or p[0].style in styles)
-                    and not p[0].labelled]
-            if self.compact:
-                return
-        for e, px, py, half in todo:
-            e.labelled = True
-            strong = e.style in REQUIRED_LABELS
-            kw = dict(fontsize=self.fs(11 if strong else 10), color="black" if strong else "#2A2A2A",
-                      fontweight="bold" if strong else "normal", zorder=5.6, parse_math=False,
-                      gid=f"event-label:{e.style}",
-                      bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="black" if strong else "#BBBBBB",
-                                lw=1.0 if strong else 0.6))
-            if e.style == "pending":
-                rect = next(r for ev, r in self.pending_bands if ev is e)
-                x0, y0 = self._px(rect.get_x(), self.head_y[e.source])
-                x1, _ = self._px(rect.get_x() + rect.get_width(), self.head_y[e.source])
-                off = 6 * self.pt
-                top = self._px(0, self.head_y[e.source] - 0.3)[1] + 2 * self.pt
-                cands = [(x1 - off, y0, "right", "center"), ((x0 + x1) / 2, y0, "center", "center"),
-                         (x0 + off, y0, "left", "center"), (x1 + off, y0, "left", "center"),
-                         (x1 - off, top, "right", "bottom"), ((x0 + x1) / 2, top, "center", "bottom"),
-                         (x0 + off, top, "left", "bottom")]
+def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) on a pending band (its right end first), then above it."""
+    y = c.rows.head_y[e.source]
+    x0, y0 = c.px(rect.get_x(), y)
+    x1, _ = c.px(rect.get_x() + rect.get_width(), y)
+    off = PENDING_INSET_PT * c.pt
+    top = c.px(0, y - PENDING_HALF)[1] + PENDING_LIFT_PT * c.pt
+    return [(x1 - off, y0, "right", "center"), ((x0 + x1) / 2, y0, "center", "center"),
+            (x0 + off, y0, "left", "center"), (x1 + off, y0, "left", "center"),
+            (x1 - off, top, "right", "bottom"), ((x0 + x1) / 2, top, "center", "bottom"),
+            (x0 + off, top, "left", "bottom")]
 
-                def make(c, e=e, kw=kw):
-                    x, y, ha, va = c
-                    xd, yd = self._data(x, y)
-                    return ax.text(xd, yd, e.label, ha=ha, va=va, **kw)
-            else:
-                pt = self.pt
-                off = half + 5 * pt
-                clear = max(half, 7 * pt * self.scale) + 6 * pt
-                up, down = clear, -clear
-                cands = [(off, 0, "left", "center"), (-off, 0, "right", "center"),
-                         (-half, up, "left", "bottom"), (half, up, "right", "bottom"), (0, up, "center", "bottom"),
-                         (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
-                cands += [(off + k * 14 * pt, 0, "left", "center") for k in (1, 2, 3)]
-                cands += [(-off - k * 14 * pt, 0, "right", "center") for k in (1, 2, 3)]
 
-                def make(c, e=e, px=px, py=py, kw=kw):
-                    dx, dy, ha, va = c
-                    xd, yd = self._data(px + dx, py + dy)
-                    return ax.text(xd, yd, e.label, ha=ha, va=va, **kw)
+def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool) -> None:
+    kw = _event_style(c, e)
 
-            self._place(make, cands, required=required or strong, exclude=(f"head:{e.source}:{e.seq}",))
+    def make(cand):
+        x, y, ha, va = cand
+        xd, yd = c.data(x, y)
+        return c.ax.text(xd, yd, e.label, ha=ha, va=va, **kw)
 
-    def _duplicate_notes(self) -> None:
-        ax = self.ax
-        pt = self.pt
-        # cluster duplicates that sit close together on one lane into one note
-        clusters: list[list[tuple[str, float, float, str]]] = []
-        for p in self.dup_points:
-            if clusters and clusters[-1][-1][0] == p[0] and p[1] - clusters[-1][-1][1] < 70 * pt:
-                clusters[-1].append(p)
-            else:
-                clusters.append([p])
-        for cl in clusters:
-            text = dup_text([p[3] for p in cl])
-            px = (cl[0][1] + cl[-1][1]) / 2
-            py = cl[0][2]
-            xy = self._data(px, py)
-            off = 15 * self.scale
-            cands = [((0, off + 4), "center", "bottom"), ((0, -off - 4), "center", "top"),
-                     ((off, off), "left", "bottom"), ((off, -off), "left", "top"),
-                     ((-off, off), "right", "bottom"), ((-off, -off), "right", "top"),
-                     ((off * 1.6, 0), "left", "center"), ((-off * 1.6, 0), "right", "center"),
-                     ((2 * off, 1.6 * off), "left", "bottom"), ((2 * off, -1.6 * off), "left", "top"),
-                     ((-2 * off, 1.6 * off), "right", "bottom"), ((-2 * off, -1.6 * off), "right", "top"),
-                     ((0, 2.4 * off), "center", "bottom"), ((0, -2.4 * off), "center", "top")]
+    c.place(make, cands, required=required or e.style in REQUIRED_LABELS, exclude=(f"head:{e.source}:{e.seq}",))
 
-            def make(c, xy=xy, text=text):
-                (dx, dy), ha, va = c
-                return ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
-                                   ha=ha, va=va, fontsize=self.fs(11), fontweight="bold",
-                                   color=DUPLICATE_COLOR, zorder=6, annotation_clip=False,
-                                   parse_math=False, gid="duplicate-note",
-                                   bbox=dict(boxstyle="round,pad=0.25", fc="white", ec=DUPLICATE_COLOR, lw=1.2),
-                                   arrowprops=dict(arrowstyle="-", color=DUPLICATE_COLOR, lw=1.4,
-                                                   shrinkA=0, shrinkB=9 * self.scale))
 
-            self._place(make, cands, required=True)
+def label_required_events(c: Canvas, placed: MarkerPlacement,
+                          pending_bands: list[tuple[Event, mpatches.Rectangle]]) -> None:
+    """Where a lost order went, and what was still pending: always labelled."""
+    for p in placed.event_points:
+        if p.event.style in REQUIRED_LABELS:
+            _label_event(c, p.event, _beside_marker(c, p), required=True)
+    for e, rect in pending_bands:
+        if e.label:
+            _label_event(c, e, _on_band(c, e, rect), required=True)
 
-    def _caller_labels(self) -> None:
-        """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"."""
-        ax = self.ax
-        for a, sx, ex in self.caller_points:
-            if not a.final:
-                continue
-            y = self.attempt_rows[a.actor]
-            _, py = self._px(0, y)
-            if a.result == "ReadTimeout":
-                text = "gave up: ReadTimeoutError"
-            elif a.result == "ok":
-                text = f"got {a.status}" if a.status is not None else "got the response"
-            else:
-                text = f"got {a.function_error or a.result}"
-            pt = self.pt
-            off, up = 9 * pt, 9 * pt
-            cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
-                     (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
-                     (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
 
-            def make(c, text=text):
-                x, yy, ha, va = c
-                xd, yd = self._data(x, yy)
-                return ax.text(xd, yd, text, ha=ha, va=va, zorder=5.6, parse_math=False, gid="caller-label",
-                               fontsize=self.fs(11), fontweight="bold", color="black",
-                               bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="black", lw=1.0))
+def _label_optional(c: Canvas, points: Iterable[EventPoint]) -> None:
+    if c.compact:
+        return
+    for p in points:
+        _label_event(c, p.event, _beside_marker(c, p), required=False)
 
-            self._place(make, cands, required=True)
 
-    def _arrow_labels(self) -> None:
-        if self.compact:
-            return
-        ax = self.ax
-        for arrow, text, pts, owner, vertical in self.arrows:
-            length = sum(math.hypot(x1 - x0, y1 - y0) for (x0, y0), (x1, y1) in zip(pts, pts[1:]))
-            if length < 30 * self.fig.dpi / 100:
-                continue
-            two_lines = text.replace(" at ", "\nat ", 1)
-            side = 6 * self.pt
-            cands = []
-            if not vertical:
-                cands += [(f, 0, "center", text) for f in (0.5, 0.4, 0.6, 0.3, 0.7)]
-                cands += [(f, 0, "center", two_lines) for f in (0.5, 0.35, 0.65)]
-            cands += [(f, dx, ha, label) for f in (0.5, 0.35, 0.65) for label in (text, two_lines)
-                      for dx, ha in ((side, "left"), (-side, "right"))]
-            if vertical:
-                cands += [(f, 0, "center", two_lines) for f in (0.5,)]
+def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:
+    """"received again while inv-1 still runs": before the arrow labels, which say less."""
+    _label_optional(c, (p for p in placed.event_points if p.event.style == Delivery.REDELIVERY))
 
-            def make(c, pts=pts):
-                f, dx, ha, label = c
-                px, py = along(pts, f)
-                xd, yd = self._data(px + dx, py)
-                return ax.text(xd, yd, label, ha=ha, va="center", linespacing=1.05,
-                               fontsize=self.fs(10), color=ARROW_COLOR, zorder=5.5, parse_math=False,
-                               gid="arrow-label", fontstyle="italic",
-                               bbox=dict(boxstyle="round,pad=0.2", fc="white", ec="#BBBBBB", lw=0.6))
 
-            self._place(make, cands, required=False, exclude=(owner,))
+def label_other_events(c: Canvas, placed: MarkerPlacement) -> None:
+    """The remaining header-row labels (redeliveries and required ones were placed earlier)."""
+    done = (*REQUIRED_LABELS, Delivery.REDELIVERY)
+    _label_optional(c, (p for p in placed.event_points if p.event.style not in done))
 
-    def _expired_labels(self) -> None:
-        """Name the expired-but-not-yet-deleted record where its band has room."""
-        if self.compact:
-            return
-        ax = self.ax
-        done: set[tuple[str, str]] = set()
-        for w, x0, x1, y0, h in self.window_boxes:
-            if w.kind != "expired" or (w.inv, w.key) in done:
-                continue
-            done.add((w.inv, w.key))
-            p0 = self._px(x0, y0 + h / 2)
-            p1 = self._px(x1, y0 + h / 2)
-            y = self.lane_y[w.inv]
-            text = f"{short_key(w.key)} expired, still in the table (TTL lag) →"
-            off = 6 * self.pt
-            bar = self.bars[w.inv]
-            bar_end = self._px(bar.get_x() + bar.get_width(), y)[0]
-            start = max(p0[0], bar_end) + off
-            cands = [(start, y), (start, y - 0.26), (start, y + 0.26)]
 
-            def make(c, text=text, p1=p1):
-                x, yy = c
-                xd = self._data(x, 0)[0]
-                return ax.text(xd, yy, text, ha="left", va="center", fontsize=self.fs(10), color="#5A4600",
-                               zorder=5, parse_math=False, gid="expired-label",
-                               bbox=dict(boxstyle="round,pad=0.15", fc=EXPIRED_COLOR, ec="none"))
+def _caller_text(result: str, status: object, function_error: str | None) -> str:
+    if result == READ_TIMEOUT:
+        return "gave up: ReadTimeoutError"
+    if result == AWS_OK:
+        return f"got {status}" if status is not None else "got the response"
+    return f"got {function_error or result}"
 
-            artist = self._place(make, cands, required=False)
-            if artist is not None and self._text_box(artist).x1 > p1[0] + 2:
-                artist.remove()  # the band is too short for its label
 
-    def _sweep_labels(self) -> None:
-        ax = self.ax
-        for px, py, label in self.sweep_points:
-            xy = self._data(px, py)
-            off = 10 * self.scale
-            cands = [((off, 0), "left"), ((-off, 0), "right")]
+def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerWait]) -> None:
+    """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"."""
+    for a, _, ex in waits:
+        if not a.final:
+            continue
+        _, py = c.px(0, placed.attempt_rows[a.actor])
+        text = _caller_text(a.result, a.status, a.function_error)
+        off = up = CALLER_GAP_PT * c.pt
+        cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
+                 (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
+                 (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
 
-            def make(c, xy=xy, label=label):
-                (dx, dy), ha = c
-                return ax.annotate(label, xy=xy, xytext=(dx, dy), textcoords="offset points", ha=ha,
-                                   va="center", fontsize=self.fs(10), color=TEXT_GREY, zorder=5,
-                                   parse_math=False, annotation_clip=False, gid="sweep-label")
+        def make(cand, text=text):
+            x, yy, ha, va = cand
+            xd, yd = c.data(x, yy)
+            return c.ax.text(xd, yd, text, ha=ha, va=va, zorder=Z_EVENT_LABEL, parse_math=False, gid="caller-label",
+                             fontsize=c.fs(LABEL_PT), fontweight="bold", color="black",
+                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
 
-            self._place(make, cands, required=False)
+        c.place(make, cands, required=True)
+
+
+def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:
+    """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
+    text, vertical = arrow.text, arrow.vertical
+    two_lines = text.replace(" at ", "\nat ", 1)
+    cands = []
+    if not vertical:
+        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
+        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
+    cands += [(f, dx, ha, label) for f in ALONG_TWO_LINES for label in (text, two_lines)
+              for dx, ha in ((side, "left"), (-side, "right"))]
+    if vertical:  # a short vertical arrow: as a last resort, across its middle
+        cands += [(0.5, 0, "center", two_lines)]
+    return cands
+
+
+def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
+    """"redelivery at 30.0 s" on (or beside) each repeat arrow long enough to carry it."""
+    if c.compact:
+        return
+    for arrow in arrows:
+        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI:
+            continue
+
+        def make(cand, pts=arrow.path):
+            f, dx, ha, label = cand
+            px, py = along(pts, f)
+            xd, yd = c.data(px + dx, py)
+            return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=ARROW_LINESPACING,
+                             fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
+                             gid="arrow-label", fontstyle="italic",
+                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
+
+        c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False, exclude=(arrow.owner,))
+
+
+def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
+    """The key next to each TTL sweeper marker, where there is room."""
+    for px, py, label in placed.sweep_points:
+        xy = c.data(px, py)
+        off = SWEEP_GAP_PT * c.scale.factor
+
+        def make(cand, xy=xy, label=label):
+            (dx, dy), ha = cand
+            return c.ax.annotate(label, xy=xy, xytext=(dx, dy), textcoords="offset points", ha=ha,
+                                 va="center", fontsize=c.fs(SMALL_PT), color=TEXT_GREY, zorder=Z_NOTE,
+                                 parse_math=False, annotation_clip=False, gid="sweep-label")
+
+        c.place(make, [((off, 0), "left"), ((-off, 0), "right")], required=False)

@@ -1,24 +1,19 @@
-"""Collision-free placement in display space: the obstacle map and the candidate search.
+"""Collision-free placement in display space: the obstacle map and spreading a row of markers.
 
 Once the figure's layout is frozen, everything drawn afterwards (markers, arrows,
 labels) registers its display-space box in an :class:`Obstacles` map, and each label
 tries a list of candidate positions, keeping the first that covers nothing already
-drawn. :func:`spread` places the markers of one row as close as possible to their
-true times without overlapping. :class:`Canvas` is the state and the display-space
-helpers every drawing stage shares (see ``drawing.py`` for the order they run in).
+drawn (:meth:`~sandbox.timeline.canvas.Canvas.place`). :func:`row_positions` places
+the markers of one row as close as possible to their true times without overlapping.
+Pure geometry in display pixels: no figure here.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 import numpy as np
-from matplotlib import text as mtext
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 from matplotlib.transforms import Bbox
 
-from .axis import TimeAxis
-from .model import Attempt, Event, Model, Window
+SQUEEZE_LIMIT = 0.6  # markers that need more room than a row has are squeezed to this fraction at most ...
+STAGGER_GAP = 0.45  # ... beyond that they alternate up and down, this fraction of their width apart
 
 
 class Obstacles:
@@ -104,107 +99,26 @@ def spread(want: list[float], gaps: list[float], lower: float | None,
     return out
 
 
-class Canvas:
-    """What the drawing stages share: the figure, its scale and the obstacle map.
-
-    ``Drawing`` (drawing.py) combines the stages (lanes, markers, arrows, labels) and
-    runs them in order; the attributes below are filled by the stage named beside them.
-    """
-
-    # set up by Drawing.__init__
-    model: Model
-    taxis: TimeAxis
-    fig: Figure
-    ax: Axes
-    scale: float  # 1.0, or less when there are very many lanes
-    compact: bool  # so many lanes that sub-labels and optional labels are left out
-    fs: Callable[[float], float]  # font size for a base size, scaled
-    busy: set[str]  # sources whose header rows show delivery events
-    lane_y: dict[str, float]
-    head_y: dict[str, float]
-    sweeper_y: float | None
-    renderer: Any  # after the layout is frozen
-    pt: float  # display pixels per point
-    obs: Obstacles
-    # lanes.py
-    separators: list[float]
-    gap_labels: list[mtext.Text]
-    end_label: mtext.Text | None
-    window_boxes: list[tuple[Window, float, float, float, float]]
-    bars: dict[str, Any]
-    pending_bands: list[tuple[Event, Any]]
-    # markers.py
-    attempt_rows: dict[str, float]
-    dup_points: list[tuple[str, float, float, str]]
-    sweep_points: list[tuple[float, float, str]]
-    event_points: list[tuple[Event, float, float, float]]
-    attempt_px: dict[tuple[int, str], tuple[float, float]]
-    lane_left: dict[str, float]
-    caller_points: list[tuple[Attempt, float, float]]
-    # arrows.py
-    arrows: list[tuple[Any, str, list[tuple[float, float]], str, bool]]
-
-    def _px(self, x: float, y: float) -> tuple[float, float]:
-        px, py = self.ax.transData.transform((x, y))
-        return float(px), float(py)
-
-    def _data(self, px: float, py: float) -> tuple[float, float]:
-        x, y = self.ax.transData.inverted().transform((px, py))
-        return float(x), float(y)
-
-    def _text_box(self, artist: mtext.Text) -> Bbox:
-        """Display box of a text (without an annotation's arrow), padded for its bbox patch."""
-        if isinstance(artist, mtext.Annotation):
-            artist.update_positions(self.renderer)
-        box = mtext.Text.get_window_extent(artist, self.renderer)
-        return box.padded(0.35 * artist.get_fontsize() * self.fig.dpi / 72)
-
-    def _place(self, make: Callable[[Any], Any], candidates: list[Any], *, required: bool,
-               exclude: tuple[str, ...] = (), owner: str = "label") -> Any:
-        """Try candidate placements; keep the first that overlaps nothing already drawn."""
-        axbox = self.ax.get_window_extent(self.renderer)
-        best = None
-        for i, cand in enumerate(candidates):
-            artist = make(cand)
-            box = self._text_box(artist)
-            tol = 0.35 * artist.get_fontsize() * self.pt + 1
-            inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
-                      box.y0 >= axbox.y0 - tol and box.y1 <= axbox.y1 + tol)
-            hits = self.obs.hits(box, exclude)
-            score = hits + (0 if inside else 100)
-            if score == 0:
-                self.obs.add(box, owner)
-                return artist
-            if best is None or score < best[0]:
-                best = (score, i, box)
-            artist.remove()
-        if required and best is not None:
-            artist = make(candidates[best[1]])
-            self.obs.add(best[2], owner)
-            return artist
-        return None
-
-    def _row_positions(self, want: list[float], halves: list[float], lo: float,
-                       hi: float) -> tuple[list[float], list[int]]:
-        """Marker centres inside [lo, hi] (display px), in time order, not overlapping if they
-        fit; if not, they overlap a little, then alternate up and down (the returned signs)."""
-        n = len(want)
-        pad = 2 * self.pt
-        gaps = [0.0] + [halves[i - 1] + halves[i] + pad for i in range(1, n)]
-        signs = [0] * n
-        left, right = lo + halves[0], hi - halves[-1]
-        room = max(right - left, 0.0)
-        need = sum(gaps)
-        if need > room + 1e-9:
-            f = room / need
-            if f >= 0.6:
-                gaps = [g * f for g in gaps]
-            else:
-                signs = [-1 if i % 2 == 0 else 1 for i in range(n)]
-                gaps = [g * 0.45 for g in gaps]
-                need = sum(gaps)
-                if need > room and need > 0:
-                    gaps = [g * room / need for g in gaps]
-        if right < left:
-            left = right = (lo + hi) / 2
-        return spread(want, gaps, left, right), signs
+def row_positions(want: list[float], halves: list[float], lo: float, hi: float,
+                  pad: float) -> tuple[list[float], list[int]]:
+    """Marker centres inside [lo, hi], in time order, ``pad`` apart if they fit; if not,
+    they overlap a little, then alternate up and down (the returned signs)."""
+    n = len(want)
+    gaps = [0.0] + [halves[i - 1] + halves[i] + pad for i in range(1, n)]
+    signs = [0] * n
+    left, right = lo + halves[0], hi - halves[-1]
+    room = max(right - left, 0.0)
+    need = sum(gaps)
+    if need > room + 1e-9:
+        f = room / need
+        if f >= SQUEEZE_LIMIT:
+            gaps = [g * f for g in gaps]
+        else:
+            signs = [-1 if i % 2 == 0 else 1 for i in range(n)]
+            gaps = [g * STAGGER_GAP for g in gaps]
+            need = sum(gaps)
+            if need > room and need > 0:
+                gaps = [g * room / need for g in gaps]
+    if right < left:
+        left = right = (lo + hi) / 2
+    return spread(want, gaps, left, right), signs

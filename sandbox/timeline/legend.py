@@ -14,10 +14,28 @@ from matplotlib import patches as mpatches
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
-from .model import END_MARKER, Model, attempt_style
-from .style import (ARROW_COLOR, GAP_COLOR, LEGEND_MARKER_ORDER, MARKERS, OI_ORANGE, OUTCOME_COLORS,
-                    PENDING_BAND, RUNNING_BAR, WAIT_COLOR, WINDOW_STYLE)
+from ..vocab import Delivery, Outcome
+from .model import END_MARKER, Model, WindowKind
+from .style import (
+    ARROW_COLOR,
+    GAP_COLOR,
+    GAP_EDGE,
+    LEGEND_MARKER_ORDER,
+    MARKERS,
+    OI_ORANGE,
+    OUTCOME_COLORS,
+    PENDING_BAND,
+    RUNNING_BAR,
+    WAIT_COLOR,
+    WINDOW_STYLE,
+)
 from .text import OUTCOME_WORDS
+
+HANDLE_LENGTH, HANDLE_HEIGHT = 2.2, 1.1  # font sizes: a legend entry's symbol
+COLUMN_SPACING = 2.0  # font sizes between legend columns
+BORDER_PAD = 0.2  # font sizes between the legend and the axes
+ARROW_HEAD_EM = 1.1  # the legend arrow's head, in font sizes
+WAIT_INSET_PX = 2  # px: a legend wait line's inset from its box
 
 
 class _ArrowHandler(HandlerPatch):
@@ -26,7 +44,7 @@ class _ArrowHandler(HandlerPatch):
     def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
         y = height / 2 - ydescent
         p = mpatches.FancyArrowPatch((-xdescent, y), (width - xdescent, y), arrowstyle="-|>",
-                                     mutation_scale=fontsize * 1.1, color=ARROW_COLOR, lw=1.6)
+                                     mutation_scale=fontsize * ARROW_HEAD_EM, color=ARROW_COLOR, lw=1.6)
         p.set_transform(trans)
         return [p]
 
@@ -36,7 +54,7 @@ class _WaitHandler(HandlerPatch):
 
     def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
         y = height / 2 - ydescent
-        x0, x1 = -xdescent + 2, width - xdescent - 2
+        x0, x1 = -xdescent + WAIT_INSET_PX, width - xdescent - WAIT_INSET_PX
         line = mlines.Line2D([x0, x1], [y, y], color=WAIT_COLOR, lw=3, solid_capstyle="butt")
         kw = dict(MARKERS["call_send"][0])
         send = mlines.Line2D([x0], [y], ls="none", **kw)
@@ -50,45 +68,48 @@ def _marker_handle(name: str) -> mlines.Line2D:
     return mlines.Line2D([], [], ls="none", **MARKERS[name][0])
 
 
-def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
-    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
+def _outcome_items(m: Model) -> list[tuple[Any, str]]:
+    """An entry per outcome the lanes show (with the end marker that goes with it)."""
     items: list[tuple[Any, str]] = []
     outcomes = {rec.outcome for rec in m.invs.values()}
-    for outcome in ("ok", "error", "timeout", "crashed", None):
+    for outcome in (*Outcome, None):
         if outcome not in outcomes:
             continue
         if outcome is None:
-            patch = mpatches.Patch(**RUNNING_BAR)
-            items.append((patch, "still running when the history ends"))
+            items.append((mpatches.Patch(**RUNNING_BAR), "still running when the history ends"))
             continue
         patch = mpatches.Patch(facecolor=OUTCOME_COLORS[outcome], edgecolor="black", lw=0.6)
         if outcome in END_MARKER:
             items.append(((patch, _marker_handle(END_MARKER[outcome])), f"invocation → {OUTCOME_WORDS[outcome]}"))
         else:
             items.append((patch, f"invocation → {OUTCOME_WORDS[outcome]}"))
-    if any(rec.outcome == "ok" and rec.failed_items for rec in m.invs.values()):
-        patch = mpatches.Patch(facecolor=OUTCOME_COLORS["ok"], edgecolor="black", lw=0.6,
+    if any(rec.outcome == Outcome.OK and rec.failed_items for rec in m.invs.values()):
+        patch = mpatches.Patch(facecolor=OUTCOME_COLORS[Outcome.OK], edgecolor="black", lw=0.6,
                                hatch="\\\\", hatchcolor=OI_ORANGE)
         items.append((patch, "ok, but reported failed batch items"))
+    return items
+
+
+def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
+    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
+    items = _outcome_items(m)
     kinds = {w.kind for w in m.windows}
-    for kind in ("lock", "kept", "expired"):
+    for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
         if kind in kinds:
             face, edge, hatch, text = WINDOW_STYLE[kind]
             items.append((mpatches.Patch(facecolor=face, edgecolor=edge, hatch=hatch, lw=0.8), text))
-    styles = {mk.style for mk in m.marks} | {e.style for e in m.events}
-    if m.attempts:
-        styles |= {attempt_style(a) for a in m.attempts}
+    styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":
             items.append((_marker_handle(name), MARKERS[name][1]))
-    if "pending" in styles:
+    if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), "caller sends Invoke, waits for the answer"))
     if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):
         items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
     if squeezed:
-        items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor="#9A9A9A", ls="--", lw=0.8),
+        items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor=GAP_EDGE, ls="--", lw=0.8),
                       "long idle time, squeezed (read the ticks)"))
     return items
 
@@ -100,8 +121,8 @@ def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: 
     handles = [h for h, _ in items]
     labels = [t for _, t in items]
     fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False,
-               fontsize=fontsize, handlelength=2.2, handleheight=1.1, columnspacing=2.0,
-               borderaxespad=0.2,
+               fontsize=fontsize, handlelength=HANDLE_LENGTH, handleheight=HANDLE_HEIGHT,
+               columnspacing=COLUMN_SPACING, borderaxespad=BORDER_PAD,
                handler_map={tuple: HandlerTuple(ndivide=1),
                             mpatches.FancyArrowPatch: _ArrowHandler(),
                             mpatches.Rectangle: _WaitHandler()})

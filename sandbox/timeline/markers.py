@@ -3,184 +3,235 @@
 Each row (an invocation's lane, a source's header row, the TTL sweeper, a synchronous
 caller's attempts) gets its markers in time order, spread so they never overlap and,
 on a lane, kept inside the invocation's bar (widened a little if they do not fit).
-Then the lines that hang off markers: a redelivery's guide down through the
-invocation still running, and a synchronous caller's wait for each attempt.
+:func:`place_markers` returns where everything landed, for the guides, arrows and
+labels that refer to a marker.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
 
 from matplotlib import lines as mlines
+from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from .layout import Canvas
-from .model import Attempt, Event, Mark, attempt_style
-from .style import ENVELOPE, MARKERS, WAIT_COLOR
+from ..vocab import Delivery, SourceKind
+from .canvas import Canvas
+from .layout import row_positions
+from .model import Attempt, Event, Mark
+from .sizing import REFERENCE_DPI
+from .style import ENVELOPE, MARKERS, Z_MARKER
+
+# how wide a marker looks, as a fraction of its nominal size (glyphs look smaller than their box)
+ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH = 1.05, 0.75, 0.8
+MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
+MARKER_PAD_PT = 2  # pt between neighbouring markers
+ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
+# staggering: crowded markers alternate this far above and below the row (data units)
+LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.11, 0.15, 0.16, 0.0
+CALLER_OFFSETS = (-0.22, 0.0, 0.22)  # data units: several synchronous callers share the header row
 
 
-class MarkerStage(Canvas):
-    """Drawing stage: markers, redelivery guides and caller waits (after the layout is frozen)."""
+class Item(NamedTuple):
+    """One marker to place: when, its history position, its style, and what it stands for."""
 
-    def _set_bar_px(self, rect: Any, left: float, right: float, py: float) -> None:
-        """Move a bar's ends to display x ``left`` and ``right``."""
-        rect.set_x(self._data(left, py)[0])
-        rect.set_width(self._data(right, py)[0] - rect.get_x())
+    t: float
+    seq: int
+    style: str
+    payload: Any  # a Mark, an Event, or (Attempt, "send" | "end")
 
-    def _marker_half(self, style: str) -> float:
-        """Half a marker's drawn width in display px (glyphs look smaller than their box)."""
-        kw = MARKERS[style][0]
-        size = kw["ms"] * self.scale * 0.5 * self.pt
-        if kw["marker"] is ENVELOPE:
-            return size * 1.05
-        if isinstance(kw["marker"], str) and kw["marker"].startswith("$"):
-            return size * 0.75
-        return size * 0.8
 
-    def _markers(self) -> None:
-        ax, tx, fig = self.ax, self.taxis, self.fig
-        pt = self.pt
-        axbox = ax.get_window_extent(self.renderer)
-        end_px = self._px(tx.x(self.model.t_end), 0)[0]
-        # bars: at least 3 px wide so a 1 ms invocation is still visible
-        min_w = 3 * fig.dpi / 100
-        for rect in self.bars.values():
-            x0, y0 = self._px(rect.get_x(), 0)
-            x1, _ = self._px(rect.get_x() + rect.get_width(), 0)
-            if x1 - x0 < min_w:
-                right = min(x0 + min_w, max(end_px, x1))
-                left = right - min_w
-                self._set_bar_px(rect, left, right, y0)
-        # rows of markers: (owner, y, dy for staggering, items [(t, seq, style, payload)], lo, hi, bar)
-        rows: list[tuple[str, float, float, list[tuple[float, int, str, Any]], float, float, Any]] = []
-        lanes: dict[str, list[tuple[float, int, str, Any]]] = {}
-        sweeps: list[tuple[float, int, str, Any]] = []
-        for m in self.model.marks:
-            if m.inv is None:
-                sweeps.append((m.t, m.seq, m.style, m))
-            else:
-                lanes.setdefault(m.inv, []).append((m.t, m.seq, m.style, m))
-        for inv, items in lanes.items():
-            rows.append((f"lane:{inv}", self.lane_y[inv], 0.11, items, 0.0, 0.0, self.bars[inv]))
-        top_lo, top_hi = axbox.x0 + 3 * pt, max(end_px - 2 * pt, axbox.x0 + 3 * pt)
-        if sweeps and self.sweeper_y is not None:
-            rows.append(("sweeper", self.sweeper_y, 0.15, sweeps, top_lo, top_hi, None))
-        heads: dict[str, list[tuple[float, int, str, Any]]] = {}
-        for e in self.model.events:
-            if e.style != "pending" and e.source in self.head_y:
-                heads.setdefault(e.source, []).append((e.t, e.seq, e.style, e))
-        for source, items in heads.items():
-            rows.append((f"head:{source}", self.head_y[source], 0.16, items, top_lo, top_hi, None))
-        # the synchronous caller's attempts: one sub-row per caller
-        self.attempt_rows: dict[str, float] = {}
-        if self.model.attempts and "sync" in self.head_y:
-            actors = list(dict.fromkeys(a.actor for a in self.model.attempts))
-            offsets = [0.0] if len(actors) == 1 else [-0.22, 0.0, 0.22]
-            for i, actor in enumerate(actors):
-                y = self.head_y["sync"] + offsets[i % len(offsets)]
-                self.attempt_rows[actor] = y
-                items = []
-                for a in self.model.attempts:
-                    if a.actor == actor:
-                        items.append((a.sent, a.seq, "call_send", (a, "send")))
-                        items.append((a.t, a.seq, attempt_style(a), (a, "end")))
-                rows.append((f"caller:{actor}", y, 0.0, sorted(items, key=lambda it: (it[0], it[1])),
-                             top_lo, top_hi, None))
+@dataclass
+class MarkerRow:
+    """The markers of one row and the display x range they must stay in."""
 
-        by_style: dict[str, list[tuple[float, float]]] = {}
-        self.dup_points: list[tuple[str, float, float, str]] = []  # (inv, x, y, text) display px
-        self.sweep_points: list[tuple[float, float, str]] = []
-        self.event_points: list[tuple[Event, float, float, float]] = []  # (event, x, y, half) px
-        self.attempt_px: dict[tuple[int, str], tuple[float, float]] = {}
-        self.lane_left: dict[str, float] = {}  # display x where a lane's first marker begins
-        for owner, y, dy, items, lo, hi, bar in rows:
-            items = sorted(items, key=lambda it: (it[0], it[1]))
-            halves = [self._marker_half(it[2]) for it in items]
-            want = [self._px(tx.x(it[0]), y)[0] for it in items]
-            if bar is not None:
-                lo, _ = self._px(bar.get_x(), y)
-                hi, _ = self._px(bar.get_x() + bar.get_width(), y)
-                need = sum(halves) * 2 + 2 * pt * (len(items) - 1)
-                if need > hi - lo:  # widen the bar by at most one marker, never past the end of history
-                    ext = min(need - (hi - lo), 2 * max(halves))
-                    r = min(ext, max(0.0, end_px - hi))
-                    hi += r
-                    lo -= ext - r
-                    self._set_bar_px(bar, lo, hi, y)
-                squeezed = need * 0.5 - 2 * max(halves)  # staggered up and down, they still need this
-                if squeezed > hi - lo:  # too many for the bar: let them overhang it a little
-                    extra = squeezed - (hi - lo)
-                    r = min(extra / 2, max(0.0, end_px - hi))
-                    hi += r
-                    lo -= extra - r
-            placed, signs = self._row_positions(want, halves, lo, hi)
-            if bar is not None and placed:
-                self.lane_left[owner[5:]] = placed[0] - halves[0]
-            for (t, seq, style, payload), px, sign, half in zip(items, placed, signs, halves):
-                yd = y + sign * dy
-                py = self._px(0.0, yd)[1]
-                xd = self._data(px, py)[0]
-                by_style.setdefault(style, []).append((xd, yd))
-                size = 2 * half / (1.05 if MARKERS[style][0]["marker"] is ENVELOPE else 0.8)
-                mine = f"{owner}:{payload.seq}" if isinstance(payload, Event) else owner
-                self.obs.add(Bbox.from_bounds(px - size / 2, py - size / 2, size, size), mine)
-                if isinstance(payload, Mark):
-                    if payload.dup_text:
-                        self.dup_points.append((payload.inv, px, py, payload.dup_text))
-                    if payload.label:
-                        self.sweep_points.append((px, py, payload.label))
-                elif isinstance(payload, Event):
-                    if payload.label:
-                        self.event_points.append((payload, px, py, half))
-                elif isinstance(payload, tuple):
-                    self.attempt_px[(id(payload[0]), payload[1])] = (px, py)
-        for name in MARKERS:  # fixed order: deterministic z-order
-            pts = by_style.get(name)
-            if not pts:
-                continue
-            kw = dict(MARKERS[name][0])
-            kw["ms"] = kw["ms"] * self.scale
-            line = mlines.Line2D([p[0] for p in pts], [p[1] for p in pts], ls="none", zorder=4,
-                                 gid=f"marker:{name}", **kw)
-            line.set_in_layout(False)
-            ax.add_line(line)
-        for inv, rect in self.bars.items():
-            self.obs.add(rect.get_window_extent(self.renderer), f"lane:{inv}")
+    owner: str  # obstacle owner: "lane:inv-1", "head:sqs", "sweeper", "caller:<actor>"
+    y: float
+    dy: float  # how far crowded markers move up and down
+    items: list[Item]
+    lo: float = 0.0  # display x the markers must stay within (lanes: their bar's ends)
+    hi: float = 0.0
+    bar: mpatches.Rectangle | None = None
 
-    def _guides(self) -> None:
-        """A dotted line from "received again" down through the invocation still working on
-        those messages: the visibility timeout ran out while it was busy."""
-        ax = self.ax
-        for e, px, py, half in self.event_points:
-            if not e.running:
-                continue
-            ys = [self.lane_y[i] for i in e.running if i in self.lane_y]
-            if not ys:
-                continue
-            y0 = self._data(px, py - half - 1 * self.pt)[1]
-            y1 = max(ys) + 0.3
-            x = self._data(px, py)[0]
-            line = mlines.Line2D([x, x], [y0, y1], color="black", lw=1.3, ls=(0, (2, 2)), zorder=3.7,
-                                 gid=f"guide:{e.style}")
-            line.set_in_layout(False)
-            ax.add_line(line)
-            top, bottom = self._px(x, y0)[1], self._px(x, y1)[1]
-            self.obs.add(Bbox.from_extents(px - 2, bottom, px + 2, top), "guide")
 
-    def _caller_lines(self) -> None:
-        """A synchronous caller's wait for each attempt, from send to read timeout or answer."""
-        ax = self.ax
-        self.caller_points: list[tuple[Attempt, float, float]] = []
-        for a in self.model.attempts:
-            if a.actor not in self.attempt_rows:
-                continue
-            sx, sy = self.attempt_px[(id(a), "send")]
-            ex, ey = self.attempt_px[(id(a), "end")]
-            x0 = self._data(sx, sy)[0]
-            x1 = self._data(ex, ey)[0]
-            y = self.attempt_rows[a.actor]
-            line = mlines.Line2D([x0, x1], [y, y], color=WAIT_COLOR, lw=3 * self.scale, zorder=3,
-                                 solid_capstyle="butt", gid=f"caller-wait:{a.inv}")
-            line.set_in_layout(False)
-            ax.add_line(line)
-            self.obs.add(Bbox.from_extents(sx, sy - 2 * self.pt, ex, sy + 2 * self.pt), f"caller:{a.actor}")
-            self.caller_points.append((a, sx, ex))
+class EventPoint(NamedTuple):
+    """A labelled header-row marker, in display px: where its label goes next to."""
+
+    event: Event
+    x: float
+    y: float
+    half: float  # half the marker's width
+
+
+@dataclass
+class MarkerPlacement:
+    """Where the markers landed (display px), for what refers to them later."""
+
+    attempt_rows: dict[str, float] = field(default_factory=dict)  # caller -> data y of its attempts
+    dup_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # (inv, x, y, text)
+    sweep_points: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, key)
+    event_points: list[EventPoint] = field(default_factory=list)
+    attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
+    lane_left: dict[str, float] = field(default_factory=dict)  # display x where a lane's first marker begins
+
+
+def marker_half(c: Canvas, style: str) -> float:
+    """Half a marker's drawn width in display px (glyphs look smaller than their box)."""
+    kw = MARKERS[style][0]
+    size = kw["ms"] * c.scale.factor * 0.5 * c.pt
+    return size * _width_share(kw["marker"])
+
+
+def _width_share(marker: Any) -> float:
+    if marker is ENVELOPE:
+        return ENVELOPE_WIDTH
+    if isinstance(marker, str) and marker.startswith("$"):
+        return GLYPH_WIDTH
+    return SHAPE_WIDTH
+
+
+def set_bar_px(c: Canvas, rect: mpatches.Rectangle, left: float, right: float) -> None:
+    """Move a bar's ends to display x ``left`` and ``right``."""
+    rect.set_x(c.data(left, 0.0)[0])
+    rect.set_width(c.data(right, 0.0)[0] - rect.get_x())
+
+
+def _end_px(c: Canvas) -> float:
+    """Display x of the end of the history."""
+    return c.px(c.taxis.x(c.model.t_end), 0)[0]
+
+
+def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlacement:
+    """Every marker, on every row; bars become obstacles once they are final."""
+    _widen_short_bars(c, bars)
+    placement = MarkerPlacement()
+    by_style: dict[str, list[tuple[float, float]]] = {}
+    for row in _rows(c, bars, placement.attempt_rows):
+        _place_row(c, row, by_style, placement)
+    _draw(c, by_style)
+    for inv, rect in bars.items():
+        c.obs.add(rect.get_window_extent(c.renderer), f"lane:{inv}")
+    return placement
+
+
+def _widen_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
+    min_w = MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI
+    end_px = _end_px(c)
+    for rect in bars.values():
+        x0, _ = c.px(rect.get_x(), 0)
+        x1, _ = c.px(rect.get_x() + rect.get_width(), 0)
+        if x1 - x0 < min_w:
+            right = min(x0 + min_w, max(end_px, x1))
+            set_bar_px(c, rect, right - min_w, right)
+
+
+def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str, float]) -> list[MarkerRow]:
+    """The rows of markers: lanes, then the sweeper, header rows and callers (which fill ``attempt_rows``)."""
+    axbox = c.axes_box()
+    top_lo = axbox.x0 + ROW_START_PT * c.pt
+    top_hi = max(_end_px(c) - ROW_END_PT * c.pt, top_lo)
+    lanes: dict[str, list[Item]] = {}
+    sweeps: list[Item] = []
+    for m in c.model.marks:
+        (sweeps if m.inv is None else lanes.setdefault(m.inv, [])).append(Item(m.t, m.seq, m.style, m))
+    rows = [MarkerRow(f"lane:{inv}", c.rows.lane_y[inv], LANE_STAGGER, items, bar=bars[inv])
+            for inv, items in lanes.items()]
+    if sweeps and c.rows.sweeper_y is not None:
+        rows.append(MarkerRow("sweeper", c.rows.sweeper_y, SWEEPER_STAGGER, sweeps, top_lo, top_hi))
+    heads: dict[str, list[Item]] = {}
+    for e in c.model.events:
+        if e.style != Delivery.PENDING and e.source in c.rows.head_y:
+            heads.setdefault(e.source, []).append(Item(e.t, e.seq, e.style, e))
+    for source, items in heads.items():
+        rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
+    if c.model.attempts and SourceKind.SYNC in c.rows.head_y:
+        rows += _caller_rows(c, attempt_rows, top_lo, top_hi)
+    return rows
+
+
+def _caller_rows(c: Canvas, attempt_rows: dict[str, float], lo: float, hi: float) -> list[MarkerRow]:
+    """One sub-row per synchronous caller on the "sync" header row: each attempt's send and end."""
+    actors = list(dict.fromkeys(a.actor for a in c.model.attempts))
+    offsets = [0.0] if len(actors) == 1 else CALLER_OFFSETS
+    rows = []
+    for i, actor in enumerate(actors):
+        y = c.rows.head_y[SourceKind.SYNC] + offsets[i % len(offsets)]
+        attempt_rows[actor] = y
+        items = []
+        for a in c.model.attempts:
+            if a.actor == actor:
+                items.append(Item(a.sent, a.seq, "call_send", (a, "send")))
+                items.append(Item(a.t, a.seq, a.style, (a, "end")))
+        rows.append(MarkerRow(f"caller:{actor}", y, CALLER_STAGGER, sorted(items, key=lambda it: (it[0], it[1])),
+                              lo, hi))
+    return rows
+
+
+def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
+    """The display x range a lane's markers may use: its bar, widened if they do not fit."""
+    bar, end_px = row.bar, _end_px(c)
+    lo, _ = c.px(bar.get_x(), row.y)
+    hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
+    need = sum(halves) * 2 + MARKER_PAD_PT * c.pt * (len(halves) - 1)
+    if need > hi - lo:  # widen the bar by at most one marker, never past the end of history
+        ext = min(need - (hi - lo), 2 * max(halves))
+        r = min(ext, max(0.0, end_px - hi))
+        hi += r
+        lo -= ext - r
+        set_bar_px(c, bar, lo, hi)
+    squeezed = need * 0.5 - 2 * max(halves)  # staggered up and down, they still need this
+    if squeezed > hi - lo:  # too many for the bar: let them overhang it a little
+        extra = squeezed - (hi - lo)
+        r = min(extra / 2, max(0.0, end_px - hi))
+        hi += r
+        lo -= extra - r
+    return lo, hi
+
+
+def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, float]]],
+               placement: MarkerPlacement) -> None:
+    """Spread one row's markers, register them as obstacles, and note what refers to them."""
+    items = sorted(row.items, key=lambda it: (it[0], it[1]))
+    halves = [marker_half(c, it.style) for it in items]
+    want = [c.px(c.taxis.x(it.t), row.y)[0] for it in items]
+    lo, hi = _fit_bar(c, row, halves) if row.bar is not None else (row.lo, row.hi)
+    placed, signs = row_positions(want, halves, lo, hi, MARKER_PAD_PT * c.pt)
+    if row.bar is not None and placed:
+        placement.lane_left[row.owner[len("lane:"):]] = placed[0] - halves[0]
+    for item, px, sign, half in zip(items, placed, signs, halves):
+        yd = row.y + sign * row.dy
+        py = c.px(0.0, yd)[1]
+        by_style.setdefault(item.style, []).append((c.data(px, py)[0], yd))
+        size = 2 * half / (ENVELOPE_WIDTH if MARKERS[item.style][0]["marker"] is ENVELOPE else SHAPE_WIDTH)
+        mine = f"{row.owner}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
+        c.obs.add(Bbox.from_bounds(px - size / 2, py - size / 2, size, size), mine)
+        _note(placement, item.payload, px, py, half)
+
+
+def _note(placement: MarkerPlacement, payload: Any, px: float, py: float, half: float) -> None:
+    """Remember where a marker that something refers to landed."""
+    if isinstance(payload, Mark):
+        if payload.dup_text:
+            placement.dup_points.append((payload.inv, px, py, payload.dup_text))
+        if payload.label:
+            placement.sweep_points.append((px, py, payload.label))
+    elif isinstance(payload, Event):
+        if payload.label:
+            placement.event_points.append(EventPoint(payload, px, py, half))
+    elif isinstance(payload, tuple):
+        attempt: Attempt = payload[0]
+        placement.attempt_px[(id(attempt), payload[1])] = (px, py)
+
+
+def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float]]]) -> None:
+    """One line of markers per style, in the fixed order of ``MARKERS`` (deterministic z-order)."""
+    for name in MARKERS:
+        pts = by_style.get(name)
+        if not pts:
+            continue
+        kw = dict(MARKERS[name][0])
+        kw["ms"] = kw["ms"] * c.scale.factor
+        line = mlines.Line2D([p[0] for p in pts], [p[1] for p in pts], ls="none", zorder=Z_MARKER,
+                             gid=f"marker:{name}", **kw)
+        line.set_in_layout(False)
+        c.ax.add_line(line)

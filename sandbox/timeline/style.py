@@ -7,11 +7,15 @@ into the picture (the PNG must be byte-identical for the same history).
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import matplotlib
 from matplotlib import path as mpath
 from matplotlib import style as mstyle
+
+from ..vocab import Delivery, Outcome, RecordType
+from .model import WindowKind
 
 # Okabe-Ito colour-blind-safe palette.
 OI_ORANGE = "#E69F00"
@@ -23,10 +27,10 @@ OI_VERMILLION = "#D55E00"
 OI_PURPLE = "#CC79A7"
 
 OUTCOME_COLORS = {
-    "ok": OI_GREEN,
-    "error": OI_ORANGE,
-    "timeout": OI_PURPLE,
-    "crashed": "#8F8F8F",
+    Outcome.OK: OI_GREEN,
+    Outcome.ERROR: OI_ORANGE,
+    Outcome.TIMEOUT: OI_PURPLE,
+    Outcome.CRASHED: "#8F8F8F",
     None: OI_SKY,  # still running
 }
 DUPLICATE_COLOR = OI_VERMILLION
@@ -41,15 +45,50 @@ GAP_COLOR = "#E4E4E4"
 ARROW_COLOR = "#3A3A3A"
 TEXT_GREY = "#505050"
 WAIT_COLOR = "#8C8C8C"
+GRID_COLOR = "#DDDDDD"
+SEPARATOR_COLOR = "#B5B5B5"  # the line between two sources' groups of lanes
+END_LINE_COLOR = "#6E6E6E"  # "history ends"
+GAP_EDGE = "#9A9A9A"  # the dashed edges of a squeezed gap
+LABEL_EDGE = "#BBBBBB"  # the box around an optional label
+NOTE_TEXT = "#1F1F1F"  # "o-1 kept 24 h →"
+EVENT_TEXT = "#2A2A2A"  # an optional label on a header row
+EXPIRED_TEXT = "#5A4600"  # "o-1 expired, still in the table"
+
+# Drawing order (matplotlib zorder), back to front.
+Z_GRID = 0
+Z_SEPARATOR = 0.5
+Z_WINDOW = {WindowKind.KEPT: 1.0, WindowKind.EXPIRED: 1.1, WindowKind.LOCK: 1.2}  # a lock shows on a kept record
+Z_PENDING = 1.5
+Z_BAR = 2
+Z_END_LINE = 2.5
+Z_GAP = 2.6  # squeezed gaps cover what passes through them
+Z_GAP_LABEL = 2.7
+Z_CALLER_WAIT = 3
+Z_ARROW = 3.5
+Z_GUIDE = 3.7
+Z_MARKER = 4
+Z_NOTE = 5  # notes and optional labels
+Z_ARROW_LABEL = 5.5
+Z_EVENT_LABEL = 5.6
+Z_DUPLICATE = 6
+
+# Font sizes in points at full scale; the drawing scales them down when there are very many lanes.
+TITLE_PT = 16
+AXIS_LABEL_PT = 12
+TICK_PT = 11
+LANE_PT = 12  # a lane's name and its outcome
+HEADING_PT = 13  # a source's header row
+SMALL_PT = 10  # subtitles, error lines, notes, gap and arrow labels
+LABEL_PT = 11  # what must be read: where an order went, duplicates, what a caller saw; the legend
 
 # Patch styles shared by a drawn item and its legend entry.
-RUNNING_BAR = dict(facecolor="#DCEFFA", edgecolor=OI_SKY, hatch="///", lw=1.0)  # still running
-PENDING_BAND = dict(facecolor="white", edgecolor=PENDING_EDGE, hatch="xx", lw=0.8)  # orders left in a source
+RUNNING_BAR = {"facecolor": "#DCEFFA", "edgecolor": OI_SKY, "hatch": "///", "lw": 1.0}  # still running
+PENDING_BAND = {"facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}  # orders left in a source
 
 WINDOW_STYLE = {  # kind -> (face, edge, hatch, legend text)
-    "kept": (KEPT_COLOR, KEPT_EDGE, None, "result kept (COMPLETED, until TTL)"),
-    "lock": (LOCK_COLOR, LOCK_EDGE, None, "lock held (IN_PROGRESS record)"),
-    "expired": (EXPIRED_COLOR, EXPIRED_EDGE, "////", "expired, still in the table (TTL lag)"),
+    WindowKind.KEPT: (KEPT_COLOR, KEPT_EDGE, None, "result kept (COMPLETED, until TTL)"),
+    WindowKind.LOCK: (LOCK_COLOR, LOCK_EDGE, None, "lock held (IN_PROGRESS record)"),
+    WindowKind.EXPIRED: (EXPIRED_COLOR, EXPIRED_EDGE, "////", "expired, still in the table (TTL lag)"),
 }
 
 
@@ -83,66 +122,66 @@ DOLLAR = r"$\$$"
 
 # Marker styles: name -> (Line2D keyword arguments, legend text).
 MARKERS: dict[str, tuple[dict[str, Any], str]] = {
-    "claim_won": (dict(marker="D", ms=10, mfc=OI_BLUE, mec="black", mew=1.0),
+    "claim_won": ({"marker": "D", "ms": 10, "mfc": OI_BLUE, "mec": "black", "mew": 1.0},
                   "claim won (PutItem ok)"),
-    "claim_lost": (dict(marker="D", ms=10, mfc="white", mec=OI_BLUE, mew=2.2),
+    "claim_lost": ({"marker": "D", "ms": 10, "mfc": "white", "mec": OI_BLUE, "mew": 2.2},
                    "claim lost (ConditionalCheckFailed)"),
-    "table_error": (dict(marker="d", ms=12, mfc="#9A9A9A", mec="black", mew=1.0),
+    "table_error": ({"marker": "d", "ms": 12, "mfc": "#9A9A9A", "mec": "black", "mew": 1.0},
                     "idempotency-table call failed"),
-    "read": (dict(marker="o", ms=8, mfc=OI_SKY, mec="black", mew=1.0),
+    "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
              "read (GetItem / Query)"),
-    "email_done": (dict(marker=ENVELOPE, ms=17, mfc="white", mec="black", mew=1.4), "email sent"),
-    "email_dup": (dict(marker=ENVELOPE, ms=21, mfc=DUPLICATE_COLOR, mec="black", mew=1.4),
+    "email_done": ({"marker": ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4}, "email sent"),
+    "email_dup": ({"marker": ENVELOPE, "ms": 21, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 1.4},
                   "DUPLICATE email sent"),
-    "email_dedup": (dict(marker=ENVELOPE, ms=17, mfc="#E3E3E3", mec="#8C8C8C", mew=1.2),
+    "email_dedup": ({"marker": ENVELOPE, "ms": 17, "mfc": "#E3E3E3", "mec": "#8C8C8C", "mew": 1.2},
                     "email deduplicated (not sent)"),
-    "email_failed": (dict(marker=ENVELOPE, ms=17, mfc="black", mec="white", mew=1.2),
+    "email_failed": ({"marker": ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
                      "email failed / outcome unknown"),
-    "charge_done": (dict(marker=DOLLAR, ms=18, mfc="black", mec="black", mew=0.6), "card charged"),
-    "charge_dup": (dict(marker=DOLLAR, ms=22, mfc=DUPLICATE_COLOR, mec="black", mew=0.6),
+    "charge_done": ({"marker": DOLLAR, "ms": 18, "mfc": "black", "mec": "black", "mew": 0.6}, "card charged"),
+    "charge_dup": ({"marker": DOLLAR, "ms": 22, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 0.6},
                    "DUPLICATE charge"),
-    "charge_dedup": (dict(marker=DOLLAR, ms=18, mfc="#D0D0D0", mec="#303030", mew=0.6),
+    "charge_dedup": ({"marker": DOLLAR, "ms": 18, "mfc": "#D0D0D0", "mec": "#303030", "mew": 0.6},
                      "charge deduplicated (not charged)"),
-    "charge_failed": (dict(marker=DOLLAR, ms=18, mfc="white", mec="black", mew=1.0),
+    "charge_failed": ({"marker": DOLLAR, "ms": 18, "mfc": "white", "mec": "black", "mew": 1.0},
                       "charge failed / outcome unknown"),
-    "effect_other": (dict(marker="P", ms=12, mfc="white", mec="black", mew=1.2), "other effect"),
-    "end_error": (dict(marker="X", ms=12, mfc="black", mec="white", mew=1.0), ""),
-    "end_timeout": (dict(marker=HOURGLASS, ms=13, mfc="black", mec="white", mew=1.0), ""),
-    "end_crashed": (dict(marker="*", ms=16, mfc="black", mec="white", mew=1.0), ""),
-    "sweep": (dict(marker="v", ms=11, mfc="#6E6E6E", mec="black", mew=1.0),
+    "effect_other": ({"marker": "P", "ms": 12, "mfc": "white", "mec": "black", "mew": 1.2}, "other effect"),
+    "end_error": ({"marker": "X", "ms": 12, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
+    "end_timeout": ({"marker": HOURGLASS, "ms": 13, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
+    "end_crashed": ({"marker": "*", "ms": 16, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
+    RecordType.SWEEP: ({"marker": "v", "ms": 11, "mfc": "#6E6E6E", "mec": "black", "mew": 1.0},
               "TTL sweeper deleted a record"),
     # header rows: what a delivery source did besides invoking
-    "receive": (dict(marker=r"$\Downarrow$", ms=12, mfc="#5A5A5A", mec="#5A5A5A", mew=0.4),
+    "receive": ({"marker": r"$\Downarrow$", "ms": 12, "mfc": "#5A5A5A", "mec": "#5A5A5A", "mew": 0.4},
                 "poller received messages"),
-    "redelivery": (dict(marker=r"$\circlearrowright$", ms=15, mfc="black", mec="black", mew=0.5),
+    Delivery.REDELIVERY: ({"marker": r"$\circlearrowright$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                    "messages received AGAIN (redelivery)"),
-    "deleted": (dict(marker=r"$\checkmark$", ms=13, mfc="#00795A", mec="#00795A", mew=0.5),
+    Delivery.DELETED: ({"marker": r"$\checkmark$", "ms": 13, "mfc": "#00795A", "mec": "#00795A", "mew": 0.5},
                 "messages deleted (done)"),
-    "batch_failed": (dict(marker=r"$\boxtimes$", ms=13, mfc="black", mec="black", mew=0.4),
+    "batch_failed": ({"marker": r"$\boxtimes$", "ms": 13, "mfc": "black", "mec": "black", "mew": 0.4},
                      "batch failed: the whole batch is retried"),
-    "batch_partial": (dict(marker=r"$\boxminus$", ms=13, mfc=OI_VERMILLION, mec=OI_VERMILLION, mew=0.4),
+    "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
-    "retry_scheduled": (dict(marker=CLOCK, ms=12, mfc="white", mec="black", mew=1.3),
-                        "retry scheduled"),
-    "resend": (dict(marker=r"$\rightrightarrows$", ms=15, mfc="black", mec="black", mew=0.5),
+    "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
+                        Delivery.RETRY_SCHEDULED.value),
+    "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                "producer sent the order again (new message)"),
-    "spont_dup": (dict(marker=r"$\rightrightarrows$", ms=15, mfc="black", mec="black", mew=0.5),
+    "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
-    "dropped": (dict(marker=r"$\otimes$", ms=17, mfc="black", mec="black", mew=0.6),
+    "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
-    "delivery_other": (dict(marker="s", ms=8, mfc="white", mec="black", mew=1.0), "other delivery event"),
+    "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
     # synchronous caller
-    "call_send": (dict(marker=">", ms=9, mfc="#3A3A3A", mec="#3A3A3A", mew=0.8), "caller sends Invoke"),
-    "call_timeout": (dict(marker="x", ms=10, mfc="black", mec="black", mew=2.4),
+    "call_send": ({"marker": ">", "ms": 9, "mfc": "#3A3A3A", "mec": "#3A3A3A", "mew": 0.8}, "caller sends Invoke"),
+    "call_timeout": ({"marker": "x", "ms": 10, "mfc": "black", "mec": "black", "mew": 2.4},
                      "caller's read timed out (ReadTimeoutError)"),
-    "call_answer": (dict(marker="o", ms=8, mfc="black", mec="black", mew=1.0), "caller got the response"),
-    "call_error": (dict(marker="o", ms=8, mfc=OI_ORANGE, mec="black", mew=1.0), "caller got a function error"),
+    "call_answer": ({"marker": "o", "ms": 8, "mfc": "black", "mec": "black", "mew": 1.0}, "caller got the response"),
+    "call_error": ({"marker": "o", "ms": 8, "mfc": OI_ORANGE, "mec": "black", "mew": 1.0}, "caller got a function error"),
 }
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
-                       "effect_other", "sweep",
-                       "receive", "redelivery", "deleted", "batch_failed", "batch_partial", "retry_scheduled",
+                       "effect_other", RecordType.SWEEP,
+                       "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial", "retry_scheduled",
                        "resend", "spont_dup", "dropped", "delivery_other",
                        "call_send", "call_timeout", "call_answer", "call_error")
 

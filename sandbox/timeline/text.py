@@ -1,46 +1,20 @@
-"""The words on the timeline: durations, order keys, ordinals and the short notes.
+"""The words on the timeline: order keys, ordinals, outcomes and the short notes.
 
 Pure string functions, no matplotlib: what a lane's subtitle, its outcome column,
 a duplicate's note or a record-kept note says. The drawing modules only place them.
+Times and durations are formatted in ``timefmt.py``.
 """
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .model import Invocation, Window
+from ..vocab import Outcome
+from .model import Invocation, Window, WindowKind
+from .timefmt import duration
 
-OUTCOME_WORDS = {
-    "ok": "ok",
-    "error": "error",
-    "timeout": "timed out",
-    "crashed": "crashed",
-    None: "still running",
-}
-
-
-def human(sec: float) -> str:
-    """A short duration: 0.25 s, 4.5 s, 30 s, 2 min, 24 h, 3 d."""
-    sec = abs(sec)
-
-    def one(v: float) -> str:
-        s = f"{v:.1f}"
-        return s[:-2] if s.endswith(".0") else s
-
-    if sec < 0.001:
-        return "0 s"
-    if sec < 1:
-        return f"{sec:.2g} s"
-    if sec < 10:
-        return f"{one(sec)} s"
-    if sec < 120:
-        return f"{sec:.0f} s"
-    if sec < 7200:
-        return f"{one(sec / 60)} min"
-    if sec < 72 * 3600:
-        return f"{one(sec / 3600)} h"
-    return f"{one(sec / 86400)} d"
+# an outcome reads as its own name, except a timeout; None: no invoke_end yet
+OUTCOME_WORDS = {**{o: o.value for o in Outcome}, Outcome.TIMEOUT: "timed out", None: "still running"}
+MESSAGE_CHARS = 30  # an error or batch-failure line under the outcome is cut to this many characters
 
 
 def ordinal(n: int) -> str:
@@ -83,21 +57,21 @@ def outcome_text(rec: Invocation) -> tuple[str, str | None]:
     """(outcome in words, second line or None) for the right-hand column."""
     if rec.outcome is None:
         return "… still running", None
-    dur = human(rec.end - rec.start) if rec.end is not None else ""
-    mark = "✓" if rec.outcome == "ok" else "✗"
+    dur = duration(rec.end - rec.start) if rec.end is not None else ""
+    mark = "✓" if rec.outcome == Outcome.OK else "✗"
     what = OUTCOME_WORDS[rec.outcome]
     msg = None
-    if rec.outcome == "ok" and rec.status_code is not None:
+    if rec.outcome == Outcome.OK and rec.status_code is not None:
         what += f" · {rec.status_code}"
     text = f"{mark} {what}" + (f" after {dur}" if dur else "")
-    if rec.outcome == "ok" and rec.failed_items:  # "✓ ok after 0.6 s · 1 item failed"
+    if rec.outcome == Outcome.OK and rec.failed_items:  # "✓ ok after 0.6 s · 1 item failed"
         n = len(rec.failed_items)
         text += f" · {n} item{'s' if n != 1 else ''} failed"
         msg = f"batchItemFailures: {keys_text(rec.failed_items)}"
-    if rec.outcome != "ok" and rec.error and rec.error.strip():
+    if rec.outcome != Outcome.OK and rec.error and rec.error.strip():
         msg = rec.error.strip().splitlines()[0]
-    if msg is not None and len(msg) > 30:
-        msg = msg[:29] + "…"
+    if msg is not None and len(msg) > MESSAGE_CHARS:
+        msg = msg[:MESSAGE_CHARS - 1] + "…"
     return text, msg
 
 
@@ -117,8 +91,8 @@ def dup_text(texts: list[str]) -> str:
 def note_what(w: Window) -> str:
     """How long a record is kept or locked: "kept 24 h", "locked, no expiry"."""
     if w.expires is None:
-        return "kept, no TTL" if w.kind == "kept" else "locked, no expiry"
-    return f"{'kept' if w.kind == 'kept' else 'locked'} {human(w.expires - w.start)}"
+        return "kept, no TTL" if w.kind == WindowKind.KEPT else "locked, no expiry"
+    return f"{'kept' if w.kind == WindowKind.KEPT else 'locked'} {duration(w.expires - w.start)}"
 
 
 def note_text(keys: list[str], what: str) -> str:

@@ -1,0 +1,108 @@
+"""The state every drawing stage shares: the figure, its axes, rows, scale and obstacle map.
+
+A :class:`Canvas` is opened once (``frame.py``) and handed to each stage in turn
+(``drawing.py``). It holds only what is fixed before the first stage runs, plus the
+obstacle map the display-space stages fill; whatever a stage draws for later stages
+is its return value, not an attribute here.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib import text as mtext
+from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
+from matplotlib.transforms import Bbox
+
+from .axis import TimeAxis
+from .figure import TimelineFigure, freeze_layout
+from .layout import Obstacles
+from .model import Model
+from .rows import Rows
+from .sizing import Scale
+
+TEXT_PAD_EM = 0.35  # a label's box is padded by this fraction of its font size (its rounded bbox patch)
+OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this many overlaps
+
+
+@dataclass
+class Canvas:
+    """The figure being drawn and what every stage may read; only ``obs`` grows as stages run
+    (and ``renderer`` is set once, when the layout is frozen)."""
+
+    model: Model
+    taxis: TimeAxis
+    rows: Rows
+    scale: Scale
+    fig: TimelineFigure
+    ax: Axes
+    obs: Obstacles = field(default_factory=Obstacles)  # filled once the layout is frozen
+    renderer: RendererBase | None = None  # set by freeze()
+
+    @property
+    def pt(self) -> float:
+        """Display pixels per point."""
+        return self.fig.dpi / 72.0
+
+    @property
+    def compact(self) -> bool:
+        return self.scale.compact
+
+    def fs(self, base: float) -> float:
+        """The font size for ``base`` points at full scale."""
+        return self.scale.fs(base)
+
+    def freeze(self) -> None:
+        """Fix the layout: from now on display coordinates do not change."""
+        freeze_layout(self.fig)
+        self.renderer = self.fig.canvas.get_renderer()
+
+    def px(self, x: float, y: float) -> tuple[float, float]:
+        """Data to display coordinates."""
+        px, py = self.ax.transData.transform((x, y))
+        return float(px), float(py)
+
+    def data(self, px: float, py: float) -> tuple[float, float]:
+        """Display to data coordinates."""
+        x, y = self.ax.transData.inverted().transform((px, py))
+        return float(x), float(y)
+
+    def axes_box(self) -> Bbox:
+        return self.ax.get_window_extent(self.renderer)
+
+    def text_box(self, artist: mtext.Text) -> Bbox:
+        """Display box of a text (without an annotation's arrow), padded for its bbox patch."""
+        if isinstance(artist, mtext.Annotation):
+            artist.update_positions(self.renderer)
+        box = mtext.Text.get_window_extent(artist, self.renderer)
+        return box.padded(TEXT_PAD_EM * artist.get_fontsize() * self.fig.dpi / 72)
+
+    def place(self, make: Callable[[Any], Any], candidates: list[Any], *, required: bool,
+              exclude: tuple[str, ...] = (), owner: str = "label") -> Any:
+        """Try candidate placements; keep the first that overlaps nothing already drawn.
+
+        A ``required`` label that finds no free spot goes where it overlaps least;
+        an optional one is left out (None).
+        """
+        axbox = self.axes_box()
+        best = None
+        for i, cand in enumerate(candidates):
+            artist = make(cand)
+            box = self.text_box(artist)
+            tol = TEXT_PAD_EM * artist.get_fontsize() * self.pt + 1
+            inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
+                      box.y0 >= axbox.y0 - tol and box.y1 <= axbox.y1 + tol)
+            score = self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)
+            if score == 0:
+                self.obs.add(box, owner)
+                return artist
+            if best is None or score < best[0]:
+                best = (score, i, box)
+            artist.remove()
+        if required and best is not None:
+            artist = make(candidates[best[1]])
+            self.obs.add(best[2], owner)
+            return artist
+        return None

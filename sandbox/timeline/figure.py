@@ -1,0 +1,50 @@
+"""The figure class the timeline returns, and what an empty history shows."""
+from __future__ import annotations
+
+import io
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from .style import TEXT_GREY, matplotlib_style
+
+EMPTY_MAX_WIDTH_IN = 10.0  # in: the empty figure is at most this wide ...
+EMPTY_HEIGHT_IN = 3.0  # in: ... and this tall
+EMPTY_TITLE_PT = 15
+EMPTY_TEXT_PT = 14
+
+
+class TimelineFigure(Figure):
+    """A Figure that shows itself as PNG in Jupyter even without pyplot."""
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        with matplotlib_style():
+            self.savefig(buf, format="png", dpi=self.dpi, metadata={"Software": None})
+        return buf.getvalue()
+
+
+def new_figure(width: float, height: float, dpi: float) -> TimelineFigure:
+    """A figure with its own Agg canvas (no pyplot), laid out by constrained layout until frozen."""
+    fig = TimelineFigure(figsize=(width, height), dpi=dpi, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def freeze_layout(fig: Figure) -> None:
+    """Run constrained layout once, then keep it: what is placed afterwards must not move the axes."""
+    fig.draw_without_rendering()
+    fig.set_layout_engine("none")
+
+
+def empty_figure(title: str, width: float, dpi: float) -> TimelineFigure:
+    """What a history without invocations shows: its title and a hint."""
+    fig = new_figure(min(width, EMPTY_MAX_WIDTH_IN), EMPTY_HEIGHT_IN, dpi)
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_title(title, fontsize=EMPTY_TITLE_PT, fontweight="bold", parse_math=False)
+    ax.text(0.5, 0.5, "No invocations in this history yet.\nRun a scenario, then plot its history.",
+            ha="center", va="center", fontsize=EMPTY_TEXT_PT, color=TEXT_GREY, transform=ax.transAxes,
+            gid="empty-message")
+    freeze_layout(fig)
+    return fig

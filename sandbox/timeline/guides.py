@@ -1,0 +1,72 @@
+"""Lines that hang off markers: a redelivery's guide, and a synchronous caller's waits.
+
+Both are drawn after the markers (they start at a marker's final position) and
+before the arrows and labels, which must avoid them.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from matplotlib import lines as mlines
+from matplotlib.transforms import Bbox
+
+from .canvas import Canvas
+from .markers import MarkerPlacement
+from .model import Attempt
+from .style import WAIT_COLOR, Z_CALLER_WAIT, Z_GUIDE
+
+GUIDE_GAP_PT = 1  # pt between the redelivery marker and the top of its guide
+GUIDE_BELOW = 0.3  # data units: the guide ends this far below the lowest running lane's centre
+GUIDE_LW = 1.3  # pt
+GUIDE_HALF_PX = 2  # px: the guide's obstacle reaches this far left and right
+WAIT_LW = 3  # pt at full scale
+WAIT_HALF_PT = 2  # pt: a wait's obstacle reaches this far above and below it
+
+
+class CallerWait(NamedTuple):
+    """One attempt of a synchronous caller, from send to end, in display x."""
+
+    attempt: Attempt
+    sent_x: float
+    end_x: float
+
+
+def draw_guides(c: Canvas, placed: MarkerPlacement) -> None:
+    """A dotted line from "received again" down through the invocation still working on
+    those messages: the visibility timeout ran out while it was busy."""
+    for p in placed.event_points:
+        if not p.event.running:
+            continue
+        ys = [c.rows.lane_y[i] for i in p.event.running if i in c.rows.lane_y]
+        if not ys:
+            continue
+        y0 = c.data(p.x, p.y - p.half - GUIDE_GAP_PT * c.pt)[1]
+        y1 = max(ys) + GUIDE_BELOW
+        x = c.data(p.x, p.y)[0]
+        line = mlines.Line2D([x, x], [y0, y1], color="black", lw=GUIDE_LW, ls=(0, (2, 2)), zorder=Z_GUIDE,
+                             gid=f"guide:{p.event.style}")
+        line.set_in_layout(False)
+        c.ax.add_line(line)
+        top, bottom = c.px(x, y0)[1], c.px(x, y1)[1]
+        c.obs.add(Bbox.from_extents(p.x - GUIDE_HALF_PX, bottom, p.x + GUIDE_HALF_PX, top), "guide")
+
+
+def draw_caller_waits(c: Canvas, placed: MarkerPlacement) -> list[CallerWait]:
+    """A synchronous caller's wait for each attempt, from send to read timeout or answer."""
+    waits: list[CallerWait] = []
+    for a in c.model.attempts:
+        if a.actor not in placed.attempt_rows:
+            continue
+        sx, sy = placed.attempt_px[(id(a), "send")]
+        ex, ey = placed.attempt_px[(id(a), "end")]
+        x0 = c.data(sx, sy)[0]
+        x1 = c.data(ex, ey)[0]
+        y = placed.attempt_rows[a.actor]
+        line = mlines.Line2D([x0, x1], [y, y], color=WAIT_COLOR, lw=WAIT_LW * c.scale.factor, zorder=Z_CALLER_WAIT,
+                             solid_capstyle="butt", gid=f"caller-wait:{a.inv}")
+        line.set_in_layout(False)
+        c.ax.add_line(line)
+        half = WAIT_HALF_PT * c.pt
+        c.obs.add(Bbox.from_extents(sx, sy - half, ex, sy + half), f"caller:{a.actor}")
+        waits.append(CallerWait(a, sx, ex))
+    return waits
