@@ -39,9 +39,9 @@ if TYPE_CHECKING:
 FAKE_ACCESS_KEY = "testing"
 FAKE_SECRET_KEY = "testing"
 
-#: Observers of every request any world sends to moto, as (service, op, wire params). The
-#: benchmark replays them against bare moto; see ``tap``.
-_TAPS: list[Callable[[str, str, dict], None]] = []
+#: Observers of every request any world sends to moto, as (service, op, wire params, origin).
+#: The benchmark replays them against bare moto; see ``tap``.
+_TAPS: list[Callable[[str, str, dict, str], None]] = []
 _credential_re = re.compile(r"Credential=([^/]+)/")
 _KEY_ATTRIBUTES = ("pk", "sk")
 
@@ -50,8 +50,12 @@ Route = Callable[[str, Any], Any]
 
 
 @contextlib.contextmanager
-def tap(observer: Callable[[str, str, dict], None]):
-    """Call ``observer(service, op, params)`` for every request sent to moto meanwhile."""
+def tap(observer: Callable[[str, str, dict, str], None]):
+    """Call ``observer(service, op, params, origin)`` for every request sent to moto meanwhile.
+
+    ``origin`` is the container whose handler made the request, or the task or "world"
+    when the sandbox itself did (a poller, a producer).
+    """
     _TAPS.append(observer)
     try:
         yield
@@ -186,8 +190,10 @@ class Gateway:
         params = json.loads(request.body or b"{}") if request.body else {}
         target = params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
         fault = self.faults.aws_fault(service, op, target, inv.id if inv is not None else None)
-        for observer in _TAPS:
-            observer(service, op, params)
+        if _TAPS:
+            origin = inv.container.id if inv is not None and inv.container is not None else current_actor()
+            for observer in _TAPS:
+                observer(service, op, params, origin)
         with adapter.AWS_LOCK:
             status, headers, body = self._serve(fault, request, label)
             target, key, detail = summarise(service, op, params, status, body, self.schema)

@@ -222,7 +222,6 @@ class StreamSource(Source):
 
     def _deliver(self, shard: _Shard, records: list[dict]) -> bool:
         """Invoke until the batch is handled or discarded; True if anything was retried."""
-        sb, m = self.world, self.mapping
         todo = [_Batch(records)]
         retried = False
         while todo:
@@ -238,39 +237,47 @@ class StreamSource(Source):
             if batch.attempt > 1:
                 retried = True
                 batch.records = self._reread(shard, batch)
-            keys = [self._key(r) for r in batch.records]
-            event = {"Records": [kinesis_record({**r, "SequenceNumber": aws_sequence_number(r["SequenceNumber"],
-                                                                                            shard.index)},
-                                                shard.shard_id, self.stream_arn, self.function.config.arn, sb.region)
-                                 for r in batch.records]}
-            inv = self.function.invoke(event, source=self.kind, keys=keys, prev=batch.prev,
-                                       cause=Cause.FIRST_DELIVERY if batch.attempt == 1
-                                       else Cause.retry(batch.attempt - 1))
-            if inv.outcome == Outcome.OK:
-                todo.pop(0)
-                self._advance(shard, batch)
-                continue
-            sb.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=keys, inv=inv.id,
-                              detail={**self._span(shard, batch), "attempt": batch.attempt, "outcome": inv.outcome,
-                                      "error": inv.error_text})
+            inv = self._invoke(shard, batch)
             todo.pop(0)
-            if m.bisect_batch_on_function_error and len(batch.records) > 1:
-                half = (len(batch.records) + 1) // 2
-                halves = [_Batch(part, batch.attempt + 1, batch.retries, inv.id)
-                          for part in (batch.records[:half], batch.records[half:])]
-                todo[:0] = halves
-                for n, h in enumerate(halves, 1):
-                    self._note_retry(shard, h, inv.id, {"bisect": f"half {n} of {len(batch.records)} records"},
-                                     soon=n == 1)
-            elif m.maximum_retry_attempts != -1 and batch.retries >= m.maximum_retry_attempts:
-                self._discard(shard, replace(batch, prev=inv.id), "RetryAttemptsExhausted", invocations=batch.attempt)
-                continue
-            else:
-                again = _Batch(batch.records, batch.attempt + 1, batch.retries + 1, inv.id)
-                todo.insert(0, again)
-                self._note_retry(shard, again, inv.id, {})
-            sb.scheduler.sleep(m.retry_backoff, label="retry backoff")
+            if inv.outcome == Outcome.OK:
+                self._advance(shard, batch)
+            elif self._after_failure(shard, batch, inv, todo):
+                self.world.scheduler.sleep(self.mapping.retry_backoff, label="retry backoff")
         return retried
+
+    def _invoke(self, shard: _Shard, batch: _Batch):
+        """Hand the batch to the function, as Kinesis records with AWS-looking sequence numbers."""
+        event = {"Records": [kinesis_record({**r, "SequenceNumber": aws_sequence_number(r["SequenceNumber"],
+                                                                                        shard.index)},
+                                            shard.shard_id, self.stream_arn, self.function.config.arn,
+                                            self.world.region)
+                             for r in batch.records]}
+        return self.function.invoke(event, source=self.kind, keys=[self._key(r) for r in batch.records],
+                                    prev=batch.prev, cause=Cause.FIRST_DELIVERY if batch.attempt == 1
+                                    else Cause.retry(batch.attempt - 1))
+
+    def _after_failure(self, shard: _Shard, batch: _Batch, inv, todo: list[_Batch]) -> bool:
+        """Split the failed batch, retry it or discard it; True if something will be tried again."""
+        m = self.mapping
+        self.world.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=[self._key(r) for r in batch.records],
+                                   inv=inv.id, detail={**self._span(shard, batch), "attempt": batch.attempt,
+                                                       "outcome": inv.outcome, "error": inv.error_text})
+        if m.bisect_batch_on_function_error and len(batch.records) > 1:
+            half = (len(batch.records) + 1) // 2
+            halves = [_Batch(part, batch.attempt + 1, batch.retries, inv.id)
+                      for part in (batch.records[:half], batch.records[half:])]
+            todo[:0] = halves
+            for n, h in enumerate(halves, 1):
+                self._note_retry(shard, h, inv.id, {"bisect": f"half {n} of {len(batch.records)} records"},
+                                 soon=n == 1)
+        elif m.maximum_retry_attempts != -1 and batch.retries >= m.maximum_retry_attempts:
+            self._discard(shard, replace(batch, prev=inv.id), "RetryAttemptsExhausted", invocations=batch.attempt)
+            return False
+        else:
+            again = _Batch(batch.records, batch.attempt + 1, batch.retries + 1, inv.id)
+            todo.insert(0, again)
+            self._note_retry(shard, again, inv.id, {})
+        return True
 
     def _note_retry(self, shard: _Shard, batch: _Batch, failed: str, extra: dict, soon: bool = True) -> None:
         sb = self.world
