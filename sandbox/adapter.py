@@ -71,17 +71,22 @@ def installed() -> bool:
     return bool(_saved)
 
 
-def install(dispatch: Callable[..., Any], sleep: Callable[[float], None]) -> None:
+def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region: str = "us-east-1") -> None:
     """Put the sandbox's hooks in place (see the module docstring)."""
     if _saved:
         raise RuntimeError("the sandbox's hooks are already installed")
     hooks = [("before-send", dispatch), ("before-call", _note_read_timeout)]
     _saved.update(hooks=hooks, stubber=botocore_stubber.enabled, sleep=time.sleep,
-                  send=botocore.endpoint.Endpoint._send)
+                  send=botocore.endpoint.Endpoint._send, session=boto3.DEFAULT_SESSION,
+                  setup=boto3.setup_default_session)
     botocore.handlers.BUILTIN_HANDLERS.extend(hooks)
     botocore.endpoint.Endpoint._send = _refuse_send
     botocore_stubber.enabled = False
     time.sleep = sleep
+    # boto3's default session is the shared one, made on first use: a run that builds no
+    # client never pays for a botocore session.
+    boto3.DEFAULT_SESSION = _sessions.get(region)
+    boto3.setup_default_session = lambda **_: _use_shared_session(region)
 
 
 def uninstall() -> None:
@@ -94,6 +99,8 @@ def uninstall() -> None:
     botocore.endpoint.Endpoint._send = _saved["send"]
     botocore_stubber.enabled = _saved["stubber"]
     time.sleep = _saved["sleep"]
+    boto3.DEFAULT_SESSION = _saved["session"]
+    boto3.setup_default_session = _saved["setup"]
     _saved.clear()
 
 
@@ -123,6 +130,23 @@ def boto3_session(region: str) -> boto3.Session:
         core.register_component("data_loader", _loader)
         _sessions[region] = boto3.Session(botocore_session=core, region_name=region)
     return _sessions[region]
+
+
+_clients: dict[tuple[str, str], Any] = {}
+
+
+def shared_client(region: str, service: str):
+    """A client worlds share for the sandbox's own requests (queues, pollers, the TTL sweeper).
+
+    A client holds nothing of a world: each request goes to whichever world is open.
+    """
+    if (region, service) not in _clients:
+        _clients[(region, service)] = boto3_session(region).client(service)
+    return _clients[(region, service)]
+
+
+def _use_shared_session(region: str) -> None:
+    boto3.DEFAULT_SESSION = boto3_session(region)
 
 
 def shared_loader():

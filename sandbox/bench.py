@@ -36,7 +36,7 @@ from typing import Any, Callable
 
 from . import adapter, gateway
 from .scenarios import SCENARIOS, run_scenario
-from .vocab import RecordType
+from .vocab import IDEMPOTENCY_TABLE, RecordType
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
@@ -102,6 +102,17 @@ def record_calls(name: str) -> list[Call]:
     return calls
 
 
+_TYPED = ("Item", "Key", "ExpressionAttributeValues", "ExclusiveStartKey")
+
+
+def _to_resource(params: dict) -> dict:
+    """Wire DynamoDB values ({"S": "x"}) back to Python ones, as a Table resource's caller passes them."""
+    from boto3.dynamodb.types import TypeDeserializer
+
+    plain = TypeDeserializer().deserialize
+    return {k: ({n: plain(v) for n, v in params[k].items()} if k in _TYPED else params[k]) for k in params}
+
+
 def _to_boto3(service: str, params: dict) -> dict:
     """Wire JSON back to boto3 input: only Kinesis blobs differ (base64 on the wire)."""
     if service == "kinesis" and "Data" in params:
@@ -140,24 +151,25 @@ class MotoReplay:
         from moto.core.base_backend import BackendDict
 
         BackendDict.reset()
+        # The idempotency table every world starts with, made the same cheap way.
+        adapter.create_table("us-east-1", IDEMPOTENCY_TABLE.create_table_request(), IDEMPOTENCY_TABLE.ttl_request())
         clients: dict[tuple[str, str], Any] = {}
         for service, op, params, origin in calls:
+            client, resource = self.client(service), False
             if cold:
-                key = (origin, service)
-                if key not in clients:
-                    clients[key] = self._cold_client(service, origin)
-                client = clients[key]
-            else:
-                client = self.client(service)
+                if (origin, service) not in clients:
+                    clients[(origin, service)] = self._cold_client(service, origin)
+                client, resource = clients[(origin, service)]
             try:
-                getattr(client, xform_name(op))(**_to_boto3(service, params))
+                getattr(client, xform_name(op))(**(_to_resource(params) if resource else _to_boto3(service, params)))
             except ClientError:
                 pass  # stale receipt handles and lost claims cost what they cost in the scenario too
 
-    def _cold_client(self, service: str, origin: str):
-        if service == "dynamodb" and "/c" in origin:  # a container: the examples build a Table resource
-            return self.session.resource("dynamodb").meta.client
-        return self.session.client(service)
+    def _cold_client(self, service: str, origin: str) -> tuple[Any, bool]:
+        """What a cold start builds: a Table resource's client for a container's DynamoDB (as the examples do)."""
+        if service == "dynamodb" and "/c" in origin:
+            return self.session.resource("dynamodb").meta.client, True
+        return self.session.client(service), False
 
 
 def _fresh_botocore_session():

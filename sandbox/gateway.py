@@ -139,6 +139,9 @@ class Gateway:
         self.clock, self.scheduler, self.history, self.faults, self.schema = clock, scheduler, history, faults, schema
         #: Extra local endpoints by service (the sandbox's own Lambda Invoke, for example).
         self.routes: dict[str, Route] = {}
+        #: Work to do just before a service's first request (creating the table, say), so a
+        #: run that never calls that service never pays for it.
+        self.before_first: dict[str, Callable[[], None]] = {}
         self._listeners: list[Listener] = []
         self._quiet = threading.local()  # per task: each task is its own thread
 
@@ -187,6 +190,8 @@ class Gateway:
         check_credentials(request, label)
         if service in self.routes:
             return self.routes[service](op, request)
+        if service in self.before_first:
+            self.before_first.pop(service)()
         params = json.loads(request.body or b"{}") if request.body else {}
         target = params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
         fault = self.faults.aws_fault(service, op, target, inv.id if inv is not None else None)

@@ -125,7 +125,6 @@ class Sandbox:
         self._owner = threading.get_ident()
         self._saved_env = {k: os.environ.get(k) for k in (*_FAKE_ENV, *_DROP_ENV, "IDEMPOTENCY_TABLE")}
         self._saved_random = random.getstate()
-        self._saved_session = boto3.DEFAULT_SESSION
         adapter.reset_aws(self.seed)
         for k in _DROP_ENV:
             os.environ.pop(k, None)
@@ -133,15 +132,13 @@ class Sandbox:
         os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = self.region
         os.environ["IDEMPOTENCY_TABLE"] = self.table_name
         random.seed(f"botocore-jitter:{self.seed}")  # botocore's retry jitter uses the random module
-        adapter.install(dispatch, _virtual_sleep)
-        boto3.DEFAULT_SESSION = adapter.boto3_session(self.region)
+        adapter.install(dispatch, _virtual_sleep, self.region)
         self.clock.start()
         active.set_current(self)
-        try:
-            adapter.create_table(self.region, self.schema.create_table_request(), self.schema.ttl_request())
-        except BaseException:
-            self.close()
-            raise
+        # The table exists from the first DynamoDB request on (a run that never calls
+        # DynamoDB never builds moto's DynamoDB backend).
+        self.gateway.before_first["dynamodb"] = lambda: adapter.create_table(
+            self.region, self.schema.create_table_request(), self.schema.ttl_request())
         return self
 
     def close(self) -> None:
@@ -157,7 +154,6 @@ class Sandbox:
             adapter.uninstall()
             self.clock.stop()
             random.setstate(self._saved_random)
-            boto3.DEFAULT_SESSION = self._saved_session
             adapter.reset_aws()  # nothing of this world's AWS survives it
             for k, v in self._saved_env.items():
                 if v is None:
@@ -181,7 +177,7 @@ class Sandbox:
     def dynamodb(self):
         """A boto3 DynamoDB client inside this world."""
         self._require_open()
-        return boto3.client("dynamodb", region_name=self.region)
+        return adapter.shared_client(self.region, "dynamodb")
 
     @functools.cached_property
     def table(self):
@@ -193,13 +189,13 @@ class Sandbox:
     def sqs(self):
         """A boto3 SQS client inside this world."""
         self._require_open()
-        return boto3.client("sqs", region_name=self.region)
+        return adapter.shared_client(self.region, "sqs")
 
     @functools.cached_property
     def kinesis(self):
         """A boto3 Kinesis client inside this world."""
         self._require_open()
-        return boto3.client("kinesis", region_name=self.region)
+        return adapter.shared_client(self.region, "kinesis")
 
     # -- randomness ----------------------------------------------------------------------
     def new_uuid(self) -> str:
