@@ -11,7 +11,7 @@ LAB_ARGS    ?=
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
 
-.PHONY: setup lab test bench clean
+.PHONY: setup lab lint test test-fast bench clean
 
 setup: $(STAMP)
 
@@ -34,9 +34,18 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 lab: setup
 	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
 
+lint: setup
+	$(BIN)/ruff check .
+
 # pytest exits 5 when it collects no test: make passes that on as a failure.
 test: setup
-	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
+
+# The inner loop: everything but the tests marked slow (long campaigns, exhaustive
+# searches, the golden fingerprints) and the notebook ones (real kernels, the browser).
+test-fast: setup
+	$(BIN)/python -m pytest -n 2 -m "not slow and not notebook" --durations=15 $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)

@@ -31,8 +31,9 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from . import adapter, gateway
 from .scenarios import SCENARIOS, run_scenario
@@ -191,8 +192,8 @@ def overhead(names: list[str], repeat: int) -> dict[str, dict[str, float]]:
             runs, cold, warm = [], [], []
             for _ in range(repeat):
                 runs.append(_median_wall(lambda name=name: _run(name), 1)[0])
-                cold.append(_median_wall(lambda: replay.replay(calls, cold=True), 1)[0])
-                warm.append(_median_wall(lambda: replay.replay(calls, cold=False), 1)[0])
+                cold.append(_median_wall(lambda r=replay, c=calls: r.replay(c, cold=True), 1)[0])
+                warm.append(_median_wall(lambda r=replay, c=calls: r.replay(c, cold=False), 1)[0])
         finally:
             replay.close()
         run_s, cold_s, warm_s = (statistics.median(x) for x in (runs, cold, warm))

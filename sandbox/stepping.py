@@ -79,6 +79,7 @@ class ScenarioRun:
         self._done = threading.Event()
         self._result = None
         self._error: BaseException | None = None
+        self._closed_early = False
         self._director = threading.Thread(target=self._direct, name="sandbox:director", daemon=True)
         self._director.start()
         self._wait_for_gate()
@@ -96,6 +97,7 @@ class ScenarioRun:
                 sc.drive(sb, deploy(sb, self._handler, self._factory, cfg), cfg)
             self._result = RunResult(sc.name, self.seed, cfg, sb.history, check(sb.history))
         except WorldClosed:
+            self._closed_early = True
             self._error = SandboxError("this scenario run was closed before it finished")
         except BaseException as exc:  # handed to the caller by finish()/step()
             self._error = exc
@@ -129,7 +131,7 @@ class ScenarioRun:
     def _wait_for_gate(self) -> None:
         if not self._at_gate.acquire(timeout=STEP_TIMEOUT):
             raise SandboxError(f"the scenario did not reach its next step within {STEP_TIMEOUT:g} s of real time")
-        if self._done.is_set() and self._error is not None and not isinstance(self._error, SandboxError):
+        if self._done.is_set() and self._error is not None and not self._closed_early:
             error, self._error = self._error, None
             raise error
 

@@ -1,3 +1,4 @@
+import contextlib
 import sys
 from pathlib import Path
 
@@ -14,3 +15,22 @@ if str(ROOT) not in sys.path:
 def example(name: str, func: str = "handler") -> str:
     """A handler spec for one of the example handlers."""
     return f"{EXAMPLES / name}:{func}"
+
+
+@contextlib.contextmanager
+def no_real_sleep():
+    """Record every wall-clock sleep the sandbox makes meanwhile (a virtual world should make none)."""
+    import sandbox.adapter as adapter
+
+    slept: list[float] = []
+    original = adapter.real_sleep
+
+    def record(seconds):
+        slept.append(seconds)
+        original(seconds)
+
+    adapter.real_sleep = record
+    try:
+        yield slept
+    finally:
+        adapter.real_sleep = original

@@ -53,6 +53,7 @@ def tiny_switch_interval():
     sys.setswitchinterval(old)
 
 
+@pytest.mark.slow
 def test_exactly_one_winner_in_every_trial_inside_the_sandbox(tiny_switch_interval):
     with Sandbox() as sb:
         winners = race(sb.table, TRIALS)

@@ -8,6 +8,7 @@ import pytest
 from conftest import ROOT
 
 
+@pytest.mark.slow
 def test_quick_bench_writes_json_and_table(tmp_path):
     out = tmp_path / "bench-results.json"
     proc = subprocess.run([sys.executable, "-m", "sandbox.bench", "--quick", "--out", str(out)], cwd=ROOT,
@@ -19,11 +20,19 @@ def test_quick_bench_writes_json_and_table(tmp_path):
     assert set(results["scenario_wall"]) == set(SCENARIOS)
     for figure in results["scenario_wall"].values():
         assert figure["wall_s"] > 0 and figure["verdict"] == "valid"  # the idempotent handler is valid everywhere
-    for section in ("compression", "overhead", "cost_per_order", "memory", "misses", "targets"):
+    for section in ("compression", "cli_start", "overhead", "campaign", "cost_per_order", "memory", "misses",
+                    "targets"):
         assert section in results
+    assert set(results["overhead"]) == {"no-fault", "concurrent-claims", "sqs-batch-failure"}
     for v in results["overhead"].values():
-        # The ratio is taken before rounding; the rounded times reproduce it to within rounding.
+        # The ratios are taken before rounding; the rounded times reproduce them to within rounding.
         assert v["raw_moto_s"] > 0 and v["ratio_x"] == pytest.approx(v["scenario_s"] / v["raw_moto_s"], rel=0.02)
+        assert v["prebuilt_s"] > 0 and v["aws_calls"] > 0
+        assert v["prebuilt_ratio_x"] == pytest.approx(v["scenario_s"] / v["prebuilt_s"], rel=0.02)
+    cli = results["cli_start"]
+    assert cli["ratio_x"] == pytest.approx(cli["cli_s"] / cli["bare_import_s"], rel=0.02)
+    campaign = results["campaign"]
+    assert campaign["runs"] == len(SCENARIOS) and campaign["valid"] == campaign["runs"]
     table = out.with_suffix(".txt").read_text()
     assert "Scenario wall time" in table and "Targets missed" in table
     assert table.strip() in proc.stdout

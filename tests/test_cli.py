@@ -85,6 +85,7 @@ def test_json_output_is_identical_across_processes():
     assert a == b and a[0] == 0
 
 
+@pytest.mark.slow
 def test_exhaustive_policy_counts_broken_schedules(capsys):
     assert main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--policy", "exhaustive",
                  "--json"]) == 1

@@ -8,6 +8,7 @@ from conftest import ROOT
 CASES = [("01_claim_the_key.py", "concurrent-claims", {"copies": 2})]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, scenario, settings", CASES)
 def test_exercise_starts_broken_and_solution_holds_under_every_interleaving(name, scenario, settings):
     start = explore_scenario(scenario, f"{ROOT / 'exercises' / name}:handler", settings=settings)

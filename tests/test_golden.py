@@ -21,6 +21,7 @@ def test_fingerprints_cover_every_scenario():
     assert len(WANT) == len(SCENARIOS) * len(HANDLERS) * len(SEEDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 @pytest.mark.parametrize("handler", list(HANDLERS))
 def test_runs_match_their_fingerprints(scenario, handler):

@@ -25,8 +25,8 @@ from ui_support import CHROMIUM_ARGS, LabServer, copy_notebooks, lab_server, req
 pytestmark = pytest.mark.notebook
 
 NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
-VALID = "valid: 3 orders, 3 effects, each exactly once"
-INVALID = "invalid: 3 findings"
+VALID = "valid 3 orders, 3 effects, each exactly once"
+INVALID = "invalid 3 findings"
 RUN_ALL_TIMEOUT_MS = 120_000
 
 # JS: the open notebook panel (window.jupyterapp exists because of expose_app_in_browser).

@@ -23,7 +23,7 @@ EXPECTED_DIRECT = {
         "ipywidgets", "jupyterlab", "ipykernel",
     },
     "requirements-dev.txt": {
-        "pytest", "pytest-xdist", "hypothesis", "nbclient", "nbformat", "playwright",
+        "pytest", "pytest-xdist", "hypothesis", "nbclient", "nbformat", "playwright", "ruff",
     },
 }
 

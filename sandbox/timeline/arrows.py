@@ -106,7 +106,8 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     a, b, shrink, vertical = _ends(c, prev, rec, bars, lane_left)
     style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}"))
     owner = f"arrow:{prev.inv}->{rec.inv}"
-    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>", mutation_scale=HEAD_SIZE * c.scale.factor,
+    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
+                                     mutation_scale=HEAD_SIZE * c.scale.factor,
                                      color=ARROW_COLOR, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
                                      connectionstyle=style, zorder=Z_ARROW, gid=owner)
     c.ax.add_patch(patch)

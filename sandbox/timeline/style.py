@@ -175,13 +175,15 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "call_timeout": ({"marker": "x", "ms": 10, "mfc": "black", "mec": "black", "mew": 2.4},
                      "caller's read timed out (ReadTimeoutError)"),
     "call_answer": ({"marker": "o", "ms": 8, "mfc": "black", "mec": "black", "mew": 1.0}, "caller got the response"),
-    "call_error": ({"marker": "o", "ms": 8, "mfc": OI_ORANGE, "mec": "black", "mew": 1.0}, "caller got a function error"),
+    "call_error": ({"marker": "o", "ms": 8, "mfc": OI_ORANGE, "mec": "black", "mew": 1.0},
+                   "caller got a function error"),
 }
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
                        "effect_other", RecordType.SWEEP,
-                       "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial", "retry_scheduled",
+                       "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
+                       "retry_scheduled",
                        "resend", "spont_dup", "dropped", "delivery_other",
                        "call_send", "call_timeout", "call_answer", "call_error")
 

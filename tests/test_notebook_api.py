@@ -1,0 +1,167 @@
+"""The API the notebooks use: rerunning a failed cell, stepping, playing the scheduler,
+rich display and widgets built from settings."""
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+import sandbox
+from sandbox import BadInput, History, Sandbox, SandboxError, open_scenario, run_scenario
+
+from conftest import ROOT, example
+
+READ_THEN_WRITE = example("read_then_write.py")
+IDEMPOTENT = example("idempotent.py")
+NAIVE = example("naive_email.py")
+
+
+# -- rerunning a failed cell in a real kernel ------------------------------------------------------
+def test_a_cell_that_failed_with_its_world_open_does_not_block_the_next_one():
+    nb = nbformat.v4.new_notebook()
+    failing = nbformat.v4.new_code_cell(
+        "from sandbox import Sandbox\n"
+        "sb = Sandbox(seed=2).open()  # no `with`: the world stays open when the cell fails\n"
+        "sb.table.put_item(Item={'pk': 'half-done'})\n"
+        "raise RuntimeError('the learner made a typo')")
+    failing.metadata["tags"] = ["raises-exception"]
+    nb.cells = [failing,
+                nbformat.v4.new_code_cell(
+                    "with Sandbox(seed=3) as again:\n"
+                    "    items = again.items()\n"
+                    "print('items:', items, '| old world open:', sb.is_open)")]
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(ROOT)}}).execute()
+    first, second = (c.outputs for c in nb.cells)
+    assert [o.ename for o in first if o.output_type == "error"] == ["RuntimeError"]
+    streams = {o.name: o.text for o in second if o.output_type == "stream"}
+    assert streams["stderr"].strip() == "note: closed the sandbox world (seed 2) that an earlier cell left open"
+    assert streams["stdout"].strip() == "items: [] | old world open: False"
+
+
+# -- stepping through a scenario -------------------------------------------------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_stepping_to_the_end_gives_the_same_history_as_an_unattended_run(seed):
+    run = open_scenario("concurrent-claims", READ_THEN_WRITE, seed=seed)
+    while not run.done:
+        run.step()
+    stepped = run.finish()
+    plain = run_scenario("concurrent-claims", READ_THEN_WRITE, seed=seed)
+    assert stepped.history.to_json() == plain.history.to_json()
+    assert stepped.status == plain.status and len(run.steps) > 4
+
+
+def test_each_step_says_who_moved_and_what_it_did_and_the_world_can_be_inspected():
+    run = open_scenario("concurrent-claims", IDEMPOTENT, seed=1)
+    taken = []
+    while not run.done and not run.outbox:
+        taken.append(run.step())
+        if any(r["type"] == "aws" and r["op"] == "PutItem" and r["result"] == "ok" for r in taken[-1].records):
+            claimed = run.items()
+            assert [(i["pk"], i["status"]) for i in claimed] == [("order-confirmation#o-1", "IN_PROGRESS")]
+    assert run.outbox and run.outbox[0]["orderId"] == "o-1"
+    assert all(s.who.startswith("inv-") for s in taken)
+    assert any(s.does == "dynamodb.PutItem" for s in taken)
+    assert "dynamodb.PutItem" in str(next(s for s in taken if s.does == "dynamodb.PutItem"))
+    result = run.finish()
+    assert result.valid and result.history.end_time() >= taken[-1].t
+    with pytest.raises(SandboxError, match="over"):
+        run.step()
+
+
+def test_a_scenario_that_cannot_start_says_why_at_once():
+    with pytest.raises(BadInput, match="fail_order 9 is beyond"):
+        open_scenario("sqs-batch-failure", NAIVE, settings={"fail_order": 9})
+
+
+# -- playing the scheduler -------------------------------------------------------------------------
+def test_the_learner_finds_the_read_then_write_race_by_hand():
+    run = open_scenario("concurrent-claims", READ_THEN_WRITE, policy="interactive")
+    run.until_choice()
+    assert {c.who: c.does for c in run.choices()} == {"inv-1": "dynamodb.GetItem", "inv-2": "dynamodb.GetItem"}
+    with pytest.raises(BadInput, match="you are the scheduler"):
+        run.step()
+    with pytest.raises(BadInput, match="'inv-9' cannot move now"):
+        run.step("inv-9")
+    run.step("inv-1")  # reads: missing
+    run.step("inv-2")  # reads: missing too
+    result = run.finish()
+    assert result.status == "invalid" and result.verdict.effects_per_key == {"o-1": {"email": 2}}
+
+
+def test_the_same_handler_is_safe_when_one_read_comes_after_the_other_write():
+    run = open_scenario("concurrent-claims", READ_THEN_WRITE, policy="interactive")
+    run.until_choice()
+    while run.choices() and any(c.who == "inv-1" for c in run.choices()):
+        run.step("inv-1")  # inv-1 reads, writes and sends before inv-2 looks
+    assert run.finish().valid
+
+
+def test_a_run_left_open_is_closed_by_the_next_world():
+    run = open_scenario("concurrent-claims", READ_THEN_WRITE, policy="interactive")
+    with Sandbox(seed=5) as sb:
+        assert sb.is_open and not run.world.is_open
+    with pytest.raises(SandboxError, match="closed before it finished"):
+        run.finish()
+
+
+# -- rich display ----------------------------------------------------------------------------------
+def test_history_verdict_and_result_render_as_html_and_plain_text():
+    result = run_scenario("no-fault", NAIVE, seed=1)
+    html = result._repr_html_()
+    assert "no-fault" in html and "valid" in html and "<table" in html
+    assert repr(result) == "<RunResult no-fault seed=1: valid>"
+    bad = run_scenario("sqs-batch-failure", NAIVE)
+    assert "duplicate" in bad.verdict._repr_html_() and "o-1: email sent 2 times" in bad.verdict._repr_html_()
+    history_html = bad.history._repr_html_()
+    assert history_html.count("<tr>") == len(bad.history) + 1
+    assert repr(bad.history).startswith(f"History({len(bad.history)} records")
+
+
+def test_html_escapes_what_a_handler_wrote():
+    h = History({"seed": 0}, [{"seq": 0, "t": 0.0, "type": "note", "text": "<script>alert(1)</script>"}])
+    assert "<script>" not in h._repr_html_() and "&lt;script&gt;" in h._repr_html_()
+
+
+def test_plotting_and_the_verdict_are_at_the_top_level():
+    result = run_scenario("no-fault", NAIVE)
+    assert result.valid is True and result.status == "valid"
+    assert sandbox.plot_timeline(result.history)._repr_png_()[:4] == b"\x89PNG"
+
+
+# -- widgets from the settings' own metadata -------------------------------------------------------
+def test_controls_follow_each_settings_type_range_and_help():
+    import ipywidgets as w
+
+    controls = sandbox.setting_controls("sqs-batch-failure")
+    assert list(controls) == list(sandbox.get_scenario("sqs-batch-failure").all_settings())
+    assert isinstance(controls["payment"], w.Dropdown) and controls["payment"].options == ("none", "card")
+    assert isinstance(controls["report_batch_item_failures"], w.Checkbox)
+    window = controls["batching_window"]
+    assert isinstance(window, w.IntSlider) and (window.min, window.max, window.value) == (0, 300, 0)
+    assert "MaximumBatchingWindowInSeconds" in window.tooltip
+    assert isinstance(controls["horizon"], w.BoundedFloatText)  # 14 days is too wide for a slider
+    narrowed = sandbox.setting_controls("ttl-lag", only=["ttl_lag"], spans={"ttl_lag": (0, 86400, 3600)})
+    assert isinstance(narrowed["ttl_lag"], w.BoundedFloatText)
+    with pytest.raises(BadInput, match="no setting 'colour'"):
+        sandbox.setting_controls("no-fault", only=["colour"])
+
+
+def test_moving_a_control_reruns_the_scenario_and_redraws_verdict_and_timeline():
+    explorer = sandbox.explore_settings("sqs-batch-failure", NAIVE, only=["report_batch_item_failures", "fail_order"])
+    assert explorer.result.status == "invalid" and explorer.runs == 1
+    first_image = explorer.image.value
+    explorer.controls["fail_order"].value = 0  # no provider failure: no redelivery
+    assert explorer.runs == 2 and explorer.result.status == "valid"
+    assert "valid" in explorer.verdict.value and explorer.image.value != first_image
+    explorer.controls["fail_order"].value = 3
+    assert explorer.result.status == "invalid" and explorer.image.value == first_image
+
+
+def test_a_refused_combination_is_explained_not_raised():
+    explorer = sandbox.explore_settings("sqs-batch-failure", NAIVE, only=["batch_size", "batching_window"],
+                                        plot=False)
+    explorer.controls["batch_size"].value = 50  # above 10 needs a batching window
+    assert explorer.result is None and "needs MaximumBatchingWindowInSeconds" in explorer.verdict.value
+    explorer.controls["batching_window"].value = 1
+    assert explorer.result is not None and explorer.result.status == "invalid"
