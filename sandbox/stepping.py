@@ -80,6 +80,7 @@ class ScenarioRun:
         self._result = None
         self._error: BaseException | None = None
         self._closed_early = False
+        self._aborted = False
         self._director = threading.Thread(target=self._direct, name="sandbox:director", daemon=True)
         self._director.start()
         self._wait_for_gate()
@@ -110,9 +111,9 @@ class ScenarioRun:
         self._runnable = list(runnable)
         self._at_gate.release()
         self._go.acquire()
-        command, *args = self._command
-        if command == "abort":
+        if self._aborted:  # sticky: a later finish() must not revive a world that closed meanwhile
             raise WorldClosed("the scenario run was closed")
+        command, *args = self._command
         if command == "finish":
             self.world.scheduler.gate = None
             return None
@@ -124,8 +125,8 @@ class ScenarioRun:
         return chosen
 
     def _abandon(self) -> None:
-        if not self._done.is_set():
-            self._command = ("abort",)
+        if not self._done.is_set() and not self._aborted:
+            self._aborted = True
             self._go.release()
 
     def _wait_for_gate(self) -> None:
@@ -146,6 +147,8 @@ class ScenarioRun:
 
     def step(self, who: str | None = None) -> Step:
         """Let one task move to its next yield point: ``who`` (a name from ``choices()``) or the policy's pick."""
+        if self._aborted:
+            raise SandboxError("this scenario run was closed before it finished")
         if self.done:
             raise SandboxError("the run is over: nothing left to step; call finish() for the result")
         names = [t.name for t in self._runnable]
@@ -182,8 +185,9 @@ class ScenarioRun:
     def finish(self):
         """Let the rest run as the policy decides, and return the judged ``RunResult``."""
         if not self.done:
-            self._command = ("finish",)
-            self._go.release()
+            if not self._aborted:
+                self._command = ("finish",)
+                self._go.release()
             self._director.join(STEP_TIMEOUT)
         if self._error is not None:
             raise self._error
