@@ -125,6 +125,8 @@ class ScenarioRun:
         return chosen
 
     def _abandon(self) -> None:
+        if threading.current_thread() is self._director:
+            return  # the run's own end closes its world: nothing to abandon
         if not self._done.is_set() and not self._aborted:
             self._aborted = True
             self._go.release()
