@@ -149,9 +149,8 @@ class MotoReplay:
         """Reset moto and make the calls; ``cold`` builds a client per origin, as the run did."""
         from botocore import xform_name
         from botocore.exceptions import ClientError
-        from moto.core.base_backend import BackendDict
 
-        BackendDict.reset()
+        adapter.reset_aws()
         # The idempotency table every world starts with, made the same cheap way.
         adapter.create_table("us-east-1", IDEMPOTENCY_TABLE.create_table_request(), IDEMPOTENCY_TABLE.ttl_request())
         clients: dict[tuple[str, str], Any] = {}
