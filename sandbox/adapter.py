@@ -184,6 +184,40 @@ def create_table(region: str, request: dict, ttl_request: dict) -> None:
         backend.update_time_to_live(ttl_request["TableName"], ttl_request["TimeToLiveSpecification"])
 
 
+def _dynamodb_table(region: str, table: str):
+    from moto.dynamodb.models import dynamodb_backends
+
+    return dynamodb_backends[DEFAULT_ACCOUNT_ID][region].get_table(table)
+
+
+def item_key(region: str, table: str, item_or_key: dict) -> dict | None:
+    """The key attributes (DynamoDB JSON) of an item or key, by the table's key schema; None if unknown."""
+    with AWS_LOCK:
+        try:
+            t = _dynamodb_table(region, table)
+        except Exception:  # no such table: the request itself will fail and say so
+            return None
+    names = [t.hash_key_attr] + ([t.range_key_attr] if t.range_key_attr else [])
+    if not all(n in item_or_key for n in names):
+        return None
+    return {n: item_or_key[n] for n in names}
+
+
+def stored_item(region: str, table: str, key: dict) -> dict | None:
+    """The item as moto holds it now (DynamoDB JSON), read without a request; None if absent."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+
+    with AWS_LOCK:
+        try:
+            t = _dynamodb_table(region, table)
+        except Exception:
+            return None
+        hash_key = DynamoType(key[t.hash_key_attr])
+        range_key = DynamoType(key[t.range_key_attr]) if t.range_key_attr else None
+        item = t.get_item(hash_key, range_key)
+        return None if item is None else item.to_json()["Attributes"]
+
+
 def serve(request) -> tuple[int, dict, bytes] | None:
     """moto's answer to a prepared botocore request (None: moto has no such service)."""
     response = botocore_stubber.process_request(request)

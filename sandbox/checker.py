@@ -18,8 +18,13 @@ from typing import Any
 from .history import History
 from .vocab import AWS_OK, DROPPED, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
 
-#: Writes that can save an invocation's result in the idempotency table (a delete saves nothing).
-_SAVES = ("PutItem", "UpdateItem", "TransactWriteItems", "BatchWriteItem")
+#: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
+#: a write inside a transaction or a batch counts as the single-item call it amounts to.
+_SAVES = ("PutItem", "UpdateItem")
+
+
+def _write_op(record: dict) -> str:
+    return (record.get("detail") or {}).get("as") or record["op"]
 
 
 @dataclass
@@ -124,7 +129,8 @@ class _Facts:
         inv = self.invs.get(first.get("inv"))
         if inv is None or inv["outcome"] in (Outcome.OK, None):
             return False
-        writes = [e for e in self.table_writes.get(first["inv"], []) if e["op"] in _SAVES and e["result"] == AWS_OK]
+        writes = [e for e in self.table_writes.get(first["inv"], [])
+                  if _write_op(e) in _SAVES and e["result"] == AWS_OK]
         claims = [e for e in writes if e["seq"] < first["seq"]]
         if not claims:
             return False

@@ -54,3 +54,41 @@ def error_code(body: bytes) -> str | None:
         return None
     code = code.rsplit("#", 1)[-1].rsplit(".", 1)[-1]
     return code[: -len("Exception")] if code.endswith("Exception") else code
+
+
+#: The single-item operation each kind of write in a batch or a transaction amounts to.
+_AS_OP = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+          "PutRequest": "PutItem", "DeleteRequest": "DeleteItem"}
+
+
+def table_writes(op: str, params: dict) -> list[tuple[str, str, dict]]:
+    """Every item write a request makes, as (table, single-item op, that op's params).
+
+    PutItem, UpdateItem and DeleteItem write one item; TransactWriteItems and BatchWriteItem
+    write several, and each counts the same as the single-item call it amounts to (for TTL,
+    for locks on the timeline, for the checker's "remaining window").
+    """
+    if op in ("PutItem", "UpdateItem", "DeleteItem"):
+        return [(params.get("TableName"), op, params)]
+    if op == "TransactWriteItems":
+        out = []
+        for entry in params.get("TransactItems") or []:
+            for kind, body in (entry or {}).items():
+                if kind in _AS_OP and isinstance(body, dict):
+                    out.append((body.get("TableName"), _AS_OP[kind], body))
+        return out
+    if op == "BatchWriteItem":
+        return [(table, _AS_OP[kind], {"TableName": table, **body})
+                for table, requests in (params.get("RequestItems") or {}).items()
+                for request in requests or [] for kind, body in (request or {}).items() if kind in _AS_OP]
+    return []
+
+
+def cancellation_reasons(body: bytes) -> list[str]:
+    """The codes a cancelled transaction gives per item ("ConditionalCheckFailed", "None", ...)."""
+    try:
+        data = json.loads(body or b"{}")
+    except ValueError:
+        return []
+    reasons = data.get("CancellationReasons") if isinstance(data, dict) else None
+    return [str((r or {}).get("Code")) for r in reasons or []]

@@ -18,8 +18,12 @@ class RealAwsRefused(SandboxError):
     """A request would have left this machine, or was signed with real-looking credentials."""
 
 
-class HandlerBlocked(SandboxError):
-    """An invocation stopped reaching yield points: it is blocked outside the sandbox."""
+class HandlerBlocked(BaseException):
+    """An invocation stopped reaching yield points: it is blocked outside the sandbox.
+
+    A BaseException, like the runtime stopping the function: a handler's ``except
+    Exception`` must not swallow it and carry on as if nothing happened.
+    """
 
 
 class WorldClosed(BaseException):
@@ -40,3 +44,11 @@ class StillInProgressError(Exception):
 
 class ProviderError(Exception):
     """An effect provider (email, payments) failed without performing the effect."""
+
+
+class RuntimeExit(BaseException):
+    """The handler ended its own process (``os._exit``): Lambda reports Runtime.ExitError."""
+
+    def __init__(self, code: object = 0):
+        super().__init__(f"Runtime exited with error: exit status {code}")
+        self.code = code

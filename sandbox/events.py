@@ -99,7 +99,7 @@ def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> dict
             "SenderId": attrs.get("SenderId", "AIDAEXAMPLE"),
             "ApproximateFirstReceiveTimestamp": attrs.get("ApproximateFirstReceiveTimestamp", "0"),
         },
-        "messageAttributes": message.get("MessageAttributes", {}),
+        "messageAttributes": lambda_message_attributes(message.get("MessageAttributes", {})),
         "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",
         "eventSourceARN": queue_arn,
@@ -124,10 +124,33 @@ def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: s
         "eventVersion": "1.0",
         "eventID": f"{shard_id}:{record['SequenceNumber']}",
         "eventName": "aws:kinesis:record",
-        "invokeIdentityArn": function_arn.replace(":function:", ":role/").replace("arn:aws:lambda", "arn:aws:iam"),
+        "invokeIdentityArn": execution_role_arn(function_arn),
         "awsRegion": region,
         "eventSourceARN": stream_arn,
     }
+
+
+def execution_role_arn(function_arn: str) -> str:
+    """The function's execution role: IAM is global, so its ARN has no region (``arn:aws:iam::ACCOUNT:role/NAME``)."""
+    parts = function_arn.split(":")
+    account, name = parts[4], parts[6] if len(parts) > 6 else "function"
+    return f"arn:aws:iam::{account}:role/{name}-role"
+
+
+def lambda_message_attributes(attributes: dict) -> dict:
+    """SQS message attributes as a Lambda event carries them: lowerCamel keys (``stringValue``, ``dataType``).
+
+    The SQS API says ``StringValue``/``DataType``; the event Lambda builds says ``stringValue``/``dataType``
+    (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html).
+    """
+    out = {}
+    for name, value in (attributes or {}).items():
+        value = value or {}
+        out[name] = {"stringValue": value.get("StringValue"), "binaryValue": value.get("BinaryValue"),
+                     "stringListValues": value.get("StringListValues", []),
+                     "binaryListValues": value.get("BinaryListValues", []), "dataType": value.get("DataType")}
+        out[name] = {k: v for k, v in out[name].items() if v is not None}
+    return out
 
 
 def _parse_json(text: Any, where: str) -> Any:

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ReadTimeoutError
 
 from . import active, adapter
-from .dynamo import error_code, scalar, update_assignments
+from .dynamo import cancellation_reasons, error_code, scalar, table_writes, update_assignments
 from .errors import RealAwsRefused
 from .scheduler import current_task
 from .vocab import AWS_OK, IDEMPOTENCY_TABLE, TableSchema
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .clock import VirtualClock
     from .faults import AwsFault, Nemesis
     from .history import History
+    from .replicas import Replicas
     from .scheduler import Scheduler
 
 FAKE_ACCESS_KEY = "testing"
@@ -95,6 +96,16 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
 
 
 def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes, schema: TableSchema):
+    writes = table_writes(op, params)
+    if op in ("TransactWriteItems", "BatchWriteItem") and writes:
+        # Several writes in one request: the history keeps the one on the idempotency table
+        # (else the first), as the single-item call it amounts to.
+        table, single, write = next((w for w in writes if w[0] == schema.name), writes[0])
+        _, key, detail = _summarise_dynamodb(single, write, status, b"", schema)
+        detail["as"] = single
+        if status != 200:
+            detail["reasons"] = cancellation_reasons(body)
+        return table, key, detail
     detail: dict[str, Any] = {}
     key = None
     item = params.get("Item") or params.get("Key") or {}
@@ -135,8 +146,9 @@ class Gateway:
     """One world's half of the gateway: atomic dispatch to moto, faults, recording, listeners."""
 
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", faults: "Nemesis",
-                 schema: TableSchema = IDEMPOTENCY_TABLE):
+                 schema: TableSchema = IDEMPOTENCY_TABLE, replicas: "Replicas | None" = None):
         self.clock, self.scheduler, self.history, self.faults, self.schema = clock, scheduler, history, faults, schema
+        self.replicas = replicas
         #: Extra local endpoints by service (the sandbox's own Lambda Invoke, for example).
         self.routes: dict[str, Route] = {}
         #: Work to do just before a service's first request (creating the table, say), so a
@@ -181,6 +193,7 @@ class Gateway:
         task = current_task()
         inv = task.invocation if task is not None else None
         label = f"{service}.{op}"
+        self.scheduler.check_alive()  # a stopped invocation's code reaches no AWS service
         if inv is not None:
             latency = self.faults.latency_of(service)
             if latency:
@@ -200,10 +213,12 @@ class Gateway:
             for observer in _TAPS:
                 observer(service, op, params, origin)
         with adapter.AWS_LOCK:
-            status, headers, body = self._serve(fault, request, label)
+            status, headers, body, stale = self._serve(fault, request, label, service, op, params)
             target, key, detail = summarise(service, op, params, status, body, self.schema)
             if fault is not None:
                 detail["fault"] = fault.kind
+            if stale:
+                detail["stale"] = True  # an eventually consistent read that missed a recent write
             self.record(service, op, target, key, AWS_OK if status < 300 else (error_code(body) or f"HTTP {status}"),
                         detail)
             self.notify(service, op, params, status)
@@ -214,14 +229,24 @@ class Gateway:
             inv.after_aws(label)
         return adapter.response(request.url, status, headers, body)
 
-    @staticmethod
-    def _serve(fault: "AwsFault | None", request, label: str) -> tuple[int, dict, bytes]:
+    def _serve(self, fault: "AwsFault | None", request, label: str, service: str, op: str,
+               params: dict) -> tuple[int, dict, bytes, bool]:
+        """moto's answer (or the fault's); an eventually consistent read may get a stale one."""
         if fault is not None and fault.kind != "timeout-applied":
-            return fault_response(fault)
+            return (*fault_response(fault), False)
+        replicas = self.replicas if service == "dynamodb" else None
+        written = replicas.before_write(op, params) if replicas is not None else []
         served = adapter.serve(request)
         if served is None:
             raise RealAwsRefused(f"{label} has no local (moto) service in this sandbox; nothing was sent")
-        return served
+        status, headers, body = served
+        if replicas is None or status != 200:
+            return status, headers, body, False
+        replicas.after_write(written)
+        stale = replicas.stale_answer(op, params, body)
+        if stale is None:
+            return status, headers, body, False
+        return status, replicas.headers_for(headers, stale), stale, True
 
 
 def check_credentials(request, label: str) -> None:

@@ -18,8 +18,10 @@ Record types and their own fields (the words come from ``sandbox.vocab``):
 ``invoke_start``  ``inv`` ("inv-1"), ``source`` (a ``SourceKind``), ``cause`` (a ``Cause``,
                   or "retry <n>"), ``container``, ``request_id``, ``keys`` (business keys
                   the event carries), ``prev`` (the invocation this one repeats, or None),
-                  ``timeout`` (the function's timeout, seconds)
-``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None), and
+                  ``timeout`` (the function's timeout, seconds), ``cold_start: true``
+                  when it started a new container
+``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None),
+                  ``where`` (the line of the handler's own code that raised, if any), and
                   ``blocked: true`` when the sandbox gave up on an invocation blocked
                   outside it
 ``aws``           ``inv`` (None for infrastructure such as pollers), ``actor``,
@@ -33,6 +35,8 @@ Record types and their own fields (the words come from ``sandbox.vocab``):
                   ``Delivery``), ``keys``, ``inv`` (related invocation or None), ``detail``
 ``sweep``         the TTL sweeper deleted an item: ``target``, ``key``, ``detail``
 ``note``          free text for a reader: ``text``
+``log``           a line a handler printed or logged: ``inv``, ``stream`` ("stdout" or
+                  "stderr"), ``text``
 """
 from __future__ import annotations
 
@@ -112,12 +116,17 @@ class History:
         self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source)
 
     def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
-                     request_id: str, keys: list[str], prev: str | None, timeout: float) -> None:
+                     request_id: str, keys: list[str], prev: str | None, timeout: float,
+                     cold_start: bool = False) -> None:
+        extra = {"cold_start": True} if cold_start else {}
         self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
-                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout)
+                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, **extra)
 
-    def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False) -> None:
+    def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False,
+                   where: str | None = None) -> None:
         extra = {"blocked": True} if blocked else {}
+        if where:
+            extra["where"] = where
         self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, **extra)
 
     def aws(self, t: float, *, inv: str | None, actor: str, service: str, op: str, target: str | None,
@@ -138,6 +147,14 @@ class History:
 
     def note(self, t: float, text: str) -> None:
         self.append(RecordType.NOTE, t, text=text)
+
+    def log(self, t: float, *, inv: str, stream: str, text: str) -> None:
+        self.append(RecordType.LOG, t, inv=inv, stream=stream, text=text)
+
+    def logs(self, inv: str | None = None) -> list[dict[str, Any]]:
+        """The lines handlers printed or logged (one invocation's, or all), in order."""
+        return [_copy(e) for e in self._events
+                if e["type"] == RecordType.LOG and (inv is None or e["inv"] == inv)]
 
     # -- reading (every read is a copy) -----------------------------------
     def __iter__(self) -> Iterator[dict[str, Any]]:

@@ -1,14 +1,21 @@
-"""Loading a handler file, ``path/to/file.py:function``, as one container's own copy of it."""
+"""Loading a handler file, ``path/to/file.py:function``, as one container's module ``file``.
+
+Lambda imports the handler's module by its file name (``_HANDLER=app.handler`` imports
+``app``), in every execution environment alike, and libraries key on that name (Powertools'
+idempotency keys include the function's module). Each container loads its own copy, under
+that same name, into its own process (``sandbox.process``), with the file's folder, the
+task root, on ``sys.path``.
+"""
 from __future__ import annotations
 
 import importlib.util
 import sys
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
+from .process import shadows_shared
 
 
 def split_spec(spec: str) -> tuple[Path, str]:
@@ -17,6 +24,8 @@ def split_spec(spec: str) -> tuple[Path, str]:
         raise BadInput(f"handler must look like path/to/file.py:function, got {spec!r}")
     path_text, _, func = spec.rpartition(":")
     path = Path(path_text)
+    if path.suffix != ".py":
+        raise BadInput(f"handler file must be a Python file ending in .py, got {path_text}")
     if not path.is_file():
         raise BadInput(f"handler file not found: {path_text}")
     if not func.isidentifier():
@@ -24,29 +33,40 @@ def split_spec(spec: str) -> tuple[Path, str]:
     return path, func
 
 
-def load_handler(spec: str) -> Callable:
-    """Load ``path/to/file.py:function`` as a fresh module (one per container)."""
+def handler_module_name(spec: str) -> str:
+    """The module name Lambda gives the handler file: its name without ``.py``."""
+    path, _ = split_spec(spec)
+    name = path.stem
+    if not name or "." in name:
+        # Lambda splits _HANDLER at its last dot: "my.app.handler" would mean package my, module app.
+        raise BadInput(f"handler file name {path.name!r} has a dot in it; Lambda imports the handler's "
+                       f"module by the file's name, so use a name without dots")
+    if shadows_shared(name):
+        raise BadInput(f"handler file {path.name} would hide the installed module {name!r}; rename the file")
+    return name
+
+
+def load_handler(spec: str, module_name: str | None = None) -> Callable:
+    """Execute the handler file as module ``module_name`` (in the running process) and return the function."""
     path, func = split_spec(spec)
-    module_name = f"_rwh_handler_{uuid.uuid4().hex}"
-    loader_spec = importlib.util.spec_from_file_location(module_name, path)
+    name = module_name or handler_module_name(spec)
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
+    if b"\0" in source:
+        raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
+    loader_spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(loader_spec)
-    folder = path.parent.resolve()
-    before = set(sys.modules)
-    sys.path.insert(0, str(folder))
+    sys.modules[name] = module  # as an import does: the module can import itself and be found by name
     try:
         loader_spec.loader.exec_module(module)
     except SyntaxError as exc:
+        sys.modules.pop(name, None)
         raise BadInput(f"handler file {path} has a syntax error on line {exc.lineno}: {exc.msg}") from None
-    except Exception as exc:
-        raise BadInput(f"handler file {path} failed to import: {type(exc).__name__}: {exc}") from None
-    finally:
-        sys.path.remove(str(folder))
-        # Sibling modules the handler imported (its run_once, say) belong to this container
-        # alone: forget them so the next cold start imports its own copy, as Lambda would.
-        for name in set(sys.modules) - before:
-            origin = getattr(sys.modules[name], "__file__", None) or ""
-            if origin and Path(origin).resolve().is_relative_to(folder):
-                del sys.modules[name]
+    except Exception:
+        sys.modules.pop(name, None)
+        raise
     handler = getattr(module, func, None)
     if handler is None:
         raise BadInput(f"handler file {path} defines no {func!r}")
@@ -56,8 +76,8 @@ def load_handler(spec: str) -> Callable:
 
 
 def check_handler(handler: Any) -> None:
-    """Fail early, with a clear message, on anything that cannot be a handler."""
+    """Fail early, with a clear message, on anything that cannot be a handler (files are checked, not run)."""
     if isinstance(handler, str):
-        load_handler(handler)
+        handler_module_name(handler)
     elif not callable(handler):
         raise BadInput(f"a handler is a function handler(event, context) or 'file.py:function', got {handler!r}")

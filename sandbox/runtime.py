@@ -4,25 +4,37 @@ Facts modelled (https://docs.aws.amazon.com/lambda/latest/dg/python-context.html
 https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html,
 https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
 
-- every invocation gets a new ``aws_request_id``, retries included;
-- the default function timeout is 3 seconds; a timeout is a function error and stops
-  the function where it is, so an effect already performed stays performed;
-- code outside the handler runs once per execution environment (container) and its
-  state survives between invocations of that container, not across containers;
+- every invocation gets a new ``aws_request_id`` unless its source says otherwise (Lambda's
+  async retries of one event keep theirs);
+- each invocation gets the event as freshly deserialised JSON;
+- the default function timeout is 3 seconds; a timeout is a function error and stops the
+  function where it is, so an effect already performed stays performed;
+- "If the Lambda function crashes or times out during the Invoke phase, Lambda resets the
+  execution environment": nothing more of that invocation runs (no ``finally`` block
+  reaches AWS, a service or the clock), and the next invocation starts a new container;
+  a handled error keeps the container;
+- ``sys.exit`` or ``os._exit`` in a handler is a crash (Runtime.ExitError);
+- a container is a process (``sandbox.process``): code outside the handler runs once per
+  container, and its modules, environment and ``sys.path`` are its own; the handler's
+  module is named after its file, as ``_HANDLER=app.handler`` names module ``app``;
 - Lambda adds containers as concurrency grows.
 """
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
+import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, WorldClosed
+from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
 from .faults import CrashPlan
-from .loader import check_handler, load_handler
+from .loader import check_handler, handler_module_name, load_handler
+from .process import ProcessContext, Processes
 from .scheduler import Task, current_task
 from .vocab import Cause, Outcome, SourceKind
 
@@ -33,10 +45,12 @@ if TYPE_CHECKING:
 
 DOC_CONFIG = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-function-common.html"
 DOC_TIMEOUT = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html"
+DOC_ENV = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html"
 DEFAULT_TIMEOUT = 3.0  # seconds (configuration-timeout.html)
 MAX_TIMEOUT = 900.0  # 15 minutes
 DEFAULT_MEMORY_MB = 128  # configuration-function-common.html
 ACCOUNT = "123456789012"
+PYTHON_RUNTIME = f"python{sys.version_info.major}.{sys.version_info.minor}"
 
 
 @dataclass
@@ -58,6 +72,10 @@ class FunctionConfig:
     def arn(self) -> str:
         return f"arn:aws:lambda:{self.region}:{self.account}:function:{self.name}"
 
+    def log_stream(self, clock: "VirtualClock", container: str) -> str:
+        day = dt.datetime.fromtimestamp(clock.now(), dt.UTC).strftime("%Y/%m/%d")
+        return f"{day}/[{self.version}]{container}"
+
 
 class LambdaContext:
     """The object passed as ``context``, with the attributes of Lambda's Python runtime."""
@@ -69,11 +87,10 @@ class LambdaContext:
         self.function_name = config.name
         self.function_version = config.version
         self.invoked_function_arn = config.arn
-        self.memory_limit_in_mb = config.memory_mb
+        self.memory_limit_in_mb = str(config.memory_mb)  # a string in the Python runtime, as in its environment
         self.aws_request_id = request_id
         self.log_group_name = f"/aws/lambda/{config.name}"
-        day = dt.datetime.fromtimestamp(clock.now(), dt.UTC).strftime("%Y/%m/%d")
-        self.log_stream_name = f"{day}/[{config.version}]{container}"
+        self.log_stream_name = config.log_stream(clock, container)
         self.identity = None
         self.client_context = None
         self.tenant_id = None
@@ -86,12 +103,14 @@ class LambdaContext:
 
 
 class Container:
-    """One execution environment: its own copy of module-level state."""
+    """One execution environment: its own process (modules, environment), its handler."""
 
-    def __init__(self, cid: str, handler: Callable):
+    def __init__(self, cid: str, process: ProcessContext):
         self.id = cid
-        self.handler = handler
+        self.process = process
+        self.handler: Callable | None = None
         self.busy = False
+        self.dead = False  # reset after a timeout or a crash: never used again
         self.invocations = 0
 
 
@@ -99,7 +118,7 @@ class Invocation:
     """One run of the handler. Its outcome is an ``Outcome``, or None while it runs."""
 
     def __init__(self, function: "LambdaFunction", inv_id: str, event: Any, source: str, cause: str,
-                 prev: str | None, keys: list[str], crash: CrashPlan | None):
+                 prev: str | None, keys: list[str], crash: CrashPlan | None, request_id: str | None):
         self.function = function
         self.id = inv_id
         self.event = event
@@ -111,8 +130,9 @@ class Invocation:
         self.error_text: str | None = None
         self.aws_calls = 0
         self.task: Task | None = None
+        self.children: list[Task] = []  # threads the handler started: part of this invocation
         self.container: Container | None = None
-        self.request_id = ""
+        self.request_id = request_id or ""
 
     @property
     def done(self) -> bool:
@@ -120,14 +140,21 @@ class Invocation:
 
     # -- the crash plan, applied where the gateway and the services call in --------------
     def before_aws(self, label: str) -> None:
-        self.crash.before_aws(label)
+        self._crash_if(lambda: self.crash.before_aws(label))
 
     def after_aws(self, label: str) -> None:
         self.aws_calls += 1
-        self.crash.after_aws(label, self.aws_calls)
+        self._crash_if(lambda: self.crash.after_aws(label, self.aws_calls))
 
     def after_effect(self, kind: str) -> None:
-        self.crash.after(kind)
+        self._crash_if(lambda: self.crash.after(kind))
+
+    def _crash_if(self, check: Callable[[], None]) -> None:
+        try:
+            check()
+        except InvocationCrashed as exc:
+            self.function.stop(self, Outcome.CRASHED, exc)
+            raise
 
     def deadline(self) -> float | None:
         """Elapsed virtual seconds at which the runtime stops this invocation (None: not running)."""
@@ -138,17 +165,50 @@ class Invocation:
 
 
 class Runtime:
-    """The Lambda service of one world: it deploys functions and numbers their invocations."""
+    """The Lambda service of one world: it deploys functions, numbers invocations, swaps processes."""
 
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History",
-                 new_request_id: Callable[[], str], region: str = "us-east-1"):
+                 new_request_id: Callable[[], str], region: str = "us-east-1", env: Callable[[], dict] | None = None):
         self.clock, self.scheduler, self.history = clock, scheduler, history
         self.new_request_id = new_request_id
         self.region = region
+        self.processes = Processes()
+        self.base_env = env or (lambda: {})
+        self._partial: dict[tuple[str, str], str] = {}  # a line printed in pieces, until its newline
         self._ids = itertools.count(1)
+        scheduler.on_switch = self.switch_to
 
     def next_id(self) -> str:
         return f"inv-{next(self._ids)}"
+
+    # -- what a handler does beside its work ------------------------------------------------
+    def adopt_thread(self, thread: Any) -> Task:
+        """A thread the running invocation started becomes one of its tasks (see ``interpose``)."""
+        inv = current_invocation()
+        task = self.scheduler.spawn(thread.run, name=f"{inv.id}/{thread.name}", daemon=True)
+        task.invocation = inv
+        inv.children.append(task)
+        return task
+
+    def log(self, inv: "Invocation", stream: str, text: str) -> None:
+        """Keep what the invocation printed, a line per record, as CloudWatch Logs would."""
+        pending = self._partial.get((inv.id, stream), "") + text
+        *lines, rest = pending.split("\n")
+        for line in lines:
+            self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=line)
+        self._partial[(inv.id, stream)] = rest
+
+    def flush_logs(self, inv: "Invocation") -> None:
+        for stream in ("stdout", "stderr"):
+            rest = self._partial.pop((inv.id, stream), "")
+            if rest:
+                self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=rest)
+
+    def switch_to(self, task: Task | None) -> None:
+        """Put in place the process of the container ``task`` runs in (the world's own for None)."""
+        inv = task.invocation if task is not None else None
+        container = inv.container if inv is not None else None
+        self.processes.activate(container.process if container is not None else None)
 
     def deploy(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
                timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
@@ -163,56 +223,112 @@ def current_invocation() -> Invocation | None:
     return task.invocation if task is not None else None
 
 
+def fresh_event(event: Any) -> Any:
+    """The event as Lambda hands it over: JSON, freshly deserialised for every invocation."""
+    try:
+        return json.loads(json.dumps(event))
+    except (TypeError, ValueError) as exc:
+        raise BadInput(f"a Lambda event is JSON, and this one is not: {exc}") from None
+
+
 class LambdaFunction:
     """A deployed function: a handler, its settings and its pool of containers.
 
-    ``handler`` is ``"file.py:function"`` (each container loads its own copy of the
-    module, so module state is per container, as in Lambda), a function (shared by all
-    containers), or ``factory=`` a zero-argument callable returning the handler, called
-    once per cold start.
+    ``handler`` is ``"file.py:function"`` (each container loads its own copy of the file as
+    module ``file``, with the file's folder as its task root), a function (shared by all
+    containers: a notebook's globals cannot be split), or ``factory=`` a zero-argument
+    callable returning the handler, called once per cold start.
     """
 
     def __init__(self, runtime: Runtime, handler: Any = None, config: FunctionConfig | None = None,
                  factory: Callable[[], Callable] | None = None):
         if handler is None and factory is None:
             raise BadInput("a function needs a handler or a factory")
-        # A handler file is loaded now, so a bad path fails before anything runs; that first
-        # copy of the module then serves the first container.
-        self._preloaded = load_handler(handler) if isinstance(handler, str) else None
         if handler is not None and not isinstance(handler, str):
             check_handler(handler)
-        self.runtime = runtime
-        self.handler_spec = handler
-        self.factory = factory
+        self.runtime, self.handler_spec, self.factory = runtime, handler, factory
         self.config = config or FunctionConfig()
         self.containers: list[Container] = []
+        self.task_root = str(Path(handler.rpartition(":")[0]).resolve().parent) if isinstance(handler, str) else None
+        self.module_name = handler_module_name(handler) if isinstance(handler, str) else None
+        self._numbers = itertools.count(1)
+        self._first: Container | None = None
+        if isinstance(handler, str):
+            self._first = self._preload(handler)
+
+    def _preload(self, handler: str) -> Container | None:
+        """Load the handler file now, in the process its first container will have.
+
+        A missing file, a syntax error or a missing function is bad input, refused at once. Module
+        code that raises (or exits) is what Lambda reports as an init error of every invocation:
+        no container is kept, and each cold start tries again and records the error.
+        """
+        first = self._new_container()
+        self.runtime.processes.activate(first.process)
+        try:
+            first.handler = load_handler(handler, self.module_name)
+        except BadInput:
+            raise
+        except (Exception, SystemExit, RuntimeExit):
+            return None
+        finally:
+            self.runtime.processes.activate(None)
+        return first
+
+    # -- containers ------------------------------------------------------------------------
+    def _new_container(self) -> Container:
+        cid = f"{self.config.name}/c{next(self._numbers)}"
+        return Container(cid, ProcessContext(self._environment(cid), self.task_root))
+
+    def _environment(self, cid: str) -> dict[str, str]:
+        """The container's environment: the world's, plus Lambda's reserved variables (configuration-envvars.html)."""
+        cfg, name = self.config, self.handler_spec
+        handler_name = (f"{self.module_name}.{name.rpartition(':')[2]}" if isinstance(name, str)
+                        else f"{getattr(name or self.factory, '__module__', 'handler')}.handler")
+        return {**self.runtime.base_env(),
+                "_HANDLER": handler_name, "AWS_EXECUTION_ENV": f"AWS_Lambda_{PYTHON_RUNTIME}",
+                "AWS_LAMBDA_FUNCTION_NAME": cfg.name, "AWS_LAMBDA_FUNCTION_VERSION": cfg.version,
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(cfg.memory_mb),
+                "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{cfg.name}",
+                "AWS_LAMBDA_LOG_STREAM_NAME": cfg.log_stream(self.runtime.clock, cid.rsplit("/", 1)[-1]),
+                "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "LAMBDA_TASK_ROOT": self.task_root or "",
+                "LAMBDA_RUNTIME_DIR": "/var/runtime", "TZ": ":UTC"}
 
     def _cold_start(self) -> Container:
-        cid = f"{self.config.name}/c{len(self.containers) + 1}"
-        if self.factory is not None:
-            handler = self.factory()
-        elif isinstance(self.handler_spec, str):
-            handler, self._preloaded = self._preloaded or load_handler(self.handler_spec), None
-        else:
-            handler = self.handler_spec
-        container = Container(cid, handler)
-        self.containers.append(container)
+        """A new execution environment: its own process, the handler's code loaded into it."""
+        container, self._first = (self._first, None) if self._first is not None else (self._new_container(), None)
+        self.runtime.processes.activate(container.process)
+        if container.handler is None:
+            if self.factory is not None:
+                container.handler = self.factory()
+            elif isinstance(self.handler_spec, str):
+                container.handler = load_handler(self.handler_spec, self.module_name)
+            else:
+                container.handler = self.handler_spec
+        self.containers.append(container)  # only a container whose code loaded serves invocations
         return container
 
-    def _container(self) -> Container:
+    def _container(self) -> tuple[Container, bool]:
         for c in self.containers:
-            if not c.busy:
-                return c
-        return self._cold_start()
+            if not c.busy and not c.dead:
+                return c, False
+        return self._cold_start(), True
 
+    # -- invocations -----------------------------------------------------------------------
     def start(self, event: Any, *, source: str = SourceKind.DIRECT, cause: str = Cause.FIRST_DELIVERY,
-              prev: str | None = None, keys: list[str] | None = None, crash: CrashPlan | None = None) -> Invocation:
-        """Begin an invocation as a new concurrent task and return at once."""
+              prev: str | None = None, keys: list[str] | None = None, crash: CrashPlan | None = None,
+              request_id: str | None = None) -> Invocation:
+        """Begin an invocation as a new concurrent task and return at once.
+
+        ``request_id`` keeps an earlier invocation's id (Lambda's async retries); by default
+        every invocation gets a new one.
+        """
         rt = self.runtime
-        inv = Invocation(self, rt.next_id(), event, source, cause, prev, list(keys or []), crash)
+        inv = Invocation(self, rt.next_id(), fresh_event(event), source, cause, prev, list(keys or []), crash,
+                         request_id or rt.new_request_id())
         inv.task = rt.scheduler.spawn(self._run, inv, name=inv.id)
         inv.task.invocation = inv
-        inv.task.on_abandon = lambda message: self._finish(inv, Outcome.ERROR, message, blocked=True)
+        inv.task.on_abandon = lambda message: self.stop(inv, Outcome.ERROR, HandlerBlocked(message), blocked=True)
         return inv
 
     def invoke(self, event: Any, **kw: Any) -> Invocation:
@@ -222,70 +338,120 @@ class LambdaFunction:
         return inv
 
     def _run(self, inv: Invocation) -> Any:
-        rt = self.runtime
-        inv.request_id = rt.new_request_id()
         try:
-            container = self._container()
-        except Exception as exc:
+            container, cold = self._container()
+        except (Exception, SystemExit, RuntimeExit) as exc:
             # Lambda reports a failed cold start (module code raised) as a function error of
             # this invocation: record it as one, never drop the event silently.
             inv.error = exc
-            self._record_start(inv, None)
-            message = str(exc) if isinstance(exc, BadInput) else f"{type(exc).__name__}: {exc}"
-            self._finish(inv, Outcome.ERROR, f"Runtime.InitError: {message}")
+            self._record_start(inv, None, cold=True)
+            self._finish(inv, Outcome.ERROR, f"Runtime.InitError: {_error_text(exc)}", where=_where(exc))
             return None
-        container.busy = True
-        inv.container = container
+        container.busy, inv.container = True, container
         container.invocations += 1
+        self.runtime.processes.activate(container.process)  # a warm container's process, from this step on
         try:
-            self._call_handler(inv, container)
+            self._call_handler(inv, container, cold)
         finally:
             inv.task.deadline = None
             container.busy = False
         return inv.result
 
-    def _record_start(self, inv: Invocation, container: Container | None) -> None:
+    def _record_start(self, inv: Invocation, container: Container | None, cold: bool) -> None:
+        extra = {"cold_start": True} if cold else {}
         self.runtime.history.invoke_start(
             self.runtime.clock.elapsed(), inv=inv.id, source=inv.source, cause=inv.cause,
             container=container.id if container is not None else None, request_id=inv.request_id, keys=inv.keys,
-            prev=inv.prev, timeout=self.config.timeout)
+            prev=inv.prev, timeout=self.config.timeout, **extra)
 
-    def _call_handler(self, inv: Invocation, container: Container) -> None:
-        clock, task = self.runtime.clock, inv.task
-        deadline = clock.now() + self.config.timeout
-        task.deadline = clock.elapsed() + self.config.timeout
-        task.on_deadline = lambda: LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
+    def _call_handler(self, inv: Invocation, container: Container, cold: bool) -> None:
+        clock, task, timeout = self.runtime.clock, inv.task, self.config.timeout
+        deadline = clock.now() + timeout
+        task.deadline = clock.elapsed() + timeout
+        task.on_deadline = lambda: self.stop(inv, Outcome.TIMEOUT, LambdaTimeout(_timeout_text(timeout)))
         context = LambdaContext(clock, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
-        self._record_start(inv, container)
+        self._record_start(inv, container, cold)
         try:
             inv.result = container.handler(inv.event, context)
-            # The deadline already fired (and was swallowed), or the work ran right up to it.
-            if task.on_deadline is None or clock.now() >= deadline - 1e-9:
-                raise LambdaTimeout(f"Task timed out after {self.config.timeout:.2f} seconds")
+            if task.killed is None and clock.now() >= deadline - 1e-9:
+                raise LambdaTimeout(_timeout_text(timeout))  # it ran right up to the deadline
             self._finish(inv, Outcome.OK, None)
         except LambdaTimeout as exc:
-            inv.error = exc
-            self._finish(inv, Outcome.TIMEOUT, str(exc))
+            self.stop(inv, Outcome.TIMEOUT, exc)
         except InvocationCrashed as exc:
-            inv.error = exc
-            self._finish(inv, Outcome.CRASHED, str(exc))
+            self.stop(inv, Outcome.CRASHED, exc)
+        except (SystemExit, RuntimeExit) as exc:
+            self.stop(inv, Outcome.CRASHED, exc, text=f"Runtime.ExitError: {_exit_text(exc)}")
         except WorldClosed:
-            inv.error = None
             self._finish(inv, Outcome.CRASHED, "the world closed while this invocation was still running")
             raise
-        except HandlerBlocked as exc:
+        except HandlerBlocked as exc:  # the watchdog interrupted a busy loop
+            self.stop(inv, Outcome.ERROR, exc, text=str(exc) or inv.task.blocked_message, blocked=True)
+        except Exception as exc:  # the handler's own error is a function error; the container lives on
             inv.error = exc
-            self._finish(inv, Outcome.ERROR, str(exc) or "blocked outside the sandbox", blocked=True)
-        except Exception as exc:  # the handler's own error is a function error
-            inv.error = exc
-            self._finish(inv, Outcome.ERROR, f"{type(exc).__name__}: {exc}")
+            self._finish(inv, Outcome.ERROR, _error_text(exc), where=_where(exc))
 
-    def _finish(self, inv: Invocation, outcome: str, error: str | None, blocked: bool = False) -> None:
+    def stop(self, inv: Invocation, outcome: str, exc: BaseException, *, text: str | None = None,
+             blocked: bool = False) -> BaseException:
+        """The runtime stops the invocation (timeout, crash, exit): recorded now, its process reset.
+
+        Returns ``exc``, which the invocation's code then meets at every yield point.
+        """
+        task = inv.task
+        if task is None or task.killed is not None:
+            return exc
+        inv.error = exc
+        self._finish(inv, outcome, text or str(exc) or type(exc).__name__, blocked=blocked)
+        scheduler = self.runtime.scheduler
+        scheduler.kill(task, exc)
+        for child in inv.children:
+            if not child.done:
+                scheduler.kill(child, exc)
+        if inv.container is not None:
+            inv.container.dead = True  # Lambda resets the execution environment
+        return exc
+
+    def _finish(self, inv: Invocation, outcome: str, error: str | None, *, blocked: bool = False,
+                where: str | None = None) -> None:
         if inv.outcome is not None:
             return
         inv.outcome, inv.error_text = outcome, error
+        self.runtime.flush_logs(inv)
         self.runtime.history.invoke_end(self.runtime.clock.elapsed(), inv=inv.id, outcome=outcome, error=error,
-                                        blocked=blocked)
+                                        blocked=blocked, where=where)
+
+
+def _timeout_text(timeout: float) -> str:
+    return f"Task timed out after {timeout:.2f} seconds"
+
+
+def _exit_text(exc: BaseException) -> str:
+    code = exc.code if isinstance(exc, (SystemExit, RuntimeExit)) else 1
+    code = 0 if code is None else code
+    return f"Runtime exited with error: exit status {code}" if isinstance(code, int) else f"Runtime exited: {code}"
+
+
+def _error_text(exc: BaseException) -> str:
+    if isinstance(exc, BadInput):
+        return str(exc)
+    if isinstance(exc, (SystemExit, RuntimeExit)):
+        return _exit_text(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _where(exc: BaseException) -> str | None:
+    """The last frame of the learner's own code in ``exc``'s traceback: ``handler.py:12 in handler``."""
+    from .process import private_path
+
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if private_path(f.filename)]
+    if not frames:
+        return None
+    last = frames[-1]
+    try:
+        shown = str(Path(last.filename).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        shown = last.filename
+    return f"{shown}:{last.lineno} in {last.name}"
 
 
 def function_error_payload(inv: Invocation) -> dict[str, Any]:

@@ -52,6 +52,12 @@ class Task:
         self.deadline: float | None = None  # elapsed seconds; past it, on_deadline() is raised
         self.on_deadline: Callable[[], BaseException] | None = None
         self.on_abandon: Callable[[str], None] | None = None
+        #: Set when the task's invocation was stopped (timed out, crashed): from then on every
+        #: yield point raises it again at once, so no code of a dead invocation reaches the world.
+        self.killed: BaseException | None = None
+        self.ready: Callable[[], bool] | None = None  # a WAITING task's wake-up test (block_until)
+        self.took = False  # block_until: the wake-up test succeeded (the thing is taken)
+        self.blocked_message = ""  # why the watchdog interrupted it
         self.result: Any = None
         self.error: BaseException | None = None
         self.invocation = None  # set by the Lambda runtime for invocation tasks
@@ -63,6 +69,7 @@ class Task:
         self._back = _signal()
         self._fn, self._args, self._kwargs = fn, args, kwargs
         self.thread = threading.Thread(target=self._body, name=f"sandbox:{name}", daemon=True)
+        self.thread._sandbox_internal = True  # the sandbox's own thread, never adopted as a handler's
 
     @property
     def done(self) -> bool:
@@ -109,6 +116,9 @@ class Scheduler:
         #: Called with the runnable tasks before each step; may return the one to run (stepping
         #: through a scenario by hand), or None to let the policy choose.
         self.gate: Callable[[list[Task]], Task | None] | None = None
+        #: Called with the task about to run (None when the world's own thread takes over), so
+        #: the runtime can put that task's process (modules, environment) in place.
+        self.on_switch: Callable[[Task | None], None] | None = None
 
     # -- creating work -----------------------------------------------------------------
     def spawn(self, fn: Callable, *args: Any, name: str, daemon: bool = False, **kwargs: Any) -> Task:
@@ -147,14 +157,33 @@ class Scheduler:
             exc, task._throw = task._throw, None
             raise exc
         if task.deadline is not None and self.clock.elapsed() >= task.deadline - 1e-9 and task.on_deadline:
-            handler, task.on_deadline = task.on_deadline, None  # raise the timeout once
+            handler, task.on_deadline = task.on_deadline, None  # the runtime stops it, once
             raise handler()
+        self._check_alive(task)
+
+    @staticmethod
+    def _check_alive(task: Task) -> None:
+        if task.killed is not None:
+            raise type(task.killed)(*task.killed.args)
+
+    def check_alive(self) -> None:
+        """Raise at once if the calling task's invocation was stopped (a timeout or a crash)."""
+        task = self._mine()
+        if task is not None:
+            self._check_alive(task)
+
+    def kill(self, task: Task, exc: BaseException) -> None:
+        """Stop ``task`` for good: it raises ``exc`` now, and at every yield point after."""
+        task.killed = exc
+        if task.state in (SLEEPING, WAITING):
+            task.state, task.wake_at, task.waiting_on, task.signal, task.ready = RUNNABLE, None, None, None, None
 
     def yield_point(self, label: str) -> None:
         """Let another task run; resume when the policy picks this one again."""
         task = self._mine()
         if task is None:
             return
+        self._check_alive(task)
         task.label = str(label)
         task.state = RUNNABLE
         self._switch(task)
@@ -166,6 +195,7 @@ class Scheduler:
         if task is None:
             self.run(until=self.clock.elapsed() + seconds)
             return
+        self._check_alive(task)
         wake = self.clock.elapsed() + seconds
         if task.deadline is not None and task.on_deadline is not None:
             wake = min(wake, task.deadline)
@@ -179,10 +209,11 @@ class Scheduler:
             until = None if timeout is None else self.clock.elapsed() + timeout
             self.run(until=until, stop_when=lambda: other.done)
             return other.done
+        self._check_alive(task)
         if other.done:
             return True
         task.label, task.state, task.waiting_on = label, WAITING, other
-        task.wake_at = None if timeout is None else self.clock.elapsed() + timeout
+        task.wake_at = self._wake_by(task, timeout)
         self._switch(task)
         return other.done
 
@@ -195,9 +226,37 @@ class Scheduler:
         if task is None:
             self.run(until=None if timeout is None else self.clock.elapsed() + timeout)
             return
+        self._check_alive(task)
         task.label, task.state, task.waiting_on, task.signal = label, WAITING, None, key
-        task.wake_at = None if timeout is None else self.clock.elapsed() + timeout
+        task.wake_at = self._wake_by(task, timeout)
         self._switch(task)
+
+    def _wake_by(self, task: Task, timeout: float | None) -> float | None:
+        """When a wait ends at the latest: its timeout, or the task's deadline if that comes first."""
+        wake = None if timeout is None else self.clock.elapsed() + timeout
+        if task.deadline is not None and task.on_deadline is not None:
+            wake = task.deadline if wake is None else min(wake, task.deadline)
+        return wake
+
+    def block_until(self, ready: Callable[[], bool], timeout: float | None = None, label: str = "blocked") -> bool:
+        """Wait, letting others run, until ``ready()`` is true (it is asked between steps) or ``timeout``.
+
+        This is how a thread of a handler waits on a lock, a condition or a queue: ``ready``
+        tries to take the thing without blocking. True if it was taken.
+        """
+        task = self._mine()
+        if task is None:
+            raise RuntimeError("block_until() is for tasks")
+        self._check_alive(task)
+        if ready():
+            return True
+        if timeout is not None and timeout <= 0:
+            return False
+        task.label, task.state, task.waiting_on, task.ready = label, WAITING, None, ready
+        task.wake_at = self._wake_by(task, timeout)
+        self._switch(task)
+        took, task.took = task.took, False
+        return took
 
     def notify(self, key: Any) -> None:
         """Wake every task waiting in ``wait_signal(key)``."""
@@ -217,11 +276,19 @@ class Scheduler:
         """
         if self._mine() is not None:
             raise RuntimeError("Scheduler.run() called from inside a task")
+        try:
+            self._loop(until, stop_when)
+        finally:
+            if self.on_switch is not None:
+                self.on_switch(None)  # back on the world's own thread: its own process
+
+    def _loop(self, until: float | None, stop_when: Callable[[], bool] | None) -> None:
         while True:
             if stop_when is not None and stop_when():
                 return
             if stop_when is None and until is None and not self._alive_work():
                 return
+            self._poll_blocked()
             runnable = [t for t in self.tasks if t.state == RUNNABLE]
             if runnable:
                 self._step(self._pick(runnable))
@@ -243,6 +310,12 @@ class Scheduler:
             self.clock.advance_to(next_t)
             self._fire_due()
 
+    def _poll_blocked(self) -> None:
+        """Wake the tasks in block_until whose thing became available (they take it now)."""
+        for t in self.tasks:
+            if t.state == WAITING and t.ready is not None and t.ready():
+                t.state, t.wake_at, t.ready, t.took = RUNNABLE, None, None, True
+
     def _pick(self, runnable: list[Task]) -> Task:
         chosen = self.gate(runnable) if self.gate is not None else None
         if chosen is not None:
@@ -263,11 +336,13 @@ class Scheduler:
             fn()
         for t in self.tasks:
             if t.state in (SLEEPING, WAITING) and t.wake_at is not None and t.wake_at <= now:
-                t.state, t.wake_at, t.waiting_on, t.signal = RUNNABLE, None, None, None
+                t.state, t.wake_at, t.waiting_on, t.signal, t.ready = RUNNABLE, None, None, None, None
 
     def _step(self, task: Task) -> None:
         self.steps += 1
         self.running = task
+        if self.on_switch is not None:
+            self.on_switch(task)
         task._go.release()
         if not task._back.acquire(timeout=self.watchdog):
             self._unblock(task)
@@ -288,6 +363,7 @@ class Scheduler:
             f"busy loop, a real sleep or a deadlock"
         )
         # A busy Python loop can be interrupted; a blocking C call cannot.
+        task.blocked_message = message
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(task.thread.ident), ctypes.py_object(HandlerBlocked))
         if task._back.acquire(timeout=1.0):
             if isinstance(task.error, HandlerBlocked):

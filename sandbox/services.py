@@ -81,6 +81,7 @@ class Services:
     # -- the calls --------------------------------------------------------------------
     def _call(self, kind: str, key: str, perform: Callable[[], tuple[dict, str]]) -> Any:
         inv = current_invocation()
+        self.scheduler.check_alive()  # a stopped invocation's code reaches no provider
         fault = self.faults.provider_call(kind, key)
         # A hung provider never answers; the caller only gets back control at its deadline.
         duration = HANG_SECONDS if fault.hang else self._duration(kind, fault, inv)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from .dynamo import number_text, update_assignments
+from .dynamo import number_text, table_writes, update_assignments
 from .vocab import IDEMPOTENCY_TABLE, TableSchema
 
 if TYPE_CHECKING:
@@ -39,8 +39,13 @@ class TtlSweeper:
         gateway.on_request(self.observe)
 
     def observe(self, service: str, op: str, params: dict, status: int) -> None:
-        if service != "dynamodb" or status != 200 or params.get("TableName") != self.schema.name:
+        if service != "dynamodb" or status != 200:
             return
+        for table, single, write in table_writes(op, params):
+            if table == self.schema.name:
+                self._written(single, write)
+
+    def _written(self, op: str, params: dict) -> None:
         pk, ttl = self.schema.partition_key, self.schema.ttl_attribute
         if op == "DeleteItem":
             self._latest.pop((params.get("Key") or {}).get(pk, {}).get("S"), None)

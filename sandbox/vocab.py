@@ -22,6 +22,7 @@ class RecordType(StrEnum):
     DELIVERY = "delivery"  # what a delivery source did besides invoking
     SWEEP = "sweep"  # the TTL sweeper deleted an item
     NOTE = "note"  # free text for a reader
+    LOG = "log"  # a line the handler printed or logged, as CloudWatch Logs would keep it
 
 
 class Outcome(StrEnum):

@@ -25,7 +25,7 @@ from typing import Any
 
 import boto3
 
-from . import active, adapter
+from . import active, adapter, interpose
 from .clock import DEFAULT_EPOCH, VirtualClock
 from .errors import BadInput, SandboxError
 from .events import eventbridge_event, eventbridge_time, owed_effects
@@ -33,6 +33,7 @@ from .faults import Nemesis
 from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .history import History
 from .policies import Policy, make_policy
+from .replicas import DEFAULT_REPLICA_LAG, Replicas
 from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
 from .scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
 from .services import Services
@@ -42,6 +43,8 @@ from .vocab import IDEMPOTENCY_TABLE, SourceKind
 #: The longest TTL lag a world accepts. DynamoDB deletes expired items "typically within a
 #: few days" and promises no upper bound (howitworks-ttl.html); a week covers the lessons.
 MAX_TTL_LAG = 7 * 24 * 3600
+#: The longest replica lag a world models (AWS: consistency is usually reached within a second).
+MAX_REPLICA_LAG = 60.0
 
 _FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": FAKE_ACCESS_KEY,
@@ -52,9 +55,21 @@ _FAKE_ENV = {
     "AWS_CONFIG_FILE": os.devnull,
     "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
 }
+#: Settings a caller's environment could hold that would send requests elsewhere, sign them
+#: differently or change botocore's retries: a world ignores them all, so every run repeats.
 _DROP_ENV = ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_PROFILE", "AWS_DEFAULT_PROFILE",
              "AWS_ENDPOINT_URL", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-             "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN")
+             "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ROLE_ARN", "AWS_USE_FIPS_ENDPOINT", "AWS_USE_DUALSTACK_ENDPOINT",
+             "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS", "AWS_CA_BUNDLE", "AWS_RETRY_MODE", "AWS_MAX_ATTEMPTS",
+             "AWS_DEFAULTS_MODE", "AWS_STS_REGIONAL_ENDPOINTS", "AWS_S3_US_EAST_1_REGIONAL_ENDPOINT",
+             "AWS_LAMBDA_FUNCTION_NAME", "AWS_LAMBDA_FUNCTION_VERSION", "AWS_LAMBDA_FUNCTION_MEMORY_SIZE",
+             "AWS_LAMBDA_LOG_GROUP_NAME", "AWS_LAMBDA_LOG_STREAM_NAME", "_HANDLER", "AWS_EXECUTION_ENV",
+             "LAMBDA_TASK_ROOT", "LAMBDA_RUNTIME_DIR")
+
+
+def _dropped(name: str) -> bool:
+    """Every per-service endpoint override too: AWS_ENDPOINT_URL_DYNAMODB, AWS_ENDPOINT_URL_SQS, ..."""
+    return name in _DROP_ENV or name.startswith("AWS_ENDPOINT_URL_")
 
 
 def _virtual_sleep(seconds: float) -> None:
@@ -75,13 +90,18 @@ class Sandbox:
     ``ttl_lag``   seconds between an item's ``expiresAt`` and the sweeper deleting it
                   (0 to a week; DynamoDB deletes lazily, moto never does).
     ``watchdog``  real seconds a task may run without yielding before it is declared blocked.
+    ``replica_lag`` how far behind (seconds, drawn per read) an eventually consistent DynamoDB
+                  read may be; reads with ``ConsistentRead=True`` are always current.
     """
 
     def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
-                 watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None):
+                 watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
+                 replica_lag: float = DEFAULT_REPLICA_LAG):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
+        if not 0 <= replica_lag <= MAX_REPLICA_LAG:
+            raise BadInput(f"replica_lag must be between 0 and {MAX_REPLICA_LAG:g} seconds, got {replica_lag}")
         if not 0 <= ttl_lag <= MAX_TTL_LAG:
             raise BadInput(f"ttl_lag must be between 0 and {MAX_TTL_LAG} seconds (a week; DynamoDB deletes "
                            f"expired items typically within a few days, {DOC_TTL}), got {ttl_lag}")
@@ -94,8 +114,10 @@ class Sandbox:
         self.history = History({"seed": seed, "epoch": self.clock.epoch, "table": table, "region": region,
                                 **(meta or {})})
         self.faults = Nemesis()
-        self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema)
-        self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region)
+        self.replicas = Replicas(self.clock, region, replica_lag, seed)
+        self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
+        self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,
+                               env=lambda: dict(os.environ))
         self.services = Services(self.clock, self.scheduler, self.history, self.faults)
         self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
                                   ttl_lag, self.schema)
@@ -123,16 +145,18 @@ class Sandbox:
         _close_leftover()
         self._opened = True
         self._owner = threading.get_ident()
-        self._saved_env = {k: os.environ.get(k) for k in (*_FAKE_ENV, *_DROP_ENV, "IDEMPOTENCY_TABLE")}
+        self._saved_env = {k: os.environ.get(k) for k in
+                           {*_FAKE_ENV, *_DROP_ENV, "IDEMPOTENCY_TABLE", *filter(_dropped, os.environ)}}
         self._saved_random = random.getstate()
         adapter.reset_aws(self.seed)
-        for k in _DROP_ENV:
-            os.environ.pop(k, None)
+        for k in [k for k in os.environ if _dropped(k)]:
+            del os.environ[k]
         os.environ.update(_FAKE_ENV)
         os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = self.region
         os.environ["IDEMPOTENCY_TABLE"] = self.table_name
         random.seed(f"botocore-jitter:{self.seed}")  # botocore's retry jitter uses the random module
         adapter.install(dispatch, _virtual_sleep, self.region)
+        interpose.install(self.runtime.log)
         self.clock.start()
         active.set_current(self)
         # The table exists from the first DynamoDB request on (a run that never calls
@@ -151,6 +175,8 @@ class Sandbox:
             self.scheduler.close()
         finally:
             active.set_current(None)
+            self.runtime.processes.activate(None)
+            interpose.uninstall()
             adapter.uninstall()
             self.clock.stop()
             random.setstate(self._saved_random)

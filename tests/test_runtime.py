@@ -20,7 +20,7 @@ def test_context_has_lambdas_attributes_and_a_new_request_id_each_time():
     assert a.aws_request_id != b.aws_request_id
     assert a.function_name == "orders-handler" and a.function_version == "$LATEST"
     assert a.invoked_function_arn == "arn:aws:lambda:us-east-1:123456789012:function:orders-handler"
-    assert a.memory_limit_in_mb == 256
+    assert a.memory_limit_in_mb == "256"  # a string in the Python runtime, read from its environment
     assert a.log_group_name == "/aws/lambda/orders-handler" and a.log_stream_name.endswith("c1")
 
 

@@ -147,11 +147,23 @@ def test_busy_loop_is_detected_and_named():
         assert end["inv"] == "inv-1" and "blocked outside the sandbox" in end["error"]
 
 
+def test_an_event_nobody_sets_times_the_function_out_in_virtual_time():
+    never = threading.Event()
+
+    def waits(event, context):
+        never.wait()  # a cooperative wait: the world runs on, and the deadline comes
+
+    with no_real_sleep(), Sandbox(watchdog=30) as sb:
+        inv = sb.function(waits, timeout=5).invoke({})
+        assert inv.outcome == "timeout" and sb.clock.elapsed() == 5.0
+
+
 def test_blocking_c_call_is_abandoned_with_a_clear_error():
-    release = threading.Event()
+    release = threading.Lock()
+    release.acquire()
 
     def stuck(event, context):
-        release.wait()  # a lock wait in C: cannot be interrupted
+        release.acquire()  # a raw lock wait in C: cannot be interrupted
 
     try:
         with Sandbox(watchdog=0.3) as sb:
@@ -162,7 +174,7 @@ def test_blocking_c_call_is_abandoned_with_a_clear_error():
             assert verdict.status == "invalid"  # the order was lost...
             assert any(f.kind == "abandoned" for f in verdict.findings)  # ...and we say why it is uncertain
     finally:
-        release.set()
+        release.release()
 
 
 def test_deadlock_between_tasks_is_reported():

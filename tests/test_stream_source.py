@@ -275,17 +275,23 @@ def test_bisect_isolates_a_poison_record_without_using_up_retries():
 
 def test_maximum_record_age_discards_an_old_failing_batch():
     # Each attempt takes 0.4 s (o-1's email, then o-2's failing one) and the next starts 1 s after
-    # it fails: attempts at 0, 1.4, ..., 9.8 s. At 11.2 s the records are over 10 s old: discarded
-    # after 8 attempts, before a 9th.
+    # it fails: attempts at 0, 1.4, ..., 58.8 s. At 60.2 s the records are over 60 s old (the
+    # shortest age AWS accepts): discarded after 43 attempts, before a 44th.
     history, failures = run_stream(recording([]), [(0.0, o) for o in make_orders(2, 0)],
-                                   StreamMapping(maximum_record_age=10), faults={"o-2": 1000})
-    assert [i["t"] for i in invocations(history)] == pytest.approx([1.4 * n for n in range(8)])
+                                   StreamMapping(maximum_record_age=60), faults={"o-2": 1000})
+    assert [i["t"] for i in invocations(history)] == pytest.approx([1.4 * n for n in range(43)])
     [message] = failures
     assert message["requestContext"]["condition"] == "RecordAgeExceeded"
-    assert message["requestContext"]["approximateInvokeCount"] == 8
+    assert message["requestContext"]["approximateInvokeCount"] == 43
     [discard] = [d for d in history.of_type("delivery") if d["what"] == "discarded"]
-    assert discard["t"] == pytest.approx(11.2)
-    assert "MaximumRecordAgeInSeconds=10" in check(history).lost[0].text
+    assert discard["t"] == pytest.approx(60.2)
+    assert "MaximumRecordAgeInSeconds=60" in check(history).lost[0].text
+
+
+@pytest.mark.parametrize("age", [0, 1, 59])
+def test_a_record_age_under_a_minute_is_refused(age):
+    with pytest.raises(BadInput, match="-1 .* or 60 to 604800"):
+        StreamMapping(maximum_record_age=age)
 
 
 def test_by_default_a_failing_record_blocks_its_shard_until_the_stream_drops_it():

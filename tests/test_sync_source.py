@@ -172,14 +172,16 @@ def test_function_error_is_not_retried_by_lambda_or_the_sdk():
     assert [v["outcome"] for v in result.history.invocations().values()] == ["timeout"]
 
 
-def test_cli_naive_exits_1_with_sdk_retry_duplicates(capsys):
-    code = main(["run", "sync-sdk-retry", "--handler", NAIVE, "--json"])
+@pytest.mark.parametrize("extra, emails", [([], 3), (["--set", "retry_mode=legacy"], 5)])
+def test_cli_naive_exits_1_with_sdk_retry_duplicates(capsys, extra, emails):
+    # A plain boto3 client of the pinned botocore retries in standard mode: 3 attempts; legacy makes 5.
+    code = main(["run", "sync-sdk-retry", "--handler", NAIVE, "--json", *extra])
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["verdict"] == "invalid"
-    assert report["effects_per_key"] == {"o-1": {"email": 5}}
+    assert report["effects_per_key"] == {"o-1": {"email": emails}}
     (dup,) = report["duplicates"]
     causes = {i["id"]: i["cause"] for i in report["invocations"]}
-    assert [causes[i] for i in dup["invocations"]] == ["first delivery"] + ["SDK retry"] * 4
+    assert [causes[i] for i in dup["invocations"]] == ["first delivery"] + ["SDK retry"] * (emails - 1)
     assert "SDK retry" in dup["text"]
 
 
@@ -203,7 +205,7 @@ def test_scenario_is_listed_with_its_doc_pages():
     assert sc.kind == "duplicate source"
     settings = sc.all_settings()
     assert settings["read_timeout"].default == 60.0 and "config.html" in settings["read_timeout"].doc
-    assert settings["retry_mode"].default == "legacy" and "retries.html" in settings["retry_mode"].doc
+    assert settings["retry_mode"].default == "standard" and "retries.html" in settings["retry_mode"].doc
 
 
 # -- the source and endpoint directly, with a learner's own boto3 client ------------------------

@@ -15,11 +15,12 @@ from typing import Any
 from ..checker import Verdict
 from ..errors import BadInput
 from ..history import History
+from ..replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
 from ..ttl import DOC_TTL, TTL_WORDS
 from ..vocab import RecordType, Status
-from ..world import MAX_TTL_LAG, Sandbox
+from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,9 @@ class RunConfig(Config):
                            f"{TTL_WORDS}; up to a week here)", DOC_TTL, 0, MAX_TTL_LAG)
     email_seconds: float = param(0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600)
     charge_seconds: float = param(0.3, "how long the payment API takes per call (virtual seconds)", None, 0, 600)
+    replica_lag: float = param(DEFAULT_REPLICA_LAG, "how far behind an eventually consistent DynamoDB read may be, "
+                               "in seconds (reads with ConsistentRead=True are always current)", DOC_CONSISTENCY,
+                               0, MAX_REPLICA_LAG)
 
 
 class Scenario:
@@ -134,7 +138,7 @@ class RunResult:
 def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
     return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
-                   meta={"scenario": sc.name, "settings": cfg})
+                   replica_lag=cfg["replica_lag"], meta={"scenario": sc.name, "settings": cfg})
 
 
 def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any]):

@@ -1,6 +1,7 @@
 """producer-resend: the producer's SDK retries a SendMessage that had worked, so the order is queued twice.
 
-AWS semantics: botocore's default ``legacy`` retry mode retries a read timeout
+AWS semantics: botocore retries a read timeout in every retry mode (``standard``, the
+pinned botocore's default, and ``legacy``)
 (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), and a read
 timeout does not mean the request failed: SQS may already have stored the message. The retry
 is a new SendMessage, and SQS gives every message its own MessageId
@@ -16,7 +17,7 @@ from ..errors import BadInput
 from ..events import make_orders
 from ..faults import AwsFault
 from ..settings import Setting
-from ..sources.producer import DOC_CONFIG
+from ..sources.sync_invoke import CallerConfig
 from .base import Scenario
 from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
 
@@ -31,8 +32,7 @@ class ProducerResend(Scenario):
         Setting("interval", 1.0, "virtual seconds between two orders the producer sends", None, 0, 3600),
         Setting("resend_order", 2, "which SendMessage takes effect but times out for the producer, so its SDK "
                 "sends it again (0: none)", None, 0, 10000),
-        Setting("read_timeout", 60.0, "the producer SDK's read timeout (s): how long it waits for SendMessage's "
-                "response before retrying (botocore default 60 s)", DOC_CONFIG, 1, 3600),
+        *CallerConfig.settings(),
     )
 
     def drive(self, sb, fn, cfg):
@@ -44,4 +44,4 @@ class ProducerResend(Scenario):
             # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
             sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
         schedule = [(i * cfg["interval"], order) for i, order in enumerate(orders)]
-        return run_sqs(sb, fn, cfg, schedule, read_timeout=cfg["read_timeout"])
+        return run_sqs(sb, fn, cfg, schedule, client=CallerConfig.from_settings(cfg))

@@ -22,6 +22,7 @@ from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.producer import Producer
 from ..sources.sqs import DOC_DLQ, QueueConfig, SqsEventSourceMapping, SqsMappingConfig, SqsQueue
+from ..sources.sync_invoke import CallerConfig
 from ..vocab import Effect
 from .base import Scenario
 
@@ -53,7 +54,7 @@ def max_depth(batch_size: int) -> int:
 
 
 def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, backlog: int = 0,
-            read_timeout: float = 60.0) -> tuple[SqsQueue, SqsEventSourceMapping, Producer]:
+            client: CallerConfig | None = None) -> tuple[SqsQueue, SqsEventSourceMapping, Producer]:
     """Create the queue and the mapping, let the producer send ``schedule``, run until all is settled.
 
     ``backlog`` orders are already in the queue when the mapping starts polling, so a batch's
@@ -66,7 +67,7 @@ def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, b
     if last >= cfg["horizon"]:
         raise BadInput(f"the last message is due at {last:g} s, not before the horizon {cfg['horizon']:g} s; "
                        f"raise horizon")
-    producer = Producer(sb, queue, schedule, max_depth=max_depth(cfg["batch_size"]), read_timeout=read_timeout)
+    producer = Producer(sb, queue, schedule, max_depth=max_depth(cfg["batch_size"]), client=client)
     producer.start()
     backlog = min(backlog, producer.max_depth, len(schedule))
     if backlog:

@@ -8,8 +8,10 @@ that has received a batch first waits out the batching window
 (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-parameters.html), so window plus
 work can still outlast the visibility timeout. The messages then become visible while the
 first invocation is still working on them, another poller receives them again, and the
-batch is processed twice. That is why AWS recommends a visibility timeout of at least six
-times the function timeout (https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-retries.html).
+batch is processed twice. AWS recommends a visibility timeout of at least six times the
+function timeout (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-configure.html);
+because visibility counts from receipt, the batching window comes on top: six times the
+function timeout plus MaximumBatchingWindowInSeconds.
 """
 from __future__ import annotations
 

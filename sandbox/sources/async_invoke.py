@@ -75,6 +75,9 @@ class AsyncConfig(Config):
         ERRORS_DOC, 0, 1)
     duplicate_delay: float = param(
         2.0, "seconds between an event's delivery and its spontaneous duplicate (0: both at once)", None, 0, 3600)
+    duplicate_request_id: str = param(
+        "new", "the aws_request_id a spontaneous duplicate carries: AWS does not document it, so try both; "
+        "'new' is what defeats keying on the request id", ERRORS_DOC, choices=("new", "same"))
     on_failure_destination: bool = param(
         True, "send discarded events to an on-failure destination (an SQS queue) as an invocation record",
         RECORDS_DOC)
@@ -206,7 +209,8 @@ class AsyncInvokeSource(Source):
         sched = self.world.scheduler
         entry.state = "running"
         inv = self.function.start(entry.event, source=self.kind, cause=cause, prev=prev, keys=entry.keys,
-                                  crash=entry.crash if not entry.invocations else None)
+                                  crash=entry.crash if not entry.invocations else None,
+                                  request_id=self._request_id(entry))
         entry.invocations.append(inv)
         if duplicate:
             # The copy exists from the start, but is read from the queue a little later.
@@ -241,6 +245,19 @@ class AsyncInvokeSource(Source):
                       "after": inv.outcome})
         sched.sleep(delay, label=f"retry {retries_done + 1} in {delay:g} s")
         return True
+
+    def _request_id(self, entry: QueuedEvent) -> str | None:
+        """Lambda's retries of one event keep its request id (None: a new one).
+
+        AWS Knowledge Center, "How do I prevent duplicate Lambda function invocations?":
+        duplicates "that have the same request ID indicate that the Lambda service retried the
+        function" (https://repost.aws/knowledge-center/lambda-function-duplicate-invocations).
+        """
+        if entry.invocations:
+            return entry.invocations[0].request_id
+        if entry.copy_of is not None and self.config.duplicate_request_id == "same":
+            return entry.copy_of.invocations[0].request_id
+        return None
 
     def _delayed(self, entry: QueuedEvent) -> None:
         self.world.scheduler.sleep(self.config.duplicate_delay, label="duplicate in the queue")

@@ -1,7 +1,8 @@
 """A producer: a task that sends orders to an SQS queue over time with its own boto3 client.
 
-Its client keeps botocore's defaults: the ``legacy`` retry mode (5 attempts in all, and a
-``ReadTimeoutError`` is retried) and a 60 s read timeout
+Its client is configured as a ``CallerConfig`` says; by default it is what a plain
+``boto3.client("sqs")`` is: the ``standard`` retry mode of the pinned botocore (3 attempts
+in all; a ``ReadTimeoutError`` is retried in every mode) and a 60 s read timeout
 (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html,
 https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html).
 So when a SendMessage takes effect but its response never arrives (the gateway's
@@ -26,13 +27,13 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import boto3
-from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
 from ..errors import BadInput
 from ..vocab import AWS_OK, Delivery, RecordType, SourceKind
 from .base import Source
 from .sqs import pending_each
+from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
     from ..scheduler import Task
@@ -52,7 +53,7 @@ class Producer(Source):
     """
 
     def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
-                 max_depth: int = 20, read_timeout: float = 60.0, name: str = "producer",
+                 max_depth: int = 20, client: CallerConfig | None = None, name: str = "producer",
                  depth_check_interval: float = 0.5):
         super().__init__(sb, None)
         self.sb, self.queue, self.name = sb, queue, name
@@ -62,11 +63,9 @@ class Producer(Source):
                 raise BadInput(f"a producer sends orders (dicts with orderId) or raw string bodies, got {item!r}")
         if max_depth < 1:
             raise BadInput(f"max_depth must be at least 1, got {max_depth}")
-        if not 0 < read_timeout <= 3600:
-            raise BadInput(f"read_timeout must be between 0 and 3600 seconds, got {read_timeout}")
         self.max_depth = max_depth
         self.depth_check_interval = depth_check_interval
-        self.client = boto3.client("sqs", region_name=sb.region, config=Config(read_timeout=read_timeout))
+        self.client = boto3.client("sqs", region_name=sb.region, config=(client or CallerConfig()).botocore_config())
         # Runs before botocore's own retry handler and returns None, so botocore still decides.
         self.client.meta.events.register_first("needs-retry.sqs", self._wait_out_read_timeout)
         self.sent: list[dict[str, Any]] = []  # {"key", "messageIds", "attempts"}

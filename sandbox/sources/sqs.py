@@ -24,9 +24,11 @@ What it models, from the AWS documentation:
 - The visibility timeout defaults to 30 s and counts from the moment a message is
   received (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html).
   Lambda refuses a mapping whose function timeout exceeds it, and recommends at least six
-  times the function timeout, because a batching window (or throttling) plus processing
-  can still outlast it: here a poller that has received messages waits out its batching
-  window before it invokes, while their visibility is already running.
+  times the function timeout (services-sqs-configure.html), because throttling plus
+  processing can still outlast it. Visibility counts from receipt, so a poller that has
+  received messages and waits out its batching window spends their visibility too: the
+  rule the sandbox checks (and notes in the history when a run breaks it) is six times the
+  function timeout plus MaximumBatchingWindowInSeconds.
 - A queue's redrive policy moves a message to its dead-letter queue once it has been
   received maxReceiveCount times without being deleted
   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html).
@@ -74,6 +76,11 @@ DOC_SQS_RETRIES = "https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-r
 
 MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
 LONG_POLL = 20.0  # seconds: the longest ReceiveMessage WaitTimeSeconds (sqs-short-and-long-polling.html)
+
+
+def recommended_visibility(function_timeout: float, batching_window: float) -> float:
+    """Six times the function timeout (services-sqs-configure.html), plus the batching window it waits out."""
+    return 6 * function_timeout + batching_window
 
 
 def order_id_of(body: Any) -> str | None:
@@ -225,6 +232,11 @@ class SqsEventSourceMapping(Source):
             raise BadInput(f"Queue visibility timeout: {vt} seconds is less than Function timeout: "
                            f"{number_text(function.config.timeout)} seconds")
         self.visibility_timeout = vt
+        advised = recommended_visibility(function.config.timeout, self.config.batching_window)
+        if vt < advised:
+            world.note(f"the queue's visibility timeout ({vt} s) is below AWS's advice of six times the function "
+                       f"timeout plus the batching window ({number_text(advised)} s): a batch can come back while "
+                       f"it is still being processed")
         self.tracked: dict[str, _Tracked] = {}
         self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it
         self.invocations: list["Invocation"] = []

@@ -103,6 +103,12 @@ class StreamMapping(Config):
     stream_name: str = "orders"
     queue_name: str = "orders-stream-failures"
 
+    def check(self) -> None:
+        if 0 <= self.maximum_record_age < 60:
+            # The API reference says -1 or more, but the console and CloudFormation refuse 0 to 59.
+            raise BadInput(f"setting maximum_record_age (MaximumRecordAgeInSeconds) is -1 (the stream's retention) "
+                           f"or 60 to 604800 seconds, got {self.maximum_record_age} ({DOC_PARAMETERS})")
+
     @property
     def age_limit(self) -> float:
         """Seconds after arrival at which a record is given up: the record age, else retention."""

@@ -63,9 +63,9 @@ class CallerConfig(Config):
     """The calling client's botocore settings, with botocore's meanings (-1: not set)."""
 
     retry_mode: str = param(
-        "legacy", "the caller's botocore retry mode: legacy (5 attempts in all), standard or adaptive (3). boto3's "
-        "retries guide names legacy as the default; botocore 1.44 as pinned here resolves an unset mode to standard",
-        DOC_RETRIES, choices=RETRY_MODES)
+        "standard", "the client's botocore retry mode: standard or adaptive (3 attempts in all), or legacy (5). "
+        "Unset, botocore 1.44 as pinned here uses standard (boto/botocore#3513), while boto3's retries guide "
+        "still names legacy", DOC_RETRIES, choices=RETRY_MODES)
     max_attempts: int = param(
         -1, "retries after the first attempt, as in Config(retries={'max_attempts': N}); -1 leaves it unset so the "
         "mode's default applies", DOC_RETRIES, -1, 20)
@@ -73,11 +73,11 @@ class CallerConfig(Config):
         -1, "attempts in all, the first included (Config(retries={'total_max_attempts': N})); wins over "
         "max_attempts; -1 leaves it unset", DOC_RETRIES, -1, 21)
     read_timeout: float = param(
-        DEFAULT_TIMEOUT, "seconds the caller waits for the response before botocore raises ReadTimeoutError "
+        DEFAULT_TIMEOUT, "seconds the client waits for a response before botocore raises ReadTimeoutError "
         "(botocore's default is 60 s)", DOC_CONFIG, 0.01, 900)
     connect_timeout: float = param(
-        DEFAULT_TIMEOUT, "seconds the caller waits for a connection (botocore's default is 60 s); the sandbox's "
-        "Lambda endpoint accepts at once, so it never expires here", DOC_CONFIG, 0.01, 900)
+        DEFAULT_TIMEOUT, "seconds the client waits for a connection (botocore's default is 60 s); the sandbox "
+        "accepts at once, so it never expires here", DOC_CONFIG, 0.01, 900)
 
     def check(self) -> None:
         if self.total_max_attempts == 0:

@@ -163,6 +163,9 @@ class HistoryReader:
         """A request to the idempotency table: a marker on the lane, and windows opened or closed."""
         key, op, result = fields.text(r.get("key")), fields.text(r.get("op")), r.get("result")
         detail = fields.detail(r)
+        op = fields.text(detail.get("as")) or op  # a write inside a transaction or a batch
+        if CONDITIONAL_CHECK_FAILED in (detail.get("reasons") or []):
+            result = CONDITIONAL_CHECK_FAILED  # a transaction cancelled by the claim's condition
         expires_at = fields.number(detail.get(IDEMPOTENCY_TABLE.ttl_attribute))
         expires = None if expires_at is None else expires_at - self.epoch
         completed = detail.get("status") == COMPLETED

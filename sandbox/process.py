@@ -1,0 +1,129 @@
+"""Each Lambda container is a process of its own: its modules, its environment, its ``sys.path``.
+
+On Lambda every execution environment is a separate process: a module-level set, a
+sibling module's globals or an ``os.environ`` change in one container is invisible to
+every other, and the task root (the handler's folder) is on ``sys.path``. In the sandbox
+all containers share one Python process, and only one task runs at a time; so at every
+switch between containers the runtime swaps what a process would own:
+
+- *private modules*: the handler's module (named after its file, as Lambda names it) and
+  every module imported from outside the standard library and site-packages, except the
+  sandbox itself (Lambda's runtime provides boto3; the task root holds your code);
+- ``os.environ``, with Lambda's reserved variables for the function;
+- ``sys.path``, with the task root first.
+
+A handler passed as a Python function (defined in a notebook) shares the notebook's own
+globals, which no swap can separate; a handler file gets the full isolation.
+"""
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import sysconfig
+from pathlib import Path
+from types import ModuleType
+
+_SANDBOX_DIR = str(Path(__file__).resolve().parent)
+_SHARED_ROOTS = tuple(sorted({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
+                              if (p := sysconfig.get_paths().get(key))}))
+
+
+def is_private(module: object) -> bool:
+    """A module a process owns alone: loaded from a file outside the stdlib, site-packages and the sandbox."""
+    path = getattr(module, "__file__", None)
+    return isinstance(path, str) and bool(path) and private_path(path)
+
+
+@functools.lru_cache(maxsize=8192)
+def private_path(path: str) -> bool:
+    """Is a file outside the stdlib, site-packages and the sandbox (the learner's own code)?"""
+    resolved = os.path.realpath(path)
+    return not resolved.startswith(_SHARED_ROOTS) and not resolved.startswith(_SANDBOX_DIR)
+
+
+def shadows_shared(name: str) -> bool:
+    """Would a private module called ``name`` hide a module of the stdlib or site-packages?"""
+    import importlib.util
+
+    found = sys.modules.get(name)
+    if found is not None:
+        return not is_private(found)
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return False
+    if spec is None or spec.origin is None:
+        return False
+    return spec.origin in ("built-in", "frozen") or not private_path(spec.origin)
+
+
+class ProcessContext:
+    """What one container's process holds apart from every other."""
+
+    def __init__(self, env: dict[str, str], task_root: str | None):
+        self.modules: dict[str, ModuleType] = {}
+        self.env = dict(env)
+        self.path = ([task_root] if task_root else []) + [p for p in sys.path if p != task_root]
+
+
+class Processes:
+    """Installs one container's process context at a time, and the world's own when none runs."""
+
+    def __init__(self):
+        self.current: ProcessContext | None = None
+        self._base_env: dict[str, str] | None = None
+        self._base_path: list[str] | None = None
+        self._base_private: dict[str, ModuleType] = {}
+        self._base_size = -1  # len(sys.modules) when _base_private was taken
+        self._known: set[str] = set()
+
+    def activate(self, ctx: ProcessContext | None) -> None:
+        """Make ``ctx`` the running process (None: the world's own)."""
+        if ctx is self.current:
+            return
+        if self.current is not None:
+            self._leave(self.current)
+        if ctx is not None:
+            self._enter(ctx)
+        self.current = ctx
+
+    def _enter(self, ctx: ProcessContext) -> None:
+        self._base_env, self._base_path = dict(os.environ), list(sys.path)
+        if len(sys.modules) != self._base_size:  # the world's own code imported something since
+            self._base_private = {n: m for n, m in sys.modules.items() if is_private(m)}
+            self._base_size = len(sys.modules)
+        for name in self._base_private:
+            del sys.modules[name]
+        sys.modules.update(ctx.modules)
+        _replace_env(ctx.env)
+        sys.path[:] = ctx.path
+        self._known = set(sys.modules)
+
+    def _leave(self, ctx: ProcessContext) -> None:
+        self.capture(ctx)
+        for name in ctx.modules:
+            sys.modules.pop(name, None)
+        sys.modules.update(self._base_private)
+        _replace_env(self._base_env or {})
+        sys.path[:] = self._base_path or sys.path
+
+    def capture(self, ctx: ProcessContext) -> None:
+        """Note what the running container changed: modules it imported, its environment."""
+        for name in sys.modules.keys() - self._known:
+            module = sys.modules.get(name)
+            if module is not None and is_private(module):
+                ctx.modules[name] = module
+        self._known = set(sys.modules)
+        ctx.env = dict(os.environ)
+        ctx.path = list(sys.path)
+
+
+def _replace_env(env: dict[str, str]) -> None:
+    if dict(os.environ) == env:
+        return
+    for key in [k for k in os.environ if k not in env]:
+        del os.environ[key]
+    for key, value in env.items():
+        if os.environ.get(key) != value:
+            os.environ[key] = value

@@ -1,0 +1,2 @@
+"""State a handler keeps next to itself: one copy per container (process)."""
+SEEN = set()
