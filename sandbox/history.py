@@ -35,8 +35,8 @@ Record types and their own fields (the words come from ``sandbox.vocab``):
                   ``Delivery``), ``keys``, ``inv`` (related invocation or None), ``detail``
 ``sweep``         the TTL sweeper deleted an item: ``target``, ``key``, ``detail``
 ``note``          free text for a reader: ``text``
-``log``           a line a handler printed or logged: ``inv``, ``stream`` ("stdout" or
-                  "stderr"), ``text``
+``log``           a line a handler printed or logged: ``inv``, ``stream`` ("stdout",
+                  "stderr", or "log" for the logging module), ``text``
 """
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, RecordType, SourceKind
+from .vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
 
 #: Fields whose value must be a word of the vocabulary, per record type.
 _CHECKS = {
@@ -54,6 +54,7 @@ _CHECKS = {
     RecordType.INVOKE_END: {"outcome": Outcome},
     RecordType.EFFECT: {"kind": Effect, "status": EffectStatus},
     RecordType.DELIVERY: {"what": Delivery},
+    RecordType.LOG: {"stream": LogStream},
 }
 
 

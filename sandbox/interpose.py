@@ -18,6 +18,7 @@ Installed when a world opens, removed when it closes.
 from __future__ import annotations
 
 import collections
+import logging
 import os
 import queue
 import sys
@@ -29,6 +30,7 @@ from typing import Any
 from . import active
 from .errors import RuntimeExit
 from .scheduler import current_task
+from .vocab import LogStream
 
 _saved: dict[str, Any] = {}
 _local = threading.local()  # set while this thread starts a real thread: its own waits stay ordinary
@@ -159,6 +161,19 @@ class _Router:
         return getattr(self._original, name)
 
 
+class _LambdaLogHandler(logging.Handler):
+    """What Lambda's Python runtime puts on the root logger: records of an invocation go to its log."""
+
+    def __init__(self, sink: Callable[[Any, str, str], None]):
+        super().__init__()
+        self._sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        inv = _invocation()
+        if inv is not None:
+            self._sink(inv, LogStream.LOG, f"[{record.levelname}] {record.getMessage()}\n")
+
+
 # -- installing ------------------------------------------------------------------------------------
 def install(log_sink: Callable[[Any, str, str], None]) -> None:
     if _saved:
@@ -172,8 +187,10 @@ def install(log_sink: Callable[[Any, str, str], None]) -> None:
     threading.Thread.is_alive = _thread_is_alive
     threading.Condition.wait = _condition_wait
     queue.SimpleQueue = CooperativeSimpleQueue
-    sys.stdout = _Router(sys.stdout, "stdout", log_sink)
-    sys.stderr = _Router(sys.stderr, "stderr", log_sink)
+    sys.stdout = _Router(sys.stdout, LogStream.STDOUT, log_sink)
+    sys.stderr = _Router(sys.stderr, LogStream.STDERR, log_sink)
+    _saved["log_handler"] = _LambdaLogHandler(log_sink)
+    logging.getLogger().addHandler(_saved["log_handler"])
 
 
 def uninstall() -> None:
@@ -189,6 +206,7 @@ def uninstall() -> None:
         # Its task has ended with the world: let threading (and concurrent.futures at exit) see it stopped.
         thread._is_stopped = True
     _adopted.clear()
+    logging.getLogger().removeHandler(_saved["log_handler"])
     if isinstance(sys.stdout, _Router):
         sys.stdout = _saved["stdout"]
     if isinstance(sys.stderr, _Router):

@@ -36,7 +36,7 @@ from .faults import CrashPlan
 from .loader import check_handler, handler_module_name, load_handler
 from .process import ProcessContext, Processes
 from .scheduler import Task, current_task
-from .vocab import Cause, Outcome, SourceKind
+from .vocab import Cause, LogStream, Outcome, SourceKind
 
 if TYPE_CHECKING:
     from .clock import VirtualClock
@@ -199,7 +199,7 @@ class Runtime:
         self._partial[(inv.id, stream)] = rest
 
     def flush_logs(self, inv: "Invocation") -> None:
-        for stream in ("stdout", "stderr"):
+        for stream in LogStream:
             rest = self._partial.pop((inv.id, stream), "")
             if rest:
                 self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=rest)

@@ -25,6 +25,14 @@ class RecordType(StrEnum):
     LOG = "log"  # a line the handler printed or logged, as CloudWatch Logs would keep it
 
 
+class LogStream(StrEnum):
+    """Where a line of a handler's log came from."""
+
+    STDOUT = "stdout"  # print
+    STDERR = "stderr"
+    LOG = "log"  # the logging module, through Lambda's root handler
+
+
 class Outcome(StrEnum):
     """How an invocation ended."""
 
