@@ -260,3 +260,51 @@ def test_a_handler_error_names_the_line_in_the_learners_file():
     result = run_scenario("no-fault", handler("typo.py"))
     end = result.history.of_type("invoke_end")[0]
     assert end["error"] == "KeyError: 'ordr'" and end["where"].endswith("typo.py:7 in handler")
+
+
+# -- facts: request ids --------------------------------------------------------------------------------
+@pytest.mark.parametrize("scenario, valid", [
+    ("async-retry", True),  # Lambda's retries of one event keep its request id
+    ("timeout-after-effect", True),
+    ("async-duplicate", False),  # the queue's own duplicate: a new id (AWS does not document it)
+    ("concurrent-claims", False),
+    ("sqs-batch-failure", False),  # a redelivered batch is a new invocation
+    ("sync-sdk-retry", False),  # each SDK attempt is a new Invoke
+    ("producer-resend", False),
+])
+def test_keying_on_the_request_id_dedupes_async_retries_and_nothing_else(scenario, valid):
+    result = run_scenario(scenario, handler("request_id_key.py"))
+    assert result.valid is valid, result.verdict.explain()
+
+
+def test_async_retries_keep_the_request_id_and_a_duplicate_may_or_may_not():
+    retry = run_scenario("async-retry", f"{EXAMPLES / 'naive_email.py'}:handler")
+    ids = [v["request_id"] for v in retry.history.invocations().values()]
+    assert len(ids) == 2 and len(set(ids)) == 1
+    for choice, same in (("new", False), ("same", True)):
+        dup = run_scenario("async-duplicate", f"{EXAMPLES / 'naive_email.py'}:handler",
+                           settings={"orders": 1, "duplicate_request_id": choice})
+        ids = [v["request_id"] for v in dup.history.invocations().values()]
+        assert (ids[0] == ids[1]) is same
+
+
+# -- a world that cannot be knocked over ------------------------------------------------------------------
+@pytest.mark.parametrize("setting", ["interval=nan", "horizon=nan", "interval=inf", "ttl_lag=-inf"])
+def test_nan_and_infinity_are_refused_for_every_number(setting):
+    scenario = "sqs-batch-failure" if setting.startswith("horizon") else "no-fault"
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "run", scenario, "--handler",
+                           f"{EXAMPLES / 'naive_email.py'}:handler", "--set", setting],
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "must be a finite number" in proc.stderr or "must be at least" in proc.stderr
+
+
+def test_endpoint_and_transport_settings_in_the_environment_are_ignored(monkeypatch):
+    monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", "http://localhost:4566")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://localhost:4566")
+    monkeypatch.setenv("AWS_USE_FIPS_ENDPOINT", "true")
+    monkeypatch.setenv("AWS_USE_DUALSTACK_ENDPOINT", "true")
+    monkeypatch.setenv("AWS_RETRY_MODE", "legacy")
+    result = run_scenario("concurrent-claims", f"{EXAMPLES / 'idempotent.py'}:handler")
+    assert result.valid
+    assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "http://localhost:4566"  # given back afterwards

@@ -46,6 +46,7 @@ class Invocation:
     status_code: Any = None  # HTTP statusCode in a synchronous caller's response payload
     failed_items: list[str] = field(default_factory=list)  # partial batch response
     shard: str | None = None
+    cold_start: bool = False  # it started a new container (after a reset, or to scale out)
 
 
 @dataclass

@@ -104,7 +104,8 @@ class HistoryReader:
         self.model.invs[inv] = Invocation(
             inv=inv, seq=seq, start=t, source=fields.text(r.get("source")) or SourceKind.DIRECT,
             cause=fields.truthy_text(r.get("cause")), container=fields.truthy_text(r.get("container")),
-            prev=fields.truthy_text(r.get("prev")), keys=fields.str_list(r.get("keys")))
+            prev=fields.truthy_text(r.get("prev")), keys=fields.str_list(r.get("keys")),
+            cold_start=r.get("cold_start") is True)
 
     def invoke_end(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         rec = self.model.invs.get(inv)

@@ -45,7 +45,9 @@ def lane_sub(rec: Invocation) -> str | None:
     """The line under a lane's name: its container, shard and the orders its event carried."""
     parts = []
     if rec.container:
-        parts.append(f"container {rec.container.rsplit('/', 1)[-1] or rec.container}")
+        name = rec.container.rsplit('/', 1)[-1] or rec.container
+        # Every function's first container starts cold; a later one is news (a reset, or scaling out).
+        parts.append(f"new container {name}" if rec.cold_start and name != "c1" else f"container {name}")
     if rec.shard:
         parts.append(shard_text(rec.shard))
     if rec.keys:
