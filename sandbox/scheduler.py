@@ -119,6 +119,9 @@ class Scheduler:
         #: Called with the task about to run (None when the world's own thread takes over), so
         #: the runtime can put that task's process (modules, environment) in place.
         self.on_switch: Callable[[Task | None], None] | None = None
+        #: Called with each task about to take a step, and whether the policy chose it among others
+        #: (the DPOR explorer traces steps with it).
+        self.step_listener: Callable[[Task, bool], None] | None = None
 
     # -- creating work -----------------------------------------------------------------
     def spawn(self, fn: Callable, *args: Any, name: str, daemon: bool = False, **kwargs: Any) -> Task:
@@ -291,7 +294,10 @@ class Scheduler:
             self._poll_blocked()
             runnable = [t for t in self.tasks if t.state == RUNNABLE]
             if runnable:
-                self._step(self._pick(runnable))
+                task = self._pick(runnable)
+                if self.step_listener is not None:
+                    self.step_listener(task, len(runnable) > 1)
+                self._step(task)
                 continue
             next_t = self._next_event_time()
             if next_t is None:
