@@ -198,6 +198,12 @@ def test_a_setting_nothing_resembles_gets_no_suggestion(capsys):
     assert "did you mean" not in capsys.readouterr().err
 
 
+def test_one_order_and_one_effect_are_singular(capsys):
+    assert main(["run", "no-fault", "--handler", NAIVE, "--set", "orders=1"]) == 0
+    out = capsys.readouterr().out
+    assert "valid: 1 order, 1 effect, each exactly once." in out and "1 invocation;" in out
+
+
 def test_scenarios_brief_is_one_line_per_scenario(capsys):
     from sandbox import SCENARIOS
 
