@@ -30,6 +30,8 @@ _SCRIPT_SEPARATORS = (",", ":")
 
 @dataclass
 class Exploration:
+    """What a search found: how many schedules, their verdicts, and the broken one to show."""
+
     schedules: int = 0
     broken: int = 0  # schedules whose verdict was not valid (invalid or unknown)
     verdicts: dict[str, int] = field(default_factory=dict)
