@@ -62,10 +62,14 @@ class Verdict:
         return [f for f in self.findings if f.kind == FindingKind.LOST]
 
     def explain(self) -> str:
+        def s(n: int) -> str:  # the plural ending: 0 orders, 1 order, 2 orders
+            return "" if n == 1 else "s"
+
         if not self.findings:
+            orders = len(self.effects_per_key)
             total = sum(sum(v.values()) for v in self.effects_per_key.values())
-            return f"valid: {len(self.effects_per_key)} orders, {total} effects, each exactly once."
-        lines = [f"{self.status}: {len(self.findings)} finding{'s' if len(self.findings) != 1 else ''}"]
+            return f"valid: {orders} order{s(orders)}, {total} effect{s(total)}, each exactly once."
+        lines = [f"{self.status}: {len(self.findings)} finding{s(len(self.findings))}"]
         lines += [f"- {f.text}" for f in self.findings]
         return "\n".join(lines)
 

@@ -1,17 +1,33 @@
 """``python -m sandbox``: list scenarios, run one against a handler file.
 
-Exit codes: 0 valid, 1 invalid, 2 unknown or bad input.
+Exit codes: 0 valid, 1 invalid, 2 unknown or bad input. With ``--policy exhaustive``: 0 every
+schedule was valid, 1 some schedule was invalid, 2 none was invalid but some was unknown, or the
+search stopped at ``--max-schedules`` before trying them all. 141 when whoever read our output
+stopped reading (``| head``), as for any program a closed pipe stops.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
+import re
+import shlex
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 from .errors import BadInput
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
+BAD_INPUT = 2
+#: 128 + SIGPIPE, what a shell reports for a program stopped by a closed pipe.
+BROKEN_PIPE = 141
+PLOT_FORMATS = ("png", "svg", "pdf")
+DEFAULT_MAX_SCHEDULES = 5000
+#: How a replay command names this program (what the README tells people to type).
+PROGRAM = "python -m sandbox"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -20,9 +36,10 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m sandbox", description="Run duplicate-delivery scenarios against a Lambda handler.")
+    p = _Parser(prog=PROGRAM, description="Run duplicate-delivery scenarios against a Lambda handler.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    sub.add_parser("scenarios", help="list the scenarios and their settings")
+    listing = sub.add_parser("scenarios", help="list the scenarios and their settings")
+    listing.add_argument("--brief", action="store_true", help="one line per scenario: name, kind, what it shows")
     run = sub.add_parser("run", help="run one scenario against a handler")
     run.add_argument("scenario")
     run.add_argument("--handler", required=True, help="path/to/file.py:function")
@@ -30,13 +47,90 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                      help="change a scenario setting (repeatable)")
     run.add_argument("--json", action="store_true", help="print the full JSON report")
-    run.add_argument("--plot", metavar="OUT.png", help="save the timeline plot")
+    run.add_argument("--plot", metavar="OUT.png", help="save the timeline plot (png, svg or pdf, by extension)")
     run.add_argument("--policy", choices=("random", "round-robin", "exhaustive"), default="random",
                      help="how concurrent invocations interleave: seeded random (default), round-robin, or "
                           "exhaustive (every interleaving; small cases only)")
     run.add_argument("--script", metavar="STEPS",
                      help="a scripted interleaving, e.g. inv-1:GetItem,inv-2:GetItem,inv-1:PutItem,inv-2:PutItem")
+    run.add_argument("--max-schedules", type=int, metavar="N",
+                     help=f"with --policy exhaustive: stop after N schedules (default {DEFAULT_MAX_SCHEDULES})")
     return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
+        return code
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except BrokenPipeError:
+        _stop_writing_to_stdout()
+        return BROKEN_PIPE
+
+
+def _stop_writing_to_stdout() -> None:
+    """Point stdout at /dev/null, so the flush at exit cannot fail again (Python's SIGPIPE advice)."""
+    with contextlib.suppress(OSError, ValueError):  # in-process callers may have no real stdout
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "scenarios":
+        print(_scenario_list(args.brief))
+        return 0
+    return _run(args)
+
+
+# -- scenarios ---------------------------------------------------------------------------------------
+def _scenario_list(brief: bool) -> str:
+    from .scenarios import SCENARIOS
+
+    if not brief:
+        return "\n\n".join(sc.describe() for sc in SCENARIOS.values())
+    name_width = max(len(sc.name) for sc in SCENARIOS.values())
+    kind_width = max(len(sc.kind) for sc in SCENARIOS.values())
+    return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {first_sentence(sc.summary)}"
+                     for sc in SCENARIOS.values())
+
+
+def first_sentence(text: str) -> str:
+    """Up to the first full stop that ends a sentence (one followed by a capital letter, or the end)."""
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", " ".join(text.split()), maxsplit=1)[0]
+
+
+# -- run ---------------------------------------------------------------------------------------------
+def _run(args: argparse.Namespace) -> int:
+    from .scenarios import get_scenario, run_scenario
+
+    scenario = get_scenario(args.scenario)
+    overrides = _settings(args.settings)
+    settings = scenario.resolve(overrides)
+    _check_options(args)
+    _check_handler_file(args.handler)
+    plot = _plot_path(args.plot) if args.plot else None
+    if args.policy == "exhaustive":
+        return _exhaustive(args, scenario.name, settings, overrides, plot)
+    policy = _script_steps(args.script) if args.script else args.policy
+    result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
+    report = result.report()
+    if args.json:
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(f"{report['scenario']} (seed {report['seed']}): {result.verdict.explain()}")
+        print(f"{_count(len(report['invocations']), 'invocation')}; DynamoDB calls: "
+              + (", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"))
+    if plot:
+        _save_plot(result, plot)
+    return EXIT[report["verdict"]]
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _settings(pairs: Sequence[str]) -> dict[str, str]:
@@ -49,46 +143,144 @@ def _settings(pairs: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _exhaustive(args, scenario, settings) -> int:
+def _script_steps(script: str) -> list[str]:
+    return [step.strip() for step in script.split(",") if step.strip()]
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    if args.script and args.policy != "random":
+        raise BadInput("--script and --policy are alternatives: give one of them")
+    if args.max_schedules is not None and args.policy != "exhaustive":
+        raise BadInput("--max-schedules goes with --policy exhaustive")
+    if args.max_schedules is not None and args.max_schedules < 1:
+        raise BadInput(f"--max-schedules must be at least 1, got {args.max_schedules}")
+
+
+def _check_handler_file(spec: str) -> None:
+    """Refuse, in one line, handler files Python cannot import (the loader checks the rest)."""
+    path_text, sep, _ = spec.rpartition(":")
+    if not sep or not path_text:
+        return  # not path:function at all; the loader says how it should look
+    path = Path(path_text)
+    if path.is_dir():
+        raise BadInput(f"handler path {path_text} is a folder; give a .py file in it, as path/to/file.py:function")
+    if path.suffix != ".py":
+        raise BadInput(f"handler file must be a Python file ending in .py, got {path_text}")
+    try:
+        source = path.read_bytes() if path.is_file() else b""
+    except OSError as exc:
+        raise BadInput(f"cannot read handler file {path_text}: {exc.strerror}") from None
+    if b"\0" in source:
+        raise BadInput(f"handler file {path_text} contains null bytes, so it is not Python source")
+
+
+def _plot_path(text: str) -> Path:
+    """Where ``--plot`` will write, checked before the run so a typo costs no run."""
+    path = Path(text)
+    if path.is_dir():
+        raise BadInput(f"--plot {text} is a folder; give a file name such as {path / 'timeline.png'}")
+    if path.suffix.lower().lstrip(".") not in PLOT_FORMATS:
+        raise BadInput(f"--plot writes png, svg or pdf (chosen by the file's extension), got {text!r}")
+    if not path.parent.is_dir():
+        raise BadInput(f"cannot save the plot to {text}: the folder {path.parent} does not exist")
+    return path
+
+
+def _save_plot(result: Any, path: Path) -> None:
+    try:
+        result.save_plot(path)
+    except OSError as exc:
+        raise BadInput(f"cannot save the plot to {path}: {exc.strerror or exc}") from None
+    print(f"timeline saved to {path}", file=sys.stderr)
+
+
+# -- exhaustive --------------------------------------------------------------------------------------
+def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any], overrides: dict[str, str],
+                plot: Path | None) -> int:
     from .explore import explore_scenario
 
-    found = explore_scenario(scenario.name, args.handler, settings=settings, seed=args.seed)
-    report = {"scenario": scenario.name, "seed": args.seed, "policy": "exhaustive", "schedules": found.schedules,
-              "broken": found.broken, "verdicts": found.verdicts, "truncated": found.truncated,
-              "first_broken_schedule": found.first_broken}
-    print(json.dumps(report, indent=2, sort_keys=True) if args.json else found.summary())
-    return 0 if found.all_valid else 1
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        args = _parser().parse_args(argv)
-        if args.command == "scenarios":
-            from .scenarios import SCENARIOS
-
-            print("\n\n".join(sc.describe() for sc in SCENARIOS.values()))
-            return 0
-        from .scenarios import get_scenario, run_scenario
-
-        scenario = get_scenario(args.scenario)
-        settings = scenario.resolve(_settings(args.settings))
-        if args.script and args.policy != "random":
-            raise BadInput("--script and --policy are alternatives: give one of them")
-        if args.policy == "exhaustive":
-            return _exhaustive(args, scenario, settings)
-        policy = [step.strip() for step in args.script.split(",") if step.strip()] if args.script else args.policy
-        result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
-    except BadInput as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    report = result.report()
+    limit = args.max_schedules or DEFAULT_MAX_SCHEDULES
+    if not args.json:  # the size of the tree is known only once it has been walked
+        print(f"exploring every interleaving of {scenario}, up to {limit} schedules", flush=True)
+    with _progress_bar(enabled=not args.json and sys.stderr.isatty()) as on_schedule:
+        found = explore_scenario(scenario, args.handler, settings=settings, max_schedules=limit, seed=args.seed,
+                                 on_schedule=on_schedule)
+    script = ",".join(found.first_broken_script) if found.first_broken_script else None
+    replay = _replay_command(args, scenario, overrides, script) if script else None
     if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
+        print(json.dumps(_exhaustive_report(args, scenario, found, script, replay), indent=2, sort_keys=True))
     else:
-        print(f"{report['scenario']} (seed {report['seed']}): {result.verdict.explain()}")
-        print(f"{len(report['invocations'])} invocations; DynamoDB calls: "
-              + (", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"))
-    if args.plot:
-        result.save_plot(args.plot)
-        print(f"timeline saved to {args.plot}", file=sys.stderr)
-    return EXIT[report["verdict"]]
+        print(_exhaustive_text(found, script, replay))
+    if plot:
+        _plot_first_broken(args, scenario, settings, found, plot)
+    return EXIT[found.status]
+
+
+@contextlib.contextmanager
+def _progress_bar(enabled: bool):
+    """A tqdm bar on stderr for a person at a terminal; yields the per-schedule callback (or None)."""
+    if not enabled:
+        yield None
+        return
+    from tqdm import tqdm
+
+    from .vocab import Status
+
+    with tqdm(desc="exploring", unit=" schedules", file=sys.stderr, leave=False) as bar:
+        broken = 0
+
+        def on_schedule(verdict: str) -> None:
+            nonlocal broken
+            broken += verdict != Status.VALID
+            bar.set_postfix(broken=broken, refresh=False)
+            bar.update(1)
+
+        yield on_schedule
+
+
+def _replay_command(args: argparse.Namespace, scenario: str, overrides: dict[str, str], script: str) -> str:
+    """The command line that replays one schedule with ``--script``, with this run's seed and settings."""
+    words = [*PROGRAM.split(), "run", scenario, "--handler", args.handler]
+    if args.seed:
+        words += ["--seed", str(args.seed)]
+    for key, value in overrides.items():
+        words += ["--set", f"{key}={value}"]
+    return shlex.join([*words, "--script", script])
+
+
+def _exhaustive_report(args: argparse.Namespace, scenario: str, found: Any, script: str | None,
+                       replay: str | None) -> dict[str, Any]:
+    return {"scenario": scenario, "seed": args.seed, "policy": "exhaustive", "verdict": found.status,
+            "max_schedules": found.max_schedules, "schedules": found.schedules, "broken": found.broken,
+            "verdicts": found.verdicts, "truncated": found.truncated,
+            "first_broken_schedule": found.first_broken, "first_broken_verdict": found.first_broken_verdict,
+            "first_broken_script": script, "replay_command": replay}
+
+
+def _exhaustive_text(found: Any, script: str | None, replay: str | None) -> str:
+    lines = [found.summary()]
+    if found.truncated:
+        lines.append("more schedules were left to try, so the result is unknown: raise the limit with --max-schedules")
+    if found.first_broken is None:
+        return "\n".join(lines)
+    if script:
+        lines += [f"first broken schedule ({found.first_broken_verdict}), as a script:", f"  {script}",
+                  "replay it with:", f"  {replay}"]
+    else:
+        lines.append(f"first broken schedule ({found.first_broken_verdict}): choices {found.first_broken} "
+                     f"(it has no --script form)")
+    return "\n".join(lines)
+
+
+def _plot_first_broken(args: argparse.Namespace, scenario: str, settings: dict[str, Any], found: Any,
+                       plot: Path) -> None:
+    """Draw the first broken schedule, replayed; with none broken there is nothing to draw."""
+    if found.first_broken is None:
+        print("no broken schedule, so no timeline to save", file=sys.stderr)
+        return
+    from .policies import ReplayPolicy
+    from .scenarios import run_scenario
+
+    replayed = run_scenario(scenario, args.handler, seed=args.seed, settings=settings,
+                            policy=ReplayPolicy(found.first_broken))
+    _save_plot(replayed, plot)

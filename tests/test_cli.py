@@ -1,11 +1,21 @@
 """The CLI: scenarios, run, JSON report, exit codes and one-line errors."""
+import contextlib
+import fcntl
 import json
+import os
+import pty
+import re
+import shlex
+import struct
 import subprocess
 import sys
+import termios
 
 import pytest
 
-from sandbox.cli import main
+from sandbox import run_scenario
+from sandbox.cli import BROKEN_PIPE, main
+from sandbox.explore import Exploration
 
 from conftest import ROOT, example
 
@@ -101,3 +111,209 @@ def test_scripted_interleaving_from_the_shell(capsys):
     assert main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--script", race]) == 1
     code = main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--script", "inv-7"])
     assert code == 2 and "wants 'inv-7'" in capsys.readouterr().err
+
+
+# -- no tracebacks: every failure is one line and exit 2 -----------------------------------------
+def assert_one_line_error(code, out, err, message):
+    assert "Traceback" not in err
+    assert code == 2 and out == ""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0], err
+
+
+def test_a_handler_file_that_is_not_python_is_refused(tmp_path):
+    text = tmp_path / "handler.txt"
+    text.write_text((ROOT / "examples" / "naive_email.py").read_text())
+    assert_one_line_error(*cli("run", "no-fault", "--handler", f"{text}:handler"), "ending in .py")
+
+
+def test_a_handler_file_with_null_bytes_is_refused(tmp_path):
+    bad = tmp_path / "nul.py"
+    bad.write_bytes(b"def handler(event, context):\n    return 1\n\x00\n")
+    assert_one_line_error(*cli("run", "no-fault", "--handler", f"{bad}:handler"), "contains null bytes")
+
+
+def test_a_folder_as_handler_is_refused(tmp_path):
+    assert_one_line_error(*cli("run", "no-fault", "--handler", f"{tmp_path}:handler"), "is a folder")
+
+
+def test_plot_into_a_missing_folder_is_refused_before_the_run(tmp_path):
+    target = tmp_path / "missing" / "t.png"
+    assert_one_line_error(*cli("run", "no-fault", "--handler", NAIVE, "--plot", str(target)), "does not exist")
+
+
+@pytest.mark.parametrize("name", ["t.jpg", "t", "t.png.bak"])
+def test_plot_formats_other_than_png_svg_pdf_are_refused(tmp_path, name):
+    code, out, err = cli("run", "no-fault", "--handler", NAIVE, "--plot", str(tmp_path / name))
+    assert_one_line_error(code, out, err, "png, svg or pdf")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("name, magic", [("t.svg", (b"<?xml", b"<svg")), ("t.pdf", (b"%PDF",)),
+                                         ("T.PNG", (b"\x89PNG\r\n\x1a\n",))])
+def test_plot_format_follows_the_extension(tmp_path, name, magic):
+    out = tmp_path / name
+    code, _, err = cli("run", "no-fault", "--handler", NAIVE, "--plot", str(out))
+    assert code == 0 and "Traceback" not in err and f"timeline saved to {out}" in err
+    assert out.read_bytes().startswith(magic)
+
+
+@pytest.mark.parametrize("args", [
+    ["scenarios"],
+    ["run", "no-fault", "--handler", NAIVE, "--json"],
+    ["run", "concurrent-claims", "--handler", NAIVE, "--policy", "exhaustive", "--max-schedules", "2"],
+])
+def test_a_reader_that_stops_reading_ends_the_run_quietly(args):
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    proc.stdout.close()  # gone before the first write: that write meets a broken pipe, every time
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == BROKEN_PIPE
+    assert err == ""
+
+
+@pytest.mark.parametrize("pipeline", [
+    "{python} -m sandbox scenarios | head -1",
+    "{python} -m sandbox run no-fault --handler " + NAIVE + " --json | head -c 10",
+])
+def test_shell_pipelines_into_head_show_no_traceback(pipeline):
+    proc = subprocess.run(["bash", "-c", pipeline.format(python=shlex.quote(sys.executable))], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout and "Traceback" not in proc.stderr and proc.stderr == ""
+
+
+# -- wording -------------------------------------------------------------------------------------
+def test_a_mistyped_scenario_gets_a_suggestion():
+    assert_one_line_error(*cli("run", "no-fult", "--handler", NAIVE), "did you mean 'no-fault'?")
+
+
+def test_a_mistyped_setting_gets_a_suggestion(capsys):
+    assert main(["run", "no-fault", "--handler", NAIVE, "--set", "order=2"]) == 2
+    err = capsys.readouterr().err
+    assert "has no setting 'order'; did you mean 'orders'?" in err and "its settings are:" in err
+
+
+def test_a_setting_nothing_resembles_gets_no_suggestion(capsys):
+    assert main(["run", "no-fault", "--handler", NAIVE, "--set", "colour=red"]) == 2
+    assert "did you mean" not in capsys.readouterr().err
+
+
+def test_one_order_and_one_effect_are_singular(capsys):
+    assert main(["run", "no-fault", "--handler", NAIVE, "--set", "orders=1"]) == 0
+    out = capsys.readouterr().out
+    assert "valid: 1 order, 1 effect, each exactly once." in out and "1 invocation;" in out
+
+
+def test_scenarios_brief_is_one_line_per_scenario(capsys):
+    from sandbox import SCENARIOS
+
+    assert main(["scenarios", "--brief"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert len(lines) == len(SCENARIOS)
+    for line, sc in zip(lines, SCENARIOS.values()):
+        name, kind, summary = re.split(r"\s{2,}", line, maxsplit=2)
+        assert (name, kind) == (sc.name, sc.kind)
+        assert sc.summary.startswith(summary) and summary.endswith(".") and summary.count(". ") == 0
+    assert "Orders arrive one by one as EventBridge events and each is delivered exactly once, with no faults." \
+        in lines[0]
+
+
+# -- exhaustive mode -----------------------------------------------------------------------------
+READ_THEN_WRITE = example("read_then_write.py")
+CLAIM = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
+
+
+def exhaustive(handler, *extra):
+    return cli("run", "concurrent-claims", "--handler", handler, "--policy", "exhaustive", *extra)
+
+
+def test_exhaustive_all_valid_and_complete_exits_0():
+    code, out, err = exhaustive(CLAIM)
+    assert code == 0, err
+    assert out.splitlines()[0] == "exploring every interleaving of concurrent-claims, up to 5000 schedules"
+    assert "0 broke the invariant" in out and "Traceback" not in err
+
+
+def test_exhaustive_stopped_at_its_cap_exits_2():
+    code, out, err = exhaustive(CLAIM, "--max-schedules", "3")
+    assert code == 2, err
+    assert "up to 3 schedules" in out and "3 schedules explored (stopped at the limit of 3)" in out
+    assert "--max-schedules" in out
+
+
+def test_exhaustive_with_an_unknown_schedule_and_no_invalid_one_exits_2(monkeypatch, capsys):
+    import sandbox.explore
+
+    def unknown(*args, **kw):
+        return Exploration(schedules=4, broken=1, verdicts={"valid": 3, "unknown": 1}, first_broken=[1],
+                           first_broken_verdict="unknown", max_schedules=kw["max_schedules"])
+
+    monkeypatch.setattr(sandbox.explore, "explore_scenario", unknown)
+    assert main(["run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["verdict"] == "unknown"
+
+
+def test_exhaustive_replays_its_first_broken_schedule_from_the_command_it_prints(tmp_path):
+    # The third schedule is the first broken one: a cap of 3 finds it quickly.
+    code, out, err = exhaustive(READ_THEN_WRITE, "--max-schedules", "3", "--json", "--seed", "4")
+    assert code == 1, err
+    report = json.loads(out)
+    assert report["verdict"] == "invalid" and report["first_broken_verdict"] == "invalid"
+    script = report["first_broken_script"]
+    assert script.startswith("inv-1:dynamodb.GetItem,inv-2:dynamodb.GetItem,")
+    words = shlex.split(report["replay_command"])
+    assert words[:3] == ["python", "-m", "sandbox"] and words[-2:] == ["--script", script]
+    assert ["--seed", "4"] == words[words.index("--seed"):words.index("--seed") + 2]
+    replay = subprocess.run([sys.executable, *words[1:], "--json"], cwd=ROOT, capture_output=True, text=True,
+                            timeout=120)
+    assert replay.returncode == 1 and json.loads(replay.stdout)["verdict"] == report["first_broken_verdict"]
+
+
+def test_exhaustive_text_names_the_script_and_the_replay_command():
+    code, out, _ = exhaustive(READ_THEN_WRITE, "--max-schedules", "3", "--set", "copies=2")
+    assert code == 1
+    assert "first broken schedule (invalid), as a script:\n  inv-1:dynamodb.GetItem,inv-2:dynamodb.GetItem," in out
+    assert (f"python -m sandbox run concurrent-claims --handler {READ_THEN_WRITE} --set copies=2 --script "
+            "'inv-1:dynamodb.GetItem,") in out
+
+
+def test_exhaustive_plot_draws_the_first_broken_schedule(tmp_path, capsys):
+    out = tmp_path / "broken.png"
+    assert main(["run", "concurrent-claims", "--handler", READ_THEN_WRITE, "--policy", "exhaustive",
+                 "--max-schedules", "3", "--json", "--plot", str(out)]) == 1
+    report = json.loads(capsys.readouterr().out)
+    replayed = run_scenario("concurrent-claims", READ_THEN_WRITE, policy=report["first_broken_script"].split(","))
+    assert replayed.status == "invalid"
+    assert out.read_bytes() == replayed.save_plot(tmp_path / "expected.png").read_bytes()
+
+
+def test_max_schedules_goes_with_exhaustive_only():
+    assert_one_line_error(*cli("run", "no-fault", "--handler", NAIVE, "--max-schedules", "3"),
+                          "--max-schedules goes with --policy exhaustive")
+    assert_one_line_error(*exhaustive(CLAIM, "--max-schedules", "0"), "at least 1")
+
+
+def run_on_a_terminal(*args):
+    """Run the CLI with stderr on a pseudo-terminal (80 columns), stdout on a pipe: (code, stdout, stderr)."""
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "sandbox", *args], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=slave)
+    os.close(slave)
+    chunks = []
+    with contextlib.suppress(OSError):  # reading a pty whose other end closed raises EIO
+        while data := os.read(master, 65536):
+            chunks.append(data)
+    os.close(master)
+    out = proc.stdout.read().decode()
+    return proc.wait(timeout=120), out, b"".join(chunks).decode(errors="replace")
+
+
+def test_exhaustive_shows_a_progress_bar_on_a_terminal_only():
+    few = ("run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--max-schedules", "5")
+    code, out, err = run_on_a_terminal(*few)
+    assert code == 2 and "exploring:" in err and "schedules" in err and "exploring:" not in out
+    code, out, err = cli(*few)
+    assert code == 2 and err == ""  # piped: no bar
+    code, out, err = run_on_a_terminal(*few, "--json")
+    assert code == 2 and err == "" and json.loads(out)["schedules"] == 5

@@ -57,9 +57,26 @@ def test_exhaustive_counts_the_bad_interleavings_of_read_then_write():
     result = explore_scenario("concurrent-claims", READ_THEN_WRITE)
     assert not result.truncated
     assert 0 < result.broken < result.schedules
-    # Replaying the first bad schedule reproduces it exactly.
+    # Replaying the first bad schedule reproduces it exactly, from its choices and from its script.
     replay = run_scenario("concurrent-claims", READ_THEN_WRITE, policy=ReplayPolicy(result.first_broken))
     assert replay.status == "invalid"
+    scripted = run_scenario("concurrent-claims", READ_THEN_WRITE, policy=result.first_broken_script)
+    assert scripted.history.to_json() == replay.history.to_json()
+
+
+def test_the_first_broken_schedule_replays_from_its_script_byte_for_byte():
+    found = explore_scenario("concurrent-claims", READ_THEN_WRITE, max_schedules=3, seed=2)
+    assert found.truncated and found.status == "invalid" and found.first_broken_verdict == "invalid"
+    by_choices = run_scenario("concurrent-claims", READ_THEN_WRITE, seed=2, policy=ReplayPolicy(found.first_broken))
+    by_script = run_scenario("concurrent-claims", READ_THEN_WRITE, seed=2, policy=found.first_broken_script)
+    assert by_script.status == "invalid"
+    assert by_script.history.to_json() == by_choices.history.to_json()
+
+
+def test_exploration_reports_each_schedule_as_it_ends():
+    heard = []
+    found = explore_scenario("concurrent-claims", CONDITIONAL_PUT, max_schedules=4, on_schedule=heard.append)
+    assert heard == ["valid"] * 4 and found.schedules == 4 and found.truncated and found.status == "unknown"
 
 
 def test_exhaustive_finds_no_bad_interleaving_of_the_conditional_put():

@@ -7,6 +7,7 @@ world; the checker judges the history afterwards (Maelstrom keeps the two apart)
 """
 from __future__ import annotations
 
+import difflib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -56,7 +57,9 @@ class Scenario:
         values = {name: s.default for name, s in known.items()}
         for name, raw in (overrides or {}).items():
             if name not in known:
-                raise BadInput(f"scenario {self.name} has no setting {name!r}; its settings are: "
+                close = difflib.get_close_matches(str(name), known, n=1)
+                hint = f"did you mean {close[0]!r}? " if close else ""
+                raise BadInput(f"scenario {self.name} has no setting {name!r}; {hint}its settings are: "
                                f"{', '.join(sorted(known))}")
             values[name] = known[name].parse(raw)
         return values

@@ -69,6 +69,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import matplotlib
+
 from .axis import UNITS
 from .drawing import draw
 from .figure import TimelineFigure, empty_figure
@@ -121,9 +123,17 @@ def default_title(meta: dict[str, Any]) -> str:
 
 
 def save_timeline(history: Any, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
-    """Write the timeline PNG to ``path``; the same history always gives the same bytes."""
+    """Write the timeline to ``path``: SVG or PDF when its name ends in .svg or .pdf, else PNG.
+
+    The same history always gives the same bytes.
+    """
     path = Path(path)
-    with matplotlib_style():
+    fmt = {".svg": "svg", ".pdf": "pdf"}.get(path.suffix.lower(), "png")
+    # Leave out what would stamp the matplotlib version or today's date into the file, and salt
+    # the SVG element ids (random otherwise), so the bytes repeat.
+    no_stamps = {"png": {"Software": None}, "svg": {"Creator": None, "Date": None},
+                 "pdf": {"Creator": None, "Producer": None, "CreationDate": None}}[fmt]
+    with matplotlib_style(), matplotlib.rc_context({"svg.hashsalt": "retries-will-happen"} if fmt == "svg" else {}):
         fig = plot_timeline(history, dpi=dpi, **kw)  # lay out at the output resolution
-        fig.savefig(path, format="png", dpi=dpi, metadata={"Software": None})
+        fig.savefig(path, format=fmt, dpi=dpi, metadata=no_stamps)
     return path
