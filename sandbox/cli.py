@@ -47,6 +47,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                      help="change a scenario setting (repeatable)")
     run.add_argument("--json", action="store_true", help="print the full JSON report")
+    run.add_argument("--logs", action="store_true",
+                     help="show every line the handler printed or logged (the text report shows the first few; "
+                          "with --json, add them to the report)")
     run.add_argument("--plot", metavar="OUT.png", help="save the timeline plot (png, svg or pdf, by extension)")
     run.add_argument("--policy", choices=("random", "round-robin", "exhaustive"), default="random",
                      help="how concurrent invocations interleave: seeded random (default), round-robin, or "
@@ -119,14 +122,36 @@ def _run(args: argparse.Namespace) -> int:
     result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
     report = result.report()
     if args.json:
-        print(json.dumps(report, indent=2, sort_keys=True))
+        print(json.dumps({**report, "logs": result.logs()} if args.logs else report, indent=2, sort_keys=True))
     else:
-        print(f"{report['scenario']} (seed {report['seed']}): {result.verdict.explain()}")
-        print(f"{_count(len(report['invocations']), 'invocation')}; DynamoDB calls: "
-              + (", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"))
+        print(_text_report(result, report, all_logs=args.logs))
     if plot:
         _save_plot(result, plot)
     return EXIT[report["verdict"]]
+
+
+#: How many failed invocations and log lines the text report shows before it says "N more".
+SHOWN_ERRORS, SHOWN_LOGS = 5, 10
+
+
+def _text_report(result: Any, report: dict, all_logs: bool) -> str:
+    lines = [f"{report['scenario']} (seed {report['seed']}): {result.verdict.explain()}",
+             f"{_count(len(report['invocations']), 'invocation')}; DynamoDB calls: "
+             + (", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none")]
+    errors = result.errors()
+    if errors:
+        lines.append("Invocations that failed:")
+        lines += [f"  {e}" for e in errors[:SHOWN_ERRORS]]
+        if len(errors) > SHOWN_ERRORS:
+            lines.append(f"  ... and {len(errors) - SHOWN_ERRORS} more (--json lists them all)")
+    logs = result.logs()
+    if logs:
+        shown = logs if all_logs else logs[:SHOWN_LOGS]
+        lines.append("Logs (what the handler printed or logged):")
+        lines += [f"  {line}" for line in shown]
+        if len(shown) < len(logs):
+            lines.append(f"  ... and {len(logs) - len(shown)} more lines (--logs shows them all)")
+    return "\n".join(lines)
 
 
 def _count(n: int, word: str) -> str:

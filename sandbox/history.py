@@ -182,7 +182,7 @@ class History:
                 out[e["inv"]] = {**_copy(e), "outcome": None, "error": None, "end": None}
             elif e["type"] == RecordType.INVOKE_END and e["inv"] in out:
                 out[e["inv"]].update(outcome=e["outcome"], error=e.get("error"), end=e["t"],
-                                     blocked=bool(e.get("blocked")))
+                                     blocked=bool(e.get("blocked")), where=e.get("where"))
         return out
 
     def effects(self, kind: str | None = None) -> list[dict[str, Any]]:

@@ -170,6 +170,8 @@ def test_the_cli_exit_code_is_the_verdicts_even_when_the_handler_exits_the_proce
     proc = subprocess.run([sys.executable, "-m", "sandbox", "run", "no-fault", "--handler",
                            handler("exits_at_import.py")], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "invalid: 3 findings" in proc.stdout
+    assert "Runtime.InitError: Runtime exited with error: exit status 0 (" in proc.stdout
+    assert "exits_at_import.py:6 in <module>)" in proc.stdout
 
 
 # -- 6. eventually consistent reads ------------------------------------------------------------------
@@ -256,10 +258,25 @@ def test_the_cli_json_stays_parseable_when_the_handler_prints():
     assert proc.returncode == 0 and json.loads(proc.stdout)["verdict"] == "valid"
 
 
+def test_the_text_report_shows_the_first_log_lines_and_logs_shows_them_all():
+    def cli(*extra):
+        return subprocess.run([sys.executable, "-m", "sandbox", "run", "no-fault", "--handler", handler("chatty.py"),
+                               "--set", "orders=8", *extra], cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+    brief, full = cli().stdout, cli("--logs").stdout
+    assert "inv-1 | sending the confirmation for o-1" in brief and "... and 6 more lines (--logs shows them all)" in brief
+    assert full.count(" | ") == 16 and "more lines" not in full
+    report = json.loads(cli("--json", "--logs").stdout)
+    assert report["logs"][1] == "inv-1 | [WARNING] order o-1: email on its way"
+
+
 def test_a_handler_error_names_the_line_in_the_learners_file():
     result = run_scenario("no-fault", handler("typo.py"))
     end = result.history.of_type("invoke_end")[0]
     assert end["error"] == "KeyError: 'ordr'" and end["where"].endswith("typo.py:7 in handler")
+    proc = subprocess.run([sys.executable, "-m", "sandbox", "run", "no-fault", "--handler", handler("typo.py")],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert "inv-1 error: KeyError: 'ordr' (tests/handlers/typo.py:7 in handler)" in proc.stdout
 
 
 # -- facts: request ids --------------------------------------------------------------------------------

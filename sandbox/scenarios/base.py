@@ -20,7 +20,7 @@ from ..replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
 from ..ttl import DOC_TTL, TTL_WORDS
-from ..vocab import RecordType, Status
+from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
 
@@ -112,12 +112,25 @@ class RunResult:
             "invocations": [
                 {"id": i, "source": v["source"], "cause": v["cause"], "prev": v.get("prev"), "keys": v.get("keys"),
                  "container": v.get("container"), "start": v["t"], "end": v["end"], "outcome": v["outcome"],
-                 "error": v["error"]}
+                 "error": v["error"], "where": v.get("where")}
                 for i, v in invs.items()
             ],
             "dynamodb_calls": dict(sorted(calls.items())),
             "virtual_seconds": self.history.end_time(),
         }
+
+    def logs(self, inv: str | None = None) -> list[str]:
+        """What the handlers printed or logged (one invocation's, or all), as ``inv-1 | line``."""
+        return [f"{r['inv']} | {r['text']}" for r in self.history.logs(inv)]
+
+    def errors(self) -> list[str]:
+        """Each invocation that failed, in a line: what it raised and, if it is the handler's own, where."""
+        out = []
+        for inv_id, v in self.history.invocations().items():
+            if v["outcome"] not in (None, Outcome.OK):
+                where = f" ({v['where']})" if v.get("where") else ""
+                out.append(f"{inv_id} {v['outcome']}: {v['error']}{where}")
+        return out
 
     def plot(self, **kw: Any):
         from ..timeline import plot_timeline
