@@ -204,7 +204,10 @@ class Gateway:
         if service in self.routes:
             return self.routes[service](op, request)
         if service in self.before_first:
-            self.before_first.pop(service)()
+            with adapter.AWS_LOCK:  # real threads may race to be first: one does the work, the rest wait
+                first = self.before_first.pop(service, None)
+                if first is not None:
+                    first()
         params = json.loads(request.body or b"{}") if request.body else {}
         target = params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
         fault = self.faults.aws_fault(service, op, target, inv.id if inv is not None else None)
