@@ -14,10 +14,12 @@ plain boto3 client made after that behaves exactly as if the sandbox had never r
 - ``time.sleep`` becomes the world's virtual sleep.
 
 It also owns what the sandbox reads from moto directly: resetting every backend, serving
-a request, and looking inside an SQS queue without making a request.
+a request, looking inside an SQS queue without making a request, and putting back the copy
+of a message that a DeleteMessage missed (SQS's at-least-once delivery).
 """
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from collections.abc import Callable
@@ -263,6 +265,42 @@ def queue_visible(region: str, queue: str, now_ms: float) -> int:
     with AWS_LOCK:
         return sum(1 for m in _sqs_backend(region).get_queue(queue)._messages
                    if m.visible_at < now_ms and m.delayed_until <= now_ms)
+
+
+@dataclass(frozen=True)
+class HeldCopy:
+    """A copy of one moto message, taken to be put back into its queue later."""
+
+    info: QueueMessage
+    message: Any  # moto's own Message object
+
+
+def copy_messages(region: str, queue: str, ids: list[str]) -> list[HeldCopy]:
+    """Copies of moto's messages ``ids`` in ``queue``, as they are now (in flight, receive count and all)."""
+    wanted = set(ids)
+    with AWS_LOCK:
+        return [HeldCopy(QueueMessage(m.id, m.body, m.approximate_receive_count, m.visible_at, m.delayed_until),
+                         copy.deepcopy(m))
+                for m in _sqs_backend(region).get_queue(queue)._messages if m.id in wanted]
+
+
+def put_back(region: str, queue: str, copies: list[HeldCopy]) -> None:
+    """Put copies taken with ``copy_messages`` back into ``queue``, as copies a DeleteMessage missed."""
+    with AWS_LOCK:
+        _sqs_backend(region).get_queue(queue)._messages.extend(c.message for c in copies)
+
+
+def release_expired(region: str, queue: str) -> None:
+    """Take the messages whose visibility timeout has run out off moto's in-flight list of ``queue``.
+
+    moto takes a message off that list only when its receive loop reaches it, so after a FIFO
+    batch fails, the group's first message is skipped while the later ones still count as in
+    flight, and the group comes back out of order. SQS hands it out again in order.
+    """
+    with AWS_LOCK:
+        q = _sqs_backend(region).get_queue(queue)
+        for m in [m for m in q.pending_messages if m.visible]:
+            q.pending_messages.discard(m)
 
 
 def _sqs_backend(region: str):

@@ -86,19 +86,26 @@ def apigateway_event(order: dict, request_id: str, idempotency_key: str | None =
     }
 
 
+#: The attributes a FIFO queue's message adds to an SQS event record.
+SQS_FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
+
+
 def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> dict[str, Any]:
     """One entry of an SQS event's ``Records``, from a ReceiveMessage message (AttributeNames=All)."""
     attrs = message.get("Attributes", {})
+    attributes = {
+        "ApproximateReceiveCount": attrs.get("ApproximateReceiveCount", "1"),
+        "SentTimestamp": attrs.get("SentTimestamp", "0"),
+        "SenderId": attrs.get("SenderId", "AIDAEXAMPLE"),
+        "ApproximateFirstReceiveTimestamp": attrs.get("ApproximateFirstReceiveTimestamp", "0"),
+    }
+    # A FIFO queue's messages also carry these (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html).
+    attributes.update({name: attrs[name] for name in SQS_FIFO_ATTRIBUTES if name in attrs})
     return {
         "messageId": message["MessageId"],
         "receiptHandle": message["ReceiptHandle"],
         "body": message["Body"],
-        "attributes": {
-            "ApproximateReceiveCount": attrs.get("ApproximateReceiveCount", "1"),
-            "SentTimestamp": attrs.get("SentTimestamp", "0"),
-            "SenderId": attrs.get("SenderId", "AIDAEXAMPLE"),
-            "ApproximateFirstReceiveTimestamp": attrs.get("ApproximateFirstReceiveTimestamp", "0"),
-        },
+        "attributes": attributes,
         "messageAttributes": lambda_message_attributes(message.get("MessageAttributes", {})),
         "md5OfBody": message.get("MD5OfBody", ""),
         "eventSource": "aws:sqs",

@@ -48,6 +48,11 @@ _KEY_ATTRIBUTES = ("pk", "sk")
 
 Listener = Callable[[str, str, dict, int], None]
 Route = Callable[[str, Any], Any]
+#: moto's answer to the request being served, as (status, headers, body).
+Served = tuple[int, dict, bytes]
+#: An operation the sandbox answers itself: ``handler(params, forward)`` returns (status, headers, body),
+#: calling ``forward()`` for moto's answer when it wants one.
+LocalOp = Callable[[dict, Callable[[], Served]], Served]
 
 
 @contextlib.contextmanager
@@ -151,6 +156,8 @@ class Gateway:
         self.replicas = replicas
         #: Extra local endpoints by service (the sandbox's own Lambda Invoke, for example).
         self.routes: dict[str, Route] = {}
+        #: Operations the sandbox serves around or instead of moto (see ``serve_locally``).
+        self.local_ops: dict[tuple[str, str], LocalOp] = {}
         #: Work to do just before a service's first request (creating the table, say), so a
         #: run that never calls that service never pays for it.
         self.before_first: dict[str, Callable[[], None]] = {}
@@ -178,6 +185,18 @@ class Gateway:
         inv = task.invocation if task is not None else None
         self.history.aws(self.clock.elapsed(), inv=inv.id if inv is not None else None, actor=current_actor(),
                          service=service, op=op, target=target, key=key, result=result, detail=detail)
+
+    def serve_locally(self, service: str, op: str, handler: LocalOp) -> None:
+        """Answer ``op`` with ``handler(params, forward)``: one moto lacks, or one it serves unlike AWS.
+
+        The request is still a request: faults, the lock, the history and the listeners apply
+        to it as to any other. A second handler for the same operation wraps the first.
+        """
+        inner = self.local_ops.get((service, op))
+        if inner is None:
+            self.local_ops[(service, op)] = handler
+        else:
+            self.local_ops[(service, op)] = lambda params, forward: handler(params, lambda: inner(params, forward))
 
     # -- listeners ----------------------------------------------------------------------------
     def on_request(self, listener: Listener) -> None:
@@ -239,10 +258,9 @@ class Gateway:
             return (*fault_response(fault), False)
         replicas = self.replicas if service == "dynamodb" else None
         written = replicas.before_write(op, params) if replicas is not None else []
-        served = adapter.serve(request)
-        if served is None:
-            raise RealAwsRefused(f"{label} has no local (moto) service in this sandbox; nothing was sent")
-        status, headers, body = served
+        local = self.local_ops.get((service, op))
+        status, headers, body = (local(params, lambda: _moto(request, label)) if local is not None
+                                 else _moto(request, label))
         if replicas is None or status != 200:
             return status, headers, body, False
         replicas.after_write(written)
@@ -250,6 +268,13 @@ class Gateway:
         if stale is None:
             return status, headers, body, False
         return status, replicas.headers_for(headers, stale), stale, True
+
+
+def _moto(request, label: str) -> Served:
+    served = adapter.serve(request)
+    if served is None:
+        raise RealAwsRefused(f"{label} has no local (moto) service in this sandbox; nothing was sent")
+    return served
 
 
 def check_credentials(request, label: str) -> None:
@@ -273,3 +298,16 @@ def fault_response(fault: "AwsFault") -> tuple[int, dict, bytes]:
         return 400, headers, json.dumps({"__type": code, "message": "Rate exceeded (injected by the sandbox)"}).encode()
     return 500, headers, json.dumps({"__type": "InternalServerError",
                                      "message": "Internal server error (injected by the sandbox)"}).encode()
+
+
+def json_answer(data: dict, request_id: str, status: int = 200) -> Served:
+    """An AWS JSON-protocol answer (SQS, DynamoDB, Kinesis) for an operation the sandbox serves itself."""
+    headers = {"Content-Type": "application/x-amz-json-1.0", "x-amzn-RequestId": request_id}
+    return status, headers, json.dumps(data).encode()
+
+
+def json_error(code: str, message: str, request_id: str, namespace: str = "com.amazonaws.sqs",
+               status: int = 400) -> Served:
+    """An AWS JSON-protocol error: botocore reads ``code`` from ``__type`` as it does for AWS's own."""
+    _, headers, body = json_answer({"__type": f"{namespace}#{code}", "message": message}, request_id, status)
+    return status, {**headers, "x-amzn-ErrorType": code}, body

@@ -61,6 +61,7 @@ class Cause(StrEnum):
     CONCURRENT_DUPLICATE = "concurrent duplicate"
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    REDRIVE = "DLQ redrive"  # a message moved back from a dead-letter queue (StartMessageMoveTask)
 
     @staticmethod
     def retry(n: int) -> str:
@@ -97,6 +98,9 @@ class Delivery(StrEnum):
     PENDING = "pending"  # still in flight when the run stopped
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    STALE_COPY = "stale copy"  # a DeleteMessage missed a copy of a standard queue's message
+    SEND_DEDUPLICATED = "send deduplicated"  # a FIFO queue accepted a SendMessage but stored nothing
+    REDRIVEN = "redriven"  # moved from a dead-letter queue back to a queue, as a new message
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.

@@ -43,18 +43,32 @@ NAIVE_EXPECTED = {
                           "two identical deliveries run at once in two containers"),
     "crash-mid-work": ({"o-1": {"charge": 2, "email": 1}}, "retry 1",
                        "the first attempt charges, then crashes before the email; the async retry charges again"),
+    "sqs-spontaneous-duplicate": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}},
+                                  "spontaneous duplicate",
+                                  "nothing fails and the 30 s visibility timeout is right, but Lambda's DeleteMessage "
+                                  "misses a stored copy of each message (duplicate_probability 1 for the demo), and "
+                                  "SQS hands the copies out again once the visibility timeout runs out"),
+    "sqs-fifo-window": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "producer re-send",
+                        "the producer's own job sends o-2 again 360 s after the first send, past the FIFO queue's "
+                        "5-minute deduplication interval, so SQS stores a second message with a new MessageId"),
+    "sqs-dlq-redrive": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "DLQ redrive",
+                        "o-1 is emailed, o-2 fails until maxReceiveCount moves both messages to the dead-letter "
+                        "queue; the operator's StartMessageMoveTask brings both back as new messages, so o-1 is "
+                        "emailed again"),
 }
 
 
 def test_catalogue_has_every_contract_name_in_order():
-    assert list(SCENARIOS) == list(ORDER)
+    # Scenarios ORDER does not name yet come after it, by name.
+    assert list(SCENARIOS)[:len(ORDER)] == list(ORDER)
+    assert list(SCENARIOS)[len(ORDER):] == sorted(set(SCENARIOS) - set(ORDER))
     kinds = {name: sc.kind for name, sc in SCENARIOS.items()}
     assert kinds["no-fault"] == "control"
-    assert [n for n, k in kinds.items() if k == "duplicate source"] == list(ORDER[1:10])
+    assert [n for n in ORDER if kinds[n] == "duplicate source"] == list(ORDER[1:10])
     assert [n for n, k in kinds.items() if k == "run_once"] == ["crash-mid-work", "ttl-lag"]
 
 
-@pytest.mark.parametrize("name", list(ORDER))
+@pytest.mark.parametrize("name", list(SCENARIOS))
 def test_every_scenario_documents_itself(name, capsys):
     sc = SCENARIOS[name]
     assert len(sc.summary) > 60
@@ -85,14 +99,14 @@ def test_naive_handler_is_valid_without_faults():
     assert run_scenario("no-fault", NAIVE, seed=0).status == "valid"
 
 
-@pytest.mark.parametrize("name", list(ORDER))
+@pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
     for seed in range(3):
         result = run_scenario(name, IDEMPOTENT, seed=seed)
         assert result.status == "valid", result.verdict.explain()
 
 
-@pytest.mark.parametrize("name", list(ORDER))
+@pytest.mark.parametrize("name", list(SCENARIOS))
 def test_same_seed_same_history(name):
     a = run_scenario(name, NAIVE, seed=4).history.to_json()
     assert a == run_scenario(name, NAIVE, seed=4).history.to_json()

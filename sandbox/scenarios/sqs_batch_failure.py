@@ -9,19 +9,28 @@ messages, and only those come back. A message that keeps failing is moved to the
 dead-letter queue after maxReceiveCount receives
 (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html).
 
-This module also holds what the three SQS scenarios share: their settings and their run.
+This module also holds what the SQS scenarios share: their settings and their run.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from ..errors import BadInput
 from ..events import make_orders
 from ..faults import ProviderFault
 from ..settings import Setting
-from ..sources.base import run_sources
+from ..sources.base import Source, run_sources
+from ..sources.fifo import FifoQueueConfig
 from ..sources.producer import Producer
-from ..sources.sqs import DOC_DLQ, QueueConfig, SqsEventSourceMapping, SqsMappingConfig, SqsQueue
+from ..sources.sqs import (
+    DOC_DLQ,
+    OPT_IN_QUEUE_SETTINGS,
+    QueueConfig,
+    SqsEventSourceMapping,
+    SqsMappingConfig,
+    SqsQueue,
+)
 from ..sources.sync_invoke import CallerConfig
 from ..vocab import Effect
 from .base import Scenario
@@ -31,13 +40,19 @@ POISON_BODY = "order o-?? (not JSON: a producer bug)"
 
 
 def sqs_settings(*, orders: int = 3, **defaults: Any) -> tuple[Setting, ...]:
-    """The queue and event source mapping settings every SQS scenario offers (``defaults`` by name)."""
-    queue = {k: defaults.pop(k) for k in list(defaults) if k in ("visibility_timeout", "max_receive_count")}
+    """The queue and event source mapping settings every SQS scenario offers (``defaults`` by name).
+
+    A queue setting in ``OPT_IN_QUEUE_SETTINGS`` is offered only by a scenario that gives its default.
+    """
+    names = {s.name for s in QueueConfig.settings()}
+    queue = {k: defaults.pop(k) for k in list(defaults) if k in names}
+    queue_settings = tuple(s for s in QueueConfig.settings(**queue)
+                           if s.name not in OPT_IN_QUEUE_SETTINGS or s.name in queue)
     return (
         Setting("orders", orders, "how many orders the producer sends, one SendMessage each", None, 1, 100_000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
-        *QueueConfig.settings(**queue),
+        *queue_settings,
         *SqsMappingConfig.settings(**defaults),
         Setting("horizon", 3600.0, "virtual seconds after which the run stops; orders still in flight are then "
                 "reported as pending (verdict unknown)", None, 1, 14 * 24 * 3600),
@@ -54,25 +69,30 @@ def max_depth(batch_size: int) -> int:
 
 
 def run_sqs(sb, fn, cfg: dict[str, Any], schedule: list[tuple[float, Any]], *, backlog: int = 0,
-            client: CallerConfig | None = None) -> tuple[SqsQueue, SqsEventSourceMapping, Producer]:
+            client: CallerConfig | None = None, fifo: FifoQueueConfig | None = None,
+            message_params: Callable[[Any], dict] | None = None,
+            extra: Callable[[SqsQueue], list[Source]] | None = None,
+            ) -> tuple[SqsQueue, SqsEventSourceMapping, Producer]:
     """Create the queue and the mapping, let the producer send ``schedule``, run until all is settled.
 
     ``backlog`` orders are already in the queue when the mapping starts polling, so a batch's
     make-up never depends on the seed. At the end, every accepted order still in the queue or
-    never sent gets one "pending" record.
+    never sent gets one "pending" record. ``fifo`` makes the queue ``orders.fifo``;
+    ``message_params`` adds to each SendMessage; ``extra(queue)`` gives more sources to run.
     """
-    queue = SqsQueue(sb, "orders", QueueConfig.from_settings(cfg))
+    queue = SqsQueue(sb, "orders.fifo" if fifo is not None else "orders", QueueConfig.from_settings(cfg), fifo=fifo)
     mapping = SqsEventSourceMapping(sb, fn, queue, SqsMappingConfig.from_settings(cfg))
     last = max((at for at, _ in schedule), default=0.0)
     if last >= cfg["horizon"]:
         raise BadInput(f"the last message is due at {last:g} s, not before the horizon {cfg['horizon']:g} s; "
                        f"raise horizon")
-    producer = Producer(sb, queue, schedule, max_depth=max_depth(cfg["batch_size"]), client=client)
+    producer = Producer(sb, queue, schedule, max_depth=max_depth(cfg["batch_size"]), client=client,
+                        message_params=message_params)
     producer.start()
     backlog = min(backlog, producer.max_depth, len(schedule))
     if backlog:
         sb.run(stop_when=lambda: producer.position >= backlog or producer.done)
-    run_sources(sb, mapping, producer, horizon=cfg["horizon"])
+    run_sources(sb, mapping, producer, *(extra(queue) if extra is not None else ()), horizon=cfg["horizon"])
     return queue, mapping, producer
 
 

@@ -16,6 +16,12 @@ waited its whole read timeout. The producer's client is given that wait (a hook 
 botocore's ``needs-retry`` event that only sleeps, virtually, and decides nothing), so the
 second copy arrives when it would on AWS.
 
+An order scheduled a second time is a deliberate re-send (a retry from the producer's own job,
+say): it is owed its effects once, and if SQS stores it as a new message (a standard queue
+always does; a FIFO queue does after its 5-minute deduplication interval) the producer
+records a "producer re-send". ``message_params`` adds parameters to every SendMessage (a FIFO
+queue's MessageGroupId and MessageDeduplicationId).
+
 The producer also keeps the queue shallow: it sends only while fewer than ``max_depth``
 messages sit in the queue, because moto's SQS gets slower with every message it holds.
 """
@@ -23,7 +29,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -54,7 +60,7 @@ class Producer(Source):
 
     def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
                  max_depth: int = 20, client: CallerConfig | None = None, name: str = "producer",
-                 depth_check_interval: float = 0.5):
+                 depth_check_interval: float = 0.5, message_params: Callable[[Any], dict] | None = None):
         super().__init__(sb, None)
         self.sb, self.queue, self.name = sb, queue, name
         self.schedule = sorted(((float(at), item) for at, item in schedule), key=lambda pair: pair[0])
@@ -68,7 +74,9 @@ class Producer(Source):
         self.client = boto3.client("sqs", region_name=sb.region, config=(client or CallerConfig()).botocore_config())
         # Runs before botocore's own retry handler and returns None, so botocore still decides.
         self.client.meta.events.register_first("needs-retry.sqs", self._wait_out_read_timeout)
+        self.message_params = message_params
         self.sent: list[dict[str, Any]] = []  # {"key", "messageIds", "attempts"}
+        self.first_send: dict[str, tuple[float, list[str]]] = {}  # orderId -> (when, its messages) at first send
         self.failed: list[dict[str, Any]] = []
         self.position = 0
         self.task: "Task | None" = None
@@ -99,7 +107,8 @@ class Producer(Source):
 
     def unsent_keys(self) -> list[str]:
         """orderIds the producer has not sent (yet)."""
-        return [str(item["orderId"]) for _, item in self.schedule[self.position:] if isinstance(item, dict)]
+        return [str(item["orderId"]) for _, item in self.schedule[self.position:]
+                if isinstance(item, dict) and str(item["orderId"]) not in self.first_send]
 
     # -- the task ----------------------------------------------------------------------
     def _run(self) -> None:
@@ -116,12 +125,14 @@ class Producer(Source):
     def _send(self, item: Any) -> None:
         sb = self.sb
         key = str(item["orderId"]) if isinstance(item, dict) else None
-        if key is not None:
+        again = key is not None and key in self.first_send
+        if key is not None and not again:
             sb.accept(item, source=self.kind)
         body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item
+        extra = self.message_params(item) if self.message_params is not None else {}
         mark = len(sb.history)
         try:
-            response = self.client.send_message(QueueUrl=self.queue.url, MessageBody=body)
+            response = self.client.send_message(QueueUrl=self.queue.url, MessageBody=body, **extra)
             attempts = response["ResponseMetadata"].get("RetryAttempts", 0) + 1
             error = None
         except (BotoCoreError, ClientError) as exc:
@@ -134,10 +145,29 @@ class Producer(Source):
         if error is not None:
             self.failed.append({"key": key, "error": error, "messageIds": ids})
             sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
-        if len(ids) > 1:
+        if again:
+            self._sent_again(key, ids)
+        elif key is not None:
+            self.first_send[key] = (sb.clock.elapsed(), ids)
+        if len(set(ids)) > 1:
             sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key] if key else [],
                 inv=None,
                 detail={"messageIds": ids, "attempts": attempts,
                         "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so "
                                "botocore's retry sent the message again; SQS gave the copy a new MessageId"},
             )
+
+    def _sent_again(self, key: str, ids: list[str]) -> None:
+        """A scheduled re-send of an order: a "producer re-send" if SQS stored it as a new message."""
+        at, first_ids = self.first_send[key]
+        new = [i for i in dict.fromkeys(ids) if i not in first_ids]
+        if not new:
+            return  # a FIFO queue deduplicated it (and recorded that)
+        after = self.sb.clock.elapsed() - at
+        fifo = ("outside the FIFO queue's 5-minute deduplication interval, so " if self.queue.fifo is not None
+                else "")
+        self.sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key], inv=None,
+            detail={"messageIds": first_ids[-1:] + new, "secondsAfterFirst": round(after, 3),
+                    "why": f"the producer's own job sent the order again {after:g} s after its first SendMessage; "
+                           f"{fifo}SQS stored it as a new message with a new MessageId"},
+        )

@@ -33,6 +33,29 @@ What it models, from the AWS documentation:
   received maxReceiveCount times without being deleted
   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html).
   moto's real RedrivePolicy does the moving; the mapping only records it.
+- Nothing has to fail for a message to come twice: "Lambda event source mappings process
+  each event at least once, and duplicate processing of records can occur"
+  (https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html), and a
+  standard queue keeps copies of each message on several servers: "On rare occasions, one of
+  the servers that stores a copy of a message might be unavailable when you receive or delete
+  a message. If this occurs, the copy of the message isn't deleted on the server that is
+  unavailable, and you might get that message copy again when you receive messages"
+  (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/standard-queues-at-least-once-delivery.html).
+  The queue's ``duplicate_probability`` (0 unless a scenario sets it) is the chance, drawn from
+  the world's seeded generator, that the DeleteMessage of a successfully handled message
+  misses such a copy: the request succeeds for Lambda, the mapping records it "deleted" and a
+  "stale copy", and the copy, still in flight from its receive, becomes visible again when
+  the visibility timeout runs out. Its next receive is a "spontaneous duplicate", the cause
+  of the invocation that gets it. Each message misses at most once (a second miss is
+  possible on AWS, but rarer still, and would make a demo at probability 1 endless).
+- A FIFO queue (``FifoQueueConfig``, a name ending in ``.fifo``) deduplicates sends for 5
+  minutes (``sandbox.sources.fifo``) and hands out a message group's messages in order, but
+  the mapping on it is the same at-least-once mapping: a failed batch comes back whole, in
+  order. Lambda takes at most 10 messages per batch from a FIFO queue and no batching window
+  (services-sqs-parameters.html). moto keeps a group's later messages back while an earlier
+  one is in flight.
+- A message redriven from the dead-letter queue (``sandbox.sources.redrive``) arrives as a
+  new message with a new MessageId; the invocation that gets it has the cause "DLQ redrive".
 
 How it runs in the sandbox:
 
@@ -45,7 +68,8 @@ How it runs in the sandbox:
   the latest handle is sure to delete it. Either way the later invocation has already
   received its copy, so the duplicate it causes is the same.
 - Every decision is written to the history as a ``delivery`` record ("redelivery",
-  "deleted", "batch failed", "dead-lettered", "pending").
+  "deleted", "batch failed", "dead-lettered", "pending", and with ``duplicate_probability``
+  "stale copy" and "spontaneous duplicate").
 """
 from __future__ import annotations
 
@@ -60,6 +84,7 @@ from ..events import sqs_record
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, Outcome, SourceKind
 from .base import Source
+from .fifo import DOC_KEY_TERMS, FIFO_SUFFIX, FifoDeduplication, FifoOrder, FifoQueueConfig
 
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
@@ -73,9 +98,19 @@ DOC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhan
 DOC_VISIBILITY = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-visibility-timeout.html"
 DOC_DLQ = "https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html"
 DOC_SQS_RETRIES = "https://docs.aws.amazon.com/lambda/latest/operatorguide/sqs-retries.html"
+DOC_AT_LEAST_ONCE = ("https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/"
+                     "standard-queues-at-least-once-delivery.html")
+DOC_ESM = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-eventsourcemapping.html"
 
 MAX_RECEIVE = 10  # ReceiveMessage returns at most 10 messages per call
 LONG_POLL = 20.0  # seconds: the longest ReceiveMessage WaitTimeSeconds (sqs-short-and-long-polling.html)
+
+
+def dlq_name_of(name: str) -> str:
+    """The dead-letter queue's name: ``orders-dlq``, or ``orders-dlq.fifo`` for ``orders.fifo``."""
+    if name.endswith(FIFO_SUFFIX):
+        return f"{name[:-len(FIFO_SUFFIX)]}-dlq{FIFO_SUFFIX}"
+    return f"{name}-dlq"
 
 
 def recommended_visibility(function_timeout: float, batching_window: float) -> float:
@@ -110,6 +145,14 @@ class QueueConfig(Config):
     max_receive_count: int = param(
         5, "the redrive policy's maxReceiveCount: receives before SQS moves a message to the dead-letter queue "
         "(0: no DLQ); AWS recommends at least 5", DOC_SQS_RETRIES, 0, 1000, aws="maxReceiveCount")
+    duplicate_probability: float = param(
+        0.0, "the chance that deleting a handled message misses one of its stored copies, which SQS then hands "
+        "out again after the visibility timeout, with no error anywhere (rare on AWS; each message at most once "
+        "here)", DOC_AT_LEAST_ONCE, 0, 1)
+
+
+#: QueueConfig settings a scenario offers only when it sets them, so the others' settings stay as they were.
+OPT_IN_QUEUE_SETTINGS = ("duplicate_probability",)
 
 
 @dataclass(frozen=True)
@@ -142,33 +185,60 @@ class SqsMappingConfig(Config):
 
 
 class SqsQueue:
-    """A standard queue in moto, optionally with a dead-letter queue, and ways to look inside.
+    """A queue in moto, optionally with a dead-letter queue, and ways to look inside.
+
+    A standard queue unless ``fifo`` is given: then a FIFO queue (its name must end in
+    ``.fifo``, and so does its dead-letter queue's), whose sends ``FifoDeduplication``
+    deduplicates for 5 minutes.
 
     The look-ups (``depth``, ``visible``, ...) read moto's queue directly, under the
     gateway's lock and without a request, so they cost nothing in the history. They are the
     sandbox's own bookkeeping, never something a handler could do.
     """
 
-    def __init__(self, world: "Sandbox", name: str = "orders", config: QueueConfig | None = None, **settings: Any):
-        self.world, self.name = world, name
+    def __init__(self, world: "Sandbox", name: str = "orders", config: QueueConfig | None = None,
+                 fifo: FifoQueueConfig | None = None, **settings: Any):
+        self.world, self.name, self.fifo = world, name, fifo
         self.config = config or QueueConfig(**settings)
         self.visibility_timeout = self.config.visibility_timeout
         self.max_receive_count = self.config.max_receive_count
         self.dlq_name: str | None = None
         self.dlq_url: str | None = None
+        self.dlq_arn: str | None = None
+        #: MessageIds of messages moved here from the dead-letter queue -> the dead letter's MessageId.
+        self.redriven: dict[str, str] = {}
+        self._check_fifo()
         client = world.sqs
         with world.gateway.unrecorded():
             attributes = {"VisibilityTimeout": str(self.visibility_timeout)}
+            kind = {"FifoQueue": "true"} if fifo is not None else {}
+            if fifo is not None:
+                attributes.update(kind, ContentBasedDeduplication=str(fifo.content_based_deduplication).lower())
             if self.max_receive_count:
-                self.dlq_name = f"{name}-dlq"
-                self.dlq_url = client.create_queue(QueueName=self.dlq_name)["QueueUrl"]
-                dlq_arn = client.get_queue_attributes(QueueUrl=self.dlq_url,
-                                                      AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-                attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn,
+                self.dlq_name = dlq_name_of(name)
+                self.dlq_url = client.create_queue(QueueName=self.dlq_name,
+                                                   **({"Attributes": kind} if kind else {}))["QueueUrl"]
+                self.dlq_arn = client.get_queue_attributes(QueueUrl=self.dlq_url,
+                                                           AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+                attributes["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": self.dlq_arn,
                                                           "maxReceiveCount": str(self.max_receive_count)})
             self.url = client.create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
             self.arn = client.get_queue_attributes(QueueUrl=self.url,
                                                    AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.deduplication = FifoDeduplication(world, name, fifo, order_id_of) if fifo is not None else None
+        if fifo is not None:
+            FifoOrder(world, name)
+
+    def _check_fifo(self) -> None:
+        if self.fifo is None:
+            if self.name.endswith(FIFO_SUFFIX):
+                raise BadInput(f"queue {self.name!r}: a name ending in {FIFO_SUFFIX} is for a FIFO queue; pass fifo=")
+            return
+        if not self.name.endswith(FIFO_SUFFIX):
+            raise BadInput(f"a FIFO queue's name must end in {FIFO_SUFFIX}, got {self.name!r}")
+        if self.config.duplicate_probability:
+            raise BadInput("duplicate_probability models a standard queue's stored copies; a FIFO queue does not "
+                           f"hand out a deleted message again ({DOC_KEY_TERMS})")
 
     # -- looking inside moto (no request, nothing recorded) ------------------------------
     def depth(self) -> int:
@@ -208,6 +278,10 @@ class _Tracked:
     order: str | None
     last_inv: str | None = None
     last_error: str | None = None
+    #: The invocation whose DeleteMessage missed a copy of this message (a "stale copy"), if one did.
+    stale_after: str | None = None
+    #: The receipt handle the stale copy was received with, once it has been.
+    copy_receipt: str | None = None
 
 
 class SqsEventSourceMapping(Source):
@@ -232,6 +306,8 @@ class SqsEventSourceMapping(Source):
             raise BadInput(f"Queue visibility timeout: {vt} seconds is less than Function timeout: "
                            f"{number_text(function.config.timeout)} seconds")
         self.visibility_timeout = vt
+        if queue.fifo is not None:
+            self._check_fifo()
         advised = recommended_visibility(function.config.timeout, self.config.batching_window)
         if vt < advised:
             world.note(f"the queue's visibility timeout ({vt} s) is below AWS's advice of six times the function "
@@ -245,6 +321,14 @@ class SqsEventSourceMapping(Source):
         self._dead_seen: set[str] = set()
         self._stopped = False
         world.on_aws(self._on_aws)
+
+    def _check_fifo(self) -> None:
+        if self.config.batch_size > MAX_RECEIVE:
+            raise BadInput(f"BatchSize for a FIFO queue is at most {MAX_RECEIVE}, got {self.config.batch_size} "
+                           f"({DOC_PARAMETERS})")
+        if self.config.batching_window:
+            raise BadInput(f"Batching window is not supported for FIFO queues: MaximumBatchingWindowInSeconds must "
+                           f"be 0, got {self.config.batching_window} ({DOC_PARAMETERS})")
 
     # -- lifecycle -----------------------------------------------------------------------
     def start(self) -> "SqsEventSourceMapping":
@@ -331,14 +415,21 @@ class SqsEventSourceMapping(Source):
         messages = response.get("Messages", [])
         self._note_dead_letters()
         again: list[dict[str, Any]] = []
+        copies: list[dict[str, Any]] = []
         for m in messages:
             mid = m["MessageId"]
             if mid not in self.tracked:
                 info = self.tracked[mid] = _Tracked(order_id_of(m.get("Body")))
                 if info.order is not None:
                     self.first_message_of.setdefault(info.order, mid)
-            if self._receive_count(m) > 1:
+            info = self.tracked[mid]
+            if info.stale_after is not None and info.copy_receipt is None:
+                info.copy_receipt = m["ReceiptHandle"]
+                copies.append(m)
+            elif self._receive_count(m) > 1:
                 again.append(m)
+        if copies:
+            self._record_copies(copies)
         if again:
             ids = [m["MessageId"] for m in again]
             prev = self._latest(self.tracked[i].last_inv for i in ids)
@@ -350,6 +441,15 @@ class SqsEventSourceMapping(Source):
                                f"made it visible again"},
             )
         return messages
+
+    def _record_copies(self, copies: list[dict[str, Any]]) -> None:
+        ids = [m["MessageId"] for m in copies]
+        self.world.record_delivery(self.kind, Delivery.SPONTANEOUS_DUPLICATE, keys=self._keys(ids),
+            inv=self._latest(self.tracked[i].stale_after for i in ids),
+            detail={"messageIds": ids, "receiveCounts": [self._receive_count(m) for m in copies],
+                    "why": "a copy of a message that was handled and deleted: the DeleteMessage succeeded, but a "
+                           "server holding this copy was unavailable, so SQS handed it out again (no error anywhere)"},
+        )
 
     def _process(self, batch: list[dict[str, Any]]) -> None:
         sb = self.world
@@ -397,6 +497,8 @@ class SqsEventSourceMapping(Source):
         return failed, None
 
     def _delete(self, messages: list[dict[str, Any]], inv: "Invocation") -> None:
+        missed = self._missed_copies(messages)
+        copies = adapter.copy_messages(self.world.region, self.queue.name, missed) if missed else []
         deleted: list[str] = []
         for start in range(0, len(messages), MAX_RECEIVE):
             chunk = messages[start:start + MAX_RECEIVE]
@@ -409,6 +511,31 @@ class SqsEventSourceMapping(Source):
         if deleted:
             self.world.record_delivery(self.kind, Delivery.DELETED,
                                    keys=self._keys(deleted), inv=inv.id, detail={"messageIds": deleted})
+        if copies:
+            self._keep_stale_copies(copies, inv)
+
+    def _missed_copies(self, messages: list[dict[str, Any]]) -> list[str]:
+        """The messages whose DeleteMessage will miss a stored copy: each with duplicate_probability, at most once."""
+        p = self.queue.config.duplicate_probability
+        if p <= 0:
+            return []  # no draw: a queue without the setting uses no randomness
+        rng = self.world.rng
+        return [m["MessageId"] for m in messages
+                if self.tracked[m["MessageId"]].stale_after is None and rng.random() < p]
+
+    def _keep_stale_copies(self, copies: list[adapter.HeldCopy], inv: "Invocation") -> None:
+        """Put back the copies the delete missed: still in flight, visible again when their visibility runs out."""
+        adapter.put_back(self.world.region, self.queue.name, copies)
+        ids = [c.info.id for c in copies]
+        for mid in ids:
+            self.tracked[mid].stale_after = inv.id
+        back_in = max(0.0, max(c.info.visible_at for c in copies) / 1000 - self.world.clock.now())
+        self.world.record_delivery(self.kind, Delivery.STALE_COPY, keys=self._keys(ids), inv=inv.id,
+            detail={"messageIds": ids, "visibleAgainIn": round(back_in, 3),
+                    "why": "DeleteMessage succeeded, but one of the servers that stores a copy of the message was "
+                           "unavailable, so that copy was not deleted; SQS hands it out again once its "
+                           f"{self.visibility_timeout} s visibility timeout has run out"},
+        )
 
     def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False) -> None:
         for mid in ids:
@@ -446,6 +573,13 @@ class SqsEventSourceMapping(Source):
     def _cause(self, batch: list[dict[str, Any]]) -> tuple[str, str | None]:
         # This batch's own receive counts: another poller may have received the same messages since.
         ids = [m["MessageId"] for m in batch]
+        copies = [m["MessageId"] for m in batch if self.tracked[m["MessageId"]].copy_receipt == m["ReceiptHandle"]]
+        if copies:
+            return Cause.SPONTANEOUS_DUPLICATE, self._latest(self.tracked[i].stale_after for i in copies)
+        redriven = [self.queue.redriven[m["MessageId"]] for m in batch
+                    if m["MessageId"] in self.queue.redriven and self._receive_count(m) == 1]
+        if redriven:
+            return Cause.REDRIVE, self._latest(self.tracked[i].last_inv for i in redriven if i in self.tracked)
         again = [m["MessageId"] for m in batch if self._receive_count(m) > 1]
         if again:
             return Cause.REDELIVERY, self._latest(self.tracked[i].last_inv for i in again)

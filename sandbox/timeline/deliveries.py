@@ -15,9 +15,11 @@ from ..vocab import Delivery, SourceKind
 from . import fields
 from .model import Event, Invocation, Model
 from .text import keys_text
+from .timefmt import duration
 
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
+REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
 WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue"}
 
 
@@ -148,14 +150,44 @@ class DeliveryReader:
 
     def producer_resend(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
+        after = fields.number(d.detail.get("secondsAfterFirst"))
+        if after is not None:  # a re-send from the producer's own job, long after the first
+            return d.event("resend", f"{kt or 'an order'} sent again {_seconds(after)} later")
         return d.event("resend", f"{kt} sent twice" if kt else "sent twice")
 
     def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
+        # an SQS poller's receive of the copies: this marker says it, the receive marker need not
+        self.redelivered.setdefault(d.t, set()).update(fields.str_list(d.detail.get("messageIds")))
         return d.event("spont_dup", f"{kt} delivered again" if kt else "delivered again")
+
+    def stale_copy(self, d: DeliveryRecord) -> Event:
+        kt = d.keys_text or "a message"
+        return d.event("stale_copy", f"a copy of {kt} survived the delete")
+
+    def send_deduplicated(self, d: DeliveryRecord) -> Event:
+        label = f"{d.keys_text} re-send deduplicated" if d.keys_text else "re-send deduplicated"
+        after = fields.number(d.detail.get("secondsSinceFirst"))
+        if after is not None:
+            label += f" ({_seconds(after)} after the first)"
+        return d.event("send_dedup", label)
+
+    def redriven(self, d: DeliveryRecord) -> Event | None:
+        who = d.keys_text or "a message"
+        prev = self._last_event("moved_back", d.t)
+        if prev is not None and prev.label.endswith(REDRIVE_SUFFIX):
+            # several messages moved at once: one marker, one label
+            prev.label = prev.label[:-len(REDRIVE_SUFFIX)] + f", {who}{REDRIVE_SUFFIX}"
+            return None
+        return d.event("moved_back", f"{who}{REDRIVE_SUFFIX}")
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
+
+
+def _seconds(sec: float) -> str:
+    """Seconds as seconds up to 10 minutes, so a time near the 5-minute FIFO interval reads exactly."""
+    return f"{sec:.0f} s" if sec < 600 else duration(sec)
 
 
 _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = {
@@ -168,4 +200,7 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.PENDING: DeliveryReader.pending,
     Delivery.PRODUCER_RESEND: DeliveryReader.producer_resend,
     Delivery.SPONTANEOUS_DUPLICATE: DeliveryReader.spontaneous_duplicate,
+    Delivery.STALE_COPY: DeliveryReader.stale_copy,
+    Delivery.SEND_DEDUPLICATED: DeliveryReader.send_deduplicated,
+    Delivery.REDRIVEN: DeliveryReader.redriven,
 }

@@ -169,6 +169,12 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                   "queue delivered the event again (duplicate)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
+    "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
+                   "delete missed a stored copy: it comes back"),
+    "send_dedup": ({"marker": r"$\nrightarrow$", "ms": 15, "mfc": "#8C8C8C", "mec": "#8C8C8C", "mew": 0.5},
+                   "re-send deduplicated by the FIFO queue (no new message)"),
+    "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
+                 "moved back from the DLQ (redrive): a new message"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
     # synchronous caller
     "call_send": ({"marker": ">", "ms": 9, "mfc": "#3A3A3A", "mec": "#3A3A3A", "mew": 0.8}, "caller sends Invoke"),
@@ -184,7 +190,7 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "effect_other", RecordType.SWEEP,
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
                        "retry_scheduled",
-                       "resend", "spont_dup", "dropped", "delivery_other",
+                       "resend", "spont_dup", "stale_copy", "send_dedup", "dropped", "moved_back", "delivery_other",
                        "call_send", "call_timeout", "call_answer", "call_error")
 
 _RC = {
