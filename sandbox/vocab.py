@@ -61,6 +61,7 @@ class Cause(StrEnum):
     CONCURRENT_DUPLICATE = "concurrent duplicate"
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    CLIENT_RETRY = "client retry"  # an HTTP client sent its request again (a new API Gateway request)
 
     @staticmethod
     def retry(n: int) -> str:
@@ -83,6 +84,8 @@ class SourceKind(StrEnum):
     ASYNC = "async"
     SQS = "sqs"
     STREAM = "stream"
+    APIGATEWAY = "apigateway"  # an HTTP client through API Gateway (a synchronous invoke per request)
+    EVENTBRIDGE = "eventbridge"  # an event bus whose rule targets the function (through Lambda's async queue)
 
 
 class Delivery(StrEnum):
@@ -97,6 +100,8 @@ class Delivery(StrEnum):
     PENDING = "pending"  # still in flight when the run stopped
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    THROTTLED = "throttled"  # Lambda answered 429: the async queue keeps the event and tries again later
+    DELIVERY_FAILED = "delivery failed"  # a source's attempt to hand an event to Lambda failed (it retries)
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.

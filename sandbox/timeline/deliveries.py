@@ -15,10 +15,12 @@ from ..vocab import Delivery, SourceKind
 from . import fields
 from .model import Event, Invocation, Model
 from .text import keys_text
+from .timefmt import duration
 
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
-WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue"}
+WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
+                 SourceKind.EVENTBRIDGE: "EventBridge still retrying"}
 
 
 @dataclass
@@ -54,6 +56,7 @@ class DeliveryReader:
         self.accepted = accepted  # order key -> when it entered the system
         self.redelivered: dict[float, set[str]] = {}  # time -> message ids received again then
         self.shards: dict[str, str] = {}  # order key -> shard it was read from
+        self.refused: dict[str, list[Event]] = {}  # event id -> the hand-offs Lambda refused so far
 
     def read(self, t: float, seq: int, r: dict) -> None:
         d = DeliveryRecord.read(t, seq, r)
@@ -148,11 +151,35 @@ class DeliveryReader:
 
     def producer_resend(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
-        return d.event("resend", f"{kt} sent twice" if kt else "sent twice")
+        label = f"{kt} sent twice" if kt else "sent twice"
+        if fields.str_list(d.detail.get("eventIds")):
+            label += " (a new event, new id)"
+        return d.event("resend", label)
 
     def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
         return d.event("spont_dup", f"{kt} delivered again" if kt else "delivered again")
+
+    def throttled(self, d: DeliveryRecord) -> Event:
+        """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""
+        tries = d.detail.get("tries")
+        start = fields.number(d.detail.get("from"))
+        label = "throttled (429)" + (f": {tries} tries over {duration(d.t - start)}"
+                                     if isinstance(tries, int) and start is not None and d.t > start else "")
+        return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
+
+    def delivery_failed(self, d: DeliveryRecord) -> Event:
+        """A source's hand-off to Lambda was refused, and it retries (EventBridge's target retries). Only the
+        latest refusal of an event is labelled, with how many there were so far."""
+        earlier = self.refused.setdefault(fields.text(d.detail.get("event")), [])
+        for e in earlier:
+            e.label = None
+        status = d.detail.get("status")
+        what = f"refused ({status})" if isinstance(status, int) else "refused"
+        event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, retried with back off"
+                        if earlier else f"{what}, retried with back off")
+        earlier.append(event)
+        return event
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
@@ -168,4 +195,6 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.PENDING: DeliveryReader.pending,
     Delivery.PRODUCER_RESEND: DeliveryReader.producer_resend,
     Delivery.SPONTANEOUS_DUPLICATE: DeliveryReader.spontaneous_duplicate,
+    Delivery.THROTTLED: DeliveryReader.throttled,
+    Delivery.DELIVERY_FAILED: DeliveryReader.delivery_failed,
 }
