@@ -160,7 +160,10 @@ class EventBridgeSource(Source):
             return
         event = lambda_event(message)
         self.events.append(event)
-        keys = [str(o["orderId"]) for o in orders_in(event)]
+        try:
+            keys = [str(o["orderId"]) for o in orders_in(event)]
+        except BadInput:  # not an order event: the function still gets it, and says what is wrong with it
+            keys = []
         self._in_flight[event["id"]] = keys
         self._deliveries.append(self.world.scheduler.spawn(self._deliver, event, keys, target.get("RetryPolicy") or {},
                                                            name=f"eventbridge {event['id'][:8]}"))
