@@ -1,6 +1,9 @@
 """A fully idempotent handler for every delivery source, built on the article's run_once.
 
-- The key names the operation, not the delivery: ``order-confirmation#<orderId>``.
+- The key names the operation, not the delivery: ``order-confirmation#<orderId>``. Behind
+  API Gateway, a client that sends an ``Idempotency-Key`` header names its request itself:
+  the header stays the same across the client's retries (``requestContext.requestId`` does
+  not), so the key is ``order-confirmation#<Idempotency-Key>``.
 - The lock lasts as long as this invocation can still run.
 - A charge also carries a downstream idempotency key, which closes the remaining window
   between the charge and the saved result.
@@ -21,6 +24,12 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
+def key_of(event, order):
+    """The client's Idempotency-Key header when there is one (header names are case-insensitive), else the order id."""
+    headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
+    return headers.get("idempotency-key") or order["orderId"]
+
+
 def make_handler(run_once):
     """A handler around any ``run_once(key, lock_seconds, work)``; the weaker variants reuse it."""
 
@@ -30,7 +39,7 @@ def make_handler(run_once):
         try:
             for order in orders_in(event):
                 lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
-                results.append(run_once(f"order-confirmation#{order['orderId']}", lock_seconds,
+                results.append(run_once(f"order-confirmation#{key_of(event, order)}", lock_seconds,
                                         partial(fulfil, order)))
         except StillInProgressError as err:
             if http:

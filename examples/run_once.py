@@ -4,7 +4,9 @@
 2. If the claim fails, read the record (strongly consistent): COMPLETED means replay the
    stored result; anything else means someone else is still working.
 3. Run the work. If it raises, delete the claim so a retry can start over.
-4. Save the result and keep the record for a day.
+4. Save the result and keep the record for a day (``RUN_ONCE_KEEP_FOR`` seconds, if the
+   function's environment sets it). Keep it longer than any source may still deliver the
+   event again: Lambda's async queue retries for up to 6 hours.
 """
 import os
 import time
@@ -13,7 +15,7 @@ import boto3
 
 from sandbox import StillInProgressError
 
-KEEP_FOR = 24 * 60 * 60  # seconds a completed record is kept
+KEEP_FOR = int(os.environ.get("RUN_ONCE_KEEP_FOR", 24 * 60 * 60))  # seconds a completed record is kept
 
 _table = None
 

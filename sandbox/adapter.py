@@ -11,7 +11,10 @@ plain boto3 client made after that behaves exactly as if the sandbox had never r
 - ``botocore.endpoint.Endpoint._send`` refuses to send anything: a request that slipped
   past the gateway (a client made before the world opened) never leaves the machine;
 - a caller's own ``mock_aws()`` is silenced, or its stubber would run each request twice;
-- ``time.sleep`` becomes the world's virtual sleep.
+- ``time.sleep`` becomes the world's virtual sleep;
+- once a world asks for it (``route_lambda_targets``), an EventBridge rule's Lambda-function
+  targets go to the sandbox, which plays that part of EventBridge: moto's EventBridge delivers
+  only to logs, SQS, archives and event buses, and raises for a Lambda target.
 
 It also owns what the sandbox reads from moto directly: resetting every backend, serving
 a request, looking inside an SQS queue without making a request, and putting back the copy
@@ -93,6 +96,7 @@ def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region
 
 def uninstall() -> None:
     """Take every hook out again; a no-op if none is installed."""
+    _unroute_lambda_targets()
     if not _saved:
         return
     for hook in _saved["hooks"]:
@@ -301,6 +305,50 @@ def release_expired(region: str, queue: str) -> None:
         q = _sqs_backend(region).get_queue(queue)
         for m in [m for m in q.pending_messages if m.visible]:
             q.pending_messages.discard(m)
+# -- EventBridge rules with Lambda targets -------------------------------------------------------
+_event_routes: dict[str, Any] = {}  # "original": moto's Rule.send_to_targets, "sink": the world's receiver
+
+
+def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
+    """Call ``sink(rule_name, target, event)`` for each event a rule matches for a Lambda-function target.
+
+    The event is a copy of the one moto built (its ``id``, ``time`` as epoch seconds, ``detail``);
+    moto still delivers to the rule's other targets. ``uninstall`` (a world closing) undoes it.
+    """
+    from moto.events.models import Rule
+
+    if "original" not in _event_routes:
+        original = Rule.send_to_targets
+        _event_routes["original"] = original
+
+        def send_to_targets(rule, original_event, transform_input=True):
+            receive = _event_routes.get("sink")
+            mine = [t for t in rule.targets if _is_lambda_arn(t.get("Arn"))] if receive is not None else []
+            if mine and rule.event_pattern.matches_event(original_event):
+                for target in mine:
+                    receive(rule.name, copy.deepcopy(target), copy.deepcopy(original_event))
+            others = [t for t in rule.targets if t not in mine]
+            if others:
+                kept, rule.targets = rule.targets, others
+                try:
+                    original(rule, original_event, transform_input)
+                finally:
+                    rule.targets = kept
+
+        Rule.send_to_targets = send_to_targets
+    _event_routes["sink"] = sink
+
+
+def _is_lambda_arn(arn: Any) -> bool:
+    return isinstance(arn, str) and arn.startswith("arn:") and arn.split(":")[2:3] == ["lambda"]
+
+
+def _unroute_lambda_targets() -> None:
+    if "original" in _event_routes:
+        from moto.events.models import Rule
+
+        Rule.send_to_targets = _event_routes["original"]
+    _event_routes.clear()
 
 
 def _sqs_backend(region: str):

@@ -16,11 +16,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import History
-from .vocab import AWS_OK, DROPPED, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
+from .vocab import AWS_OK, DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
 
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
 _SAVES = ("PutItem", "UpdateItem")
+#: What a finished run_once writes, and where the record's expiry is kept.
+COMPLETED = "COMPLETED"
+TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 
 
 def _write_op(record: dict) -> str:
@@ -36,11 +39,14 @@ class Finding:
     invocations: list[str] = field(default_factory=list)
     window: tuple[float, float] | None = None
     remaining_window: bool = False
+    #: The repeat came after the first invocation's saved result had expired: the idempotency
+    #: record's retention was shorter than the time the source could still deliver the event.
+    retention_too_short: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "key": self.key, "effect": self.effect, "text": self.text,
                 "invocations": self.invocations, "window": list(self.window) if self.window else None,
-                "remaining_window": self.remaining_window}
+                "remaining_window": self.remaining_window, "retention_too_short": self.retention_too_short}
 
 
 @dataclass
@@ -100,6 +106,8 @@ class _Facts:
 
     def __init__(self, history: History):
         self.table = history.meta.get("table", "idempotency")
+        epoch = history.meta.get("epoch")
+        self.epoch = float(epoch) if isinstance(epoch, (int, float)) else 0.0
         self.invs = history.invocations()
         self.owed: dict[str, set[str]] = defaultdict(set)
         self.effects: dict[tuple[str, str], list[dict]] = defaultdict(list)
@@ -142,6 +150,24 @@ class _Facts:
         # write to that same item (another order's claim is no save).
         key = claims[-1].get("key")
         return not any(e["seq"] > first["seq"] and e.get("key") in (key, None) for e in writes)
+
+    def expired_save(self, first: dict, repeat: dict) -> tuple[dict, float] | None:
+        """The first effect's invocation saved its result (a COMPLETED record with an ``expiresAt``), and the
+        invocation that repeated the effect started after that record had expired: (the save, when it expired).
+
+        ``expiresAt`` is epoch seconds; the history's times count from ``meta["epoch"]``.
+        """
+        repeat_inv = self.invs.get(repeat.get("inv"))
+        if repeat_inv is None:
+            return None
+        saves = [e for e in self.table_writes.get(first.get("inv"), [])
+                 if _write_op(e) in _SAVES and e["result"] == AWS_OK and e["seq"] > first["seq"]
+                 and (e.get("detail") or {}).get("status") == COMPLETED
+                 and isinstance((e.get("detail") or {}).get(TTL_ATTRIBUTE), (int, float))]
+        if not saves:
+            return None
+        expired = float(saves[-1]["detail"][TTL_ATTRIBUTE]) - self.epoch
+        return (saves[-1], expired) if repeat_inv["t"] >= expired else None
 
 
 def check(history: History) -> Verdict:
@@ -191,10 +217,27 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
         text += (f" Remaining window: {done[0].get('inv')} claimed the key and did the {kind}, then "
                  f"ended with {first_inv.get('outcome')} before saving its result, so the retry "
                  f"repeated it. No claim closes this window; only a downstream idempotency key does.")
+    late = _late_repeat(facts, done)
+    if late is not None:
+        repeat, save, expired = late
+        text += (f" Retention shorter than the redelivery horizon: {done[0].get('inv')} saved its result at "
+                 f"{_fmt(save['t'])}, kept until {_fmt(expired)} (its expiresAt), but {repeat.get('inv')} "
+                 f"started at {_fmt(facts.invs[repeat['inv']]['t'])}, after the record had expired, so the "
+                 f"claim took it for new work. Keep idempotency records longer than any source may still "
+                 f"deliver the event.")
     if any(e["status"] == EffectStatus.INDEFINITE for e in done):
         text += " (One of them was cut off by a deadline but still reached the provider.)"
     return Finding(FindingKind.DUPLICATE, key, kind, text, [e.get("inv") for e in done],
-                   (done[0]["t"], done[-1]["t"]), remaining)
+                   (done[0]["t"], done[-1]["t"]), remaining, retention_too_short=late is not None)
+
+
+def _late_repeat(facts: _Facts, done: list[dict]) -> tuple[dict, dict, float] | None:
+    """(repeated effect, the first one's save, when that save expired) for the first repeat that came too late."""
+    for e in done[1:]:
+        hit = facts.expired_save(done[0], e)
+        if hit is not None:
+            return (e, *hit)
+    return None
 
 
 def _lost(facts: _Facts, key: str, kind: str) -> Finding:

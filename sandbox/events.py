@@ -42,14 +42,18 @@ def owed_effects(order: dict[str, Any]) -> list[str]:
     return [Effect.CHARGE, Effect.EMAIL] if order.get("payment") == "card" else [Effect.EMAIL]
 
 
+#: The ``source`` and ``detail-type`` of the shop's EventBridge events.
+EVENT_SOURCE, DETAIL_TYPE = "shop.orders", "OrderPlaced"
+
+
 def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
                       account: str = "123456789012") -> dict[str, Any]:
     """An EventBridge "OrderPlaced" event whose detail carries one or more orders."""
     return {
         "version": "0",
         "id": event_id,
-        "detail-type": "OrderPlaced",
-        "source": "shop.orders",
+        "detail-type": DETAIL_TYPE,
+        "source": EVENT_SOURCE,
         "account": account,
         "time": time,
         "region": region,

@@ -82,12 +82,17 @@ class CrashPlan:
 
     - ``after_aws_calls=N``: right after the N-th AWS call of the invocation;
     - ``after_effect="charge"``: right after that effect is performed;
-    - ``before_call="dynamodb.UpdateItem"``: just before that call is sent.
+    - ``before_call="dynamodb.UpdateItem"``: just before that call is sent;
+    - ``hold_after_return=5.0``: not a crash: once the handler has returned, an extension keeps
+      the Invoke phase open this many seconds more. The function's timeout limits "the duration
+      of the entire Invoke phase" (https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html),
+      so past it the invocation times out with all of the handler's work done.
     """
 
     after_aws_calls: int | None = None
     after_effect: str | None = None
     before_call: str | None = None
+    hold_after_return: float | None = None
 
     def before_aws(self, label: str) -> None:
         if self.before_call and label.endswith(self.before_call):

@@ -94,6 +94,8 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
         return _summarise_dynamodb(op, params, status, body, schema)
     if service == "sqs":
         return _summarise_sqs(op, params, status, body)
+    if service == "eventbridge" and op == "PutEvents":  # botocore's name for the service (its id, hyphenized)
+        return _summarise_put_events(params, status, body)
     if service == "kinesis":
         target = params.get("StreamName") or (params.get("StreamARN") or "").rsplit("/", 1)[-1] or None
         return target, params.get("PartitionKey"), {}
@@ -141,6 +143,17 @@ def _summarise_sqs(op: str, params: dict, status: int, body: bytes):
         else:
             detail["received"] = [m.get("MessageId") for m in data.get("Messages", [])]
     return target, key, detail
+
+
+def _summarise_put_events(params: dict, status: int, body: bytes):
+    """The bus, and the EventId EventBridge gave each entry (joined with commas when there are several)."""
+    entries = params.get("Entries") or [{}]
+    target = entries[0].get("EventBusName") or "default"
+    key = None
+    if status == 200:
+        ids = [e.get("EventId") for e in (json.loads(body or b"{}") or {}).get("Entries", []) if e.get("EventId")]
+        key = ",".join(ids) or None
+    return target, key, {}
 
 
 def queue_name(url: str | None) -> str | None:

@@ -27,7 +27,7 @@ import json
 import sys
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,8 @@ class FunctionConfig:
     version: str = "$LATEST"
     region: str = "us-east-1"
     account: str = ACCOUNT
+    #: The function's own environment variables (configuration-envvars.html); Lambda's reserved ones win.
+    environment: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not (1 <= self.timeout <= MAX_TIMEOUT):
@@ -212,8 +214,9 @@ class Runtime:
 
     def deploy(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
                timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
-               name: str = "orders-handler") -> "LambdaFunction":
-        config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region)
+               name: str = "orders-handler", environment: dict[str, str] | None = None) -> "LambdaFunction":
+        config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region,
+                                environment={str(k): str(v) for k, v in (environment or {}).items()})
         return LambdaFunction(self, handler, config, factory=factory)
 
 
@@ -285,7 +288,7 @@ class LambdaFunction:
         cfg, name = self.config, self.handler_spec
         handler_name = (f"{self.module_name}.{name.rpartition(':')[2]}" if isinstance(name, str)
                         else f"{getattr(name or self.factory, '__module__', 'handler')}.handler")
-        return {**self.runtime.base_env(),
+        return {**self.runtime.base_env(), **cfg.environment,
                 "_HANDLER": handler_name, "AWS_EXECUTION_ENV": f"AWS_Lambda_{PYTHON_RUNTIME}",
                 "AWS_LAMBDA_FUNCTION_NAME": cfg.name, "AWS_LAMBDA_FUNCTION_VERSION": cfg.version,
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(cfg.memory_mb),
@@ -373,6 +376,10 @@ class LambdaFunction:
         self._record_start(inv, container, cold)
         try:
             inv.result = container.handler(inv.event, context)
+            if inv.crash.hold_after_return:
+                # The Invoke phase ends when the runtime *and every extension* are done, and the
+                # function's timeout covers all of it (lambda-runtime-environment.html).
+                self.runtime.scheduler.sleep(inv.crash.hold_after_return, label="an extension is still working")
             if task.killed is None and clock.now() >= deadline - 1e-9:
                 raise LambdaTimeout(_timeout_text(timeout))  # it ran right up to the deadline
             self._finish(inv, Outcome.OK, None)

@@ -95,7 +95,7 @@ class ScenarioRun:
             with self.world as sb:
                 sb.scheduler.gate = self._gate
                 sb.on_close(self._abandon)
-                sc.drive(sb, deploy(sb, self._handler, self._factory, cfg), cfg)
+                sc.drive(sb, deploy(sb, self._handler, self._factory, cfg, sc.environment(cfg)), cfg)
             self._result = RunResult(sc.name, self.seed, cfg, sb.history, check(sb.history))
         except WorldClosed:
             self._closed_early = True

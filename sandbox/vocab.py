@@ -62,6 +62,7 @@ class Cause(StrEnum):
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
     REDRIVE = "DLQ redrive"  # a message moved back from a dead-letter queue (StartMessageMoveTask)
+    CLIENT_RETRY = "client retry"  # an HTTP client sent its request again (a new API Gateway request)
 
     @staticmethod
     def retry(n: int) -> str:
@@ -84,6 +85,8 @@ class SourceKind(StrEnum):
     ASYNC = "async"
     SQS = "sqs"
     STREAM = "stream"
+    APIGATEWAY = "apigateway"  # an HTTP client through API Gateway (a synchronous invoke per request)
+    EVENTBRIDGE = "eventbridge"  # an event bus whose rule targets the function (through Lambda's async queue)
 
 
 class Delivery(StrEnum):
@@ -101,6 +104,8 @@ class Delivery(StrEnum):
     STALE_COPY = "stale copy"  # a DeleteMessage missed a copy of a standard queue's message
     SEND_DEDUPLICATED = "send deduplicated"  # a FIFO queue accepted a SendMessage but stored nothing
     REDRIVEN = "redriven"  # moved from a dead-letter queue back to a queue, as a new message
+    THROTTLED = "throttled"  # Lambda answered 429: the async queue keeps the event and tries again later
+    DELIVERY_FAILED = "delivery failed"  # a source's attempt to hand an event to Lambda failed (it retries)
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.

@@ -234,10 +234,14 @@ class Sandbox:
     # -- functions and time ---------------------------------------------------------------
     def function(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
                  timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
-                 name: str = "orders-handler") -> LambdaFunction:
-        """Deploy a handler as a Lambda function (default timeout 3 s, as Lambda's)."""
+                 name: str = "orders-handler", environment: dict[str, str] | None = None) -> LambdaFunction:
+        """Deploy a handler as a Lambda function (default timeout 3 s, as Lambda's).
+
+        ``environment``: the function's own environment variables, as its configuration would hold them.
+        """
         self._require_open()
-        return self.runtime.deploy(handler, factory=factory, timeout=timeout, memory_mb=memory_mb, name=name)
+        return self.runtime.deploy(handler, factory=factory, timeout=timeout, memory_mb=memory_mb, name=name,
+                                   environment=environment)
 
     def run(self, until: float | None = None, stop_when: Callable[[], bool] | None = None) -> None:
         """Let every task run until nothing is left to do (or virtual time ``until``)."""

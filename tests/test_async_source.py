@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox import BadInput, Sandbox, make_orders, run_scenario
+from sandbox import BadInput, CrashPlan, Sandbox, make_orders, orders_in, run_scenario, send_confirmation_email
 from sandbox.cli import main
 from sandbox.sources.async_invoke import AsyncInvokeSource, run_until_idle
 
 from conftest import example
 
-MINE = ("async-retry", "async-duplicate", "timeout-after-effect", "crash-mid-work", "ttl-lag")
+MINE = ("async-retry", "async-duplicate", "timeout-after-effect", "crash-mid-work", "ttl-lag", "async-late-retry")
 
 
 class Boom(Exception):
@@ -248,6 +248,102 @@ def test_indefinite_cut_off_call_counts_as_sent():
     result = run_scenario("timeout-after-effect", example("idempotent.py"), settings={"indefinite": True})
     (dup,) = result.verdict.duplicates
     assert dup.key == "o-2" and dup.remaining_window and "cut off by a deadline" in dup.text
+
+
+# -- throttling: 429s retried with back off for up to the event's maximum age -----------------------
+def ok_handler(event, context):
+    for order in orders_in(event):
+        send_confirmation_email(order)
+
+
+def run_throttled(handler=ok_handler, crash=None, **source_kw):
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(handler)
+        source = AsyncInvokeSource(sb, fn, **source_kw)
+        source.invoke(sb.order_event(make_orders(1)), crash=crash)
+        run_until_idle(sb, source)
+        return sb.history, source.destination_records(), list(sb.outbox)
+
+
+def backoff_tries(window: float, start: float = 0.0) -> list[float]:
+    """When the async queue tries an event throttled from ``start`` for ``window`` seconds: 1 s, doubling, <= 5 min."""
+    t, delay, tries = start, 1.0, []
+    while t < start + window:
+        tries.append(t)
+        t, delay = t + delay, min(delay * 2, 300.0)
+    return tries + [t]
+
+
+@pytest.mark.parametrize("window", [0.5, 10.0, 1000.0, 7200.0])
+def test_a_throttled_event_waits_in_the_queue_with_back_off_from_1_s_to_5_min(window):
+    history, _, outbox = run_throttled(throttled_for=window)
+    *turned_away, runs_at = backoff_tries(window)
+    (record,) = [e for e in history.of_type("delivery") if e["what"] == "throttled"]
+    assert record["detail"]["tries"] == len(turned_away) and record["detail"]["status"] == 429
+    assert record["detail"]["from"] == 0.0 and record["t"] == pytest.approx(runs_at)
+    (inv,) = history.invocations().values()
+    assert inv["t"] == pytest.approx(runs_at) and inv["cause"] == "first delivery" and len(outbox) == 1
+    gaps = [b - a for a, b in zip(turned_away + [runs_at], (turned_away + [runs_at])[1:])]
+    assert max(gaps) <= 300.0
+
+
+def test_throttles_do_not_use_up_maximum_retry_attempts():
+    history, _, outbox = run_throttled(throttled_for=600.0, maximum_retry_attempts=0)
+    assert len(history.invocations()) == 1 and len(outbox) == 1
+
+
+def test_an_event_throttled_past_its_maximum_age_is_discarded_without_ever_running():
+    history, records, outbox = run_throttled(throttled_for=7200.0, maximum_event_age=3600)
+    assert history.invocations() == {} and outbox == []
+    (discarded,) = [e for e in history.of_type("delivery") if e["what"] == "discarded"]
+    assert discarded["t"] == pytest.approx(3600.0) and discarded["detail"]["condition"] == "EventAgeExceeded"
+    (record,) = records
+    assert record["requestContext"]["condition"] == "EventAgeExceeded"
+    assert record["requestContext"]["approximateInvokeCount"] == 0 and record["responseContext"]["statusCode"] == 429
+
+
+def test_a_throttled_retry_keeps_its_cause_and_request_id():
+    history, _, outbox = run_throttled(handler=failing_handler, throttled_from=10.0, throttled_for=600.0,
+                                       maximum_retry_attempts=1)
+    first, retry = sorted(history.invocations().values(), key=lambda v: v["t"])
+    assert retry["cause"] == "retry 1" and retry["request_id"] == first["request_id"]
+    *_, runs_at = backoff_tries(600.0 - (first["end"] + 60.0 - 10.0), start=first["end"] + 60.0)
+    assert retry["t"] == pytest.approx(runs_at)
+
+
+def test_an_extension_that_holds_the_invoke_phase_times_the_invocation_out_after_its_work():
+    history, _, outbox = run_throttled(crash=CrashPlan(hold_after_return=5.0), maximum_retry_attempts=0)
+    (inv,) = history.invocations().values()
+    assert inv["outcome"] == "timeout" and inv["end"] == pytest.approx(3.0) and len(outbox) == 1
+
+
+# -- async-late-retry: a retry hours later, and how long run_once keeps its record ------------------
+def test_async_late_retry_naive_emails_again_two_hours_later():
+    result = run_scenario("async-late-retry", example("naive_email.py"))
+    assert result.verdict.effects_per_key == {"o-1": {"email": 2}}
+    first, retry = sorted(result.history.invocations().values(), key=lambda v: v["t"])
+    assert first["outcome"] == "timeout" and retry["cause"] == "retry 1" and retry["t"] > 2 * 3600
+    (dup,) = result.verdict.duplicates
+    assert not dup.retention_too_short  # nothing was saved: the naive handler has no retention at all
+
+
+@pytest.mark.parametrize("keep_for, valid", [(86400, True), (21600, True), (7600, True), (7200, False),
+                                             (3600, False)])
+def test_run_once_is_safe_only_while_its_record_outlives_the_late_retry(keep_for, valid):
+    result = run_scenario("async-late-retry", example("idempotent.py"), settings={"keep_for": keep_for})
+    retry_at = max(v["t"] for v in result.history.invocations().values())
+    assert (keep_for > retry_at) is valid and result.valid is valid
+    if not valid:
+        (dup,) = result.verdict.duplicates
+        assert dup.retention_too_short
+        assert "retention shorter than the redelivery horizon" in dup.text.lower()
+
+
+def test_the_keep_for_setting_reaches_the_function_as_its_environment_variable():
+    result = run_scenario("async-late-retry", example("idempotent.py"), settings={"keep_for": 5000})
+    save = next(e for e in result.history.of_type("aws") if e["op"] == "UpdateItem")
+    claim = next(e for e in result.history.of_type("aws") if e["op"] == "PutItem")
+    assert save["detail"]["expiresAt"] == claim["detail"]["expiresAt"] - 3 + 5000  # claim: now + 3 s lock
 
 
 # -- determinism, CLI, speed ------------------------------------------------------------------------

@@ -110,6 +110,50 @@ def test_remaining_window_is_named():
     assert dup.remaining_window and "Remaining window" in dup.text
 
 
+def late_retry_history(retry_at: float, keep_for: float = 3600, epoch: float = 1_700_000_000) -> History:
+    """inv-1 claims, emails, saves COMPLETED (kept ``keep_for`` s), then times out; Lambda's retry comes at
+    ``retry_at``, claims again (the record expired, or not) and emails again."""
+    h = History({"table": "idempotency", "epoch": epoch})
+    h.append("accept", 0, key="o-1", expects=["email"], source="async")
+    end = _run(h, "inv-1", 0, source="async", keys=["o-1"])
+    h.append("aws", 0.1, inv="inv-1", actor="inv-1", service="dynamodb", op="PutItem", target="idempotency",
+             key="order-confirmation#o-1", result="ok", detail={"status": "IN_PROGRESS", "expiresAt": epoch + 3})
+    h.append("effect", 0.3, inv="inv-1", kind="email", key="o-1", status="done", detail={})
+    h.append("aws", 0.4, inv="inv-1", actor="inv-1", service="dynamodb", op="UpdateItem", target="idempotency",
+             key="order-confirmation#o-1", result="ok", detail={"status": "COMPLETED", "expiresAt": epoch + keep_for})
+    end(3.0, "timeout", "Task timed out after 3.00 seconds")
+    end2 = _run(h, "inv-2", retry_at, cause="retry 1", source="async", prev="inv-1", keys=["o-1"])
+    h.append("aws", retry_at + 0.1, inv="inv-2", actor="inv-2", service="dynamodb", op="PutItem",
+             target="idempotency", key="order-confirmation#o-1", result="ok",
+             detail={"status": "IN_PROGRESS", "expiresAt": epoch + retry_at + 3})
+    h.append("effect", retry_at + 0.3, inv="inv-2", kind="email", key="o-1", status="done", detail={})
+    end2(retry_at + 0.4)
+    return h
+
+
+@pytest.mark.parametrize("keep_for, retry_at, late", [
+    (3600, 7474.0, True),     # kept an hour, retried two hours later: the record had expired
+    (3600, 3600.0, True),     # retried the very second it expired
+    (86400, 7474.0, False),   # kept a day: the duplicate has another cause (a claim that wrongly won)
+    (3600, 120.0, False),
+])
+def test_a_repeat_after_the_saved_record_expired_names_the_retention(keep_for, retry_at, late):
+    (dup,) = check(late_retry_history(retry_at, keep_for)).duplicates
+    assert dup.retention_too_short is late
+    assert ("retention shorter than the redelivery horizon" in dup.text.lower()) is late
+    assert dup.to_dict()["retention_too_short"] is late
+    assert not dup.remaining_window  # the result was saved: this is not the remaining window
+    if late:
+        assert "kept until 60.0 min" in dup.text and "inv-2 started at" in dup.text
+
+
+def test_an_unsaved_first_invocation_is_not_a_retention_finding():
+    h = late_retry_history(7474.0)
+    events = [e for e in h.events if not (e["type"] == "aws" and e["op"] == "UpdateItem")]
+    (dup,) = check(History(h.meta, events)).duplicates
+    assert not dup.retention_too_short and dup.remaining_window
+
+
 record = st.fixed_dictionaries({
     "type": st.sampled_from(["accept", "effect", "note", "delivery"]),
     "key": st.sampled_from(["o-1", "o-2", "o-3"]),

@@ -67,6 +67,10 @@ class Scenario:
     def drive(self, sb: Sandbox, fn, cfg: dict[str, Any]) -> None:
         raise NotImplementedError
 
+    def environment(self, cfg: dict[str, Any]) -> dict[str, str]:
+        """The function's own environment variables in this scenario (none unless a scenario sets some)."""
+        return {}
+
     def describe(self) -> str:
         lines = [f"{self.name}  [{self.kind}]", f"  {self.summary}"]
         for s in self.settings + self.common:
@@ -157,8 +161,9 @@ def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watc
                    replica_lag=cfg["replica_lag"], meta={"scenario": sc.name, "settings": cfg})
 
 
-def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any]):
+def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any],
+           environment: dict[str, str] | None = None):
     """Set the world's provider timings and deploy the handler as the scenario's function."""
     sb.services.timings.email = cfg["email_seconds"]
     sb.services.timings.charge = cfg["charge_seconds"]
-    return sb.function(handler, factory=factory, timeout=cfg["function_timeout"])
+    return sb.function(handler, factory=factory, timeout=cfg["function_timeout"], environment=environment)

@@ -19,6 +19,6 @@ def run_scenario(scenario: "str | Scenario", handler: Any = None, *, seed: int =
     cfg = sc.resolve(settings)
     started = time.perf_counter()
     with open_world(sc, cfg, seed, policy, watchdog) as sb:
-        sc.drive(sb, deploy(sb, handler, factory, cfg), cfg)
+        sc.drive(sb, deploy(sb, handler, factory, cfg, sc.environment(cfg)), cfg)
         history = sb.history
     return RunResult(sc.name, seed, cfg, history, check(history), time.perf_counter() - started)

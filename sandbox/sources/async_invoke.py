@@ -25,8 +25,17 @@ What this model keeps from AWS
   and ``responseContext``, shaped like the example on
   https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html.
 
-What it leaves out: throttling and 5xx retries of the queue itself, and events the
-queue drops when the function cannot keep up.
+- "For throttling errors (429) and system errors (500-series), Lambda returns the event to
+  the queue and attempts to run the function again for up to 6 hours by default. The retry
+  interval increases exponentially from 1 second after the first attempt to a maximum of 5
+  minutes." ``throttled_for`` (off by default) throttles the function for a stretch of the
+  run: every attempt that falls in it gets a 429 and goes back to the queue, tried again
+  after 1, 2, 4 ... seconds (at most 5 min apart) until the throttling ends or the event
+  reaches ``MaximumEventAgeInSeconds``. Throttles do not use up ``MaximumRetryAttempts``.
+  One ``throttled`` record per stretch says how many tries were turned away, and from when.
+
+What it leaves out: 5xx retries of the queue itself, and events the queue drops when the
+function cannot keep up.
 """
 from __future__ import annotations
 
@@ -81,10 +90,25 @@ class AsyncConfig(Config):
     on_failure_destination: bool = param(
         True, "send discarded events to an on-failure destination (an SQS queue) as an invocation record",
         RECORDS_DOC)
+    throttled_from: float = param(
+        0.0, "virtual seconds into the run when the function starts being throttled (see throttled_for)",
+        ERRORS_DOC, 0, 86400)
+    throttled_for: float = param(
+        0.0, "seconds the function stays throttled from throttled_from on (0: never): Lambda answers each attempt "
+        "with 429, keeps the event and tries again 1 s later, then 2, 4 ... up to every 5 min, for up to "
+        "MaximumEventAgeInSeconds", ERRORS_DOC, 0, 86400)
 
     @property
     def retry_delays(self) -> tuple[float, float]:
         return (float(self.first_retry_delay), float(self.second_retry_delay))
+
+    def throttled_at(self, t: float) -> bool:
+        """Is the function throttled at virtual time ``t``?"""
+        return self.throttled_for > 0 and self.throttled_from <= t < self.throttled_from + self.throttled_for
+
+
+#: Lambda's backoff after a 429 or 5xx: "from 1 second after the first attempt to a maximum of 5 minutes".
+THROTTLE_FIRST_DELAY, THROTTLE_MAX_DELAY = 1.0, 300.0
 
 
 @dataclass
@@ -101,6 +125,8 @@ class QueuedEvent:
     state: str = "queued"  # queued, running, waiting (for a retry), succeeded, discarded
     condition: str | None = None  # why it was discarded: RetriesExhausted or EventAgeExceeded
     destination_message_id: str | None = None
+    cause: str = Cause.FIRST_DELIVERY  # the cause of its first attempt
+    repeats: "QueuedEvent | None" = None  # an earlier event this one repeats (a producer's re-send)
 
     @property
     def attempts(self) -> int:
@@ -136,11 +162,13 @@ class AsyncInvokeSource(Source):
 
     # -- what a scenario calls ------------------------------------------------------------
     def invoke(self, event: Any, *, keys: list[str] | None = None, accept: bool = True,
-               crash: "CrashPlan | None" = None) -> QueuedEvent:
+               crash: "CrashPlan | None" = None, cause: str = Cause.FIRST_DELIVERY,
+               repeats: QueuedEvent | None = None) -> QueuedEvent:
         """``Invoke(InvocationType='Event')``: queue the event and return at once (HTTP 202).
 
         Each order the event carries is accepted as owed its effects, unless ``accept``
-        is False. ``crash`` applies to the first attempt only.
+        is False. ``crash`` applies to the first attempt only. ``cause`` and ``repeats`` say
+        why the event exists when it is a copy of an earlier one (a producer sent it twice).
         """
         world = self.world
         orders = list(orders_in(event))
@@ -149,7 +177,8 @@ class AsyncInvokeSource(Source):
         if accept:
             for order in orders:
                 world.accept(order, source=self.kind)
-        entry = QueuedEvent(world.new_uuid(), event, list(keys), world.clock.elapsed(), crash)
+        entry = QueuedEvent(world.new_uuid(), event, list(keys), world.clock.elapsed(), crash, cause=cause,
+                            repeats=repeats)
         self.events.append(entry)
         p = self.config.duplicate_probability
         duplicate = p > 0 and world.rng.random() < p
@@ -191,13 +220,17 @@ class AsyncInvokeSource(Source):
 
     # -- the queue's own worker, one task per entry ---------------------------------------
     def _drive(self, entry: QueuedEvent, duplicate: bool) -> None:
-        cause, prev = Cause.FIRST_DELIVERY, None
+        cause, prev = entry.cause, None
+        if entry.repeats is not None and entry.repeats.invocations:
+            prev = entry.repeats.invocations[0].id
         if entry.copy_of is not None:
             original = entry.copy_of.invocations[0]
             cause, prev = Cause.SPONTANEOUS_DUPLICATE, original.id
             self._record(Delivery.SPONTANEOUS_DUPLICATE, entry.keys, original.id,
                          {"event": entry.copy_of.id, "copy": entry.id, "delay": self.config.duplicate_delay})
         while True:
+            if not self._through_throttling(entry, prev):
+                return
             inv = self._attempt(entry, cause, prev, duplicate)
             duplicate = False
             if not self._retry_after(entry, inv):
@@ -246,6 +279,34 @@ class AsyncInvokeSource(Source):
         sched.sleep(delay, label=f"retry {retries_done + 1} in {delay:g} s")
         return True
 
+    def _through_throttling(self, entry: QueuedEvent, prev: str | None) -> bool:
+        """While the function is throttled, each try gets a 429 and the event waits in the queue (1 s, 2 s, 4 s
+        ... at most 5 min apart). True once a try gets through; False if the event aged out meanwhile."""
+        cfg, sched, clock = self.config, self.world.scheduler, self.world.clock
+        tries, first, delay = 0, clock.elapsed(), THROTTLE_FIRST_DELAY
+        expires = entry.enqueued_at + cfg.maximum_event_age
+        while cfg.throttled_at(clock.elapsed()):
+            tries += 1
+            entry.state = "waiting"
+            if clock.elapsed() + delay > expires + 1e-9:
+                sched.sleep(max(0.0, expires - clock.elapsed()), label="event ageing out")
+                self._throttled(entry, prev, tries, first)
+                self._discard(entry, "EventAgeExceeded")
+                return False
+            sched.sleep(delay, label=f"throttled: try again in {delay:g} s")
+            delay = min(delay * 2, THROTTLE_MAX_DELAY)
+        if tries:
+            self._throttled(entry, prev, tries, first)
+        return True
+
+    def _throttled(self, entry: QueuedEvent, prev: str | None, tries: int, first: float) -> None:
+        self._record(Delivery.THROTTLED, entry.keys, prev,
+                     {"event": entry.id, "tries": tries, "from": round(first, 6), "status": 429,
+                      "error": "TooManyRequestsException",
+                      "why": f"the function was throttled: {tries} tries answered 429 and went back to the queue, "
+                             f"retried with a backoff growing from {THROTTLE_FIRST_DELAY:g} s to at most "
+                             f"{THROTTLE_MAX_DELAY:g} s"})
+
     def _request_id(self, entry: QueuedEvent) -> str | None:
         """Lambda's retries of one event keep its request id (None: a new one).
 
@@ -266,38 +327,45 @@ class AsyncInvokeSource(Source):
     # -- discarding ------------------------------------------------------------------------
     def _discard(self, entry: QueuedEvent, condition: str) -> None:
         entry.state, entry.condition = Delivery.DISCARDED, condition
-        last = entry.invocations[-1]
+        last = entry.invocations[-1] if entry.invocations else None
         record = self._invocation_record(entry, condition, last)
         attempts, cfg = entry.attempts, self.config
         why = (f"all {attempts} attempt{'s' if attempts != 1 else ''} failed (MaximumRetryAttempts "
                f"{cfg.maximum_retry_attempts})" if condition == "RetriesExhausted" else
-               f"the event reached MaximumEventAgeInSeconds {cfg.maximum_event_age:g} before it could be retried")
+               f"the event reached MaximumEventAgeInSeconds {cfg.maximum_event_age:g} before it could be "
+               f"{'retried' if last is not None else 'run (the function was throttled)'}")
         if self.on_failure_url:
             sent = self.world.sqs.send_message(QueueUrl=self.on_failure_url, MessageBody=json.dumps(record))
             entry.destination_message_id = sent["MessageId"]
             where = f"sent to the on-failure destination {self.on_failure}"
         else:
             where = "no on-failure destination, so the event is gone"
-        self._record(Delivery.DISCARDED, entry.keys, last.id,
+        self._record(Delivery.DISCARDED, entry.keys, last.id if last is not None else None,
                      {"event": entry.id, "reason": f"{condition}: {why}; {where}", "condition": condition,
                       "destination": self.on_failure, "messageId": entry.destination_message_id,
                       "approximateInvokeCount": attempts})
 
-    def _invocation_record(self, entry: QueuedEvent, condition: str, last: "Invocation") -> dict:
-        """The JSON Lambda sends to a destination (invocation-async-retain-records.html)."""
+    def _invocation_record(self, entry: QueuedEvent, condition: str, last: "Invocation | None") -> dict:
+        """The JSON Lambda sends to a destination (invocation-async-retain-records.html).
+
+        An event that never ran (throttled until it aged out) has no function error to report;
+        AWS's sample shows none, so its response context here holds only the 429 (an assumption).
+        """
         config = self.function.config
+        response = ({"statusCode": 200, "executedVersion": config.version, "functionError": "Unhandled"}
+                    if last is not None else {"statusCode": 429, "executedVersion": config.version})
         return {
             "version": "1.0",
             "timestamp": iso_millis(self.world.clock.now()),
             "requestContext": {
-                "requestId": last.request_id,
+                "requestId": last.request_id if last is not None else entry.id,
                 "functionArn": f"{config.arn}:{config.version}",
                 "condition": condition,
                 "approximateInvokeCount": entry.attempts,
             },
             "requestPayload": entry.event,
-            "responseContext": {"statusCode": 200, "executedVersion": config.version, "functionError": "Unhandled"},
-            "responsePayload": function_error_payload(last),
+            "responseContext": response,
+            "responsePayload": function_error_payload(last) if last is not None else None,
         }
 
     def _record(self, what: str, keys: list[str], inv: str | None, detail: dict) -> None:

@@ -50,6 +50,20 @@ DOC_RETRIES = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-beh
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
 
 
+def wait_out_read_timeouts(client: Any) -> None:
+    """Make ``client`` wait out its read timeout (virtually) before botocore retries a ``ReadTimeoutError``.
+
+    The gateway raises the timeout at once; a real client would first have waited that long.
+    The hook runs before botocore's own retry handler and returns None, so botocore still decides.
+    """
+    def wait(caught_exception=None, **_: Any) -> None:
+        if isinstance(caught_exception, ReadTimeoutError):
+            time.sleep(client.meta.config.read_timeout)
+        return None
+
+    client.meta.events.register_first(f"needs-retry.{client.meta.service_model.service_id.hyphenize()}", wait)
+
+
 class Producer(Source):
     """Sends ``schedule`` (pairs of virtual send time and item) to ``queue``, one SendMessage each.
 
@@ -72,19 +86,13 @@ class Producer(Source):
         self.max_depth = max_depth
         self.depth_check_interval = depth_check_interval
         self.client = boto3.client("sqs", region_name=sb.region, config=(client or CallerConfig()).botocore_config())
-        # Runs before botocore's own retry handler and returns None, so botocore still decides.
-        self.client.meta.events.register_first("needs-retry.sqs", self._wait_out_read_timeout)
+        wait_out_read_timeouts(self.client)
         self.message_params = message_params
         self.sent: list[dict[str, Any]] = []  # {"key", "messageIds", "attempts"}
         self.first_send: dict[str, tuple[float, list[str]]] = {}  # orderId -> (when, its messages) at first send
         self.failed: list[dict[str, Any]] = []
         self.position = 0
         self.task: "Task | None" = None
-
-    def _wait_out_read_timeout(self, caught_exception=None, **_: Any) -> None:
-        if isinstance(caught_exception, ReadTimeoutError):
-            time.sleep(self.client.meta.config.read_timeout)
-        return None
 
     # -- lifecycle ---------------------------------------------------------------------
     kind = SourceKind.SQS

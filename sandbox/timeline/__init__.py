@@ -26,7 +26,10 @@ What is drawn
   duplicate, and where a lost order went (dead-lettered / discarded, with a label)
   or that it was still pending when the run stopped (hatched band);
 * for a synchronous caller, each SDK attempt on its header row: sent, waiting,
-  read timed out or answered, and what the caller finally saw;
+  read timed out or answered, and what the caller finally saw; for an HTTP client
+  behind API Gateway the same, with a "504" where API Gateway stopped waiting;
+* a stretch during which Lambda throttled an event (429) as a band on its source's
+  header row, and deliveries Lambda refused (EventBridge's retries) as "429" markers;
 * arrows from an invocation to the one that repeats it (``prev``), labelled with
   the cause and when the repeat started ("redelivery at 30.0 s"), routed around
   other lanes' content;

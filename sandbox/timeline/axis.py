@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..vocab import Delivery
 from .model import Model
 from .timefmt import HOURS, MINUTES, SECONDS, clock, tick_label
 
@@ -154,6 +155,8 @@ def _activity(model: Model) -> list[tuple[float, float]]:
         spans.append((m.t, m.t))
     for e in model.events:
         spans.append((e.t, e.t))
+        if e.style == Delivery.THROTTLED and e.t0 is not None:  # when the throttling began is worth seeing
+            spans.append((e.t0, e.t0))
     for a in model.attempts:
         spans.append((a.sent, a.t))
     spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis

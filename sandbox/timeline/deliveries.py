@@ -20,7 +20,8 @@ from .timefmt import duration
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
-WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue"}
+WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
+                 SourceKind.EVENTBRIDGE: "EventBridge still retrying"}
 
 
 @dataclass
@@ -56,6 +57,7 @@ class DeliveryReader:
         self.accepted = accepted  # order key -> when it entered the system
         self.redelivered: dict[float, set[str]] = {}  # time -> message ids received again then
         self.shards: dict[str, str] = {}  # order key -> shard it was read from
+        self.refused: dict[str, list[Event]] = {}  # event id -> the hand-offs Lambda refused so far
 
     def read(self, t: float, seq: int, r: dict) -> None:
         d = DeliveryRecord.read(t, seq, r)
@@ -153,7 +155,10 @@ class DeliveryReader:
         after = fields.number(d.detail.get("secondsAfterFirst"))
         if after is not None:  # a re-send from the producer's own job, long after the first
             return d.event("resend", f"{kt or 'an order'} sent again {_seconds(after)} later")
-        return d.event("resend", f"{kt} sent twice" if kt else "sent twice")
+        label = f"{kt} sent twice" if kt else "sent twice"
+        if fields.str_list(d.detail.get("eventIds")):
+            label += " (a new event, new id)"
+        return d.event("resend", label)
 
     def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
@@ -180,6 +185,26 @@ class DeliveryReader:
             prev.label = prev.label[:-len(REDRIVE_SUFFIX)] + f", {who}{REDRIVE_SUFFIX}"
             return None
         return d.event("moved_back", f"{who}{REDRIVE_SUFFIX}")
+    def throttled(self, d: DeliveryRecord) -> Event:
+        """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""
+        tries = d.detail.get("tries")
+        start = fields.number(d.detail.get("from"))
+        label = "throttled (429)" + (f": {tries} tries over {duration(d.t - start)}"
+                                     if isinstance(tries, int) and start is not None and d.t > start else "")
+        return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
+
+    def delivery_failed(self, d: DeliveryRecord) -> Event:
+        """A source's hand-off to Lambda was refused, and it retries (EventBridge's target retries). Only the
+        latest refusal of an event is labelled, with how many there were so far."""
+        earlier = self.refused.setdefault(fields.text(d.detail.get("event")), [])
+        for e in earlier:
+            e.label = None
+        status = d.detail.get("status")
+        what = f"refused ({status})" if isinstance(status, int) else "refused"
+        event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, retried with back off"
+                        if earlier else f"{what}, retried with back off")
+        earlier.append(event)
+        return event
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
@@ -203,4 +228,6 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.STALE_COPY: DeliveryReader.stale_copy,
     Delivery.SEND_DEDUPLICATED: DeliveryReader.send_deduplicated,
     Delivery.REDRIVEN: DeliveryReader.redriven,
+    Delivery.THROTTLED: DeliveryReader.throttled,
+    Delivery.DELIVERY_FAILED: DeliveryReader.delivery_failed,
 }

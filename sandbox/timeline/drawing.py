@@ -33,6 +33,7 @@ from .lanes import (
     draw_gaps,
     draw_pending,
     draw_row_names,
+    draw_throttled,
     draw_windows,
     register_static_obstacles,
 )
@@ -91,6 +92,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(draw_windows, adds="window_boxes"),
     Stage(draw_bars, adds="bars"),
     Stage(draw_pending, adds="pending_bands"),
+    Stage(draw_throttled),
     Stage(draw_legend, reads=("legend",)),
     Stage(freeze),
     # display space: each stage avoids the obstacles registered before it

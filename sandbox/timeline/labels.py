@@ -12,13 +12,13 @@ from collections.abc import Iterable
 
 from matplotlib import patches as mpatches
 
-from ..vocab import AWS_OK, Delivery
+from ..vocab import AWS_OK, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
 from .canvas import Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF
 from .markers import EventPoint, MarkerPlacement
-from .model import READ_TIMEOUT, Event
+from .model import READ_TIMEOUT, Attempt, Event
 from .sizing import REFERENCE_DPI
 from .style import (
     ARROW_COLOR,
@@ -127,12 +127,18 @@ def label_other_events(c: Canvas, placed: MarkerPlacement) -> None:
     _label_optional(c, (p for p in placed.event_points if p.event.style not in done))
 
 
-def _caller_text(result: str, status: object, function_error: str | None) -> str:
-    if result == READ_TIMEOUT:
-        return "gave up: ReadTimeoutError"
-    if result == AWS_OK:
-        return f"got {status}" if status is not None else "got the response"
-    return f"got {function_error or result}"
+#: HTTP reason phrases for what API Gateway answers itself.
+HTTP_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+def _caller_text(a: Attempt) -> str:
+    if a.result == READ_TIMEOUT:
+        return "gave up: ReadTimeoutError" if a.source == SourceKind.SYNC else "gave up: its own timeout"
+    if a.result == AWS_OK:
+        return f"got {a.status}" if a.status is not None else "got the response"
+    if a.http_status is not None:
+        return f"gave up after {a.http_status} {HTTP_REASONS.get(a.http_status, '')}".rstrip()
+    return f"got {a.function_error or a.result}"
 
 
 def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerWait]) -> None:
@@ -141,7 +147,7 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
         if not a.final:
             continue
         _, py = c.px(0, placed.attempt_rows[a.actor])
-        text = _caller_text(a.result, a.status, a.function_error)
+        text = _caller_text(a)
         off = up = CALLER_GAP_PT * c.pt
         cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
                  (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),

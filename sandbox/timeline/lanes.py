@@ -32,6 +32,7 @@ from .style import (
     SEPARATOR_COLOR,
     SMALL_PT,
     TEXT_GREY,
+    THROTTLED_BAND,
     WINDOW_STYLE,
     Z_BAR,
     Z_END_LINE,
@@ -242,6 +243,19 @@ def draw_pending(c: Canvas) -> list[tuple[Event, mpatches.Rectangle]]:
         c.ax.add_patch(rect)
         bands.append((e, rect))
     return bands
+
+
+def draw_throttled(c: Canvas) -> None:
+    """How long a source kept an event while Lambda throttled it: a dotted band on its header row, up to the
+    marker that ends it."""
+    tx = c.taxis
+    for e in c.model.events:
+        if e.style != Delivery.THROTTLED or e.t0 is None or e.source not in c.rows.head_y:
+            continue
+        y = c.rows.head_y[e.source]
+        x0, x1 = tx.x(e.t0), tx.x(e.t)
+        c.ax.add_patch(mpatches.Rectangle((x0, y - PENDING_HALF), max(x1 - x0, 0.0), 2 * PENDING_HALF,
+                                          **THROTTLED_BAND, zorder=Z_PENDING, gid=f"throttled:{e.source}"))
 
 
 def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: list[mtext.Text],

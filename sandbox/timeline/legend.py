@@ -14,7 +14,7 @@ from matplotlib import patches as mpatches
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
-from ..vocab import Delivery, Outcome
+from ..vocab import Delivery, Outcome, SourceKind
 from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
@@ -26,6 +26,7 @@ from .style import (
     OUTCOME_COLORS,
     PENDING_BAND,
     RUNNING_BAR,
+    THROTTLED_BAND,
     WAIT_COLOR,
     WINDOW_STYLE,
 )
@@ -90,6 +91,15 @@ def _outcome_items(m: Model) -> list[tuple[Any, str]]:
     return items
 
 
+def _wait_text(sources: set[str]) -> str:
+    """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
+    if sources == {SourceKind.APIGATEWAY}:
+        return "client sends POST /orders, waits for API Gateway's answer"
+    if SourceKind.APIGATEWAY in sources:
+        return "caller sends a request, waits for the answer"
+    return "caller sends Invoke, waits for the answer"
+
+
 def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
     items = _outcome_items(m)
@@ -104,8 +114,10 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
             items.append((_marker_handle(name), MARKERS[name][1]))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
+    if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events):
+        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, tried again with back off"))
     if m.attempts:
-        items.append((mpatches.Rectangle((0, 0), 1, 1), "caller sends Invoke, waits for the answer"))
+        items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
     if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):
         items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
     if squeezed:

@@ -15,7 +15,7 @@ from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from ..vocab import Delivery, SourceKind
+from ..vocab import Delivery
 from .canvas import Canvas
 from .layout import row_positions
 from .model import Attempt, Event, Mark
@@ -23,7 +23,7 @@ from .sizing import REFERENCE_DPI
 from .style import ENVELOPE, MARKERS, Z_MARKER
 
 # how wide a marker looks, as a fraction of its nominal size (glyphs look smaller than their box)
-ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH = 1.05, 0.75, 0.8
+ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH, WORD_WIDTH = 1.05, 0.75, 0.8, 1.0  # a word ("504") fills its box
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
@@ -85,6 +85,8 @@ def marker_half(c: Canvas, style: str) -> float:
 def _width_share(marker: Any) -> float:
     if marker is ENVELOPE:
         return ENVELOPE_WIDTH
+    if isinstance(marker, str) and marker.startswith(r"$\mathbf{"):
+        return WORD_WIDTH
     if isinstance(marker, str) and marker.startswith("$"):
         return GLYPH_WIDTH
     return SHAPE_WIDTH
@@ -144,18 +146,28 @@ def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str
             heads.setdefault(e.source, []).append(Item(e.t, e.seq, e.style, e))
     for source, items in heads.items():
         rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
-    if c.model.attempts and SourceKind.SYNC in c.rows.head_y:
+    if c.model.attempts:
         rows += _caller_rows(c, attempt_rows, top_lo, top_hi)
     return rows
 
 
 def _caller_rows(c: Canvas, attempt_rows: dict[str, float], lo: float, hi: float) -> list[MarkerRow]:
-    """One sub-row per synchronous caller on the "sync" header row: each attempt's send and end."""
-    actors = list(dict.fromkeys(a.actor for a in c.model.attempts))
+    """One sub-row per synchronous caller on its source's header row: each attempt's send and end."""
+    sources = {a.actor: a.source for a in c.model.attempts if a.source in c.rows.head_y}
+    rows = []
+    for source in dict.fromkeys(sources.values()):
+        actors = [actor for actor, s in sources.items() if s == source]
+        rows += _callers_of(c, actors, c.rows.head_y[source], attempt_rows, lo, hi)
+    return rows
+
+
+def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[str, float], lo: float,
+                hi: float) -> list[MarkerRow]:
+    """The callers of one header row, each on its own sub-row when there are several."""
     offsets = [0.0] if len(actors) == 1 else CALLER_OFFSETS
     rows = []
     for i, actor in enumerate(actors):
-        y = c.rows.head_y[SourceKind.SYNC] + offsets[i % len(offsets)]
+        y = head_y + offsets[i % len(offsets)]
         attempt_rows[actor] = y
         items = []
         for a in c.model.attempts:

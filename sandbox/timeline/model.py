@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..vocab import AWS_OK, Outcome
+from ..vocab import AWS_OK, Outcome, SourceKind
 
 
 class WindowKind(StrEnum):
@@ -26,6 +26,8 @@ END_MARKER = {Outcome.ERROR: "end_error", Outcome.TIMEOUT: "end_timeout", Outcom
 
 #: A caller's read timed out: the ``result`` of its Invoke request.
 READ_TIMEOUT = "ReadTimeout"
+#: The HTTP status API Gateway answers when the function outlasts the integration timeout.
+GATEWAY_TIMEOUT_STATUS = 504
 
 
 @dataclass
@@ -74,7 +76,7 @@ class Event:
 
 @dataclass
 class Attempt:
-    """One Invoke request a synchronous caller's SDK sent."""
+    """One request a synchronous caller sent: an SDK's Invoke, or an HTTP client's request through API Gateway."""
 
     actor: str
     attempt: int | None
@@ -83,16 +85,20 @@ class Attempt:
     seq: int
     result: str
     inv: str | None
-    status: Any = None
+    status: Any = None  # the function's own statusCode, when its response reached the caller
     function_error: str | None = None
     final: bool = False
+    source: str = SourceKind.SYNC  # the lane group (a SourceKind) whose header row shows it
+    http_status: int | None = None  # an HTTP status API Gateway answered itself (504, 502)
 
     @property
     def style(self) -> str:
-        """The marker that ends the attempt: read timeout, answer or function error."""
+        """The marker that ends the attempt: read timeout, answer, gateway timeout or function error."""
         if self.result == READ_TIMEOUT:
             return "call_timeout"
-        return "call_answer" if self.result == AWS_OK else "call_error"
+        if self.result == AWS_OK:
+            return "call_answer"
+        return "gateway_timeout" if self.http_status == GATEWAY_TIMEOUT_STATUS else "call_error"
 
 
 @dataclass

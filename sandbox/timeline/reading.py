@@ -34,6 +34,9 @@ COMPLETED = "COMPLETED"  # the item status a finished handler writes
 PUT, UPDATE, DELETE = "PutItem", "UpdateItem", "DeleteItem"
 READ_OPS = ("GetItem", "Query", "BatchGetItem", "Scan", "TransactGetItems")
 LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
+#: The services whose ``Invoke`` records, made outside any invocation, are a caller's requests, by lane group:
+#: an SDK's Lambda Invoke, and an HTTP client's request through API Gateway (IAM's execute-api:Invoke).
+CALLER_SERVICES = {LAMBDA: SourceKind.SYNC, "execute-api": SourceKind.APIGATEWAY}
 SQS, RECEIVE = "sqs", "ReceiveMessage"  # an SQS poller's request (the AWS service, not the source kind)
 
 
@@ -125,8 +128,8 @@ class HistoryReader:
 
     def aws(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         service, op = r.get("service"), r.get("op")
-        if inv is None and service == LAMBDA and op == INVOKE:
-            self._caller_attempt(r, t, seq)
+        if inv is None and service in CALLER_SERVICES and op == INVOKE:
+            self._caller_attempt(r, t, seq, CALLER_SERVICES[service])
         elif inv is None and service == SQS and op == RECEIVE:
             got = fields.str_list(fields.detail(r).get("received"))
             if got and r.get("result", AWS_OK) == AWS_OK:
@@ -147,7 +150,7 @@ class HistoryReader:
         self.model.marks.append(Mark(None, t, seq, RecordType.SWEEP, label=short_key(key) or None))
 
     # -- helpers
-    def _caller_attempt(self, r: dict, t: float, seq: int) -> None:
+    def _caller_attempt(self, r: dict, t: float, seq: int, source: str) -> None:
         detail = fields.detail(r)
         target = detail.get("invocation")
         sent = fields.number(detail.get("sent"))
@@ -158,7 +161,8 @@ class HistoryReader:
             actor=fields.text(r.get("actor")) or "caller", attempt=attempt if isinstance(attempt, int) else None,
             sent=sent, t=t, seq=seq, result=fields.text(r.get("result")) or "?",
             inv=fields.optional_text(target), status=detail.get("statusCode"),
-            function_error=fields.optional_text(detail.get("function_error"))))
+            function_error=fields.optional_text(detail.get("function_error")), source=source,
+            http_status=_http_status(detail) if r.get("result") != AWS_OK else None))
 
     def _table_request(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         """A request to the idempotency table: a marker on the lane, and windows opened or closed."""
@@ -197,6 +201,12 @@ class HistoryReader:
         if status == EffectStatus.DEDUPLICATED:
             return f"{kind}_dedup", None
         return f"{kind}_failed", None
+
+
+def _http_status(detail: dict) -> int | None:
+    """The HTTP status a caller got from API Gateway itself (a 504 or a 502), if the record says."""
+    status = detail.get("status")
+    return status if isinstance(status, int) and not isinstance(status, bool) else None
 
 
 def _failed_write_style(op: str, result: Any) -> str | None:

@@ -20,6 +20,8 @@ SOURCE_LABELS = {
     SourceKind.SYNC: "Synchronous caller (SDK retries)",
     SourceKind.STREAM: "Kinesis stream poller",
     SourceKind.DIRECT: "Direct invoke (no retries)",
+    SourceKind.APIGATEWAY: "HTTP client → API Gateway (client retries)",
+    SourceKind.EVENTBRIDGE: "EventBridge rule → Lambda",
 }
 
 # row heights and spacing, in data units (one lane = 1.0)
@@ -79,7 +81,11 @@ class Rows:
 
 def busy_sources(model: Model) -> set[str]:
     """Sources whose header rows show labelled delivery events (they get taller rows)."""
-    return {e.source for e in model.events if e.label} | ({SourceKind.SYNC} if model.attempts else set())
+    return {e.source for e in model.events if e.label} | {a.source for a in model.attempts}
+
+
+#: A source that hands its events to another comes right above it: EventBridge feeds Lambda's async queue.
+UPSTREAM = {SourceKind.EVENTBRIDGE: SourceKind.ASYNC}
 
 
 def _groups(model: Model) -> dict[str, list[Invocation]]:
@@ -89,9 +95,14 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
         groups.setdefault(rec.source, []).append(rec)
     for e in model.events:
         groups.setdefault(e.source, [])
-    if model.attempts:
-        groups.setdefault(SourceKind.SYNC, [])
-    return {source: sorted(recs, key=lambda r: (r.start, r.seq)) for source, recs in groups.items()}
+    for a in model.attempts:
+        groups.setdefault(a.source, [])
+    order = list(groups)
+    for up, down in UPSTREAM.items():
+        if up in order and down in order:
+            order.remove(up)
+            order.insert(order.index(down), up)
+    return {source: sorted(groups[source], key=lambda r: (r.start, r.seq)) for source in order}
 
 
 def layout_rows(model: Model) -> Rows:

@@ -84,6 +84,7 @@ LABEL_PT = 11  # what must be read: where an order went, duplicates, what a call
 # Patch styles shared by a drawn item and its legend entry.
 RUNNING_BAR = {"facecolor": "#DCEFFA", "edgecolor": OI_SKY, "hatch": "///", "lw": 1.0}  # still running
 PENDING_BAND = {"facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}  # orders left in a source
+THROTTLED_BAND = {"facecolor": "#FDF1EA", "edgecolor": OI_VERMILLION, "ls": "--", "lw": 0.8}  # Lambda said 429
 
 WINDOW_STYLE = {  # kind -> (face, edge, hatch, legend text)
     WindowKind.KEPT: (KEPT_COLOR, KEPT_EDGE, None, "result kept (COMPLETED, until TTL)"),
@@ -164,9 +165,13 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (new message)"),
+               "producer sent the order again (a new message or event)"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
+    Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
+                          "mew": 0.3}, "function throttled (429): Lambda keeps the event and tries again"),
+    Delivery.DELIVERY_FAILED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": "#5A5A5A", "mec": "#5A5A5A",
+                                "mew": 0.3}, "Lambda refused the delivery (429): the source retries it"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
     "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
@@ -183,6 +188,9 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "call_answer": ({"marker": "o", "ms": 8, "mfc": "black", "mec": "black", "mew": 1.0}, "caller got the response"),
     "call_error": ({"marker": "o", "ms": 8, "mfc": OI_ORANGE, "mec": "black", "mew": 1.0},
                    "caller got a function error"),
+    # a text glyph, so the client's row reads "504" where API Gateway gave up
+    "gateway_timeout": ({"marker": r"$\mathbf{504}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
+                         "mew": 0.3}, "API Gateway answered 504: it stopped waiting, the function ran on"),
 }
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "email_done", "email_dup", "email_dedup", "email_failed",
@@ -190,8 +198,9 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "effect_other", RecordType.SWEEP,
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
                        "retry_scheduled",
-                       "resend", "spont_dup", "stale_copy", "send_dedup", "dropped", "moved_back", "delivery_other",
-                       "call_send", "call_timeout", "call_answer", "call_error")
+                       "resend", "spont_dup", "stale_copy", "send_dedup", Delivery.THROTTLED,
+                       Delivery.DELIVERY_FAILED, "dropped", "moved_back", "delivery_other",
+                       "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout")
 
 _RC = {
     "font.family": "DejaVu Sans",

@@ -23,9 +23,13 @@ def ordinal(n: int) -> str:
     return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
 
 
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
 def short_key(key: str) -> str:
-    """"order-confirmation#o-1" -> "o-1"."""
-    return key.rsplit("#", 1)[-1] or key
+    """"order-confirmation#o-1" -> "o-1"; a UUID (a client's Idempotency-Key, say) -> its first 8 digits and "…"."""
+    last = key.rsplit("#", 1)[-1] or key
+    return f"{last[:8]}…" if _UUID.fullmatch(last) else last
 
 
 def keys_text(keys: list[str], limit: int = 4) -> str:

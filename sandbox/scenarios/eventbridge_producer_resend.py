@@ -1,0 +1,52 @@
+"""eventbridge-producer-resend: a PutEvents that worked is sent again, and EventBridge holds two events.
+
+A producer's SDK retries a read timeout in every retry mode
+(https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), and a read
+timeout does not mean the request failed: EventBridge may already hold the event. PutEvents has
+no idempotency token (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_PutEvents.html),
+and each event's ``id`` is "A Version 4 UUID that's generated for every event"
+(https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html): the retry
+creates a second event, with the same detail and a new ``id``, and the rule sends it to the
+function like any other. A handler that keys on the event ``id`` treats it as new; a key built
+from the order id catches it.
+"""
+from __future__ import annotations
+
+from ..errors import BadInput
+from ..events import make_orders
+from ..faults import AwsFault
+from ..settings import Setting
+from ..sources.base import run_sources
+from ..sources.eventbridge import SERVICE, EventBridgeConfig, EventBridgeSource, EventProducer
+from ..sources.sync_invoke import CallerConfig
+from .base import Scenario
+
+
+class EventBridgeProducerResend(Scenario):
+    name = "eventbridge-producer-resend"
+    kind = "duplicate source"
+    summary = ("A producer puts three OrderPlaced events on an EventBridge bus, one a second; a rule sends them to "
+               "the function. The second PutEvents takes effect, but its response never reaches the producer: its "
+               "SDK waits out the 60 s read timeout and sends it again, and EventBridge creates a second event with "
+               "a new id. The function receives the order twice, under two different event ids.")
+    settings = (
+        Setting("orders", 3, "how many orders the producer sends, one event each", None, 1, 50),
+        Setting("interval", 1.0, "virtual seconds between two events the producer sends", None, 0, 3600),
+        Setting("resend_order", 2, "which PutEvents takes effect but times out for the producer, so its SDK sends it "
+                "again (0: none)", None, 0, 50),
+        *EventBridgeConfig.settings(),
+        *CallerConfig.settings(),
+    )
+
+    def drive(self, sb, fn, cfg):
+        orders = make_orders(cfg["orders"], sb.seed)
+        if cfg["resend_order"] > len(orders):
+            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
+                           f"pick 1 to {len(orders)}, or 0 for none")
+        bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg))
+        if cfg["resend_order"]:
+            # The request reaches EventBridge (the event exists), then the client gets a ReadTimeoutError.
+            sb.faults.add(AwsFault("timeout-applied", SERVICE, "PutEvents", nth=cfg["resend_order"]))
+        producer = EventProducer(sb, [(i * cfg["interval"], [order]) for i, order in enumerate(orders)], bus=bus.bus,
+                                 client=CallerConfig.from_settings(cfg))
+        run_sources(sb, producer, bus)

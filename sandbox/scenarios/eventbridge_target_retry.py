@@ -1,0 +1,51 @@
+"""eventbridge-target-retry: EventBridge retries a refused delivery; Lambda, not EventBridge, repeats the work.
+
+Two layers of retries meet here. EventBridge retries an event Lambda refused (here: the Invoke
+is throttled, 429) "for 24 hours and up to 185 times with an exponential back off and jitter"
+(https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html). Those
+retries never ran the function, so they repeat nothing. Once Lambda accepts the event, it is in
+Lambda's async queue: a function error is retried by Lambda, a minute later, with the whole
+event (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html). That
+retry is the duplicate.
+
+What AWS does not document, and the sandbox therefore does not draw: a delivery that Lambda
+accepted while EventBridge heard a failure, which would make EventBridge itself deliver twice.
+"""
+from __future__ import annotations
+
+from ..events import make_orders
+from ..faults import AwsFault, ProviderFault
+from ..settings import Setting
+from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..sources.base import run_sources
+from ..sources.eventbridge import EventBridgeConfig, EventBridgeSource, EventProducer
+from ..vocab import Effect
+from .base import Scenario
+
+
+class EventBridgeTargetRetry(Scenario):
+    name = "eventbridge-target-retry"
+    kind = "duplicate source"
+    summary = ("A producer puts one OrderPlaced event carrying two orders on an EventBridge bus. Lambda refuses "
+               "EventBridge's first two deliveries (429, throttled), and EventBridge retries them with back off: "
+               "those retries never ran the function. The third is accepted into Lambda's async queue; the email "
+               "provider then fails on the second order, and it is Lambda's own retry, a minute later, that runs "
+               "the whole event again and emails the first customer twice.")
+    settings = (
+        Setting("orders", 2, "how many orders the one event carries; the last one's email fails", None, 2, 50),
+        Setting("refused_deliveries", 2, "how many of EventBridge's deliveries Lambda refuses with 429 before one "
+                "is accepted (more than the retry policy allows drops the event)", None, 0, 200),
+        Setting("provider_failures", 1, "how many calls for the last order the email provider refuses (nothing is "
+                "sent); 0: none, so nothing is repeated", None, 0, 10),
+        *EventBridgeConfig.settings(),
+        *scenario_settings(),
+    )
+
+    def drive(self, sb, fn, cfg):
+        orders = make_orders(cfg["orders"], sb.seed)
+        bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
+        if cfg["refused_deliveries"]:
+            sb.faults.add(AwsFault("throttle", "lambda", "Invoke", times=cfg["refused_deliveries"]))
+        if cfg["provider_failures"]:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["provider_failures"]))
+        run_sources(sb, EventProducer(sb, [(0.0, orders)], bus=bus.bus), bus)
