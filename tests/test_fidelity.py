@@ -264,7 +264,8 @@ def test_the_text_report_shows_the_first_log_lines_and_logs_shows_them_all():
                                "--set", "orders=8", *extra], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
     brief, full = cli().stdout, cli("--logs").stdout
-    assert "inv-1 | sending the confirmation for o-1" in brief and "... and 6 more lines (--logs shows them all)" in brief
+    assert "inv-1 | sending the confirmation for o-1" in brief
+    assert "... and 6 more lines (--logs shows them all)" in brief
     assert full.count(" | ") == 16 and "more lines" not in full
     report = json.loads(cli("--json", "--logs").stdout)
     assert report["logs"][1] == "inv-1 | [WARNING] order o-1: email on its way"
