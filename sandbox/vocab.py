@@ -61,6 +61,7 @@ class Cause(StrEnum):
     CONCURRENT_DUPLICATE = "concurrent duplicate"
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    TTL_DELETION = "TTL deletion"  # a stream batch carrying DynamoDB's own TTL deletes
 
     @staticmethod
     def retry(n: int) -> str:
@@ -83,6 +84,7 @@ class SourceKind(StrEnum):
     ASYNC = "async"
     SQS = "sqs"
     STREAM = "stream"
+    DDB_STREAM = "dynamodb-stream"
 
 
 class Delivery(StrEnum):
@@ -97,6 +99,7 @@ class Delivery(StrEnum):
     PENDING = "pending"  # still in flight when the run stopped
     PRODUCER_RESEND = "producer re-send"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
+    USER_DELETE = "user delete"  # a user's DeleteItem on a stream's table: a REMOVE without userIdentity
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.
@@ -108,6 +111,7 @@ class Effect(StrEnum):
 
     EMAIL = "email"
     CHARGE = "charge"
+    CANCELLATION = "cancellation"  # the email that confirms a customer's cancellation
 
 
 class EffectStatus(StrEnum):

@@ -18,7 +18,8 @@ from .text import keys_text
 
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
-WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue"}
+WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
+                 SourceKind.DDB_STREAM: "in the stream"}
 
 
 @dataclass
@@ -109,6 +110,11 @@ class DeliveryReader:
         partial = d.detail.get("partial") is True
         if partial and d.inv in self.model.invs:
             self.model.invs[d.inv].failed_items += d.keys or fields.str_list(d.detail.get("messageIds"))
+        if partial and isinstance(d.detail.get("checkpoint"), str):
+            # a stream: Lambda retries from the lowest failed record, every record after it too
+            how = "bisected" if d.detail.get("bisected") is True else "checkpoint"
+            again = keys_text(fields.str_list(d.detail.get("retried"))) or "the rest"
+            return d.event("batch_checkpoint", f"{how} at {d.keys_text or 'a failed record'}: {again} come again")
         return d.event("batch_partial" if partial else "batch_failed")
 
     def retry_scheduled(self, d: DeliveryRecord) -> Event | None:
@@ -148,11 +154,16 @@ class DeliveryReader:
 
     def producer_resend(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
+        if "sequenceNumbers" in d.detail:  # a stream: two records, each with its own sequence number
+            return d.event("resend", f"{kt or 'a record'} written twice (new sequence number)")
         return d.event("resend", f"{kt} sent twice" if kt else "sent twice")
 
     def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
         return d.event("spont_dup", f"{kt} delivered again" if kt else "delivered again")
+
+    def user_delete(self, d: DeliveryRecord) -> Event:
+        return d.event("user_delete", f"{d.keys_text or 'an item'} deleted by the customer")
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
@@ -168,4 +179,5 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.PENDING: DeliveryReader.pending,
     Delivery.PRODUCER_RESEND: DeliveryReader.producer_resend,
     Delivery.SPONTANEOUS_DUPLICATE: DeliveryReader.spontaneous_duplicate,
+    Delivery.USER_DELETE: DeliveryReader.user_delete,
 }

@@ -20,6 +20,7 @@ SOURCE_LABELS = {
     SourceKind.SYNC: "Synchronous caller (SDK retries)",
     SourceKind.STREAM: "Kinesis stream poller",
     SourceKind.DIRECT: "Direct invoke (no retries)",
+    SourceKind.DDB_STREAM: "DynamoDB stream poller",
 }
 
 # row heights and spacing, in data units (one lane = 1.0)

@@ -115,7 +115,14 @@ def _clock() -> mpath.Path:
     return mpath.Path.make_compound_path(circle, hands)
 
 
+def _cancel_envelope() -> mpath.Path:
+    """An envelope struck through: the cancellation email."""
+    strike = mpath.Path([(-1.15, -0.9), (1.15, 0.9)], [mpath.Path.MOVETO, mpath.Path.LINETO])
+    return mpath.Path.make_compound_path(_envelope(), strike)
+
+
 ENVELOPE = _envelope()
+CANCEL_ENVELOPE = _cancel_envelope()
 HOURGLASS = _hourglass()
 CLOCK = _clock()
 DOLLAR = r"$\$$"
@@ -137,6 +144,14 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                     "email deduplicated (not sent)"),
     "email_failed": ({"marker": ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
                      "email failed / outcome unknown"),
+    "cancellation_done": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4},
+                          "cancellation email sent"),
+    "cancellation_dup": ({"marker": CANCEL_ENVELOPE, "ms": 21, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 1.4},
+                         "DUPLICATE or unasked-for cancellation email"),
+    "cancellation_dedup": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "#E3E3E3", "mec": "#8C8C8C", "mew": 1.2},
+                           "cancellation email deduplicated (not sent)"),
+    "cancellation_failed": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
+                            "cancellation email failed / outcome unknown"),
     "charge_done": ({"marker": DOLLAR, "ms": 18, "mfc": "black", "mec": "black", "mew": 0.6}, "card charged"),
     "charge_dup": ({"marker": DOLLAR, "ms": 22, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 0.6},
                    "DUPLICATE charge"),
@@ -161,12 +176,16 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                      "batch failed: the whole batch is retried"),
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
+    "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
+                         "partial failure: retried from the lowest failed record on"),
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (new message)"),
+               "producer sent the order again (a new message or record)"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
+    "user_delete": ({"marker": r"$\ominus$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
+                    "customer deleted the item (a REMOVE without userIdentity)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
@@ -181,10 +200,11 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
+                       "cancellation_done", "cancellation_dup", "cancellation_dedup", "cancellation_failed",
                        "effect_other", RecordType.SWEEP,
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
-                       "retry_scheduled",
-                       "resend", "spont_dup", "dropped", "delivery_other",
+                       "batch_checkpoint", "retry_scheduled",
+                       "resend", "spont_dup", "user_delete", "dropped", "delivery_other",
                        "call_send", "call_timeout", "call_answer", "call_error")
 
 _RC = {

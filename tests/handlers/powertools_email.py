@@ -5,8 +5,7 @@ module must be named as Lambda names it (after the file) in every container.
 """
 import os
 
-from aws_lambda_powertools.utilities.idempotency import (DynamoDBPersistenceLayer, IdempotencyConfig,
-                                                        idempotent_function)
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
 
 from sandbox import orders_in, send_confirmation_email
 
