@@ -318,7 +318,7 @@ def mark_ttl_deletion(region: str, table: str, key: dict) -> bool:
     moto has no TTL process, so the sandbox's sweeper deletes expired items with an ordinary
     DeleteItem, and moto's stream records it like anyone's. On AWS the record of a TTL
     deletion carries ``userIdentity`` (type "Service", principalId "dynamodb.amazonaws.com");
-    this adds it to the newest record, if that is the REMOVE of ``key`` (DynamoDB JSON).
+    this adds it to the newest record of the stream that is a REMOVE of ``key`` (DynamoDB JSON).
     Returns False when the table has no stream (the idempotency table) or no such record.
     """
     with AWS_LOCK:
@@ -326,10 +326,11 @@ def mark_ttl_deletion(region: str, table: str, key: dict) -> bool:
             shard = _dynamodb_table(region, table).stream_shard
         except Exception:  # the table is gone
             return False
-        if shard is None or not shard.items:
-            return False
-        record = shard.items[-1].to_json()
-        if record.get("eventName") != "REMOVE" or record["dynamodb"].get("Keys") != key:
-            return False
-        record["userIdentity"] = dict(TTL_USER_IDENTITY)
-        return True
+        for item in reversed(shard.items if shard is not None else []):
+            record = item.to_json()
+            if record["dynamodb"].get("Keys") == key:
+                if record.get("eventName") != "REMOVE" or "userIdentity" in record:
+                    return False
+                record["userIdentity"] = dict(TTL_USER_IDENTITY)
+                return True
+        return False

@@ -75,7 +75,7 @@ class ShardMapping(Config):
         "up a retry)", DOC_ON_FAILURE, aws="BisectBatchOnFunctionError")
     report_batch_item_failures: bool = param(
         False, "FunctionResponseTypes=[ReportBatchItemFailures]: the handler may return batchItemFailures; Lambda "
-        "checkpoints at the lowest failed sequence number and retries every record from there (off by default)",
+        "checkpoints at the lowest failed sequence number and retries every record from there (AWS: off unless set)",
         DOC_PARTIAL, aws="ReportBatchItemFailures")
     on_failure_destination: bool = param(
         True, "describe discarded batches to an SQS queue (AWS has none unless you configure one)", DOC_ON_FAILURE)

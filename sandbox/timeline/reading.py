@@ -122,7 +122,8 @@ class HistoryReader:
     def accept(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         key = fields.text(r.get("key"))
         self.accepted.setdefault(key, t)
-        self.owed.setdefault(key, set()).update(fields.str_list(r.get("expects")))
+        if isinstance(r.get("expects"), list):  # a record without the list says nothing of what is owed
+            self.owed.setdefault(key, set()).update(fields.str_list(r.get("expects")))
 
     def delivery(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         self.deliveries.append((t, seq, r))
