@@ -5,10 +5,11 @@ An "orders" table with a stream (StreamViewType NEW_AND_OLD_IMAGES) and TTL on
 every change comes to the function as a stream record in the AWS shape: ``eventName``
 INSERT, MODIFY or REMOVE, ``dynamodb.Keys``, ``NewImage``, ``OldImage``, ``SequenceNumber``,
 ``SizeBytes``, ``StreamViewType`` (https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html).
-The mapping reads and retries exactly as a Kinesis mapping does (``shards.py``): the same
-defaults, whole-batch retries until success or expiry, a shard blocked meanwhile, bisecting,
-partial batch responses and an on-failure destination, whose message describes the batch
-as ``DDBStreamBatchInfo``
+The mapping reads and retries as a Kinesis mapping does (``shards.py``): the same defaults,
+whole-batch retries until success or expiry, a shard blocked meanwhile, bisecting, partial
+batch responses and an on-failure destination, whose message describes the batch as
+``DDBStreamBatchInfo``. Only the polling differs: Lambda polls a DynamoDB stream's shards
+"at a base rate of 4 times per second" (with-ddb.html), a Kinesis stream's once a second
 (https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-params.html,
 https://docs.aws.amazon.com/lambda/latest/dg/services-dynamodb-errors.html,
 https://docs.aws.amazon.com/lambda/latest/dg/services-ddb-batchfailurereporting.html).
@@ -37,6 +38,7 @@ from .. import adapter
 from ..dynamo import dynamo_item, plain_value
 from ..errors import BadInput
 from ..events import ddb_stream_record, removed_by_ttl
+from ..settings import param
 from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema
 from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
 
@@ -60,6 +62,8 @@ EXPIRES_AT = "expiresAt"
 class DdbStreamMapping(ShardMapping):
     """The settings of one DynamoDB stream event source mapping (the same as Kinesis's, on DynamoDB's pages)."""
 
+    poll_interval: float = param(0.25, "seconds between polls of a shard with nothing new (Lambda polls a DynamoDB "
+                                 "stream's shards 4 times a second)", DOC_WITH_DDB, 0.001, 3600)
     table_name: str = "orders"
     queue_name: str = "orders-ddb-stream-failures"
 

@@ -3,8 +3,9 @@
 Both work the same way, and this module holds that way once (``stream.py`` and
 ``ddb_stream.py`` say only how to read their service and how its events look):
 
-- Lambda reads each shard in order, one batch of one shard at a time, polling about once a
-  second and reading again at once while records are waiting; it invokes the function
+- Lambda reads each shard in order, one batch of one shard at a time, polling (a Kinesis
+  shard about once a second, a DynamoDB stream's 4 times a second) and reading again at
+  once while records are waiting; it invokes the function
   synchronously with the batch (https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html,
   https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html).
 - BatchSize defaults to 100, MaximumRetryAttempts and MaximumRecordAgeInSeconds to -1 (retry
@@ -33,7 +34,9 @@ Both work the same way, and this module holds that way once (``stream.py`` and
 What AWS does not document, and the sandbox assumes: a retry from a reported checkpoint uses
 up one retry of MaximumRetryAttempts, while a cut at the returned sequence number (bisecting
 on) uses none, as a bisect split does; a cut at the batch's first record cuts nothing, so it
-is an ordinary retry. How long Lambda waits before retrying is the ``retry_backoff`` setting.
+is an ordinary retry. A retry from the checkpoint carries the batch's records from there on
+(records that arrived meanwhile wait for the next batch), as a whole-batch retry carries the
+same records. How long Lambda waits before retrying is the ``retry_backoff`` setting.
 """
 from __future__ import annotations
 
