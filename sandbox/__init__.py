@@ -19,12 +19,12 @@ from .errors import (
     SandboxError,
     StillInProgressError,
 )
-from .events import make_orders, orders_in, owed_effects
+from .events import make_orders, orders_in, owed_effects, removed_by_ttl
 from .faults import AwsFault, CrashPlan, Latency, ProviderFault
 from .history import History
 from .runtime import FunctionConfig, LambdaContext
 from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
-from .services import charge_card, send_confirmation_email
+from .services import charge_card, send_cancellation_email, send_confirmation_email
 from .settings import Setting
 from .stepping import Choice, ScenarioRun, Step, open_scenario
 from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
@@ -58,6 +58,7 @@ __all__ = [
     "ProviderError", "ProviderFault", "RealAwsRefused", "RunResult", "SCENARIOS", "Sandbox", "SandboxError",
     "ScenarioRun", "Setting", "SettingsExplorer", "SourceKind", "Status", "Step", "StillInProgressError", "Verdict",
     "VirtualClock", "charge_card", "check", "explore_settings", "get_scenario", "make_orders", "open_scenario",
-    "orders_in", "owed_effects", "plot_timeline", "run_scenario", "save_timeline", "send_confirmation_email",
+    "orders_in", "owed_effects", "plot_timeline", "removed_by_ttl", "run_scenario", "save_timeline",
+    "send_cancellation_email", "send_confirmation_email",
     "setting_controls",
 ]

@@ -17,12 +17,14 @@ plain boto3 client made after that behaves exactly as if the sandbox had never r
   only to logs, SQS, archives and event buses, and raises for a Lambda target.
 
 It also owns what the sandbox reads from moto directly: resetting every backend, serving
-a request, looking inside an SQS queue without making a request, and putting back the copy
-of a message that a DeleteMessage missed (SQS's at-least-once delivery).
+a request, looking inside an SQS queue or a stream without making a request, putting back the
+copy of a message that a DeleteMessage missed (SQS's at-least-once delivery), and marking a
+TTL deletion's stream record as DynamoDB's own.
 """
 from __future__ import annotations
 
 import copy
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -224,8 +226,24 @@ def stored_item(region: str, table: str, key: dict) -> dict | None:
         return None if item is None else item.to_json()["Attributes"]
 
 
+#: botocore sends a DynamoDB Streams request that names a stream (DescribeStream,
+#: GetShardIterator) to the stream's account endpoint, https://ACCOUNT.streams-ddb.REGION...
+#: (its endpoint rules, from AccountId or the StreamArn); moto 5.2 only knows the regional
+#: https://streams.dynamodb.REGION..., so it would answer 404 "Not yet implemented".
+_ACCOUNT_STREAMS_HOST = re.compile(r"^(https?://)\d{12}\.streams-ddb\.")
+
+
+def moto_url(url: str) -> str:
+    """The URL moto serves a request on: account-based DynamoDB Streams endpoints as the regional one."""
+    return _ACCOUNT_STREAMS_HOST.sub(r"\1streams.dynamodb.", url)
+
+
 def serve(request) -> tuple[int, dict, bytes] | None:
     """moto's answer to a prepared botocore request (None: moto has no such service)."""
+    url = moto_url(request.url)
+    if url != request.url:
+        request = copy.copy(request)  # botocore keeps its own request as it was
+        request.url = url
     response = botocore_stubber.process_request(request)
     if response is None:
         return None
@@ -355,3 +373,49 @@ def _sqs_backend(region: str):
     from moto.sqs.models import sqs_backends
 
     return sqs_backends[DEFAULT_ACCOUNT_ID][region]
+
+
+# -- streams, read without a request -------------------------------------------------------------
+def kinesis_record_counts(region: str, stream: str) -> dict[str, int]:
+    """How many records each shard of a Kinesis stream holds (moto never trims them)."""
+    from moto.kinesis.models import kinesis_backends
+
+    with AWS_LOCK:
+        shards = kinesis_backends[DEFAULT_ACCOUNT_ID][region].describe_stream(None, stream).shards
+        return {shard.shard_id: len(shard.records) for shard in shards.values()}
+
+
+def ddb_stream_record_count(region: str, table: str) -> int:
+    """How many records a table's DynamoDB stream holds (its one shard; moto never trims it)."""
+    with AWS_LOCK:
+        shard = _dynamodb_table(region, table).stream_shard
+        return len(shard.items) if shard is not None else 0
+
+
+#: The ``userIdentity`` of a TTL deletion's stream record, as the DynamoDB Streams API returns it
+#: (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Identity.html).
+TTL_USER_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
+
+
+def mark_ttl_deletion(region: str, table: str, key: dict) -> bool:
+    """Mark the stream record of the deletion just made as DynamoDB's TTL's, as AWS writes it.
+
+    moto has no TTL process, so the sandbox's sweeper deletes expired items with an ordinary
+    DeleteItem, and moto's stream records it like anyone's. On AWS the record of a TTL
+    deletion carries ``userIdentity`` (type "Service", principalId "dynamodb.amazonaws.com");
+    this adds it to the newest record of the stream that is a REMOVE of ``key`` (DynamoDB JSON).
+    Returns False when the table has no stream (the idempotency table) or no such record.
+    """
+    with AWS_LOCK:
+        try:
+            shard = _dynamodb_table(region, table).stream_shard
+        except Exception:  # the table is gone
+            return False
+        for item in reversed(shard.items if shard is not None else []):
+            record = item.to_json()
+            if record["dynamodb"].get("Keys") == key:
+                if record.get("eventName") != "REMOVE" or "userIdentity" in record:
+                    return False
+                record["userIdentity"] = dict(TTL_USER_IDENTITY)
+                return True
+        return False

@@ -92,3 +92,49 @@ def cancellation_reasons(body: bytes) -> list[str]:
         return []
     reasons = data.get("CancellationReasons") if isinstance(data, dict) else None
     return [str((r or {}).get("Code")) for r in reasons or []]
+
+
+def plain_value(attr: Any) -> Any:
+    """A DynamoDB JSON value ({"S": "x"}, {"N": "5"}, {"M": {...}}) as a plain JSON value, all the way down.
+
+    Numbers become ints when whole, else floats; sets become lists (in DynamoDB's order).
+    """
+    if not isinstance(attr, dict) or len(attr) != 1:
+        return attr
+    (kind, value), = attr.items()
+    if kind == "M":
+        return {k: plain_value(v) for k, v in value.items()}
+    if kind == "L":
+        return [plain_value(v) for v in value]
+    if kind == "NS":
+        return [scalar({"N": v}) for v in value]
+    if kind == "SS":
+        return list(value)
+    return scalar(attr)
+
+
+def plain_item(item: dict) -> dict[str, Any]:
+    """A DynamoDB JSON item (an image in a stream record, say) as a plain dict."""
+    return {name: plain_value(attr) for name, attr in (item or {}).items()}
+
+
+def attribute_value(value: Any) -> dict:
+    """A plain JSON value as DynamoDB JSON: the inverse of ``plain_value`` for str, numbers, bool, None, dict, list."""
+    if value is None:
+        return {"NULL": True}
+    if isinstance(value, bool):
+        return {"BOOL": value}
+    if isinstance(value, (int, float)):
+        return {"N": number_text(value)}
+    if isinstance(value, str):
+        return {"S": value}
+    if isinstance(value, dict):
+        return {"M": {k: attribute_value(v) for k, v in value.items()}}
+    if isinstance(value, (list, tuple)):
+        return {"L": [attribute_value(v) for v in value]}
+    raise TypeError(f"no DynamoDB type for {type(value).__name__}: {value!r}")
+
+
+def dynamo_item(plain: dict) -> dict[str, dict]:
+    """A plain dict (an order) as a DynamoDB JSON item for PutItem."""
+    return {name: attribute_value(value) for name, value in plain.items()}

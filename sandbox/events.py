@@ -4,6 +4,8 @@ Shapes follow the AWS documentation's sample events:
 - EventBridge: https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-events-structure.html
 - SQS: https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html
 - Kinesis: https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html
+- DynamoDB Streams: https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html (a TTL deletion's
+  ``userIdentity``: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html)
 - API Gateway proxy: https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html
 """
 from __future__ import annotations
@@ -15,6 +17,7 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from .dynamo import plain_item
 from .errors import BadInput
 from .vocab import Effect
 
@@ -141,6 +144,56 @@ def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: s
     }
 
 
+#: Who deletes an expired item: a TTL deletion's stream record carries this ``userIdentity``
+#: (API_streams_Record.html: type "Service", principalId "dynamodb.amazonaws.com").
+TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
+
+
+def ddb_stream_record(record: dict, stream_arn: str, region: str = "us-east-1") -> dict[str, Any]:
+    """One entry of a DynamoDB stream event's ``Records``, from a DynamoDB Streams GetRecords record.
+
+    The images stay in DynamoDB JSON, as Lambda delivers them; ``ApproximateCreationDateTime``
+    is epoch seconds (the API rounds it down to the second). ``userIdentity`` is there only
+    for an item DynamoDB's TTL deleted.
+    """
+    body = record["dynamodb"]
+    created = body.get("ApproximateCreationDateTime")
+    created = created.timestamp() if hasattr(created, "timestamp") else created
+    dynamodb = {"ApproximateCreationDateTime": float(int(created)) if created is not None else None,
+                "Keys": body["Keys"]}
+    for image in ("NewImage", "OldImage"):
+        if image in body:
+            dynamodb[image] = body[image]
+    dynamodb.update(SequenceNumber=body["SequenceNumber"], SizeBytes=body["SizeBytes"],
+                    StreamViewType=body["StreamViewType"])
+    out = {
+        "eventID": record["eventID"],
+        "eventName": record["eventName"],
+        "eventVersion": "1.1",
+        "eventSource": "aws:dynamodb",
+        "awsRegion": region,
+        "dynamodb": dynamodb,
+        "eventSourceARN": stream_arn,
+    }
+    identity = record.get("userIdentity")
+    if identity:
+        out["userIdentity"] = {"type": identity.get("Type"), "principalId": identity.get("PrincipalId")}
+    return out
+
+
+def removed_by_ttl(record: dict) -> bool:
+    """Is this DynamoDB stream record a deletion by DynamoDB's TTL (not by anyone's DeleteItem)?
+
+    Both are ``eventName`` REMOVE; only a TTL deletion carries ``userIdentity`` with type
+    "Service" and principalId "dynamodb.amazonaws.com"
+    (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
+    """
+    identity = record.get("userIdentity") if isinstance(record, dict) else None
+    return (record.get("eventName") == "REMOVE" and isinstance(identity, dict)
+            and identity.get("type") == TTL_IDENTITY["type"]
+            and identity.get("principalId") == TTL_IDENTITY["principalId"])
+
+
 def execution_role_arn(function_arn: str) -> str:
     """The function's execution role: IAM is global, so its ARN has no region (``arn:aws:iam::ACCOUNT:role/NAME``)."""
     parts = function_arn.split(":")
@@ -178,12 +231,24 @@ def _check_order(order: Any, where: str) -> dict:
     return order
 
 
+def _stream_image(record: dict, i: int) -> dict:
+    """The order a DynamoDB stream record carries: its new image, or for a REMOVE its old one."""
+    body = record.get("dynamodb") or {}
+    image = "OldImage" if record.get("eventName") == "REMOVE" else "NewImage"
+    if image not in body:
+        raise BadInput(f"DynamoDB stream record {i} ({record.get('eventName')}) has no {image}; the stream's "
+                       f"StreamViewType must include it (NEW_AND_OLD_IMAGES)")
+    return plain_item(body[image])
+
+
 def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     """Yield the orders an event carries, whatever its source.
 
     Understands EventBridge (``detail.orders`` or ``detail`` itself), SQS and Kinesis
-    ``Records`` (JSON bodies; Kinesis data is base64), API Gateway proxy (JSON body) and a
-    bare order dict. Anything else raises ``BadInput`` naming what was wrong.
+    ``Records`` (JSON bodies; Kinesis data is base64), DynamoDB stream ``Records`` (the item
+    as it is now, ``NewImage``, or for a REMOVE as it was, ``OldImage``; see ``removed_by_ttl``
+    to tell a TTL deletion from a user's), API Gateway proxy (JSON body) and a bare order
+    dict. Anything else raises ``BadInput`` naming what was wrong.
     """
     if not isinstance(event, dict):
         raise BadInput(f"an event is a JSON object (dict), got {type(event).__name__}")
@@ -201,6 +266,8 @@ def orders_in(event: Any) -> Iterator[dict[str, Any]]:
                     raise BadInput(f"Kinesis record {i} data is not base64") from None
                 yield _check_order(_parse_json(raw, f"Kinesis record {record['kinesis'].get('sequenceNumber')}"),
                                    f"Kinesis record {i}")
+            elif source == "aws:dynamodb":
+                yield _check_order(_stream_image(record, i), f"DynamoDB stream record {i}")
             else:
                 raise BadInput(f"record {i} has an unknown eventSource {source!r}")
         return

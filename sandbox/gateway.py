@@ -45,6 +45,7 @@ FAKE_SECRET_KEY = "testing"
 _TAPS: list[Callable[[str, str, dict, str], None]] = []
 _credential_re = re.compile(r"Credential=([^/]+)/")
 _KEY_ATTRIBUTES = ("pk", "sk")
+_STREAM_TABLE = re.compile(r":table/([^/]+)/stream/")
 
 Listener = Callable[[str, str, dict, int], None]
 Route = Callable[[str, Any], Any]
@@ -99,6 +100,10 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
     if service == "kinesis":
         target = params.get("StreamName") or (params.get("StreamARN") or "").rsplit("/", 1)[-1] or None
         return target, params.get("PartitionKey"), {}
+    if service == "dynamodb-streams":
+        # the table whose stream it reads, from the stream's ARN (moto's shard iterators begin with it)
+        found = _STREAM_TABLE.search(str(params.get("StreamArn") or params.get("ShardIterator") or ""))
+        return (found.group(1) if found else None), None, {}
     return None, None, {}
 
 

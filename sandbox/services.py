@@ -1,6 +1,7 @@
 """Effect services: the things a handler must not do twice.
 
-``send_confirmation_email(order)`` writes to an outbox; ``charge_card(order,
+``send_confirmation_email(order)`` and ``send_cancellation_email(order)`` write to an
+outbox; ``charge_card(order,
 idempotency_key=None)`` charges through a payment API that, like real payment APIs,
 returns the original charge when it sees an idempotency key again. Each call is a yield
 point, takes virtual time, and is recorded with the order's business key, the virtual
@@ -96,9 +97,9 @@ class Services:
             raise
         if fault.fail:
             self._record(kind, key, inv, EffectStatus.FAILED, {"reason": "provider error (injected)"})
-            error = EmailProviderError if kind == Effect.EMAIL else PaymentError
-            raise error(f"{kind} provider failed for order {key} "
-                        f"(nothing was {'sent' if kind == Effect.EMAIL else 'charged'})")
+            mail = kind != Effect.CHARGE
+            error = EmailProviderError if mail else PaymentError
+            raise error(f"{kind} provider failed for order {key} (nothing was {'sent' if mail else 'charged'})")
         result, status = perform()
         self._record(kind, key, inv, status, result)
         if inv is not None:
@@ -106,7 +107,7 @@ class Services:
         return result
 
     def _duration(self, kind: str, fault: "ProviderCall", inv: "Invocation | None") -> float:
-        duration = getattr(self.timings, kind) + fault.extra_seconds
+        duration = getattr(self.timings, Effect.EMAIL if kind == Effect.CANCELLATION else kind) + fault.extra_seconds
         deadline = inv.deadline() if inv is not None else None
         if fault.answer_before_deadline is not None and deadline is not None:
             # Whatever else the handler did first, the answer lands just inside its deadline.
@@ -126,6 +127,18 @@ class Services:
             return message, EffectStatus.DONE
 
         return self._call(Effect.EMAIL, key, perform)
+
+    def send_cancellation_email(self, order: dict) -> dict:
+        key = _order_key(order, "send_cancellation_email")
+
+        def perform():
+            message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key,
+                       "subject": "cancelled"}
+            self.outbox.append({**message, "t": self.clock.elapsed()})
+            return message, EffectStatus.DONE
+
+        # The same email provider, so it takes as long as a confirmation.
+        return self._call(Effect.CANCELLATION, key, perform)
 
     def charge_card(self, order: dict, idempotency_key: str | None = None) -> dict:
         key = _order_key(order, "charge_card")
@@ -160,6 +173,11 @@ def _services() -> Services:
 def send_confirmation_email(order: dict) -> dict:
     """Send the order's confirmation email. Returns ``{"messageId", "to", "orderId"}``."""
     return _services().send_confirmation_email(order)
+
+
+def send_cancellation_email(order: dict) -> dict:
+    """Tell the customer their order is cancelled. Returns ``{"messageId", "to", "orderId", "subject"}``."""
+    return _services().send_cancellation_email(order)
 
 
 def charge_card(order: dict, idempotency_key: str | None = None) -> dict:

@@ -5,12 +5,19 @@ typically within a few days of their expiration" and expired items still appear 
 until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
 The sweeper deletes each item ``lag`` seconds after its TTL attribute, so a lesson can
 show an expired item that is still readable.
+
+It sweeps the idempotency table from the start, and any other table a source asks it to
+``watch`` (the orders table of a DynamoDB stream, say). On a table with a stream, the
+deletion's stream record is then marked as DynamoDB's own (``userIdentity`` of the DynamoDB
+service), as AWS writes it for TTL deletions
+(https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import adapter
 from .dynamo import number_text, table_writes, update_assignments
 from .vocab import IDEMPOTENCY_TABLE, TableSchema
 
@@ -26,29 +33,35 @@ TTL_WORDS = "typically within a few days"
 
 
 class TtlSweeper:
-    """Schedules a delete for every write that sets the TTL attribute on the idempotency table."""
+    """Schedules a delete for every write that sets the TTL attribute on a watched table."""
 
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", gateway: "Gateway",
                  dynamodb: Callable[[], Any], lag: float, schema: TableSchema = IDEMPOTENCY_TABLE):
         self.clock, self.scheduler, self.history, self.gateway = clock, scheduler, history, gateway
         self.dynamodb, self.schema, self.lag = dynamodb, schema, float(lag)
-        # The expiry each key was last written with. Every write in a world passes the
-        # gateway, so a timer whose expiry has since been rewritten can be dropped without
+        #: Every table swept, by name: the idempotency table, and any a source watches.
+        self.schemas: dict[str, TableSchema] = {schema.name: schema}
+        # The expiry each (table, key) was last written with. Every write in a world passes
+        # the gateway, so a timer whose expiry has since been rewritten can be dropped without
         # asking DynamoDB (most locks are rewritten as COMPLETED long before they expire).
-        self._latest: dict[str, float] = {}
+        self._latest: dict[tuple[str, str], float] = {}
         gateway.on_request(self.observe)
+
+    def watch(self, schema: TableSchema) -> None:
+        """Sweep this table too (a string partition key, TTL on ``schema.ttl_attribute``)."""
+        self.schemas[schema.name] = schema
 
     def observe(self, service: str, op: str, params: dict, status: int) -> None:
         if service != "dynamodb" or status != 200:
             return
         for table, single, write in table_writes(op, params):
-            if table == self.schema.name:
-                self._written(single, write)
+            if table in self.schemas:
+                self._written(self.schemas[table], single, write)
 
-    def _written(self, op: str, params: dict) -> None:
-        pk, ttl = self.schema.partition_key, self.schema.ttl_attribute
+    def _written(self, schema: TableSchema, op: str, params: dict) -> None:
+        pk, ttl = schema.partition_key, schema.ttl_attribute
         if op == "DeleteItem":
-            self._latest.pop((params.get("Key") or {}).get(pk, {}).get("S"), None)
+            self._latest.pop((schema.name, (params.get("Key") or {}).get(pk, {}).get("S")), None)
             return
         expires = None
         if op == "PutItem":
@@ -62,24 +75,26 @@ class TtlSweeper:
             expires = float(expires)
         except (TypeError, ValueError):
             return
-        self._latest[key] = expires
+        self._latest[(schema.name, key)] = expires
         due = max(0.0, expires - self.clock.epoch) + self.lag
-        self.scheduler.call_at(due, lambda: self._sweep(key, expires), name=f"ttl {key}", daemon=True)
+        self.scheduler.call_at(due, lambda: self._sweep(schema, key, expires), name=f"ttl {key}", daemon=True)
 
-    def _sweep(self, key: str, expires: float) -> None:
+    def _sweep(self, schema: TableSchema, key: str, expires: float) -> None:
         """Delete ``key`` if it still carries this expiry (a later write re-armed it)."""
-        if self._latest.get(key) != expires:
+        if self._latest.get((schema.name, key)) != expires:
             return  # rewritten or deleted since this timer was set
         client = self.dynamodb()
+        item_key = {schema.partition_key: {"S": key}}
         with self.gateway.unrecorded():
             try:
                 client.delete_item(
-                    TableName=self.schema.name,
-                    Key={self.schema.partition_key: {"S": key}},
-                    ConditionExpression=f"{self.schema.ttl_attribute} = :e",
+                    TableName=schema.name,
+                    Key=item_key,
+                    ConditionExpression=f"{schema.ttl_attribute} = :e",
                     ExpressionAttributeValues={":e": {"N": number_text(expires)}},
                 )
             except client.exceptions.ConditionalCheckFailedException:
                 return
-        self.history.sweep(self.clock.elapsed(), target=self.schema.name, key=key,
+        adapter.mark_ttl_deletion(client.meta.region_name, schema.name, item_key)
+        self.history.sweep(self.clock.elapsed(), target=schema.name, key=key,
                            detail={"expiresAt": expires, "lag": self.lag})

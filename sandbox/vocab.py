@@ -63,6 +63,7 @@ class Cause(StrEnum):
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
     REDRIVE = "DLQ redrive"  # a message moved back from a dead-letter queue (StartMessageMoveTask)
     CLIENT_RETRY = "client retry"  # an HTTP client sent its request again (a new API Gateway request)
+    TTL_DELETION = "TTL deletion"  # a stream batch carrying DynamoDB's own TTL deletes
 
     @staticmethod
     def retry(n: int) -> str:
@@ -87,6 +88,7 @@ class SourceKind(StrEnum):
     STREAM = "stream"
     APIGATEWAY = "apigateway"  # an HTTP client through API Gateway (a synchronous invoke per request)
     EVENTBRIDGE = "eventbridge"  # an event bus whose rule targets the function (through Lambda's async queue)
+    DDB_STREAM = "dynamodb-stream"
 
 
 class Delivery(StrEnum):
@@ -106,6 +108,7 @@ class Delivery(StrEnum):
     REDRIVEN = "redriven"  # moved from a dead-letter queue back to a queue, as a new message
     THROTTLED = "throttled"  # Lambda answered 429: the async queue keeps the event and tries again later
     DELIVERY_FAILED = "delivery failed"  # a source's attempt to hand an event to Lambda failed (it retries)
+    USER_DELETE = "user delete"  # a user's DeleteItem on a stream's table: a REMOVE without userIdentity
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.
@@ -117,6 +120,7 @@ class Effect(StrEnum):
 
     EMAIL = "email"
     CHARGE = "charge"
+    CANCELLATION = "cancellation"  # the email that confirms a customer's cancellation
 
 
 class EffectStatus(StrEnum):

@@ -69,6 +69,19 @@ NAIVE_EXPECTED = {
     "async-late-retry": ({"o-1": {"email": 2}}, "retry 1",
                          "the first attempt sends and then times out in an extension; the function is throttled "
                          "for two hours, so Lambda's retry of that timeout runs two hours later and sends again"),
+    "stream-partial-batch": ({"o-1": {"email": 2}, "o-2": {"email": 1}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                             "retry 1", "ReportBatchItemFailures is on, but this handler raises on o-2's failed "
+                             "email instead of reporting it, so Lambda retries the whole batch and o-1 is emailed "
+                             "again (examples/partial_stream.py reports o-2, and o-3, o-4 come again)"),
+    "kinesis-producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}},
+                                "producer re-send", "o-2's PutRecord takes effect but times out; the producer's SDK "
+                                "writes it again, a second record with identical data and a new sequence number"),
+    "ddb-stream-batch-retry": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                               "retry 1", "four INSERT records in one batch; o-3's provider fails once; the batch is "
+                               "retried from its first record, so o-1 and o-2 are emailed again"),
+    "ddb-stream-ttl-remove": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}}, "TTL deletion",
+                              "DynamoDB's TTL deletes the three expired orders; each deletion is a REMOVE record whose "
+                              "old image is the order, and this handler emails every order it is handed"),
 }
 #: Scenarios listed after ORDER until the lead places them in it (alphabetical, as the catalogue lists them).
 NEW = sorted(set(SCENARIOS) - set(ORDER))

@@ -1,4 +1,5 @@
-"""The Kinesis event source mapping and the stream-batch-retry scenario.
+"""The Kinesis event source mapping and its scenarios: stream-batch-retry, stream-partial-batch,
+kinesis-producer-resend.
 
 AWS semantics pinned here (https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html,
 https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-parameters.html,
@@ -17,15 +18,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox import (
+    AwsFault,
     BadInput,
     ProviderFault,
     Sandbox,
     check,
+    get_scenario,
     make_orders,
     orders_in,
     run_scenario,
     send_confirmation_email,
 )
+from sandbox.sources.base import run_sources
+from sandbox.sources.producer import KinesisProducer
 from sandbox.sources.stream import StreamMapping, StreamSource, aws_sequence_number, moto_sequence_number
 
 from conftest import ROOT, example
@@ -369,3 +374,285 @@ def test_a_bad_mapping_is_named():
             StreamSource(sb, fn, StreamMapping(batch_size=20_000))
         with pytest.raises(BadInput, match="poll_interval"):
             StreamSource(sb, fn, StreamMapping(poll_interval=0))
+
+
+# -- partial batch responses (ReportBatchItemFailures) ---------------------------------------------
+# https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html: Lambda
+# checkpoints at the lowest sequence number reported and retries every record from there, the ones
+# that succeeded after it included. Empty or null lists are full success; an empty, null or unknown
+# itemIdentifier (or a bad key name) fails the whole batch.
+PARTIAL = example("partial_stream.py")
+PARTIAL_SCENARIO = "stream-partial-batch"
+
+
+def answering(response_of, seen=None):
+    """A naive handler that emails every order it is handed; it answers its first event with
+    ``response_of(event)``, and later ones with nothing (full success)."""
+    calls = []
+
+    def handler(event, context):
+        calls.append(event)
+        if seen is not None:
+            seen.append(event)
+        for order in orders_in(event):
+            send_confirmation_email(order)
+        return response_of(event) if len(calls) == 1 else None
+
+    return handler
+
+
+def reporting(order_id):
+    """A naive handler that emails every order it is handed and always reports ``order_id``'s record."""
+
+    def handler(event, context):
+        failed = []
+        for record in event["Records"]:
+            for order in orders_in({"Records": [record]}):
+                send_confirmation_email(order)
+                if order["orderId"] == order_id:
+                    failed.append({"itemIdentifier": record["kinesis"]["sequenceNumber"]})
+        return {"batchItemFailures": failed}
+
+    return handler
+
+
+def seqs(event):
+    return [r["kinesis"]["sequenceNumber"] for r in event["Records"]]
+
+
+def test_the_partial_batch_scenario_has_reporting_on_by_default():
+    settings = {s.name: s for s in get_scenario(PARTIAL_SCENARIO).settings}
+    assert settings["report_batch_item_failures"].default is True
+    assert settings["report_batch_item_failures"].aws == "ReportBatchItemFailures"
+    assert settings["fail_order"].default == 2
+    assert "batchfailurereporting" in settings["report_batch_item_failures"].doc
+    assert StreamMapping().report_batch_item_failures is False  # off by default, as on AWS
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_reported_failure_brings_back_every_record_after_it(seed):
+    # Defaults: o-1..o-4 in one batch; o-2's email fails once. The handler emails o-1, fails o-2,
+    # emails o-3 and o-4, and reports o-2. Lambda checkpoints before o-2 and retries o-2, o-3, o-4:
+    # o-3 and o-4 are emailed twice, though they had succeeded.
+    result = run_scenario(PARTIAL_SCENARIO, PARTIAL, seed=seed)
+    assert result.status == "invalid"
+    assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 2, "o-4": 2}
+    assert [(i["id"], i["cause"], i["prev"], i["keys"], i["outcome"]) for i in result.report()["invocations"]] == [
+        ("inv-1", "first delivery", None, ["o-1", "o-2", "o-3", "o-4"], "ok"),
+        ("inv-2", "retry 1", "inv-1", ["o-2", "o-3", "o-4"], "ok"),
+    ]
+    [failed] = [d for d in result.history.of_type("delivery") if d["what"] == "batch failed"]
+    assert failed["keys"] == ["o-2"] and failed["detail"]["partial"] is True
+    assert failed["detail"]["retried"] == ["o-2", "o-3", "o-4"] and failed["detail"]["size"] == 3
+    assert {d.key for d in result.verdict.duplicates} == {"o-3", "o-4"}
+
+
+@pytest.mark.parametrize("bisect", [False, True])
+def test_bisecting_too_cuts_at_the_reported_record_and_retries_the_same_records(bisect):
+    # "the batch is bisected at the returned sequence number and Lambda retries only the remaining
+    # records": o-2, o-3, o-4 again, as without bisecting.
+    result = run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"bisect_batch_on_function_error": bisect})
+    assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 2, "o-4": 2}
+    assert [i["keys"] for i in result.report()["invocations"]] == [["o-1", "o-2", "o-3", "o-4"],
+                                                                   ["o-2", "o-3", "o-4"]]
+    [failed] = [d for d in result.history.of_type("delivery") if d["what"] == "batch failed"]
+    assert failed["detail"]["bisected"] is bisect
+
+
+def test_a_cut_at_the_reported_record_uses_no_retry_but_a_plain_retry_does():
+    # MaximumRetryAttempts 0: without bisecting, the retry from the checkpoint is not allowed, so
+    # o-2..o-4 are discarded (o-2 was never emailed: lost). With bisecting, the cut uses no retry.
+    plain = run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"maximum_retry_attempts": 0})
+    assert emails(plain) == {"o-1": 1, "o-2": 0, "o-3": 1, "o-4": 1}
+    assert [f.key for f in plain.verdict.lost] == ["o-2"]
+    [discard] = [d for d in plain.history.of_type("delivery") if d["what"] == "discarded"]
+    assert discard["keys"] == ["o-2", "o-3", "o-4"] and discard["detail"]["condition"] == "RetryAttemptsExhausted"
+    cut = run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"maximum_retry_attempts": 0,
+                                                            "bisect_batch_on_function_error": True})
+    assert emails(cut) == {"o-1": 1, "o-2": 1, "o-3": 2, "o-4": 2}
+
+
+def test_each_retry_from_the_checkpoint_repeats_the_records_after_it():
+    # o-2 fails twice: two retries from o-2, so o-3 and o-4 are emailed three times.
+    result = run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"failures": 2})
+    assert emails(result) == {"o-1": 1, "o-2": 1, "o-3": 3, "o-4": 3}
+    assert [i["cause"] for i in result.report()["invocations"]] == ["first delivery", "retry 1", "retry 2"]
+
+
+@settings(max_examples=10, deadline=None)
+@given(orders=st.integers(2, 8), data=st.data())
+def test_the_records_after_the_lowest_reported_one_come_again(orders, data):
+    fail = data.draw(st.integers(1, orders))
+    result = run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"orders": orders, "fail_order": fail})
+    assert emails(result) == {f"o-{i}": (2 if i > fail else 1) for i in range(1, orders + 1)}
+    assert result.status == ("valid" if fail == orders else "invalid")
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_idempotent_handler_is_valid_in_the_partial_batch_scenario(seed):
+    for overrides in ({}, {"bisect_batch_on_function_error": True}, {"failures": 3, "orders": 6, "batch_size": 4}):
+        result = run_scenario(PARTIAL_SCENARIO, IDEMPOTENT, seed=seed, settings=overrides)
+        assert result.status == "valid", result.verdict.explain()
+
+
+def test_the_catalogue_handler_raises_so_the_whole_batch_comes_back():
+    result = run_scenario(PARTIAL_SCENARIO, NAIVE)
+    assert emails(result) == {"o-1": 2, "o-2": 1, "o-3": 1, "o-4": 1}
+    assert [i["keys"] for i in result.report()["invocations"]] == [["o-1", "o-2", "o-3", "o-4"]] * 2
+
+
+def failures(*items):
+    return {"batchItemFailures": list(items)}
+
+
+@pytest.mark.parametrize("response_of, retried", [
+    (lambda e: failures(), None),  # empty list: full success
+    (lambda e: {"batchItemFailures": None}, None),  # null list: full success
+    (lambda e: None, None),  # null response: full success
+    (lambda e: {"statusCode": 200}, None),  # no batchItemFailures: full success
+    # several: the lowest is the checkpoint
+    (lambda e: failures({"itemIdentifier": seqs(e)[3]}, {"itemIdentifier": seqs(e)[1]}), ["o-2", "o-3", "o-4"]),
+    (lambda e: failures({"itemIdentifier": seqs(e)[-1]}), ["o-4"]),
+    (lambda e: failures({"itemIdentifier": ""}), "whole"),
+    (lambda e: failures({"itemIdentifier": None}), "whole"),
+    (lambda e: failures({"itemId": seqs(e)[1]}), "whole"),  # a bad key name
+    (lambda e: failures({"itemIdentifier": "42"}), "whole"),  # not a sequence number of the batch
+    (lambda e: {"batchItemFailures": "o-2"}, "whole"),
+])
+def test_what_a_partial_batch_response_means(response_of, retried):
+    seen = []
+    history, _ = run_stream(answering(response_of, seen), [(0.0, o) for o in make_orders(4, 0)],
+                            StreamMapping(report_batch_item_failures=True))
+    invs = invocations(history)
+    assert invs[0]["keys"] == ["o-1", "o-2", "o-3", "o-4"] and invs[0]["outcome"] == "ok"
+    if retried is None:
+        assert len(invs) == 1
+    elif retried == "whole":
+        assert [i["keys"] for i in invs[1:]] == [["o-1", "o-2", "o-3", "o-4"]]
+        [failed] = [d for d in history.of_type("delivery") if d["what"] == "batch failed"]
+        assert "failed the whole batch" in failed["detail"]["reason"] and failed["detail"]["outcome"] == "ok"
+    else:
+        assert [i["keys"] for i in invs[1:]] == [retried]
+        assert seqs(seen[1]) == seqs(seen[0])[4 - len(retried):]  # the very records, from the checkpoint
+
+
+def test_a_partial_batch_response_is_ignored_unless_the_mapping_asks_for_it():
+    # Reporting off: the response means nothing, the invocation succeeded, the shard moves on.
+    history, _ = run_stream(reporting("o-2"), [(0.0, o) for o in make_orders(4, 0)], StreamMapping())
+    assert len(invocations(history)) == 1
+    # Reporting on, o-2 reported every time: retried from o-2 until MaximumRetryAttempts (2) runs out,
+    # then o-2..o-4 are discarded; o-3 and o-4 were emailed on every attempt.
+    history, failed = run_stream(reporting("o-2"), [(0.0, o) for o in make_orders(4, 0)],
+                                 StreamMapping(report_batch_item_failures=True, maximum_retry_attempts=2))
+    assert [i["keys"] for i in invocations(history)] == [["o-1", "o-2", "o-3", "o-4"]] + [["o-2", "o-3", "o-4"]] * 2
+    assert emails(check(history)) == {"o-1": 1, "o-2": 3, "o-3": 3, "o-4": 3}
+    [message] = failed
+    assert message["KinesisBatchInfo"]["batchSize"] == 3
+    assert message["requestContext"]["condition"] == "RetryAttemptsExhausted"
+
+
+# -- the producer re-sends a PutRecord (kinesis-producer-resend) ------------------------------------
+# https://docs.aws.amazon.com/streams/latest/dev/kinesis-record-processor-duplicates.html: two records
+# with identical data and unique sequence numbers.
+RESEND = "kinesis-producer-resend"
+EVENT_ID_KEY = str(ROOT / "tests" / "handlers" / "stream_record_key.py") + ":handler"
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_producer_resend_writes_a_second_record_and_the_naive_handler_emails_twice(seed):
+    # o-1 at 0.5 s, o-2 at 1.5 s: o-2's PutRecord takes effect, its response times out after the
+    # 60 s read timeout, and botocore writes it again; o-3 follows. The poller reads o-1, then o-2,
+    # then o-2's copy with o-3, a batch caused by the producer's re-send.
+    result = run_scenario(RESEND, NAIVE, seed=seed)
+    assert result.status == "invalid"
+    assert emails(result) == {"o-1": 1, "o-2": 2, "o-3": 1}
+    assert [(i["cause"], i["prev"], i["keys"]) for i in result.report()["invocations"]] == [
+        ("first delivery", None, ["o-1"]), ("first delivery", None, ["o-2"]),
+        ("producer re-send", "inv-2", ["o-2", "o-3"])]
+    [resend] = [d for d in result.history.of_type("delivery") if d["what"] == "producer re-send"]
+    assert resend["keys"] == ["o-2"] and resend["detail"]["attempts"] == 2
+    assert resend["t"] >= 60  # the copy comes after the read timeout
+
+
+def test_the_two_records_share_their_data_but_not_their_sequence_number_or_event_id():
+    seen = []
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(recording(seen))
+        sb.faults.add(AwsFault("timeout-applied", "kinesis", "PutRecord", nth=2))
+        source = StreamSource(sb, fn)
+        producer = KinesisProducer(sb, source, [(0.5 + i, o) for i, o in enumerate(make_orders(3, 0))])
+        run_sources(sb, source, producer, horizon=600)
+        resend = [d for d in sb.history.of_type("delivery") if d["what"] == "producer re-send"]
+    records = [r for event in seen for r in event["Records"]]
+    copies = [r for r in records if json.loads(base64.b64decode(r["kinesis"]["data"]))["orderId"] == "o-2"]
+    assert len(copies) == 2
+    first, second = copies
+    assert first["kinesis"]["data"] == second["kinesis"]["data"]
+    assert first["kinesis"]["partitionKey"] == second["kinesis"]["partitionKey"] == "o-2"
+    assert first["kinesis"]["sequenceNumber"] != second["kinesis"]["sequenceNumber"]
+    assert first["eventID"] != second["eventID"]
+    assert resend[0]["detail"]["sequenceNumbers"] == [first["kinesis"]["sequenceNumber"],
+                                                      second["kinesis"]["sequenceNumber"]]
+    assert len({r["eventID"] for r in records}) == len(records) == 4
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_the_event_id_is_not_a_business_key(seed):
+    # Keyed on eventID, the copy is a new record, so the claim lets it through: o-2 emailed twice.
+    by_event_id = run_scenario(RESEND, EVENT_ID_KEY, seed=seed)
+    assert by_event_id.status == "invalid"
+    assert emails(by_event_id) == {"o-1": 1, "o-2": 2, "o-3": 1}
+    # Keyed on the orderId, the copy finds the first one's result.
+    by_order = run_scenario(RESEND, IDEMPOTENT, seed=seed)
+    assert by_order.status == "valid", by_order.verdict.explain()
+
+
+@pytest.mark.parametrize("mode", ["standard", "legacy", "adaptive"])
+def test_every_retry_mode_resends_a_timed_out_put_record(mode):
+    result = run_scenario(RESEND, NAIVE, settings={"retry_mode": mode})
+    assert emails(result) == {"o-1": 1, "o-2": 2, "o-3": 1}
+
+
+def test_without_sdk_retries_or_the_fault_the_record_is_written_once():
+    # One attempt in all: the record was still written, the producer just never heard so.
+    once = run_scenario(RESEND, NAIVE, settings={"total_max_attempts": 1})
+    assert once.status == "valid" and emails(once) == {"o-1": 1, "o-2": 1, "o-3": 1}
+    assert not [d for d in once.history.of_type("delivery") if d["what"] == "producer re-send"]
+    assert any("gave up sending o-2" in n["text"] for n in once.history.of_type("note"))
+    assert run_scenario(RESEND, NAIVE, settings={"resend_order": 0}).status == "valid"
+
+
+@pytest.mark.parametrize("name", [PARTIAL_SCENARIO, RESEND])
+def test_new_stream_scenarios_repeat_for_a_seed(name):
+    for handler in (NAIVE, IDEMPOTENT):
+        a = run_scenario(name, handler, seed=3).history.to_json()
+        assert a == run_scenario(name, handler, seed=3).history.to_json()
+
+
+def test_the_timeline_says_where_a_partial_retry_starts_and_that_a_record_was_written_twice():
+    import matplotlib.pyplot as plt
+
+    def texts(result):
+        fig = result.plot()
+        out = [t.get_text() for ax in fig.axes for t in ax.texts]
+        out += [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+        plt.close(fig)
+        return out
+
+    partial = texts(run_scenario(PARTIAL_SCENARIO, PARTIAL))
+    assert "checkpoint at o-2: o-2, o-3, o-4 come again" in partial
+    assert "partial failure: retried from the lowest failed record on" in partial
+    assert "bisected at o-2: o-2, o-3, o-4 come again" in texts(
+        run_scenario(PARTIAL_SCENARIO, PARTIAL, settings={"bisect_batch_on_function_error": True}))
+    assert "o-2 written twice (new sequence number)" in texts(run_scenario(RESEND, NAIVE))
+
+
+@pytest.mark.parametrize("name", [PARTIAL_SCENARIO, RESEND])
+def test_new_stream_scenarios_document_themselves(name):
+    sc = get_scenario(name)
+    assert sc.kind == "duplicate source" and len(sc.summary) > 60
+    for setting in sc.all_settings().values():
+        assert setting.help, setting.name
+        if setting.aws:
+            assert setting.doc and setting.doc.startswith("https://docs.aws.amazon.com/"), setting.name
+    assert "docs.aws.amazon.com" in sys.modules[type(sc).__module__].__doc__  # the AWS quotes, cited

@@ -1,14 +1,20 @@
-"""A producer: a task that sends orders to an SQS queue over time with its own boto3 client.
+"""Producers: tasks that send orders over time, each with its own boto3 client.
 
-Its client is configured as a ``CallerConfig`` says; by default it is what a plain
-``boto3.client("sqs")`` is: the ``standard`` retry mode of the pinned botocore (3 attempts
+A producer's client is configured as a ``CallerConfig`` says; by default it is what a plain
+``boto3.client(...)`` is: the ``standard`` retry mode of the pinned botocore (3 attempts
 in all; a ``ReadTimeoutError`` is retried in every mode) and a 60 s read timeout
 (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html,
 https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html).
-So when a SendMessage takes effect but its response never arrives (the gateway's
-``timeout-applied`` fault), botocore itself sends the message again, and SQS, which gives
-every SendMessage a new MessageId, stores a second message for the same order
-(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html).
+So when a request takes effect but its response never arrives (the gateway's
+``timeout-applied`` fault), botocore itself sends it again:
+
+- ``Producer`` sends to an SQS queue. SQS gives every SendMessage a new MessageId, so it
+  stores a second message for the same order
+  (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-queue-message-identifiers.html).
+- ``KinesisProducer`` writes to a Kinesis stream. Both PutRecord calls are committed: "the
+  two records have identical data, they also have unique sequence numbers"
+  (https://docs.aws.amazon.com/streams/latest/dev/kinesis-record-processor-duplicates.html).
+
 The producer cannot tell; the sandbox sees both requests and records a "producer re-send".
 
 The gateway raises the timeout at once, in virtual time; a real client would first have
@@ -22,13 +28,14 @@ always does; a FIFO queue does after its 5-minute deduplication interval) the pr
 records a "producer re-send". ``message_params`` adds parameters to every SendMessage (a FIFO
 queue's MessageGroupId and MessageDeduplicationId).
 
-The producer also keeps the queue shallow: it sends only while fewer than ``max_depth``
+The SQS producer also keeps the queue shallow: it sends only while fewer than ``max_depth``
 messages sit in the queue, because moto's SQS gets slower with every message it holds.
 """
 from __future__ import annotations
 
 import json
 import time
+from abc import abstractmethod
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
     from ..scheduler import Task
     from ..world import Sandbox
     from .sqs import SqsQueue
+    from .stream import StreamSource
 
 DOC_RETRIES = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
@@ -64,40 +72,38 @@ def wait_out_read_timeouts(client: Any) -> None:
     client.meta.events.register_first(f"needs-retry.{client.meta.service_model.service_id.hyphenize()}", wait)
 
 
-class Producer(Source):
-    """Sends ``schedule`` (pairs of virtual send time and item) to ``queue``, one SendMessage each.
+class ClientProducer(Source):
+    """Sends ``schedule`` (pairs of virtual send time and item), one ``op`` request per item.
 
-    An item is an order (a dict with ``orderId``: accepted as owed its effects, then sent
-    as JSON) or a string (sent as the raw body of a message that is not an order, such as a
-    poison message).
+    Subclasses name the boto3 ``service`` and the ``op``, check their items, send one
+    (``_request``) and say what a re-sent copy is (``_resend_detail``).
     """
 
-    def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
-                 max_depth: int = 20, client: CallerConfig | None = None, name: str = "producer",
-                 depth_check_interval: float = 0.5, message_params: Callable[[Any], dict] | None = None):
+    service = ""
+    op = ""
+
+    def __init__(self, sb: "Sandbox", schedule: Iterable[tuple[float, Any]], *, client: CallerConfig | None = None,
+                 name: str = "producer"):
         super().__init__(sb, None)
-        self.sb, self.queue, self.name = sb, queue, name
+        self.sb, self.name = sb, name
         self.schedule = sorted(((float(at), item) for at, item in schedule), key=lambda pair: pair[0])
         for _, item in self.schedule:
-            if not isinstance(item, (dict, str)) or (isinstance(item, dict) and "orderId" not in item):
-                raise BadInput(f"a producer sends orders (dicts with orderId) or raw string bodies, got {item!r}")
-        if max_depth < 1:
-            raise BadInput(f"max_depth must be at least 1, got {max_depth}")
-        self.max_depth = max_depth
-        self.depth_check_interval = depth_check_interval
-        self.client = boto3.client("sqs", region_name=sb.region, config=(client or CallerConfig()).botocore_config())
+            self._check_item(item)
+        self.client = boto3.client(self.service, region_name=sb.region,
+                                   config=(client or CallerConfig()).botocore_config())
         wait_out_read_timeouts(self.client)
-        self.message_params = message_params
-        self.sent: list[dict[str, Any]] = []  # {"key", "messageIds", "attempts"}
-        self.first_send: dict[str, tuple[float, list[str]]] = {}  # orderId -> (when, its messages) at first send
+        self.sent: list[dict[str, Any]] = []  # {"key", "ids", "attempts"}
+        self.first_send: dict[str, tuple[float, list[str]]] = {}  # orderId -> (when, its ids) at first send
         self.failed: list[dict[str, Any]] = []
         self.position = 0
         self.task: "Task | None" = None
 
-    # -- lifecycle ---------------------------------------------------------------------
-    kind = SourceKind.SQS
+    def _check_item(self, item: Any) -> None:
+        if not isinstance(item, dict) or "orderId" not in item:
+            raise BadInput(f"a producer sends orders (dicts with orderId), got {item!r}")
 
-    def start(self) -> "Producer":
+    # -- lifecycle ---------------------------------------------------------------------
+    def start(self) -> "ClientProducer":
         if self.task is None:
             self.task = self.sb.scheduler.spawn(self._run, name=self.name)
         return self
@@ -125,10 +131,24 @@ class Producer(Source):
             at, item = self.schedule[self.position]
             if at > clock.elapsed():
                 sched.sleep(at - clock.elapsed(), label="producer: next order")
-            while self.queue.depth() >= self.max_depth:
-                sched.sleep(self.depth_check_interval, label="producer: queue full")
+            self._ready()
             self._send(item)
             self.position += 1
+
+    def _ready(self) -> None:
+        """Wait until the next item may be sent (nothing to wait for, unless a subclass says so)."""
+
+    @abstractmethod
+    def _request(self, item: Any) -> dict:
+        """Send one item; returns the response (botocore retries inside)."""
+
+    def _sent_again(self, key: str, ids: list[str]) -> None:
+        """A scheduled re-send of an order (only the SQS producer's schedules repeat orders)."""
+        raise BadInput(f"{self.name} has {key} in its schedule twice; only an SQS producer re-sends on purpose")
+
+    @abstractmethod
+    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+        """What the history says about an item that reached the service more than once."""
 
     def _send(self, item: Any) -> None:
         sb = self.sb
@@ -136,34 +156,71 @@ class Producer(Source):
         again = key is not None and key in self.first_send
         if key is not None and not again:
             sb.accept(item, source=self.kind)
-        body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item
-        extra = self.message_params(item) if self.message_params is not None else {}
         mark = len(sb.history)
         try:
-            response = self.client.send_message(QueueUrl=self.queue.url, MessageBody=body, **extra)
+            response = self._request(item)
             attempts = response["ResponseMetadata"].get("RetryAttempts", 0) + 1
             error = None
         except (BotoCoreError, ClientError) as exc:
             attempts, error = None, f"{type(exc).__name__}: {exc}"
-        # Every SendMessage that reached SQS, retries included, is in the history with its MessageId.
-        ids = [r["key"] for r in sb.history.since(mark)
-               if r["type"] == RecordType.AWS and r.get("actor") == self.name
-               and r["op"] == "SendMessage" and r["result"] == AWS_OK]
-        self.sent.append({"key": key, "messageIds": ids, "attempts": attempts})
+        # Every request that reached the service, retries included, is in the history.
+        reached = [r for r in sb.history.since(mark)
+                   if r["type"] == RecordType.AWS and r.get("actor") == self.name
+                   and r["op"] == self.op and r["result"] == AWS_OK]
+        ids = [r["key"] for r in reached]
+        self.sent.append({"key": key, "ids": ids, "attempts": attempts})
         if error is not None:
-            self.failed.append({"key": key, "error": error, "messageIds": ids})
+            self.failed.append({"key": key, "error": error, "ids": ids})
             sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
         if again:
             self._sent_again(key, ids)
         elif key is not None:
             self.first_send[key] = (sb.clock.elapsed(), ids)
         if len(set(ids)) > 1:
-            sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key] if key else [],
-                inv=None,
-                detail={"messageIds": ids, "attempts": attempts,
-                        "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so "
-                               "botocore's retry sent the message again; SQS gave the copy a new MessageId"},
-            )
+            sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key] if key else [], inv=None,
+                               detail={**self._resend_detail(key, reached), "attempts": attempts})
+
+
+class Producer(ClientProducer):
+    """Sends ``schedule`` to an SQS ``queue``, one SendMessage each.
+
+    An item is an order (a dict with ``orderId``: accepted as owed its effects, then sent
+    as JSON) or a string (sent as the raw body of a message that is not an order, such as a
+    poison message).
+    """
+
+    kind = SourceKind.SQS
+    service = "sqs"
+    op = "SendMessage"
+
+    def __init__(self, sb: "Sandbox", queue: "SqsQueue", schedule: Iterable[tuple[float, Any]], *,
+                 max_depth: int = 20, client: CallerConfig | None = None, name: str = "producer",
+                 depth_check_interval: float = 0.5, message_params: Callable[[Any], dict] | None = None):
+        if max_depth < 1:
+            raise BadInput(f"max_depth must be at least 1, got {max_depth}")
+        super().__init__(sb, schedule, client=client, name=name)
+        self.queue = queue
+        self.message_params = message_params
+        self.max_depth = max_depth
+        self.depth_check_interval = depth_check_interval
+
+    def _check_item(self, item: Any) -> None:
+        if not isinstance(item, (dict, str)) or (isinstance(item, dict) and "orderId" not in item):
+            raise BadInput(f"a producer sends orders (dicts with orderId) or raw string bodies, got {item!r}")
+
+    def _ready(self) -> None:
+        while self.queue.depth() >= self.max_depth:
+            self.sb.scheduler.sleep(self.depth_check_interval, label="producer: queue full")
+
+    def _request(self, item: Any) -> dict:
+        body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item
+        extra = self.message_params(item) if self.message_params is not None else {}
+        return self.client.send_message(QueueUrl=self.queue.url, MessageBody=body, **extra)
+
+    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+        return {"messageIds": [r["key"] for r in reached],
+                "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so botocore's retry "
+                       "sent the message again; SQS gave the copy a new MessageId"}
 
     def _sent_again(self, key: str, ids: list[str]) -> None:
         """A scheduled re-send of an order: a "producer re-send" if SQS stored it as a new message."""
@@ -179,3 +236,25 @@ class Producer(Source):
                     "why": f"the producer's own job sent the order again {after:g} s after its first SendMessage; "
                            f"{fifo}SQS stored it as a new message with a new MessageId"},
         )
+
+
+class KinesisProducer(ClientProducer):
+    """Writes ``schedule`` (orders) to ``stream``'s Kinesis stream, one PutRecord each, keyed by orderId."""
+
+    kind = SourceKind.STREAM
+    service = "kinesis"
+    op = "PutRecord"
+
+    def __init__(self, sb: "Sandbox", stream: "StreamSource", schedule: Iterable[tuple[float, Any]], *,
+                 client: CallerConfig | None = None, name: str = "producer"):
+        super().__init__(sb, schedule, client=client, name=name)
+        self.stream = stream
+
+    def _request(self, item: Any) -> dict:
+        return self.client.put_record(StreamName=self.stream.mapping.stream_name, PartitionKey=str(item["orderId"]),
+                                      Data=json.dumps(item, sort_keys=True).encode())
+
+    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+        return {"sequenceNumbers": self.stream.sequence_numbers_of(key) if key else [],
+                "why": "PutRecord took effect but its response timed out (ReadTimeoutError), so botocore's retry "
+                       "wrote the record again; Kinesis gave the copy its own sequence number (and eventID)"}

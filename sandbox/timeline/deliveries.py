@@ -21,7 +21,7 @@ SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
 WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
-                 SourceKind.EVENTBRIDGE: "EventBridge still retrying"}
+                 SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream"}
 
 
 @dataclass
@@ -113,6 +113,11 @@ class DeliveryReader:
         partial = d.detail.get("partial") is True
         if partial and d.inv in self.model.invs:
             self.model.invs[d.inv].failed_items += d.keys or fields.str_list(d.detail.get("messageIds"))
+        if partial and isinstance(d.detail.get("checkpoint"), str):
+            # a stream: Lambda retries from the lowest failed record, every record after it too
+            how = "bisected" if d.detail.get("bisected") is True else "checkpoint"
+            again = keys_text(fields.str_list(d.detail.get("retried"))) or "the rest"
+            return d.event("batch_checkpoint", f"{how} at {d.keys_text or 'a failed record'}: {again} come again")
         return d.event("batch_partial" if partial else "batch_failed")
 
     def retry_scheduled(self, d: DeliveryRecord) -> Event | None:
@@ -155,6 +160,8 @@ class DeliveryReader:
         after = fields.number(d.detail.get("secondsAfterFirst"))
         if after is not None:  # a re-send from the producer's own job, long after the first
             return d.event("resend", f"{kt or 'an order'} sent again {_seconds(after)} later")
+        if "sequenceNumbers" in d.detail:  # a stream: two records, each with its own sequence number
+            return d.event("resend", f"{kt or 'a record'} written twice (new sequence number)")
         label = f"{kt} sent twice" if kt else "sent twice"
         if fields.str_list(d.detail.get("eventIds")):
             label += " (a new event, new id)"
@@ -185,6 +192,7 @@ class DeliveryReader:
             prev.label = prev.label[:-len(REDRIVE_SUFFIX)] + f", {who}{REDRIVE_SUFFIX}"
             return None
         return d.event("moved_back", f"{who}{REDRIVE_SUFFIX}")
+
     def throttled(self, d: DeliveryRecord) -> Event:
         """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""
         tries = d.detail.get("tries")
@@ -205,6 +213,9 @@ class DeliveryReader:
                         if earlier else f"{what}, retried with back off")
         earlier.append(event)
         return event
+
+    def user_delete(self, d: DeliveryRecord) -> Event:
+        return d.event("user_delete", f"{d.keys_text or 'an item'} deleted by the customer")
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
@@ -230,4 +241,5 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.REDRIVEN: DeliveryReader.redriven,
     Delivery.THROTTLED: DeliveryReader.throttled,
     Delivery.DELIVERY_FAILED: DeliveryReader.delivery_failed,
+    Delivery.USER_DELETE: DeliveryReader.user_delete,
 }

@@ -17,6 +17,7 @@ from ..vocab import (
     IDEMPOTENCY_TABLE,
     Effect,
     EffectStatus,
+    FindingKind,
     Outcome,
     RecordType,
     SourceKind,
@@ -62,6 +63,7 @@ class HistoryReader:
         self.windows = TableWindows()
         self.done_count: dict[tuple[str, str], int] = {}  # (effect kind, key) -> times done so far
         self.accepted: dict[str, float] = {}  # order key -> when it entered the system
+        self.owed: dict[str, set[str]] = {}  # order key -> the effect kinds it is owed
         # read once every invocation is known
         self.deliveries: list[tuple[float, int, dict]] = []
         self.receives: list[tuple[float, int, list[str]]] = []
@@ -121,7 +123,10 @@ class HistoryReader:
         rec.error = fields.optional_text(r.get("error"))
 
     def accept(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        self.accepted.setdefault(fields.text(r.get("key")), t)
+        key = fields.text(r.get("key"))
+        self.accepted.setdefault(key, t)
+        if isinstance(r.get("expects"), list):  # a record without the list says nothing of what is owed
+            self.owed.setdefault(key, set()).update(fields.str_list(r.get("expects")))
 
     def delivery(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         self.deliveries.append((t, seq, r))
@@ -193,6 +198,9 @@ class HistoryReader:
         """(marker style, duplicate note or None) for an effect; the 2nd ``done`` is a duplicate."""
         if kind not in EFFECT_KINDS:
             return "effect_other", None
+        if status == EffectStatus.DONE and key in self.owed and kind not in self.owed[key]:
+            # an effect the accepted order is not owed at all (a cancellation nobody asked for)
+            return f"{kind}_dup", f"{FindingKind.UNEXPECTED} {kind} {key}"
         if status == EffectStatus.DONE:
             n = self.done_count[(kind, key)] = self.done_count.get((kind, key), 0) + 1
             if n >= 2:

@@ -22,6 +22,7 @@ SOURCE_LABELS = {
     SourceKind.DIRECT: "Direct invoke (no retries)",
     SourceKind.APIGATEWAY: "HTTP client → API Gateway (client retries)",
     SourceKind.EVENTBRIDGE: "EventBridge rule → Lambda",
+    SourceKind.DDB_STREAM: "DynamoDB stream poller",
 }
 
 # row heights and spacing, in data units (one lane = 1.0)

@@ -116,7 +116,14 @@ def _clock() -> mpath.Path:
     return mpath.Path.make_compound_path(circle, hands)
 
 
+def _cancel_envelope() -> mpath.Path:
+    """An envelope struck through: the cancellation email."""
+    strike = mpath.Path([(-1.15, -0.9), (1.15, 0.9)], [mpath.Path.MOVETO, mpath.Path.LINETO])
+    return mpath.Path.make_compound_path(_envelope(), strike)
+
+
 ENVELOPE = _envelope()
+CANCEL_ENVELOPE = _cancel_envelope()
 HOURGLASS = _hourglass()
 CLOCK = _clock()
 DOLLAR = r"$\$$"
@@ -138,6 +145,14 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                     "email deduplicated (not sent)"),
     "email_failed": ({"marker": ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
                      "email failed / outcome unknown"),
+    "cancellation_done": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4},
+                          "cancellation email sent"),
+    "cancellation_dup": ({"marker": CANCEL_ENVELOPE, "ms": 21, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 1.4},
+                         "DUPLICATE or unasked-for cancellation email"),
+    "cancellation_dedup": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "#E3E3E3", "mec": "#8C8C8C", "mew": 1.2},
+                           "cancellation email deduplicated (not sent)"),
+    "cancellation_failed": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
+                            "cancellation email failed / outcome unknown"),
     "charge_done": ({"marker": DOLLAR, "ms": 18, "mfc": "black", "mec": "black", "mew": 0.6}, "card charged"),
     "charge_dup": ({"marker": DOLLAR, "ms": 22, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 0.6},
                    "DUPLICATE charge"),
@@ -162,16 +177,20 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                      "batch failed: the whole batch is retried"),
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
+    "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
+                         "partial failure: retried from the lowest failed record on"),
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (a new message or event)"),
+               "producer sent the order again (a new message, event or record)"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
     Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
                           "mew": 0.3}, "function throttled (429): Lambda keeps the event and tries again"),
     Delivery.DELIVERY_FAILED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": "#5A5A5A", "mec": "#5A5A5A",
                                 "mew": 0.3}, "Lambda refused the delivery (429): the source retries it"),
+    "user_delete": ({"marker": r"$\ominus$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
+                    "customer deleted the item (a REMOVE without userIdentity)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
     "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
@@ -195,10 +214,11 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
+                       "cancellation_done", "cancellation_dup", "cancellation_dedup", "cancellation_failed",
                        "effect_other", RecordType.SWEEP,
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
-                       "retry_scheduled",
-                       "resend", "spont_dup", "stale_copy", "send_dedup", Delivery.THROTTLED,
+                       "batch_checkpoint", "retry_scheduled",
+                       "resend", "spont_dup", "stale_copy", "send_dedup", "user_delete", Delivery.THROTTLED,
                        Delivery.DELIVERY_FAILED, "dropped", "moved_back", "delivery_other",
                        "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout")
 

@@ -1,0 +1,73 @@
+"""ddb-stream-ttl-remove: DynamoDB's TTL deletes expired orders, and each deletion is a REMOVE in the stream.
+
+AWS semantics: TTL deletes an expired item "within a few days"
+(https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html), and
+the deletion is a stream record like any other REMOVE; only its ``userIdentity`` differs:
+"Items that are deleted by the Time to Live process after expiration have the following
+fields: Records[].userIdentity.type "Service" Records[].userIdentity.principalId
+"dynamodb.amazonaws.com"" (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html).
+A customer's own cancellation (a DeleteItem) is a REMOVE without it.
+
+So a stream handler sees every order again when it expires. One that reads every record as
+an order (``orders_in`` gives a REMOVE's old image) emails it again; one that treats every
+REMOVE as the customer's cancellation (``examples/cancel_on_remove.py``) sends a
+cancellation nobody asked for. ``examples/cancel_unless_ttl.py`` checks ``userIdentity``
+(``sandbox.removed_by_ttl``). With ``cancel_order`` the customer cancels one order before it
+expires: that REMOVE *is* owed a cancellation email.
+"""
+from __future__ import annotations
+
+from ..errors import BadInput
+from ..events import make_orders
+from ..settings import Setting
+from ..sources.ddb_stream import DOC_TTL_STREAMS, DdbStreamMapping, DdbStreamSource
+from ..ttl import DOC_TTL
+from .base import Scenario
+from .stream_batch_retry import run_stream
+
+
+class DdbStreamTtlRemove(Scenario):
+    name = "ddb-stream-ttl-remove"
+    kind = "duplicate source"
+    summary = ("Three orders are written to a DynamoDB table whose stream triggers the function, each with an "
+               "expiresAt a minute later. When it passes, DynamoDB's TTL deletes them, and each deletion reaches the "
+               "function as a REMOVE record (userIdentity: the DynamoDB service). A handler that takes every record "
+               "for an order emails each order again; one that takes every REMOVE for a customer's cancellation "
+               "sends cancellations nobody asked for.")
+    settings = (
+        Setting("orders", 3, "how many orders are written to the orders table (PutItem), all at once", None, 1, 5000),
+        Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
+                choices=("none", "card")),
+        Setting("expires_after", 60.0, "seconds after it is written that an order's expiresAt (the table's TTL "
+                "attribute) falls; the TTL sweeper deletes it then, plus ttl_lag", DOC_TTL, 1, 7 * 24 * 3600),
+        Setting("cancel_order", 0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
+                "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000),
+        Setting("cancel_at", 30.0, "when the customer cancels it (virtual seconds)", None, 0, 7 * 24 * 3600),
+        *DdbStreamMapping.settings(),
+        Setting("horizon", 600.0, "virtual seconds after which the run stops; records still in the stream "
+                "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600),
+    )
+
+    def drive(self, sb, fn, cfg):
+        orders = make_orders(cfg["orders"], sb.seed, payment="card" if cfg["payment"] == "card" else None)
+        self._check(cfg, len(orders))
+        source = DdbStreamSource(sb, fn, DdbStreamMapping.from_settings(cfg))
+        expires_at = sb.clock.now() + cfg["expires_after"]
+        if cfg["cancel_order"]:
+            cancelled = orders[cfg["cancel_order"] - 1]
+            sb.scheduler.call_at(cfg["cancel_at"], lambda: source.cancel(cancelled))
+        # Every order is written (INSERT) and then removed (REMOVE), by its TTL or by its customer.
+        run_stream(sb, cfg, source, orders, lambda order: source.put(order, expires_at=expires_at),
+                   records=2 * len(orders))
+
+    @staticmethod
+    def _check(cfg, n: int) -> None:
+        if cfg["cancel_order"] > n:
+            raise BadInput(f"cancel_order {cfg['cancel_order']} is beyond the {n} orders; pick 1 to {n}, or 0 for none")
+        if cfg["cancel_order"] and cfg["cancel_at"] >= cfg["expires_after"]:
+            raise BadInput(f"cancel_at {cfg['cancel_at']:g} s is not before the order expires "
+                           f"({cfg['expires_after']:g} s); lower cancel_at or raise expires_after")
+        swept = cfg["expires_after"] + cfg["ttl_lag"]
+        if swept >= cfg["horizon"]:
+            raise BadInput(f"the orders expire and are deleted at {swept:g} s (expires_after + ttl_lag), not before "
+                           f"the horizon {cfg['horizon']:g} s; raise horizon")
