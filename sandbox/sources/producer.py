@@ -142,6 +142,10 @@ class ClientProducer(Source):
     def _request(self, item: Any) -> dict:
         """Send one item; returns the response (botocore retries inside)."""
 
+    def _copies_stored(self, ids: list[str]) -> int:
+        """How many copies the requests that reached the service stored (each one, unless a subclass knows better)."""
+        return len(ids)
+
     def _sent_again(self, key: str, ids: list[str]) -> None:
         """A scheduled re-send of an order (only the SQS producer's schedules repeat orders)."""
         raise BadInput(f"{self.name} has {key} in its schedule twice; only an SQS producer re-sends on purpose")
@@ -176,7 +180,7 @@ class ClientProducer(Source):
             self._sent_again(key, ids)
         elif key is not None:
             self.first_send[key] = (sb.clock.elapsed(), ids)
-        if len(set(ids)) > 1:
+        if self._copies_stored(ids) > 1:
             sb.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys=[key] if key else [], inv=None,
                                detail={**self._resend_detail(key, reached), "attempts": attempts})
 
@@ -221,6 +225,10 @@ class Producer(ClientProducer):
         return {"messageIds": [r["key"] for r in reached],
                 "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so botocore's retry "
                        "sent the message again; SQS gave the copy a new MessageId"}
+
+    def _copies_stored(self, ids: list[str]) -> int:
+        # A FIFO queue answers a retry it deduplicated with the first message's MessageId.
+        return len(set(ids))
 
     def _sent_again(self, key: str, ids: list[str]) -> None:
         """A scheduled re-send of an order: a "producer re-send" if SQS stored it as a new message."""
