@@ -14,9 +14,20 @@ from pathlib import Path
 from ..errors import BadInput
 from .base import Scenario
 
-ORDER = ("no-fault", "sync-sdk-retry", "async-retry", "async-duplicate", "sqs-batch-failure",
-         "sqs-visibility-timeout", "stream-batch-retry", "timeout-after-effect", "producer-resend",
-         "concurrent-claims", "crash-mid-work", "ttl-lag")
+ORDER = (
+    "no-fault",
+    # duplicate sources, grouped by how the event reaches the function
+    "sync-sdk-retry", "apigw-client-retry",
+    "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry",
+    "eventbridge-target-retry", "eventbridge-producer-resend",
+    "sqs-batch-failure", "sqs-visibility-timeout", "sqs-spontaneous-duplicate", "sqs-fifo-window",
+    "sqs-dlq-redrive", "producer-resend",
+    "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
+    "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
+    "concurrent-claims",
+    # what a run_once has to survive
+    "crash-mid-work", "ttl-lag",
+)
 #: Modules of the package that hold machinery, not scenarios.
 _NOT_SCENARIOS = ("base", "catalog", "runner")
 
