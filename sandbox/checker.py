@@ -92,7 +92,12 @@ class Verdict:
 
 
 def _fmt(t: float) -> str:
-    return f"{t:.1f} s" if t < 120 else f"{t / 60:.1f} min"
+    if t < 120:
+        return f"{t:.1f} s"
+    if t < 3600:
+        return f"{t / 60:.1f} min"
+    hours, minutes = divmod(round(t / 60), 60)
+    return f"{hours} h {minutes} min"
 
 
 def _describe(inv: dict[str, Any] | None, inv_id: str | None) -> str:

@@ -58,6 +58,14 @@ def _parser() -> argparse.ArgumentParser:
                      help="a scripted interleaving, e.g. inv-1:GetItem,inv-2:GetItem,inv-1:PutItem,inv-2:PutItem")
     run.add_argument("--max-schedules", type=int, metavar="N",
                      help=f"with --policy exhaustive: stop after N schedules (default {DEFAULT_MAX_SCHEDULES})")
+    matrix = sub.add_parser("matrix", help="run a handler against every scenario: one row each")
+    matrix.add_argument("--handler", required=True, help="path/to/file.py:function")
+    matrix.add_argument("--seed", type=int, default=0)
+    matrix.add_argument("--scenario", dest="scenarios", action="append", metavar="NAME",
+                        help="only this scenario (repeatable; default: all of them)")
+    matrix.add_argument("--json", action="store_true", help="print the matrix as JSON")
+    matrix.add_argument("--plot", metavar="PAGE.png",
+                        help="save one small timeline per source on one page (png, svg or pdf)")
     return p
 
 
@@ -86,6 +94,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command == "scenarios":
         print(_scenario_list(args.brief))
         return 0
+    if args.command == "matrix":
+        return _matrix(args)
     return _run(args)
 
 
@@ -211,12 +221,32 @@ def _plot_path(text: str) -> Path:
     return path
 
 
-def _save_plot(result: Any, path: Path) -> None:
+def _save_plot(result: Any, path: Path, what: str = "timeline") -> None:
     try:
         result.save_plot(path)
     except OSError as exc:
         raise BadInput(f"cannot save the plot to {path}: {exc.strerror or exc}") from None
-    print(f"timeline saved to {path}", file=sys.stderr)
+    print(f"{what} saved to {path}", file=sys.stderr)
+
+
+# -- matrix ------------------------------------------------------------------------------------------
+def _matrix(args: argparse.Namespace) -> int:
+    from .loader import check_handler
+    from .matrix import duplicate_matrix
+    from .world import Sandbox
+
+    _check_handler_file(args.handler)
+    plot = _plot_path(args.plot) if args.plot else None
+    with Sandbox():  # a handler that cannot load is one error, not one per scenario
+        check_handler(args.handler)
+    with _progress_bar(enabled=not args.json and sys.stderr.isatty(), desc="scenarios", unit=" runs",
+                       total=len(args.scenarios or ()) or None) as on_row:
+        found = duplicate_matrix(args.handler, seed=args.seed, scenarios=args.scenarios,
+                                 on_row=(lambda row: on_row(row.verdict)) if on_row else None)
+    print(json.dumps(found.to_dict(), indent=2, sort_keys=True) if args.json else found.table())
+    if plot:
+        _save_plot(found, plot, "page of timelines")
+    return EXIT[found.status]
 
 
 # -- exhaustive --------------------------------------------------------------------------------------
@@ -242,16 +272,18 @@ def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any
 
 
 @contextlib.contextmanager
-def _progress_bar(enabled: bool):
-    """A tqdm bar on stderr for a person at a terminal; yields the per-schedule callback (or None)."""
+def _progress_bar(enabled: bool, desc: str = "exploring", unit: str = " schedules", total: int | None = None):
+    """A tqdm bar on stderr for a person at a terminal; yields the per-run callback (or None)."""
     if not enabled:
         yield None
         return
     from tqdm import tqdm
 
+    from .scenarios import SCENARIOS
     from .vocab import Status
 
-    with tqdm(desc="exploring", unit=" schedules", file=sys.stderr, leave=False) as bar:
+    total = total if total is not None or desc == "exploring" else len(SCENARIOS)
+    with tqdm(desc=desc, unit=unit, total=total, file=sys.stderr, leave=False) as bar:
         broken = 0
 
         def on_schedule(verdict: str) -> None:

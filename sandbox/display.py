@@ -14,6 +14,7 @@ from .vocab import FindingKind, RecordType, Status
 if TYPE_CHECKING:
     from .checker import Verdict
     from .history import History
+    from .matrix import Matrix
     from .scenarios.base import RunResult
 
 #: A history longer than this shows its first and last rows only.
@@ -100,3 +101,11 @@ def result_html(result: "RunResult") -> str:
     head = (f"<b>{_e(result.scenario)}</b> · seed {result.seed} · {len(report['invocations'])} invocations · "
             f"DynamoDB calls: {_e(calls)} · {report['virtual_seconds']:g} virtual s")
     return f"<div>{head}<br>{verdict_html(result.verdict)}</div>"
+
+
+def matrix_html(matrix: "Matrix") -> str:
+    rows = [(_e(r.scenario), _e(r.source), _badge(r.verdict), r.extra_effects or "", r.lost or "",
+             _e(", ".join(r.causes))) for r in matrix.rows]
+    return (f"<div><b>{_e(matrix.summary())}</b>"
+            + _table(("scenario", "source", "verdict", "extra effects", "lost", "repeated by"), rows, raw=True)
+            + "</div>")

@@ -138,3 +138,14 @@ def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
 def test_same_seed_same_history(name):
     a = run_scenario(name, NAIVE, seed=4).history.to_json()
     assert a == run_scenario(name, NAIVE, seed=4).history.to_json()
+
+
+def test_the_readme_lists_every_scenario_in_order_with_its_source():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", readme, re.M)
+    assert [name for name, _ in rows] == list(ORDER)
+    for name, source in rows:
+        # the README may shorten "sync invoke (SDK)" to "sync invoke"
+        assert SCENARIOS[name].source.startswith(source.strip()), name

@@ -32,6 +32,7 @@ DOC_POWERTOOLS = "https://docs.aws.amazon.com/powertools/python/latest/utilities
 class AsyncLateRetry(Scenario):
     name = "async-late-retry"
     kind = "duplicate source"
+    source = "async invoke"
     summary = ("An async event carries one order. The function sends the email and saves its result, but an "
                "extension keeps the invocation open past its 3 s timeout: a timeout is a function error, so Lambda "
                "will retry the event. Meanwhile the function is throttled for two hours, and Lambda keeps the event, "

@@ -15,6 +15,7 @@ from .base import Scenario
 class AsyncRetry(Scenario):
     name = "async-retry"
     kind = "duplicate source"
+    source = "async invoke"
     summary = ("One EventBridge event carries two orders. The first order's email goes out, then the email "
                "provider fails on the second one, so the function returns an error. A minute later Lambda runs the "
                "whole event again, and a handler with no memory of the first attempt emails the first customer twice.")

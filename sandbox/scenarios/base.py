@@ -44,6 +44,8 @@ class Scenario:
 
     name: str = ""
     kind: str = "control"  # "control", "duplicate source" or "run_once"
+    #: How the event reaches the function, in the words the matrix and the notebooks use ("SQS", "EventBridge").
+    source: str = ""
     summary: str = ""
     settings: tuple[Setting, ...] = ()
     #: Settings of the world itself that every scenario accepts.

@@ -25,6 +25,7 @@ from .base import Scenario
 class EventBridgeProducerResend(Scenario):
     name = "eventbridge-producer-resend"
     kind = "duplicate source"
+    source = "EventBridge"
     summary = ("A producer puts three OrderPlaced events on an EventBridge bus, one a second; a rule sends them to "
                "the function. The second PutEvents takes effect, but its response never reaches the producer: its "
                "SDK waits out the 60 s read timeout and sends it again, and EventBridge creates a second event with "

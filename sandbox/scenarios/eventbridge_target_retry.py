@@ -26,6 +26,7 @@ from .base import Scenario
 class EventBridgeTargetRetry(Scenario):
     name = "eventbridge-target-retry"
     kind = "duplicate source"
+    source = "EventBridge"
     summary = ("A producer puts one OrderPlaced event carrying two orders on an EventBridge bus. Lambda refuses "
                "EventBridge's first two deliveries (429, throttled), and EventBridge retries them with back off: "
                "those retries never ran the function. The third is accepted into Lambda's async queue; the email "

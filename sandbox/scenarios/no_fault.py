@@ -10,6 +10,7 @@ from .base import Scenario
 class NoFault(Scenario):
     name = "no-fault"
     kind = "control"
+    source = "direct invoke"
     summary = ("Orders arrive one by one as EventBridge events and each is delivered exactly once, with no "
                "faults. Any handler that sends one email per order is valid here.")
     settings = (

@@ -25,6 +25,7 @@ from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
 class ProducerResend(Scenario):
     name = "producer-resend"
     kind = "duplicate source"
+    source = "SQS"
     summary = ("A producer sends three orders to SQS, one a second. SQS stores the second order, but the response "
                "never reaches the producer: its SDK waits out the 60 s read timeout and sends the order again, and "
                "SQS stores a second message with a new MessageId. The function receives the order twice.")

@@ -80,6 +80,7 @@ def run_stream(sb, cfg: dict[str, Any], source: ShardSource, orders: list[dict],
 class StreamBatchRetry(Scenario):
     name = "stream-batch-retry"
     kind = "duplicate source"
+    source = "Kinesis"
     summary = ("Several orders reach the function in one Kinesis batch. The email provider fails once for a later "
                "order, so the invocation fails and Lambda retries the whole batch from its first record: the orders "
                "before the failing one are handed to the function a second time.")

@@ -32,6 +32,7 @@ from .base import Scenario
 class SyncSdkRetry(Scenario):
     name = "sync-sdk-retry"
     kind = "duplicate source"
+    source = "sync invoke (SDK)"
     summary = ("A client calls the order function synchronously with boto3's Lambda Invoke, passing an API "
                "Gateway POST /orders event. Lambda never retries a synchronous invoke, but the email provider is "
                "slow, so the client's read timeout expires first and its SDK sends the same request again. The "

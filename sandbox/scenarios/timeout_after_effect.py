@@ -22,6 +22,7 @@ DYNAMODB_LATENCY = 0.010
 class TimeoutAfterEffect(Scenario):
     name = "timeout-after-effect"
     kind = "duplicate source"
+    source = "async invoke"
     summary = ("One event carries two orders. The first order's email goes out; the email provider then hangs on "
                "the second, and Lambda stops the function at its timeout. A timeout is a function error, so a minute "
                "later Lambda runs the whole event again and the first customer's email is sent a second time.")

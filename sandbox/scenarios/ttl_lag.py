@@ -20,6 +20,7 @@ from .base import Scenario
 class TtlLag(Scenario):
     name = "ttl-lag"
     kind = "run_once"
+    source = "async invoke"
     summary = ("The first invocation claims the order, then the email provider hangs and Lambda stops the function "
                "at its timeout, so the claim is left behind with nothing sent. Its lock expires three seconds later, "
                "but DynamoDB's TTL deletes expired items only hours later. The retries a minute and three minutes "

@@ -25,6 +25,7 @@ from .sizing import Scale
 
 TEXT_PAD_EM = 0.35  # a label's box is padded by this fraction of its font size (its rounded bbox patch)
 OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this many overlaps
+OFF_PAGE_PENALTY = 10_000  # one cut off by the edge of the figure, as this many
 
 
 @dataclass
@@ -94,7 +95,11 @@ class Canvas:
             tol = TEXT_PAD_EM * artist.get_fontsize() * self.pt + 1
             inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
                       box.y0 >= axbox.y0 - tol and box.y1 <= axbox.y1 + tol)
-            score = self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)
+            page = self.fig.bbox
+            on_page = box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
+            # overlapping a neighbour is bad; running off the page (cut in half) is worse
+            score = (self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)
+                     + (0 if on_page else OFF_PAGE_PENALTY))
             if score == 0:
                 self.obs.add(box, owner)
                 return artist

@@ -66,6 +66,20 @@ def draw_legend(c: Canvas, legend: LegendPlan) -> None:
 def freeze(c: Canvas) -> None:
     """Run constrained layout once and keep it; from here on, positions are display pixels."""
     c.freeze()
+    _keep_title_on_the_page(c)
+
+
+def _keep_title_on_the_page(c: Canvas) -> None:
+    """A title centred over the plot area can run off the figure when the lane names are long and the
+    figure narrow: slide it back inside (a title that fits stays where it was)."""
+    title = c.ax.title
+    box, page = title.get_window_extent(c.renderer), c.fig.bbox
+    shift = max(0.0, page.x0 - box.x0) - max(0.0, box.x1 - page.x1)
+    if shift:
+        to_axes = c.ax.transAxes.inverted()
+        x0, _ = to_axes.transform((0, 0))
+        x1, _ = to_axes.transform((shift, 0))
+        title.set_x(title.get_position()[0] + (x1 - x0))
 
 
 def thin_xticks(c: Canvas) -> None:
