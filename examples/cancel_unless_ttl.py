@@ -10,7 +10,7 @@ the customer is owed.
 import math
 from functools import partial
 
-from idempotent import fulfil
+from article import fulfil
 from run_once import run_once
 
 from sandbox import orders_in, removed_by_ttl, send_cancellation_email

@@ -6,14 +6,14 @@ does. But a crash or a timeout is not an exception the handler can catch: the ru
 stops it, the IN_PROGRESS record stays, and every retry is told "still in progress"
 until the retries run out and the order is dropped.
 
-Otherwise it matches ``idempotent.py``: the same keys, the stored result and the
+Otherwise it matches ``article.py``: the same keys, the stored result and the
 downstream idempotency key on the charge.
 """
 import os
 import time
 
 import boto3
-from idempotent import make_handler
+from article import make_handler
 
 from sandbox import StillInProgressError
 

@@ -7,14 +7,14 @@ shows up in every read and condition check until then. So after a crash or a tim
 the stale IN_PROGRESS record keeps refusing the retries. The article's run_once checks
 ``expiresAt < :now`` itself for exactly this reason.
 
-Otherwise it matches ``idempotent.py``: the same keys, lock length, stored result and
+Otherwise it matches ``article.py``: the same keys, lock length, stored result and
 downstream idempotency key on the charge.
 """
 import os
 import time
 
 import boto3
-from idempotent import make_handler
+from article import make_handler
 
 from sandbox import StillInProgressError
 
