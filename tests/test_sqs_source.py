@@ -118,9 +118,20 @@ def test_report_batch_item_failures_redelivers_only_the_failed_record():
 def test_partial_response_is_ignored_unless_the_mapping_asks_for_it():
     # Without ReportBatchItemFailures Lambda reads no response: the batch "succeeded" and is deleted,
     # o-3's message included, so o-3 is never emailed.
-    r = run_scenario("sqs-batch-failure", example("partial_batch.py"))
+    r = run_scenario("sqs-batch-failure", example("partial_batch.py"), settings={"report_batch_item_failures": False})
     assert r.status == "invalid"
     assert [f.key for f in r.verdict.lost] == ["o-3"]
+    # the history says why, in Lambda's terms
+    [note] = [n["text"] for n in r.history.of_type("note") if "batchItemFailures" in n["text"]]
+    assert "without ReportBatchItemFailures, so Lambda ignored them" in note
+
+
+def test_the_scenarios_deploy_the_mapping_with_partial_batch_responses():
+    from sandbox import SCENARIOS
+
+    for name in ("sqs-batch-failure", "sqs-visibility-timeout", "stream-batch-retry", "ddb-stream-batch-retry",
+                 "kinesis-producer-resend", "ddb-stream-ttl-remove", "sqs-fifo-window"):
+        assert SCENARIOS[name].all_settings()["report_batch_item_failures"].default is True, name
 
 
 def test_an_unknown_item_identifier_fails_the_whole_batch():

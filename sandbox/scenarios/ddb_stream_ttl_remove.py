@@ -44,7 +44,7 @@ class DdbStreamTtlRemove(Scenario):
         Setting("cancel_order", 0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
                 "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000),
         Setting("cancel_at", 30.0, "when the customer cancels it (virtual seconds)", None, 0, 7 * 24 * 3600),
-        *DdbStreamMapping.settings(),
+        *DdbStreamMapping.settings(report_batch_item_failures=True),
         Setting("horizon", 600.0, "virtual seconds after which the run stops; records still in the stream "
                 "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600),
     )

@@ -43,7 +43,7 @@ class KinesisProducerResend(Scenario):
         Setting("interval", 1.0, "virtual seconds between two orders the producer writes", None, 0, 3600),
         Setting("resend_order", 2, "which PutRecord takes effect but times out for the producer, so its SDK "
                 "writes it again (0: none)", None, 0, 5000),
-        *StreamMapping.settings(),
+        *StreamMapping.settings(report_batch_item_failures=True),
         *CallerConfig.settings(),
         Setting("horizon", 600.0, "virtual seconds after which the run stops; records still in the stream "
                 "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600),

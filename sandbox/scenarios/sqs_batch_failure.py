@@ -43,7 +43,12 @@ def sqs_settings(*, orders: int = 3, **defaults: Any) -> tuple[Setting, ...]:
     """The queue and event source mapping settings every SQS scenario offers (``defaults`` by name).
 
     A queue setting in ``OPT_IN_QUEUE_SETTINGS`` is offered only by a scenario that gives its default.
+    The mapping is deployed with ReportBatchItemFailures unless a scenario says otherwise: AWS leaves
+    it off until asked, but a handler that handles records one by one returns batchItemFailures, and
+    with the setting off Lambda ignores them and deletes (or checkpoints past) the whole batch. A
+    handler that raises fails the whole batch either way.
     """
+    defaults.setdefault("report_batch_item_failures", True)
     names = {s.name for s in QueueConfig.settings()}
     queue = {k: defaults.pop(k) for k in list(defaults) if k in names}
     queue_settings = tuple(s for s in QueueConfig.settings(**queue)

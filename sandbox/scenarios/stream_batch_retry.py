@@ -27,7 +27,14 @@ from .base import Scenario
 def stream_settings(mapping: type[ShardMapping], *, orders: int = 4, fail_order: int = 3,
                     writes: str = "writes to the stream (partition key = orderId)",
                     **defaults: Any) -> tuple[Setting, ...]:
-    """The workload, fault and mapping settings every stream scenario offers (``defaults`` by name)."""
+    """The workload, fault and mapping settings every stream scenario offers (``defaults`` by name).
+
+    The mapping is deployed with ReportBatchItemFailures unless a scenario says otherwise: AWS leaves
+    it off until asked, but a handler that handles records one by one returns batchItemFailures, and
+    with the setting off Lambda ignores them and deletes (or checkpoints past) the whole batch. A
+    handler that raises fails the whole batch either way.
+    """
+    defaults.setdefault("report_batch_item_failures", True)
     return (
         Setting("orders", orders, f"how many orders the producer {writes}", None, 1, 5000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,

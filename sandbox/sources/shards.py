@@ -51,6 +51,7 @@ from ..settings import Config, param
 from ..vocab import Cause, Delivery, Outcome
 from .async_invoke import read_queue
 from .base import Source
+from .sqs import ignored_partial_response
 
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
@@ -297,6 +298,7 @@ class ShardSource(Source):
     def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, str | None]:
         """(index of the lowest record named in batchItemFailures, or None), or a reason the whole batch failed."""
         if not self.mapping.report_batch_item_failures:
+            ignored_partial_response(self.world, result)
             return None, None  # the response is ignored unless the mapping asks for it
         if not isinstance(result, dict) or result.get("batchItemFailures") is None:
             return None, None

@@ -478,6 +478,7 @@ class SqsEventSourceMapping(Source):
     def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], str | None]:
         """The messageIds a partial batch response names, or a reason the whole batch failed."""
         if not self.config.report_batch_item_failures:
+            ignored_partial_response(self.world, result)
             return set(), None  # the response is ignored unless the mapping asks for it
         if result is None or not isinstance(result, dict) or result.get("batchItemFailures") is None:
             return set(), None
@@ -619,3 +620,11 @@ def pending_each(source: Source, keys: list[str]) -> None:
     t = source.world.clock.elapsed()
     for key in keys:
         source.pending([key], f"still in the queue or not yet sent when the run stopped at {t:g} s")
+
+
+def ignored_partial_response(sb: Any, result: Any) -> None:
+    """Say so in the history when a handler names failed records that the mapping will not hear of."""
+    items = result.get("batchItemFailures") if isinstance(result, dict) else None
+    if isinstance(items, list) and items:
+        sb.note(f"the handler returned {len(items)} batchItemFailures, but the mapping was created without "
+                f"ReportBatchItemFailures, so Lambda ignored them and treated the whole batch as a success")
