@@ -4,7 +4,8 @@
   API Gateway, a client that sends an ``Idempotency-Key`` header names its request itself:
   the header stays the same across the client's retries (``requestContext.requestId`` does
   not), so the key is ``order-confirmation#<Idempotency-Key>``.
-- The lock lasts as long as this invocation can still run.
+- The lock lasts as long as this invocation can still run (or ``RUN_ONCE_LOCK_SECONDS``, if
+  the function's environment sets it).
 - A charge also carries a downstream idempotency key, which closes the remaining window
   between the charge and the saved result.
 - Behind API Gateway a duplicate that finds the work in progress gets a 409.
@@ -17,6 +18,7 @@ SQS or stream record brings the others back.
 """
 import json
 import math
+import os
 from functools import partial
 
 from run_once import run_once
@@ -44,7 +46,8 @@ def make_handler(run_once):
         results = []
         try:
             for order in orders_in(event):
-                lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
+                lock_seconds = (int(os.environ.get("RUN_ONCE_LOCK_SECONDS") or 0)
+                                or math.ceil(context.get_remaining_time_in_millis() / 1000))
                 results.append(run_once(f"order-confirmation#{key_of(event, order)}", lock_seconds,
                                         partial(fulfil, order)))
         except StillInProgressError as err:

@@ -1,21 +1,45 @@
-"""A fully idempotent handler for every delivery source, built on the article's run_once.
+"""The improved handler: one ``run_once`` per order, for every way an event can arrive.
 
-- The key names the operation, not the delivery: ``order-confirmation#<orderId>``. Behind
-  API Gateway, a client that sends an ``Idempotency-Key`` header names its request itself:
-  the header stays the same across the client's retries (``requestContext.requestId`` does
-  not), so the key is ``order-confirmation#<Idempotency-Key>``.
-- The lock lasts as long as this invocation can still run.
-- A charge also carries a downstream idempotency key, which closes the remaining window
-  between the charge and the saved result.
-- Behind API Gateway a duplicate that finds the work in progress gets a 409.
+``run_once`` is the improved one (``run_once_improved.py``): one DynamoDB call for a
+duplicate, a fencing token, a short lock and a long retention, a payload fingerprint.
+Around it, each source gets what it needs:
+
+- **The key names the operation**, ``order-confirmation#<orderId>``, never the delivery
+  (a messageId, a request id, a stream eventID or an EventBridge id changes when a producer
+  re-sends or a client retries). Behind API Gateway the client names its request with an
+  ``Idempotency-Key`` header, which stays the same across its retries.
+- **SQS, Kinesis, DynamoDB Streams: record by record.** A record that fails is named in
+  ``batchItemFailures`` (the mapping is created with ``ReportBatchItemFailures``), so only
+  it comes back (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+  On a stream, Lambda retries from the lowest failed record anyway, so the handler stops
+  there and keeps the shard's order
+  (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html).
+- **API Gateway: the Idempotency-Key draft's answers.** A repeat gets the stored status and
+  body back; a key still in progress gets 409 with ``Retry-After``; a key reused with another
+  payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
+- **Async invokes, EventBridge, synchronous calls:** the orders one after another; a failure
+  raises, so the source retries the event, and the orders already done are replayed.
+- **Payments:** ``charge_card`` gets its own idempotency key, ``charge#<orderId>``. If the
+  charge succeeds and the invocation dies before saving, the retry charges again and the
+  payment provider answers with the first charge: the window no claim can close is closed
+  downstream. An email has no such key, so that window stays open for it.
+
+The lock lasts as long as the invocation can still run, unless the function's environment
+sets ``RUN_ONCE_LOCK_SECONDS``; results are kept a day, or ``RUN_ONCE_KEEP_FOR`` seconds.
 """
 import json
-import math
+import os
 from functools import partial
 
-from run_once import run_once
+from run_once_improved import KeyInProgressError, PayloadMismatchError, run_once
 
-from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+from sandbox import charge_card, orders_in, send_confirmation_email
+
+LOCK_SECONDS = int(os.environ["RUN_ONCE_LOCK_SECONDS"]) if os.environ.get("RUN_ONCE_LOCK_SECONDS") else None
+#: How the batch item id of a record is named, by event source.
+RECORD_ID = {"aws:sqs": lambda r: r["messageId"],
+             "aws:kinesis": lambda r: r["kinesis"]["sequenceNumber"],
+             "aws:dynamodb": lambda r: r["dynamodb"]["SequenceNumber"]}
 
 
 def fulfil(order):
@@ -24,32 +48,48 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
-def key_of(event, order):
-    """The client's Idempotency-Key header when there is one (header names are case-insensitive), else the order id."""
-    headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
-    return headers.get("idempotency-key") or order["orderId"]
+def confirm(order, context, work=None, key=None):
+    """The order's confirmation, once: ``work`` (by default, fulfil the order) under its key."""
+    return run_once(f"order-confirmation#{key or order['orderId']}", work or partial(fulfil, order),
+                    payload=order, lock_seconds=LOCK_SECONDS, context=context)
 
 
-def make_handler(run_once):
-    """A handler around any ``run_once(key, lock_seconds, work)``; the weaker variants reuse it."""
+def handler(event, context):
+    if "httpMethod" in event or "requestContext" in event:
+        return http_request(event, context)
+    if "Records" in event:
+        return batch(event["Records"], context)
+    return {"processed": [confirm(order, context) for order in orders_in(event)]}
 
-    def handler(event, context):
-        http = "httpMethod" in event
-        results = []
+
+def batch(records, context):
+    failures = []
+    for record in records:
         try:
-            for order in orders_in(event):
-                lock_seconds = math.ceil(context.get_remaining_time_in_millis() / 1000)
-                results.append(run_once(f"order-confirmation#{key_of(event, order)}", lock_seconds,
-                                        partial(fulfil, order)))
-        except StillInProgressError as err:
-            if http:
-                return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
-            raise  # SQS, streams and async invokes: fail, so the source retries later
-        if http:
-            return {"statusCode": 200, "body": json.dumps(results[0])}
-        return {"processed": len(results)}
-
-    return handler
+            for order in orders_in({"Records": [record]}):
+                confirm(order, context)
+        except Exception:  # this record failed (or is in progress elsewhere): report it, go on
+            failures.append({"itemIdentifier": RECORD_ID[record["eventSource"]](record)})
+            if record["eventSource"] != "aws:sqs":
+                break  # a stream resumes at the lowest failed record: the rest come again anyway
+    return {"batchItemFailures": failures}
 
 
-handler = make_handler(run_once)
+def http_request(event, context):
+    [order] = orders_in(event)
+    headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
+
+    def respond():  # the whole response is the stored result, so a repeat gets the same status and body
+        return {"statusCode": 200, "body": json.dumps(fulfil(order), default=str)}
+
+    try:
+        return confirm(order, context, work=respond, key=headers.get("idempotency-key"))
+    except KeyInProgressError as err:
+        return _answer(409, str(err), {"Retry-After": str(err.retry_after)})
+    except PayloadMismatchError as err:
+        return _answer(422, str(err))
+
+
+def _answer(status, message, headers=None):
+    return {"statusCode": status, "headers": {"Content-Type": "application/json", **(headers or {})},
+            "body": json.dumps({"message": message})}

@@ -56,6 +56,14 @@ class ResultTooLargeError(IdempotencyError):
     """The result would make the idempotency item bigger than DynamoDB's 400 KB."""
 
 
+class KeyInProgressError(StillInProgressError):
+    """Another invocation holds the key; ``retry_after`` is how many seconds its lock still runs."""
+
+    def __init__(self, key: str, retry_after: int):
+        super().__init__(f"{key} is being processed by another invocation")
+        self.retry_after = retry_after
+
+
 _table = None
 _plain = TypeDeserializer().deserialize
 
@@ -123,7 +131,7 @@ def run_once(key, work, *, payload=None, lock_seconds=None, keep_seconds=KEEP_FO
             if old.get("resultTooLarge"):
                 raise ResultTooLargeError(f"{key} was done, but its result was too large to keep")
             return old.get("result")  # a duplicate: replay the stored result
-        raise StillInProgressError(f"{key} is being processed by another invocation")
+        raise KeyInProgressError(key, max(1, int(old.get("lockUntil", 0)) - int(time.time())))
     try:
         result = storable(work())
     except Exception:

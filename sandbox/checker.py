@@ -21,6 +21,9 @@ from .vocab import AWS_OK, DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus, F
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
 _SAVES = ("PutItem", "UpdateItem")
+#: Requests to the table that change nothing.
+_READS = ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems", "DescribeTable", "DescribeTimeToLive")
+IN_PROGRESS = "IN_PROGRESS"
 #: What a finished run_once writes, and where the record's expiry is kept.
 COMPLETED = "COMPLETED"
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
@@ -67,16 +70,26 @@ class Verdict:
     def lost(self) -> list[Finding]:
         return [f for f in self.findings if f.kind == FindingKind.LOST]
 
+    @property
+    def notes(self) -> list[Finding]:
+        """Findings about the idempotency record (lock overlaps, stale writes): they explain, never judge."""
+        return [f for f in self.findings if FindingKind(f.kind).note]
+
     def explain(self) -> str:
         def s(n: int) -> str:  # the plural ending: 0 orders, 1 order, 2 orders
             return "" if n == 1 else "s"
 
-        if not self.findings:
+        judged = [f for f in self.findings if not FindingKind(f.kind).note]
+        if not judged:
             orders = len(self.effects_per_key)
             total = sum(sum(v.values()) for v in self.effects_per_key.values())
-            return f"valid: {orders} order{s(orders)}, {total} effect{s(total)}, each exactly once."
-        lines = [f"{self.status}: {len(self.findings)} finding{s(len(self.findings))}"]
-        lines += [f"- {f.text}" for f in self.findings]
+            lines = [f"valid: {orders} order{s(orders)}, {total} effect{s(total)}, each exactly once."]
+        else:
+            lines = [f"{self.status}: {len(judged)} finding{s(len(judged))}"]
+            lines += [f"- {f.text}" for f in judged]
+        if self.notes:
+            lines.append("Notes on the idempotency record:")
+            lines += [f"- {f.text}" for f in self.notes]
         return "\n".join(lines)
 
     def __str__(self) -> str:
@@ -188,9 +201,10 @@ def check(history: History) -> Verdict:
             if finding is not None:
                 findings.append(finding)
     findings += _abandoned(facts)
+    findings += record_notes(facts)
     if any(FindingKind(f.kind).breaks for f in findings):
         status = Status.INVALID
-    elif findings:
+    elif any(not FindingKind(f.kind).note for f in findings):
         status = Status.UNKNOWN
     else:
         status = Status.VALID
@@ -270,3 +284,66 @@ def _abandoned(facts: _Facts) -> list[Finding]:
 def _natural(key: str):
     head, _, tail = key.rpartition("-")
     return (head, int(tail)) if tail.isdigit() else (key, -1)
+
+
+# -- notes on the idempotency record -----------------------------------------------------------------
+def record_notes(facts: _Facts) -> list[Finding]:
+    """Lock overlaps and stale writes, key by key, from the table writes that took effect."""
+    by_key: dict[str, list[dict]] = defaultdict(list)
+    for writes in facts.table_writes.values():
+        for e in writes:
+            if e["result"] == AWS_OK and e.get("key") is not None and e["op"] not in _READS:
+                by_key[e["key"]].append(e)
+    notes: list[Finding] = []
+    for key, writes in sorted(by_key.items()):
+        notes += _key_notes(facts, key, sorted(writes, key=lambda e: e["seq"]))
+    return notes
+
+
+def _key_notes(facts: _Facts, key: str, writes: list[dict]) -> list[Finding]:
+    notes, owner = [], None  # owner: the claim (write) that holds the key now
+    for e in writes:
+        claim = _write_op(e) == "PutItem" and (e.get("detail") or {}).get("status") == IN_PROGRESS
+        if claim and owner is not None and owner["inv"] != e["inv"] and _running(facts, owner["inv"], e["t"]):
+            notes.append(_overlap(facts, key, owner, e))
+        elif not claim and owner is not None and owner["inv"] != e["inv"] and _took_over(writes, e, owner):
+            notes.append(_stale(facts, key, owner, e))
+        if claim:
+            owner = e
+        elif _write_op(e) == "DeleteItem" and owner is not None and owner["inv"] == e["inv"]:
+            owner = None
+    return notes
+
+
+def _running(facts: _Facts, inv_id: str, t: float) -> bool:
+    inv = facts.invs.get(inv_id) or {}
+    end = inv.get("end")
+    return end is None or end > t
+
+
+def _took_over(writes: list[dict], e: dict, owner: dict) -> bool:
+    """Did ``e``'s invocation claim this key before ``owner`` took it over?"""
+    return any(w["inv"] == e["inv"] and w["seq"] < owner["seq"] for w in writes)
+
+
+def _lock_end(facts: _Facts, claim: dict) -> float | None:
+    detail = claim.get("detail") or {}
+    until = detail.get("lockUntil", detail.get(TTL_ATTRIBUTE))
+    return float(until) - facts.epoch if isinstance(until, (int, float)) else None
+
+
+def _overlap(facts: _Facts, key: str, first: dict, second: dict) -> Finding:
+    end = _lock_end(facts, first)
+    lock = f" with a lock until {_fmt(end)}" if end is not None else ""
+    text = (f"{key}: lock overlap. {first['inv']} claimed the key at {_fmt(first['t'])}{lock} and was still "
+            f"running when {second['inv']} took the key over at {_fmt(second['t'])}, so both did the work. "
+            f"A lock must outlast the work it guards.")
+    return Finding(FindingKind.OVERLAP, key, None, text, [first["inv"], second["inv"]], (first["t"], second["t"]))
+
+
+def _stale(facts: _Facts, key: str, owner: dict, e: dict) -> Finding:
+    what = "deleted" if _write_op(e) == "DeleteItem" else "overwrote"
+    text = (f"{key}: stale write. {e['inv']} {what} the record at {_fmt(e['t'])}, though {owner['inv']} had "
+            f"taken the key over at {_fmt(owner['t'])}. A write conditional on still owning the claim (a "
+            f"fencing token) would have been refused.")
+    return Finding(FindingKind.STALE_WRITE, key, None, text, [e["inv"], owner["inv"]], (owner["t"], e["t"]))

@@ -9,7 +9,7 @@ the scenario (with settings and a seed) that shows the weakness.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,6 @@ class Stage:
     #: (scenario, settings, seed) where the weakness shows; None for the stage that has none left.
     counterexample: tuple[str, dict[str, Any], int] | None = None
     function: str = "handler"
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @property
     def handler(self) -> str:
@@ -64,13 +63,17 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
           ("ttl-lag", {}, 0)),
     Stage("article", "article.py",
           "the article's run_once: the claim checks expiresAt itself, so an expired lock is taken over",
-          "a duplicate costs two calls; a lock shorter than the work lets a second run in and the first "
-          "then overwrites the second's record; the same key with another payload replays the wrong result",
+          "a duplicate costs two calls; when a lock runs out under a slow owner, the owner's unconditional "
+          "delete throws away the record of the invocation that took over, and the retry runs the work again; "
+          "the same key with another payload replays the first payload's result; a batch is all or nothing",
           ("lock-shorter-than-work", {}, 0)),
     Stage("improved", "idempotent.py",
           "one call on the duplicate path, a fencing token, separate lock and retention windows, a payload "
           "fingerprint, per-record SQS and stream handling, the HTTP Idempotency-Key, a downstream charge key",
-          "the remaining window for effects that take no idempotency key (an email): no claim closes it",
+          "within its assumptions (a lock that outlasts the work, records kept longer than any source "
+          "redelivers) nothing the scenarios throw at it; outside them the checker says which assumption broke. "
+          "The remaining window stays open for an effect that takes no idempotency key (an email): no claim "
+          "closes it (crash-mid-work with crash_after=email)",
           None),
 )}
 

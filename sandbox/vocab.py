@@ -151,11 +151,20 @@ class FindingKind(StrEnum):
     UNEXPECTED = "unexpected"
     PENDING = "pending"
     ABANDONED = "abandoned"
+    #: Two invocations held one key at once: a lock ran out while its owner still worked.
+    OVERLAP = "lock overlap"
+    #: An invocation whose claim had been taken over wrote to (or deleted) the new owner's record.
+    STALE_WRITE = "stale write"
 
     @property
     def breaks(self) -> bool:
-        """A finding of this kind makes the verdict invalid (the others make it unknown)."""
+        """A finding of this kind makes the verdict invalid (the others make it unknown, or are notes)."""
         return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED)
+
+    @property
+    def note(self) -> bool:
+        """A finding about how the idempotency record was handled: it explains effects, never judges."""
+        return self in (FindingKind.OVERLAP, FindingKind.STALE_WRITE)
 
 
 #: The ``result`` of an ``aws`` record that succeeded; failures hold the error code.

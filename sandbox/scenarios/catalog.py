@@ -26,7 +26,7 @@ ORDER = (
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
     "concurrent-claims",
     # what a run_once has to survive
-    "crash-mid-work", "ttl-lag",
+    "crash-mid-work", "ttl-lag", "lock-shorter-than-work",
 )
 #: Modules of the package that hold machinery, not scenarios.
 _NOT_SCENARIOS = ("base", "catalog", "runner")
