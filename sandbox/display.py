@@ -14,7 +14,7 @@ from .vocab import FindingKind, RecordType, Status
 if TYPE_CHECKING:
     from .checker import Verdict
     from .history import History
-    from .matrix import Matrix
+    from .matrix import KeyMatrix, Matrix
     from .scenarios.base import RunResult
 
 #: A history longer than this shows its first and last rows only.
@@ -109,3 +109,14 @@ def matrix_html(matrix: "Matrix") -> str:
     return (f"<div><b>{_e(matrix.summary())}</b>"
             + _table(("scenario", "source", "verdict", "extra effects", "lost", "repeated by"), rows, raw=True)
             + "</div>")
+
+
+def key_matrix_html(matrix: "KeyMatrix") -> str:
+    def cell(text):
+        if text is None:
+            return '<span style="color:#999">n/a</span>'
+        colour = _STATUS_COLOURS[Status.VALID] if text == "holds" else _STATUS_COLOURS[Status.INVALID]
+        return f'<span style="color:{colour}">{_e(text)}</span>'
+
+    rows = [(_e(name), _e(source), *(cell(c) for c in cells)) for name, source, cells in matrix.rows]
+    return _table(("scenario", "source", *matrix.keys), rows, raw=True)

@@ -166,3 +166,76 @@ def duplicate_matrix(handler: Any, *, seed: int = 0, scenarios: Iterable[str] | 
         if on_row is not None:
             on_row(row)
     return Matrix(str(handler), seed, rows)
+
+
+# -- what to key on ---------------------------------------------------------------------------------------
+#: The handler file with one handler per choice of key, and where each applies (``APPLIES_TO`` in it).
+KEYS_FILE = Path(__file__).resolve().parent.parent / "examples" / "keys.py"
+HOLDS = "holds"
+
+
+@dataclass
+class KeyMatrix:
+    """Scenario by key: "holds", or what broke it in the checker's words; None where the key does not apply."""
+
+    keys: list[str]
+    rows: list[tuple[str, str, list[str | None]]]  # (scenario, source, a cell per key)
+
+    def table(self) -> str:
+        head = ("scenario", "source", *self.keys)
+        body = [(name, source, *(c or "n/a" for c in cells)) for name, source, cells in self.rows]
+        widths = [max(len(c) for c in col) for col in zip(head, *body)]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+    def holds_everywhere(self) -> list[str]:
+        """The keys no applicable scenario broke."""
+        return [k for i, k in enumerate(self.keys)
+                if all(cells[i] in (HOLDS, None) for _, _, cells in self.rows)]
+
+    def _repr_html_(self) -> str:
+        from .display import key_matrix_html
+
+        return key_matrix_html(self)
+
+
+def key_matrix(scenarios: Iterable[str] | None = None, *, seed: int = 0,
+               keys: Iterable[str] | None = None) -> KeyMatrix:
+    """Run each key of ``examples/keys.py`` through the scenarios of the sources it applies to.
+
+    A cell is "holds" when the run was valid, else "breaks: " and what delivered the repeat
+    ("producer re-send", "SDK retry"), or the checker's verdict when nothing was repeated.
+    """
+    applies = _applies_to(KEYS_FILE)
+    names = list(keys) if keys is not None else list(applies)
+    unknown = [k for k in names if k not in applies]
+    if unknown:
+        raise BadInput(f"unknown key {unknown[0]!r}; keys: {', '.join(applies)}")
+    rows = []
+    for name in list(SCENARIOS) if scenarios is None else [get_scenario(n).name for n in scenarios]:
+        sc = get_scenario(name)
+        if sc.kind != "duplicate source":
+            continue
+        cells = [_key_cell(name, f"{KEYS_FILE}:{k}", seed) if applies[k] is None or sc.source in applies[k]
+                 else None for k in names]
+        rows.append((name, sc.source, cells))
+    return KeyMatrix(names, rows)
+
+
+def _applies_to(path: Path) -> dict[str, tuple[str, ...] | None]:
+    """``APPLIES_TO`` from the keys file, read as a literal: importing it here would load handler code into the
+    notebook's process, which only a container should run."""
+    import ast
+
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "APPLIES_TO" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise BadInput(f"{path} has no APPLIES_TO")
+
+
+def _key_cell(scenario: str, handler: str, seed: int) -> str:
+    row = row_of(run_scenario(scenario, handler, seed=seed))
+    if row.verdict == Status.VALID:
+        return HOLDS
+    return "breaks: " + (", ".join(row.causes) or row.verdict)

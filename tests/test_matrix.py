@@ -83,3 +83,30 @@ def test_bad_matrix_arguments_are_one_line_and_exit_2(argv, message, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+# -- what to key on ------------------------------------------------------------------------------------
+def test_each_delivery_id_survives_some_repeats_and_not_others():
+    from sandbox.matrix import key_matrix
+
+    m = key_matrix(["sync-sdk-retry", "async-retry", "sqs-batch-failure", "producer-resend",
+                    "kinesis-producer-resend", "eventbridge-producer-resend", "crash-mid-work"])
+    cells = {name: dict(zip(m.keys, row)) for name, _, row in m.rows}
+    assert "crash-mid-work" not in cells  # run_once's own trials are no source of duplicates
+    assert cells["sqs-batch-failure"]["by_message_id"] == "holds"  # a redelivery keeps the MessageId
+    assert cells["producer-resend"]["by_message_id"] == "breaks: producer re-send"
+    assert cells["async-retry"]["by_request_id"] == "holds"  # Lambda's async retry keeps aws_request_id
+    assert cells["sync-sdk-retry"]["by_request_id"] == "breaks: SDK retry"
+    assert cells["kinesis-producer-resend"]["by_stream_event_id"] == "breaks: producer re-send"
+    assert cells["eventbridge-producer-resend"]["by_event_id"] == "breaks: producer re-send"
+    assert cells["sync-sdk-retry"]["by_message_id"] is None  # no SQS message to read it from
+    assert m.holds_everywhere() == ["by_order_id", "by_payload_hash"]
+    assert "n/a" in m.table() and "<table" in m._repr_html_()
+
+
+def test_an_unknown_key_is_named():
+    from sandbox import BadInput
+    from sandbox.matrix import key_matrix
+
+    with pytest.raises(BadInput, match="unknown key 'by_colour'; keys: by_order_id"):
+        key_matrix(["no-fault"], keys=["by_colour"])
