@@ -25,7 +25,8 @@ For batches, Powertools' documentation pairs ``idempotent_function`` with each r
 that is ``powertools_function.py``.
 
 Lock and retention are as there: the lock is the invocation's remaining time (the decorator
-registers the context itself), the retention ``RUN_ONCE_KEEP_FOR`` (unset: Powertools' hour).
+registers the context it is given), at most ``RUN_ONCE_LOCK_SECONDS`` when that is set, and the
+retention ``RUN_ONCE_KEEP_FOR`` (unset: Powertools' hour).
 A duplicate that finds the event IN_PROGRESS gets a 409 behind API Gateway, and fails elsewhere.
 """
 import json
@@ -36,6 +37,8 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyAl
 
 from sandbox import charge_card, orders_in, send_confirmation_email
 
+LOCK_SECONDS = int(os.environ.get("RUN_ONCE_LOCK_SECONDS") or 0)  # 0: the invocation's remaining time
+
 EVENT_KEY = ('headers."Idempotency-Key" || body || detail || Records[*].body || Records[*].kinesis.data'
              ' || Records[*].dynamodb.NewImage || Records[*].dynamodb.OldImage || @')
 
@@ -43,6 +46,19 @@ persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"
                                        expiry_attr="expiresAt")
 config = IdempotencyConfig(event_key_jmespath=EVENT_KEY,
                            expires_after_seconds=int(os.environ.get("RUN_ONCE_KEEP_FOR", 60 * 60)))
+
+
+class LockedContext:
+    """The Lambda context, reporting at most ``seconds`` of remaining time: Powertools' lock lasts that long."""
+
+    def __init__(self, context, seconds):
+        self._context, self._millis = context, seconds * 1000
+
+    def get_remaining_time_in_millis(self):
+        return min(self._context.get_remaining_time_in_millis(), self._millis)
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
 
 
 def fulfil(order):
@@ -61,7 +77,7 @@ def process(event, context):
 
 def handler(event, context):
     try:
-        return process(event, context)
+        return process(event, LockedContext(context, LOCK_SECONDS) if LOCK_SECONDS else context)
     except IdempotencyAlreadyInProgressError as err:
         if "httpMethod" in event:
             return {"statusCode": 409, "body": json.dumps({"message": str(err)})}

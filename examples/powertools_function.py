@@ -11,7 +11,10 @@ Powertools' idempotency utility (https://docs.aws.amazon.com/powertools/python/l
 - ``payload_validation_jmespath="@"`` stores a hash of the whole order: the same orderId sent with
   another payload raises ``IdempotencyValidationError`` instead of replaying another order's result.
 - ``register_lambda_context`` sizes the IN_PROGRESS lock to the invocation's remaining time, so
-  after a crash or a timeout the next delivery takes the claim over.
+  after a crash or a timeout the next delivery takes the claim over. Powertools has no setting
+  for a shorter lock; when the function's environment sets ``RUN_ONCE_LOCK_SECONDS`` (as
+  ``lock-shorter-than-work`` does for the stages), the context it is given reports at most that
+  much time left, so its lock is as long as theirs.
 - Retention: ``expires_after_seconds`` comes from ``RUN_ONCE_KEEP_FOR``, the variable the stages
   read, so the campaign compares designs and not defaults. Unset, it is Powertools' own default,
   an hour, which is shorter than the 6 hours Lambda's async queue may still retry an event.
@@ -37,6 +40,8 @@ from aws_lambda_powertools.utilities.idempotency.exceptions import (
 
 from sandbox import charge_card, orders_in, send_confirmation_email
 
+LOCK_SECONDS = int(os.environ.get("RUN_ONCE_LOCK_SECONDS") or 0)  # 0: the invocation's remaining time
+
 persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"], key_attr="pk",
                                        expiry_attr="expiresAt")
 config = IdempotencyConfig(event_key_jmespath="orderId", payload_validation_jmespath="@",
@@ -51,8 +56,21 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
+class LockedContext:
+    """The Lambda context, reporting at most ``seconds`` of remaining time: Powertools' lock lasts that long."""
+
+    def __init__(self, context, seconds):
+        self._context, self._millis = context, seconds * 1000
+
+    def get_remaining_time_in_millis(self):
+        return min(self._context.get_remaining_time_in_millis(), self._millis)
+
+    def __getattr__(self, name):
+        return getattr(self._context, name)
+
+
 def handler(event, context):
-    config.register_lambda_context(context)
+    config.register_lambda_context(LockedContext(context, LOCK_SECONDS) if LOCK_SECONDS else context)
     http = "httpMethod" in event
     try:
         results = [fulfil(order=order) for order in orders_in(event)]
