@@ -248,6 +248,15 @@ def peak_memory(name: str, orders: int) -> dict[str, float]:
             "process_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
+def dynamodb_costs() -> dict[str, Any]:
+    """DynamoDB calls per invocation (first run, duplicate, work fails) for every campaign strategy."""
+    from .costs import cost_rows, cost_table
+
+    rows = cost_rows()
+    return {"rows": {name: {k: list(v) for k, v in row.items()} for name, row in rows.items()},
+            "text": cost_table(rows)}
+
+
 # -- report -------------------------------------------------------------------------------------
 def run(quick: bool = False) -> dict[str, Any]:
     repeat = 1 if quick else 5
@@ -264,6 +273,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "cost_per_order": cost_per_order(["sqs-batch-failure", "concurrent-claims"],
                                          [10, 30] if quick else [100, 1000, 10000], 1 if quick else 3),
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
+        "dynamodb_costs": dynamodb_costs(),
     }
     results["misses"] = misses(results)
     return results
@@ -310,6 +320,7 @@ def table(r: dict[str, Any]) -> str:
     m = r["memory"]
     lines += ["", f"Peak memory: {m['traced_peak_mib']} MiB traced for {m['scenario']} with {m['orders']} orders; "
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]
+    lines += [r["dynamodb_costs"]["text"], ""]
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
     return "\n".join(lines)

@@ -75,4 +75,4 @@ def cost_table(rows: dict[str, dict[str, tuple[str, ...]]] | None = None) -> str
              "  " + "strategy".ljust(first) + "".join(f"  {s:<{w}}" for s, w in zip(SITUATIONS, widths))]
     for name, row in cells.items():
         lines.append("  " + name.ljust(first) + "".join(f"  {c:<{w}}" for c, w in zip(row, widths)))
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
