@@ -10,8 +10,9 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 LAB_ARGS    ?=
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
+CAMPAIGN_ARGS ?=
 
-.PHONY: setup lab lint test test-fast bench clean
+.PHONY: setup lab lint test test-fast bench campaign clean
 
 setup: $(STAMP)
 
@@ -49,6 +50,10 @@ test-fast: setup
 
 bench: setup
 	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)
+
+# Every strategy x every scenario and variant x seeds, on every core: campaign-results/.
+campaign: setup
+	$(BIN)/python -m sandbox.campaign $(CAMPAIGN_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
