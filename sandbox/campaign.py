@@ -88,7 +88,7 @@ class Variant:
     """Settings for one column of a scenario, and whether they stay within ``ASSUMPTIONS``."""
 
     label: str  # short: it is the column's label on the heat map
-    settings: Mapping[str, Any] = field(default_factory=dict)
+    settings: Mapping[str, Any] = field(default_factory=dict, hash=False)
     within: bool = True
     why: str = ""  # what the variant changes, or which assumption it breaks
 
@@ -98,34 +98,38 @@ OFF = "ReportBatchItemFailures off: the improved handler's batchItemFailures are
 #: The variants that matter, by scenario; a scenario not named here runs at its defaults.
 VARIANTS: dict[str, tuple[Variant, ...]] = {
     "apigw-client-retry": (
-        DEFAULT, Variant("no key", {"idempotency_key": False}, why="the client sends no Idempotency-Key header"),
-        Variant("retry 409", {"retry_conflict": True}, why="the client retries a 409 too")),
-    "async-retry": (DEFAULT, Variant("+dup", {"duplicate_probability": 1.0}, why="a spontaneous duplicate as well")),
-    "async-duplicate": (DEFAULT, Variant("at once", {"duplicate_delay": 0.0}, why="the duplicate runs alongside")),
+        DEFAULT,
+        Variant("no key header", {"idempotency_key": False}, why="the client sends no Idempotency-Key header"),
+        Variant("client retries 409", {"retry_conflict": True}, why="the client retries a 409 too")),
+    "async-retry": (
+        DEFAULT, Variant("also a duplicate", {"duplicate_probability": 1.0}, why="a spontaneous duplicate as well")),
+    "async-duplicate": (
+        DEFAULT, Variant("duplicate at once", {"duplicate_delay": 0.0}, why="the duplicate runs alongside")),
     "timeout-after-effect": (
         DEFAULT,
-        Variant("in window", {"fault_in_window": True}, within=False, why="the fault lands in the remaining window"),
-        Variant("cut-off sent", {"indefinite": True}, within=False,
+        Variant("fault in window", {"fault_in_window": True}, within=False,
+                why="the fault lands in the remaining window"),
+        Variant("cut-off email sent", {"indefinite": True}, within=False,
                 why="the cut-off email still reaches the provider: the remaining window")),
     "async-late-retry": (
-        DEFAULT, Variant("keep 1 h", {"keep_for": 3600}, within=False,
+        DEFAULT, Variant("kept 1 h", {"keep_for": 3600}, within=False,
                          why="results kept an hour (Powertools' default), the retry comes after 2 h")),
     "sqs-batch-failure": (
-        DEFAULT, Variant("card", {"payment": "card"}, why="orders pay by card: a charge, then the email"),
-        Variant("poison", {"poison": 1}, why="a message that is not JSON, until it is dead-lettered"),
-        Variant("RBIF off", {"report_batch_item_failures": False}, within=False, why=OFF)),
+        DEFAULT, Variant("card payments", {"payment": "card"}, why="orders pay by card: a charge, then the email"),
+        Variant("poison message", {"poison": 1}, why="a message that is not JSON, until it is dead-lettered"),
+        Variant("partial batch off", {"report_batch_item_failures": False}, within=False, why=OFF)),
     "stream-batch-retry": (
-        DEFAULT, Variant("RBIF off", {"report_batch_item_failures": False}, within=False, why=OFF)),
+        DEFAULT, Variant("partial batch off", {"report_batch_item_failures": False}, within=False, why=OFF)),
     "concurrent-claims": (
         DEFAULT, Variant("5 copies", {"copies": 5}, why="five identical deliveries at once"),
-        Variant("staggered", {"copies": 3, "stagger": 0.1}, why="three copies 0.1 s apart")),
+        Variant("3 copies, staggered", {"copies": 3, "stagger": 0.1}, why="three copies 0.1 s apart")),
     "crash-mid-work": (
-        DEFAULT, Variant("after email", {"crash_after": Effect.EMAIL}, within=False,
+        DEFAULT, Variant("crash after email", {"crash_after": Effect.EMAIL}, within=False,
                          why="the crash lands after the email: the remaining window")),
-    "ttl-lag": (DEFAULT, Variant("lag 0", {"ttl_lag": 0.0}, why="TTL deletes on time")),
+    "ttl-lag": (DEFAULT, Variant("TTL on time", {"ttl_lag": 0.0}, why="TTL deletes on time")),
     "lock-shorter-than-work": (
         Variant("default", within=False, why="the lock (10 s) runs out while the first attempt's email takes 30 s"),
-        Variant("lock 40 s", {"lock_seconds": 40}, why="the lock outlasts the 30 s email")),
+        Variant("lock 40 s > work", {"lock_seconds": 40}, why="the lock outlasts the 30 s email")),
 }
 
 
@@ -263,13 +267,16 @@ class Scoreboard:
     others_seeds: int
     workers: int = 1
     wall_s: float = 0.0
+    _index: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def runs(self) -> int:
         return sum(c.ran for c in self.cells)
 
     def cell(self, strategy: str, column: Column) -> Cell:
-        return next(c for c in self.cells if c.strategy == strategy and c.column == column)
+        if len(self._index) != len(self.cells):
+            self._index = {(c.strategy, c.column): c for c in self.cells}
+        return self._index[(strategy, column)]
 
     def improved_failures(self) -> list[Cell]:
         """The improved stage's cells within its assumptions that were not valid (the acceptance check)."""
@@ -364,11 +371,16 @@ def _header(name: str, width: int) -> tuple[str, str]:
     return (name[:cut + 1], name[cut + 1:]) if cut > 0 else (name[:width], name[width:])
 
 
+def _seeds(n: int) -> str:
+    return "seed 0" if n == 1 else f"seeds 0-{n - 1}"
+
+
 def seeds_note(board: Scoreboard) -> str:
+    """Which seeds each strategy ran: ``improved: seeds 0-199; others: seeds 0-19``."""
     others = [s for s in board.strategies if s != IMPROVED]
-    parts = [f"{IMPROVED}: seeds 0-{board.seeds - 1}"] if IMPROVED in board.strategies else []
+    parts = [f"{IMPROVED}: {_seeds(board.seeds)}"] if IMPROVED in board.strategies else []
     if others:
-        parts.append(f"{'others' if parts else 'every strategy'}: seeds 0-{min(board.seeds, board.others_seeds) - 1}")
+        parts.append(f"{'others' if parts else 'every strategy'}: {_seeds(min(board.seeds, board.others_seeds))}")
     return "; ".join(parts)
 
 
@@ -451,6 +463,9 @@ def _draw_cells(ax, board: Scoreboard) -> None:
     for r in range(1, len(board.strategies)):
         if (board.strategies[r] in POWERTOOLS) != (board.strategies[r - 1] in POWERTOOLS):
             ax.axhline(r, color="white", linewidth=7)
+    if IMPROVED in board.strategies:  # the row the course builds up to, framed
+        ax.add_patch(Rectangle((0, board.strategies.index(IMPROVED)), len(board.columns), 1, fill=False,
+                               edgecolor="#222222", linewidth=2.5, clip_on=False, zorder=5))
 
 
 def _label_axes(ax, board: Scoreboard) -> None:
@@ -478,7 +493,7 @@ def _legend(fig, board: Scoreboard) -> None:
                Patch(facecolor=COLOURS[Status.INVALID], label="invalid (number: the first seed that broke it)"),
                Patch(facecolor=COLOURS[Status.UNKNOWN], label="unknown (number: the first such seed)"),
                Patch(facecolor="#BBBBBB", hatch="///", hatchcolor="white", edgecolor="white",
-                     label="outside the improved handler's assumptions")]
+                     label="outside the improved handler's assumptions (a failure is expected)")]
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=12, frameon=False,
                bbox_to_anchor=(0.5, 0.12 / fig.get_figheight()), handlelength=2.2, handleheight=1.4)
 
@@ -496,14 +511,16 @@ def heatmap_figure(board: Scoreboard):
     _legend(fig, board)
     fig.text(0.01, 1 - 0.2 / height, "Which handler survives which duplicate delivery?", fontsize=18,
              fontweight="bold", va="top")
-    fig.text(0.01, 1 - 0.62 / height, f"Each cell: one handler in one scenario, {seeds_note(board)}.",
+    fig.text(0.01, 1 - 0.62 / height, f"A cell: one handler in one scenario ({seeds_note(board)}); a number is "
+             f"the first seed that broke it. A '+ ...' column is the scenario on its left with one thing changed.",
              fontsize=12.5, va="top", color="#333333")
     return fig
 
 
 def save_heatmap(board: Scoreboard, path: str | Path) -> Path:
     path = Path(path)
-    heatmap_figure(board).savefig(path, format="png", metadata={"Software": None})
+    heatmap_figure(board).savefig(path, format="png", metadata={"Software": None}, bbox_inches="tight",
+                                  pad_inches=0.25)
     return path
 
 
