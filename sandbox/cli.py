@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="a scripted interleaving, e.g. inv-1:GetItem,inv-2:GetItem,inv-1:PutItem,inv-2:PutItem")
     run.add_argument("--max-schedules", type=int, metavar="N",
                      help=f"with --policy exhaustive: stop after N schedules (default {DEFAULT_MAX_SCHEDULES})")
+    run.add_argument("--no-reduction", action="store_true",
+                     help="with --policy exhaustive: run every interleaving, not one per class of interleavings "
+                          "that differ only in the order of independent steps (same verdict, far slower)")
     matrix = sub.add_parser("matrix", help="run a handler against every scenario: one row each")
     matrix.add_argument("--handler", required=True, help="path/to/file.py:function")
     matrix.add_argument("--seed", type=int, default=0)
@@ -187,6 +190,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise BadInput("--script and --policy are alternatives: give one of them")
     if args.max_schedules is not None and args.policy != "exhaustive":
         raise BadInput("--max-schedules goes with --policy exhaustive")
+    if args.no_reduction and args.policy != "exhaustive":
+        raise BadInput("--no-reduction goes with --policy exhaustive")
     if args.max_schedules is not None and args.max_schedules < 1:
         raise BadInput(f"--max-schedules must be at least 1, got {args.max_schedules}")
 
@@ -259,7 +264,7 @@ def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any
         print(f"exploring every interleaving of {scenario}, up to {limit} schedules", flush=True)
     with _progress_bar(enabled=not args.json and sys.stderr.isatty()) as on_schedule:
         found = explore_scenario(scenario, args.handler, settings=settings, max_schedules=limit, seed=args.seed,
-                                 on_schedule=on_schedule)
+                                 on_schedule=on_schedule, reduction=not args.no_reduction)
     script = ",".join(found.first_broken_script) if found.first_broken_script else None
     replay = _replay_command(args, scenario, overrides, script) if script else None
     if args.json:
@@ -309,13 +314,19 @@ def _exhaustive_report(args: argparse.Namespace, scenario: str, found: Any, scri
                        replay: str | None) -> dict[str, Any]:
     return {"scenario": scenario, "seed": args.seed, "policy": "exhaustive", "verdict": found.status,
             "max_schedules": found.max_schedules, "schedules": found.schedules, "broken": found.broken,
-            "verdicts": found.verdicts, "truncated": found.truncated,
+            "verdicts": found.verdicts, "truncated": found.truncated, "reduction": found.reduction,
             "first_broken_schedule": found.first_broken, "first_broken_verdict": found.first_broken_verdict,
             "first_broken_script": script, "replay_command": replay}
 
 
 def _exhaustive_text(found: Any, script: str | None, replay: str | None) -> str:
     lines = [found.summary()]
+    if found.reduction:
+        lines.append(f"partial-order reduction: {_count(found.schedules, 'schedule')} run, one for each class of "
+                     f"interleavings that differ only in the order of independent steps (they share a verdict); "
+                     f"--no-reduction runs all interleavings")
+    else:
+        lines.append("every interleaving was run (no reduction)")
     if found.truncated:
         lines.append("more schedules were left to try, so the result is unknown: raise the limit with --max-schedules")
     if found.first_broken is None:
