@@ -342,8 +342,8 @@ def _overlap(facts: _Facts, key: str, first: dict, second: dict) -> Finding:
 
 
 def _stale(facts: _Facts, key: str, owner: dict, e: dict) -> Finding:
-    what = "deleted" if _write_op(e) == "DeleteItem" else "overwrote"
-    text = (f"{key}: stale write. {e['inv']} {what} the record at {_fmt(e['t'])}, though {owner['inv']} had "
+    what = "deleted the record" if _write_op(e) == "DeleteItem" else "overwrote the record"
+    text = (f"{key}: stale write. {e['inv']} {what} at {_fmt(e['t'])}, though {owner['inv']} had "
             f"taken the key over at {_fmt(owner['t'])}. A write conditional on still owning the claim (a "
             f"fencing token) would have been refused.")
     return Finding(FindingKind.STALE_WRITE, key, None, text, [e["inv"], owner["inv"]], (owner["t"], e["t"]))

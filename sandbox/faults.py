@@ -15,6 +15,8 @@ reach a handler whatever boto3 session or client it builds.
 """
 from __future__ import annotations
 
+import random
+
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -135,6 +137,10 @@ class Nemesis:
     aws: list[_Armed] = field(default_factory=list)
     providers: dict[tuple[str, str], _Armed] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
+    #: Seconds every AWS request from a handler takes when no ``Latency`` names its service, and
+    #: the generator that varies it (half to one and a half times; None: always exactly that).
+    round_trip: float = 0.0
+    jitter: "random.Random | None" = None
 
     def add(self, *faults: "AwsFault | ProviderFault | Latency | Iterable") -> None:
         for fault in faults:
@@ -169,7 +175,11 @@ class Nemesis:
         return None
 
     def latency_of(self, service: str) -> float:
-        return self.latency.get(service, 0.0)
+        if service in self.latency:
+            return self.latency[service]
+        if self.jitter is None or not self.round_trip:
+            return self.round_trip
+        return round(self.round_trip * (0.5 + self.jitter.random()), 6)
 
     # -- asked by the effect services ---------------------------------------------------
     def provider_call(self, effect: str, order: str) -> "ProviderCall":

@@ -22,6 +22,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import itertools
 import json
 import sys
@@ -375,7 +376,7 @@ class LambdaFunction:
         context = LambdaContext(clock, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
         self._record_start(inv, container, cold)
         try:
-            inv.result = container.handler(inv.event, context)
+            inv.result = marshal_response(container.handler(inv.event, context))
             if inv.crash.hold_after_return:
                 # The Invoke phase ends when the runtime *and every extension* are done, and the
                 # function's timeout covers all of it (lambda-runtime-environment.html).
@@ -394,6 +395,9 @@ class LambdaFunction:
             raise
         except HandlerBlocked as exc:  # the watchdog interrupted a busy loop
             self.stop(inv, Outcome.ERROR, exc, text=str(exc) or inv.task.blocked_message, blocked=True)
+        except MarshalError as exc:  # the runtime could not send the response: a function error
+            inv.error = exc
+            self._finish(inv, Outcome.ERROR, f"Runtime.MarshalError: {exc}")
         except Exception as exc:  # the handler's own error is a function error; the container lives on
             inv.error = exc
             self._finish(inv, Outcome.ERROR, _error_text(exc), where=_where(exc))
@@ -480,3 +484,29 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
         return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,
                 "stackTrace": [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}\n' for f in frames]}
     return {"errorMessage": inv.error_text or "unknown error", "errorType": "Runtime.Unknown", "requestId": rid}
+
+
+class MarshalError(Exception):
+    """The handler returned something the runtime cannot send back as JSON."""
+
+
+def marshal_response(response: Any) -> Any:
+    """What the caller receives: the response as Lambda's Python runtime encodes it.
+
+    The runtime sends JSON, writing a ``Decimal`` (what boto3's DynamoDB resource hands back) as the
+    number it holds, and fails the invocation with Runtime.MarshalError on anything else JSON cannot
+    hold (a set, a datetime) (aws-lambda-python-runtime-interface-client, lambda_runtime_marshaller.py).
+    Bytes go back as they are.
+    """
+    if response is None or isinstance(response, (bytes, str, bool, int, float)):
+        return response
+
+    def number(obj: Any) -> Any:
+        if isinstance(obj, decimal.Decimal):
+            return int(obj) if obj == obj.to_integral_value() and obj.is_finite() else float(obj)
+        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+    try:
+        return json.loads(json.dumps(response, default=number))
+    except (TypeError, ValueError) as exc:
+        raise MarshalError(f"Unable to marshal response: {exc}") from None

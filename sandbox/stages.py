@@ -48,7 +48,7 @@ STAGES: dict[str, Stage] = {s.name: s for s in (
     Stage("read-then-write", "read_then_write.py",
           "remembers handled orders in DynamoDB, across containers",
           "two invocations can both read 'missing' before either writes: a race",
-          ("concurrent-claims", {}, 1)),
+          ("concurrent-claims", {}, 0)),
     Stage("claim-only", "claim_only.py",
           "one conditional put: exactly one concurrent invocation wins the claim",
           "no stored result, no expiry, no clean-up: work that fails after the claim is never retried",

@@ -67,6 +67,8 @@ class ScenarioRun:
         self.interactive = policy == "interactive"
         self.seed = seed
         self._cfg = self.scenario.resolve(settings)
+        if self.interactive:  # the learner picks the order, one step at a time, at one instant
+            self._cfg["aws_latency"] = 0.0
         self._handler, self._factory = handler, factory
         self.world = open_world(self.scenario, self._cfg, seed, None if self.interactive else policy,
                                 DEFAULT_WATCHDOG if watchdog is None else watchdog)

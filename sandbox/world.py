@@ -81,6 +81,10 @@ def _virtual_sleep(seconds: float) -> None:
         adapter.real_sleep(seconds)  # JupyterLab's and other foreign threads keep real time
 
 
+#: The most an AWS request from a handler may take in this world (seconds).
+MAX_AWS_LATENCY = 5.0
+
+
 class Sandbox:
     """A local AWS world on a virtual clock.
 
@@ -97,7 +101,7 @@ class Sandbox:
     def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
-                 replica_lag: float = DEFAULT_REPLICA_LAG):
+                 replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
         if not 0 <= replica_lag <= MAX_REPLICA_LAG:
@@ -113,7 +117,15 @@ class Sandbox:
         self.scheduler = Scheduler(self.clock, make_policy(policy, seed), watchdog=watchdog)
         self.history = History({"seed": seed, "epoch": self.clock.epoch, "table": table, "region": region,
                                 **(meta or {})})
+        if not 0 <= aws_latency <= MAX_AWS_LATENCY:
+            raise BadInput(f"aws_latency must be between 0 and {MAX_AWS_LATENCY:g} seconds, got {aws_latency}")
         self.faults = Nemesis()
+        if self.scheduler.policy.name == "random":
+            # Seeded jitter spreads a race's steps over time, so the timeline shows their order. The
+            # other policies (scripted, replayed, exhaustive, interactive, round-robin) choose the
+            # order themselves, step by step at one instant, so they keep AWS calls instant.
+            self.faults.round_trip = aws_latency
+            self.faults.jitter = random.Random(f"latency:{seed}")
         self.replicas = Replicas(self.clock, region, replica_lag, seed)
         self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
         self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,

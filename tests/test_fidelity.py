@@ -128,7 +128,7 @@ def test_the_handler_module_is_named_after_its_file_in_every_container(tmp_path)
         first, second = fn.start({}), fn.start({})  # side by side: two containers, two copies of `app`
         sb.run()
         assert {first.container.id, second.container.id} == {"orders-handler/c1", "orders-handler/c2"}
-        assert first.result[0][:2] == second.result[0][:2] == ("app", "app") and first.result is not second.result
+        assert first.result[0][:2] == second.result[0][:2] == ["app", "app"] and first.result is not second.result
     with Sandbox() as sb:
         fn = sb.function(f"{tmp_path / 'app.py'}:handler", memory_mb=512)
         (name, module, handler_env, root, fname, runtime, memory, context_memory), = fn.invoke({}).result
@@ -326,3 +326,21 @@ def test_endpoint_and_transport_settings_in_the_environment_are_ignored(monkeypa
     result = run_scenario("concurrent-claims", f"{EXAMPLES / 'idempotent.py'}:handler")
     assert result.valid
     assert os.environ["AWS_ENDPOINT_URL_DYNAMODB"] == "http://localhost:4566"  # given back afterwards
+
+
+# -- the response goes back as JSON, as Lambda's Python runtime encodes it --------------------------------
+def test_a_decimal_goes_back_as_a_number_and_a_set_fails_the_invocation():
+    from decimal import Decimal
+
+    def handler(event, context):
+        if event.get("kind") == "set":
+            return {"ids": {1, 2}}
+        return {"statusCode": Decimal("200"), "total": Decimal("12.50"), "raw": (1, 2)}
+
+    with Sandbox() as sb:
+        fn = sb.function(handler)
+        ok, bad = fn.invoke({"kind": "decimal"}), fn.invoke({"kind": "set"})
+    assert ok.outcome == "ok" and ok.result == {"statusCode": 200, "total": 12.5, "raw": [1, 2]}
+    assert type(ok.result["statusCode"]) is int
+    assert bad.outcome == "error"
+    assert bad.error_text.startswith("Runtime.MarshalError: Unable to marshal response:") and "set" in bad.error_text

@@ -144,7 +144,7 @@ def test_a_repeat_after_the_saved_record_expired_names_the_retention(keep_for, r
     assert dup.to_dict()["retention_too_short"] is late
     assert not dup.remaining_window  # the result was saved: this is not the remaining window
     if late:
-        assert "kept until 60.0 min" in dup.text and "inv-2 started at" in dup.text
+        assert "kept until 1 h 0 min" in dup.text and "inv-2 started at" in dup.text
 
 
 def test_an_unsaved_first_invocation_is_not_a_retention_finding():

@@ -310,8 +310,8 @@ def test_no_dead_letter_no_redrive():
 
 
 def test_a_redrive_rate_spreads_the_moves():
-    r = run_scenario("sqs-dlq-redrive", IDEMPOTENT, settings={"orders": 3, "fail_order": 3, "redrive_rate": 1})
-    assert r.verdict.valid
+    # the naive handler fails its whole batch, so all three messages reach the dead-letter queue
+    r = run_scenario("sqs-dlq-redrive", NAIVE, settings={"orders": 3, "fail_order": 3, "redrive_rate": 1})
     assert [round(d["t"], 3) for d in deliveries(r.history, "redriven")] == [120.001, 121.001, 122.001]
 
 

@@ -34,6 +34,10 @@ class RunConfig(Config):
                            f"{TTL_WORDS}; up to a week here)", DOC_TTL, 0, MAX_TTL_LAG)
     email_seconds: float = param(0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600)
     charge_seconds: float = param(0.3, "how long the payment API takes per call (virtual seconds)", None, 0, 600)
+    aws_latency: float = param(0.01, "virtual seconds an AWS request from the handler takes, varied from half to "
+                               "one and a half times (seeded), so the steps of concurrent invocations spread "
+                               "over the timeline; under a policy that picks the order itself, calls are "
+                               "instant", None, 0, 5)
     replica_lag: float = param(DEFAULT_REPLICA_LAG, "how far behind an eventually consistent DynamoDB read may be, "
                                "in seconds (reads with ConsistentRead=True are always current)", DOC_CONSISTENCY,
                                0, MAX_REPLICA_LAG)
@@ -160,7 +164,7 @@ class RunResult:
 def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
     return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
-                   replica_lag=cfg["replica_lag"], meta={"scenario": sc.name, "settings": cfg})
+                   replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"], meta={"scenario": sc.name, "settings": cfg})
 
 
 def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any],
