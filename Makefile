@@ -27,13 +27,33 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml |
 	$(PIP) install --progress-bar off --upgrade pip
 	$(PIP) install --progress-bar off -r requirements-dev.txt -c constraints.txt
 	$(PIP) install --progress-bar off --no-deps -e .
+	@$(MAKE) --no-print-directory git-filter
 	@touch $@
+
+# git stores notebooks without outputs (.gitattributes), so running lessons keeps the clone clean.
+.PHONY: git-filter
+git-filter:
+	@if git rev-parse --git-dir >/dev/null 2>&1; then \
+	  git config filter.strip-outputs.clean "$(abspath $(BIN))/python -m sandbox.strip_outputs"; \
+	  git config filter.strip-outputs.smudge cat; fi
 
 # Jupyter refuses to run as root (containers, CI) unless told it may.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-lab: setup
-	$(BIN)/jupyter lab notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
+# Serves the repository root, so exercises/ and examples/ open from the file browser.
+lab: setup git-filter
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
+
+# Put the lessons and exercises back as they came (outputs gone; your edits to code cells stay).
+reset-notebooks: setup
+	$(BIN)/python -m sandbox.strip_outputs $(wildcard notebooks/*.ipynb exercises/*.ipynb)
+
+# The executed course as static HTML, for reading without a kernel: out/html/.
+html: setup
+	rm -rf out/html && mkdir -p out/html
+	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=300 \
+	  --output-dir out/html notebooks/*.ipynb
+	@echo "open out/html/00_start_here.html"
 
 lint: setup
 	$(BIN)/ruff check .

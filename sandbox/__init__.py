@@ -36,6 +36,11 @@ _LAZY = {
     "setting_controls": ("sandbox.widgets", "setting_controls"),
     "explore_settings": ("sandbox.widgets", "explore_settings"),
     "SettingsExplorer": ("sandbox.widgets", "SettingsExplorer"),
+    "duplicate_matrix": ("sandbox.matrix", "duplicate_matrix"),
+    "key_matrix": ("sandbox.matrix", "key_matrix"),
+    "explore_scenario": ("sandbox.explore", "explore_scenario"),
+    "STAGES": ("sandbox.stages", "STAGES"),
+    "stage": ("sandbox.stages", "stage"),
 }
 
 
@@ -52,7 +57,7 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AwsFault", "BadInput", "Cause", "Choice", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding",
+    "AwsFault", "BadInput", "STAGES", "duplicate_matrix", "explore_scenario", "key_matrix", "stage", "Cause", "Choice", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding",
     "FunctionConfig",
     "HandlerBlocked", "History", "InvocationCrashed", "LambdaContext", "LambdaTimeout", "Latency", "Outcome",
     "ProviderError", "ProviderFault", "RealAwsRefused", "RunResult", "SCENARIOS", "Sandbox", "SandboxError",
