@@ -235,7 +235,8 @@ def test_exhaustive_all_valid_and_complete_exits_0():
 
 
 def test_exhaustive_stopped_at_its_cap_exits_2():
-    code, out, err = exhaustive(CLAIM, "--max-schedules", "3")
+    # Three copies: even the reduced search has more than 3 schedules to run.
+    code, out, err = exhaustive(CLAIM, "--max-schedules", "3", "--set", "copies=3")
     assert code == 2, err
     assert "up to 3 schedules" in out and "3 schedules explored (stopped at the limit of 3)" in out
     assert "--max-schedules" in out
@@ -310,7 +311,8 @@ def run_on_a_terminal(*args):
 
 
 def test_exhaustive_shows_a_progress_bar_on_a_terminal_only():
-    few = ("run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--max-schedules", "5")
+    few = ("run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--max-schedules", "5",
+           "--set", "copies=3")
     code, out, err = run_on_a_terminal(*few)
     assert code == 2 and "exploring:" in err and "schedules" in err and "exploring:" not in out
     code, out, err = cli(*few)
