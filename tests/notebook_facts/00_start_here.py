@@ -4,3 +4,14 @@ assert result.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 
 assert bad.status == "invalid" and len(bad.verdict.duplicates) == 3
 assert try_it.status == "valid" and len(try_it.verdict.effects_per_key) == 5
 assert invocation.outcome == "ok"
+
+# "Reading the marks": every mark the table names is in the run, in the order the story tells.
+assert marks.status == "valid" and marks.verdict.effects_per_key == {"o-1": {"email": 1}}, marks.verdict.explain()
+_outcomes = {inv: v["outcome"] for inv, v in marks.history.invocations().items()}
+assert _outcomes == {"inv-1": "timeout", "inv-2": "error", "inv-3": "ok", "inv-4": "ok"}, _outcomes
+_claims = [(e["inv"], e["result"]) for e in marks.history.of_type("aws") if e["op"] == "PutItem"]
+assert _claims == [("inv-1", "ok"), ("inv-2", "ConditionalCheckFailed"), ("inv-3", "ok"),
+                   ("inv-4", "ConditionalCheckFailed")], _claims  # won, lost, won (takeover), lost
+_reads = [(e["inv"], e["detail"]["status"]) for e in marks.history.of_type("aws") if e["op"] == "GetItem"]
+assert _reads == [("inv-2", "IN_PROGRESS"), ("inv-4", "COMPLETED")], _reads
+assert marks.report()["dynamodb_calls"] == {"GetItem": 2, "PutItem": 4, "UpdateItem": 1}
