@@ -1,0 +1,20 @@
+# Key facts of notebooks/07_read_then_write.ipynb, run in its kernel after its last cell.
+# Played by hand: both reads before either write, and both send.
+assert [s.does for s in both_read] == ["dynamodb.GetItem", "dynamodb.GetItem"]
+assert all(r.get("detail", {}).get("found") is False for s in both_read for r in s.records if r["type"] == "aws")
+assert table_after_reads == []
+assert race.status == "invalid" and race.verdict.effects_per_key == {"o-1": {"email": 2}}
+# One invocation finishing before the other reads is safe.
+assert safe.status == "valid" and safe.verdict.effects_per_key == {"o-1": {"email": 1}}
+# The exhaustive (reduced) search: read-then-write has bad interleavings, and some good ones; claim-only none.
+assert search.reduction and not search.truncated
+assert search.status == "invalid" and 0 < search.broken < search.schedules
+assert search.first_broken_script[:2] == ["inv-1:dynamodb.GetItem", "inv-2:dynamodb.GetItem"]
+assert claim_search.status == "valid" and claim_search.broken == 0 and not claim_search.truncated
+# A module-level set: fails across containers, holds in a warm one, and no schedule saves it.
+assert module_set_apart.status == "invalid" and module_set_apart.verdict.effects_per_key == {"o-1": {"email": 2}}
+assert len({v["container"] for v in module_set_apart.history.invocations().values()}) == 2
+assert module_set_warm.status == "valid"
+assert len({v["container"] for v in module_set_warm.history.invocations().values()}) == 1
+assert module_search.status == "invalid" and module_search.broken == module_search.schedules
+assert try_it.status in ("valid", "invalid")
