@@ -1,0 +1,30 @@
+# Key facts of notebooks/02_async_invokes.ipynb, run in its kernel after its last cell.
+# A function error: Lambda runs the whole event again a minute later, and o-1 is emailed twice.
+assert async_naive.status == "invalid"
+assert async_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 1}}, async_naive.verdict.explain()
+# Both retries: one minute, then two; o-1 three times; the request id is the same on every attempt.
+assert retry_gaps == [60, 120], retry_gaps
+assert async_twice.verdict.effects_per_key["o-1"] == {"email": 3}
+assert len({v["request_id"] for v in async_twice.history.invocations().values()}) == 1
+assert [v["cause"] for v in async_twice.history.invocations().values()] == ["first delivery", "retry 1", "retry 2"]
+# A duplicate with no error: every order twice, every invocation ok, and (by default) a new request id.
+assert duplicate_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 2}}
+assert all(v["outcome"] == "ok" for v in duplicate_naive.history.invocations().values())
+assert len({v["request_id"] for v in duplicate_naive.history.invocations().values()}) == 4
+assert by_request_id == {"new": "invalid", "same": "valid"}
+# The late retry: two hours later; the naive handler emails twice; the improved one holds with a day's retention ...
+_late = late_naive.history.invocations()
+assert _late["inv-1"]["outcome"] == "timeout" and _late["inv-2"]["t"] > 2 * 3600
+assert late_naive.verdict.effects_per_key == {"o-1": {"email": 2}}
+assert late_fixed.status == "valid"
+# ... and not with an hour's: the checker names retention shorter than the redelivery horizon.
+assert late_short.status == "invalid" and late_short.verdict.effects_per_key == {"o-1": {"email": 2}}
+assert [f.retention_too_short for f in late_short.verdict.duplicates] == [True]
+assert "retention shorter than the redelivery horizon" in late_short.verdict.explain().lower()
+# EventBridge's refused deliveries run nothing; Lambda's retry repeats o-1.
+assert eventbridge_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 1}}
+assert [v["cause"] for v in eventbridge_naive.history.invocations().values()] == ["first delivery", "retry 1"]
+# The improved handler holds in every async scenario.
+assert improved_async == {name: "valid" for name in async_scenarios}, improved_async
+assert duplicate_fixed.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}
+assert try_it.scenario == "async-retry"
