@@ -40,9 +40,10 @@ from .policies import Policy
 from .vocab import Effect, RecordType
 
 #: (space, target, key, mode): a space such as "dynamodb" or "sqs", its table or queue, the item key,
-#: and READ or WRITE. ANY as the target or the key stands for all of them.
+#: and a mode: READ, WRITE, or FREE (an update that commutes with others like it: freeing a
+#: container). ANY as the target or the key stands for all of them.
 Resource = tuple[str, str, str, str]
-READ, WRITE, ANY = "r", "w", "*"
+READ, WRITE, FREE, ANY = "r", "w", "+", "*"
 #: The task name of a tick (the scheduler's own work between steps).
 TICK = "(clock)"
 #: The label of a task that has not started yet (the scheduler's word).
@@ -100,7 +101,8 @@ def resources_of(records: Sequence[dict[str, Any]], pool: str = ANY) -> tuple[se
 
     ``pool`` names the function whose containers an invocation's start and end take and give
     back: a cold start only finds that no container is free (two cold starts commute; the
-    containers they create differ only in their names), a warm start takes one, an end frees one.
+    containers they create differ only in their names), a warm start takes one, an end frees one
+    (two ends commute: each clears its own container's flag).
     """
     out: set[Resource] = set()
     for r in records:
@@ -112,14 +114,15 @@ def resources_of(records: Sequence[dict[str, Any]], pool: str = ANY) -> tuple[se
         elif kind == RecordType.INVOKE_START:
             out.add(("containers", pool, ANY, READ if r.get("cold_start") else WRITE))
         elif kind == RecordType.INVOKE_END:
-            out.add(("containers", pool, ANY, WRITE))
+            out.add(("containers", pool, ANY, FREE))
         elif kind not in _PRIVATE:
             return out, True  # an accept, a delivery, a sweep: the source's own state, which we cannot see
     return out, False
 
 
 def _clash(a: Resource, b: Resource) -> bool:
-    return (a[0] == b[0] and WRITE in (a[3], b[3]) and (a[1] == b[1] or ANY in (a[1], b[1]))
+    """Two reads commute, and so do two updates that commute by nature (FREE); nothing else does."""
+    return (a[0] == b[0] and not (a[3] == b[3] != WRITE) and (a[1] == b[1] or ANY in (a[1], b[1]))
             and (a[2] == b[2] or ANY in (a[2], b[2])))
 
 
@@ -145,8 +148,12 @@ def _probes(sb: Any) -> list[tuple[str, Callable[[], Any]]]:
         return ([(a.seen, a.fired) for a in nemesis.aws],
                 sorted((k, a.seen, a.fired) for k, a in nemesis.providers.items()))
 
-    return [("random", random.getstate), ("moto-random", mock_random.getstate), ("world-random", sb.rng.getstate),
-            ("replica-random", sb.replicas._rng.getstate), ("faults", faults)]
+    probes = [("random", random.getstate), ("moto-random", mock_random.getstate), ("world-random", sb.rng.getstate),
+              ("replica-random", sb.replicas._rng.getstate), ("faults", faults)]
+    jitter = getattr(sb.faults, "jitter", None)  # AWS latency drawn per call (the random policy's only, today)
+    if jitter is not None:
+        probes.append(("latency-random", jitter.getstate))
+    return probes
 
 
 #: How long moto's request ids are (``moto.utilities.aws_headers.gen_amzn_requestid_long``).
@@ -229,7 +236,7 @@ class _Tracer:
         found, unknown = resources_of(records, inv.function.config.name)
         found.add(("invocation", inv.id, ANY, WRITE))  # its threads share its process
         if task.done:  # its container is free again (or dead)
-            found.add(("containers", inv.function.config.name, ANY, WRITE))
+            found.add(("containers", inv.function.config.name, ANY, FREE))
         for (name, snap), old in zip(self.probes, before):
             now = snap()
             if now != old and not (name == "moto-random" and _request_ids_only(old, now, len(records))):
