@@ -16,7 +16,9 @@ Figures and their targets:
 - cost of a whole run over the same AWS calls made directly on prebuilt moto clients (<= 3x);
 - campaign throughput: scenario runs per second on every core;
 - cost per order at 100, 1,000 and 10,000 orders (flat within 1.5x);
-- peak memory (traced Python allocations of the largest run, and the process's max RSS).
+- peak memory (traced Python allocations of the largest run, and the process's max RSS);
+- exhaustive exploration of concurrent-claims: schedules and wall time with partial-order
+  reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced).
 """
 from __future__ import annotations
 
@@ -43,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
 NAIVE = str(ROOT / "examples" / "naive_email.py") + ":handler"
 TARGETS = {"scenario_wall_s": 2.0, "compression_x": 1000.0, "cli_start_x": 1.5, "overhead_x": 1.3,
-           "prebuilt_x": 3.0, "cost_flatness_x": 1.5}
+           "prebuilt_x": 3.0, "cost_flatness_x": 1.5, "explore_3_copies_s": 10.0, "explore_4_copies_s": 60.0}
 OVERHEAD_SCENARIOS = ["no-fault", "concurrent-claims", "sqs-batch-failure"]
 BARE_IMPORT = "import boto3, moto.dynamodb.models, moto.sqs.models, moto.kinesis.models"
 Call = tuple[str, str, dict, str]  # service, op, wire params, origin
@@ -257,6 +259,60 @@ def dynamodb_costs() -> dict[str, Any]:
             "text": cost_table(rows)}
 
 
+# -- exhaustive exploration: with and without partial-order reduction ----------------------------
+#: (handler in examples/, copies of the order, whether to run the full search too: it is far too slow
+#: for four copies, whose interleavings run to tens of thousands).
+EXPLORATION_CASES = [("idempotent.py", 2, True), ("idempotent.py", 3, True), ("idempotent.py", 4, False),
+                     ("read_then_write.py", 2, True), ("read_then_write.py", 3, False),
+                     ("naive_email.py", 3, True), ("claim_only.py", 3, True), ("claim_only.py", 4, False)]
+QUICK_EXPLORATION_CASES = [("idempotent.py", 2, True), ("idempotent.py", 3, False)]
+EXPLORATION_CAP = 20_000
+
+
+def _explore(handler: str, copies: int, reduction: bool) -> dict[str, Any]:
+    from .explore import explore_scenario
+
+    started = time.perf_counter()
+    found = explore_scenario("concurrent-claims", str(ROOT / "examples" / handler) + ":handler",
+                             settings={"copies": copies}, max_schedules=EXPLORATION_CAP, reduction=reduction)
+    return {"schedules": found.schedules, "wall_s": round(time.perf_counter() - started, 2), "status": found.status,
+            "broken": found.broken, "truncated": found.truncated}
+
+
+def exploration(cases: list[tuple[str, int, bool]]) -> dict[str, dict[str, Any]]:
+    """Each case searched with reduction and, where it finishes in minutes, without."""
+    out: dict[str, dict[str, Any]] = {}
+    for handler, copies, full in cases:
+        row = {"handler": handler, "copies": copies, "reduced": _explore(handler, copies, True)}
+        if full:
+            row["full"] = _explore(handler, copies, False)
+        out[f"{handler} x{copies}"] = row
+    return out
+
+
+def _exploration_misses(rows: dict[str, dict[str, Any]]) -> list[str]:
+    out = []
+    for name, row in rows.items():
+        target = {3: TARGETS["explore_3_copies_s"], 4: TARGETS["explore_4_copies_s"]}.get(row["copies"])
+        wall = row["reduced"]["wall_s"]
+        if row["handler"] == "idempotent.py" and target is not None and wall >= target:
+            out.append(f"exploration: {name} took {wall} s reduced (target < {target:g} s)")
+        full = row.get("full")
+        if full and (full["status"], full["broken"] > 0) != (row["reduced"]["status"], row["reduced"]["broken"] > 0):
+            out.append(f"exploration: {name} reduced says {row['reduced']['status']}, full says {full['status']}")
+    return out
+
+
+def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["Exhaustive exploration of concurrent-claims (schedules and wall s; full: every interleaving)",
+             f"  {'handler x copies':<24}{'reduced':>9}{'s':>8}{'full':>9}{'s':>8}  verdict"]
+    for name, row in rows.items():
+        red, full = row["reduced"], row.get("full")
+        rest = f"{full['schedules']:>9}{full['wall_s']:>8.1f}" if full else f"{'not run':>9}{'':>8}"
+        lines.append(f"  {name:<24}{red['schedules']:>9}{red['wall_s']:>8.1f}{rest}  {red['status']}")
+    return lines
+
+
 # -- report -------------------------------------------------------------------------------------
 def run(quick: bool = False) -> dict[str, Any]:
     repeat = 1 if quick else 5
@@ -274,6 +330,7 @@ def run(quick: bool = False) -> dict[str, Any]:
                                          [10, 30] if quick else [100, 1000, 10000], 1 if quick else 3),
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
         "dynamodb_costs": dynamodb_costs(),
+        "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
     }
     results["misses"] = misses(results)
     return results
@@ -293,6 +350,7 @@ def misses(r: dict[str, Any]) -> list[str]:
             out.append(f"whole run: {name} {v['prebuilt_ratio_x']}x the calls on prebuilt clients (target <= 3x)")
     out += [f"cost per order: {name} varies {v['flatness_x']}x across sizes (target <= 1.5x)"
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
+    out += _exploration_misses(r.get("exploration", {}))
     return out
 
 
@@ -321,6 +379,7 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", f"Peak memory: {m['traced_peak_mib']} MiB traced for {m['scenario']} with {m['orders']} orders; "
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]
     lines += [r["dynamodb_costs"]["text"], ""]
+    lines += exploration_table(r.get("exploration", {})) + [""]
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
     return "\n".join(lines)

@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import BadInput
 from .policies import Policy
 from .vocab import Effect, RecordType
 
@@ -310,8 +311,9 @@ class DporPolicy(Policy):
             self.nodes.append(_Node(names, dict(self.sleep)))
         node = self.nodes[d]
         if node.runnable != names:
-            raise RuntimeError(f"the run is not deterministic: decision {d + 1} offered {names}, "
-                               f"before {node.runnable}")
+            raise BadInput(f"the same schedule ran differently twice (decision {d + 1} offered {node.runnable}, "
+                           f"then {names}): the handler depends on something outside the sandbox (real time, "
+                           f"real randomness), so its schedules cannot be replayed")
         return node
 
     def _awake(self, runnable) -> str:
