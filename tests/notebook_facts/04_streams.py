@@ -32,3 +32,5 @@ assert unless_ttl.valid and unless_ttl.verdict.effects_per_key["o-2"] == {"cance
 # The fix.
 assert improved.valid and fixed == dict.fromkeys(STREAMS, "valid")
 assert try_it.status == "invalid"
+# MaximumRecordAgeInSeconds=60: the records behind the poison wait until it is a minute old.
+assert [f.key for f in aged.verdict.lost] == ["o-2"] and waits(aged)["o-3"] > 55 and waits(aged)["o-4"] > 55
