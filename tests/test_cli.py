@@ -101,7 +101,7 @@ def test_exhaustive_policy_counts_broken_schedules(capsys):
                  "--json"]) == 1
     report = json.loads(capsys.readouterr().out)
     assert report["schedules"] > report["broken"] > 0 and report["first_broken_schedule"]
-    solution = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
+    solution = str(ROOT / "solutions" / "02_claim_the_key.py") + ":handler"
     assert main(["run", "concurrent-claims", "--handler", solution, "--policy", "exhaustive"]) == 0
     assert "0 broke the invariant" in capsys.readouterr().out
 
@@ -220,7 +220,7 @@ def test_scenarios_brief_is_one_line_per_scenario(capsys):
 
 # -- exhaustive mode -----------------------------------------------------------------------------
 READ_THEN_WRITE = example("read_then_write.py")
-CLAIM = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
+CLAIM = str(ROOT / "solutions" / "02_claim_the_key.py") + ":handler"
 
 
 def exhaustive(handler, *extra):

@@ -15,7 +15,7 @@ from sandbox.policies import ReplayPolicy
 from conftest import ROOT, example, no_real_sleep
 
 READ_THEN_WRITE = example("read_then_write.py")
-CONDITIONAL_PUT = str(ROOT / "solutions" / "01_claim_the_key.py") + ":handler"
+CONDITIONAL_PUT = str(ROOT / "solutions" / "02_claim_the_key.py") + ":handler"
 
 
 def test_same_seed_same_history_byte_for_byte():

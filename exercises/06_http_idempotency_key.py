@@ -1,0 +1,21 @@
+# Exercise 06 · The HTTP Idempotency-Key: the answer cell of exercises/06_http_idempotency_key.ipynb, as a file.
+# check("06") in the notebook saves that cell here, so the shell runs the same code:
+#   python -m sandbox.grading check 06
+import json
+
+from run_once_kit import KeyInProgressError, PayloadMismatchError, run_once
+
+from sandbox import orders_in, send_confirmation_email
+
+
+def respond(status, body, headers=None):
+    """An API Gateway proxy response with a JSON body."""
+    return {"statusCode": status, "headers": {"Content-Type": "application/json", **(headers or {})},
+            "body": json.dumps(body, default=str)}
+
+
+def handler(event, context):
+    """POST /orders behind API Gateway, safe to retry with the client's Idempotency-Key header."""
+    [order] = orders_in(event)
+    # YOUR CODE HERE
+    raise NotImplementedError("exercise 06: write this part, then run check(\"06\")")

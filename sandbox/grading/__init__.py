@@ -1,0 +1,14 @@
+"""Graded exercises: instant feedback in the notebook, and a grader for a folder of submissions.
+
+    from sandbox.grading import check
+    check("02")        # in exercises/02_claim_the_key.ipynb: the public tests and a seeded campaign
+
+The pieces: ``catalog`` (the exercises and their tests, read from the notebooks), ``generate``
+(the student versions, from the solutions: ``make exercises``), ``runner`` and ``drills`` (running
+tests), ``recorder`` (the grader's own copy of every history), ``judge`` and ``diagnose`` (verdicts
+and hints), ``check`` (the notebook's check), ``grader`` and ``batch`` (``python -m sandbox.grade``),
+``guard`` and ``child`` (the sandboxed process a submission runs in), ``autograder`` (Gradescope).
+"""
+from .check import CheckResult, check
+
+__all__ = ["CheckResult", "check"]

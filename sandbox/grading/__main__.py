@@ -1,0 +1,87 @@
+"""``python -m sandbox.grading``: check an exercise from the shell, or replay a drill.
+
+    python -m sandbox.grading check 02                      # exercises/02_claim_the_key.py
+    python -m sandbox.grading check 02 --handler my_try.py  # another file
+    python -m sandbox.grading drill replay --handler exercises/03_store_and_replay.py:handler --seed 1
+    python -m sandbox.grading list
+
+Exit codes: 0 every test passed (or the drill held), 1 something failed, 2 bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import BadInput
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m sandbox.grading", description="Check an exercise, or replay a drill.")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="run an exercise's public tests and a seeded campaign against your answer")
+    c.add_argument("exercise", help="its number (02) or name (02_claim_the_key)")
+    c.add_argument("--handler", help="the answer file (default: exercises/NN_slug.py)")
+    c.add_argument("--campaign-seed", type=int, help="the campaign's first seed (default: a fresh one)")
+    d = sub.add_parser("drill", help="run one drill against a handler and show what happened")
+    d.add_argument("name")
+    d.add_argument("--handler", required=True, help="path/to/file.py:function")
+    d.add_argument("--seed", type=int, default=0)
+    sub.add_parser("list", help="list the exercises")
+    return p
+
+
+def _check(args: argparse.Namespace) -> int:
+    from .catalog import EXERCISES_DIR, exercise
+    from .check import check
+
+    ex = exercise(args.exercise)
+    handler = args.handler or str(EXERCISES_DIR / f"{ex.name}.py")
+    result = check(ex.id, handler, campaign_seed=args.campaign_seed)
+    print(result)
+    return 0 if result.passed else 1
+
+
+def _drill(args: argparse.Namespace) -> int:
+    from ..checker import check
+    from .drills import DRILLS, drill_result, judge, run_drill
+    from .feedback import text_timeline
+
+    if args.name not in DRILLS:
+        raise BadInput(f"no drill {args.name!r}; drills: {', '.join(DRILLS)}")
+    history = run_drill(args.name, args.handler, args.seed)
+    verdict = check(history)
+    wrong = judge(args.name, history)
+    print(f"drill {args.name} (seed {args.seed}): {DRILLS[args.name].what}")
+    print(verdict.explain())
+    for answer in (drill_result(history) or {}).get("answers", []):
+        print(f"  {answer['inv']}: {answer['outcome']}, answered {answer['response']!r}"
+              + (f" ({answer['error']})" if answer.get("error") else ""))
+    print(f"drill: {'held' if wrong is None else wrong}")
+    print(text_timeline(history))
+    return 0 if verdict.valid and wrong is None else 1
+
+
+def _list() -> int:
+    from .catalog import exercises
+
+    for ex in exercises().values():
+        print(f"{ex.name:<32} {ex.title} ({ex.max_score} points in public tests)")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "drill":
+            return _drill(args)
+        return _list()
+    except BadInput as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,194 @@
+"""The exercises and their tests, read from the notebooks (or from a grader's ``tests.json``).
+
+Each exercise notebook keeps its tests in the cell tagged ``tests`` as data, ``TESTS = [...]``:
+a list of dicts, one per test. A test belongs to a graded *item* (several tests may share one;
+the item scores its points only if all of them pass) and is one of:
+
+- a scenario run over seeds: ``{"scenario": "async-retry", "seeds": 2, "settings": {...}}``;
+- every interleaving of a small concurrent case: ``{"scenario": "concurrent-claims", "exhaustive": true}``;
+- a drill, a small world built to test one promise (``sandbox.grading.drills``): ``{"drill": "replay"}``;
+- a question: ``{"question": "A", "answer": "sqs-batch-failure"}`` (the grader's, hidden) or
+  ``{"question": "A", "answer_sha256": "..."}`` (a public self-check that does not show the answer).
+
+Common fields: ``item``, ``points``, ``what`` (what passing it verifies, in words), ``expect``
+(extra promises checked on each run, ``sandbox.grading.judge.EXPECTATIONS``), ``campaign``
+(a test ``check()`` runs with fresh random seeds, as the grader does with every test).
+Hidden tests (between nbgrader's hidden-test markers) reach the grader only: solutions are
+read by the grading parent, which sends the child process nothing but the tests to run.
+"""
+from __future__ import annotations
+
+import ast
+import json
+from dataclasses import asdict, dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInput
+from . import notebooks as nb
+
+ROOT = Path(__file__).resolve().parents[2]
+EXERCISES_DIR, SOLUTIONS_DIR = ROOT / "exercises", ROOT / "solutions"
+#: The module every exercise after 04 imports its run_once from, shipped next to the handler.
+KIT = "run_once_kit.py"
+
+
+@dataclass(frozen=True)
+class Test:
+    item: str
+    points: int = 1
+    what: str = ""
+    scenario: str | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    seeds: int = 1
+    exhaustive: bool = False
+    max_schedules: int = 200
+    drill: str | None = None
+    question: str | None = None
+    answer: str | None = None
+    answer_sha256: str | None = None
+    expect: tuple[str, ...] = ()
+    campaign: bool = False
+    hidden: bool = False
+
+    @property
+    def kind(self) -> str:
+        if self.question is not None:
+            return "question"
+        if self.drill is not None:
+            return "drill"
+        return "exhaustive" if self.exhaustive else "seeds"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "expect": list(self.expect)}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], hidden: bool | None = None) -> "Test":
+        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise BadInput(f"test {data.get('item')!r} has unknown fields: {', '.join(unknown)}")
+        known["expect"] = tuple(known.get("expect") or ())
+        if hidden is not None:
+            known["hidden"] = hidden
+        return cls(**known)
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str
+    slug: str
+    title: str
+    tests: tuple[Test, ...]
+    function: str = "handler"  # what the answer cell defines: the handler, or answers() for a quiz
+    next: str = ""  # what the next exercise adds, said on success
+    preview: dict[str, Any] | None = None  # a run that shows what this exercise still gets wrong
+    kit: bool = False  # the answer imports run_once_kit
+
+    @property
+    def name(self) -> str:
+        return f"{self.id}_{self.slug}"
+
+    @property
+    def items(self) -> dict[str, int]:
+        """item -> points, in the order the tests name them (an item's points: its first test's)."""
+        out: dict[str, int] = {}
+        for t in self.tests:
+            out.setdefault(t.item, t.points)
+        return out
+
+    @property
+    def max_score(self) -> int:
+        return sum(self.items.values())
+
+    def public(self) -> "Exercise":
+        return Exercise(self.id, self.slug, self.title, tuple(t for t in self.tests if not t.hidden), self.function,
+                        self.next, self.preview, self.kit)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "slug": self.slug, "title": self.title, "function": self.function, "next": self.next,
+                "preview": self.preview, "kit": self.kit, "tests": [t.to_dict() for t in self.tests]}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Exercise":
+        return cls(data["id"], data["slug"], data["title"], tuple(Test.from_dict(t) for t in data["tests"]),
+                   data.get("function", "handler"), data.get("next", ""), data.get("preview"), data.get("kit", False))
+
+
+def answer_header(meta: dict, solution: bool) -> str:
+    name = f"{meta['id']}_{meta['slug']}"
+    if solution:
+        return (f"# Solution to exercise {meta['id']} · {meta['title']}: the answer cell of solutions/{name}.ipynb.\n"
+                f"# Generated by `make exercises`; edit the notebook, not this file.\n")
+    return (f"# Exercise {meta['id']} · {meta['title']}: the answer cell of exercises/{name}.ipynb, as a file.\n"
+            f"# check(\"{meta['id']}\") in the notebook saves that cell here, so the shell runs the same code:\n"
+            f"#   python -m sandbox.grading check {meta['id']}\n")
+
+
+def tests_literal(text: str) -> list[dict[str, Any]]:
+    """The value of ``TESTS = [...]`` in a tests cell, read as data (never run)."""
+    tree = ast.parse(text)
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "TESTS" for t in node.targets):
+            value = ast.literal_eval(node.value)
+            if not isinstance(value, list) or not all(isinstance(t, dict) for t in value):
+                raise BadInput("TESTS must be a list of dicts")
+            return value
+    raise BadInput("the tests cell has no TESTS = [...]")
+
+
+def from_notebook(notebook: dict[str, Any], with_hidden: bool) -> Exercise:
+    meta = nb.exercise_meta(notebook)
+    if meta is None:
+        raise BadInput(f"the notebook has no {nb.METADATA_KEY} metadata")
+    [cell] = nb.tagged(notebook, nb.TESTS_TAG) or [None]
+    if cell is None:
+        raise BadInput(f"exercise {meta['id']}: no cell is tagged {nb.TESTS_TAG!r}")
+    text = nb.source(cell)
+    public = tests_literal(nb.solution_text(text, hidden=False))
+    tests = [Test.from_dict(t, hidden=False) for t in public]
+    if with_hidden:
+        every = tests_literal(nb.solution_text(text, hidden=True))
+        tests += [Test.from_dict(t, hidden=True) for t in every[len(public):]]
+    return Exercise(meta["id"], meta["slug"], meta["title"], tuple(tests), meta.get("function", "handler"),
+                    meta.get("next", ""), meta.get("preview"), bool(meta.get("kit")))
+
+
+def solution_notebooks(folder: Path = SOLUTIONS_DIR) -> list[Path]:
+    return sorted(folder.glob("[0-9][0-9]_*.ipynb"))
+
+
+@cache
+def _public_catalogue() -> dict[str, Exercise]:
+    """Every exercise with its public tests, from the student notebooks (what ``check()`` runs)."""
+    out = {}
+    for path in sorted(EXERCISES_DIR.glob("[0-9][0-9]_*.ipynb")):
+        ex = from_notebook(nb.read(path), with_hidden=False)
+        out[ex.id] = ex
+    return out
+
+
+def exercises() -> dict[str, Exercise]:
+    return dict(_public_catalogue())
+
+
+def exercise(ref: str) -> Exercise:
+    """An exercise by its number ("02", "2") or name ("02_claim_the_key"), with its public tests."""
+    found = _public_catalogue()
+    key = str(ref).split("_")[0].zfill(2)
+    if key not in found:
+        raise BadInput(f"no exercise {ref!r}; exercises: {', '.join(e.name for e in found.values())}")
+    return found[key]
+
+
+def grading_catalogue(tests_json: Path | None = None) -> dict[str, Exercise]:
+    """Every exercise with all its tests, hidden ones included: for the grading parent only."""
+    if tests_json is not None:
+        data = json.loads(Path(tests_json).read_text())
+        return {e["id"]: Exercise.from_dict(e) for e in data["exercises"]}
+    out = {}
+    for path in solution_notebooks():
+        ex = from_notebook(nb.read(path), with_hidden=True)
+        out[ex.id] = ex
+    return out

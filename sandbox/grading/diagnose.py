@@ -1,0 +1,323 @@
+"""Name the flaw behind a broken run, in a sentence a learner can act on.
+
+The checker says *what* went wrong (o-1 emailed twice, o-2 lost). A hint says *why*, read
+from the same history: the email went out before the claim; the claim was refused and the
+email went out anyway; two deliveries claimed different keys; a claim stayed after its work
+failed and blocked every retry. Each rule looks at the invocations behind one finding.
+A hint has a ``code`` (tests and the mutation catalogue assert it) and its ``text``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from ..checker import Finding, Verdict
+from ..history import History
+from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, EffectStatus, FindingKind, Outcome, RecordType
+
+
+@dataclass(frozen=True)
+class Hint:
+    code: str
+    text: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "text": self.text}
+
+
+class _Run:
+    """One history, indexed for the rules: each invocation's table calls and effects, in order."""
+
+    def __init__(self, history: History):
+        meta = history.meta
+        self.table, self.epoch = meta.get("table", "idempotency"), float(meta.get("epoch") or 0)
+        self.invs = history.invocations()
+        self.calls: dict[str, list[dict]] = defaultdict(list)
+        self.effects: dict[str, list[dict]] = defaultdict(list)
+        self.received: set[str] = set()
+        self.deliveries = history.of_type(RecordType.DELIVERY)
+        for e in history:
+            if e["type"] == RecordType.AWS and e.get("target") == self.table and e.get("inv"):
+                self.calls[e["inv"]].append(e)
+            elif e["type"] == RecordType.AWS and e.get("op") == "ReceiveMessage":
+                self.received.update((e.get("detail") or {}).get("received") or [])
+            elif e["type"] == RecordType.EFFECT and e.get("inv"):
+                self.effects[e["inv"]].append(e)
+
+    def before(self, inv: str, seq: int, op: str | None = None) -> list[dict]:
+        return [c for c in self.calls.get(inv, []) if c["seq"] < seq and (op is None or c["op"] == op)]
+
+    def first_effect(self, inv: str, kind: str, key: str) -> dict | None:
+        done = [e for e in self.effects.get(inv, []) if e["kind"] == kind and e["key"] == key
+                and EffectStatus(e["status"]).counted]
+        return done[0] if done else None
+
+
+def _wrote(c: dict) -> bool:
+    return c["op"] in ("PutItem", "UpdateItem", "TransactWriteItems") and c["result"] == AWS_OK
+
+
+# -- duplicates -------------------------------------------------------------------------------------
+def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
+    invs = [i for i in f.invocations if i]
+    effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
+    hints = []
+    for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _key_per_delivery):
+        hint = rule(run, f, effects)
+        if hint is not None:
+            hints.append(hint)
+    if f.retention_too_short:
+        hints.append(Hint("retention-too-short", "the saved result expired before the source stopped delivering "
+                          "the event: keep records at least as long as any source may redeliver it (Lambda's "
+                          "async queue keeps an event up to MaximumEventAgeInSeconds, 6 hours by default)"))
+    if f.remaining_window:
+        hints.append(_remaining_window(f))
+    return hints
+
+
+def _effect_before_claim(run, f, effects):
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        later = [c for c in run.calls.get(inv, []) if c["seq"] > effect["seq"] and c["op"] == "PutItem"]
+        if later and not any(_wrote(c) for c in run.before(inv, effect["seq"])):
+            return Hint("effect-before-claim", f"the {f.effect} went out before the claim, so a duplicate that "
+                        f"lost the claim had already sent it: claim the key first, then do the work")
+    return None
+
+
+def _claim_ignored(run, f, effects):
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        refused = [c for c in run.before(inv, effect["seq"], "PutItem") if c["result"] == CONDITIONAL_CHECK_FAILED]
+        if refused and not any(_wrote(c) and c.get("key") == refused[-1].get("key")
+                               for c in run.before(inv, effect["seq"]) if c["seq"] > refused[-1]["seq"]):
+            return Hint("claim-ignored", f"{inv}'s conditional put was refused (another invocation holds the key), "
+                        f"yet it sent the {f.effect} anyway: when the claim fails, skip the work (or replay the "
+                        f"stored result); do not catch ConditionalCheckFailedException and go on")
+    return None
+
+
+def _stale_read(run, f, effects):
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        if any((c.get("detail") or {}).get("stale") for c in run.before(inv, effect["seq"], "GetItem")):
+            return Hint("stale-read", f"{inv} read the item with an eventually consistent read, which returned "
+                        f"a copy up to a second old (the item had just been written): read with "
+                        f"ConsistentRead=True, or better, let the conditional put decide")
+    return None
+
+
+def _read_then_write(run, f, effects):
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        calls = run.before(inv, effect["seq"])
+        reads = [c for c in calls if c["op"] == "GetItem"]
+        blind = [c for c in calls
+                 if c["op"] == "PutItem" and _wrote(c) and not (c.get("detail") or {}).get("condition")]
+        if reads and blind and reads[0]["seq"] < blind[0]["seq"]:
+            return Hint("read-then-write", "you read, then wrote: two invocations can both read 'missing' before "
+                        "either writes (a race). Make the check and the write one atomic step: a PutItem with a "
+                        "ConditionExpression (attribute_not_exists(pk))")
+    return None
+
+
+def _no_claim(run, f, effects):
+    bare = [inv for inv, effect in effects.items()
+            if effect is not None and not any(_wrote(c) for c in run.before(inv, effect["seq"]))]
+    if len(bare) < 2 and not (bare and len(effects) == 2):
+        return None
+    containers = {run.invs.get(i, {}).get("container") for i in effects}
+    where = (f"ran in different containers ({', '.join(sorted(c for c in containers if c))}), "
+             if len(containers) > 1 else "")
+    return Hint("no-claim", f"the invocations that sent the {f.effect} {where}and claimed nothing in DynamoDB "
+                f"first: module-level state (a set, a cache) lives in one container, and a duplicate may run in "
+                f"another, or after a reset. Claim the key in the idempotency table")
+
+
+def _key_per_delivery(run, f, effects):
+    keys = {}
+    for inv, effect in effects.items():
+        claims = [c for c in run.before(inv, effect["seq"]) if _wrote(c)] if effect else []
+        if claims:
+            keys[inv] = claims[-1].get("key") or ""
+    if len(set(keys.values())) < 2:
+        return None
+    what = "the delivery"
+    request_ids = {run.invs.get(i, {}).get("request_id") for i in keys}
+    if any(r and r in k for k in keys.values() for r in request_ids):
+        what = "the invocation's request id (context.aws_request_id), which is new for most repeats"
+    elif any(m in k for k in keys.values() for m in run.received):
+        what = "the SQS messageId, which is new when a producer re-sends or a message is redriven"
+    shown = ", ".join(f"{i}: {k}" for i, k in keys.items())
+    return Hint("key-per-delivery", f"the deliveries of {f.key} claimed different keys ({shown}): the key names "
+                f"{what}, not the order. Key on what makes it the same operation: the order id")
+
+
+def _remaining_window(f: Finding) -> Hint:
+    if f.effect == "charge":
+        return Hint("downstream-key", "the charge went through, then the invocation died before it saved: no claim "
+                    "closes that window. Pass an idempotency key downstream, charge_card(order, "
+                    "idempotency_key=...), so the payment API answers the retry with the first charge")
+    return Hint("remaining-window", f"the {f.effect} went out, then the invocation died before saving: no claim "
+                f"closes that window, and an email takes no idempotency key")
+
+
+# -- lost orders ------------------------------------------------------------------------------------
+def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
+    carriers = [i for i in f.invocations if i in run.invs]
+    hints = [h for h in (_no_release(run, carriers), _no_expiry(run, carriers), _swallowed(run, f, carriers))
+             if h is not None]
+    return hints
+
+
+def _claims(run: _Run, inv: str) -> list[dict]:
+    return [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == AWS_OK]
+
+
+def _refused_later(run: _Run, key: str, after: float) -> list[dict]:
+    return [c for calls in run.calls.values() for c in calls
+            if c.get("key") == key and c["result"] == CONDITIONAL_CHECK_FAILED and c["t"] > after]
+
+
+def _no_release(run, carriers):
+    for inv in carriers:
+        if run.invs[inv]["outcome"] != Outcome.ERROR:
+            continue
+        for claim in _claims(run, inv):
+            deleted = any(c["op"] == "DeleteItem" and c.get("key") == claim.get("key") for c in run.calls[inv])
+            if not deleted and _refused_later(run, claim.get("key"), claim["t"]):
+                return Hint("no-release", f"{inv}'s work failed after it claimed {claim.get('key')}, and the claim "
+                            f"stayed: every retry found the key taken and skipped the work, so the order was lost. "
+                            f"Delete the claim when the work raises, so a retry can start over")
+    return None
+
+
+def _no_expiry(run, carriers):
+    for inv in carriers:
+        if run.invs[inv]["outcome"] not in (Outcome.TIMEOUT, Outcome.CRASHED):
+            continue
+        for claim in _claims(run, inv):
+            refused = _refused_later(run, claim.get("key"), claim["t"])
+            if not refused:
+                continue
+            expires = (claim.get("detail") or {}).get("expiresAt")
+            if not isinstance(expires, (int, float)):
+                return Hint("no-expiry", f"{inv} was stopped ({run.invs[inv]['outcome']}) while it held the claim, "
+                            f"and a claim with no expiry blocks every retry: no except block runs after a crash or "
+                            f"timeout. Give the claim an expiry (expiresAt) and let the claim take an expired one over")
+            if refused[-1]["t"] >= float(expires) - run.epoch:
+                return Hint("trusts-ttl", f"{inv}'s lock expired at {float(expires) - run.epoch:.0f} s, but the "
+                            f"item was still in the table (TTL deletes expired items lazily, even days later) and the "
+                            f"retries' claims were refused: check the expiry in the claim's condition itself "
+                            f"(attribute_not_exists(pk) OR expiresAt < :now)")
+    return None
+
+
+def _swallowed(run, f, carriers):
+    failed = [e for inv in carriers for e in run.effects.get(inv, [])
+              if e["key"] == f.key and e["status"] == EffectStatus.FAILED]
+    if failed and carriers and all(run.invs[i]["outcome"] == Outcome.OK for i in carriers):
+        return Hint("swallowed-error", f"the {f.effect} for {f.key} failed, but the invocation returned success "
+                    f"(it caught the error and neither raised nor reported it), so the source considered the event "
+                    f"done and the order was lost")
+    return None
+
+
+# -- whole runs -------------------------------------------------------------------------------------
+def _run_hints(run: _Run) -> list[Hint]:
+    ended = [v for v in run.invs.values() if v.get("outcome")]
+    if not ended:
+        return []
+    if any(v.get("blocked") for v in ended):
+        return [Hint("blocked", "an invocation ran without reaching the sandbox (no AWS call, effect or sleep) "
+                     "until the watchdog stopped it: a busy loop, a real sleep or a blocking call")]
+    errors = {str(v.get("error")) for v in ended if v["outcome"] != Outcome.OK}
+    if len(ended) > 1 and all(v["outcome"] != Outcome.OK for v in ended) and len(errors) == 1:
+        error = errors.pop()
+        if "NotImplementedError" in error:
+            return [Hint("not-implemented", "the handler still raises NotImplementedError: replace the stub "
+                         "(# YOUR CODE HERE) with your code")]
+        where = next((v.get("where") for v in ended if v.get("where")), None)
+        return [Hint("always-fails", f"every invocation failed with {error}" + (f" ({where})" if where else ""))]
+    return []
+
+
+def diagnose(history: History, verdict: Verdict) -> list[Hint]:
+    """Hints for what broke in this run, most specific first (none when nothing did)."""
+    run = _Run(history)
+    hints = _run_hints(run)
+    for f in verdict.findings:
+        if f.kind == FindingKind.DUPLICATE:
+            hints += _duplicate_hints(run, f)
+        elif f.kind == FindingKind.LOST:
+            hints += _lost_hints(run, f)
+    if verdict.status != "valid":
+        hints += _note_hints(verdict)
+    return _unique(hints)
+
+
+def _note_hints(verdict: Verdict) -> list[Hint]:
+    out = []
+    if any(f.kind == FindingKind.OVERLAP for f in verdict.findings):
+        out.append(Hint("lock-overlap", "the lock ran out while its owner was still working, so a duplicate took "
+                        "the key over and both did the work: a lock must outlast the work it guards (size it to the "
+                        "invocation's remaining time, context.get_remaining_time_in_millis())"))
+    if any(f.kind == FindingKind.STALE_WRITE for f in verdict.findings):
+        out.append(Hint("stale-write", "an invocation whose lock had been taken over then deleted (or overwrote) "
+                        "the record of the invocation that took over: make the save and the delete conditional on "
+                        "still owning the claim (store an owner token, a fencing token, in the claim)"))
+    return out
+
+
+def _unique(hints: list[Hint]) -> list[Hint]:
+    seen, out = set(), []
+    for h in hints:
+        if h.code not in seen:
+            seen.add(h.code)
+            out.append(h)
+    return out
+
+
+# -- drills and expectations -------------------------------------------------------------------------
+DRILL_HINTS: dict[str, Hint] = {
+    "replay": Hint("no-replay", "store the result with the COMPLETED record (in the same update that marks it "
+                   "done) and return it to a duplicate: the duplicate's caller needs the answer the first one got"),
+    "in-progress": Hint("swallowed-in-progress", "a duplicate that finds the key IN_PROGRESS must fail (raise "
+                        "StillInProgressError): if it returns success, the source deletes the event, and if the owner "
+                        "then fails, nobody is left to retry it"),
+    "http-replay": Hint("no-replay", "store the whole response (status and body) as the result, and return it "
+                        "as it is to a retry with the same Idempotency-Key"),
+    "http-conflict": Hint("no-409", "catch the in-progress error (KeyInProgressError, a StillInProgressError) "
+                          "and answer 409 with a Retry-After header (its retry_after seconds)"),
+    "http-mismatch": Hint("no-422", "pass the request's payload to run_once (payload=order), so a key reused "
+                          "for another request raises PayloadMismatchError, and answer 422"),
+    "http-missing-key": Hint("no-400", "without an Idempotency-Key header there is nothing to deduplicate on: "
+                             "answer 400 before doing any work"),
+    "sqs-in-progress": Hint("swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named "
+                            "in batchItemFailures (catch StillInProgressError for that record): if the handler "
+                            "reports success, SQS deletes the message, and if the owner then fails it is lost"),
+}
+
+
+def drill_hints(drill: str, history: History) -> list[Hint]:
+    run = _Run(history)
+    stale = any((c.get("detail") or {}).get("stale") for calls in run.calls.values() for c in calls)
+    if drill in ("replay", "http-replay") and stale:
+        return [Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
+                     "older copy (up to a second old): read it with ConsistentRead=True"), DRILL_HINTS[drill]]
+    return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+
+
+def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
+    reasons = [str((d.get("detail") or {}).get("reason", "")) for d in deliveries]
+    if any("messageId" in r or "itemIdentifier" in r for r in reasons):
+        return [Hint("wrong-identifier", "batchItemFailures must name each failed record by its messageId "
+                     "({'itemIdentifier': record['messageId']}); anything else makes Lambda fail the whole batch")]
+    return [Hint("batch-not-partial", "the whole batch failed and came back, records already handled included: "
+                 "handle each record on its own, catch its error, and name only the failed ones in "
+                 "batchItemFailures")]

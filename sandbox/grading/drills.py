@@ -1,0 +1,243 @@
+"""Drills: small worlds built to test one promise a scenario cannot show on its own.
+
+A scenario judges effects (each email once, no order lost). Some promises are about what a
+handler *answers*: a duplicate gets the stored result back, a key still in progress makes the
+duplicate fail (so its source tries again), an HTTP client gets 409, 422 or 400. A drill
+invokes the handler directly in a fresh world, then writes what each invocation answered to
+the history as one note (``drill-result {json}``), so the grader judges it from its own copy
+of the history like everything else. ``expect(history)`` says what is wrong, or None.
+
+    run_drill("replay", "exercises/03_store_and_replay.py:handler", seed=0)
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..events import apigateway_event, make_orders, sqs_record
+from ..history import History
+from ..vocab import Outcome, RecordType
+from ..world import Sandbox
+
+NOTE_PREFIX = "drill-result "
+QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
+#: How long the first invocation's email takes, so a duplicate arrives while it still works.
+SLOW_EMAIL = 5.0
+
+
+@dataclass(frozen=True)
+class Drill:
+    name: str
+    what: str
+    drive: Callable[[Sandbox, Any, int], list[Any]]  # -> the invocations whose answers matter
+    expect: Callable[[dict[str, Any]], str | None]  # the drill's result -> what is wrong, or None
+    timeout: float = 30.0
+
+
+def answer(inv: Any) -> dict[str, Any]:
+    error = inv.error if isinstance(inv.error, BaseException) else None
+    return {"inv": inv.id, "outcome": str(inv.outcome), "response": inv.result if inv.outcome == Outcome.OK else None,
+            "error": inv.error_text, "error_types": [c.__name__ for c in type(error).__mro__] if error else []}
+
+
+def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = None) -> History:
+    drill = DRILLS[name]
+    kw = {"watchdog": watchdog} if watchdog else {}
+    with Sandbox(seed=seed, meta={"drill": name}, **kw) as sb:
+        fn = sb.function(handler, timeout=drill.timeout)
+        invs = drill.drive(sb, fn, seed)
+        sb.run()
+        sb.note(NOTE_PREFIX + json.dumps({"drill": name, "answers": [answer(i) for i in invs]}, default=str))
+    return sb.history
+
+
+def drill_result(history: History) -> dict[str, Any] | None:
+    for e in history.of_type(RecordType.NOTE):
+        if str(e.get("text", "")).startswith(NOTE_PREFIX):
+            try:
+                return json.loads(e["text"][len(NOTE_PREFIX):])
+            except ValueError:
+                return None
+    return None
+
+
+def judge(name: str, history: History) -> str | None:
+    result = drill_result(history)
+    if result is None or result.get("drill") != name:
+        return f"the drill {name!r} left no result in the history (it did not finish)"
+    return DRILLS[name].expect(result)
+
+
+# -- the worlds -------------------------------------------------------------------------------------
+def _one_order(sb: Sandbox, seed: int, accept: bool = True) -> dict[str, Any]:
+    [order] = make_orders(1, seed)
+    if accept:
+        sb.accept(order)
+    return order
+
+
+def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any) -> list[Any]:
+    a = fn.invoke(first)
+    sb.advance(0.3)  # within a second: an eventually consistent read may still see the claim
+    return [a, fn.invoke(second)]
+
+
+def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any) -> list[Any]:
+    sb.services.timings.email = SLOW_EMAIL
+    a = fn.start(first)
+    sb.advance(1.0)
+    b = fn.start(second)
+    sb.run()
+    return [a, b]
+
+
+def _http(order: dict[str, Any], request: int, key: str | None = "key-1") -> dict[str, Any]:
+    return apigateway_event(order, f"req-{request}", key)
+
+
+def _sqs_event(order: dict[str, Any], message_id: str) -> dict[str, Any]:
+    message = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
+    return {"Records": [sqs_record(message, QUEUE_ARN)]}
+
+
+def drive_replay(sb, fn, seed):
+    event = sb.order_event([_one_order(sb, seed)])
+    return _twice_in_a_row(sb, fn, event, event)
+
+
+def drive_in_progress(sb, fn, seed):
+    event = sb.order_event([_one_order(sb, seed)])
+    return _while_in_progress(sb, fn, event, event)
+
+
+def drive_http_replay(sb, fn, seed):
+    order = _one_order(sb, seed)
+    return _twice_in_a_row(sb, fn, _http(order, 1), _http(order, 2))
+
+
+def drive_http_conflict(sb, fn, seed):
+    order = _one_order(sb, seed)
+    return _while_in_progress(sb, fn, _http(order, 1), _http(order, 2))
+
+
+def drive_http_mismatch(sb, fn, seed):
+    order = _one_order(sb, seed)
+    changed = {**order, "amount": order["amount"] + 100}
+    return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2))
+
+
+def drive_http_missing_key(sb, fn, seed):
+    return [fn.invoke(_http(_one_order(sb, seed, accept=False), 1, key=None))]
+
+
+def drive_sqs_in_progress(sb, fn, seed):
+    event = _sqs_event(_one_order(sb, seed), f"m-{seed}")  # the same message, delivered twice at once
+    return _while_in_progress(sb, fn, event, event)
+
+
+# -- what each promises -----------------------------------------------------------------------------
+def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return result.get("answers") or []
+
+
+def _status(a: dict[str, Any]) -> Any:
+    response = a.get("response")
+    return response.get("statusCode") if isinstance(response, dict) else None
+
+
+def _failed(a: dict[str, Any]) -> str:
+    return f"{a['inv']} ended {a['outcome']}: {a.get('error')}"
+
+
+def expect_replay(result):
+    first, second = _answers(result)
+    for a in (first, second):
+        if a["outcome"] != Outcome.OK:
+            return f"the same event, delivered twice in a row: {_failed(a)}"
+    if second["response"] != first["response"]:
+        return (f"the same event, delivered twice in a row: the first delivery answered {first['response']!r}, "
+                f"the duplicate answered {second['response']!r}; a duplicate should get the stored result back")
+    return None
+
+
+def expect_in_progress(result):
+    first, second = _answers(result)
+    if first["outcome"] != Outcome.OK:
+        return f"the first delivery should finish its work: {_failed(first)}"
+    if "StillInProgressError" not in second["error_types"]:
+        got = f"answered {second['response']!r}" if second["outcome"] == Outcome.OK else _failed(second)
+        return (f"a duplicate that arrived while the first delivery was still working {got}; it should raise "
+                f"StillInProgressError, so its source delivers it again later")
+    return None
+
+
+def expect_http_replay(result):
+    first, second = _answers(result)
+    if _status(first) != 200:
+        return f"the first request should get 200, got {first['response'] or _failed(first)!r}"
+    if second["response"] != first["response"]:
+        return (f"a retried request (same Idempotency-Key) got {second['response'] or _failed(second)!r}; it should "
+                f"get the first response again, status and body: {first['response']!r}")
+    return None
+
+
+def expect_http_conflict(result):
+    first, second = _answers(result)
+    if _status(first) != 200:
+        return f"the first request should get 200, got {first['response'] or _failed(first)!r}"
+    headers = {str(k).lower(): v for k, v in ((second.get("response") or {}).get("headers") or {}).items()}
+    if _status(second) != 409:
+        return (f"a retry that arrived while the first request was still being processed got "
+                f"{second['response'] or _failed(second)!r}; it should get 409 Conflict")
+    if not str(headers.get("retry-after", "")).isdigit():
+        return "the 409 should carry a Retry-After header: whole seconds until the client may try again"
+    return None
+
+
+def expect_http_mismatch(result):
+    _, second = _answers(result)
+    if _status(second) != 422:
+        return (f"the same Idempotency-Key with a different body (another amount) got "
+                f"{second['response'] or _failed(second)!r}; it should get 422 Unprocessable Content")
+    return None
+
+
+def expect_http_missing_key(result):
+    [only] = _answers(result)
+    if _status(only) != 400:
+        return (f"a request without an Idempotency-Key header got {only['response'] or _failed(only)!r}; "
+                f"it should get 400")
+    return None
+
+
+def expect_sqs_in_progress(result):
+    first, second = _answers(result)
+    reported = [i.get("itemIdentifier") for i in ((second.get("response") or {}).get("batchItemFailures") or [])
+                if isinstance(i, dict)]
+    if second["outcome"] == Outcome.OK and reported:
+        return None
+    if second["outcome"] != Outcome.OK and "StillInProgressError" in second["error_types"]:
+        return None  # raising fails the batch: the message comes back, which is safe (if costly)
+    got = f"answered {second['response']!r}" if second["outcome"] == Outcome.OK else _failed(second)
+    return (f"a second delivery of a message whose order was still being processed {got}; it should name the "
+            f"message in batchItemFailures, so SQS delivers it again")
+
+
+DRILLS: dict[str, Drill] = {d.name: d for d in (
+    Drill("replay", "a duplicate delivered right after the first gets the stored result back",
+          drive_replay, expect_replay),
+    Drill("in-progress", "a duplicate that arrives while the work is in progress raises StillInProgressError",
+          drive_in_progress, expect_in_progress),
+    Drill("http-replay", "a retried request gets the first response back, status and body",
+          drive_http_replay, expect_http_replay),
+    Drill("http-conflict", "a retry while the first request is in progress gets 409 with Retry-After",
+          drive_http_conflict, expect_http_conflict),
+    Drill("http-mismatch", "the same Idempotency-Key with another body gets 422",
+          drive_http_mismatch, expect_http_mismatch),
+    Drill("http-missing-key", "a request without an Idempotency-Key gets 400", drive_http_missing_key,
+          expect_http_missing_key),
+    Drill("sqs-in-progress", "a message whose order is in progress elsewhere is reported in batchItemFailures",
+          drive_sqs_in_progress, expect_sqs_in_progress),
+)}

@@ -1,0 +1,123 @@
+"""``python -m sandbox.grading.generate`` (``make exercises``): the student versions, from the solutions.
+
+Each exercise is written once, as ``solutions/NN_slug.ipynb``. From it this writes:
+
+- ``exercises/NN_slug.ipynb``: the student's notebook (solutions replaced by stubs that raise
+  ``NotImplementedError``, hidden tests dropped, no outputs);
+- ``exercises/NN_slug.py``: its answer cell as a file (what the shell checks and the replay
+  commands run; ``check()`` in the notebook rewrites it from the learner's cell);
+- ``solutions/NN_slug.py``: the worked answer as a file, for tests and the command line;
+- ``exercises/run_once_kit.py``: ``examples/run_once_improved.py``, which the later exercises import;
+- for a quiz, the timelines it asks about, with the scenario's name removed
+  (``exercises/NN_slug/<letter>.json``).
+
+``--check`` writes nothing and exits 1 if any file is missing or out of date (CI runs it).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from . import notebooks as nb
+from .catalog import EXERCISES_DIR, KIT, ROOT, SOLUTIONS_DIR, answer_header, solution_notebooks
+
+KIT_SOURCE = ROOT / "examples" / "run_once_improved.py"
+
+
+def _answer_cell(notebook: dict, path: Path) -> str:
+    cells = nb.tagged(notebook, nb.ANSWER_TAG)
+    if len(cells) != 1:
+        raise SystemExit(f"{path}: exactly one cell must be tagged {nb.ANSWER_TAG!r} (found {len(cells)})")
+    return nb.source(cells[0])
+
+
+def outputs(path: Path) -> dict[Path, str]:
+    """Every file one solution notebook makes, and its text."""
+    notebook = nb.read(path)
+    meta = nb.exercise_meta(notebook)
+    if meta is None:
+        raise SystemExit(f"{path}: no {nb.METADATA_KEY} metadata")
+    name = f"{meta['id']}_{meta['slug']}"
+    student = nb.student_notebook(notebook, meta["id"])
+    student["metadata"][nb.METADATA_KEY] = {k: v for k, v in meta.items() if k != "mysteries"}
+    answer = _answer_cell(notebook, path)
+    out = {EXERCISES_DIR / f"{name}.ipynb": nb.dumps(student),
+           EXERCISES_DIR / f"{name}.py": answer_header(meta, False) + _ended(nb.student_text(answer, meta["id"])),
+           SOLUTIONS_DIR / f"{name}.py": answer_header(meta, True) + _ended(nb.solution_text(answer, hidden=False))}
+    return out
+
+
+def _ended(text: str) -> str:
+    return text.rstrip("\n") + "\n"
+
+
+def kit_text() -> str:
+    return ("# The run_once the exercises from 05 on build with: a copy of examples/run_once_improved.py,\n"
+            "# made by `make exercises`. Read it there, with the lessons; do not edit this copy.\n"
+            + KIT_SOURCE.read_text())
+
+
+def every_output() -> dict[Path, str]:
+    files: dict[Path, str] = {EXERCISES_DIR / KIT: kit_text(), SOLUTIONS_DIR / KIT: kit_text()}
+    for path in solution_notebooks():
+        files.update(outputs(path))
+    return files
+
+
+def mysteries(path: Path) -> dict[Path, str]:
+    """A quiz's timelines: the runs it asks about, scrubbed of what would give the answer away."""
+    from ..scenarios import run_scenario
+
+    notebook = nb.read(path)
+    meta = nb.exercise_meta(notebook) or {}
+    out = {}
+    for letter, spec in (meta.get("mysteries") or {}).items():
+        result = run_scenario(spec["scenario"], f"{ROOT / 'examples' / 'naive_email.py'}:handler",
+                              seed=spec.get("seed", 0), settings=spec.get("settings") or {})
+        data = result.history.to_dict()
+        data["meta"] = {k: v for k, v in data["meta"].items() if k not in ("scenario", "settings")}
+        data["meta"]["title"] = f"Timeline {letter}"
+        folder = EXERCISES_DIR / f"{meta['id']}_{meta['slug']}"
+        out[folder / f"{letter}.json"] = nb.dumps(data)
+    return out
+
+
+def stale(files: dict[Path, str]) -> list[str]:
+    return [str(p.relative_to(ROOT)) for p, text in files.items() if not p.is_file() or p.read_text() != text]
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sandbox.grading.generate", description=__doc__.splitlines()[0])
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 if a student version is out of date")
+    args = p.parse_args(argv)
+    files = every_output()
+    if args.check:
+        behind = stale(files)
+        missing = [str(p.relative_to(ROOT)) for s in solution_notebooks() for p in mysteries_expected(s)
+                   if not p.is_file()]
+        for name in behind + missing:
+            print(f"out of date: {name}", file=sys.stderr)
+        if behind or missing:
+            print("run `make exercises` and commit the result", file=sys.stderr)
+            return 1
+        print(f"{len(files)} generated files are up to date")
+        return 0
+    for s in solution_notebooks():
+        files.update(mysteries(s))
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+            print(f"wrote {path.relative_to(ROOT)}")
+    return 0
+
+
+def mysteries_expected(path: Path) -> list[Path]:
+    meta = nb.exercise_meta(nb.read(path)) or {}
+    folder = EXERCISES_DIR / f"{meta.get('id')}_{meta.get('slug')}"
+    return [folder / f"{letter}.json" for letter in meta.get("mysteries") or {}]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,208 @@
+"""Judging: from a test's runs (histories) to a test result, and from test results to graded items.
+
+The same code judges in a notebook (``check()``) and in the grading parent, where each
+history is the parent's own copy (``recorder``), never the submission's.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..checker import Verdict, check
+from ..history import History
+from ..vocab import Delivery, RecordType, Status
+from . import diagnose, drills
+from .catalog import Exercise, Test
+from .diagnose import Hint
+from .feedback import replay_command, text_timeline
+
+
+@dataclass
+class RunInfo:
+    """What the runner says about one run; the history itself travels separately (its group)."""
+
+    test: int
+    group: int | None = None
+    seed: int | None = None
+    complete: bool = True  # False: a reduced search cut the run short (its schedule is covered by another)
+    status: str | None = None  # the verdict the runner's own checker gave (compared, never trusted)
+    length: int = 0
+    digest: str = ""
+    script: list[str] | None = None
+    choices: list[int] | None = None
+    answers: Any = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Failure:
+    """A failed run, told the way a learner can act on it."""
+
+    status: str  # invalid, unknown, or "failed" (an expectation, a wrong answer, an error)
+    explanation: str
+    hints: list[Hint] = field(default_factory=list)
+    seed: int | None = None
+    script: list[str] | None = None
+    timeline: str = ""
+    replay: str = ""
+    history: History | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "explanation": self.explanation, "hints": [h.to_dict() for h in self.hints],
+                "seed": self.seed, "script": self.script, "timeline": self.timeline, "replay": self.replay}
+
+
+@dataclass
+class TestResult:
+    test: Test
+    passed: bool
+    runs: int = 0
+    failure: Failure | None = None
+    reason: str | None = None  # why the test could not be judged (a hang, a crash, tampering)
+    truncated: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.test.item, "kind": self.test.kind, "hidden": self.test.hidden, "passed": self.passed,
+                "runs": self.runs, "reason": self.reason, "truncated": self.truncated,
+                "failure": self.failure.to_dict() if self.failure else None}
+
+
+@dataclass
+class ItemResult:
+    item: str
+    points: int
+    what: str
+    hidden: bool
+    tests: list[TestResult]
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.tests) and all(t.passed for t in self.tests)
+
+    @property
+    def score(self) -> int:
+        return self.points if self.passed else 0
+
+    @property
+    def failure(self) -> TestResult | None:
+        return next((t for t in self.tests if not t.passed), None)
+
+    @property
+    def hint_codes(self) -> list[str]:
+        failed = self.failure
+        return [h.code for h in failed.failure.hints] if failed and failed.failure else []
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"item": self.item, "points": self.points, "score": self.score, "passed": self.passed,
+                "what": self.what, "hidden": self.hidden, "hints": self.hint_codes,
+                "tests": [t.to_dict() for t in self.tests]}
+
+
+# -- expectations: promises checked on every run of a test ------------------------------------------
+def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
+    """Every failed SQS batch was a partial one: the handler named its failed records."""
+    whole = [d for d in history.of_type(RecordType.DELIVERY)
+             if d.get("what") == Delivery.BATCH_FAILED and not (d.get("detail") or {}).get("partial")]
+    if not whole:
+        return None
+    d = whole[0]
+    reason = (d.get("detail") or {}).get("reason", "")
+    return (f"a batch carrying {', '.join(d.get('keys') or [])} failed as a whole at {d['t']:.1f} s ({reason}), so "
+            f"its records came back, the ones already handled included", diagnose.batch_hints(whole))
+
+
+EXPECTATIONS: dict[str, Callable[[History], tuple[str, list[Hint]] | None]] = {
+    "partial-batch": expect_partial_batch,
+}
+
+
+# -- judging one run ---------------------------------------------------------------------------------
+def answer_hash(question: str, answer: Any) -> str:
+    """How a public question stores its answer: a hash, so the notebook can check without telling."""
+    return hashlib.sha256(f"{question}:{str(answer).strip().lower()}".encode()).hexdigest()
+
+
+def judge_question(test: Test, answers: Any) -> Failure | None:
+    if not isinstance(answers, dict):
+        return Failure("failed", f"answers() should return a dict of letter -> scenario name, got {answers!r}")
+    given = answers.get(test.question)
+    right = (answer_hash(test.question, given) == test.answer_sha256 if test.answer is None
+             else str(given).strip().lower() == test.answer.strip().lower())
+    if right:
+        return None
+    return Failure("failed", f"timeline {test.question}: {given!r} is not the source behind it",
+                   [Hint("wrong-answer", test.what)] if test.what else [])
+
+
+def judge_run(test: Test, info: RunInfo, history: History | None, handler: str) -> Failure | None:
+    """What is wrong with one run, or None. ``handler`` is how the replay command names the learner's file."""
+    if info.error is not None:
+        return Failure("failed", info.error)
+    if test.kind == "question":
+        return judge_question(test, info.answers)
+    if history is None:
+        return Failure("failed", "the run left no history")
+    found = problem(test, history)
+    if found is None:
+        return None
+    status, explanation, hints = found
+    replay = replay_command(handler, scenario=test.scenario, settings=_changed(test), seed=info.seed,
+                            script=info.script, drill=test.drill)
+    return Failure(status, explanation, hints, info.seed, info.script, text_timeline(history), replay, history)
+
+
+def _changed(test: Test) -> dict[str, Any]:
+    """The test's settings that differ from the scenario's defaults (what a replay must ``--set``)."""
+    if test.scenario is None:
+        return {}
+    from ..scenarios import get_scenario
+
+    defaults = {name: s.default for name, s in get_scenario(test.scenario).all_settings().items()}
+    return {k: v for k, v in test.settings.items() if defaults.get(k) != v}
+
+
+def problem(test: Test, history: History, verdict: Verdict | None = None) -> tuple[str, str, list[Hint]] | None:
+    """(status, explanation, hints) of what is wrong with a run, or None."""
+    verdict = verdict or check(history)
+    if verdict.status != Status.VALID:
+        return verdict.status, verdict.explain(), diagnose.diagnose(history, verdict)
+    if test.drill is not None:
+        wrong = drills.judge(test.drill, history)
+        if wrong is not None:
+            return "failed", wrong, diagnose.drill_hints(test.drill, history)
+    for name in test.expect:
+        found = EXPECTATIONS[name](history)
+        if found is not None:
+            return "failed", found[0], found[1]
+    return None
+
+
+def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
+    """Group test results into the exercise's items (an item scores only if all its tests passed)."""
+    out: dict[str, ItemResult] = {}
+    for r in results:
+        t = r.test
+        item = out.setdefault(t.item, ItemResult(t.item, exercise.items[t.item], t.what, t.hidden, []))
+        item.tests.append(r)
+        item.hidden = item.hidden and t.hidden
+    return list(out.values())
+
+
+def judge_test(test: Test, infos: list[RunInfo], history_of: Callable[[int], History | None], handler: str,
+               summary: dict[str, Any] | None = None) -> TestResult:
+    """A test's result from its runs: it fails at its first broken complete run."""
+    complete = [i for i in infos if i.complete]
+    runs = len(infos)
+    for info in complete:
+        history = history_of(info.group) if info.group else None
+        failure = judge_run(test, info, history, handler)
+        if failure is not None:
+            return TestResult(test, False, runs, failure)
+    if not complete:
+        return TestResult(test, False, runs, reason="no run of this test finished")
+    return TestResult(test, True, runs, truncated=bool((summary or {}).get("truncated")))

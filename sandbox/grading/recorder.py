@@ -1,0 +1,129 @@
+"""The grader's own copy of every world's history, taken record by record as it is written.
+
+Code that runs in the same process as a world can rewrite its ``History`` after the fact
+(delete the duplicate email) or patch the checker. So while tests run, ``Recorder`` wraps
+``History.append``: each record a world writes is handed to a *sink* the moment it is
+written, before the handler can touch it. In the grading child the sink is a pipe to the
+grading parent, opened before the submission is imported; the parent rebuilds each history
+from what it received and judges it with its own checker. ``check()`` in a notebook uses the
+same path with an in-memory sink.
+
+Every history a world writes is a *group* (one run; an exhaustive search makes one per
+schedule). A history written by anything but an open world (a handler building its own) is
+marked foreign, and never judged.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from .. import active
+from ..history import History
+from ..vocab import RecordType
+
+#: Log lines are kept short in the copy (a handler may print megabytes).
+LOG_TEXT_LIMIT = 300
+Sink = Callable[[dict[str, Any]], None]
+
+
+def shortened(record: dict[str, Any]) -> dict[str, Any]:
+    """The record as the grader keeps it: a log line cut to ``LOG_TEXT_LIMIT`` characters."""
+    if record.get("type") == RecordType.LOG and len(str(record.get("text", ""))) > LOG_TEXT_LIMIT:
+        return {**record, "text": str(record["text"])[:LOG_TEXT_LIMIT] + " ..."}
+    return record
+
+
+def digest(records: list[dict[str, Any]]) -> str:
+    """A fingerprint of a history's records (log text shortened), the same in either process."""
+    h = hashlib.sha256()
+    for r in records:
+        h.update(json.dumps(shortened(r), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+class Recorder:
+    """Wraps ``History.append`` while it is installed; ``sink(message)`` hears every world record.
+
+    Messages: ``{"t": "group", "g": id, "meta": {...}}`` when a world's history gets its first
+    record, then ``{"t": "rec", "g": id, "r": record}`` for each record. ``on_record(record)``,
+    if given, runs after each (the integrity check).
+    """
+
+    def __init__(self, sink: Sink, on_record: Callable[[dict[str, Any]], None] | None = None):
+        self.sink, self.on_record = sink, on_record
+        self.count = 0
+        self.last_world_group: int | None = None
+        self.last_world_history: History | None = None
+        self.foreign = 0
+        self._attr = f"_grading_group_{id(self)}"  # set on each history: its group, 0 if foreign
+        self._original: Callable | None = None
+        self._lock = threading.Lock()
+
+    def install(self) -> "Recorder":
+        original = self._original = History.append
+        recorder = self
+
+        def append(history: History, type: str, t: float, **fields: Any) -> dict[str, Any]:
+            record = original(history, type, t, **fields)
+            recorder._heard(history, record)
+            return record
+
+        append.__wrapped__ = None  # nothing to unwrap to
+        History.append = append
+        return self
+
+    def uninstall(self) -> None:
+        if self._original is not None:
+            History.append = self._original
+            self._original = None
+
+    def __enter__(self) -> "Recorder":
+        return self.install()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.uninstall()
+
+    def group_of(self, history: History) -> int | None:
+        return history.__dict__.get(self._attr) or None
+
+    def _heard(self, history: History, record: dict[str, Any]) -> None:
+        with self._lock:
+            group = history.__dict__.get(self._attr)
+            if group is None:
+                group = history.__dict__[self._attr] = self._new_group(history)
+        if not group:
+            return
+        self.sink({"t": "rec", "g": group, "r": shortened(record)})
+        if self.on_record is not None:
+            self.on_record(record)
+
+    def _new_group(self, history: History) -> int:
+        world = active.current()
+        if world is None or world.history is not history:
+            self.foreign += 1
+            return 0
+        self.count += 1
+        group = self.last_world_group = self.count
+        self.last_world_history = history
+        self.sink({"t": "group", "g": group, "meta": history.meta})
+        return group
+
+
+class MemorySink:
+    """Keeps every group's records in memory (``check()`` in a notebook: nothing to hide from)."""
+
+    def __init__(self):
+        self.meta: dict[int, dict[str, Any]] = {}
+        self.records: dict[int, list[dict[str, Any]]] = {}
+
+    def __call__(self, message: dict[str, Any]) -> None:
+        if message["t"] == "group":
+            self.meta[message["g"]], self.records[message["g"]] = message["meta"], []
+        else:
+            self.records[message["g"]].append(message["r"])
+
+    def history(self, group: int) -> History:
+        return History(self.meta[group], self.records[group])

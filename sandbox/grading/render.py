@@ -1,0 +1,113 @@
+"""Feedback as people read it: text for the shell and the grader's reports, HTML in Jupyter."""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from typing import TYPE_CHECKING, Any
+
+from .judge import ItemResult, TestResult
+
+if TYPE_CHECKING:
+    from .check import CheckResult
+
+PASS, FAIL = "✓", "✗"
+
+
+def _where(t: TestResult) -> str:
+    test, f = t.test, t.failure
+    if test.kind == "question":
+        return f"question {test.question}"
+    what = f"drill {test.drill}" if test.drill else f"scenario {test.scenario}"
+    if test.settings:
+        what += " (" + ", ".join(f"{k}={v}" for k, v in test.settings.items()) + ")"
+    if f is not None and f.script:
+        what += ", the schedule " + ",".join(f.script)
+    elif f is not None and f.seed is not None:
+        what += f", seed {f.seed}"
+    return what
+
+
+def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
+    """The lines that tell one failed item: where, what happened, why, the timeline, the replay."""
+    t = item.failure
+    if t is None:
+        return []
+    lines = [f"{item.item} failed: {_where(t)}"]
+    if t.reason:
+        return lines + [f"  {t.reason}"]
+    f = t.failure
+    if f is None:
+        return lines
+    lines += ["  what happened:"] + [f"    {line}" for line in f.explanation.splitlines()]
+    lines += [f"  hint: {h.text}" for h in f.hints[:2]]
+    if timeline and f.timeline:
+        lines += ["  timeline:"] + [f"  {line}" for line in f.timeline.splitlines()]
+    if f.replay:
+        lines += ["  replay it (from the repository root):", f"    {f.replay}"]
+    return lines
+
+
+def item_line(item: ItemResult) -> str:
+    mark = PASS if item.passed else FAIL
+    runs = sum(t.runs for t in item.tests)
+    return f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} [{runs} run{'' if runs == 1 else 's'}]"
+
+
+def check_text(r: "CheckResult") -> str:
+    ex = r.exercise
+    head = (f"Exercise {ex.id} · {ex.title}: {r.score}/{r.max_score} on the public tests, "
+            f"in {r.seconds:.1f} s, checking {r.handler}")
+    lines = [head]
+    if r.saved_to:
+        lines.append(f"(your answer cell was saved to {r.saved_to})")
+    lines += [item_line(i) for i in r.items]
+    if r.campaign_seeds:
+        lines.append(f"Campaign: fresh seeds from {r.campaign_seeds[0]} (check(..., campaign_seed=N) repeats them)")
+    for item in r.failed[:1]:
+        lines += [""] + failure_text(item)
+    if r.passed:
+        lines += ["", "All the public tests pass. The grader also runs hidden tests, with fresh seeds."]
+        if ex.next:
+            lines += [f"Next: {ex.next}"]
+        if r.preview:
+            lines += [f"  {line}" for line in r.preview.splitlines()]
+    return "\n".join(lines)
+
+
+def _png(history: Any) -> str | None:
+    try:
+        from ..timeline import plot_timeline
+
+        fig = plot_timeline(history, width=11)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png")
+        return base64.b64encode(buf.getvalue()).decode()
+    except Exception:  # a figure is a bonus: the text timeline says the same
+        return None
+
+
+def check_html(r: "CheckResult") -> str:
+    esc = html.escape
+    ex = r.exercise
+    color = "#1a7f37" if r.passed else "#cf222e"
+    parts = [f"<div><h4 style='color:{color}'>Exercise {esc(ex.id)} · {esc(ex.title)}: {r.score}/{r.max_score} "
+             f"on the public tests ({r.seconds:.1f} s)</h4>"]
+    if r.saved_to:
+        parts.append(f"<p>Your answer cell was saved to <code>{esc(r.saved_to)}</code>.</p>")
+    parts.append("<ul>" + "".join(f"<li>{esc(item_line(i).strip())}</li>" for i in r.items) + "</ul>")
+    for item in r.failed[:1]:
+        parts.append(f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>")
+        f = item.failure.failure if item.failure else None
+        picture = _png(f.history) if f is not None and f.history is not None else None
+        if picture:
+            parts.append(f"<img style='max-width:100%' src='data:image/png;base64,{picture}'/>")
+        if f is not None and f.timeline:
+            parts.append(f"<details><summary>timeline in words</summary><pre>{esc(f.timeline)}</pre></details>")
+    if r.passed:
+        parts.append("<p>All the public tests pass. The grader also runs hidden tests, with fresh seeds.</p>")
+        if ex.next:
+            parts.append(f"<p><b>Next:</b> {esc(ex.next)}</p>")
+        if r.preview:
+            parts.append(f"<pre>{esc(r.preview)}</pre>")
+    return "".join(parts) + "</div>"

@@ -1,0 +1,121 @@
+"""Running an exercise's tests against a handler file: seeded scenario runs, exhaustive searches,
+drills and questions. The runner reports each run (``RunInfo``) as it ends; judging is the
+caller's (``judge``), on the recorder's copy of each history.
+
+A test stops at its first broken run: one counterexample is enough to fail it, and a wrong
+handler should cost the grader little time.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..checker import check
+from ..errors import BadInput
+from ..history import History
+from ..vocab import Status
+from . import drills, judge
+from .catalog import Test
+from .judge import RunInfo
+from .recorder import Recorder, digest
+
+#: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop).
+WATCHDOG = 2.0
+
+
+class _Broken(Exception):
+    """Stops an exhaustive search at its first broken schedule."""
+
+
+class Runner:
+    """Runs tests against ``handler`` (``path/file.py:function``); ``emit(info)`` hears of each run."""
+
+    def __init__(self, handler: str, recorder: Recorder, emit: Callable[[RunInfo], None],
+                 watchdog: float = WATCHDOG):
+        self.handler, self.recorder, self.emit, self.watchdog = handler, recorder, emit, watchdog
+        self._last: History | None = None
+
+    def run_test(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
+        """Run one test; returns ``{"runs": n, "truncated": bool}``."""
+        try:
+            if test.kind == "question":
+                return self._question(index)
+            if test.kind == "exhaustive":
+                return self._exhaustive(index, test)
+            return self._seeded(index, test, seeds)
+        except (BadInput, ImportError, SyntaxError) as exc:
+            self.emit(RunInfo(index, error=f"{type(exc).__name__}: {exc}" if not isinstance(exc, BadInput)
+                              else str(exc)))
+            return {"runs": 1, "truncated": False}
+
+    # -- kinds -----------------------------------------------------------------------------------------
+    def _seeded(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
+        from ..scenarios import run_scenario
+
+        runs = 0
+        for seed in seeds:
+            if test.drill is not None:
+                history = drills.run_drill(test.drill, self.handler, seed, self.watchdog)
+            else:
+                history = run_scenario(test.scenario, self.handler, seed=seed, settings=test.settings,
+                                       watchdog=self.watchdog).history
+            runs += 1
+            if self._report(index, test, history, seed=seed):
+                break
+        return {"runs": runs, "truncated": False}
+
+    def _exhaustive(self, index: int, test: Test) -> dict[str, Any]:
+        from ..dpor import run_traced
+        from ..explore import explore_reduced
+
+        runs = 0
+
+        def once(policy):
+            nonlocal runs
+            trace = run_traced(test.scenario, self.handler, policy, settings=test.settings, watchdog=self.watchdog)
+            history = self.recorder.last_world_history
+            runs += 1
+            if trace.verdict is None:  # cut short: an equivalent schedule covers it
+                self.emit(RunInfo(index, self.recorder.group_of(history) if history else None, 0, complete=False))
+                return trace
+            script = getattr(policy, "script", None)
+            if self._report(index, test, history, seed=0, script=script, choices=list(policy.taken)):
+                raise _Broken
+            return trace
+
+        try:
+            found = explore_reduced(once, test.max_schedules)
+        except _Broken:
+            return {"runs": runs, "truncated": False}
+        return {"runs": runs, "truncated": found.truncated}
+
+    def _question(self, index: int) -> dict[str, Any]:
+        path, _, func = self.handler.rpartition(":")
+        spec = importlib.util.spec_from_file_location(f"answers_{Path(path).stem}", path)
+        if spec is None or spec.loader is None:
+            raise BadInput(f"cannot load {path}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules.pop(spec.name, None)
+        try:
+            answers = getattr(module, func)()
+        except Exception as exc:  # the learner's code: any error is an answer we report
+            self.emit(RunInfo(index, error=f"{func}() raised {type(exc).__name__}: {exc}"))
+            return {"runs": 1, "truncated": False}
+        self.emit(RunInfo(index, answers=answers if isinstance(answers, dict) else repr(answers)))
+        return {"runs": 1, "truncated": False}
+
+    # -- reporting ------------------------------------------------------------------------------------
+    def _report(self, index: int, test: Test, history: History | None, **info: Any) -> bool:
+        """Emit one run; True if it broke (its own judgment, to stop early: the caller judges again)."""
+        if history is None:
+            self.emit(RunInfo(index, error="the run left no history", **info))
+            return True
+        events = history.events
+        verdict = check(history)
+        self.emit(RunInfo(index, self.recorder.group_of(history), status=verdict.status, length=len(events),
+                          digest=digest(events), **info))
+        return verdict.status != Status.VALID or judge.problem(test, history, verdict) is not None
