@@ -11,7 +11,7 @@ bounded by ``max_schedules`` instead.
 For handler files the search is reduced by default (``dpor.py``: dynamic partial-order
 reduction): it runs one schedule of each class of schedules that differ only in the order of
 independent steps, which all get the same verdict, instead of every member of every class:
-for three copies of the article's handler in concurrent-claims, 12 schedules instead of 1,680.
+for three copies of the article's handler in concurrent-claims, 9 schedules instead of 1,680.
 Each class is a Mazurkiewicz trace; the verdict reads only the history, which two schedules of
 one class end with alike but for the order of independent records.
 A handler passed as a Python function may share objects with other invocations outside AWS,
