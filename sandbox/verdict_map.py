@@ -4,15 +4,16 @@
                       x=("lock_seconds", [5, 10, 20, 30, 40]),
                       y=("slow_email_seconds", [10, 20, 30, 45]),
                       mark={"lock_seconds": 10, "slow_email_seconds": 30})
-    fig                     # in Jupyter: the map, with the current setting ringed
+    fig                     # in Jupyter: the map, with the current setting framed
 
 ``settings`` is what every cell shares: a dict, or a function from a cell's values to the
 settings it runs with (to move a third setting with the two on the axes, say). A cell whose
 combination the scenario refuses shows "refused". Results are remembered per scenario, handler
 file, seed and settings, so redrawing a map, or moving its marker, runs nothing again.
 
-``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer``:
-the ring follows the explorer's two controls, and moving any other control redraws the grid.
+``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
+shows both, one above the other: the frame follows the explorer's two controls, and moving any
+other control reruns the grid.
 """
 from __future__ import annotations
 
@@ -49,17 +50,23 @@ class Axis:
     name: str
     values: tuple
     label: str
+    #: Tick labels for some values, in words ({0: "rest of the run"}); the others are written as numbers.
+    ticks: tuple = ()
 
     @classmethod
     def of(cls, spec: Any) -> Axis:
-        """From ``(name, values)`` or ``(name, values, label)``."""
+        """From ``(name, values)``, ``(name, values, label)`` or ``(name, values, label, {value: tick label})``."""
         if isinstance(spec, Axis):
             return spec
-        name, values, *label = spec
+        name, values, *rest = spec
         values = tuple(values)
         if not values:
             raise BadInput(f"the axis {name!r} has no values to try")
-        return cls(name, values, label[0] if label else name)
+        ticks = tuple((rest[1] if len(rest) > 1 else {}).items())
+        return cls(name, values, rest[0] if rest else name, ticks)
+
+    def tick(self, value: Any) -> str:
+        return dict(self.ticks).get(value) or _label(value)
 
     def position(self, value: Any) -> float:
         """Where ``value`` sits along the axis, in cell units (between cells when it is between values)."""
@@ -166,8 +173,8 @@ def _draw_cells(ax, grid: VerdictGrid) -> None:
                 fontweight="bold", zorder=4)
     ax.set_xlim(-0.5, len(grid.x.values) - 0.5)
     ax.set_ylim(-0.5, len(grid.y.values) - 0.5)
-    ax.set_xticks(range(len(grid.x.values)), [_label(v) for v in grid.x.values], fontsize=LABEL_PT)
-    ax.set_yticks(range(len(grid.y.values)), [_label(v) for v in grid.y.values], fontsize=LABEL_PT)
+    ax.set_xticks(range(len(grid.x.values)), [grid.x.tick(v) for v in grid.x.values], fontsize=LABEL_PT)
+    ax.set_yticks(range(len(grid.y.values)), [grid.y.tick(v) for v in grid.y.values], fontsize=LABEL_PT)
     ax.set_xlabel(grid.x.label, fontsize=LABEL_PT)
     ax.set_ylabel(grid.y.label, fontsize=LABEL_PT)
     ax.tick_params(length=0)
@@ -196,9 +203,9 @@ def _draw_mark(ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
     for colour, lw in (("black", 5.0), ("white", 1.5)):
         ax.add_patch(Rectangle((px - 0.47, py - 0.45), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
                                zorder=5))
-    ax.text(px, py + 0.45, "now", ha="center", va="center", fontsize=CELL_PT, fontweight="bold", zorder=7,
-            bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.5})
-    return f"now: {grid.x.name} {_label(xv)}, {grid.y.name} {_label(yv)}"
+    ax.text(px - 0.47, py + 0.45, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
+            bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+    return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
 
 
 def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
@@ -218,7 +225,7 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
                      equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
-    """The map of ``grid``: a cell per combination, ``mark`` ringed, ``equal_line`` labelling where x = y."""
+    """The map of ``grid``: a cell per combination, ``mark`` framed, ``equal_line`` naming the dashed x = y line."""
     height = HEAD_IN + ROW_IN * max(3, len(grid.y.values))
     fig = VerdictMapFigure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -244,7 +251,7 @@ def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[st
 
 
 class LinkedVerdictMap:
-    """A verdict map that follows a ``SettingsExplorer``: see the module docstring.
+    """A ``SettingsExplorer`` with a verdict map under it that follows its controls: see the module docstring.
 
     The cells run with the explorer's current values (``settings``, a dict or a function of a
     cell's values, shapes them further, as the explorer's own ``run`` does).
@@ -258,7 +265,7 @@ class LinkedVerdictMap:
         self.x, self.y = Axis.of(x), Axis.of(y)
         self.settings, self.title, self.equal_line = settings, title, equal_line
         self.image = widgets.Image(format="png", layout={"max_width": "100%"})
-        self.widget = widgets.VBox([self.image])
+        self.widget = widgets.VBox([explorer.widget, self.image])
         self.grid: VerdictGrid | None = None
         self.figure: VerdictMapFigure | None = None
         self._shared: dict[str, Any] | None = None
@@ -278,7 +285,7 @@ class LinkedVerdictMap:
         self.redraw()
 
     def redraw(self) -> VerdictMapFigure:
-        """Rerun the grid if a setting off the axes changed, then move the ring to the current values."""
+        """Rerun the grid if a setting off the axes changed, then move the frame to the current values."""
         shared = {k: v for k, v in self.explorer.values().items() if k not in (self.x.name, self.y.name)}
         if shared != self._shared:
             self.grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
@@ -293,5 +300,5 @@ class LinkedVerdictMap:
 
 
 def linked_verdict_map(explorer: Any, handler: Any, *, x: Sequence, y: Sequence, **kw: Any) -> LinkedVerdictMap:
-    """A ``LinkedVerdictMap``: a verdict map whose ring follows ``explorer``'s controls."""
+    """A ``LinkedVerdictMap``: ``explorer`` and, under it, a verdict map whose frame follows its controls."""
     return LinkedVerdictMap(explorer, handler, x=x, y=y, **kw)

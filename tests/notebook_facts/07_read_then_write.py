@@ -1,4 +1,5 @@
 # Key facts of notebooks/07_read_then_write.ipynb, run in its kernel after its last cell.
+# ruff: noqa: F821  (the names are the notebook's: this file runs in its kernel)
 # Played by hand: both reads before either write, and both send.
 assert [s.does for s in both_read] == ["dynamodb.GetItem", "dynamodb.GetItem"]
 assert all(r.get("detail", {}).get("found") is False for s in both_read for r in s.records if r["type"] == "aws")

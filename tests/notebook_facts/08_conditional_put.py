@@ -1,4 +1,5 @@
 # Key facts of notebooks/08_conditional_put.ipynb, run in its kernel after its last cell.
+# ruff: noqa: F821  (the names are the notebook's: this file runs in its kernel)
 # N concurrent claims, exactly one winner, for 3, 4 and 5 copies and three seeds each.
 assert sorted(claims) == [(n, s) for n in (3, 4, 5) for s in (0, 1, 2)]
 for (copies, seed), result in claims.items():

@@ -1,4 +1,5 @@
 # Key facts of notebooks/09_store_and_replay.ipynb, run in its kernel after its last cell.
+# ruff: noqa: F821  (the names are the notebook's: this file runs in its kernel)
 # One record's life: IN_PROGRESS, a duplicate refused mid-work, COMPLETED, the retry replays.
 assert record_states == [
     ("inv-1", "PutItem", "ok", "IN_PROGRESS"),
@@ -26,4 +27,5 @@ assert stuck.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 0}}
 assert sum("StillInProgressError" in e for e in stuck.errors()) == 2
 assert recovered.status == "valid" and recovered.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 1}}
 # Try it, as stored: both retries land while the first invocation works.
-assert [c["detail"]["status"] for c in try_it.history.of_type("aws") if c["service"] == "execute-api"] == [504, 409, 409]
+try_statuses = [c["detail"]["status"] for c in try_it.history.of_type("aws") if c["service"] == "execute-api"]
+assert try_statuses == [504, 409, 409]

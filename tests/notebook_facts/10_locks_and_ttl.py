@@ -1,0 +1,38 @@
+# Key facts of notebooks/10_locks_and_ttl.ipynb, run in its kernel after its last cell.
+# ruff: noqa: F821  (the names are the notebook's: this file runs in its kernel)
+# Crash recovery: the lock runs out and the retry finishes the order, the charge deduplicated downstream.
+assert crash.status == "valid" and crash.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 1}}
+assert crash.history.invocations()["inv-1"]["outcome"] == "crashed"
+# Lazy TTL: trusting TTL loses the order; checking expiresAt at read time does not.
+assert ttl_waits.status == "invalid" and [f.key for f in ttl_waits.verdict.lost] == ["o-1"]
+assert ttl_checks.status == "valid" and ttl_checks.verdict.effects_per_key == {"o-1": {"email": 1}}
+# Lock shorter than work: the article's unconditional delete, noted as lock overlap and stale write.
+assert overlap.status == "invalid" and overlap.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 2}}
+assert [str(n.kind) for n in overlap.verdict.notes] == ["lock overlap", "stale write"]
+assert overlap.settings["duplicate_delay"] == 12 and overlap.settings["lock_seconds"] == 10
+# The fencing token refuses the stale delete; the overlap is still noted.
+assert fenced.status == "valid" and fenced.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 1}}
+assert [str(n.kind) for n in fenced.verdict.notes] == ["lock overlap"]
+assert ("inv-1", "DeleteItem", "ConditionalCheckFailed") in fenced_calls
+# The verdict map: invalid exactly where a fixed lock (plus the duplicate's 2 s) is shorter than the work.
+grid = dashboard.grid
+assert len(grid.cells) == 20
+for (lock_s, work_s), status in grid.cells.items():
+    assert status == ("invalid" if lock_s and lock_s + 2 < work_s else "valid"), (lock_s, work_s, status)
+assert all(grid.status(0, w) == "valid" for w in grid.y.values)
+# Retention shorter than the late retry repeats the email; the visibility timeout costs only invocations.
+assert short_retention.status == "invalid" and short_retention.verdict.effects_per_key == {"o-1": {"email": 2}}
+assert any(f.retention_too_short for f in short_retention.verdict.duplicates)
+assert early_redelivery.status == "valid" and len(early_redelivery.history.invocations()) == 2
+# Try it, as stored: lock 0 follows the invocation's remaining time, and the map's frame moved with it.
+assert lock.result.status == "valid" and dashboard.mark == {"lock_seconds": 0, "slow_email_seconds": 30}
+# The widget flip, live in this kernel: the verdict and the map's frame follow the lock control.
+lock.controls["lock_seconds"].value = 10
+assert lock.result.status == "invalid" and dashboard.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
+lock.controls["lock_seconds"].value = 45
+assert lock.result.status == "valid" and dashboard.mark["lock_seconds"] == 45
+# What the prose says of the other controls (tests/test_widgets_lesson.py drives them as widgets).
+assert run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 30}).status == "valid"
+assert run_scenario("async-late-retry", ARTICLE, settings={"keep_for": 14400}).status == "valid"
+assert all(run_scenario("sqs-visibility-timeout", ARTICLE, settings={"visibility_timeout": v}).status == "valid"
+           for v in (3, 5, 30, 60))
