@@ -55,6 +55,11 @@ html: setup
 	  --output-dir out/html notebooks/*.ipynb
 	@echo "open out/html/00_start_here.html"
 
+# The student notebooks and answer files, regenerated from solutions/ (CI fails when they are stale).
+.PHONY: exercises
+exercises: setup
+	$(BIN)/python -m sandbox.grading.generate
+
 lint: setup
 	$(BIN)/ruff check .
 

@@ -1,4 +1,5 @@
-# Exercise 02 · Claim the key: the answer cell of exercises/02_claim_the_key.ipynb, as a file.
+# Exercise 02 · Claim the key
+# The answer cell of exercises/02_claim_the_key.ipynb, as a file.
 # check("02") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 02
 import os

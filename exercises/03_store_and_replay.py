@@ -1,4 +1,5 @@
-# Exercise 03 · Store and replay: the answer cell of exercises/03_store_and_replay.ipynb, as a file.
+# Exercise 03 · Store and replay
+# The answer cell of exercises/03_store_and_replay.ipynb, as a file.
 # check("03") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 03
 import os

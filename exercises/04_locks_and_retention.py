@@ -1,4 +1,5 @@
-# Exercise 04 · Locks and retention: the answer cell of exercises/04_locks_and_retention.ipynb, as a file.
+# Exercise 04 · Locks and retention
+# The answer cell of exercises/04_locks_and_retention.ipynb, as a file.
 # check("04") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 04
 import math

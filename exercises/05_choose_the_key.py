@@ -1,4 +1,5 @@
-# Exercise 05 · Choose the key: the answer cell of exercises/05_choose_the_key.ipynb, as a file.
+# Exercise 05 · Choose the key
+# The answer cell of exercises/05_choose_the_key.ipynb, as a file.
 # check("05") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 05
 import json

@@ -1,4 +1,5 @@
-# Exercise 06 · The HTTP Idempotency-Key: the answer cell of exercises/06_http_idempotency_key.ipynb, as a file.
+# Exercise 06 · The HTTP Idempotency-Key
+# The answer cell of exercises/06_http_idempotency_key.ipynb, as a file.
 # check("06") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 06
 import json

@@ -1,4 +1,5 @@
-# Exercise 07 · SQS partial batch responses: the answer cell of exercises/07_sqs_partial_batch.ipynb, as a file.
+# Exercise 07 · SQS partial batch responses
+# The answer cell of exercises/07_sqs_partial_batch.ipynb, as a file.
 # check("07") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 07
 from functools import partial

@@ -1,4 +1,5 @@
-# Exercise 08 · Fencing and downstream keys: the answer cell of exercises/08_fencing_and_downstream_keys.ipynb, as a file.
+# Exercise 08 · Fencing and downstream keys
+# The answer cell of exercises/08_fencing_and_downstream_keys.ipynb, as a file.
 # check("08") in the notebook saves that cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 08
 import math

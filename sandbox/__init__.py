@@ -57,7 +57,8 @@ def __getattr__(name: str):
 
 
 __all__ = [
-    "AwsFault", "BadInput", "STAGES", "duplicate_matrix", "explore_scenario", "key_matrix", "stage", "Cause", "Choice", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding",
+    "AwsFault", "BadInput", "STAGES", "duplicate_matrix", "explore_scenario", "key_matrix", "stage", "Cause",
+    "Choice", "CrashPlan", "Delivery", "Effect", "EffectStatus", "Finding",
     "FunctionConfig",
     "HandlerBlocked", "History", "InvocationCrashed", "LambdaContext", "LambdaTimeout", "Latency", "Outcome",
     "ProviderError", "ProviderFault", "RealAwsRefused", "RunResult", "SCENARIOS", "Sandbox", "SandboxError",

@@ -16,7 +16,6 @@ reach a handler whatever boto3 session or client it builds.
 from __future__ import annotations
 
 import random
-
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 

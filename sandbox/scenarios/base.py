@@ -164,7 +164,8 @@ class RunResult:
 def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
     return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
-                   replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"], meta={"scenario": sc.name, "settings": cfg})
+                   replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"],
+                   meta={"scenario": sc.name, "settings": cfg})
 
 
 def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any],
