@@ -20,7 +20,7 @@ REQUIREMENT_FILES = ("requirements.txt", "requirements-dev.txt")
 EXPECTED_DIRECT = {
     "requirements.txt": {
         "boto3", "botocore", "moto", "time-machine", "matplotlib", "numpy",
-        "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm",
+        "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm", "flask", "flask-cors",
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "hypothesis", "nbclient", "nbformat", "playwright", "ruff",
