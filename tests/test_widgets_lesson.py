@@ -1,0 +1,187 @@
+"""Lesson 10's controls, driven from Python as a learner's drag would drive them, and its verdict map.
+
+Each control is set through ``.value``, which fires the same callback a slider does; the
+verdict must flip where the lesson says it does, and back. The verdict map
+(``sandbox/verdict_map.py``) must colour each cell with the verdict ``run_scenario`` gives for
+that cell's settings, and frame the current setting.
+"""
+from __future__ import annotations
+
+import pytest
+from matplotlib.patches import Rectangle
+
+from sandbox import explore_settings, run_scenario
+from sandbox.verdict_map import Axis, LinkedVerdictMap, draw_verdict_map, linked_verdict_map, verdict_grid, verdict_map
+
+from conftest import example
+
+ARTICLE = example("article.py")
+TTL_ONLY = example("run_once_ttl_only.py")
+NAIVE = example("naive_email.py")
+LOCK = "lock-shorter-than-work"
+
+
+def duplicate_after_lock(values):
+    """As in the lesson: the duplicate arrives 2 s after the lock runs out."""
+    return {**values, "duplicate_delay": (values["lock_seconds"] or values["function_timeout"]) + 2}
+
+
+def lock_explorer(**kw):
+    return explore_settings(LOCK, ARTICLE, only=["lock_seconds", "slow_email_seconds", "function_timeout"],
+                            run=lambda values: run_scenario(LOCK, ARTICLE, settings=duplicate_after_lock(values)),
+                            **kw)
+
+
+def notes(result):
+    return [str(n.kind) for n in result.verdict.notes]
+
+
+# -- the flips ---------------------------------------------------------------------------------------
+def test_moving_the_lock_below_the_work_flips_the_verdict_to_invalid_and_back():
+    explorer = lock_explorer(fixed={"lock_seconds": 45})
+    assert explorer.result.status == "valid" and notes(explorer.result) == []
+    first_image = explorer.image.value
+    explorer.controls["lock_seconds"].value = 10  # the work (30 s) now outlasts the lock
+    assert explorer.runs == 2 and explorer.result.status == "invalid"
+    assert notes(explorer.result) == ["lock overlap", "stale write"]
+    assert explorer.result.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 2}}
+    assert "invalid" in explorer.verdict.value and explorer.image.value != first_image
+    explorer.controls["lock_seconds"].value = 45
+    assert explorer.result.status == "valid" and explorer.image.value == first_image
+
+
+def test_shortening_the_work_below_the_lock_or_the_timeout_restores_the_guarantee():
+    explorer = lock_explorer(plot=False)
+    assert explorer.result.status == "invalid"
+    explorer.controls["slow_email_seconds"].value = 8  # done before the lock runs out
+    assert explorer.result.status == "valid" and notes(explorer.result) == []
+    explorer.controls["slow_email_seconds"].value = 30
+    assert explorer.result.status == "invalid"
+    explorer.controls["function_timeout"].value = 20  # the runtime stops the first attempt before its stale delete
+    assert explorer.result.status == "valid" and notes(explorer.result) == ["lock overlap"]
+    explorer.controls["function_timeout"].value = 40
+    assert explorer.result.status == "invalid"
+    explorer.controls["lock_seconds"].value = 0  # the lock lasts as long as the invocation can run
+    assert explorer.result.status == "valid" and notes(explorer.result) == []
+
+
+def test_retention_below_the_late_retry_flips_the_verdict_and_back():
+    explorer = explore_settings("async-late-retry", ARTICLE, only=["keep_for"], plot=False)
+    assert explorer.result.status == "valid"  # a day: longer than the two hours the retry waits
+    explorer.controls["keep_for"].value = 3600
+    assert explorer.result.status == "invalid"
+    [duplicate] = explorer.result.verdict.duplicates
+    assert duplicate.retention_too_short and explorer.result.verdict.effects_per_key == {"o-1": {"email": 2}}
+    explorer.controls["keep_for"].value = 14400
+    assert explorer.result.status == "valid"
+
+
+def test_a_ttl_lag_past_the_retries_flips_a_run_once_that_trusts_ttl():
+    explorer = explore_settings("ttl-lag", TTL_ONLY, only=["ttl_lag"], fixed={"ttl_lag": 30}, plot=False)
+    assert explorer.result.status == "valid"  # TTL deleted the stale claim before the first retry
+    explorer.controls["ttl_lag"].value = 600
+    assert explorer.result.status == "invalid" and [f.key for f in explorer.result.verdict.lost] == ["o-1"]
+    explorer.controls["ttl_lag"].value = 0
+    assert explorer.result.status == "valid"
+
+
+def test_the_article_checks_expiry_itself_whatever_the_ttl_lag():
+    explorer = explore_settings("ttl-lag", ARTICLE, only=["ttl_lag"], plot=False)
+    for lag in (0, 30, 600, 86400):
+        explorer.controls["ttl_lag"].value = lag
+        assert explorer.result.status == "valid", lag
+
+
+def test_the_visibility_timeout_flips_the_naive_handler_and_run_once_holds():
+    naive = explore_settings("sqs-visibility-timeout", NAIVE, only=["visibility_timeout"], plot=False)
+    article = explore_settings("sqs-visibility-timeout", ARTICLE, only=["visibility_timeout"], plot=False)
+    assert naive.result.status == "invalid" and article.result.status == "valid"
+    assert len(article.result.history.invocations()) == 2  # the early redelivery replays the stored results
+    for explorer in (naive, article):
+        explorer.controls["visibility_timeout"].value = 30
+        assert explorer.result.status == "valid" and len(explorer.result.history.invocations()) == 1
+    naive.controls["visibility_timeout"].value = 5
+    assert naive.result.status == "invalid"
+    article.controls["visibility_timeout"].value = 1  # shorter than the function's timeout: AWS refuses it
+    assert article.result is None and "less than Function timeout" in article.verdict.value
+
+
+# -- the verdict map ---------------------------------------------------------------------------------
+def test_each_cell_of_the_map_is_the_verdict_run_scenario_gives():
+    x, y = ("lock_seconds", [0, 10, 30]), ("slow_email_seconds", [10, 45])
+    shared = {"function_timeout": 60}
+    grid = verdict_grid(LOCK, ARTICLE, x, y, settings=lambda cell: duplicate_after_lock({**shared, **cell}))
+    assert set(grid.cells) == {(lx, w) for lx in x[1] for w in y[1]}
+    for (lock_s, work_s), status in grid.cells.items():
+        cfg = duplicate_after_lock({**shared, "lock_seconds": lock_s, "slow_email_seconds": work_s})
+        assert status == run_scenario(LOCK, ARTICLE, settings=cfg).status, (lock_s, work_s)
+    assert grid.where("invalid") == [(10, 45), (30, 45)]
+    assert grid.notes[(10, 45)] == ("lock overlap", "stale write") and grid.notes[(0, 45)] == ()
+    assert [r["verdict"] for r in grid.rows()] == ["valid", "valid", "valid", "valid", "invalid", "invalid"]
+
+
+def test_a_dict_of_settings_is_shared_by_every_cell_and_a_refused_cell_says_so():
+    grid = verdict_grid("sqs-visibility-timeout", NAIVE, ("visibility_timeout", [1, 5, 30]),
+                        ("email_seconds", [0.6]), settings={"batching_window": 4})
+    assert grid.cells == {(1, 0.6): "refused", (5, 0.6): "invalid", (30, 0.6): "valid"}
+
+
+def _frames(fig):
+    return [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_facecolor()[3] == 0
+            and p.get_linewidth() >= 4]
+
+
+def test_the_current_setting_is_framed_on_its_cell_or_between_cells():
+    fig = verdict_map("async-late-retry", ARTICLE, x=("keep_for", [3600, 14400]), y=("throttled_for", [0, 7200]),
+                      mark={"keep_for": 3600, "throttled_for": 7200})
+    assert fig.grid.cells == {(3600, 0): "valid", (14400, 0): "valid", (3600, 7200): "invalid",
+                              (14400, 7200): "valid"}
+    [frame] = _frames(fig)
+    assert frame.get_xy() == pytest.approx((0 - 0.47, 1 - 0.45))  # the cell (3600, 7200): column 0, row 1
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == ["✓ valid", "✗ invalid", "now: keep_for 1 h, throttled_for 2 h"]
+    between = draw_verdict_map(fig.grid, mark={"keep_for": 9000, "throttled_for": 7200})
+    [frame] = _frames(between)
+    assert frame.get_xy()[0] == pytest.approx((9000 - 3600) / (14400 - 3600) - 0.47)
+    assert between._repr_png_()[:4] == b"\x89PNG"
+
+
+def test_axes_place_values_between_cells_and_name_special_ones():
+    axis = Axis.of(("lock_seconds", [0, 10, 20, 45], "lock (s)", {0: "rest of the run"}))
+    assert [axis.position(v) for v in (0, 10, 15, 45)] == [0.0, 1.0, 1.5, 3.0]
+    assert axis.position(60) == pytest.approx(3.45) and axis.tick(0) == "rest of the run" and axis.tick(20) == "20"
+    assert Axis.of(("keep_for", [1800, 3600, 86400])).tick(1800) == "30 min"
+    assert Axis.of(("keep_for", [1800, 3600, 86400])).tick(86400) == "24 h"
+
+
+def test_the_map_reads_on_a_laptop_and_a_projector():
+    fig = verdict_map(LOCK, ARTICLE, x=("lock_seconds", [10, 45]), y=("slow_email_seconds", [30]),
+                      settings=lambda cell: duplicate_after_lock({"function_timeout": 60, **cell}),
+                      mark={"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work",
+                      title="a title long enough that it has to wrap onto a second line to stay on the page at all")
+    width_px = fig.get_size_inches()[0] * fig.dpi
+    assert width_px <= 900
+    texts = [t for t in fig.axes[0].texts]
+    assert min(t.get_fontsize() for t in texts) >= 10
+    assert "\n" in fig.axes[0].get_title()  # wrapped, not cut off
+    fig.canvas.draw()
+    page = fig.bbox
+    for t in [fig.axes[0].title, *fig.legends[0].get_texts(), fig.axes[0].xaxis.label, fig.axes[0].yaxis.label]:
+        box = t.get_window_extent()
+        assert box.x0 >= page.x0 - 1 and box.x1 <= page.x1 + 1 and box.y0 >= page.y0 - 1, t.get_text()
+
+
+def test_the_linked_map_follows_its_explorer():
+    explorer = lock_explorer(plot=False)
+    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock)
+    assert isinstance(view, LinkedVerdictMap) and explorer.widget in view.widget.children
+    assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
+    assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}
+    grid, image = view.grid, view.image.value
+    explorer.controls["lock_seconds"].value = 45  # an axis moved: the frame moves, the grid stays
+    assert view.mark["lock_seconds"] == 45 and view.grid is grid and view.image.value != image
+    explorer.controls["function_timeout"].value = 20  # a setting off the axes: the grid reruns
+    assert view.grid is not grid and view.grid.cells[(10, 30)] == "valid"
+    explorer.controls["lock_seconds"].value = 10
+    assert explorer.result.status == view.grid.status(10, 30) == "valid"  # the map and the explorer agree
