@@ -71,10 +71,10 @@ def test_without_fencing_a_lock_shorter_than_the_work_breaks_powertools_not_the_
 @pytest.mark.slow
 def test_a_few_seeds_of_everything_on_two_workers_match_one_worker():
     strategies = [IMPROVED, *POWERTOOLS]
-    parallel = run_campaign(strategies, seeds=3, others_seeds=3, workers=2)
+    parallel = run_campaign(strategies, seeds=2, others_seeds=2, workers=2)
     assert parallel.improved_failures() == []
-    serial = run_campaign(strategies, ["sqs-batch-failure", "lock-shorter-than-work", "crash-mid-work"], seeds=3,
-                          others_seeds=3)
+    serial = run_campaign(strategies, ["sqs-batch-failure", "lock-shorter-than-work", "crash-mid-work"], seeds=2,
+                          others_seeds=2)
     for cell in serial.cells:
         twin = parallel.cell(cell.strategy, cell.column)
         assert (twin.status, twin.failure) == (cell.status, cell.failure)
