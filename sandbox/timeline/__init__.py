@@ -86,7 +86,7 @@ __all__ = ["DUPLICATE_COLOR", "MARKERS", "OUTCOME_COLORS", "SOURCE_LABELS", "Tim
 
 SCREEN_DPI = 100  # dpi of the returned figure (notebook display)
 SAVE_DPI = 150  # dpi of save_timeline's PNG (projector-friendly)
-DEFAULT_WIDTH = 13.0  # inches
+DEFAULT_WIDTH = 9.0  # inches: about 900 px in a notebook (dpi 100), so nothing is scaled down
 
 
 def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
@@ -96,7 +96,7 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
     ``unit``: "auto" (min:s when the history spans more than 3 minutes, h:mm:ss over
     an hour), "s", "min" or "h".
     ``title``: defaults to "<scenario> · seed <seed>" from ``history.meta``.
-    ``width``: figure width in inches (default 13); the height follows the lane count.
+    ``width``: figure width in inches (default 9, a notebook's width); the height follows the lane count.
     ``gaps``: "auto" squeezes long idle stretches into labelled grey bands; False keeps
     the time axis strictly linear.
     ``dpi``: resolution the layout is computed for (and the notebook shows).

@@ -32,6 +32,7 @@ ENDS_CLEAR_PT = 3  # pt beyond the shrink: obstacles this close to either end do
 SAMPLE_PX = 3.0  # px between the points a candidate is tested at ...
 OBSTACLE_PX = 5.0  # ... and between the boxes the chosen path registers
 HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wins ties)
+OUTSIDE_HITS = 3  # a candidate leaving the axes (clipped there) counts as this many hits
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale)
 ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
@@ -149,7 +150,10 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         ends = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > (shrink[0] + ENDS_CLEAR_PT) * c.pt
         ends &= np.hypot(samples[:, 0] - b[0], samples[:, 1] - b[1]) > (shrink[1] + ENDS_CLEAR_PT) * c.pt
         hits = c.obs.points_hit(samples[ends], exclude=exclude + IGNORED_OWNERS)
-        score = hits * HIT_COST + i
+        box = c.axes_box()
+        outside = (samples[:, 0] < box.x0) | (samples[:, 0] > box.x1) | (samples[:, 1] < box.y0) | \
+            (samples[:, 1] > box.y1)
+        score = (hits + OUTSIDE_HITS * bool(outside.any())) * HIT_COST + i  # cut off by the axes: hardly seen
         if best is None or score < best[0]:
             best = (score, style, pts)
     return best[1], best[2]

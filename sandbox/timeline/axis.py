@@ -19,11 +19,15 @@ AXIS_LABELS = {SECONDS: "virtual time (s)", MINUTES: "virtual time (min:s)", HOU
 AUTO_MINUTES_OVER = 180  # s: a longer history reads in min:s ...
 AUTO_HOURS_OVER = 3600  # s: ... and a still longer one in h:mm:ss
 MIN_SPAN = 1e-3  # s: the shortest axis (a history with one instant)
-_NICE_STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60,
-               120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)  # s between ticks
-TICKS_PER_INCH = {HOURS: 1.5}  # h:mm:ss labels are wide: fewer ticks per inch ...
-DEFAULT_TICKS_PER_INCH = 2.2  # ... than seconds or min:s
-MIN_STEP = {MINUTES: 0.01, HOURS: 1}  # s: finer ticks would not read in that unit
+# s between ticks: round numbers in each unit (1-2-5 seconds; whole seconds, then minutes and hours on a clock) ...
+_SUBSECOND = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+_CLOCK = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+NICE_STEPS = {SECONDS: _SUBSECOND + tuple(k * 10 ** e for e in range(6) for k in (1, 2, 5)),
+              MINUTES: _CLOCK, HOURS: _CLOCK}
+#: ... and, when a busy stretch is too short to hold one of those, finer ones (coarsest first): "1:00.5"
+FALLBACK_STEPS = {SECONDS: (), MINUTES: _SUBSECOND[::-1], HOURS: _SUBSECOND[::-1]}
+TICK_CHAR_EM = 0.62  # a tick label's characters are at most this wide (digits), in ems ...
+TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 
 # squeezing idle gaps (all fractions of the history's span or of the longest busy stretch)
 LINEAR_PAD = 0.025  # linear axis: empty room at both ends, fraction of the span
@@ -44,6 +48,7 @@ class TimeAxis:
         lo = min(a for a, _ in spans)
         hi = max(max(b for _, b in spans), model.t_end)
         self.span = max(hi - min(lo, 0.0), MIN_SPAN)
+        self.t_min = lo  # when the history's first activity happened
         if unit == "auto":
             unit = HOURS if self.span > AUTO_HOURS_OVER else MINUTES if self.span > AUTO_MINUTES_OVER else SECONDS
         if unit not in UNITS[1:]:
@@ -105,45 +110,63 @@ class TimeAxis:
                 return xa + (t - ta) * (xb - xa) / (tb - ta)
         return bx[-1]  # pragma: no cover
 
+    def segment_widths(self) -> list[float]:
+        """Each segment's width in plot x (data units)."""
+        return [self.bp_x[2 * i + 1] - self.bp_x[2 * i] for i in range(len(self.segments))]
+
     @property
     def label(self) -> str:
         return AXIS_LABELS[self.unit]
 
-    def ticks(self, width_in: float) -> tuple[list[float], list[str]]:
-        """Tick positions and labels for an axis ``width_in`` inches wide, chosen per segment."""
-        total = self.x_hi - self.x_lo
+    def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
+        """Tick positions and labels, chosen per segment: ``seg_px`` is each segment's width in px, ``em_px`` the
+        tick font's size in px, ``until`` the last time a tick may show. Each segment gets the finest round step
+        whose labels do not touch."""
         xs: list[float] = []
         labels: list[str] = []
-        for i, (a, b) in enumerate(self.segments):
-            w = self.bp_x[2 * i + 1] - self.bp_x[2 * i]
-            frac = w / total if total > 0 else 1.0
-            step = self._step(a, b, frac * width_in)
-            vals = self._tick_values(a, b, step)
-            dec = max(0, -math.floor(math.log10(step) + 1e-9))
+        for (a, b), px in zip(self.segments, seg_px):
+            px_per_s = px / max(b - a, 1e-12)
+            if until is not None:
+                b = min(b, until)
+            if b < a:
+                continue
+            vals, dec = self._segment_ticks(a, b, px_per_s, em_px)
             for v in vals:
                 xs.append(self.x(v))
                 labels.append(tick_label(v, dec, self.unit))
         return xs, labels
 
-    def _step(self, a: float, b: float, width_in: float) -> float:
-        """The nicest step that puts no more ticks on [a, b] than ``width_in`` inches hold."""
-        nbins = max(1, round(width_in * TICKS_PER_INCH.get(self.unit, DEFAULT_TICKS_PER_INCH)))
-        step = next((s for s in _NICE_STEPS if (b - a) / s <= nbins), _NICE_STEPS[-1])
-        return max(step, MIN_STEP[self.unit]) if self.unit in MIN_STEP else step
+    def _segment_ticks(self, a: float, b: float, px_per_s: float, em_px: float) -> tuple[list[float], int]:
+        """(values, decimals) of the ticks on [a, b]: the finest step whose labels fit, or a single tick."""
+        chosen: tuple[list[float], int] = ([], 0)
+        for step in NICE_STEPS[self.unit]:
+            vals, dec = self._tick_values(a, b, step), _decimals(step)
+            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
+            if len(vals) == 1 or (vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px):
+                return vals, dec
+            if len(vals) > 1:
+                chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
+        for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
+            vals = self._tick_values(a, b, step)
+            if vals:
+                return vals[:1], _decimals(step)
+        return chosen
 
     def _tick_values(self, a: float, b: float, step: float) -> list[float]:
         first = math.ceil(a / step - 1e-9)
         last = math.floor(b / step + 1e-9)
-        vals = [k * step for k in range(first, last + 1)]
-        if len(self.segments) == 1:  # no negative ticks, unless the history itself starts before 0
-            vals = [v for v in vals if v >= 0 or a < -step]
-        if not vals:
-            vals = [round((a + b) / 2, max(0, -math.floor(math.log10(step))))]
-        return vals
+        vals = [round(k * step, 9) for k in range(first, last + 1)]
+        # no negative ticks, unless the history itself starts before 0
+        return [v for v in vals if v >= 0 or self.t_min < 0]
 
     def clock(self, t: float) -> str:
         """A point in time for a label, in the axis' unit: "30.0 s", "3:00.8", "6:00:03"."""
         return clock(t, self.unit)
+
+
+def _decimals(step: float) -> int:
+    """Decimals a tick label needs for ticks ``step`` seconds apart: 0.05 -> 2, 0.5 -> 1, 5 -> 0."""
+    return max(0, -math.floor(math.log10(step) + 1e-9))
 
 
 def _activity(model: Model) -> list[tuple[float, float]]:

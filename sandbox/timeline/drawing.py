@@ -17,12 +17,13 @@ from typing import Any
 from .arrows import draw_arrows
 from .canvas import Canvas
 from .figure import TimelineFigure
-from .frame import LegendPlan, open_canvas
+from .frame import LegendPlan, open_canvas, set_time_ticks
 from .guides import draw_caller_waits, draw_guides
 from .labels import (
     label_arrows,
     label_caller_results,
     label_other_events,
+    label_queue_windows,
     label_redeliveries,
     label_required_events,
     label_sweeps,
@@ -32,6 +33,7 @@ from .lanes import (
     draw_end_line,
     draw_gaps,
     draw_pending,
+    draw_queue_windows,
     draw_row_names,
     draw_throttled,
     draw_windows,
@@ -40,7 +42,7 @@ from .lanes import (
 from .legend import add_legend
 from .markers import place_markers
 from .model import Model
-from .notes import label_duplicates, label_expired, label_window_notes
+from .notes import label_duplicates, label_expired, label_strips, label_window_notes
 from .style import LABEL_PT
 
 THIN_TICKS_PT = 8  # pt: a tick label closer than this to its left neighbour is dropped
@@ -60,7 +62,7 @@ class Stage:
 
 
 def draw_legend(c: Canvas, legend: LegendPlan) -> None:
-    add_legend(c.fig, legend.items, legend.ncols, c.fs(LABEL_PT))
+    add_legend(c.fig, legend.items, legend.ncols, LABEL_PT)  # never smaller: the legend is read at leisure
 
 
 def freeze(c: Canvas) -> None:
@@ -82,8 +84,12 @@ def _keep_title_on_the_page(c: Canvas) -> None:
         title.set_x(title.get_position()[0] + (x1 - x0))
 
 
-def thin_xticks(c: Canvas) -> None:
-    """Drop tick labels that would touch their left neighbour (e.g. across a squeezed gap)."""
+def fit_xticks(c: Canvas) -> None:
+    """Choose the time ticks again for the plot's real width, then drop a label that would still touch its left
+    neighbour (across a squeezed gap, where two segments' ticks meet)."""
+    x0, _ = c.px(c.taxis.x_lo, 0)
+    x1, _ = c.px(c.taxis.x_hi, 0)
+    set_time_ticks(c, (x1 - x0) / (c.taxis.x_hi - c.taxis.x_lo))
     ax = c.ax
     ticks = list(ax.get_xticks())
     labels = [lbl.get_text() for lbl in ax.get_xticklabels()]
@@ -104,22 +110,25 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(draw_end_line, adds="end_label"),
     Stage(draw_gaps, adds="gap_labels"),
     Stage(draw_windows, adds="window_boxes"),
+    Stage(draw_queue_windows, adds="queue_boxes"),
     Stage(draw_bars, adds="bars"),
     Stage(draw_pending, adds="pending_bands"),
     Stage(draw_throttled),
     Stage(draw_legend, reads=("legend",)),
     Stage(freeze),
     # display space: each stage avoids the obstacles registered before it
-    Stage(thin_xticks),
-    Stage(register_static_obstacles, reads=("separators", "gap_labels", "end_label")),
+    Stage(fit_xticks),
+    Stage(register_static_obstacles, reads=("separators", "gap_labels", "end_label", "queue_boxes")),
     Stage(place_markers, reads=("bars",), adds="markers"),
     Stage(draw_caller_waits, reads=("markers",), adds="caller_waits"),
     Stage(draw_guides, reads=("markers",)),
     Stage(draw_arrows, reads=("bars", "markers"), adds="arrows"),
     # labels, most important first
     Stage(label_window_notes),
+    Stage(label_strips),
     Stage(label_required_events, reads=("markers", "pending_bands")),
     Stage(label_duplicates, reads=("markers",)),
+    Stage(label_queue_windows, reads=("queue_boxes",)),
     Stage(label_caller_results, reads=("markers", "caller_waits")),
     Stage(label_redeliveries, reads=("markers",)),
     Stage(label_arrows, reads=("arrows",)),

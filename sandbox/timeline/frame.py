@@ -16,7 +16,7 @@ from .figure import new_figure
 from .legend import legend_items
 from .model import Model
 from .rows import layout_rows
-from .sizing import TICKS_SHARE, Scale, figure_height, legend_columns, note_room, y_limits
+from .sizing import PLOT_SHARE, Scale, figure_height, legend_layout, note_room, y_limits
 from .style import AXIS_LABEL_PT, GRID_COLOR, TICK_PT, TITLE_PT
 
 H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the axes
@@ -42,12 +42,16 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     if room:
         taxis.extend_right(room)
     squeezed = bool(taxis.gaps)
-    legend = LegendPlan(legend_items(model, squeezed=squeezed), legend_columns(width))
-    fig = new_figure(width, figure_height(rows, scale, squeezed, len(legend.items), width), dpi)
+    items = legend_items(model, squeezed=squeezed)
+    ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
+    legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols)
+    fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows), dpi)
     fig.get_layout_engine().set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
     canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot())
     _frame(canvas, title, squeezed)
-    _time_ticks(canvas, width)
+    x_span = canvas.taxis.x_hi - canvas.taxis.x_lo
+    set_time_ticks(canvas, width * PLOT_SHARE * dpi / x_span if x_span > 0 else 1.0)
+    _axis_style(canvas)
     return canvas, legend
 
 
@@ -60,15 +64,18 @@ def _frame(c: Canvas, title: str, squeezed: bool) -> None:
         ax.spines[side].set_visible(False)
 
 
-def _time_ticks(c: Canvas, width: float) -> None:
-    ax, taxis = c.ax, c.taxis
-    xt, xl = taxis.ticks(width * TICKS_SHARE)
-    if taxis.tail:  # no ticks after the end of the history
-        x_end = taxis.x(c.model.t_end)
-        xl = [lbl for x, lbl in zip(xt, xl) if x <= x_end + 1e-12]
-        xt = [x for x in xt if x <= x_end + 1e-12]
-    ax.set_xticks(xt, labels=xl)
+def set_time_ticks(c: Canvas, px_per_x: float) -> None:
+    """Round time ticks for ``px_per_x`` display px per plot x unit; none after the end of the history."""
+    taxis = c.taxis
+    em_px = c.fs(TICK_PT) * c.fig.dpi / 72
+    until = c.model.t_end if taxis.tail else None  # no ticks in the room after the history
+    xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until)
+    c.ax.set_xticks(xt, labels=xl)
+
+
+def _axis_style(c: Canvas) -> None:
+    ax = c.ax
     ax.tick_params(axis="x", labelsize=c.fs(TICK_PT))
-    ax.set_xlabel(taxis.label, fontsize=c.fs(AXIS_LABEL_PT))
+    ax.set_xlabel(c.taxis.label, fontsize=c.fs(AXIS_LABEL_PT))
     ax.grid(axis="x", color=GRID_COLOR, lw=GRID_LW, zorder=0)
     ax.set_axisbelow(True)

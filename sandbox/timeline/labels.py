@@ -16,21 +16,24 @@ from ..vocab import AWS_OK, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
 from .canvas import Canvas
 from .guides import CallerWait
-from .lanes import PENDING_HALF
+from .lanes import PENDING_HALF, QueueBox, queue_owner
 from .markers import EventPoint, MarkerPlacement
-from .model import READ_TIMEOUT, Attempt, Event
+from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
 from .sizing import REFERENCE_DPI
 from .style import (
     ARROW_COLOR,
     EVENT_TEXT,
     LABEL_EDGE,
     LABEL_PT,
+    MESSAGE_PT,
+    QUEUE_TEXT,
     SMALL_PT,
     TEXT_GREY,
     Z_ARROW_LABEL,
     Z_EVENT_LABEL,
     Z_NOTE,
 )
+from .timefmt import duration
 
 REQUIRED_LABELS = ("dropped", Delivery.PENDING)  # where a lost or stuck order went: always labelled
 
@@ -211,3 +214,39 @@ def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
                                  parse_math=False, annotation_clip=False, gid="sweep-label")
 
         c.place(make, [((off, 0), "left"), ((-off, 0), "right")], required=False)
+
+
+QUEUE_INSET_PT = 3  # pt: a poller's window label keeps this far inside the band
+
+
+def _queue_text(w: Hidden | Batching) -> list[str]:
+    """What a poller's window says, longest first ([]: nothing to say)."""
+    if isinstance(w, Batching):
+        return [f"batching window {duration(w.end - w.start)}", f"batching {duration(w.end - w.start)}"]
+    if w.ran_out and w.timeout is not None:
+        vt = duration(w.timeout)
+        return [f"invisible until the {vt} visibility timeout ran out", f"invisible: {vt} visibility timeout",
+                f"{vt} visibility timeout"]
+    return []  # deleted in time: the band says enough
+
+
+def label_queue_windows(c: Canvas, queue_boxes: list[QueueBox]) -> None:
+    """"batching window 4 s" in a poller's batching window, and what ended an invisible stretch, inside its band:
+    the longest wording that fits, or nothing when the band is too short."""
+    for i, box in enumerate(queue_boxes):
+        yd = box.y0 + box.h / 2
+        (x0, y), (x1, _) = c.px(box.x0, yd), c.px(box.x1, yd)
+        room = x1 - x0 - 2 * QUEUE_INSET_PT * c.pt
+
+        def make(label, yd=yd, x=(x0 + x1) / 2, y=y):
+            return c.ax.text(c.data(x, y)[0], yd, label, ha="center", va="center", fontsize=c.fs(MESSAGE_PT),
+                             color=QUEUE_TEXT, zorder=Z_EVENT_LABEL, parse_math=False, gid="queue-label")
+
+        fits = []
+        for words in _queue_text(box.window):
+            artist = make(words)
+            if c.text_box(artist).width <= room:
+                fits.append(words)
+            artist.remove()
+        if fits:
+            c.place(make, fits, required=False, exclude=(queue_owner(box, i),))

@@ -17,14 +17,18 @@ from matplotlib.transforms import Bbox
 
 from ..vocab import Delivery, Outcome
 from .canvas import Canvas
-from .model import Event, Window
-from .rows import HEAD_BUSY, Row, RowKind
+from .model import Batching, Event, Hidden, Window
+from .rows import MAX_STRIPS, MESSAGE_TOP, Row, RowKind, lane_keys
 from .style import (
+    BATCHING_STYLE,
     END_LINE_COLOR,
     GAP_COLOR,
     GAP_EDGE,
     HEADING_PT,
+    HIDDEN_DONE_STYLE,
+    HIDDEN_STYLE,
     LANE_PT,
+    MESSAGE_PT,
     OI_ORANGE,
     OUTCOME_COLORS,
     PENDING_BAND,
@@ -38,6 +42,7 @@ from .style import (
     Z_END_LINE,
     Z_GAP,
     Z_GAP_LABEL,
+    Z_HIDDEN,
     Z_PENDING,
     Z_SEPARATOR,
     Z_WINDOW,
@@ -48,13 +53,10 @@ from .timefmt import duration
 # y offsets and heights in data units (lanes are 1.0 apart; y grows downwards)
 NAME_LIFT = 0.13  # a lane's name (and outcome) moves up to make room for a second line ...
 SUB_DROP = 0.25  # ... which sits this far below the lane's centre
-SEPARATOR_BELOW = {RowKind.HEADING: 0.45, RowKind.SWEEPER: 0.55}  # the line under a header row
 BAR_HALF = 0.19  # half an invocation bar's height
 BAND_HALF = 0.36  # half a full-height window band
-STACK_H = 0.21  # several keys on a lane: their bands share this much above the bar, and below it
-STACK_TOP = 0.40  # the stacked bands above the bar start this far above the lane's centre
-MAX_STACKED_KEYS = 4  # more keys than this: full-height bands, see-through
-CROWDED_ALPHA = 0.55
+CROWDED_ALPHA = 0.55  # more keys on a lane than it has strips for: full-height bands, see-through
+MESSAGE_LINESPACING = 1.1
 PENDING_HALF = 0.3  # half a pending band's height
 
 TICK_PAD_PT = 8  # pt: between a row's name and the axes
@@ -109,9 +111,7 @@ def draw_row_names(c: Canvas) -> list[float]:
 
 def _separator(c: Canvas, r: Row) -> float:
     """The line under a header row (or the sweeper), between two groups of lanes."""
-    y = r.y + SEPARATOR_BELOW[r.kind]
-    if r.kind == RowKind.HEADING and r.source in c.rows.busy:
-        y = r.y + HEAD_BUSY / 2
+    y = r.y + r.sep
     c.ax.axhline(y, color=SEPARATOR_COLOR, lw=SEPARATOR_LW, zorder=Z_SEPARATOR, gid="separator")
     return y
 
@@ -120,14 +120,14 @@ def _outcome(c: Canvas, r: Row, right: mtransforms.Transform) -> None:
     """The outcome in words right of the axes (``right``), with the error (or failed items) below if there is room."""
     ax = c.ax
     rec = c.model.invs[r.inv]
-    text, msg = outcome_text(rec)
-    two = msg is not None and not c.compact
+    text, lines = outcome_text(rec)
+    two = bool(lines) and not c.compact
     ax.text(1, r.y - (NAME_LIFT if two else 0.0), text, transform=right, ha="left", va="center",
             fontsize=c.fs(LANE_PT), parse_math=False, clip_on=False, gid=f"outcome:{rec.inv}")
     if two:
-        ax.text(1, r.y + SUB_DROP, msg, transform=right, ha="left", va="center",
-                fontsize=c.fs(SMALL_PT), color=TEXT_GREY, parse_math=False, clip_on=False,
-                gid=f"error:{rec.inv}")
+        ax.text(1, r.y + MESSAGE_TOP, "\n".join(lines), transform=right, ha="left", va="top",
+                fontsize=c.fs(MESSAGE_PT), color=TEXT_GREY, parse_math=False, clip_on=False,
+                linespacing=MESSAGE_LINESPACING, gid=f"error:{rec.inv}")
 
 
 def draw_end_line(c: Canvas) -> mtext.Text | None:
@@ -161,32 +161,20 @@ def draw_gaps(c: Canvas) -> list[mtext.Text]:
     return labels
 
 
-def _lane_keys(windows: list[Window]) -> dict[str, list[str]]:
-    """The keys each lane holds windows for, in the order first claimed."""
-    lane_keys: dict[str, list[str]] = {}
-    for w in sorted(windows, key=lambda w: w.start):
-        keys = lane_keys.setdefault(w.inv, [])
-        if w.key not in keys:
-            keys.append(w.key)
-    return lane_keys
-
-
-def _band(key: str, keys: list[str], y: float) -> tuple[float, float, float]:
-    """(top, height, alpha) of a window band for ``key`` on a lane at ``y`` holding ``keys``."""
-    if 1 < len(keys) <= MAX_STACKED_KEYS:  # thin bands above and below the bar, so no key hides another
-        top, bottom = keys[:(len(keys) + 1) // 2], keys[(len(keys) + 1) // 2:]
-        if key in top:
-            h = STACK_H / len(top)
-            return y - STACK_TOP + top.index(key) * h, h, 1.0
-        h = STACK_H / len(bottom)
-        return y + BAR_HALF + bottom.index(key) * h, h, 1.0
-    return y - BAND_HALF, 2 * BAND_HALF, CROWDED_ALPHA if len(keys) > MAX_STACKED_KEYS else 1.0
+def _band(c: Canvas, w: Window, keys: list[str]) -> tuple[float, float, float]:
+    """(top, height, alpha) of a window band: its key's strip under the bar when the lane has strips, else the
+    full height of the lane behind the bar (see-through when more keys share it than it has strips for)."""
+    strip = c.rows.strip(w.inv, w.key)
+    if strip is not None:
+        return strip[0], strip[1], 1.0
+    y = c.rows.lane_y[w.inv]
+    return y - BAND_HALF, 2 * BAND_HALF, CROWDED_ALPHA if len(keys) > MAX_STRIPS else 1.0
 
 
 def draw_windows(c: Canvas) -> list[WindowBox]:
     """The idempotency-table windows behind the bars: kept records, expired ones, locks on top."""
     tx = c.taxis
-    lane_keys = _lane_keys(c.model.windows)
+    keys = lane_keys(c.model.windows)
     boxes: list[WindowBox] = []
     for kind, z in Z_WINDOW.items():
         face, edge, hatch, _ = WINDOW_STYLE[kind]
@@ -197,11 +185,59 @@ def draw_windows(c: Canvas) -> list[WindowBox]:
             x1 = tx.x_hi if w.end is None else min(tx.x(w.end), tx.x_hi)
             if x1 <= x0:
                 continue
-            y0, h, alpha = _band(w.key, lane_keys[w.inv], c.rows.lane_y[w.inv])
+            y0, h, alpha = _band(c, w, keys[w.inv])
             c.ax.add_patch(mpatches.Rectangle((x0, y0), x1 - x0, h, facecolor=face, edgecolor=edge, hatch=hatch,
                                               lw=WINDOW_LW, zorder=z, alpha=alpha, gid=f"{kind}:{w.inv}:{w.key}"))
             boxes.append(WindowBox(w, x0, x1, y0, h))
     return boxes
+
+
+class QueueBox(NamedTuple):
+    """Where a poller's window was drawn (data coordinates): messages invisible, or a batching window."""
+
+    window: Hidden | Batching
+    x0: float
+    x1: float
+    y0: float
+    h: float
+
+
+def queue_owner(box: QueueBox, i: int) -> str:
+    """The obstacle owner of a poller's window: a batching window belongs to its invocation's lane."""
+    return f"lane:{box.window.inv}" if isinstance(box.window, Batching) else f"hidden:{i}"
+
+
+def _stack(hidden: list[Hidden]) -> tuple[list[tuple[Hidden, int]], int]:
+    """Each window with the sub-strip it goes in (overlapping ones stack), and how many sub-strips."""
+    ends: list[float] = []  # the end of the last window in each sub-strip
+    out = []
+    for w in sorted(hidden, key=lambda w: (w.start, w.end)):
+        i = next((k for k, end in enumerate(ends) if end <= w.start), len(ends))
+        ends[i:i + 1] = [w.end]
+        out.append((w, i))
+    return out, max(1, len(ends))
+
+
+def draw_queue_windows(c: Canvas) -> list[QueueBox]:
+    """On an SQS poller's row, how long the messages of each receive stayed invisible (stacked when several
+    overlap); on a lane, the batching window its poller waited out before invoking."""
+    tx, out = c.taxis, []
+    stacked, n = _stack([w for w in c.model.hidden if w.source in c.rows.head_y])
+    for w, i in stacked:
+        top, h = c.rows.hidden_strip(w.source)
+        y0, x0, x1 = top + i * h / n, tx.x(w.start), tx.x(w.end)
+        style = HIDDEN_STYLE if w.ran_out else HIDDEN_DONE_STYLE
+        c.ax.add_patch(mpatches.Rectangle((x0, y0), x1 - x0, h / n, **style, zorder=Z_HIDDEN,
+                                          gid=f"hidden:{w.source}"))
+        out.append(QueueBox(w, x0, x1, y0, h / n))
+    for b in c.model.batching:
+        if b.inv not in c.rows.lane_y:
+            continue
+        x0, x1, y = tx.x(b.start), tx.x(b.end), c.rows.lane_y[b.inv]
+        c.ax.add_patch(mpatches.Rectangle((x0, y - BAR_HALF), x1 - x0, 2 * BAR_HALF, **BATCHING_STYLE, zorder=Z_BAR,
+                                          gid=f"batching:{b.inv}"))
+        out.append(QueueBox(b, x0, x1, y - BAR_HALF, 2 * BAR_HALF))
+    return out
 
 
 def draw_bars(c: Canvas) -> dict[str, mpatches.Rectangle]:
@@ -259,9 +295,12 @@ def draw_throttled(c: Canvas) -> None:
 
 
 def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: list[mtext.Text],
-                              end_label: mtext.Text | None) -> None:
+                              end_label: mtext.Text | None, queue_boxes: list[QueueBox]) -> None:
     """What labels must keep clear of that was drawn before the layout was frozen."""
     axbox = c.axes_box()
+    for i, box in enumerate(queue_boxes):
+        (x0, y0), (x1, y1) = c.px(box.x0, box.y0), c.px(box.x1, box.y0 + box.h)
+        c.obs.add(Bbox.from_extents(min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)), queue_owner(box, i))
     for y in separators:
         _, py = c.px(0, y)
         c.obs.add(Bbox.from_extents(axbox.x0, py - SEPARATOR_HALF_PX, axbox.x1, py + SEPARATOR_HALF_PX), "separator")

@@ -18,8 +18,11 @@ from ..vocab import Delivery, Outcome, SourceKind
 from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
+    BATCHING_STYLE,
     GAP_COLOR,
     GAP_EDGE,
+    HIDDEN_DONE_STYLE,
+    HIDDEN_STYLE,
     LEGEND_MARKER_ORDER,
     MARKERS,
     OI_ORANGE,
@@ -94,7 +97,7 @@ def _outcome_items(m: Model) -> list[tuple[Any, str]]:
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if sources == {SourceKind.APIGATEWAY}:
-        return "client sends POST /orders, waits for API Gateway's answer"
+        return "client sends POST /orders, waits for the answer"
     if SourceKind.APIGATEWAY in sources:
         return "caller sends a request, waits for the answer"
     return "caller sends Invoke, waits for the answer"
@@ -114,8 +117,14 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
             items.append((_marker_handle(name), MARKERS[name][1]))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
+    if any(w.ran_out for w in m.hidden):
+        items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until the visibility timeout ran out"))
+    if any(not w.ran_out for w in m.hidden):
+        items.append((mpatches.Patch(**HIDDEN_DONE_STYLE), "received, invisible until deleted"))
+    if m.batching:
+        items.append((mpatches.Patch(**BATCHING_STYLE), "poller waits out its batching window"))
     if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events):
-        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, tried again with back off"))
+        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, retried with back off"))
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
     if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):

@@ -26,6 +26,7 @@ from .style import ENVELOPE, MARKERS, Z_MARKER
 ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH, WORD_WIDTH = 1.05, 0.75, 0.8, 1.0  # a word ("504") fills its box
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
 MARKER_PAD_PT = 2  # pt between neighbouring markers
+OVERHANG_RIGHT = 0.7  # markers that overhang a short bar do so mostly after it (later steps go right)
 ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
 # staggering: crowded markers alternate this far above and below the row (data units)
 LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.11, 0.15, 0.16, 0.0
@@ -69,6 +70,7 @@ class MarkerPlacement:
 
     attempt_rows: dict[str, float] = field(default_factory=dict)  # caller -> data y of its attempts
     dup_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # (inv, x, y, text)
+    warn_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # stale writes: (inv, x, y, text)
     sweep_points: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, key)
     event_points: list[EventPoint] = field(default_factory=list)
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
@@ -180,7 +182,8 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
 
 
 def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
-    """The display x range a lane's markers may use: its bar, widened if they do not fit."""
+    """The display x range a lane's markers may use: its bar, widened by at most one marker if they do not fit,
+    then, for a short invocation with many steps, reaching past its ends so that no marker hides another."""
     bar, end_px = row.bar, _end_px(c)
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
@@ -191,12 +194,13 @@ def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, flo
         hi += r
         lo -= ext - r
         set_bar_px(c, bar, lo, hi)
-    squeezed = need * 0.5 - 2 * max(halves)  # staggered up and down, they still need this
-    if squeezed > hi - lo:  # too many for the bar: let them overhang it a little
-        extra = squeezed - (hi - lo)
-        r = min(extra / 2, max(0.0, end_px - hi))
-        hi += r
-        lo -= extra - r
+    if need > hi - lo:  # still too many for the bar: they overhang it, later steps to the right
+        left_room = max(0.0, lo - (c.axes_box().x0 + ROW_START_PT * c.pt))
+        extra = need - (hi - lo)
+        r = min(extra * OVERHANG_RIGHT, max(0.0, end_px - hi))
+        left = min(extra - r, left_room)
+        r = min(extra - left, max(0.0, end_px - hi))
+        lo, hi = lo - left, hi + r
     return lo, hi
 
 
@@ -225,6 +229,8 @@ def _note(placement: MarkerPlacement, payload: Any, px: float, py: float, half: 
     if isinstance(payload, Mark):
         if payload.dup_text:
             placement.dup_points.append((payload.inv, px, py, payload.dup_text))
+        if payload.warning:
+            placement.warn_points.append((payload.inv, px, py, payload.warning))
         if payload.label:
             placement.sweep_points.append((px, py, payload.label))
     elif isinstance(payload, Event):

@@ -59,6 +59,7 @@ class Mark:
     style: str
     dup_text: str | None = None  # "2nd email o-1" for duplicate effects
     label: str | None = None  # small text next to the marker (sweeps: the key)
+    warning: str | None = None  # a stale write: "stale write: deleted inv-2's o-1 record"
 
 
 @dataclass
@@ -112,6 +113,26 @@ class Window:
 
 
 @dataclass
+class Hidden:
+    """Messages an SQS poller received: invisible to other pollers until deleted or their visibility timeout ran out."""
+
+    source: str
+    start: float  # the receive
+    end: float
+    timeout: float | None  # the queue's visibility timeout (s), when the history says
+    ran_out: bool  # the timeout ran out before the messages were deleted: they became visible again
+
+
+@dataclass
+class Batching:
+    """An SQS poller held the messages it received while it waited out its batching window, then invoked."""
+
+    inv: str
+    start: float  # the first receive of the batch
+    end: float  # the invocation's start
+
+
+@dataclass
 class Model:
     meta: dict[str, Any]
     invs: dict[str, Invocation]
@@ -119,4 +140,6 @@ class Model:
     windows: list[Window] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     attempts: list[Attempt] = field(default_factory=list)
+    hidden: list[Hidden] = field(default_factory=list)
+    batching: list[Batching] = field(default_factory=list)
     t_end: float = 0.0

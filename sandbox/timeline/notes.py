@@ -22,6 +22,7 @@ from .style import (
     KEPT_COLOR,
     LABEL_PT,
     LOCK_COLOR,
+    MESSAGE_PT,
     NOTE_TEXT,
     SMALL_PT,
     Z_DUPLICATE,
@@ -33,6 +34,8 @@ NOTE_X = 0.995  # axes fraction: notes end at the right edge of the room after t
 NOTES_SPREAD = 0.62  # data units: several notes on one lane share this much height
 NOTE_NUDGE = 0.3  # data units: a note that does not fit tries this far up or down
 NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with CROWDED_NOTES or more uses smaller ones
+STRIP_NOTE_PT = 8.5  # pt: the note of one key's strip
+STRIP_LABEL_GAP_PT = 3  # pt between a strip's key and its band
 CROWDED_NOTES = 3
 CLUSTER_PT = 70  # pt: duplicates closer than this on one lane share a note
 DUP_OFFSET_PT = 15  # pt at full scale: how far a duplicate note sits from its markers
@@ -41,64 +44,104 @@ DUP_LIFT_PT = 4  # pt: extra room straight above or below
 DUP_BESIDE, DUP_FAR, DUP_HIGH = 1.6, 2, 2.4
 DUP_SHRINK_PT = 9  # pt at full scale: the leader line stops this short of the marker
 EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired label
-EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down
+EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down ...
+EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions of it)
 BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
 
 
 def label_window_notes(c: Canvas) -> None:
-    """"o-1 kept 24 h →" for windows that outlive the history, in the room after its end."""
-    ax = c.ax
-    blend = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
+    """"o-1 kept 24 h →" for windows that outlive the history, in the room after its end: one per key strip on a
+    lane with strips, else the lane's notes spread over its height."""
     for inv, notes in _outliving(c).items():
         y = c.rows.lane_y[inv]
         n = len(notes)
         step = NOTES_SPREAD / n if n > 1 else 0.0
-        for i, ((kind, what), keys) in enumerate(notes.items()):
-            dy = (i - (n - 1) / 2) * step
-            text = note_text(keys, what)
-            cands = [(dy, NOTE_PT if n < CROWDED_NOTES else CROWDED_NOTE_PT), (dy - NOTE_NUDGE, NUDGED_NOTE_PT),
-                     (dy + NOTE_NUDGE, NUDGED_NOTE_PT), (dy, CROWDED_NOTE_PT)]
-
-            def make(cand, y=y, text=text, kind=kind):
-                yy, size = cand
-                return ax.text(NOTE_X, y + yy, text, transform=blend, ha="right", va="center",
-                               fontsize=c.fs(size), color=NOTE_TEXT, zorder=Z_NOTE, parse_math=False,
-                               gid=f"clip-note:{kind}",
-                               bbox={"boxstyle": "round,pad=0.15", "ec": "none",
-                                     "fc": KEPT_COLOR if kind == WindowKind.KEPT else LOCK_COLOR})
-
-            c.place(make, cands, required=True)
+        for i, (kind, what, keys) in enumerate(notes):
+            strip = c.rows.strip(inv, keys[0])
+            if strip is not None:
+                cands = [(strip[0] + strip[1] / 2, STRIP_NOTE_PT)]
+            else:
+                yy = y + (i - (n - 1) / 2) * step
+                cands = [(yy, NOTE_PT if n < CROWDED_NOTES else CROWDED_NOTE_PT), (yy - NOTE_NUDGE, NUDGED_NOTE_PT),
+                         (yy + NOTE_NUDGE, NUDGED_NOTE_PT), (yy, CROWDED_NOTE_PT)]
+            c.place(_note_maker(c, note_text(keys, what), kind), cands, required=True)
 
 
-def _outliving(c: Canvas) -> dict[str, dict[tuple[str, str], list[str]]]:
-    """Per lane, per (kind, "kept 24 h"): the keys whose windows outlive the history."""
-    per_lane: dict[str, dict[tuple[str, str], list[str]]] = {}
+def _note_maker(c: Canvas, text: str, kind: str):
+    blend = mtransforms.blended_transform_factory(c.ax.transAxes, c.ax.transData)
+
+    def make(cand):
+        yy, size = cand
+        return c.ax.text(NOTE_X, yy, text, transform=blend, ha="right", va="center",
+                         fontsize=c.fs(size), color=NOTE_TEXT, zorder=Z_NOTE, parse_math=False,
+                         gid=f"clip-note:{kind}",
+                         bbox={"boxstyle": "round,pad=0.15", "ec": "none",
+                               "fc": KEPT_COLOR if kind == WindowKind.KEPT else LOCK_COLOR})
+    return make
+
+
+def _outliving(c: Canvas) -> dict[str, list[tuple[str, str, list[str]]]]:
+    """Per lane, (kind, "kept 24 h", keys) for the windows that outlive the history: keys with the same note
+    share it, except on a lane with strips, where each key's strip gets its own."""
+    per_lane: dict[str, dict[tuple[str, str, str], list[str]]] = {}
     for w in c.model.windows:
         if w.kind == WindowKind.EXPIRED or (w.end is not None and w.end <= c.taxis.t_hi):
             continue
-        keys = per_lane.setdefault(w.inv, {}).setdefault((w.kind, note_what(w)), [])
+        own = w.key if c.rows.strip(w.inv, w.key) is not None else ""
+        keys = per_lane.setdefault(w.inv, {}).setdefault((w.kind, note_what(w), own), [])
         if w.key not in keys:
             keys.append(w.key)
-    return per_lane
+    return {inv: [(kind, what, keys) for (kind, what, _), keys in notes.items()] for inv, notes in per_lane.items()}
+
+
+def label_strips(c: Canvas) -> None:
+    """The key each strip under a lane's bar stands for, beside the strip's first window (or in it, or after it)."""
+    spans: dict[tuple[str, str], tuple[float, float]] = {}
+    for w in c.model.windows:
+        if c.rows.strip(w.inv, w.key) is None:
+            continue
+        x0, x1 = c.taxis.x(w.start), c.taxis.x_hi if w.end is None else min(c.taxis.x(w.end), c.taxis.x_hi)
+        a, b = spans.get((w.inv, w.key), (x0, x1))
+        spans[(w.inv, w.key)] = (min(a, x0), max(b, x1))
+    gap = STRIP_LABEL_GAP_PT * c.pt
+    for (inv, key), (x0, x1) in spans.items():
+        top, h = c.rows.strip(inv, key)
+        (px0, py), (px1, _) = c.px(x0, top + h / 2), c.px(x1, top + h / 2)
+        cands = [(px0 - gap, "right"), (px0 + gap, "left"), (px1 + gap, "left")]
+
+        def make(cand, py=py, key=key, yd=top + h / 2):
+            x, ha = cand
+            return c.ax.text(c.data(x, py)[0], yd, short_key(key), ha=ha, va="center",
+                             fontsize=c.fs(MESSAGE_PT), color=NOTE_TEXT, zorder=Z_NOTE, parse_math=False,
+                             gid="strip-label")
+
+        c.place(make, cands, required=True)
 
 
 def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
-    """"2nd email o-1" next to duplicate effects, one note per cluster, with a leader line."""
+    """"2nd email o-1" next to duplicate effects, one note per cluster, with a leader line; then
+    "stale write: deleted inv-2's o-1 record" next to each stale write."""
     for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
-        text = dup_text([p[3] for p in cl])
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
+        _red_note(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
+    for _, px, py, text in placed.warn_points:
+        _red_note(c, c.data(px, py), text, "warning-note")
 
-        def make(cand, xy=xy, text=text):
-            (dx, dy), ha, va = cand
-            return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
-                                 ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
-                                 color=DUPLICATE_COLOR, zorder=Z_DUPLICATE, annotation_clip=False,
-                                 parse_math=False, gid="duplicate-note",
-                                 bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": DUPLICATE_COLOR, "lw": 1.2},
-                                 arrowprops={"arrowstyle": "-", "color": DUPLICATE_COLOR, "lw": 1.4,
-                                             "shrinkA": 0, "shrinkB": DUP_SHRINK_PT * c.scale.factor})
 
-        c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)
+def _red_note(c: Canvas, xy: tuple[float, float], text: str, gid: str) -> None:
+    """A required note in the duplicate colour, with a leader line to the marker at ``xy``."""
+
+    def make(cand):
+        (dx, dy), ha, va = cand
+        return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
+                             ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
+                             color=DUPLICATE_COLOR, zorder=Z_DUPLICATE, annotation_clip=False,
+                             parse_math=False, gid=gid,
+                             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": DUPLICATE_COLOR, "lw": 1.2},
+                             arrowprops={"arrowstyle": "-", "color": DUPLICATE_COLOR, "lw": 1.4,
+                                         "shrinkA": 0, "shrinkB": DUP_SHRINK_PT * c.scale.factor})
+
+    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)
 
 
 def _clusters(points: list[tuple[str, float, float, str]], within: float) -> list[list[tuple[str, float, float, str]]]:
@@ -140,7 +183,8 @@ def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpat
         bar = bars[w.inv]
         bar_end = c.px(bar.get_x() + bar.get_width(), y)[0]
         start = max(p0[0], bar_end) + EXPIRED_GAP_PT * c.pt
-        cands = [(start, y), (start, y - EXPIRED_NUDGE), (start, y + EXPIRED_NUDGE)]
+        steps = [start + f * max(0.0, p1[0] - start) for f in EXPIRED_ALONG]  # farther along when the start is busy
+        cands = [(x, y + dy) for x in steps for dy in (0.0, -EXPIRED_NUDGE, EXPIRED_NUDGE)]
 
         def make(cand, text=text):
             x, yy = cand

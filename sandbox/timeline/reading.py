@@ -25,6 +25,8 @@ from ..vocab import (
 from . import fields
 from .deliveries import DeliveryReader
 from .model import END_MARKER, Attempt, Invocation, Mark, Model, WindowKind
+from .ownership import Owners
+from .queues import QueueReader
 from .text import ordinal, short_key
 from .windows import TableWindows
 
@@ -61,6 +63,8 @@ class HistoryReader:
         self.epoch = fields.number(meta.get("epoch")) or 0.0  # expiresAt is epoch seconds; t is relative
         self.model = Model(meta=meta, invs={}, t_end=t_end)
         self.windows = TableWindows()
+        self.owners = Owners()
+        self.queues = QueueReader.for_meta(meta)
         self.done_count: dict[tuple[str, str], int] = {}  # (effect kind, key) -> times done so far
         self.accepted: dict[str, float] = {}  # order key -> when it entered the system
         self.owed: dict[str, set[str]] = {}  # order key -> the effect kinds it is owed
@@ -93,6 +97,7 @@ class HistoryReader:
         for t, seq, got in self.receives:
             deliveries.receive(t, seq, got)
         deliveries.finish()
+        model.hidden, model.batching = self.queues.finish(model.t_end)
         last: dict[str, Attempt] = {}
         for a in model.attempts:
             last[a.actor] = a
@@ -111,6 +116,7 @@ class HistoryReader:
             cause=fields.truthy_text(r.get("cause")), container=fields.truthy_text(r.get("container")),
             prev=fields.truthy_text(r.get("prev")), keys=fields.str_list(r.get("keys")),
             cold_start=r.get("cold_start") is True)
+        self.queues.invoked(seq, self.model.invs[inv])
 
     def invoke_end(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         rec = self.model.invs.get(inv)
@@ -130,6 +136,7 @@ class HistoryReader:
 
     def delivery(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         self.deliveries.append((t, seq, r))
+        self.queues.delivery(t, r)
 
     def aws(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         service, op = r.get("service"), r.get("op")
@@ -139,6 +146,7 @@ class HistoryReader:
             got = fields.str_list(fields.detail(r).get("received"))
             if got and r.get("result", AWS_OK) == AWS_OK:
                 self.receives.append((t, seq, got))
+                self.queues.receive(t, seq, fields.text(r.get("actor")), got)
         elif r.get("target") == self.table:
             self._table_request(r, t, seq, inv)
 
@@ -179,20 +187,31 @@ class HistoryReader:
         expires_at = fields.number(detail.get(IDEMPOTENCY_TABLE.ttl_attribute))
         expires = None if expires_at is None else expires_at - self.epoch
         completed = detail.get("status") == COMPLETED
-        style = None
+        style = warning = None
         if op in READ_OPS:
             style = "read" if result == AWS_OK else "table_error"
         elif result != AWS_OK:
             style = _failed_write_style(op, result)
-        elif op == PUT:  # a claim, or a result written in one go
+        elif op in (PUT, UPDATE, DELETE):
+            if inv is not None:
+                warning = self.owners.write(inv, key, op, detail.get("status"), seq)
+            style = self._write(op, inv, key, t, expires, completed)
+        if warning is not None:
+            style = "stale_write"
+        if style is not None and inv is not None:
+            self.model.marks.append(Mark(inv, t, seq, style, warning=warning))
+
+    def _write(self, op: str, inv: str | None, key: str, t: float, expires: float | None,
+               completed: bool) -> str | None:
+        """A write that took effect: the windows it opens or closes, and its marker (None: no marker)."""
+        if op == PUT:  # a claim, or a result written in one go (no claim: read-then-write's put)
             self.windows.replace(WindowKind.KEPT if completed else WindowKind.LOCK, inv, key, t, expires)
-            style = None if completed else "claim_won"
-        elif op == UPDATE and completed:
+            return "write" if completed else "claim_won"
+        if op == UPDATE and completed:
             self.windows.replace(WindowKind.KEPT, inv, key, t, expires)
         elif op == DELETE:
             self.windows.close(key, t)
-        if style is not None and inv is not None:
-            self.model.marks.append(Mark(inv, t, seq, style))
+        return None
 
     def _effect_style(self, kind: str, key: str, status: Any) -> tuple[str, str | None]:
         """(marker style, duplicate note or None) for an effect; the 2nd ``done`` is a duplicate."""
@@ -218,9 +237,11 @@ def _http_status(detail: dict) -> int | None:
 
 
 def _failed_write_style(op: str, result: Any) -> str | None:
-    """A write to the table that did not succeed: a lost claim, or a failed call."""
-    if op == PUT and result == CONDITIONAL_CHECK_FAILED:
+    """A write to the table that did not succeed: a lost claim, a write its condition refused, or a failed call."""
+    if result == CONDITIONAL_CHECK_FAILED and op == PUT:
         return "claim_lost"
+    if result == CONDITIONAL_CHECK_FAILED and op in (UPDATE, DELETE):
+        return "write_refused"
     return "table_error" if op in (PUT, UPDATE, DELETE) else None
 
 

@@ -6,12 +6,17 @@ with very many lanes the figure grows again rather than make lanes unreadably th
 """
 from __future__ import annotations
 
+import functools
 import math
+import textwrap
 from dataclasses import dataclass
+
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.font_manager import FontProperties
 
 from .model import Model
 from .rows import Rows
-from .style import SMALL_PT
+from .style import LABEL_PT, SMALL_PT, matplotlib_style
 from .text import note_text, note_what
 
 LANE_IN = 0.5  # in: one lane (one data unit) at full scale
@@ -24,20 +29,22 @@ MIN_FONT_PT = 6.0  # pt: no text smaller than this
 REFERENCE_DPI = 100  # sizes given in px are px at this resolution, scaled with the figure's dpi
 
 GAP_LABEL_ROOM = 0.8  # data units below the last lane for "30 s skipped" labels
-ROOM_BELOW = 0.6  # data units between the last lane's centre and the x axis
-ROOM_ABOVE = 0.5  # data units above the first row's centre ...
-ROOM_ABOVE_BUSY = 0.8  # ... or a busy header row's (its labels sit above its markers)
+ROOM_BELOW = 0.1  # data units between the bottom of the last row and the x axis
 
 TITLE_IN = 0.85  # in: the title and the space around it
 X_AXIS_IN = 0.75  # in: tick labels and the axis label
 LEGEND_ROW_IN = 0.3  # in: one row of legend entries
 MARGIN_IN = 0.3  # in: below the legend
 MIN_HEIGHT_IN, MAX_HEIGHT_IN = 3.2, 50.0  # in: the figure's height stays within these
-WIDE_LEGEND_IN = 11  # in: a figure at least this wide gets 3 legend columns, else 2
+LEGEND_HANDLE_EM = 3.4  # ems: a legend entry's symbol and the space after it
+LEGEND_CHAR_EM = 0.56  # ems: a character in the legend is at most this wide, on average (where to break a line)
+MIN_LEGEND_CHARS = 16  # a legend entry is never broken into lines shorter than this
+LEGEND_SPACING_EM = 2.0  # ems between legend columns
+LEGEND_SHARE = 0.96  # the legend may take this fraction of the figure's width
+TWO_LEGEND_COLUMNS_IN = 6  # in: a narrower figure gets a legend in one column
+LEGEND_SECOND_LINE = 0.6  # a row whose entry takes two lines is this much taller than one row
 
 PLOT_SHARE = 0.6  # about this fraction of the figure's width is the plot (the rest: lane names, outcomes)
-TICKS_SHARE = 0.62  # the fraction of the width ticks are spread over
-CHAR_EM = 0.6  # ems: the average width of a character in a note
 NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
 
@@ -72,13 +79,59 @@ def note_room(model: Model, width: float, scale: Scale) -> float:
     long_windows = [w for w in model.windows if w.end is None or w.end > model.t_end]
     if not long_windows:
         return 0.0
-    longest = max(len(note_text([w.key], note_what(w))) for w in long_windows)
-    note_in = longest * CHAR_EM * scale.fs(SMALL_PT) / 72 + NOTE_PAD_IN
+    longest = max(text_width_in(note_text([w.key], note_what(w)), scale.fs(SMALL_PT)) for w in long_windows)
+    note_in = longest + NOTE_PAD_IN
     return min(MAX_NOTE_ROOM, note_in / (width * PLOT_SHARE))
 
 
-def legend_columns(width: float) -> int:
-    return 3 if width >= WIDE_LEGEND_IN else 2
+@functools.lru_cache(maxsize=4096)
+def text_width_in(text: str, size: float) -> float:
+    """Inches a line of ``text`` takes at ``size`` points in the timeline's font (measured, not guessed)."""
+    with matplotlib_style():
+        prop = FontProperties(size=size)
+        width, _, _ = _RULER.get_text_width_height_descent(text, prop, ismath=False)
+    return width / _RULER.dpi
+
+
+_RULER = RendererAgg(1, 1, 72)
+
+
+def _legend_need(cols: list[list[str]], em: float) -> float:
+    """Inches the legend's columns take side by side."""
+    need = sum(LEGEND_HANDLE_EM * em + max(text_width_in(line, LABEL_PT) for t in col for line in t.split("\n"))
+               for col in cols)
+    return need + (len(cols) - 1) * LEGEND_SPACING_EM * em
+
+
+def _columns(texts: list[str], ncols: int) -> list[list[str]]:
+    """The entries of each column: matplotlib fills a legend's columns top to bottom, ``ceil(n / ncols)`` each."""
+    per = math.ceil(len(texts) / ncols)
+    return [texts[i:i + per] for i in range(0, len(texts), per)]
+
+
+def legend_layout(texts: list[str], width: float) -> tuple[int, list[str], float]:
+    """(columns, entries, rows) for a legend ``width`` inches wide: the most columns (3 at most) that fit; else two
+    (one on a narrow figure) with the long entries broken into two lines. ``rows`` counts a two-line row as
+    :data:`LEGEND_SECOND_LINE` more."""
+    em = LABEL_PT / 72
+    room = width * LEGEND_SHARE
+    if not texts:
+        return 1, texts, 0.0
+    for ncols in (3, 2):
+        cols = _columns(texts, ncols)
+        if len(cols) == ncols and _legend_need(cols, em) <= room:
+            return ncols, texts, float(math.ceil(len(texts) / ncols))
+    ncols = 2 if len(texts) > 1 and width >= TWO_LEGEND_COLUMNS_IN else 1
+    chars = int(((room - (ncols - 1) * LEGEND_SPACING_EM * em) / ncols - LEGEND_HANDLE_EM * em) / (LEGEND_CHAR_EM * em))
+    chars = max(chars, MIN_LEGEND_CHARS)
+    wrapped = ["\n".join(textwrap.wrap(t, chars, max_lines=2, placeholder=" …")) if len(t) > chars else t
+               for t in texts]
+    rows = 0.0
+    cols = _columns(wrapped, ncols)
+    for i in range(len(cols[0])):
+        lines = max(col[i].count("\n") + 1 for col in cols if i < len(col))
+        rows += 1 + (lines - 1) * LEGEND_SECOND_LINE
+    return ncols, wrapped, rows
 
 
 def gap_label_room(squeezed: bool) -> float:
@@ -88,13 +141,11 @@ def gap_label_room(squeezed: bool) -> float:
 
 def y_limits(rows: Rows, squeezed: bool) -> tuple[float, float]:
     """(bottom, top) of the y axis in data units; y grows downwards."""
-    top = -ROOM_ABOVE_BUSY if rows.busy_top else -ROOM_ABOVE
-    return rows.all[-1].y + ROOM_BELOW + gap_label_room(squeezed), top
+    return rows.bottom + ROOM_BELOW + gap_label_room(squeezed), rows.top
 
 
-def figure_height(rows: Rows, scale: Scale, squeezed: bool, n_legend: int, width: float) -> float:
-    """Inches: title, lanes, x axis, legend (``n_legend`` entries) and margin, within the limits."""
-    legend_rows = math.ceil(n_legend / legend_columns(width))
+def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float) -> float:
+    """Inches: title, lanes, x axis, legend (``legend_rows`` rows of entries) and margin, within the limits."""
     height = (TITLE_IN + (rows.height + ROOM_BELOW + gap_label_room(squeezed)) * scale.lane_in + X_AXIS_IN
               + legend_rows * LEGEND_ROW_IN + MARGIN_IN)
     return min(max(height, MIN_HEIGHT_IN), MAX_HEIGHT_IN)

@@ -52,6 +52,7 @@ GAP_EDGE = "#9A9A9A"  # the dashed edges of a squeezed gap
 LABEL_EDGE = "#BBBBBB"  # the box around an optional label
 NOTE_TEXT = "#1F1F1F"  # "o-1 kept 24 h →"
 EVENT_TEXT = "#2A2A2A"  # an optional label on a header row
+QUEUE_TEXT = "#3F2A52"  # "invisible: 5 s visibility timeout", "batching window 4 s"
 EXPIRED_TEXT = "#5A4600"  # "o-1 expired, still in the table"
 
 # Drawing order (matplotlib zorder), back to front.
@@ -59,6 +60,7 @@ Z_GRID = 0
 Z_SEPARATOR = 0.5
 Z_WINDOW = {WindowKind.KEPT: 1.0, WindowKind.EXPIRED: 1.1, WindowKind.LOCK: 1.2}  # a lock shows on a kept record
 Z_PENDING = 1.5
+Z_HIDDEN = 1.5  # an SQS poller's invisible messages
 Z_BAR = 2
 Z_END_LINE = 2.5
 Z_GAP = 2.6  # squeezed gaps cover what passes through them
@@ -80,10 +82,14 @@ LANE_PT = 12  # a lane's name and its outcome
 HEADING_PT = 13  # a source's header row
 SMALL_PT = 10  # subtitles, error lines, notes, gap and arrow labels
 LABEL_PT = 11  # what must be read: where an order went, duplicates, what a caller saw; the legend
+MESSAGE_PT = 9  # the lines under a lane's outcome (an error's class and message), a strip's key
 
 # Patch styles shared by a drawn item and its legend entry.
 RUNNING_BAR = {"facecolor": "#DCEFFA", "edgecolor": OI_SKY, "hatch": "///", "lw": 1.0}  # still running
 PENDING_BAND = {"facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}  # orders left in a source
+HIDDEN_STYLE = {"facecolor": "#E6D8F0", "edgecolor": "#8E6AA8", "lw": 0.9}  # received, invisible until the timeout ...
+HIDDEN_DONE_STYLE = {"facecolor": "#F5F0F9", "edgecolor": "#A98BBF", "lw": 0.8, "ls": (0, (3, 2))}  # ... or deleted
+BATCHING_STYLE = {"facecolor": "#F3F3F3", "edgecolor": "#5A5A5A", "ls": (0, (3, 2)), "lw": 1.0}  # batching window
 THROTTLED_BAND = {"facecolor": "#FDF1EA", "edgecolor": OI_VERMILLION, "ls": "--", "lw": 0.8}  # Lambda said 429
 
 WINDOW_STYLE = {  # kind -> (face, edge, hatch, legend text)
@@ -136,6 +142,12 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                    "claim lost (ConditionalCheckFailed)"),
     "table_error": ({"marker": "d", "ms": 12, "mfc": "#9A9A9A", "mec": "black", "mew": 1.0},
                     "idempotency-table call failed"),
+    "write_refused": ({"marker": "d", "ms": 12, "mfc": "white", "mec": OI_BLUE, "mew": 2.0},
+                      "write refused (condition failed)"),
+    "write": ({"marker": "s", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
+              "result written (PutItem, no claim)"),
+    "stale_write": ({"marker": "d", "ms": 13, "mfc": OI_VERMILLION, "mec": "black", "mew": 1.0},
+                    "STALE write: to a record another invocation took over"),
     "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
              "read (GetItem / Query)"),
     "email_done": ({"marker": ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4}, "email sent"),
@@ -178,25 +190,25 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
     "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
-                         "partial failure: retried from the lowest failed record on"),
+                         "partial failure: retried from the lowest failed record"),
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (a new message, event or record)"),
+               "producer sent the order again (a new message or event)"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
     Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
-                          "mew": 0.3}, "function throttled (429): Lambda keeps the event and tries again"),
+                          "mew": 0.3}, "throttled (429): Lambda keeps the event, tries again"),
     Delivery.DELIVERY_FAILED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": "#5A5A5A", "mec": "#5A5A5A",
-                                "mew": 0.3}, "Lambda refused the delivery (429): the source retries it"),
+                                "mew": 0.3}, "Lambda refused the delivery (429): it is retried"),
     "user_delete": ({"marker": r"$\ominus$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-                    "customer deleted the item (a REMOVE without userIdentity)"),
+                    "customer deleted the item (REMOVE, no userIdentity)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (dead-lettered / discarded)"),
     "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
                    "delete missed a stored copy: it comes back"),
     "send_dedup": ({"marker": r"$\nrightarrow$", "ms": 15, "mfc": "#8C8C8C", "mec": "#8C8C8C", "mew": 0.5},
-                   "re-send deduplicated by the FIFO queue (no new message)"),
+                   "re-send deduplicated by the FIFO queue"),
     "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                  "moved back from the DLQ (redrive): a new message"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
@@ -209,9 +221,9 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                    "caller got a function error"),
     # a text glyph, so the client's row reads "504" where API Gateway gave up
     "gateway_timeout": ({"marker": r"$\mathbf{504}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
-                         "mew": 0.3}, "API Gateway answered 504: it stopped waiting, the function ran on"),
+                         "mew": 0.3}, "504 from API Gateway: it gave up, the function ran on"),
 }
-LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "table_error", "read",
+LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refused", "stale_write", "table_error",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
                        "cancellation_done", "cancellation_dup", "cancellation_dedup", "cancellation_failed",

@@ -7,6 +7,7 @@ Times and durations are formatted in ``timefmt.py``.
 from __future__ import annotations
 
 import re
+import textwrap
 
 from ..vocab import Outcome
 from .model import Invocation, Window, WindowKind
@@ -14,7 +15,9 @@ from .timefmt import duration
 
 # an outcome reads as its own name, except a timeout; None: no invoke_end yet
 OUTCOME_WORDS = {**{o: o.value for o in Outcome}, Outcome.TIMEOUT: "timed out", None: "still running"}
-MESSAGE_CHARS = 30  # an error or batch-failure line under the outcome is cut to this many characters
+MESSAGE_CHARS = 28  # an error or batch-failure message under the outcome is wrapped at this many characters ...
+MESSAGE_LINES = 2  # ... onto at most this many lines (after the exception's class, on a line of its own)
+HEADING_CHARS = 18  # a source's name longer than this is broken in two, before its "(...)"
 
 
 def ordinal(n: int) -> str:
@@ -23,6 +26,8 @@ def ordinal(n: int) -> str:
     return f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th') }"
 
 
+_ERROR_CLASS = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Timeout|Fault)):\s*(.*)")
+_TABLE_KEY = re.compile(r"\b[\w.-]+#([\w.-]+)")  # "order-confirmation#o-1" in an error message
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
 
 
@@ -59,26 +64,43 @@ def lane_sub(rec: Invocation) -> str | None:
     return " · ".join(parts) or None
 
 
-def outcome_text(rec: Invocation) -> tuple[str, str | None]:
-    """(outcome in words, second line or None) for the right-hand column."""
+def outcome_text(rec: Invocation) -> tuple[str, list[str]]:
+    """(outcome in words, the lines under it) for the right-hand column: an error's class and its
+    message, or the items a partial batch response named."""
     if rec.outcome is None:
-        return "… still running", None
+        return "… still running", []
     dur = duration(rec.end - rec.start) if rec.end is not None else ""
     mark = "✓" if rec.outcome == Outcome.OK else "✗"
     what = OUTCOME_WORDS[rec.outcome]
-    msg = None
     if rec.outcome == Outcome.OK and rec.status_code is not None:
         what += f" · {rec.status_code}"
     text = f"{mark} {what}" + (f" after {dur}" if dur else "")
-    if rec.outcome == Outcome.OK and rec.failed_items:  # "✓ ok after 0.6 s · 1 item failed"
-        n = len(rec.failed_items)
-        text += f" · {n} item{'s' if n != 1 else ''} failed"
-        msg = f"batchItemFailures: {keys_text(rec.failed_items)}"
+    if rec.outcome == Outcome.OK and rec.failed_items:  # ok, but some items failed
+        return text, [f"batchItemFailures: {keys_text(rec.failed_items, limit=3)}"]
     if rec.outcome != Outcome.OK and rec.error and rec.error.strip():
-        msg = rec.error.strip().splitlines()[0]
-    if msg is not None and len(msg) > MESSAGE_CHARS:
-        msg = msg[:MESSAGE_CHARS - 1] + "…"
-    return text, msg
+        return text, error_lines(rec.error)
+    return text, []
+
+
+def error_lines(error: str) -> list[str]:
+    """"StillInProgressError: order-confirmation#o-1 is being processed by another invocation" ->
+    ["StillInProgressError:", "o-1 is being processed by", "another invocation"]: the class on a line of
+    its own, then the message with its table keys shortened, wrapped, and cut only when very long."""
+    first = error.strip().splitlines()[0]
+    m = _ERROR_CLASS.fullmatch(first)
+    head, message = (m.group(1) + ":", m.group(2)) if m else (None, first)
+    message = _TABLE_KEY.sub(lambda k: short_key(k.group(0)), message)
+    lines = textwrap.wrap(message, MESSAGE_CHARS, max_lines=MESSAGE_LINES, placeholder=" …",
+                          break_long_words=True) if message else []
+    return ([head] if head else []) + lines
+
+
+def heading_text(label: str) -> str:
+    """A source's name on its header row: "Synchronous caller (SDK retries)" -> two lines, before the "("."""
+    if len(label) <= HEADING_CHARS or " (" not in label:
+        return label
+    name, rest = label.split(" (", 1)
+    return f"{name}\n({rest}"
 
 
 def dup_text(texts: list[str]) -> str:

@@ -17,10 +17,12 @@ def _one_decimal(v: float) -> str:
 
 
 def duration(sec: float) -> str:
-    """A short duration: 0.25 s, 4.5 s, 30 s, 2 min, 24 h, 3 d."""
+    """A short duration: 8.1 ms, 0.25 s, 4.5 s, 30 s, 2 min, 24 h, 3 d."""
     sec = abs(sec)
     if sec < 0.001:
         return "0 s"
+    if sec < 0.1:
+        return f"{sec * 1000:.2g} ms"
     if sec < 1:
         return f"{sec:.2g} s"
     if sec < 10:
