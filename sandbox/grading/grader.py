@@ -1,0 +1,394 @@
+"""Grading one submission for one exercise, in a child process, judged here on the grader's own copy.
+
+The parent (this module) reads the exercise's tests (hidden ones included) from the solutions, or
+from a bundle's ``tests.json``; the child (``sandbox.grading.child``) gets the tests as data,
+fresh seeds and its limits, and never the solutions' source. The answer is copied into a fresh
+folder, the only one the child may write to or read outside the Python installation and the
+``sandbox`` package.
+
+Every record a world writes reaches this process down a pipe the moment it is written, before
+the handler can touch it: the effects the services performed, the AWS calls, the deliveries.
+The grader rebuilds each history from that copy and judges it with its own checker. The child's
+own account of each run (its length, fingerprint and verdict) is compared with the copy, so a
+submission that deletes duplicate records from its history, or patches the checker to call a
+broken run valid, is caught and graded zero *as tampering*.
+
+A test that hangs, loops, sleeps for real, runs out of memory or kills its process costs that
+test (its item scores zero, with the reason); the tests after it run in a fresh child.
+"""
+from __future__ import annotations
+
+import json
+import os
+import queue
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..checker import check
+from ..errors import BadInput
+from ..history import History
+from . import judge
+from . import notebooks as nb
+from .catalog import EXERCISES_DIR, KIT, Exercise, Test
+from .judge import ItemResult, RunInfo, TestResult
+from .recorder import digest
+from .render import failure_text, item_line
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one submission may use. ``test_seconds`` is real (wall-clock) time per test."""
+
+    test_seconds: float = 60.0
+    startup_seconds: float = 60.0  # the child importing the sandbox, before any submission code
+    memory_mb: int = 2048
+    cpu_seconds: int = 600
+    watchdog: float = 2.0  # real seconds an invocation may run without reaching the sandbox
+    max_records: int = 200_000  # records one test may write (a handler printing megabytes)
+    submission_seconds: float = 600.0  # real time for all of a submission's tests together
+
+
+#: Where fresh grading seeds come from: far from the public tests' 0, 1, ... and check()'s campaigns.
+SEED_RANGE = (10_000_000, 2_000_000_000)
+
+
+def fresh_seed() -> int:
+    return SEED_RANGE[0] + secrets.randbelow(SEED_RANGE[1] - SEED_RANGE[0])
+
+
+def answer_source(path: Path, ex: Exercise) -> str:
+    """The answer's code: a .py file as it is, or a notebook's cell tagged ``answer``."""
+    if path.suffix == ".py":
+        return path.read_text(errors="replace")
+    if path.suffix != ".ipynb":
+        raise BadInput(f"{path.name}: a submission is a .py file or a notebook (.ipynb)")
+    try:
+        notebook = json.loads(path.read_text(errors="replace"))
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"{path.name} is not a notebook (not JSON: {exc})") from None
+    cells = nb.tagged(notebook, nb.ANSWER_TAG)
+    if len(cells) != 1:
+        raise BadInput(f"{path.name}: exactly one cell must be tagged {nb.ANSWER_TAG!r} (the answer cell of "
+                       f"exercises/{ex.name}.ipynb); found {len(cells)}")
+    return nb.source(cells[0])
+
+
+@dataclass
+class ExerciseGrade:
+    """One exercise's grade for one student, with the feedback."""
+
+    exercise: Exercise
+    items: list[ItemResult]
+    reason: str | None = None  # why nothing could be graded (not submitted, does not load)
+    tampering: list[str] = field(default_factory=list)
+    seed: int | None = None
+    seconds: float = 0.0
+    source: str | None = None  # the submitted file, as named in the submission
+
+    @property
+    def score(self) -> int:
+        return sum(i.score for i in self.items)
+
+    @property
+    def max_score(self) -> int:
+        return self.exercise.max_score
+
+    def feedback(self) -> str:
+        ex = self.exercise
+        lines = [f"Exercise {ex.id} · {ex.title}: {self.score}/{self.max_score}"
+                 + (f" ({self.source})" if self.source else "")]
+        if self.reason:
+            lines.append(f"  {self.reason}")
+        if self.tampering:
+            lines += ["  TAMPERING: graded zero."] + [f"  - {t}" for t in self.tampering]
+        lines += [item_line(i) for i in self.items]
+        for item in [i for i in self.items if not i.passed][:3]:
+            lines += [""] + failure_text(item)
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"exercise": self.exercise.name, "title": self.exercise.title, "score": self.score,
+                "max_score": self.max_score, "reason": self.reason, "tampering": self.tampering,
+                "seed": self.seed, "seconds": round(self.seconds, 2), "source": self.source,
+                "items": [i.to_dict() for i in self.items], "feedback": self.feedback()}
+
+
+def not_graded(ex: Exercise, reason: str, source: str | None = None) -> ExerciseGrade:
+    """Every item zero, for one reason (nothing submitted, an unreadable file)."""
+    results = [TestResult(t, False, 0, reason=reason) for t in ex.tests]
+    return ExerciseGrade(ex, judge.items(ex, results), reason=reason, source=source)
+
+
+# -- one child process ------------------------------------------------------------------------------
+@dataclass
+class _TestState:
+    infos: list[RunInfo] = field(default_factory=list)
+    summary: dict[str, Any] | None = None
+    reason: str | None = None
+    alerts: list[str] = field(default_factory=list)
+    tampering: str | None = None
+
+
+class _Session:
+    """One child process running some of the tests; collects what it says until it ends or is stopped."""
+
+    def __init__(self, job: dict[str, Any], workdir: Path, limits: Limits, states: dict[int, _TestState],
+                 meta: dict[tuple[int, int], dict], records: dict[tuple[int, int], list], number: int,
+                 budget_ends: float):
+        self.job, self.workdir, self.limits, self.budget_ends = job, workdir, limits, budget_ends
+        self.out_of_budget = False
+        self.states, self.meta, self.records, self.number = states, meta, records, number
+        self.current: int | None = None
+        self.load_error: str | None = None
+        self.load_alerts: list[str] = []
+        self.tamper: str | None = None
+        self.done = False
+        self.stderr_tail = b""
+
+    def run(self) -> tuple[int | None, str | None]:
+        """Run; returns (the test it stopped in, why) or (None, None) when every test ended."""
+        read_fd, write_fd = os.pipe()
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "BOTO"))}
+        env.update(PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", PYTHONPATH=_package_root())
+        proc = subprocess.Popen([sys.executable, "-m", "sandbox.grading.child", "--fd", str(write_fd)],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                pass_fds=(write_fd,), cwd=self.workdir, env=env, start_new_session=True)
+        os.close(write_fd)
+        messages: queue.Queue = queue.Queue()
+        threading.Thread(target=_read_lines, args=(read_fd, messages), daemon=True).start()
+        threading.Thread(target=self._drain_stderr, args=(proc,), daemon=True).start()
+        try:
+            proc.stdin.write(json.dumps(self.job).encode())
+            proc.stdin.close()
+        except OSError:
+            pass  # the child died at once: its exit status says why
+        why = self._listen(messages, proc)
+        if why is not None:
+            _kill(proc)
+        code = proc.wait()
+        if why is None and not self.done:
+            why = self._died(code)
+        return (self.current, why) if why else (None, None)
+
+    def _listen(self, messages: queue.Queue, proc: subprocess.Popen) -> str | None:
+        deadline = time.monotonic() + self.limits.startup_seconds
+        count = 0
+        while True:
+            try:
+                message = messages.get(timeout=max(0.0, min(deadline, self.budget_ends) - time.monotonic()))
+            except queue.Empty:
+                if time.monotonic() >= self.budget_ends:
+                    self.out_of_budget = True
+                    return (f"ran past the {self.limits.submission_seconds:g} s the grader gives one submission "
+                            f"(a hang, an endless loop or a real sleep); stopped")
+                if self.current is None:
+                    return f"the grading process did not start within {self.limits.startup_seconds:g} s"
+                return (f"ran past the {self.limits.test_seconds:g} s limit for a test (a hang, an endless loop "
+                        f"or a real sleep); stopped")
+            if message is None:  # the pipe closed
+                return None
+            kind = message.get("t")
+            if kind == "rec":
+                count += 1
+                if count > self.limits.max_records:
+                    return (f"wrote more than {self.limits.max_records} records in one test (printing megabytes?); "
+                            f"stopped")
+                self.records.setdefault((self.number, message["g"]), []).append(message["r"])
+            elif kind == "group":
+                self.meta[(self.number, message["g"])] = message["meta"]
+                self.records[(self.number, message["g"])] = []
+            elif kind == "run":
+                info = RunInfo(**message["info"])
+                if info.group:
+                    info.group = _group_key(self.number, info.group)
+                self.states[self.current].infos.append(info)
+            elif kind == "test-start":
+                self.current, count = message["i"], 0
+                deadline = time.monotonic() + self.limits.test_seconds
+            elif kind == "test-end":
+                self.states[message["i"]].summary = message["summary"]
+            elif kind == "ready":
+                deadline = time.monotonic() + self.limits.test_seconds
+            elif kind == "load":
+                self.load_error = message["error"]
+            elif kind == "alert":
+                (self.states[self.current].alerts if self.current is not None else self.load_alerts).append(
+                    message["what"])
+            elif kind == "tamper":
+                self.tamper = message["what"]
+                return f"tampering: {message['what']}"
+            elif kind == "crash":
+                return "the grading process stopped: " + message["what"].strip().splitlines()[-1][:300]
+            elif kind == "done":
+                self.done = True
+
+    def _died(self, code: int) -> str | None:
+        if code == 0 and self.load_error is not None:
+            return None
+        tail = self.stderr_tail.decode(errors="replace").strip().splitlines()
+        if code < 0:
+            sig = signal.Signals(-code)
+            if sig == signal.SIGXCPU:
+                return f"used more than {self.limits.cpu_seconds} s of CPU; stopped"
+            if sig == signal.SIGXFSZ:
+                return "wrote a file larger than the grader allows; stopped"
+            return f"the grading process was killed by {sig.name}"
+        if tail and "MemoryError" in tail[-1]:
+            return f"ran out of memory (the limit is {self.limits.memory_mb} MB)"
+        return f"the grading process exited with status {code}" + (f": {tail[-1][:300]}" if tail else "")
+
+    def _drain_stderr(self, proc: subprocess.Popen) -> None:
+        while chunk := proc.stderr.read(65536):
+            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
+
+
+def _read_lines(fd: int, out: queue.Queue) -> None:
+    with os.fdopen(fd, "rb") as stream:
+        for line in stream:
+            try:
+                out.put(json.loads(line))
+            except ValueError:
+                continue  # a torn line from a process killed mid-write
+    out.put(None)
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+
+
+def _group_key(session: int, group: int) -> int:
+    return session * 1_000_000 + group
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
+
+
+# -- grading ---------------------------------------------------------------------------------------
+def seeds_for(index: int, test: Test, base: int) -> list[int]:
+    """Fresh seeds for every seeded test and drill (hard-coding the public seeds earns nothing)."""
+    if test.kind in ("question", "exhaustive"):
+        return []
+    start = base + index * 1000
+    return list(range(start, start + test.seeds))
+
+
+def grade(ex: Exercise, submission: Path, *, seed: int | None = None, limits: Limits = Limits(),
+          kit: Path | None = None, shown: str | None = None) -> ExerciseGrade:
+    """Grade ``submission`` (a .py file or a notebook) for ``ex`` (with its hidden tests)."""
+    started = time.perf_counter()
+    base = fresh_seed() if seed is None else seed
+    source = submission.name
+    try:
+        code = answer_source(submission, ex)
+    except (BadInput, OSError, UnicodeError) as exc:
+        return not_graded(ex, f"could not read the submission: {exc}", source)
+    workdir = Path(tempfile.mkdtemp(prefix="grading-"))
+    try:
+        answer = workdir / f"{ex.name}.py"
+        answer.write_text(code)
+        if ex.kit:
+            shutil.copyfile(kit or EXERCISES_DIR / KIT, workdir / KIT)
+        result = _grade_in_children(ex, answer, base, limits, shown or f"exercises/{ex.name}.py")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    result.seed, result.seconds, result.source = base, time.perf_counter() - started, source
+    return result
+
+
+def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, shown: str) -> ExerciseGrade:
+    states = {i: _TestState() for i in range(len(ex.tests))}
+    meta: dict[int, dict] = {}
+    records: dict[int, list] = {}
+    pending = list(range(len(ex.tests)))
+    tampering: list[str] = []
+    number = 0
+    budget_ends = time.monotonic() + limits.submission_seconds
+    while pending:
+        number += 1
+        job = {"handler": f"{answer}:{ex.function}", "function": ex.function, "watchdog": limits.watchdog,
+               "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds},
+               "tests": [{"index": i, "test": ex.tests[i].to_dict(), "seeds": seeds_for(i, ex.tests[i], base)}
+                         for i in pending]}
+        session = _Session(job, answer.parent, limits, states, {}, {}, number, budget_ends)
+        stopped_in, why = session.run()
+        meta.update({_group_key(*k): v for k, v in session.meta.items()})
+        records.update({_group_key(*k): v for k, v in session.records.items()})
+        if session.load_error is not None or session.load_alerts:
+            reason = (f"your answer does not load: {session.load_error}" if session.load_error is not None
+                      else f"refused while loading your answer: {session.load_alerts[0]}")
+            return not_graded(ex, reason)
+        if session.tamper is not None:
+            tampering.append(session.tamper)
+        if stopped_in is None and why is not None:
+            return not_graded(ex, why)
+        if stopped_in is None:
+            break
+        states[stopped_in].reason = why
+        pending = [i for i in pending if i > stopped_in]
+        if session.tamper is not None or session.out_of_budget:
+            for i in pending:
+                states[i].reason = ("not run: the submission tampered with the grader in an earlier test"
+                                    if session.tamper is not None else "not run: the submission used up its time")
+            break
+    results = [_judge(ex.tests[i], states[i], meta, records, shown, tampering) for i in range(len(ex.tests))]
+    grade_ = ExerciseGrade(ex, judge.items(ex, results), tampering=tampering)
+    if tampering:  # a tampered submission earns nothing, whatever else passed
+        for item in grade_.items:
+            for t in item.tests:
+                if t.passed:
+                    t.passed, t.reason = False, "not counted: the submission tampered with the grader"
+    return grade_
+
+
+def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[int, list], shown: str,
+           tampering: list[str]) -> TestResult:
+    runs = len(state.infos)
+    if state.reason is not None:
+        return TestResult(test, False, runs, reason=state.reason)
+    if state.alerts:
+        return TestResult(test, False, runs, reason=f"refused: {state.alerts[0]}")
+    if state.summary is None:
+        return TestResult(test, False, runs, reason="not run")
+
+    def history_of(group: int) -> History | None:
+        return History(meta[group], records[group]) if group in meta else None
+
+    for info in state.infos:
+        found = tampered(info, history_of(info.group) if info.group else None)
+        if found:
+            tampering.append(found)
+            return TestResult(test, False, runs, reason=f"tampering: {found}")
+    return judge.judge_test(test, state.infos, history_of, f"{shown}:handler", state.summary)
+
+
+def tampered(info: RunInfo, history: History | None, checker: Callable[[History], Any] = check) -> str | None:
+    """How the child's account of a run disagrees with the grader's own copy of its history, or None."""
+    if not info.group or not info.complete or info.status is None:
+        return None
+    if history is None:
+        return "a run the submission's process reported has no history in the grader's copy"
+    events = history.events
+    if info.length != len(events) or info.digest != digest(events):
+        effects = sum(1 for e in events if e.get("type") == "effect")
+        return (f"the history checked in the submission's process ({info.length} records) is not the one the "
+                f"grader received as it was written ({len(events)} records, {effects} effects): the submission "
+                f"rewrote its history")
+    status = checker(history).status
+    if status != info.status:
+        return (f"the checker in the submission's process called a run {info.status}, the grader's own checker "
+                f"calls it {status}: the submission patched the checker")
+    return None
