@@ -205,16 +205,25 @@ def lambda_message_attributes(attributes: dict) -> dict:
     """SQS message attributes as a Lambda event carries them: lowerCamel keys (``stringValue``, ``dataType``).
 
     The SQS API says ``StringValue``/``DataType``; the event Lambda builds says ``stringValue``/``dataType``
-    (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html).
+    (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html). Binary values are base64 text there, as in
+    any JSON event; boto3 hands them over decoded, as bytes.
     """
     out = {}
     for name, value in (attributes or {}).items():
         value = value or {}
-        out[name] = {"stringValue": value.get("StringValue"), "binaryValue": value.get("BinaryValue"),
+        binary = value.get("BinaryValue")
+        out[name] = {"stringValue": value.get("StringValue"),
+                     "binaryValue": None if binary is None else _base64_text(binary),
                      "stringListValues": value.get("StringListValues", []),
-                     "binaryListValues": value.get("BinaryListValues", []), "dataType": value.get("DataType")}
+                     "binaryListValues": [_base64_text(b) for b in value.get("BinaryListValues", [])],
+                     "dataType": value.get("DataType")}
         out[name] = {k: v for k, v in out[name].items() if v is not None}
     return out
+
+
+def _base64_text(value: bytes | str) -> str:
+    """A binary attribute as the JSON event carries it (already text if it came that way)."""
+    return value if isinstance(value, str) else base64.b64encode(value).decode()
 
 
 def _parse_json(text: Any, where: str) -> Any:
