@@ -1,0 +1,27 @@
+"""Mutant of solutions/02_*.py. Reads the key, then writes it unconditionally: two copies both read 'missing'."""
+import os
+
+import boto3
+
+from sandbox import orders_in, send_confirmation_email
+
+_table = None
+
+
+def table():
+    """The idempotency table (built once per container: a boto3 resource takes a while to make)."""
+    global _table
+    if _table is None:
+        _table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+    return _table
+
+
+def handler(event, context):
+    for order in orders_in(event):
+        key = f"order-confirmation#{order['orderId']}"
+        # Claim `key` with one conditional put, and send the email only if this invocation won the claim.
+        if "Item" in table().get_item(Key={"pk": key}, ConsistentRead=True):
+            continue  # seen it
+        table().put_item(Item={"pk": key, "status": "CLAIMED"})
+        send_confirmation_email(order)
+    return {"statusCode": 200}
