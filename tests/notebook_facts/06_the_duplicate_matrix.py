@@ -1,0 +1,51 @@
+# Key facts of notebooks/06_the_duplicate_matrix.ipynb, run in its kernel after its last cell.
+# ruff: noqa: F821 (the names come from the notebook's kernel)
+# The matrix covers the control and every duplicate source, once each.
+_kinds = {name: get_scenario(name).kind for name in SOURCE_SCENARIOS}
+assert set(_kinds.values()) == {"control", "duplicate source"} and list(_kinds.values()).count("control") == 1
+assert [r.scenario for r in naive.rows] == SOURCE_SCENARIOS == [r.scenario for r in improved.rows]
+# The naive handler: the control is valid, every duplicate source's scenario is invalid, with these extra emails,
+# and it never loses an order.
+_extra = {r.scenario: (r.verdict, r.extra_effects) for r in naive.rows}
+assert _extra == {
+    "no-fault": ("valid", 0),
+    "sync-sdk-retry": ("invalid", 2), "apigw-client-retry": ("invalid", 2),
+    "async-retry": ("invalid", 1), "async-duplicate": ("invalid", 2), "timeout-after-effect": ("invalid", 1),
+    "async-late-retry": ("invalid", 1), "concurrent-claims": ("invalid", 1),
+    "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
+    "sqs-batch-failure": ("invalid", 2), "sqs-visibility-timeout": ("invalid", 3),
+    "sqs-spontaneous-duplicate": ("invalid", 3), "sqs-dlq-redrive": ("invalid", 1), "producer-resend": ("invalid", 1),
+    "sqs-fifo-window": ("invalid", 1),
+    "stream-batch-retry": ("invalid", 2), "stream-partial-batch": ("invalid", 1),
+    "kinesis-producer-resend": ("invalid", 1),
+    "ddb-stream-batch-retry": ("invalid", 2), "ddb-stream-ttl-remove": ("invalid", 3),
+}, _extra
+assert all(r.lost == 0 for r in naive.rows)
+for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
+    if _row.verdict == "invalid":
+        assert _row.result.verdict.duplicates and _row.causes, _row.scenario
+# Eight sources, each invalid in every one of its scenarios; the prose names them in this order.
+assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "async invoke", "EventBridge", "SQS", "SQS FIFO",
+                           "Kinesis", "DynamoDB Streams"]
+assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
+# One timeline per source: the run with the most extra emails, as the prose reads them.
+assert {s: r.scenario for s, r in worst.items()} == {
+    "sync invoke (SDK)": "sync-sdk-retry", "API Gateway": "apigw-client-retry", "async invoke": "async-duplicate",
+    "EventBridge": "eventbridge-target-retry", "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
+    "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove"}
+_sync = worst["sync invoke (SDK)"].result.history.invocations()
+assert [v["cause"] for v in _sync.values()] == ["first delivery", "SDK retry", "SDK retry"]
+assert worst["async invoke"].result.errors() == []  # the async duplicate comes with no error at all
+assert "TTL deletion" in worst["DynamoDB Streams"].causes
+assert worst["EventBridge"].result.verdict.effects_per_key["o-1"] == {"email": 2}
+assert worst["Kinesis"].result.verdict.effects_per_key["o-1"] == worst["Kinesis"].result.verdict.effects_per_key[
+    "o-2"] == {"email": 2}
+# The improved handler: valid in every row, although every duplicate source still delivered a repeat.
+assert improved.status == "valid" and all(r.verdict == "valid" and r.extra_effects == 0 == r.lost
+                                          for r in improved.rows)
+assert repeats["no-fault"] == [] and all(repeats[name] for name in SOURCE_SCENARIOS if name != "no-fault"), repeats
+# Try it: the module-level set still fails in some of the sources.
+assert try_it.status == "invalid" and [r.scenario for r in try_it.rows] == [r.scenario for r in worst.values()]
+_try = {r.scenario: (r.extra_effects, r.lost) for r in try_it.rows}
+assert _try["sync-sdk-retry"] == (1, 0) and _try["apigw-client-retry"] == (1, 0), _try  # the new container's set
+assert _try["eventbridge-target-retry"] == (0, 1) and _try["stream-batch-retry"] == (0, 1), _try  # marked, then lost
