@@ -11,6 +11,7 @@ LAB_ARGS    ?=
 PYTEST_ARGS ?=
 BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
+AUTOGRADER_ARGS ?=
 
 .PHONY: setup lab lint test test-fast bench campaign clean
 
@@ -59,6 +60,11 @@ html: setup
 .PHONY: exercises
 exercises: setup
 	$(BIN)/python -m sandbox.grading.generate
+
+# The Gradescope autograder bundle: out/autograder.zip (AUTOGRADER_ARGS="--exercise 02" for one exercise).
+.PHONY: autograder
+autograder: setup
+	$(BIN)/python -m sandbox.grading.autograder build $(AUTOGRADER_ARGS)
 
 lint: setup
 	$(BIN)/ruff check .
