@@ -194,3 +194,25 @@ def test_a_cold_start_that_raises_is_a_recorded_function_error():
         assert second.outcome == "error"
         assert second.error_text == "Runtime.InitError: RuntimeError: config missing in the second container"
         assert [e["inv"] for e in sb.history.of_type("invoke_end")] == [second.id, first.id]
+
+
+def test_the_reserved_environment_names_the_function_its_version_and_its_logs(tmp_path):
+    # Lambda's reserved variables (configuration-envvars.html#configuration-envvars-runtime) agree with the
+    # context the same invocation receives, and each container writes to its own log stream.
+    (tmp_path / "app.py").write_text(
+        "import os\n"
+        "NAMES = ('AWS_LAMBDA_FUNCTION_VERSION', 'AWS_LAMBDA_LOG_GROUP_NAME', 'AWS_LAMBDA_LOG_STREAM_NAME')\n"
+        "def handler(event, context):\n"
+        "    __import__('time').sleep(0.1)\n"
+        "    return [[os.environ[n] for n in NAMES],\n"
+        "            [context.function_version, context.log_group_name, context.log_stream_name]]\n")
+    with Sandbox() as sb:
+        fn = sb.function(f"{tmp_path / 'app.py'}:handler")
+        first, second = fn.start({}), fn.start({})  # side by side: two containers
+        sb.run()
+    for inv in (first, second):
+        env, context = inv.result
+        assert env == context
+        assert env[0] == "$LATEST" and env[1] == "/aws/lambda/orders-handler"
+    streams = [inv.result[0][2] for inv in (first, second)]
+    assert streams[0] != streams[1] and all("/[$LATEST]" in s for s in streams)
