@@ -61,6 +61,14 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-reduction", action="store_true",
                      help="with --policy exhaustive: run every interleaving, not one per class of interleavings "
                           "that differ only in the order of independent steps (same verdict, far slower)")
+    run.add_argument("--real-threads", action="store_true",
+                     help="run on free OS threads and the wall clock against moto's HTTP server (short settings; "
+                          "some scenarios only)")
+    run.add_argument("--endpoint", metavar="URL",
+                     help="run against a DynamoDB and SQS endpoint, e.g. LocalStack's http://localhost:4566, with "
+                          "namespaced resources deleted at the end (real AWS only with the next flag)")
+    run.add_argument("--i-understand-this-uses-real-aws", dest="real_aws", action="store_true",
+                     help="allow --endpoint to be real AWS (--endpoint aws): it creates and deletes resources there")
     matrix = sub.add_parser("matrix", help="run a handler against every scenario: one row each")
     matrix.add_argument("--handler", required=True, help="path/to/file.py:function")
     matrix.add_argument("--seed", type=int, default=0)
@@ -129,10 +137,13 @@ def _run(args: argparse.Namespace) -> int:
     _check_options(args)
     _check_handler_file(args.handler)
     plot = _plot_path(args.plot) if args.plot else None
-    if args.policy == "exhaustive":
+    if args.real_threads or args.endpoint:
+        result = _run_outside(args, scenario, overrides)
+    elif args.policy == "exhaustive":
         return _exhaustive(args, scenario.name, settings, overrides, plot)
-    policy = _script_steps(args.script) if args.script else args.policy
-    result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
+    else:
+        policy = _script_steps(args.script) if args.script else args.policy
+        result = run_scenario(scenario, args.handler, seed=args.seed, settings=settings, policy=policy)
     report = result.report()
     if args.json:
         print(json.dumps({**report, "logs": result.logs()} if args.logs else report, indent=2, sort_keys=True))
@@ -185,7 +196,26 @@ def _script_steps(script: str) -> list[str]:
     return [step.strip() for step in script.split(",") if step.strip()]
 
 
+def _run_outside(args: argparse.Namespace, scenario: Any, overrides: dict[str, str]) -> Any:
+    """--real-threads or --endpoint: the scenario on free threads, against moto's server or the endpoint."""
+    if args.script or args.policy != "random":
+        raise BadInput("--policy and --script choose interleavings in the deterministic world; free threads "
+                       "(--real-threads, --endpoint) interleave as the operating system schedules them")
+    if args.endpoint:
+        from .endpoint import run_on_endpoint
+
+        return run_on_endpoint(scenario, args.handler, endpoint=args.endpoint, allow_real_aws=args.real_aws,
+                               seed=args.seed, settings=overrides)
+    from .realthreads import run_real_threads
+
+    return run_real_threads(scenario, args.handler, seed=args.seed, settings=overrides)
+
+
 def _check_options(args: argparse.Namespace) -> None:
+    if args.real_aws and not args.endpoint:
+        raise BadInput("--i-understand-this-uses-real-aws goes with --endpoint aws")
+    if args.real_threads and args.endpoint:
+        raise BadInput("--real-threads and --endpoint are alternatives: --endpoint runs on real threads too")
     if args.script and args.policy != "random":
         raise BadInput("--script and --policy are alternatives: give one of them")
     if args.max_schedules is not None and args.policy != "exhaustive":
