@@ -13,7 +13,7 @@ BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 
-.PHONY: setup lab lint test test-fast bench campaign clean
+.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean
 
 setup: $(STAMP)
 
@@ -73,6 +73,24 @@ lint: setup
 test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
+
+# The browser tests alone (tests/test_lab_ui.py): Playwright drives Debian's chromium against a
+# private JupyterLab. A missing chromium is installed when you are root, else the command is shown;
+# either way these tests never skip here (LAB_UI_REQUIRED), and -rA lists each one's outcome.
+test-ui: setup chromium
+	LAB_UI_REQUIRED=1 $(BIN)/python -m pytest -n 2 -rA tests/test_lab_ui.py $(PYTEST_ARGS)
+
+# Debian's chromium for the UI tests (Playwright never downloads a browser).
+chromium:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing Debian's chromium for the UI tests"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium; \
+	else \
+	  echo "error: the UI tests need Debian's chromium at /usr/bin/chromium; run: sudo apt-get install chromium" >&2; \
+	  exit 1; \
+	fi
 
 # The inner loop: everything but the tests marked slow (long campaigns, exhaustive
 # searches, the golden fingerprints) and the notebook ones (real kernels, the browser).
