@@ -1,0 +1,112 @@
+"""Real-threads mode: the same scenarios on free OS threads and the wall clock, over HTTP to moto's server.
+
+The verdicts must agree with the deterministic world's on every scenario the mode runs, for a
+handler that breaks (naive) and one that holds (idempotent), so the lessons' verdicts are not an
+artefact of the simulator. Settings are the short ones (``SHORT_SETTINGS``): a run takes seconds.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from sandbox import BadInput, active
+from sandbox.cli import main
+from sandbox.http_gateway import Forwarder
+from sandbox.realthreads import (
+    RUNNABLE_SCENARIOS,
+    MotoServer,
+    RealThreadsSandbox,
+    compare_modes,
+    run_in_world,
+    run_real_threads,
+    short_settings,
+)
+from sandbox.vocab import Outcome, RecordType
+from tests.conftest import example
+
+NAIVE, IDEMPOTENT = example("naive_email.py"), example("idempotent.py")
+#: The quick ones (under a second each); crash-mid-work and timeout-after-effect wait out a 2 s lock.
+QUICK = ("no-fault", "concurrent-claims", "async-duplicate", "async-retry", "sqs-batch-failure")
+SLOW = tuple(s for s in RUNNABLE_SCENARIOS if s not in QUICK)
+
+
+def _disagreements(rows: list[dict]) -> list[dict]:
+    return [r for r in rows if not r["agree"] or r["effects_deterministic"] != r["effects_real-threads"]]
+
+
+def test_verdicts_agree_with_the_deterministic_world_on_five_scenarios():
+    naive, idempotent = compare_modes(NAIVE, QUICK), compare_modes(IDEMPOTENT, QUICK)
+    assert len(QUICK) >= 5
+    assert _disagreements(naive + idempotent) == []
+    # Not all alike: the naive handler breaks wherever a duplicate comes, the idempotent one never does.
+    assert {r["scenario"] for r in naive if r["real-threads"] == "invalid"} == set(QUICK) - {"no-fault"}
+    assert {r["real-threads"] for r in idempotent} == {"valid"}
+
+
+@pytest.mark.slow
+def test_verdicts_agree_where_a_lock_must_run_out_on_the_wall_clock():
+    rows = compare_modes(NAIVE, SLOW) + compare_modes(IDEMPOTENT, SLOW)
+    assert _disagreements(rows) == []
+    assert [r["real-threads"] for r in rows] == ["invalid"] * len(SLOW) + ["valid"] * len(SLOW)
+
+
+class CountingForwarder(Forwarder):
+    """A forwarder that counts what it sends (the requests really go out over HTTP)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.sent: list[tuple[str, str]] = []
+
+    def send(self, service, op, request, params):
+        self.sent.append((service, op))
+        return super().send(service, op, request, params)
+
+
+def test_invocations_run_at_once_on_os_threads_against_the_http_server():
+    sc, cfg = short_settings("concurrent-claims", {"copies": 6})
+    forwarder = CountingForwarder(MotoServer.shared().url)
+    assert forwarder.endpoint.hostname == "127.0.0.1"
+    world = RealThreadsSandbox(0, forwarder=forwarder, meta={"scenario": sc.name, "settings": cfg})
+    result = run_in_world(world, sc, IDEMPOTENT, cfg)
+    assert result.valid and result.verdict.effects_per_key == {"o-1": {"email": 1}}  # atomic claims: one winner
+    invocations = result.history.invocations()
+    assert len(invocations) == 6 and len({v["container"] for v in invocations.values()}) == 6
+    # Free threads: every copy started before the first one ended (the deterministic world's random
+    # policy would also interleave them, but here nothing decides the order but the OS).
+    first_end = min(v["end"] for v in invocations.values())
+    assert all(v["t"] < first_end for v in invocations.values())
+    recorded = [(e["service"], e["op"]) for e in result.history.of_type(RecordType.AWS)]
+    assert recorded and set(recorded) <= set(forwarder.sent)
+    assert ("dynamodb", "CreateTable") in forwarder.sent  # the table is made through the API too
+    assert result.history.meta["mode"] == "real-threads"
+
+
+def test_the_timeout_stops_an_invocation_on_the_wall_clock():
+    result = run_real_threads("timeout-after-effect", NAIVE)
+    timeout = result.settings["function_timeout"]
+    first = result.history.invocations()["inv-1"]
+    assert first["outcome"] == Outcome.TIMEOUT
+    assert timeout <= first["end"] - first["t"] < timeout + 0.5
+    assert result.wall_seconds >= timeout
+
+
+def test_a_scenario_the_mode_cannot_run_is_bad_input():
+    with pytest.raises(BadInput, match="real-threads mode cannot run sqs-fifo-window.*runs no-fault"):
+        run_real_threads("sqs-fifo-window", IDEMPOTENT)
+
+
+def test_settings_too_long_for_the_wall_clock_are_bad_input_and_leave_no_world_open():
+    with pytest.raises(BadInput, match="more than 1 s of wall-clock time.*short settings"):
+        run_real_threads("async-retry", NAIVE, settings={"first_retry_delay": 30}, budget=1.0)
+    assert active.current() is None
+    assert run_real_threads("no-fault", NAIVE).valid  # and the next run works
+
+
+def test_cli_real_threads(capsys):
+    assert main(["run", "concurrent-claims", "--handler", NAIVE, "--real-threads", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["verdict"] == "invalid" and report["effects_per_key"]["o-1"]["email"] == 3
+    assert report["settings"]["email_seconds"] == 0.05  # the short settings
+    assert main(["run", "no-fault", "--handler", NAIVE, "--real-threads", "--policy", "round-robin"]) == 2
+    assert "free threads" in capsys.readouterr().err
