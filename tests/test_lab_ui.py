@@ -1,188 +1,261 @@
-"""`make lab`, seen through a real browser: JupyterLab opens the tour and Run All Cells works.
+"""The workbook seen through a real browser: JupyterLab, Debian's chromium, Playwright.
 
-A private JupyterLab (the pinned one in .venv) serves a *copy* of notebooks/ on 127.0.0.1
-with a random token; Debian's chromium, driven by Playwright, opens 00_start_here.ipynb,
-waits for the kernel, picks Run > Run All Cells from the menu bar, and waits until the
-learner would see the timelines and the checker's verdicts. Screenshots land in the test's
-tmp dir (and in $LAB_UI_SCREENSHOTS, if set, e.g. for CI artifacts).
+A private JupyterLab (the pinned one in .venv) serves a *copy* of notebooks/, examples/ and
+exercises/ on 127.0.0.1 with a random token; /usr/bin/chromium, driven by Playwright, does what
+a learner does:
 
-Nothing leaves the machine: Playwright never downloads a browser, and every browser
-request to a host other than the local server is aborted and makes the test fail.
+- opens the start notebook, runs all cells and sees both timelines and both verdicts;
+- opens lesson 10 (locks and TTL), runs all cells, then drags the lock slider below the work
+  (the verdict turns invalid, the timeline and the verdict map are redrawn) and back (valid);
+- opens exercise 02, runs the check on the blank stub and reads the counterexample with its
+  timeline.
+
+Screenshots for a person to look at land in out/screenshots/ (or $LAB_UI_SCREENSHOTS).
+Without chromium these tests skip, loudly (tests/conftest.py prints a section saying so and the
+install command); under CI or `make test-ui` they fail instead. Nothing leaves the machine:
+Playwright never downloads a browser, and every browser request to a host other than the local
+server is aborted and makes the test fail.
 """
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
-from ui_support import CHROMIUM_ARGS, LabServer, copy_notebooks, lab_server, require_chromium
+from ui_support import (
+    CELL_INDEX_JS,
+    CHROMIUM_ARGS,
+    IMAGE_PRINT_JS,
+    KERNEL_IDLE_JS,
+    LabServer,
+    LocalOnly,
+    copy_course,
+    lab_server,
+    require_chromium,
+    run_all_cells,
+    save_screenshot,
+    wait_for_run_all,
+)
 
 pytestmark = pytest.mark.notebook
 
-NOTEBOOK = ROOT / "notebooks" / "00_start_here.ipynb"
-VALID = "valid 3 orders, 3 effects, each exactly once"
-INVALID = "invalid 3 findings"
 RUN_ALL_TIMEOUT_MS = 120_000
+START = "notebooks/00_start_here.ipynb"
+LESSON = "notebooks/10_locks_and_ttl.ipynb"
+EXERCISE = "exercises/02_claim_the_key.ipynb"
 
-# JS: the open notebook panel (window.jupyterapp exists because of expose_app_in_browser).
-_PANEL = "(() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;" \
-         " return w && w.sessionContext && w.content ? w : null; })()"
-
-_KERNEL_IDLE = f"""() => {{
-  const p = {_PANEL};
-  return !!p && p.sessionContext.isReady && p.sessionContext.session?.kernel?.status === 'idle';
-}}"""
-
-# "done" when every code cell has run (a number in its prompt, no [*]), the kernel is idle,
-# and the outputs show both verdicts and at least two images; "error" as soon as a cell
-# failed (Run All stops there, so waiting longer would only burn the timeout).
-# textContent, not innerText: off-screen cells use content-visibility and have no innerText.
-_ALL_RAN = f"""([valid, invalid]) => {{
-  const p = {_PANEL};
-  if (!p) return false;
-  const cells = p.content.model.cells;
-  let pending = false;
-  for (let i = 0; i < cells.length; i++) {{
-    const c = cells.get(i);
-    if (c.type !== 'code') continue;
-    if (c.executionCount == null) pending = true;
-    for (let j = 0; j < c.outputs.length; j++) if (c.outputs.get(j).type === 'error') return 'error';
-  }}
-  if (pending || p.sessionContext.session?.kernel?.status !== 'idle') return false;
-  const out = [...p.node.querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent).join('\\n');
-  const imgs = p.node.querySelectorAll('.jp-OutputArea-output img').length;
-  return out.includes(valid) && out.includes(invalid) && imgs >= 2 ? 'done' : false;
-}}"""
-
-# What the learner's page shows, for assertions and failure messages.
-_SUMMARY = f"""() => {{
-  const p = {_PANEL};
-  const cells = p.content.model.cells;
-  const errors = [], prompts = [];
-  for (let i = 0; i < cells.length; i++) {{
-    const c = cells.get(i);
-    if (c.type !== 'code') continue;
-    prompts.push(c.executionCount);
-    for (let j = 0; j < c.outputs.length; j++) {{
-      const o = c.outputs.get(j);
-      if (o.type === 'error') errors.push(`cell ${{i}}: ${{o.toJSON().ename}}: ${{o.toJSON().evalue}}`);
-    }}
-  }}
-  const stderr = [...p.node.querySelectorAll(
-      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.textContent);
-  const imgs = [...p.node.querySelectorAll('.jp-OutputArea-output img')].map(
-      e => ({{w: e.naturalWidth, h: e.naturalHeight, src: e.src.slice(0, 22)}}));
-  const text = [...p.node.querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent).join('\\n');
-  return {{errors, stderr, imgs, prompts, text, kernel: p.sessionContext.session?.kernel?.status ?? null}};
-}}"""
+# Lesson 10's live dashboard: the cell that builds the lock explorer and its linked verdict map.
+DASHBOARD_CELL = 'LOCK = "lock-shorter-than-work"'
+LOCK_SLIDER = "lock_seconds"
+WORK_SECONDS = 30  # slow_email_seconds as the lesson first draws it: the first attempt's email takes 30 s
+LOCK_BELOW_WORK = 10  # two PageUp presses from 0 (noUiSlider's page step is 5 steps of 1 s)
+DASHBOARD_WINDOW_HEIGHT = 2000
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def chromium_path() -> Path:
     return require_chromium()
 
 
-@pytest.fixture
-def lab(chromium_path, tmp_path) -> LabServer:
-    # Serve a copy: JupyterLab autosaves, and the repo's notebook must stay output-free.
-    root = tmp_path / "root"
-    copy_notebooks(root)
-    yield from lab_server(root, tmp_path / "lab-home")
+@pytest.fixture(scope="module")
+def lab(chromium_path, tmp_path_factory) -> LabServer:
+    # Serve a copy: JupyterLab autosaves and check() saves the answer cell; the repo's files must stay as they are.
+    base = tmp_path_factory.mktemp("lab")
+    yield from lab_server(copy_course(base / "root"), base / "lab-home")
 
 
-def _save(page, tmp_path: Path, name: str) -> Path:
-    path = tmp_path / name
-    page.screenshot(path=str(path), full_page=True)
-    extra = os.environ.get("LAB_UI_SCREENSHOTS")
-    if extra:
-        Path(extra).mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, Path(extra) / name)
-    return path
-
-
-def test_run_all_cells_in_jupyterlab_shows_timelines_and_verdicts(lab, chromium_path, tmp_path, monkeypatch):
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+@pytest.fixture(scope="module")
+def browser(chromium_path, monkeypatch_module):
     from playwright.sync_api import sync_playwright
 
-    monkeypatch.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
-    original = NOTEBOOK.read_bytes()
-    offsite: list[str] = []
-    page_errors: list[str] = []
-    t0 = time.monotonic()
-
-    def local_only(route):
-        url = route.request.url
-        if url.startswith(lab.base_url + "/") or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
-            offsite.append(url)
-            route.abort()
-
+    monkeypatch_module.setenv("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(chromium_path), args=CHROMIUM_ARGS, timeout=30_000)
         try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
-            context.route("**/*", local_only)
-            page = context.new_page()
-            page.set_default_timeout(60_000)
-            page.on("pageerror", lambda exc: page_errors.append(str(exc)))
-
-            page.goto(lab.url("/lab/tree/notebooks/00_start_here.ipynb"))
-            page.wait_for_function(_KERNEL_IDLE, timeout=60_000)
-            page.locator(".jp-Notebook .jp-Cell").first.wait_for()
-            loaded = time.monotonic() - t0
-
-            # What a learner does: Run > Run All Cells.
-            page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
-            page.locator(".lm-Menu-item:not(.lm-mod-hidden)",
-                         has_text=re.compile(r"^Run All Cells")).click()
-            try:
-                state = page.wait_for_function(
-                    _ALL_RAN, arg=[VALID, INVALID], timeout=RUN_ALL_TIMEOUT_MS
-                ).json_value()
-            except PlaywrightTimeout:
-                state = f"not finished after {RUN_ALL_TIMEOUT_MS // 1000} s"
-            if state != "done":
-                _save(page, tmp_path, "lab-failed.png")
-                summary = page.evaluate(_SUMMARY)
-                pytest.fail(
-                    f"Run All Cells did not end with both verdicts and two timelines ({state}).\n"
-                    f"errors={summary['errors']}\nprompts={summary['prompts']} kernel={summary['kernel']} "
-                    f"images={summary['imgs']}\n--- stderr/tracebacks ---\n" + "\n".join(summary["stderr"])[-3000:]
-                    + f"\n--- outputs ---\n{summary['text'][-2000:]}\n--- server log ---\n{lab.log_tail(15)}",
-                    pytrace=False,
-                )
-            ran = time.monotonic() - t0
-            summary = page.evaluate(_SUMMARY)
-
-            # The learner scrolls to the first timeline, then to the double-send one.
-            imgs = page.locator(".jp-NotebookPanel .jp-OutputArea-output img")
-            imgs.nth(0).evaluate("e => e.scrollIntoView({block: 'center'})")
-            shot = _save(page, tmp_path, "lab-valid.png")
-            imgs.nth(1).evaluate("e => e.scrollIntoView({block: 'center'})")
-            _save(page, tmp_path, "lab-invalid.png")
+            yield browser
         finally:
             browser.close()
 
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as mp:
+        yield mp
+
+
+@pytest.fixture
+def page(browser, lab):
+    """A fresh browser context on the lab server; checks afterwards that it never left the machine."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, service_workers="block")
+    guard = LocalOnly(lab.base_url)
+    context.route("**/*", guard)
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        yield page
+    finally:
+        context.close()
+    assert guard.offsite == [], f"the page tried to reach the network: {guard.offsite}"
+    assert errors == [], f"uncaught errors in the page: {errors}"
+
+
+def open_notebook(page, lab: LabServer, path: str) -> float:
+    """Open ``path`` in JupyterLab and wait for its kernel; return the seconds it took."""
+    started = time.monotonic()
+    # A workspace of its own: the server would otherwise reopen the notebooks earlier tests opened.
+    page.goto(lab.url(f"/lab/workspaces/{Path(path).stem}/tree/{path}"))
+    page.wait_for_function(KERNEL_IDLE_JS, timeout=60_000)
+    page.locator(".jp-Notebook .jp-Cell").first.wait_for()
+    return time.monotonic() - started
+
+
+def cell(page, source_prefix: str):
+    """The cell (a locator) whose source starts with ``source_prefix``."""
+    index = page.evaluate(CELL_INDEX_JS, source_prefix)
+    assert index >= 0, f"no cell starts with {source_prefix!r}"
+    return page.locator(".jp-NotebookPanel .jp-Cell").nth(index)
+
+
+def assert_clean(summary: dict) -> None:
     assert summary["errors"] == [], f"error outputs: {summary['errors']}"
     tracebacks = [s for s in summary["stderr"] if "Traceback" in s]
     assert tracebacks == [], "a cell printed a traceback:\n" + "\n---\n".join(tracebacks)
     assert all(isinstance(n, int) for n in summary["prompts"]), summary["prompts"]
-    assert len(summary["imgs"]) >= 2, summary["imgs"]
+
+
+# -- the start notebook ---------------------------------------------------------------------------
+START_VALID = "valid 3 orders, 3 effects, each exactly once"
+START_INVALID = "invalid 3 findings"
+
+
+def test_start_notebook_runs_all_cells_and_shows_timelines_and_verdicts(page, lab):
+    original = (ROOT / START).read_bytes()
+    loaded = open_notebook(page, lab, START)
+    started = time.monotonic()
+    run_all_cells(page)
+    summary = wait_for_run_all(page, lab, [START_VALID, START_INVALID], 2, RUN_ALL_TIMEOUT_MS)
+    ran = time.monotonic() - started
+
+    imgs = page.locator(".jp-NotebookPanel .jp-OutputArea-output img")
+    imgs.nth(0).evaluate("e => e.scrollIntoView({block: 'center'})")
+    shot = save_screenshot(page, "00-start-valid.png")
+    imgs.nth(1).evaluate("e => e.scrollIntoView({block: 'center'})")
+    save_screenshot(page, "00-start-invalid.png")
+
+    assert_clean(summary)
     # Each timeline really decoded as a picture of a sensible size.
     for img in summary["imgs"][:2]:
         assert img["src"].startswith("data:image/png"), img
         assert img["w"] >= 400 and img["h"] >= 100, img
-    assert VALID in summary["text"] and INVALID in summary["text"]
-    assert offsite == [], f"the page tried to reach the network: {offsite}"
-    assert page_errors == [], f"uncaught errors in the page: {page_errors}"
+    assert START_VALID in summary["text"] and START_INVALID in summary["text"]
     assert shot.stat().st_size > 10_000
+    assert (ROOT / START).read_bytes() == original, f"{START} changed during the UI test"
+    print(f"lab UI: start notebook loaded in {loaded:.1f} s, all cells ran in {ran:.1f} s")
 
-    # The repo's notebook is untouched (the server only ever saw a copy).
-    assert NOTEBOOK.read_bytes() == original, f"{NOTEBOOK} changed during the UI test"
-    print(f"lab UI: notebook loaded + kernel idle in {loaded:.1f} s, all cells ran by {ran:.1f} s")
+
+# -- lesson 10: drag the lock below the work and back ------------------------------------------------
+def dashboard_state(dashboard) -> dict:
+    """What the lock dashboard shows: the slider's value, the verdict badge, and prints of both pictures."""
+    slider = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER)
+    images = dashboard.locator(".widget-image")
+    html = dashboard.locator(".widget-html", has_text=" · seed ").first
+    return {
+        "lock": int(slider.locator(".noUi-handle").get_attribute("aria-valuenow").split(".")[0]),
+        "readout": slider.locator(".widget-readout").text_content().strip(),
+        "verdict": html.locator("span").first.text_content().strip(),
+        "verdict_text": html.text_content(),
+        "timeline": images.nth(0).evaluate(IMAGE_PRINT_JS),
+        "map": images.nth(1).evaluate(IMAGE_PRINT_JS),
+    }
+
+
+def settle(page, dashboard, before: dict, verdict: str, timeout: float = 60) -> dict:
+    """Wait until the dashboard shows ``verdict`` with a redrawn timeline, and the kernel is idle again."""
+    deadline = time.monotonic() + timeout
+    state = before
+    while time.monotonic() < deadline:
+        if page.evaluate(KERNEL_IDLE_JS):
+            state = dashboard_state(dashboard)
+            if state["verdict"] == verdict and state["timeline"] != before["timeline"]:
+                return state
+        time.sleep(0.25)
+    pytest.fail(f"the dashboard did not turn {verdict} with a new timeline within {timeout:.0f} s: "
+                f"before {before}, now {state}", pytrace=False)
+
+
+def test_lesson_10_lock_slider_below_the_work_turns_the_verdict_invalid_and_back(page, lab):
+    open_notebook(page, lab, LESSON)
+    started = time.monotonic()
+    run_all_cells(page)
+    summary = wait_for_run_all(page, lab, ["lock-shorter-than-work", "lock overlap"], 6, RUN_ALL_TIMEOUT_MS)
+    ran = time.monotonic() - started
+    assert_clean(summary)
+
+    # A window tall enough for the whole dashboard (sliders, verdict, timeline, map) in one screenshot.
+    page.set_viewport_size({"width": 1400, "height": DASHBOARD_WINDOW_HEIGHT})
+    dashboard = cell(page, DASHBOARD_CELL).locator(".jp-OutputArea-output")
+    dashboard.evaluate("e => e.scrollIntoView({block: 'start'})")
+    # The lesson's last cell sets the lock to 0 (as long as the invocation can run): valid.
+    valid = dashboard_state(dashboard)
+    assert (valid["lock"], valid["readout"], valid["verdict"]) == (0, "0", "valid"), valid
+    save_screenshot(page, "10-lock-0-valid.png")
+
+    # A learner's drag, from the keyboard: focus the slider's handle, two pages up (0 -> 10 s < 30 s of work).
+    handle = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER).locator(".noUi-handle")
+    handle.focus()
+    handle.press("PageUp")
+    handle.press("PageUp")
+    invalid = settle(page, dashboard, valid, "invalid")
+    assert invalid["lock"] == LOCK_BELOW_WORK < WORK_SECONDS, invalid
+    assert invalid["readout"] == str(LOCK_BELOW_WORK), invalid
+    assert "email sent 2 times" in invalid["verdict_text"], invalid["verdict_text"]
+    assert "lock overlap" in invalid["verdict_text"], invalid["verdict_text"]
+    assert invalid["map"] != valid["map"], "the verdict map's frame did not move with the slider"
+    save_screenshot(page, "10-lock-10-invalid.png")
+
+    # And back: Home puts the lock at 0 again.
+    handle.press("Home")
+    back = settle(page, dashboard, invalid, "valid")
+    assert back["lock"] == 0, back
+    assert back["timeline"] == valid["timeline"], "the same settings should draw the same timeline"
+    assert back["map"] == valid["map"], "the same settings should draw the same verdict map"
+    save_screenshot(page, "10-lock-0-valid-again.png")
+    dragged = time.monotonic() - started - ran
+    print(f"lab UI: lesson 10 ran all cells in {ran:.1f} s, the slider round trip took {dragged:.1f} s")
+
+
+# -- an exercise: the check on the blank stub --------------------------------------------------------
+def test_exercise_check_on_the_blank_stub_shows_the_counterexample_and_its_timeline(page, lab):
+    answer_in_repo = ROOT / "exercises" / "02_claim_the_key.py"
+    original = answer_in_repo.read_bytes()
+    open_notebook(page, lab, EXERCISE)
+    started = time.monotonic()
+    run_all_cells(page)
+    summary = wait_for_run_all(page, lab, ["Exercise 02", "one-winner failed"], 2, RUN_ALL_TIMEOUT_MS)
+    ran = time.monotonic() - started
+    assert_clean(summary)
+
+    feedback = cell(page, "# The tests, as data").locator(".jp-OutputArea-output")
+    feedback.scroll_into_view_if_needed()
+    text = feedback.text_content()
+    assert "Exercise 02 · Claim the key: 0/5 on the public tests" in text, text[:500]
+    assert "one-winner failed: scenario concurrent-claims (copies=2)" in text, text[:1500]
+    assert "accepted but no email was ever sent" in text
+    assert "hint: the handler still raises NotImplementedError" in text
+    assert "python -m sandbox run concurrent-claims --handler" in text  # the replay command
+    picture = feedback.locator("img")
+    assert picture.count() == 1, "the counterexample's timeline is missing"
+    size = picture.evaluate("e => [e.naturalWidth, e.naturalHeight]")
+    assert size[0] >= 400 and size[1] >= 100, size
+    assert feedback.locator("summary", has_text="timeline in words").count() == 1
+    save_screenshot(feedback, "ex02-blank-stub-feedback.png")
+    # check() saved the answer cell beside the served notebook, never into the repository.
+    saved = lab.root_dir / "exercises" / "02_claim_the_key.py"
+    assert f"saved to {saved}" in " ".join(text.split()), text[:600]
+    assert "NotImplementedError" in saved.read_text()
+    assert answer_in_repo.read_bytes() == original, f"{answer_in_repo} changed during the UI test"
+    print(f"lab UI: exercise 02 ran all cells (the check included) in {ran:.1f} s")

@@ -29,10 +29,17 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
 
 CHROMIUM = Path("/usr/bin/chromium")
+INSTALL_CHROMIUM = "apt-get install chromium"
 CHROMIUM_MISSING = (
-    f"{CHROMIUM} not found: the UI tests drive Debian's chromium "
-    "(install it with: apt-get install chromium)"
+    f"{CHROMIUM} not found: the browser UI tests did NOT run. They drive Debian's chromium; "
+    f"install it with: {INSTALL_CHROMIUM} (or run `make test-ui` as root, which installs it)"
 )
+#: Set by `make test-ui` and .ci/run: a missing chromium is then a failure, never a skip.
+REQUIRE_ENV = "LAB_UI_REQUIRED"
+#: Where the screenshots for a person to look at go (out/ is gitignored); $LAB_UI_SCREENSHOTS overrides.
+SCREENSHOTS = ROOT / "out" / "screenshots"
+#: The test modules driving the browser, named in the terminal summary whatever their outcome.
+UI_TEST_FILES = ("tests/test_lab_ui.py",)
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-background-networking",
@@ -45,11 +52,15 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no host name resolves
 ]
 
-# JupyterLab user settings for the test server: no news / update toast over the notebook.
+# JupyterLab user settings for the test server: no news / update toast over the notebook, and every
+# cell kept in the page (no windowing), so a cell far down is there to find and to screenshot.
 LAB_USER_SETTINGS = {
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
         "checkForUpdates": False,
+    },
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
+        "windowingMode": "none",
     },
 }
 
@@ -57,13 +68,49 @@ LAB_USER_SETTINGS = {
 _DIRECT = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 
 
+def ui_tests_required() -> bool:
+    """True under CI and `make test-ui`: there a missing chromium fails the run instead of skipping."""
+    return bool(os.environ.get(REQUIRE_ENV) or os.environ.get("CI"))
+
+
 def require_chromium() -> Path:
-    """Return chromium's path; skip the test without it, but fail on CI (where .ci/run installs it)."""
+    """Return chromium's path. Without it: fail under CI or `make test-ui`, else skip with a loud reason
+    (and :func:`report_ui_tests` repeats it at the end of the run, so a green run cannot hide it)."""
     if CHROMIUM.exists() and os.access(CHROMIUM, os.X_OK):
         return CHROMIUM
-    if os.environ.get("CI"):
+    if ui_tests_required():
         pytest.fail(CHROMIUM_MISSING, pytrace=False)
     pytest.skip(CHROMIUM_MISSING)
+
+
+def report_ui_tests(terminalreporter) -> None:
+    """A section at the end of every pytest run that collected a browser test: each one's outcome and time.
+
+    Called from tests/conftest.py's ``pytest_terminal_summary``; under xdist the controller gets every
+    worker's reports. When a browser test was skipped, the last line says so and gives the install command.
+    """
+    phases: dict[str, list] = {}
+    for outcome in ("passed", "failed", "skipped", "error"):
+        for r in terminalreporter.stats.get(outcome, []):
+            if getattr(r, "nodeid", "").startswith(UI_TEST_FILES) and getattr(r, "when", None):
+                phases.setdefault(r.nodeid, []).append(r)
+    if not phases:
+        return
+    terminalreporter.write_sep("=", "browser UI tests (JupyterLab + Debian's chromium)")
+    skipped = False
+    for nodeid, reports in sorted(phases.items()):
+        if any(r.failed for r in reports):
+            word = "FAILED" if any(r.failed and r.when == "call" for r in reports) else "ERROR"
+        elif any(r.skipped for r in reports):
+            word, skipped = "SKIPPED", True
+        else:
+            word = "PASSED"
+        seconds = sum(r.duration for r in reports)
+        terminalreporter.write_line(f"UI {word:<7} {nodeid} ({seconds:.1f} s)",
+                                    red=word != "PASSED", green=word == "PASSED")
+    if skipped:
+        terminalreporter.write_line(f"UI TESTS NOT RUN: {CHROMIUM} is missing. Install it with: {INSTALL_CHROMIUM}",
+                                    red=True, bold=True)
 
 
 def free_port() -> int:
@@ -266,8 +313,141 @@ def lab_server(root_dir: Path, home: Path) -> Iterator[LabServer]:
         stop_lab(server)
 
 
-def copy_notebooks(dest_root: Path) -> Path:
-    """Copy the repo's notebooks/ under ``dest_root`` (a server may autosave outputs into it)."""
-    dest = dest_root / "notebooks"
-    shutil.copytree(ROOT / "notebooks", dest, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    return dest
+#: What a served copy of the course needs: lessons name ../examples/*.py, exercises save their answer cell.
+COURSE_FOLDERS = ("notebooks", "examples", "exercises")
+
+
+def copy_course(dest_root: Path) -> Path:
+    """Copy the course's folders under ``dest_root`` (the server autosaves outputs, ``check`` saves answers)."""
+    for folder in COURSE_FOLDERS:
+        shutil.copytree(ROOT / folder, dest_root / folder,
+                        ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__", "*.py.bak"))
+    return dest_root
+
+
+def screenshot_dir() -> Path:
+    path = Path(os.environ.get("LAB_UI_SCREENSHOTS") or SCREENSHOTS)
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+# -- driving a notebook in the page ------------------------------------------------------------------
+# JS: the open notebook panel (window.jupyterapp exists because of expose_app_in_browser).
+PANEL_JS = ("(() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+            " return w && w.sessionContext && w.content ? w : null; })()")
+
+KERNEL_IDLE_JS = f"""() => {{
+  const p = {PANEL_JS};
+  return !!p && p.sessionContext.isReady && p.sessionContext.session?.kernel?.status === 'idle';
+}}"""
+
+# "done" when every code cell has run (a number in its prompt, no [*]), the kernel is idle, the outputs
+# hold every expected text and at least ``images`` pictures; "error" as soon as a cell failed (Run All
+# stops there, so waiting longer would only burn the timeout). textContent, not innerText: it reads
+# cells that are off screen too.
+ALL_RAN_JS = f"""([expected, images]) => {{
+  const p = {PANEL_JS};
+  if (!p) return false;
+  const cells = p.content.model.cells;
+  let pending = false;
+  for (let i = 0; i < cells.length; i++) {{
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    if (c.executionCount == null) pending = true;
+    for (let j = 0; j < c.outputs.length; j++) if (c.outputs.get(j).type === 'error') return 'error';
+  }}
+  if (pending || p.sessionContext.session?.kernel?.status !== 'idle') return false;
+  const out = [...p.node.querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent).join('\\n');
+  const imgs = p.node.querySelectorAll('.jp-OutputArea-output img').length;
+  return expected.every(t => out.includes(t)) && imgs >= images ? 'done' : false;
+}}"""
+
+# What the learner's page shows, for assertions and failure messages.
+SUMMARY_JS = f"""() => {{
+  const p = {PANEL_JS};
+  const cells = p.content.model.cells;
+  const errors = [], prompts = [];
+  for (let i = 0; i < cells.length; i++) {{
+    const c = cells.get(i);
+    if (c.type !== 'code') continue;
+    prompts.push(c.executionCount);
+    for (let j = 0; j < c.outputs.length; j++) {{
+      const o = c.outputs.get(j);
+      if (o.type === 'error') errors.push(`cell ${{i}}: ${{o.toJSON().ename}}: ${{o.toJSON().evalue}}`);
+    }}
+  }}
+  const stderr = [...p.node.querySelectorAll(
+      '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]')].map(e => e.textContent);
+  const imgs = [...p.node.querySelectorAll('.jp-OutputArea-output img')].map(
+      e => ({{w: e.naturalWidth, h: e.naturalHeight, src: e.src.slice(0, 22)}}));
+  const text = [...p.node.querySelectorAll('.jp-OutputArea-output')].map(e => e.textContent).join('\\n');
+  return {{errors, stderr, imgs, prompts, text, kernel: p.sessionContext.session?.kernel?.status ?? null}};
+}}"""
+
+# The index of the first cell whose source starts with the given text (-1 if none).
+CELL_INDEX_JS = f"""(prefix) => {{
+  const cells = {PANEL_JS}.content.model.cells;
+  for (let i = 0; i < cells.length; i++) if (cells.get(i).sharedModel.getSource().startsWith(prefix)) return i;
+  return -1;
+}}"""
+
+# A picture's bytes, fingerprinted (length and FNV-1a): widget images are blob: URLs that change on every
+# redraw, so only the bytes tell whether the picture itself changed.
+IMAGE_PRINT_JS = """async (img) => {
+  const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
+  let h = 2166136261;
+  for (const b of bytes) { h ^= b; h = Math.imul(h, 16777619) >>> 0; }
+  return `${bytes.length}:${h.toString(16)}`;
+}"""
+
+
+class LocalOnly:
+    """A Playwright route handler: requests to the lab server go through, anything else is aborted and noted."""
+
+    def __init__(self, base_url: str):
+        self.base_url = base_url
+        self.offsite: list[str] = []
+
+    def __call__(self, route) -> None:
+        url = route.request.url
+        if url.startswith(self.base_url + "/") or url.startswith(("data:", "blob:")):
+            route.continue_()
+        else:
+            self.offsite.append(url)
+            route.abort()
+
+
+def run_all_cells(page) -> None:
+    """Run > Run All Cells from the menu bar, as a learner does."""
+    import re
+
+    page.locator(".lm-MenuBar-item", has_text=re.compile(r"^Run$")).click()
+    page.locator(".lm-Menu-item:not(.lm-mod-hidden)", has_text=re.compile(r"^Run All Cells")).click()
+
+
+def wait_for_run_all(page, lab: LabServer, expected: list[str], images: int, timeout_ms: int) -> dict:
+    """Wait until Run All has ended with the ``expected`` texts and ``images`` pictures; else fail, saying why."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        state = page.wait_for_function(ALL_RAN_JS, arg=[expected, images], timeout=timeout_ms).json_value()
+    except PlaywrightTimeout:
+        state = f"not finished after {timeout_ms // 1000} s"
+    summary = page.evaluate(SUMMARY_JS)
+    if state != "done":
+        save_screenshot(page, "failed-" + page.url.rsplit("/", 1)[-1].split("?")[0] + ".png")
+        pytest.fail(
+            f"Run All Cells did not end with {expected} and {images} pictures ({state}).\n"
+            f"errors={summary['errors']}\nprompts={summary['prompts']} kernel={summary['kernel']} "
+            f"images={summary['imgs']}\n--- stderr/tracebacks ---\n" + "\n".join(summary["stderr"])[-3000:]
+            + f"\n--- outputs ---\n{summary['text'][-2000:]}\n--- server log ---\n{lab.log_tail(15)}",
+            pytrace=False,
+        )
+    return summary
+
+
+def save_screenshot(target, name: str) -> Path:
+    """Screenshot a page (what the window shows) or a locator (that element) into :func:`screenshot_dir`."""
+    path = screenshot_dir() / name
+    target.screenshot(path=str(path))
+    return path
