@@ -34,3 +34,10 @@ def no_real_sleep():
         yield slept
     finally:
         adapter.real_sleep = original
+
+
+def pytest_terminal_summary(terminalreporter):
+    """Name every browser UI test's outcome at the end of the run, so a skipped one cannot pass unseen."""
+    from ui_support import report_ui_tests
+
+    report_ui_tests(terminalreporter)
