@@ -18,7 +18,9 @@ Figures and their targets:
 - cost per order at 100, 1,000 and 10,000 orders (flat within 1.5x);
 - peak memory (traced Python allocations of the largest run, and the process's max RSS);
 - exhaustive exploration of concurrent-claims: schedules and wall time with partial-order
-  reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced).
+  reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced);
+- every lesson on a fresh kernel, top to bottom, and the whole course (each < 15 s, course < 2 min;
+  ``bench_notebooks``; ``--quick`` times lesson 00 only).
 """
 from __future__ import annotations
 
@@ -38,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from . import adapter, gateway
+from .bench_notebooks import notebook_misses, notebook_table, notebook_times
 from .scenarios import SCENARIOS, run_scenario
 from .vocab import IDEMPOTENCY_TABLE, RecordType
 
@@ -331,6 +334,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
         "dynamodb_costs": dynamodb_costs(),
         "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
+        "notebooks": notebook_times(quick),
     }
     results["misses"] = misses(results)
     return results
@@ -351,6 +355,7 @@ def misses(r: dict[str, Any]) -> list[str]:
     out += [f"cost per order: {name} varies {v['flatness_x']}x across sizes (target <= 1.5x)"
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
     out += _exploration_misses(r.get("exploration", {}))
+    out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
     return out
 
 
@@ -380,6 +385,7 @@ def table(r: dict[str, Any]) -> str:
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]
     lines += [r["dynamodb_costs"]["text"], ""]
     lines += exploration_table(r.get("exploration", {})) + [""]
+    lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
     return "\n".join(lines)
