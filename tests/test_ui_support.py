@@ -1,0 +1,87 @@
+"""The browser tests cannot pass unseen: a missing chromium fails where it must, and every run names them.
+
+These run without a browser (they stand a missing /usr/bin/chromium in with a path that does not exist).
+"""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+import ui_support
+from ui_support import report_ui_tests, require_chromium
+
+
+@pytest.fixture
+def no_chromium(monkeypatch, tmp_path):
+    monkeypatch.setattr(ui_support, "CHROMIUM", tmp_path / "chromium")
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.delenv(ui_support.REQUIRE_ENV, raising=False)
+
+
+def test_missing_chromium_skips_with_the_install_command_on_a_laptop(no_chromium):
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_chromium()
+    assert "did NOT run" in str(skipped.value) and "apt-get install chromium" in str(skipped.value)
+
+
+@pytest.mark.parametrize("variable", ["CI", "LAB_UI_REQUIRED"])
+def test_missing_chromium_fails_under_ci_and_make_test_ui(no_chromium, monkeypatch, variable):
+    monkeypatch.setenv(variable, "1")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        require_chromium()
+    assert "apt-get install chromium" in str(failed.value)
+
+
+def test_present_chromium_is_returned(monkeypatch, tmp_path):
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(ui_support, "CHROMIUM", fake)
+    assert require_chromium() == fake
+
+
+class Reporter:
+    """The part of pytest's terminal reporter that report_ui_tests uses."""
+
+    def __init__(self, stats):
+        self.stats, self.lines = stats, []
+
+    def write_sep(self, sep, title):
+        self.lines.append(f"== {title}")
+
+    def write_line(self, line, **markup):
+        self.lines.append(line)
+
+
+def _report(nodeid, when, outcome, duration=1.0):
+    return SimpleNamespace(nodeid=nodeid, when=when, outcome=outcome, duration=duration,
+                           passed=outcome == "passed", failed=outcome == "failed", skipped=outcome == "skipped")
+
+
+UI = "tests/test_lab_ui.py::test_a"
+UI_B = "tests/test_lab_ui.py::test_b"
+
+
+def test_the_summary_names_each_ui_test_and_shouts_when_one_was_skipped():
+    stats = {
+        "passed": [_report(UI, "setup", "passed", 5), _report(UI, "call", "passed", 20),
+                   _report(UI, "teardown", "passed", 2), _report("tests/test_x.py::t", "call", "passed")],
+        "skipped": [_report(UI_B, "setup", "skipped", 0)],
+    }
+    reporter = Reporter(stats)
+    report_ui_tests(reporter)
+    assert reporter.lines[0].startswith("== browser UI tests")
+    assert f"UI PASSED  {UI} (27.0 s)" in reporter.lines
+    assert f"UI SKIPPED {UI_B} (0.0 s)" in reporter.lines
+    assert reporter.lines[-1].startswith("UI TESTS NOT RUN:") and "apt-get install chromium" in reporter.lines[-1]
+    assert not any("test_x" in line for line in reporter.lines)
+
+
+def test_the_summary_reports_failures_and_stays_silent_without_ui_tests():
+    reporter = Reporter({"failed": [_report(UI, "call", "failed")], "passed": [_report(UI, "setup", "passed")]})
+    report_ui_tests(reporter)
+    assert f"UI FAILED  {UI} (2.0 s)" in reporter.lines and not reporter.lines[-1].startswith("UI TESTS NOT RUN")
+    quiet = Reporter({"passed": [_report("tests/test_x.py::t", "call", "passed")]})
+    report_ui_tests(quiet)
+    assert quiet.lines == []
