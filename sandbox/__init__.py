@@ -41,6 +41,9 @@ _LAZY = {
     "explore_scenario": ("sandbox.explore", "explore_scenario"),
     "STAGES": ("sandbox.stages", "STAGES"),
     "stage": ("sandbox.stages", "stage"),
+    "run_real_threads": ("sandbox.realthreads", "run_real_threads"),
+    "compare_modes": ("sandbox.realthreads", "compare_modes"),
+    "run_on_endpoint": ("sandbox.endpoint", "run_on_endpoint"),
 }
 
 
@@ -66,5 +69,5 @@ __all__ = [
     "VirtualClock", "charge_card", "check", "explore_settings", "get_scenario", "make_orders", "open_scenario",
     "orders_in", "owed_effects", "plot_timeline", "removed_by_ttl", "run_scenario", "save_timeline",
     "send_cancellation_email", "send_confirmation_email",
-    "setting_controls",
+    "setting_controls", "run_real_threads", "compare_modes", "run_on_endpoint",
 ]

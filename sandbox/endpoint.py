@@ -47,6 +47,8 @@ REAL_AWS_FLAG = "--i-understand-this-uses-real-aws"
 ENDPOINT_SCENARIOS = tuple(s for s in RUNNABLE_SCENARIOS if s != "sqs-batch-failure")
 #: Host names of AWS's own endpoints (amazonaws.com, amazonaws.com.cn, and the newer api.aws).
 _AWS_HOST = re.compile(r"(^|\.)(amazonaws\.com(\.cn)?|api\.aws)$", re.IGNORECASE)
+#: ``--endpoint aws``: AWS's own endpoints, whichever the service.
+_AWS_WORD = re.compile(r"\s*aws\s*", re.IGNORECASE)
 PREFIX = "rwh"  # Retries Will Happen
 
 
@@ -68,7 +70,7 @@ class Endpoint:
 def parse_endpoint(text: str, *, allow_real_aws: bool = False) -> Endpoint:
     """Check ``text`` (a URL, or ``aws``); refuse real AWS without ``allow_real_aws``. Makes no request."""
     raw = (text or "").strip()
-    real = raw.lower() == "aws"
+    real = bool(_AWS_WORD.fullmatch(raw))
     if not real:
         parts = urlsplit(raw)
         if parts.scheme not in ("http", "https") or not parts.hostname:
