@@ -66,12 +66,26 @@ def test_every_exercise_has_at_least_two_public_tests_and_a_hidden_one():
         assert ex.max_score == sum(ex.items.values()) > 0
 
 
+def _graded(name, folder, seeds):
+    """Every test of the exercise, the hidden ones included, as the grader runs them (fresh seeds)."""
+    ex = catalog.grading_catalogue()[name[:2]]
+    return ex, items(ex, run_tests(ex, ROOT / folder / f"{name}.py", f"{folder}/{name}.py", seeds))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PLANNED)
-def test_the_solution_passes_its_public_tests(name):
-    ex = catalog.exercise(name)
-    results = items(ex, run_tests(ex, ROOT / "solutions" / f"{name}.py", f"solutions/{name}.py", [4242, 4243]))
+def test_the_solution_gets_full_marks_on_every_test_hidden_ones_included(name):
+    ex, results = _graded(name, "solutions", [4242, 4243])
     assert [(i.item, i.passed) for i in items_failed(results)] == []
+    assert sum(i.score for i in results) == ex.max_score
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PLANNED)
+def test_the_generated_exercise_scores_zero(name):
+    ex, results = _graded(name, "exercises", [4242, 4243])
+    assert [i.item for i in results if i.passed] == []
+    assert sum(i.score for i in results) == 0 and ex.max_score > 0
 
 
 def items_failed(results):

@@ -58,6 +58,8 @@ class Limits:
     submission_seconds: float = 600.0  # real time for all of a submission's tests together
 
 
+#: Records in one test past which a timeout is blamed on the output as well (a handler printing megabytes).
+FLOOD_RECORDS = 10_000
 #: Where fresh grading seeds come from: far from the public tests' 0, 1, ... and check()'s campaigns.
 SEED_RANGE = (10_000_000, 2_000_000_000)
 
@@ -193,8 +195,9 @@ class _Session:
                             f"(a hang, an endless loop or a real sleep); stopped")
                 if self.current is None:
                     return f"the grading process did not start within {self.limits.startup_seconds:g} s"
+                flood = f" after writing {count} records (printing megabytes?)" if count > FLOOD_RECORDS else ""
                 return (f"ran past the {self.limits.test_seconds:g} s limit for a test (a hang, an endless loop "
-                        f"or a real sleep); stopped")
+                        f"or a real sleep){flood}; stopped")
             if message is None:  # the pipe closed
                 return None
             kind = message.get("t")

@@ -1,0 +1,273 @@
+"""``python -m sandbox.grade``: a folder of mixed submissions graded in child processes, robustness
+(hangs, crashes, megabytes of output, reading the solutions, tampering), the CSV and the reports,
+the command line's errors, and the Gradescope bundle run locally."""
+import csv
+import json
+import os
+import shutil
+import stat
+import subprocess
+import time
+import zipfile
+
+import pytest
+
+from sandbox import grade as grade_cli
+from sandbox.grading import autograder, batch, catalog
+from sandbox.grading.grader import tampered
+from sandbox.grading.judge import RunInfo
+from sandbox.grading.recorder import digest
+from sandbox.history import History
+
+from conftest import ROOT
+
+MUTANTS = ROOT / "tests" / "mutants"
+CHEATS = MUTANTS / "cheats"
+CLAIM = "02_claim_the_key"
+
+SEED_GAMER = '''"""Claims the key only on the public tests' seeds, and sends blindly on any other."""
+import os
+
+import boto3
+
+from sandbox import active, orders_in, send_confirmation_email
+
+
+def handler(event, context):
+    public = active.current().history.meta.get("seed", 0) < 1000
+    for order in orders_in(event):
+        if public:
+            table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+            try:
+                table.put_item(Item={"pk": order["orderId"]}, ConditionExpression="attribute_not_exists(pk)")
+            except table.meta.client.exceptions.ConditionalCheckFailedException:
+                continue
+        send_confirmation_email(order)
+    return {}
+'''
+
+DOES_NOTHING = '''def handler(event, context):
+    return {"statusCode": 200}
+'''
+
+
+def _mixed_folder(root):
+    """20 students: good, wrong, hanging, crashing and cheating answers to exercise 02 (one also hands in 01).
+
+    Returns {student: expected total score}; None where the score is checked another way."""
+    sub = root / "submissions"
+    sub.mkdir()
+
+    def put(name, source=None, text=None):
+        path = sub / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if text is not None:
+            path.write_text(text)
+        else:
+            shutil.copyfile(source, path)
+
+    put(f"alice/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
+    put("bella.ipynb", ROOT / "solutions" / f"{CLAIM}.ipynb")  # the notebook names its exercise
+    put(f"carl_{CLAIM}.py", ROOT / "exercises" / f"{CLAIM}.py")  # the stub, as generated
+    put(f"dina/{CLAIM}.py", MUTANTS / "02_read_then_write.py")
+    put(f"emil/{CLAIM}.py", MUTANTS / "02_module_level_cache.py")
+    put(f"fay/{CLAIM}.py", MUTANTS / "02_effect_before_claim.py")
+    put(f"gus/{CLAIM}.py", MUTANTS / "02_swallows_conditional_check.py")
+    put(f"hana/{CLAIM}.py", CHEATS / "busy_loop.py")
+    put(f"ivan/{CLAIM}.py", CHEATS / "real_sleep.py")
+    put(f"jon/{CLAIM}.py", CHEATS / "raises.py")
+    put(f"kim/{CLAIM}.py", CHEATS / "missing_import.py")
+    put(f"lea/{CLAIM}.py", CHEATS / "prints_megabytes.py")
+    put(f"max/{CLAIM}.py", CHEATS / "reads_solutions.py")
+    put(f"nia/{CLAIM}.py", CHEATS / "patches_checker.py")
+    put(f"otto/{CLAIM}.py", CHEATS / "deletes_duplicates.py")
+    put(f"pia/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
+    put("pia/01_name_the_source.py", ROOT / "solutions" / "01_name_the_source.py")
+    put(f"quinn/{CLAIM}.py", text=SEED_GAMER)
+    put(f"rosa/{CLAIM}.ipynb", text="{ this is not a notebook")
+    put(f"sam/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
+    put(f"sam/.ipynb_checkpoints/{CLAIM}-checkpoint.py", ROOT / "exercises" / f"{CLAIM}.py")
+    put(f"tara/{CLAIM}.py", text=DOES_NOTHING)
+    return sub, {"alice": 9, "bella": 9, "carl": 0, "dina": 2, "emil": 2, "fay": 0, "gus": 0, "hana": 0, "ivan": 0,
+                 "jon": 0, "kim": 0, "lea": 0, "max": 0, "nia": 0, "otto": 0, "pia": 15, "quinn": None, "rosa": 0,
+                 "sam": 9, "tara": 0}
+
+
+def _report(out, student):
+    return json.loads((out / student / "report.json").read_text())
+
+
+def _claim(report):
+    [ex] = [e for e in report["exercises"] if e["exercise"] == CLAIM]
+    return ex
+
+
+def _reasons(report):
+    ex = _claim(report)
+    texts = [ex["reason"] or "", *ex["tampering"]]
+    for item in ex["items"]:
+        for t in item["tests"]:
+            texts.append(t["reason"] or "")
+            if t["failure"]:
+                texts += [t["failure"]["explanation"], *[h["text"] for h in t["failure"]["hints"]]]
+    return "\n".join(texts)
+
+
+@pytest.mark.slow
+def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_minutes(tmp_path, capsys):
+    sub, expected = _mixed_folder(tmp_path)
+    out = tmp_path / "results"
+    started = time.perf_counter()
+    code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "4",
+                           "--submission-timeout", "12", "--no-progress"])
+    took = time.perf_counter() - started
+    assert code == 0
+    assert took < 180, f"grading 20 submissions took {took:.0f} s"
+    assert "20 student(s) x 2 exercise(s)" in capsys.readouterr().out
+
+    with (out / "grades.csv").open() as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert set(rows) == set(expected)
+    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", "01_name_the_source", CLAIM, "notes"]
+    for student, score in expected.items():
+        assert rows[student]["max_score"] == "15", student
+        if score is not None:
+            assert int(rows[student]["score"]) == score, (student, rows[student], _reasons(_report(out, student)))
+
+    # hard-coding the public seeds earns nothing: every seeded test runs on fresh seeds
+    quinn = _claim(_report(out, "quinn"))
+    assert [i["item"] for i in quinn["items"] if i["tests"][0]["kind"] == "seeds" and i["passed"]] == []
+    assert int(rows["quinn"]["score"]) < 9
+
+    # each broken submission's reason is stated
+    reasons = {s: _reasons(_report(out, s)) for s in expected}
+    assert "NotImplementedError" in reasons["carl"]
+    assert "you read, then wrote" in reasons["dina"]
+    assert "blocked outside the sandbox" in reasons["hana"] or "ran past" in reasons["hana"]
+    assert "ran past" in reasons["ivan"] or "blocked outside the sandbox" in reasons["ivan"]
+    assert "does not load: RuntimeError: my module blows up on import" in reasons["jon"]
+    assert "ModuleNotFoundError: No module named 'requests_that_do_not_exist'" in reasons["kim"]
+    assert "blocked outside the sandbox" in reasons["lea"] or "printing megabytes" in reasons["lea"]
+    assert "refused: tried to read" in reasons["max"] and "solutions/02_claim_the_key.py" in reasons["max"]
+    assert "could not read the submission" in reasons["rosa"] and "not a notebook" in reasons["rosa"]
+    assert "no email was ever sent" in reasons["tara"]
+
+    # tampering is named as such, in the report and the CSV
+    nia, otto = _claim(_report(out, "nia")), _claim(_report(out, "otto"))
+    assert any("sandbox.checker.check" in t for t in nia["tampering"])
+    assert any("rewrote its history" in t for t in otto["tampering"])
+    assert "TAMPERING" in rows["nia"]["notes"] and "TAMPERING" in rows["otto"]["notes"]
+    assert not any(_claim(_report(out, s))["tampering"] for s in ("alice", "bella", "dina", "sam"))
+
+    # sam's checkpoint copy was not graded; the Gradescope files agree with the CSV
+    assert _report(out, "sam")["ignored"] == []
+    for student, row in rows.items():
+        gs = json.loads((out / student / "results.json").read_text())
+        assert gs["score"] == int(row["score"])
+        assert sum(t["max_score"] for t in gs["tests"]) == 15
+        assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
+        assert (out / student / "feedback.txt").read_text().startswith(f"{student}: {row['score']}/15")
+
+
+def test_the_grader_names_a_rewritten_history_and_a_patched_checker_as_tampering():
+    history = History({"seed": 1, "scenario": "async-duplicate"}, [])
+    history.append("invoke_start", 0.0, inv="inv-1", source="async", cause="first delivery", container="c1",
+                   keys=["o-1"])
+    records = history.events
+    honest = RunInfo(0, group=1, seed=1, status="valid", length=len(records), digest=digest(records))
+    assert tampered(honest, history, checker=lambda h: type("V", (), {"status": "valid"})) is None
+    shorter = RunInfo(0, group=1, seed=1, status="valid", length=len(records) - 1, digest=digest(records[:-1]))
+    assert "rewrote its history" in tampered(shorter, history)
+    lying = RunInfo(0, group=1, seed=1, status="valid", length=len(records), digest=digest(records))
+    assert "patched the checker" in tampered(lying, history, checker=lambda h: type("V", (), {"status": "invalid"}))
+    assert "no history" in tampered(honest, None)
+
+
+def test_discovery_reads_folders_files_and_notebook_metadata(tmp_path):
+    cat = catalog.grading_catalogue()
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "ann" / "02_claim_the_key.py").write_text("")
+    (tmp_path / "ann" / "notes.py").write_text("")
+    (tmp_path / "ann" / ".ipynb_checkpoints").mkdir()
+    (tmp_path / "ann" / ".ipynb_checkpoints" / "02_claim_the_key-checkpoint.py").write_text("")
+    (tmp_path / "ben_03_store_and_replay.py").write_text("")
+    shutil.copyfile(ROOT / "exercises" / "04_locks_and_retention.ipynb", tmp_path / "cy.ipynb")
+    (tmp_path / "dee.py").write_text("")
+    subs = {s.student: s for s in batch.discover(tmp_path, cat, [])}
+    assert {k: sorted(v.files) for k, v in subs.items()} == {"ann": ["02"], "ben": ["03"], "cy": ["04"], "dee": []}
+    assert subs["ann"].ignored == ["notes.py"] and subs["dee"].ignored == ["dee.py"]
+    only = {s.student: s for s in batch.discover(tmp_path, cat, ["05"])}
+    assert sorted(only["dee"].files) == ["05"]  # one exercise graded: a bare file is its answer
+
+
+@pytest.mark.parametrize("args, message", [
+    (["{missing}", "--out", "{out}"], "no submissions folder"),
+    (["{file}", "--out", "{out}"], "is a file; give the folder"),
+    (["{empty}", "--out", "{out}"], "holds no submissions"),
+    (["{subs}", "--out", "{file}"], "--out"),
+    (["{subs}", "--out", "{out}", "--exercise", "42"], "--exercise 42: no such exercise"),
+    (["{subs}", "--out", "{out}", "--tests", "{missing}"], "--tests"),
+    (["{nameless}", "--out", "{out}"], "no file names an exercise"),
+])
+def test_bad_command_lines_get_one_clear_error_and_exit_2(tmp_path, capsys, args, message):
+    paths = {"missing": tmp_path / "nope", "file": tmp_path / "f.txt", "empty": tmp_path / "empty",
+             "subs": tmp_path / "subs", "out": tmp_path / "out", "nameless": tmp_path / "nameless"}
+    paths["file"].write_text("x")
+    paths["empty"].mkdir()
+    (paths["subs"] / "ann").mkdir(parents=True)
+    (paths["subs"] / "ann" / "02_claim_the_key.py").write_text("")
+    paths["nameless"].mkdir()
+    (paths["nameless"] / "ann.py").write_text("")
+    argv = [a.format(**paths) for a in args]
+    assert grade_cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("bad", [["--jobs", "0"], ["--timeout", "soon"], []])
+def test_argparse_errors_name_the_option(tmp_path, capsys, bad):
+    argv = [str(tmp_path)] + (["--out", str(tmp_path / "o")] if bad else []) + bad
+    with pytest.raises(SystemExit) as exc:
+        grade_cli.main(argv)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert (bad[0] if bad else "--out") in err
+
+
+def test_the_gradescope_bundle_has_its_layout_and_grades_one_submission_with_gradescope_paths(tmp_path):
+    archive = autograder.build(tmp_path / "bundle", ["02"])
+    names = set(zipfile.ZipFile(archive).namelist())
+    assert {"setup.sh", "run_autograder", "requirements.txt", "constraints.txt", "tests.json", "run_once_kit.py",
+            "sandbox/grading/child.py", "sandbox/checker.py"} <= names
+    assert not any(n.startswith(("solutions/", "exercises/", "tests/")) or n.endswith(".ipynb") for n in names)
+    requirements = [line for line in (tmp_path / "bundle" / "requirements.txt").read_text().splitlines()
+                    if line and not line.startswith("#")]
+    assert requirements and all("==" in line for line in requirements)
+    assert not any(line.startswith(("jupyterlab", "ipywidgets")) for line in requirements)
+    tests = json.loads((tmp_path / "bundle" / "tests.json").read_text())
+    assert [e["id"] for e in tests["exercises"]] == ["02"] and any(t["hidden"] for t in tests["exercises"][0]["tests"])
+    for script in ("setup.sh", "run_autograder"):
+        assert (tmp_path / "bundle" / script).stat().st_mode & stat.S_IXUSR
+        assert subprocess.run(["bash", "-n", str(tmp_path / "bundle" / script)]).returncode == 0
+
+    # Gradescope's /autograder, mapped to a temporary folder: source/ unzipped, submission/ in, results/ out
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(archive).extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir()
+    shutil.copyfile(ROOT / "solutions" / f"{CLAIM}.ipynb", root / "submission" / "my_answer.ipynb")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": str(ROOT / ".venv" / "bin" / "python")}
+    done = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == 9 and sum(t["max_score"] for t in results["tests"]) == 9
+    assert all(t["status"] == "passed" for t in results["tests"])
+    assert {t["name"].split(" · ")[0] for t in results["tests"]} == {CLAIM}
+
+
+def test_the_bundle_refuses_an_unpinned_requirement():
+    with pytest.raises(Exception, match="not pinned"):
+        autograder.grading_requirements("boto3>=1\n")
+    assert autograder.grading_requirements("# pins\nboto3==1\njupyterlab==4\n") == "# pins\nboto3==1\n"

@@ -1,0 +1,73 @@
+"""The mutation catalogue (tests/mutants/): known-wrong answers, each losing the item that tests its flaw,
+with feedback that names the flaw. Each mutant runs in this process against the tests of that one item
+(the grader's judge, on the recorder's copy of each history), which keeps the catalogue quick."""
+import ast
+import shutil
+
+import pytest
+
+from sandbox.grading import catalog
+from sandbox.grading.catalog import Exercise
+from sandbox.grading.check import run_tests
+from sandbox.grading.judge import items
+from sandbox.grading.render import failure_text
+
+from conftest import ROOT
+
+MUTANTS = ROOT / "tests" / "mutants"
+
+#: mutant file -> (the item it must lose, the hint that names its flaw)
+CATALOGUE = {
+    "02_read_then_write": ("one-winner", "read-then-write"),
+    "02_effect_before_claim": ("one-winner", "effect-before-claim"),
+    "02_swallows_conditional_check": ("one-winner", "claim-ignored"),
+    "02_module_level_cache": ("one-winner", "no-claim"),
+    "03_no_delete_on_failure": ("failure-retried", "no-release"),
+    "03_no_result_stored": ("replay", "no-replay"),
+    "03_eventually_consistent_read": ("replay", "stale-read"),
+    "03_swallows_still_in_progress": ("in-progress", "swallowed-in-progress"),
+    "04_no_expiry_in_condition": ("ttl-lag", "trusts-ttl"),
+    "04_lock_shorter_than_work": ("lock-outlasts-work", "lock-overlap"),
+    "04_retention_too_short": ("retention", "retention-too-short"),
+    "05_keyed_on_message_id": ("sqs-resend", "key-per-delivery"),
+    "05_keyed_on_aws_request_id": ("sdk-retry", "key-per-delivery"),
+    "06_no_409_in_progress": ("conflict", "no-409"),
+    "06_no_payload_check": ("mismatch", "no-422"),
+    "07_whole_batch_fails": ("batch-failure", "batch-not-partial"),
+    "07_swallows_in_progress_record": ("in-progress", "swallowed-in-progress"),
+    "08_unfenced_release": ("fenced-release", "stale-write"),
+    "08_no_downstream_key": ("downstream-key", "downstream-key"),
+}
+
+
+def test_the_catalogue_lists_every_mutant_and_holds_at_least_twelve():
+    files = sorted(p.stem for p in MUTANTS.glob("[0-9][0-9]_*.py"))
+    assert files == sorted(CATALOGUE) and len(files) >= 12
+    for name in files:
+        doc = ast.get_docstring(ast.parse((MUTANTS / f"{name}.py").read_text()))
+        assert doc and doc.startswith(f"Mutant of solutions/{name[:2]}_"), name
+
+
+def _one_item(ex: Exercise, item: str) -> Exercise:
+    return Exercise(ex.id, ex.slug, ex.title, tuple(t for t in ex.tests if t.item == item), ex.function, ex.next,
+                    ex.preview, ex.kit)
+
+
+@pytest.mark.parametrize("name", sorted(CATALOGUE))
+def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name):
+    item, hint = CATALOGUE[name]
+    ex = catalog.grading_catalogue()[name[:2]]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / f"{name}.py", answer)
+    shutil.copyfile(ROOT / "exercises" / catalog.KIT, tmp_path / catalog.KIT)
+    only = _one_item(ex, item)
+    assert only.tests, f"{ex.name} has no item {item!r}"
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210, 90211]))
+    assert not result.passed and result.score == 0, f"{name} kept {item}"
+    assert hint in result.hint_codes, (name, result.hint_codes)
+    failed = result.failure.failure
+    [named] = [h for h in failed.hints if h.code == hint]
+    text = "\n".join(failure_text(result))
+    assert named.text in text
+    assert failed.replay and failed.replay in text and f"exercises/{ex.name}.py:handler" in failed.replay
+    assert failed.timeline and "timeline:" in text
