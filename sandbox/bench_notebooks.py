@@ -60,7 +60,7 @@ def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
     try:
         client.execute()
     except CellExecutionError as err:
-        error = str(err).strip().splitlines()[-1] if str(err).strip() else type(err).__name__
+        error = f"{err.ename}: {err.evalue}"  # the exception's name and message, without the coloured traceback
     wall = time.perf_counter() - began
     first = min(cell_started.values(), default=began + wall)
     slowest = max(cell_s, key=cell_s.get, default=None)
