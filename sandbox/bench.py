@@ -20,7 +20,9 @@ Figures and their targets:
 - exhaustive exploration of concurrent-claims: schedules and wall time with partial-order
   reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced);
 - every lesson on a fresh kernel, top to bottom, and the whole course (each < 15 s, course < 2 min;
-  ``bench_notebooks``; ``--quick`` times lesson 00 only).
+  ``bench_notebooks``; ``--quick`` times lesson 00 only);
+- isolation on a hub: 8 Jupyter kernels at once, each running a scenario with its own seed (the same
+  seed twice gives the same history), and the memory (RSS) per kernel (``isolation``; ``--quick``: 2).
 """
 from __future__ import annotations
 
@@ -41,6 +43,8 @@ from typing import Any
 
 from . import adapter, gateway
 from .bench_notebooks import notebook_misses, notebook_table, notebook_times
+from .isolation import measure as isolation_measure
+from .isolation import table as isolation_table
 from .scenarios import SCENARIOS, run_scenario
 from .vocab import IDEMPOTENCY_TABLE, RecordType
 
@@ -335,6 +339,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "dynamodb_costs": dynamodb_costs(),
         "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
         "notebooks": notebook_times(quick),
+        "isolation": isolation_measure(2 if quick else 8),
     }
     results["misses"] = misses(results)
     return results
@@ -356,6 +361,7 @@ def misses(r: dict[str, Any]) -> list[str]:
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
     out += _exploration_misses(r.get("exploration", {}))
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
+    out += [f"isolation: {p}" for p in r["isolation"]["problems"]] if "isolation" in r else []
     return out
 
 
@@ -386,6 +392,7 @@ def table(r: dict[str, Any]) -> str:
     lines += [r["dynamodb_costs"]["text"], ""]
     lines += exploration_table(r.get("exploration", {})) + [""]
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
+    lines += isolation_table(r["isolation"]) + [""] if "isolation" in r else []
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
     return "\n".join(lines)
