@@ -56,7 +56,7 @@ SHORT_SETTINGS: dict[str, dict[str, Any]] = {
     "crash-mid-work": {**_QUICK, "function_timeout": 2.0, "first_retry_delay": 2.5, "second_retry_delay": 2.5},
     "timeout-after-effect": {**_QUICK, "function_timeout": 2.0, "first_retry_delay": 0.5,
                              "second_retry_delay": 0.5},
-    "sqs-batch-failure": {**_QUICK, "visibility_timeout": 2, "function_timeout": 1.0, "horizon": 20.0},
+    "sqs-batch-failure": {**_QUICK, "visibility_timeout": 1, "function_timeout": 1.0, "horizon": 20.0},
 }
 RUNNABLE_SCENARIOS = tuple(SHORT_SETTINGS)
 

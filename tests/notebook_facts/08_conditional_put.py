@@ -21,3 +21,8 @@ assert lost_run.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email"
 o3_claims = [c["result"] for c in lost_run.history.of_type("aws") if c["op"] == "PutItem" and c["key"].endswith("#o-3")]
 assert o3_claims == ["ok", "ConditionalCheckFailed"]
 assert [answer for _, answer in claim_results(try_it)].count("ok") == 1
+# Is this only the simulator? On free threads, the wall clock and moto's HTTP server, the same verdicts and emails.
+assert [(r["scenario"], r["deterministic"], r["real-threads"]) for r in modes] == [
+    ("concurrent-claims", "valid", "valid"), ("sqs-batch-failure", "invalid", "invalid")]
+assert all(r["effects_deterministic"] == r["effects_real-threads"] for r in modes)
+assert modes[1]["effects_real-threads"]["o-3"] == {"email": 0}
