@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from . import adapter, gateway
+from .bench_grading import grading_bench, grading_misses, grading_table
 from .bench_notebooks import notebook_misses, notebook_table, notebook_times
 from .isolation import measure as isolation_measure
 from .isolation import table as isolation_table
@@ -339,6 +340,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "dynamodb_costs": dynamodb_costs(),
         "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
         "notebooks": notebook_times(quick),
+        "grading": grading_bench(quick),
         "isolation": isolation_measure(2 if quick else 8),
     }
     results["misses"] = misses(results)
@@ -361,6 +363,7 @@ def misses(r: dict[str, Any]) -> list[str]:
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
     out += _exploration_misses(r.get("exploration", {}))
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
+    out += grading_misses(r["grading"]) if "grading" in r else []
     out += [f"isolation: {p}" for p in r["isolation"]["problems"]] if "isolation" in r else []
     return out
 
@@ -392,6 +395,7 @@ def table(r: dict[str, Any]) -> str:
     lines += [r["dynamodb_costs"]["text"], ""]
     lines += exploration_table(r.get("exploration", {})) + [""]
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
+    lines += grading_table(r["grading"]) + [""] if "grading" in r else []
     lines += isolation_table(r["isolation"]) + [""] if "isolation" in r else []
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
