@@ -42,6 +42,7 @@ class Channel:
 
 #: Modules the grading child never needs (plots, widgets, the grader's own parent side, command lines).
 SKIPPED = ("sandbox.timeline", "sandbox.widgets", "sandbox.verdict_map", "sandbox.bench", "sandbox.campaign",
+           "sandbox.capstone",
            "sandbox.matrix", "sandbox.grade", "sandbox.__main__", "sandbox.strip_outputs", "sandbox.grading.batch",
            "sandbox.grading.grader", "sandbox.grading.autograder", "sandbox.grading.__main__",
            "sandbox.grading.child", "sandbox.grading.quiz", "sandbox.grading.render", "sandbox.grading.check")
