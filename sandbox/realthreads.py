@@ -227,6 +227,12 @@ class RealThreadsSandbox(Sandbox):
             raise
         return self
 
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.forwarder.close()  # its pooled connections to the endpoint
+
     def create_table(self) -> None:
         """CreateTable and UpdateTimeToLive on the endpoint (not recorded: the world's own setup)."""
         with self.gateway.unrecorded():
