@@ -21,6 +21,7 @@ DynamoDB Streams pollers); those are refused with a BadInput naming the ones it 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import threading
 import time
@@ -114,7 +115,9 @@ class SharedProcesses:
     The deterministic world swaps a container's modules, environment and ``sys.path`` in at every
     switch; free threads run side by side, so nothing can be swapped while they run. Each container
     still loads its own copy of the handler's module (its globals are its own), inside the
-    container's process, under a lock.
+    container's process, under a lock. So module code sees the function's environment (Lambda's
+    reserved variables, the scenario's own), and code that reads ``os.environ`` later, while handling
+    an event, sees the world's.
     """
 
     _loading = threading.RLock()
@@ -131,22 +134,18 @@ class SharedProcesses:
         if self._depth:
             self._processes.activate(ctx)
 
+    @contextlib.contextmanager
     def loading(self):
-        shared = self
-
-        class _Loading:
-            def __enter__(self):
-                SharedProcesses._loading.acquire()
-                shared._depth += 1
-
-            def __exit__(self, *exc):
+        """Swap containers' processes in for real meanwhile (one loader at a time), and the world's back after."""
+        with SharedProcesses._loading:
+            self._depth += 1
+            try:
+                yield
+            finally:
                 try:
-                    shared._processes.activate(None)
+                    self._processes.activate(None)
                 finally:
-                    shared._depth -= 1
-                    SharedProcesses._loading.release()
-
-        return _Loading()
+                    self._depth -= 1
 
     def capture(self, ctx) -> None:
         self._processes.capture(ctx)
