@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import warnings
 from pathlib import Path
 
@@ -481,7 +482,8 @@ def _markers_by_gid(fig):
     return {ln.get_gid(): ln for ln in _ax(fig).lines if (ln.get_gid() or "").startswith("marker:")}
 
 
-LABELS = ("duplicate-note", "clip-note", "event-label", "caller-label", "arrow-label", "sweep-label", "expired-label")
+LABELS = ("duplicate-note", "clip-note", "event-label", "caller-label", "arrow-label", "sweep-label", "expired-label",
+          "warning-note", "refused-note", "strip-label", "queue-label")
 
 
 def _layout_problems(fig):
@@ -765,6 +767,250 @@ def test_every_scenario_reads_cleanly(scenario, handler):
     assert not _layout_problems(fig)
     minor = [t.get_text() for t in _ax(fig).get_yticklabels(minor=True)]
     assert all("container" in m and "o-" in m for m in minor)  # every lane names its orders
+
+
+# --------------------------------------------------------------------------- at notebook width (issue 11)
+NOTEBOOK_PX = 900  # the width a notebook shows a timeline at
+
+
+@functools.cache
+def _scenario_history(scenario, handler):
+    return run_scenario(scenario, f"examples/{handler}.py:handler", seed=0).history
+
+
+def three_orders_one_lane() -> History:
+    """One SQS batch of three orders in one invocation: o-1 and o-2 sent and kept, o-3's claim deleted on failure."""
+    h = History({"seed": 0, "scenario": "sqs-batch-failure", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", keys=KEYS3)
+    for i, k in enumerate(KEYS3):
+        _claim(h, 0.01 + 0.2 * i, "inv-1", k, True)
+        if k != "o-3":
+            _email(h, 0.1 + 0.2 * i, "inv-1", k)
+            _complete(h, 0.15 + 0.2 * i, "inv-1", k)
+    h.append("aws", 0.55, inv="inv-1", actor="handler", service="dynamodb", op="DeleteItem", target=TABLE, key="o-3",
+             result="ok", detail={})
+    h.append("invoke_end", 0.6, inv="inv-1", outcome="ok", error=None)
+    return h
+
+
+def test_each_order_on_a_lane_with_several_gets_its_own_labelled_band():
+    fig = plot_timeline(three_orders_one_lane())
+    ax, r = _ax(fig), fig.canvas.get_renderer()
+    (bar,) = _patches(fig, "bar:inv-1:")
+    labels = {t.get_text(): t for t in ax.texts if t.get_gid() == "strip-label"}
+    assert set(labels) == set(KEYS3)
+    spans = {}
+    for key in KEYS3:
+        bands = [p for p in ax.patches if (p.get_gid() or "").endswith(f":inv-1:{key}")]
+        assert bands, key
+        tops = {round(b.get_y(), 9) for b in bands}
+        assert len(tops) == 1, f"{key}'s lock and kept record sit in one strip"
+        top, h = bands[0].get_y(), bands[0].get_height()
+        spans[key] = (top, top + h)
+        assert top >= bar.get_y() + bar.get_height() - 1e-9  # under the bar, not behind it
+        assert top < labels[key].get_position()[1] < top + h  # its label sits level with it
+        lbl = labels[key].get_window_extent(r)
+        band_px = [ax.transData.transform((0, y))[1] for y in (top, top + h)]
+        assert min(band_px) - 2 <= (lbl.y0 + lbl.y1) / 2 <= max(band_px) + 2
+    ordered = sorted(spans.values())
+    assert all(a[1] <= b[0] + 1e-9 for a, b in zip(ordered, ordered[1:]))  # no strip covers another
+    assert not _layout_problems(fig)
+
+
+def _marker_boxes(fig):
+    """(gid, display box) of every marker drawn, from the marker's own path, size and edge."""
+    from matplotlib.markers import MarkerStyle
+    from matplotlib.transforms import Bbox
+
+    ax, px_per_pt = _ax(fig), fig.dpi / 72
+    out = []
+    for ln in _markers_by_gid(fig).values():
+        m = MarkerStyle(ln.get_marker())
+        ext = m.get_path().transformed(m.get_transform()).get_extents()
+        w = (ext.width * ln.get_markersize() + ln.get_markeredgewidth()) * px_per_pt
+        h = (ext.height * ln.get_markersize() + ln.get_markeredgewidth()) * px_per_pt
+        for x, y in ax.transData.transform(ln.get_xydata()):
+            out.append((ln.get_gid(), Bbox.from_bounds(x - w / 2, y - h / 2, w, h)))
+    return out
+
+
+def test_glyphs_of_a_short_invocation_do_not_pile_up():
+    """A 12 ms invocation that reads, loses its claim and fails; another that claims twice in 2 ms."""
+    h = History({"seed": 0, "scenario": "concurrent-claims", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="async", keys=["o-1", "o-2"])
+    _claim(h, 0.008, "inv-1", "o-1", True)
+    _email(h, 0.2, "inv-1", "o-1")
+    _complete(h, 0.21, "inv-1", "o-1")
+    h.append("invoke_end", 0.21, inv="inv-1", outcome="ok", error=None)
+    _start(h, 0.0, "inv-2", source="async", cause="concurrent duplicate", prev="inv-1", container="c-2",
+           keys=["o-1", "o-2"])
+    h.append("aws", 0.002, inv="inv-2", actor="handler", service="dynamodb", op="GetItem", target=TABLE, key="o-1",
+             result="ok", detail={})
+    _claim(h, 0.010, "inv-2", "o-1", False)
+    _claim(h, 0.011, "inv-2", "o-2", True)
+    h.append("invoke_end", 0.012, inv="inv-2", outcome="error",
+             error="StillInProgressError: order-confirmation#o-1 is being processed by another invocation")
+    for gaps in ("auto", False):
+        fig = plot_timeline(h, gaps=gaps)
+        boxes = _marker_boxes(fig)
+        assert {"marker:read", "marker:claim_lost", "marker:claim_won", "marker:end_error"} <= {g for g, _ in boxes}
+        for i, (g1, b1) in enumerate(boxes):
+            for g2, b2 in boxes[i + 1:]:
+                assert not b1.overlaps(b2), f"{g1} and {g2} overlap"
+
+
+def test_error_text_is_shown_whole_and_inside_the_figure():
+    h = History({"seed": 0, "scenario": "async", "epoch": EPOCH, "table": TABLE})
+    _start(h, 0.0, "inv-1", source="async", keys=["order-c"])
+    error = "StillInProgressError: order-confirmation#order-c is being processed by another invocation"
+    h.append("invoke_end", 0.01, inv="inv-1", outcome="error", error=error)
+    fig = plot_timeline(h)
+    (text,) = [t for t in _ax(fig).texts if t.get_gid() == "error:inv-1"]
+    lines = text.get_text().split("\n")
+    assert lines[0] == "StillInProgressError:"  # the class on a line of its own ...
+    assert " ".join(lines[1:]) == "order-c is being processed by another invocation"  # ... then all of the message
+    box = text.get_window_extent(fig.canvas.get_renderer())
+    assert 0 <= box.x0 and box.x1 <= fig.bbox.width  # nothing cut off at the figure's edge
+    assert fig.bbox.width == pytest.approx(NOTEBOOK_PX)
+
+
+def test_sqs_visibility_timeout_draws_the_visibility_timeout_and_the_batching_window():
+    history = _scenario_history("sqs-visibility-timeout", "naive_email")
+    settings_ = history.meta["settings"]
+    timeout, window = settings_["visibility_timeout"], settings_["batching_window"]
+    fig = plot_timeline(history, gaps=False)
+    hidden = _patches(fig, "hidden:sqs")
+    first = min(hidden, key=lambda p: p.get_x())
+    assert first.get_width() == pytest.approx(timeout, abs=0.05)  # received, invisible until the timeout ran out
+    (batching,) = _patches(fig, "batching:inv-1")
+    assert batching.get_width() == pytest.approx(window, abs=0.05)
+    (bar,) = _patches(fig, "bar:inv-1:")
+    assert batching.get_x() + batching.get_width() == pytest.approx(bar.get_x(), abs=0.05)  # then it invoked
+    labels = [t.get_text() for t in _ax(fig).texts if t.get_gid() == "queue-label"]
+    assert f"invisible: {timeout} s visibility timeout" in labels
+    assert f"batching window {window} s" in labels
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "invisible until the visibility timeout ran out" in legend
+    assert "poller waits out its batching window" in legend
+    assert not _layout_problems(fig)
+
+
+def test_legend_text_is_full_size_at_notebook_width():
+    from sandbox.timeline.style import LABEL_PT
+
+    many = History({"seed": 0, "scenario": "many", "epoch": EPOCH, "table": TABLE})
+    for i in range(40):  # so many lanes that lane text shrinks: the legend does not
+        _start(many, i * 1.0, f"inv-{i}", cause="retry 1" if i else "first delivery",
+               prev=f"inv-{i - 1}" if i else None)
+        _claim(many, i * 1.0 + 0.1, f"inv-{i}", "o-1", i == 0)
+        many.append("invoke_end", i * 1.0 + 0.5, inv=f"inv-{i}", outcome="ok", error=None)
+    for h in (sqs_dead_letter(), many, _scenario_history("lock-shorter-than-work", "idempotent")):
+        fig = plot_timeline(h)
+        assert fig.bbox.width == pytest.approx(NOTEBOOK_PX)
+        texts = fig.legends[0].get_texts()
+        assert texts and all(t.get_fontsize() == LABEL_PT for t in texts)
+        assert LABEL_PT * fig.dpi / 72 >= 15  # px: 11 pt, as big as the lane names' neighbours, not 7 px
+        box = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.width and box.y0 >= 0  # and all of it on the figure
+
+
+def _lane_pitch_and_header(fig):
+    ax = _ax(fig)
+    ys = ax.get_yticks()  # the rows' centres, top to bottom
+    (sep,) = [ln.get_ydata()[0] for ln in ax.lines if ln.get_gid() == "separator"][:1]
+    top = ax.get_ylim()[1]
+    return ys[2] - ys[1], sep - top
+
+
+def test_a_source_row_with_nothing_on_it_is_thin():
+    empty = History({"seed": 0, "scenario": "concurrent-claims", "epoch": EPOCH, "table": TABLE})
+    for i, inv in enumerate(("inv-1", "inv-2")):
+        _start(empty, 0.0, inv, source="async", container=f"c-{i}")
+        _email(empty, 0.2, inv, "o-1")
+        empty.append("invoke_end", 0.2, inv=inv, outcome="ok", error=None)
+    pitch, header = _lane_pitch_and_header(plot_timeline(empty))
+    assert header < 0.65 * pitch  # one line of text, not a lane's height
+    busy_pitch, busy_header = _lane_pitch_and_header(plot_timeline(sqs_visibility(), gaps=False))
+    assert busy_header > 1.5 * header  # a row with markers and labels on it keeps its room
+
+
+def _seconds(label):
+    """A tick label in seconds: "30.2", "3:00", "2:04:30"."""
+    parts = [float(p) for p in label.replace("−", "-").split(":")]
+    value = 0.0
+    for p in parts:
+        value = value * 60 + p
+    return value
+
+
+NICE = {k * 10 ** e for e in range(-3, 6) for k in (1, 2, 5)} | {15, 30, 60, 120, 300, 600, 900, 1800, 3600}
+
+
+def _tick_runs(fig):
+    """The tick labels of each stretch of the axis between squeezed gaps."""
+    ax = _ax(fig)
+    gaps = [(p.get_x(), p.get_x() + p.get_width()) for p in ax.patches if p.get_gid() == "gap"]
+    runs, last = [], None
+    for x, lbl in zip(ax.get_xticks(), ax.get_xticklabels()):
+        if last is None or any(last < a and b < x for a, b in gaps):
+            runs.append([])
+        runs[-1].append(lbl.get_text())
+        last = x
+    return runs
+
+
+def test_ticks_are_round_numbers_a_learner_reads_at_a_glance():
+    odd = History({"seed": 0, "scenario": "async", "epoch": EPOCH, "table": TABLE})  # the issue's 0:00.2 ... 1:00.4
+    for i, t0 in enumerate((0.2, 60.4, 240.0)):
+        _start(odd, t0, f"inv-{i}", source="async", cause="retry 1" if i else "first delivery",
+               prev=f"inv-{i - 1}" if i else None)
+        odd.append("invoke_end", t0 + 0.4, inv=f"inv-{i}", outcome="error" if i < 2 else "ok", error="boom")
+    histories = [odd, sqs_batch_naive(), sqs_visibility(), _scenario_history("async-late-retry", "idempotent"),
+                 _scenario_history("async-duplicate", "idempotent")]
+    for h in histories:
+        for gaps in ("auto", False):
+            fig = plot_timeline(h, gaps=gaps)
+            clock = ":" in _ax(fig).get_xlabel()
+            runs = _tick_runs(fig)
+            for run in runs:
+                values = [_seconds(t) for t in run]
+                steps = {round(b - a, 6) for a, b in zip(values, values[1:])}
+                assert len(steps) <= 1, run  # evenly spaced ...
+                for step in steps:
+                    assert step in NICE, run  # ... by a round step ...
+                    assert all(abs(v / step - round(v / step)) < 1e-6 for v in values), run  # ... on round values
+                if clock and len(run) > 1:
+                    assert not any("." in t for t in run), run  # min:s and h:mm:ss in whole seconds
+                assert len(run) > 1 or len(runs) > 1, runs  # a lone tick only in a stretch between gaps ...
+                assert len(run) > 1 or not run[0].endswith((".0", ".00", ".000")), run  # ... "2", not "2.00"
+    labels = [t.get_text() for t in _ax(plot_timeline(odd)).get_xticklabels()]
+    assert not any(t.startswith("0:00.2") or t.startswith("1:00.4") for t in labels), labels
+
+
+def test_a_stale_write_and_a_refused_write_are_named_on_the_figure():
+    """lock-shorter-than-work: the article's handler deletes a record inv-2 took over (the checker's stale write);
+    the improved handler's fenced delete is refused."""
+    from sandbox.timeline.style import OI_BLUE
+
+    stale = plot_timeline(_scenario_history("lock-shorter-than-work", "article"))
+    (note,) = [t for t in _ax(stale).texts if t.get_gid() == "warning-note"]
+    assert note.get_text() == "stale write: deleted inv-2's o-1 record"
+    assert to_hex(note.get_color()) == to_hex(DUPLICATE_COLOR)
+    (mark,) = _markers_by_gid(stale)["marker:stale_write"].get_xydata()
+    assert abs(mark[1] - _ax(stale).get_yticks()[1]) < 0.3  # on inv-1's lane (row 0 is the source)
+    assert "STALE write: to a record another invocation took over" in [
+        t.get_text().replace("\n", " ") for t in stale.legends[0].get_texts()]
+    fenced = plot_timeline(_scenario_history("lock-shorter-than-work", "idempotent"))
+    (note,) = [t for t in _ax(fenced).texts if t.get_gid() == "refused-note"]
+    assert note.get_text() == "delete refused: inv-2 holds o-1"
+    assert to_hex(note.get_color()) == to_hex(OI_BLUE)
+    assert "marker:stale_write" not in _markers_by_gid(fenced)
+    assert MARKERS["write_refused"][1] in [t.get_text() for t in fenced.legends[0].get_texts()]
+    for fig in (stale, fenced):
+        assert not _layout_problems(fig)
+        box = [t for t in _ax(fig).texts if t.get_gid() in ("warning-note", "refused-note")][0]
+        b = box.get_window_extent(fig.canvas.get_renderer())
+        assert 0 <= b.x0 and b.x1 <= fig.bbox.width
 
 
 # --------------------------------------------------------------------------- property test

@@ -142,7 +142,9 @@ class TimeAxis:
         for step in NICE_STEPS[self.unit]:
             vals, dec = self._tick_values(a, b, step), _decimals(step)
             wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
-            if len(vals) == 1 or (vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px):
+            if len(vals) == 1:
+                return vals, self._fewest_decimals(vals[0], step)
+            if vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
                 return vals, dec
             if len(vals) > 1:
                 chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
@@ -151,6 +153,11 @@ class TimeAxis:
             if vals:
                 return vals[:1], _decimals(step)
         return chosen
+
+    def _fewest_decimals(self, v: float, step: float) -> int:
+        """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
+        coarser = [s for s in NICE_STEPS[self.unit] if s >= step and abs(v / s - round(v / s)) < 1e-9]
+        return _decimals(max(coarser, default=step))
 
     def _tick_values(self, a: float, b: float, step: float) -> list[float]:
         first = math.ceil(a / step - 1e-9)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from matplotlib.transforms import Bbox
 
-SQUEEZE_LIMIT = 0.6  # markers that need more room than a row has are squeezed to this fraction at most ...
+SQUEEZE_LIMIT = 0.9  # markers that need more room than a row has are squeezed to this fraction at most (touching) ...
 STAGGER_GAP = 0.45  # ... beyond that they alternate up and down, this fraction of their width apart
 
 

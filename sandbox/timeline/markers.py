@@ -8,11 +8,13 @@ labels that refer to a marker.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
+from matplotlib.markers import MarkerStyle
 from matplotlib.transforms import Bbox
 
 from ..vocab import Delivery
@@ -20,10 +22,8 @@ from .canvas import Canvas
 from .layout import row_positions
 from .model import Attempt, Event, Mark
 from .sizing import REFERENCE_DPI
-from .style import ENVELOPE, MARKERS, Z_MARKER
+from .style import MARKERS, Z_MARKER
 
-# how wide a marker looks, as a fraction of its nominal size (glyphs look smaller than their box)
-ENVELOPE_WIDTH, GLYPH_WIDTH, SHAPE_WIDTH, WORD_WIDTH = 1.05, 0.75, 0.8, 1.0  # a word ("504") fills its box
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 OVERHANG_RIGHT = 0.7  # markers that overhang a short bar do so mostly after it (later steps go right)
@@ -71,6 +71,7 @@ class MarkerPlacement:
     attempt_rows: dict[str, float] = field(default_factory=dict)  # caller -> data y of its attempts
     dup_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # (inv, x, y, text)
     warn_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # stale writes: (inv, x, y, text)
+    refused_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # refused writes, likewise
     sweep_points: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, key)
     event_points: list[EventPoint] = field(default_factory=list)
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
@@ -78,20 +79,20 @@ class MarkerPlacement:
 
 
 def marker_half(c: Canvas, style: str) -> float:
-    """Half a marker's drawn width in display px (glyphs look smaller than their box)."""
+    """Half a marker's drawn width in display px."""
+    return ink_pt(style)[0] * c.scale.factor * 0.5 * c.pt
+
+
+@functools.cache
+def ink_pt(style: str) -> tuple[float, float]:
+    """(width, height) in points at full scale of what a marker draws: its path's extents at its size, plus the
+    edge line. Measured, because a marker's size is not its width: a diamond ("D") is 1.41 times as wide as its
+    size, a "$" glyph half as wide."""
     kw = MARKERS[style][0]
-    size = kw["ms"] * c.scale.factor * 0.5 * c.pt
-    return size * _width_share(kw["marker"])
-
-
-def _width_share(marker: Any) -> float:
-    if marker is ENVELOPE:
-        return ENVELOPE_WIDTH
-    if isinstance(marker, str) and marker.startswith(r"$\mathbf{"):
-        return WORD_WIDTH
-    if isinstance(marker, str) and marker.startswith("$"):
-        return GLYPH_WIDTH
-    return SHAPE_WIDTH
+    marker = MarkerStyle(kw["marker"])
+    ext = marker.get_path().transformed(marker.get_transform()).get_extents()
+    edge = kw.get("mew", 1.0)
+    return ext.width * kw["ms"] + edge, ext.height * kw["ms"] + edge
 
 
 def set_bar_px(c: Canvas, rect: mpatches.Rectangle, left: float, right: float) -> None:
@@ -183,25 +184,40 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
 
 def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
     """The display x range a lane's markers may use: its bar, widened by at most one marker if they do not fit,
-    then, for a short invocation with many steps, reaching past its ends so that no marker hides another."""
-    bar, end_px = row.bar, _end_px(c)
+    then, for a short invocation with many steps, reaching past its ends so that no marker hides another; never
+    into a squeezed gap (a marker there would read as seconds or hours later) or past the end of history."""
+    bar = row.bar
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
+    floor, ceiling = _free_stretch(c, lo, hi)
     need = sum(halves) * 2 + MARKER_PAD_PT * c.pt * (len(halves) - 1)
-    if need > hi - lo:  # widen the bar by at most one marker, never past the end of history
+    if need > hi - lo:  # widen the bar by at most one marker
         ext = min(need - (hi - lo), 2 * max(halves))
-        r = min(ext, max(0.0, end_px - hi))
+        r = min(ext, max(0.0, ceiling - hi))
         hi += r
-        lo -= ext - r
+        lo -= min(ext - r, max(0.0, lo - floor))
         set_bar_px(c, bar, lo, hi)
     if need > hi - lo:  # still too many for the bar: they overhang it, later steps to the right
-        left_room = max(0.0, lo - (c.axes_box().x0 + ROW_START_PT * c.pt))
+        left_room, right_room = max(0.0, lo - floor), max(0.0, ceiling - hi)
         extra = need - (hi - lo)
-        r = min(extra * OVERHANG_RIGHT, max(0.0, end_px - hi))
+        r = min(extra * OVERHANG_RIGHT, right_room)
         left = min(extra - r, left_room)
-        r = min(extra - left, max(0.0, end_px - hi))
+        r = min(extra - left, right_room)
         lo, hi = lo - left, hi + r
     return lo, hi
+
+
+def _free_stretch(c: Canvas, lo: float, hi: float) -> tuple[float, float]:
+    """(left, right) display x a lane's markers may reach from its bar [lo, hi]: the axes' start or the squeezed
+    gap before the bar, and the gap after it or the end of history."""
+    floor, ceiling = c.axes_box().x0 + ROW_START_PT * c.pt, _end_px(c)
+    for _, _, xa, xb in c.taxis.gaps:
+        gap_lo, gap_hi = c.px(xa, 0)[0], c.px(xb, 0)[0]
+        if gap_hi <= lo + 1:
+            floor = max(floor, gap_hi + ROW_START_PT * c.pt)
+        elif gap_lo >= hi - 1:
+            ceiling = min(ceiling, gap_lo - ROW_END_PT * c.pt)
+    return floor, max(ceiling, hi)
 
 
 def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, float]]],
@@ -218,9 +234,9 @@ def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, 
         yd = row.y + sign * row.dy
         py = c.px(0.0, yd)[1]
         by_style.setdefault(item.style, []).append((c.data(px, py)[0], yd))
-        size = 2 * half / (ENVELOPE_WIDTH if MARKERS[item.style][0]["marker"] is ENVELOPE else SHAPE_WIDTH)
+        tall = ink_pt(item.style)[1] * c.scale.factor * c.pt
         mine = f"{row.owner}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
-        c.obs.add(Bbox.from_bounds(px - size / 2, py - size / 2, size, size), mine)
+        c.obs.add(Bbox.from_bounds(px - half, py - tall / 2, 2 * half, tall), mine)
         _note(placement, item.payload, px, py, half)
 
 
@@ -231,6 +247,8 @@ def _note(placement: MarkerPlacement, payload: Any, px: float, py: float, half: 
             placement.dup_points.append((payload.inv, px, py, payload.dup_text))
         if payload.warning:
             placement.warn_points.append((payload.inv, px, py, payload.warning))
+        if payload.note:
+            placement.refused_points.append((payload.inv, px, py, payload.note))
         if payload.label:
             placement.sweep_points.append((px, py, payload.label))
     elif isinstance(payload, Event):

@@ -60,6 +60,7 @@ class Mark:
     dup_text: str | None = None  # "2nd email o-1" for duplicate effects
     label: str | None = None  # small text next to the marker (sweeps: the key)
     warning: str | None = None  # a stale write: "stale write: deleted inv-2's o-1 record"
+    note: str | None = None  # a write its condition refused: "delete refused: inv-2 holds o-1"
 
 
 @dataclass

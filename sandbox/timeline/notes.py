@@ -24,6 +24,7 @@ from .style import (
     LOCK_COLOR,
     MESSAGE_PT,
     NOTE_TEXT,
+    OI_BLUE,
     SMALL_PT,
     Z_DUPLICATE,
     Z_NOTE,
@@ -37,6 +38,7 @@ NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with CROWDED_N
 STRIP_NOTE_PT = 8.5  # pt: the note of one key's strip
 STRIP_LABEL_GAP_PT = 3  # pt between a strip's key and its band
 CROWDED_NOTES = 3
+REFUSED_COLOR = OI_BLUE  # a refused write is the fencing working: the claim's colour, not the duplicate's
 CLUSTER_PT = 70  # pt: duplicates closer than this on one lane share a note
 DUP_OFFSET_PT = 15  # pt at full scale: how far a duplicate note sits from its markers
 DUP_LIFT_PT = 4  # pt: extra room straight above or below
@@ -120,25 +122,28 @@ def label_strips(c: Canvas) -> None:
 
 def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
     """"2nd email o-1" next to duplicate effects, one note per cluster, with a leader line; then
-    "stale write: deleted inv-2's o-1 record" next to each stale write."""
+    "stale write: deleted inv-2's o-1 record" next to each stale write, and "delete refused: inv-2 holds o-1"
+    (in the claim's blue: the condition did its job) next to each refused write."""
     for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
-        _red_note(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
+        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
     for _, px, py, text in placed.warn_points:
-        _red_note(c, c.data(px, py), text, "warning-note")
+        _note_with_leader(c, c.data(px, py), text, "warning-note")
+    for _, px, py, text in placed.refused_points:
+        _note_with_leader(c, c.data(px, py), text, "refused-note", REFUSED_COLOR)
 
 
-def _red_note(c: Canvas, xy: tuple[float, float], text: str, gid: str) -> None:
-    """A required note in the duplicate colour, with a leader line to the marker at ``xy``."""
+def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR) -> None:
+    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy``."""
 
     def make(cand):
         (dx, dy), ha, va = cand
         return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
                              ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
-                             color=DUPLICATE_COLOR, zorder=Z_DUPLICATE, annotation_clip=False,
+                             color=color, zorder=Z_DUPLICATE, annotation_clip=False,
                              parse_math=False, gid=gid,
-                             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": DUPLICATE_COLOR, "lw": 1.2},
-                             arrowprops={"arrowstyle": "-", "color": DUPLICATE_COLOR, "lw": 1.4,
+                             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
+                             arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
                                          "shrinkA": 0, "shrinkB": DUP_SHRINK_PT * c.scale.factor})
 
     c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)

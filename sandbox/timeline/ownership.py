@@ -38,3 +38,12 @@ class Owners:
         elif op == DELETE and held is not None and held[0] == inv:
             del self.owner[key]
         return warning
+
+    def refused(self, inv: str, key: str, op: str) -> str:
+        """What an update or delete its condition refused says: "delete refused: inv-2 holds o-1" when another
+        invocation has taken the key over (the fencing that a stale write lacks)."""
+        what = "delete" if op == DELETE else "update"
+        held = self.owner.get(key)
+        if held is not None and held[0] != inv:
+            return f"{what} refused: {held[0]} holds {short_key(key)}"
+        return f"{what} of {short_key(key)} refused by its condition"

@@ -187,11 +187,13 @@ class HistoryReader:
         expires_at = fields.number(detail.get(IDEMPOTENCY_TABLE.ttl_attribute))
         expires = None if expires_at is None else expires_at - self.epoch
         completed = detail.get("status") == COMPLETED
-        style = warning = None
+        style = warning = note = None
         if op in READ_OPS:
             style = "read" if result == AWS_OK else "table_error"
         elif result != AWS_OK:
             style = _failed_write_style(op, result)
+            if style == "write_refused" and inv is not None:
+                note = self.owners.refused(inv, key, op)
         elif op in (PUT, UPDATE, DELETE):
             if inv is not None:
                 warning = self.owners.write(inv, key, op, detail.get("status"), seq)
@@ -199,7 +201,7 @@ class HistoryReader:
         if warning is not None:
             style = "stale_write"
         if style is not None and inv is not None:
-            self.model.marks.append(Mark(inv, t, seq, style, warning=warning))
+            self.model.marks.append(Mark(inv, t, seq, style, warning=warning, note=note))
 
     def _write(self, op: str, inv: str | None, key: str, t: float, expires: float | None,
                completed: bool) -> str | None:

@@ -90,9 +90,22 @@ def error_lines(error: str) -> list[str]:
     m = _ERROR_CLASS.fullmatch(first)
     head, message = (m.group(1) + ":", m.group(2)) if m else (None, first)
     message = _TABLE_KEY.sub(lambda k: short_key(k.group(0)), message)
-    lines = textwrap.wrap(message, MESSAGE_CHARS, max_lines=MESSAGE_LINES, placeholder=" …",
-                          break_long_words=True) if message else []
-    return ([head] if head else []) + lines
+    return ([head] if head else []) + _balanced(message)
+
+
+def _balanced(message: str) -> list[str]:
+    """``message`` wrapped at MESSAGE_CHARS onto at most MESSAGE_LINES lines, the lines made about equally long
+    (no lone word on a line of its own: "Task timed out after 3.00" / "seconds")."""
+    if not message:
+        return []
+    lines = textwrap.wrap(message, MESSAGE_CHARS, max_lines=MESSAGE_LINES, placeholder=" …")
+    if len(lines) < 2 or lines[-1].endswith("…"):
+        return lines
+    for width in range(-(-len(message) // len(lines)), MESSAGE_CHARS):
+        even = textwrap.wrap(message, width)
+        if len(even) == len(lines):
+            return even
+    return lines
 
 
 def heading_text(label: str) -> str:
