@@ -44,7 +44,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive(int, "--jobs"), help="submissions graded at once (default: every core)")
     p.add_argument("--seed", type=int, help="the first seed of the grading range (default: a fresh one)")
     p.add_argument("--timeout", type=_positive(float, "--timeout"), default=60.0,
-                   help="real seconds one test may take (default 60)")
+                   help="real seconds a test may go without progress before it is stopped as a hang (default 60)")
+    p.add_argument("--watchdog", type=_positive(float, "--watchdog"), default=2.0,
+                   help="real seconds an invocation may run without reaching the sandbox (default 2)")
     p.add_argument("--submission-timeout", type=_positive(float, "--submission-timeout"), default=600.0,
                    help="real seconds for all of one submission's tests (default 600)")
     p.add_argument("--memory", type=_positive(int, "--memory"), default=2048, help="MB per submission (default 2048)")
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
     subs = batch.discover(args.submissions, catalogue, only)
     exercises = batch.graded_exercises(subs, catalogue, only)
     seed = args.seed if args.seed is not None else fresh_seed()
-    limits = Limits(test_seconds=args.timeout, submission_seconds=args.submission_timeout, memory_mb=args.memory)
+    limits = Limits(test_seconds=args.timeout, submission_seconds=args.submission_timeout, memory_mb=args.memory,
+                    watchdog=args.watchdog)
     jobs = args.jobs or batch.default_jobs()
     started = time.perf_counter()
     students = batch.grade_all(subs, exercises, jobs=jobs, seed=seed, limits=limits, kit=args.kit,

@@ -118,8 +118,8 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_min
     sub, expected = _mixed_folder(tmp_path)
     out = tmp_path / "results"
     started = time.perf_counter()
-    code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "4",
-                           "--submission-timeout", "12", "--no-progress"])
+    code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "3",
+                           "--submission-timeout", "30", "--watchdog", "1", "--no-progress"])
     took = time.perf_counter() - started
     assert code == 0
     assert took < 180, f"grading 20 submissions took {took:.0f} s"
@@ -143,11 +143,11 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_min
     reasons = {s: _reasons(_report(out, s)) for s in expected}
     assert "NotImplementedError" in reasons["carl"]
     assert "you read, then wrote" in reasons["dina"]
-    assert "blocked outside the sandbox" in reasons["hana"] or "ran past" in reasons["hana"]
-    assert "ran past" in reasons["ivan"] or "blocked outside the sandbox" in reasons["ivan"]
+    hang = ("blocked outside the sandbox", "made no progress for 3 s", "ran past the 30 s")
+    assert any(h in reasons["hana"] for h in hang) and any(h in reasons["ivan"] for h in hang)
     assert "does not load: RuntimeError: my module blows up on import" in reasons["jon"]
     assert "ModuleNotFoundError: No module named 'requests_that_do_not_exist'" in reasons["kim"]
-    assert "blocked outside the sandbox" in reasons["lea"] or "printing megabytes" in reasons["lea"]
+    assert any(h in reasons["lea"] for h in hang) or "printing megabytes" in reasons["lea"]
     assert "refused: tried to read" in reasons["max"] and "solutions/02_claim_the_key.py" in reasons["max"]
     assert "could not read the submission" in reasons["rosa"] and "not a notebook" in reasons["rosa"]
     assert "no email was ever sent" in reasons["tara"]

@@ -47,7 +47,9 @@ from .render import failure_text, item_line
 
 @dataclass(frozen=True)
 class Limits:
-    """What one submission may use. ``test_seconds`` is real (wall-clock) time per test."""
+    """What one submission may use. ``test_seconds``: real (wall-clock) seconds the child may go silent
+    during a test (no record, no run): a handler writes records all the time while it makes progress,
+    so a loaded machine slows a good submission without stopping it."""
 
     test_seconds: float = 60.0
     startup_seconds: float = 60.0  # the child importing the sandbox, before any submission code
@@ -184,23 +186,25 @@ class _Session:
 
     def _listen(self, messages: queue.Queue, proc: subprocess.Popen) -> str | None:
         deadline = time.monotonic() + self.limits.startup_seconds
-        count = 0
+        count, started = 0, False
         while True:
             try:
                 message = messages.get(timeout=max(0.0, min(deadline, self.budget_ends) - time.monotonic()))
             except queue.Empty:
                 if time.monotonic() >= self.budget_ends:
                     self.out_of_budget = True
+                    flood = f" after writing {count} records (printing megabytes?)" if count > FLOOD_RECORDS else ""
                     return (f"ran past the {self.limits.submission_seconds:g} s the grader gives one submission "
-                            f"(a hang, an endless loop or a real sleep); stopped")
-                if self.current is None:
+                            f"(a hang, an endless loop or a real sleep){flood}; stopped")
+                if not started:
                     return f"the grading process did not start within {self.limits.startup_seconds:g} s"
-                flood = f" after writing {count} records (printing megabytes?)" if count > FLOOD_RECORDS else ""
-                return (f"ran past the {self.limits.test_seconds:g} s limit for a test (a hang, an endless loop "
-                        f"or a real sleep){flood}; stopped")
+                return (f"made no progress for {self.limits.test_seconds:g} s (a hang, an endless loop or a real "
+                        f"sleep); stopped")
             if message is None:  # the pipe closed
                 return None
             kind = message.get("t")
+            if started:  # any sign of progress restarts the silence limit
+                deadline = time.monotonic() + self.limits.test_seconds
             if kind == "rec":
                 count += 1
                 if count > self.limits.max_records:
@@ -217,11 +221,10 @@ class _Session:
                 self.states[self.current].infos.append(info)
             elif kind == "test-start":
                 self.current, count = message["i"], 0
-                deadline = time.monotonic() + self.limits.test_seconds
             elif kind == "test-end":
                 self.states[message["i"]].summary = message["summary"]
             elif kind == "ready":
-                deadline = time.monotonic() + self.limits.test_seconds
+                started, deadline = True, time.monotonic() + self.limits.test_seconds
             elif kind == "load":
                 self.load_error = message["error"]
             elif kind == "alert":
