@@ -22,6 +22,8 @@ def test_each_lesson_is_timed_on_its_own_kernel_and_a_failing_one_is_named(tmp_p
     fine, broken = r["notebooks"].values()
     assert fine["error"] is None and fine["code_cells"] == 2 and fine["slowest_cell"]["index"] in (1, 2)
     assert 0 < fine["kernel_start_s"] <= fine["wall_s"]
+    assert 0 < fine["kernel_cpu_s"] and r["course_kernel_cpu_s"] == pytest.approx(
+        fine["kernel_cpu_s"] + broken["kernel_cpu_s"], abs=0.1)
     assert broken["error"].startswith("ZeroDivisionError")
     assert r["course_s"] == pytest.approx(fine["wall_s"] + broken["wall_s"], abs=0.1)
     misses = notebook_misses(r)
