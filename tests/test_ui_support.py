@@ -64,9 +64,10 @@ UI_B = "tests/test_lab_ui.py::test_b"
 
 
 def test_the_summary_names_each_ui_test_and_shouts_when_one_was_skipped():
-    stats = {
-        "passed": [_report(UI, "setup", "passed", 5), _report(UI, "call", "passed", 20),
-                   _report(UI, "teardown", "passed", 2), _report("tests/test_x.py::t", "call", "passed")],
+    stats = {  # filed as pytest files them: a passing setup or teardown under ""
+        "": [_report(UI, "setup", "passed", 5), _report(UI, "teardown", "passed", 2),
+             _report(UI_B, "teardown", "passed", 0)],
+        "passed": [_report(UI, "call", "passed", 20), _report("tests/test_x.py::t", "call", "passed")],
         "skipped": [_report(UI_B, "setup", "skipped", 0)],
     }
     reporter = Reporter(stats)
@@ -79,7 +80,7 @@ def test_the_summary_names_each_ui_test_and_shouts_when_one_was_skipped():
 
 
 def test_the_summary_reports_failures_and_stays_silent_without_ui_tests():
-    reporter = Reporter({"failed": [_report(UI, "call", "failed")], "passed": [_report(UI, "setup", "passed")]})
+    reporter = Reporter({"failed": [_report(UI, "call", "failed")], "": [_report(UI, "setup", "passed")]})
     report_ui_tests(reporter)
     assert f"UI FAILED  {UI} (2.0 s)" in reporter.lines and not reporter.lines[-1].startswith("UI TESTS NOT RUN")
     quiet = Reporter({"passed": [_report("tests/test_x.py::t", "call", "passed")]})

@@ -90,7 +90,8 @@ def report_ui_tests(terminalreporter) -> None:
     worker's reports. When a browser test was skipped, the last line says so and gives the install command.
     """
     phases: dict[str, list] = {}
-    for outcome in ("passed", "failed", "skipped", "error"):
+    # pytest files a passing setup or teardown under "" and the call under "passed": read them all.
+    for outcome in ("", "passed", "failed", "skipped", "error"):
         for r in terminalreporter.stats.get(outcome, []):
             if getattr(r, "nodeid", "").startswith(UI_TEST_FILES) and getattr(r, "when", None):
                 phases.setdefault(r.nodeid, []).append(r)
