@@ -173,14 +173,18 @@ def dashboard_state(dashboard) -> dict:
     }
 
 
-def settle(page, dashboard, before: dict, verdict: str, timeout: float = 60) -> dict:
-    """Wait until the dashboard shows ``verdict`` with a redrawn timeline, and the kernel is idle again."""
+def settle(page, dashboard, before: dict, verdict: str, says: str = "", timeout: float = 60) -> dict:
+    """Wait until the dashboard shows ``verdict`` (its text saying ``says``) with a redrawn timeline, kernel idle.
+
+    Each key press is a rerun; waiting for the text of the last one keeps an earlier rerun's picture out.
+    """
     deadline = time.monotonic() + timeout
     state = before
     while time.monotonic() < deadline:
         if page.evaluate(KERNEL_IDLE_JS):
             state = dashboard_state(dashboard)
-            if state["verdict"] == verdict and state["timeline"] != before["timeline"]:
+            redrawn = state["timeline"] != before["timeline"]
+            if state["verdict"] == verdict and says in state["verdict_text"] and redrawn:
                 return state
         time.sleep(0.25)
     pytest.fail(f"the dashboard did not turn {verdict} with a new timeline within {timeout:.0f} s: "
@@ -209,7 +213,7 @@ def test_lesson_10_lock_slider_below_the_work_turns_the_verdict_invalid_and_back
     handle.focus()
     handle.press("PageUp")
     handle.press("PageUp")
-    invalid = settle(page, dashboard, valid, "invalid")
+    invalid = settle(page, dashboard, valid, "invalid", says=f"with a lock until {LOCK_BELOW_WORK}.0 s")
     assert invalid["lock"] == LOCK_BELOW_WORK < WORK_SECONDS, invalid
     assert invalid["readout"] == str(LOCK_BELOW_WORK), invalid
     assert "email sent 2 times" in invalid["verdict_text"], invalid["verdict_text"]
