@@ -46,11 +46,6 @@ def handler(event, context):
     return {}
 '''
 
-DOES_NOTHING = '''def handler(event, context):
-    return {"statusCode": 200}
-'''
-
-
 def _mixed_folder(root):
     """20 students: good, wrong, hanging, crashing and cheating answers to exercise 02 (one also hands in 01).
 
@@ -87,7 +82,7 @@ def _mixed_folder(root):
     put(f"rosa/{CLAIM}.ipynb", text="{ this is not a notebook")
     put(f"sam/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
     put(f"sam/.ipynb_checkpoints/{CLAIM}-checkpoint.py", ROOT / "exercises" / f"{CLAIM}.py")
-    put(f"tara/{CLAIM}.py", text=DOES_NOTHING)
+    put(f"tara/{CLAIM}.py", CHEATS / "hides_effects.py")
     return sub, {"alice": 9, "bella": 9, "carl": 0, "dina": 2, "emil": 2, "fay": 0, "gus": 0, "hana": 0, "ivan": 0,
                  "jon": 0, "kim": 0, "lea": 0, "max": 0, "nia": 0, "otto": 0, "pia": 15, "quinn": None, "rosa": 0,
                  "sam": 9, "tara": 0}
@@ -119,7 +114,7 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_min
     out = tmp_path / "results"
     started = time.perf_counter()
     code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "3",
-                           "--submission-timeout", "30", "--watchdog", "1", "--no-progress"])
+                           "--submission-timeout", "30", "--no-progress"])
     took = time.perf_counter() - started
     assert code == 0
     assert took < 180, f"grading 20 submissions took {took:.0f} s"
@@ -150,13 +145,13 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_min
     assert any(h in reasons["lea"] for h in hang) or "printing megabytes" in reasons["lea"]
     assert "refused: tried to read" in reasons["max"] and "solutions/02_claim_the_key.py" in reasons["max"]
     assert "could not read the submission" in reasons["rosa"] and "not a notebook" in reasons["rosa"]
-    assert "no email was ever sent" in reasons["tara"]
 
     # tampering is named as such, in the report and the CSV
-    nia, otto = _claim(_report(out, "nia")), _claim(_report(out, "otto"))
+    nia, otto, tara = (_claim(_report(out, s)) for s in ("nia", "otto", "tara"))
     assert any("sandbox.checker.check" in t for t in nia["tampering"])
     assert any("rewrote its history" in t for t in otto["tampering"])
-    assert "TAMPERING" in rows["nia"]["notes"] and "TAMPERING" in rows["otto"]["notes"]
+    assert any("services writes to another history" in t for t in tara["tampering"])
+    assert all("TAMPERING" in rows[s]["notes"] for s in ("nia", "otto", "tara"))
     assert not any(_claim(_report(out, s))["tampering"] for s in ("alice", "bella", "dina", "sam"))
 
     # sam's checkpoint copy was not graded; the Gradescope files agree with the CSV
@@ -181,6 +176,8 @@ def test_the_grader_names_a_rewritten_history_and_a_patched_checker_as_tampering
     lying = RunInfo(0, group=1, seed=1, status="valid", length=len(records), digest=digest(records))
     assert "patched the checker" in tampered(lying, history, checker=lambda h: type("V", (), {"status": "invalid"}))
     assert "no history" in tampered(honest, None)
+    hidden = tampered(honest, history, checker=lambda h: type("V", (), {"status": "valid"}), witnessed=2)
+    assert "the services reported 2 effects to the grader, the history holds 0" in hidden
 
 
 def test_discovery_reads_folders_files_and_notebook_metadata(tmp_path):

@@ -8,7 +8,8 @@ and the audit hook. Then it loads the answer once, runs the tests one by one and
 run. It judges nothing for the grade: the parent does, on its own copy of every history.
 
 Messages, one JSON object a line: ``ready``; ``load`` (with ``error``); ``test-start``;
-``group`` and ``rec`` (the recorder's); ``run`` (a ``RunInfo``); ``test-end``; ``alert``
+``group`` and ``rec`` (the recorder's); ``effect`` (the services' own word of each effect, apart
+from the history); ``run`` (a ``RunInfo``); ``test-end``; ``alert``
 (the audit hook refused something); ``tamper`` (the package changed); ``done``.
 """
 from __future__ import annotations
@@ -88,18 +89,46 @@ def _preflight(handler: str, function: str) -> str | None:
         sys.modules.pop("preflight_answer", None)
 
 
+def _witness(recorder, channel: Channel) -> None:
+    """The services tell the grader of each effect themselves, apart from the history: a count the
+    grading parent compares with the effect records it received (a history hiding an effect disagrees)."""
+    from .. import active
+    from ..services import Services
+
+    original = Services._record
+
+    def _record(self, kind, key, inv, status, result):
+        world = active.current()
+        group = recorder.group_of(world.history) if world is not None else None
+        channel.send({"t": "effect", "g": group or 0, "kind": kind, "key": key, "status": status})
+        return original(self, kind, key, inv, status, result)
+
+    Services._record = _record
+
+
 def _guard(job: dict[str, Any], channel: Channel):
+    from .. import active
     from ..vocab import RecordType
-    from .guard import SANDBOX_DIR, Guard, Integrity, python_roots
+    from .guard import SANDBOX_DIR, Guard, Integrity, python_roots, world_methods, world_problems
     from .recorder import Recorder
 
     integrity_box: dict[str, Any] = {}
+    opened: dict[str, Any] = {"world": None, "methods": {}}
 
     def on_record(record: dict[str, Any]) -> None:
+        world = active.current()
+        if world is not None and world is not opened["world"]:  # its first record: no handler has run yet
+            opened.update(world=world, methods=world_methods(world))
         if record.get("type") == RecordType.INVOKE_END:
             _integrity(integrity_box["i"], channel)
+            if world is not None and recorder.last_world_history is not None:
+                changed = world_problems(world, recorder.last_world_history, opened["methods"])
+                if changed:
+                    channel.send({"t": "tamper", "what": f"the submission changed the world: {'; '.join(changed)}"})
+                    os._exit(3)
 
     recorder = Recorder(channel.send, on_record).install()
+    _witness(recorder, channel)
     integrity_box["i"] = Integrity()
     work = os.path.dirname(job["handler"].rpartition(":")[0])
     guard = Guard(python_roots() + [SANDBOX_DIR, work, "/etc", "/usr/share"], [work],

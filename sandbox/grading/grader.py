@@ -152,6 +152,7 @@ class _Session:
         self.job, self.workdir, self.limits, self.budget_ends = job, workdir, limits, budget_ends
         self.out_of_budget = False
         self.states, self.meta, self.records, self.number = states, meta, records, number
+        self.witnessed: dict[int, int] = {}  # group -> effects the services reported apart from the history
         self.current: int | None = None
         self.load_error: str | None = None
         self.load_alerts: list[str] = []
@@ -211,6 +212,9 @@ class _Session:
                     return (f"wrote more than {self.limits.max_records} records in one test (printing megabytes?); "
                             f"stopped")
                 self.records.setdefault((self.number, message["g"]), []).append(message["r"])
+            elif kind == "effect":
+                key = _group_key(self.number, message["g"])
+                self.witnessed[key] = self.witnessed.get(key, 0) + 1
             elif kind == "group":
                 self.meta[(self.number, message["g"])] = message["meta"]
                 self.records[(self.number, message["g"])] = []
@@ -319,6 +323,7 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
     states = {i: _TestState() for i in range(len(ex.tests))}
     meta: dict[int, dict] = {}
     records: dict[int, list] = {}
+    witnessed: dict[int, int] = {}
     pending = list(range(len(ex.tests)))
     tampering: list[str] = []
     number = 0
@@ -333,6 +338,7 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
         stopped_in, why = session.run()
         meta.update({_group_key(*k): v for k, v in session.meta.items()})
         records.update({_group_key(*k): v for k, v in session.records.items()})
+        witnessed.update(session.witnessed)
         if session.load_error is not None or session.load_alerts:
             reason = (f"your answer does not load: {session.load_error}" if session.load_error is not None
                       else f"refused while loading your answer: {session.load_alerts[0]}")
@@ -350,7 +356,8 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
                 states[i].reason = ("not run: the submission tampered with the grader in an earlier test"
                                     if session.tamper is not None else "not run: the submission used up its time")
             break
-    results = [_judge(ex.tests[i], states[i], meta, records, shown, tampering) for i in range(len(ex.tests))]
+    results = [_judge(ex.tests[i], states[i], meta, records, witnessed, shown, tampering)
+               for i in range(len(ex.tests))]
     grade_ = ExerciseGrade(ex, judge.items(ex, results), tampering=tampering)
     if tampering:  # a tampered submission earns nothing, whatever else passed
         for item in grade_.items:
@@ -360,8 +367,8 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
     return grade_
 
 
-def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[int, list], shown: str,
-           tampering: list[str]) -> TestResult:
+def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[int, list], witnessed: dict[int, int],
+           shown: str, tampering: list[str]) -> TestResult:
     runs = len(state.infos)
     if state.reason is not None:
         return TestResult(test, False, runs, reason=state.reason)
@@ -374,20 +381,28 @@ def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[i
         return History(meta[group], records[group]) if group in meta else None
 
     for info in state.infos:
-        found = tampered(info, history_of(info.group) if info.group else None)
+        found = tampered(info, history_of(info.group) if info.group else None,
+                         witnessed=witnessed.get(info.group, 0) if info.group else None)
         if found:
             tampering.append(found)
             return TestResult(test, False, runs, reason=f"tampering: {found}")
     return judge.judge_test(test, state.infos, history_of, f"{shown}:handler", state.summary)
 
 
-def tampered(info: RunInfo, history: History | None, checker: Callable[[History], Any] = check) -> str | None:
-    """How the child's account of a run disagrees with the grader's own copy of its history, or None."""
+def tampered(info: RunInfo, history: History | None, checker: Callable[[History], Any] = check,
+             witnessed: int | None = None) -> str | None:
+    """How the child's account of a run disagrees with the grader's own copy of its history, or None.
+
+    ``witnessed``: the effects the services reported for the run apart from the history."""
     if not info.group or not info.complete or info.status is None:
         return None
     if history is None:
         return "a run the submission's process reported has no history in the grader's copy"
     events = history.events
+    recorded = sum(1 for e in events if e.get("type") == "effect")
+    if witnessed is not None and witnessed != recorded:
+        return (f"the services reported {witnessed} effects to the grader, the history holds {recorded}: "
+                f"the submission kept effects out of its history")
     if info.length != len(events) or info.digest != digest(events):
         effects = sum(1 for e in events if e.get("type") == "effect")
         return (f"the history checked in the submission's process ({info.length} records) is not the one the "

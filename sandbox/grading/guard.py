@@ -10,7 +10,8 @@
   scheduler's own use of ``ctypes`` to stop a busy loop is let through).
 - ``Integrity``: a snapshot of every function and class of the ``sandbox`` package taken before
   the submission runs; a difference later means the submission patched the sandbox, its
-  services or its checker.
+  services or its checker. ``world_problems`` looks at the open world itself: its parts must
+  still write to the world's own history, and none may have a method replaced on the instance.
 
 Each refusal is reported (``report``) to the grading parent, which names it in the grade.
 """
@@ -160,3 +161,34 @@ class Integrity:
     def check(self) -> list[str]:
         now = snapshot(self.prefix)
         return sorted(name for name, ident in self.before.items() if now.get(name) != ident)
+
+
+#: The world's parts that write to its history (``Sandbox`` attributes).
+WORLD_PARTS = ("gateway", "runtime", "services", "sweeper", "scheduler", "clock", "faults", "replicas")
+
+
+def _parts(world: Any) -> list[tuple[str, Any]]:
+    return [("world", world)] + [(n, p) for n in WORLD_PARTS if (p := getattr(world, n, None)) is not None]
+
+
+def world_methods(world: Any) -> dict[str, int]:
+    """Identity of every method set on the instance of the world or one of its parts (the sandbox sets
+    a few itself); taken when the world writes its first record, before any handler runs."""
+    return {f"{type(part).__name__}.{attr}": id(value) for _, part in _parts(world)
+            for attr, value in list(vars(part).items())
+            if callable(value) and callable(getattr(type(part), attr, None))}
+
+
+def world_problems(world: Any, history: Any, baseline: dict[str, int]) -> list[str]:
+    """How the open ``world`` was changed under the grader: a part writing to another history than
+    ``history`` (the one the grader has been copying), or a method replaced on an instance since
+    ``baseline`` (``world_methods`` when the world opened)."""
+    out = []
+    if world.history is not history:
+        out.append("the world's history was replaced")
+    for name, part in _parts(world)[1:]:
+        if "history" in vars(part) and part.history is not history:
+            out.append(f"the world's {name} writes to another history")
+    now = world_methods(world)
+    out += [f"{name} was replaced on the instance" for name, ident in now.items() if baseline.get(name) != ident]
+    return out
