@@ -17,7 +17,7 @@ from typing import Any
 GRADING_TARGETS = {"submissions_per_min": 10.0, "check_s": 10.0}
 ROOT = Path(__file__).resolve().parents[1]
 MUTANTS = ROOT / "tests" / "mutants"
-QUICK_EXERCISES = ("02", "06")
+QUICK_EXERCISES = ("02",)  # a smoke run: one exercise's solution, stub and mutant
 
 
 def _folder(into: Path, exercise_ids: list[str], catalogue: dict) -> int:
