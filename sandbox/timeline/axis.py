@@ -139,7 +139,11 @@ class TimeAxis:
     def _segment_ticks(self, a: float, b: float, px_per_s: float, em_px: float) -> tuple[list[float], int]:
         """(values, decimals) of the ticks on [a, b]: the finest step whose labels fit, or a single tick."""
         chosen: tuple[list[float], int] = ([], 0)
+        narrowest = (TICK_CHAR_EM + TICK_GAP_EM) * em_px  # px: no label is narrower than one character and a gap
         for step in NICE_STEPS[self.unit]:
+            many = math.floor(b / step + 1e-9) - math.ceil(a / step - 1e-9) > 0
+            if many and step * px_per_s < narrowest:
+                continue  # several ticks that cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
             vals, dec = self._tick_values(a, b, step), _decimals(step)
             wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
             if len(vals) == 1:

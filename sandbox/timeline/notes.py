@@ -44,7 +44,8 @@ DUP_OFFSET_PT = 15  # pt at full scale: how far a duplicate note sits from its m
 DUP_LIFT_PT = 4  # pt: extra room straight above or below
 # farther candidates, in multiples of the offset: beside, diagonally far out, straight above or below
 DUP_BESIDE, DUP_FAR, DUP_HIGH = 1.6, 2, 2.4
-DUP_SHRINK_PT = 9  # pt at full scale: the leader line stops this short of the marker
+DUP_SHRINK_PT = 9  # pt at full scale: the leader line stops this short of the marker (an envelope's half) ...
+WRITE_SHRINK_PT = 5  # ... or of a table write's narrower glyph, so it does not seem to point at its neighbour
 EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired label
 EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down ...
 EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions of it)
@@ -128,12 +129,13 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
         _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
     for _, px, py, text in placed.warn_points:
-        _note_with_leader(c, c.data(px, py), text, "warning-note")
+        _note_with_leader(c, c.data(px, py), text, "warning-note", shrink_pt=WRITE_SHRINK_PT)
     for _, px, py, text in placed.refused_points:
-        _note_with_leader(c, c.data(px, py), text, "refused-note", REFUSED_COLOR)
+        _note_with_leader(c, c.data(px, py), text, "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT)
 
 
-def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR) -> None:
+def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
+                      shrink_pt: float = DUP_SHRINK_PT) -> None:
     """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy``."""
 
     def make(cand):
@@ -144,7 +146,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
                              parse_math=False, gid=gid,
                              bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
                              arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
-                                         "shrinkA": 0, "shrinkB": DUP_SHRINK_PT * c.scale.factor})
+                                         "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
 
     c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)
 
