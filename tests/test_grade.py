@@ -7,6 +7,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import time
 import zipfile
 
@@ -254,7 +255,7 @@ def test_the_gradescope_bundle_has_its_layout_and_grades_one_submission_with_gra
     (root / "source" / "run_autograder").chmod(0o755)
     (root / "submission").mkdir()
     shutil.copyfile(ROOT / "solutions" / f"{CLAIM}.ipynb", root / "submission" / "my_answer.ipynb")
-    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": str(ROOT / ".venv" / "bin" / "python")}
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
     done = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
