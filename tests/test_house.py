@@ -110,6 +110,11 @@ VOCABULARY = {m.value for enum in (vocab.RecordType, vocab.Outcome, vocab.Cause,
 #: Words that mean something else where they stand.
 ALLOWED = {
     ("sandbox/services.py", "email"): "an order's email address field",
+    ("sandbox/grading/child.py", "effect"): "the kind of a message on the grading pipe",
+    ("sandbox/grading/child.py", "done"): "the kind of a message on the grading pipe",
+    ("sandbox/grading/batch.py", "failed"): "a test's status in Gradescope's results.json",
+    ("sandbox/grading/judge.py", "failed"): "a graded test's status",
+    ("sandbox/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
 }
 
 

@@ -22,6 +22,9 @@ import threading
 import traceback
 from typing import Any
 
+#: Kinds of message on the pipe that share a word with the history's vocabulary (a different thing here).
+PIPE_EFFECT, PIPE_DONE = "effect", "done"
+
 _write = os.write  # taken before any submission code could replace it
 _dumps = json.dumps
 
@@ -100,7 +103,7 @@ def _witness(recorder, channel: Channel) -> None:
     def _record(self, kind, key, inv, status, result):
         world = active.current()
         group = recorder.group_of(world.history) if world is not None else None
-        channel.send({"t": "effect", "g": group or 0, "kind": kind, "key": key, "status": status})
+        channel.send({"t": PIPE_EFFECT, "g": group or 0, "kind": kind, "key": key, "status": status})
         return original(self, kind, key, inv, status, result)
 
     Services._record = _record
@@ -175,7 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     channel = Channel(args.fd)
     try:
         run(job, channel)
-        channel.send({"t": "done"})
+        channel.send({"t": PIPE_DONE})
     except BaseException:  # a grader failure, reported as such, never the learner's fault silently
         channel.send({"t": "crash", "what": traceback.format_exc()[-2000:]})
     sys.stdout.flush()

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..checker import Finding, Verdict
 from ..history import History
-from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, EffectStatus, FindingKind, Outcome, RecordType
+from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, Effect, EffectStatus, FindingKind, Outcome, RecordType
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def _key_per_delivery(run, f, effects):
 
 
 def _remaining_window(f: Finding) -> Hint:
-    if f.effect == "charge":
+    if f.effect == Effect.CHARGE:
         return Hint("downstream-key", "the charge went through, then the invocation died before it saved: no claim "
                     "closes that window. Pass an idempotency key downstream, charge_card(order, "
                     "idempotency_key=...), so the payment API answers the retry with the first charge")

@@ -37,9 +37,11 @@ from typing import Any
 from ..checker import check
 from ..errors import BadInput
 from ..history import History
+from ..vocab import RecordType
 from . import judge
 from . import notebooks as nb
 from .catalog import EXERCISES_DIR, KIT, Exercise, Test
+from .child import PIPE_DONE, PIPE_EFFECT
 from .judge import ItemResult, RunInfo, TestResult
 from .recorder import digest
 from .render import failure_text, item_line
@@ -187,60 +189,73 @@ class _Session:
 
     def _listen(self, messages: queue.Queue, proc: subprocess.Popen) -> str | None:
         deadline = time.monotonic() + self.limits.startup_seconds
-        count, started = 0, False
+        self.test_records, started = 0, False
         while True:
             try:
                 message = messages.get(timeout=max(0.0, min(deadline, self.budget_ends) - time.monotonic()))
             except queue.Empty:
-                if time.monotonic() >= self.budget_ends:
-                    self.out_of_budget = True
-                    flood = f" after writing {count} records (printing megabytes?)" if count > FLOOD_RECORDS else ""
-                    return (f"ran past the {self.limits.submission_seconds:g} s the grader gives one submission "
-                            f"(a hang, an endless loop or a real sleep){flood}; stopped")
-                if not started:
-                    return f"the grading process did not start within {self.limits.startup_seconds:g} s"
-                return (f"made no progress for {self.limits.test_seconds:g} s (a hang, an endless loop or a real "
-                        f"sleep); stopped")
+                return self._silence(started)
             if message is None:  # the pipe closed
                 return None
             kind = message.get("t")
             if started:  # any sign of progress restarts the silence limit
                 deadline = time.monotonic() + self.limits.test_seconds
-            if kind == "rec":
-                count += 1
-                if count > self.limits.max_records:
-                    return (f"wrote more than {self.limits.max_records} records in one test (printing megabytes?); "
-                            f"stopped")
-                self.records.setdefault((self.number, message["g"]), []).append(message["r"])
-            elif kind == "effect":
-                key = _group_key(self.number, message["g"])
-                self.witnessed[key] = self.witnessed.get(key, 0) + 1
-            elif kind == "group":
-                self.meta[(self.number, message["g"])] = message["meta"]
-                self.records[(self.number, message["g"])] = []
-            elif kind == "run":
-                info = RunInfo(**message["info"])
-                if info.group:
-                    info.group = _group_key(self.number, info.group)
-                self.states[self.current].infos.append(info)
-            elif kind == "test-start":
-                self.current, count = message["i"], 0
-            elif kind == "test-end":
-                self.states[message["i"]].summary = message["summary"]
-            elif kind == "ready":
+            if kind == "ready":
                 started, deadline = True, time.monotonic() + self.limits.test_seconds
-            elif kind == "load":
-                self.load_error = message["error"]
-            elif kind == "alert":
-                (self.states[self.current].alerts if self.current is not None else self.load_alerts).append(
-                    message["what"])
-            elif kind == "tamper":
-                self.tamper = message["what"]
-                return f"tampering: {message['what']}"
-            elif kind == "crash":
-                return "the grading process stopped: " + message["what"].strip().splitlines()[-1][:300]
-            elif kind == "done":
-                self.done = True
+                continue
+            why = self._take(kind, message)
+            if why is not None:
+                return why
+
+    def _silence(self, started: bool) -> str:
+        """Why the child went quiet for too long."""
+        if time.monotonic() >= self.budget_ends:
+            self.out_of_budget = True
+            count = self.test_records
+            flood = f" after writing {count} records (printing megabytes?)" if count > FLOOD_RECORDS else ""
+            return (f"ran past the {self.limits.submission_seconds:g} s the grader gives one submission "
+                    f"(a hang, an endless loop or a real sleep){flood}; stopped")
+        if not started:
+            return f"the grading process did not start within {self.limits.startup_seconds:g} s"
+        return (f"made no progress for {self.limits.test_seconds:g} s (a hang, an endless loop or a real "
+                f"sleep); stopped")
+
+    def _take(self, kind: str | None, message: dict[str, Any]) -> str | None:
+        """Keep one message of the child's; a reason to stop it, if the message is one."""
+        if kind == "rec":
+            self.test_records += 1
+            if self.test_records > self.limits.max_records:
+                return (f"wrote more than {self.limits.max_records} records in one test (printing megabytes?); "
+                        f"stopped")
+            self.records.setdefault((self.number, message["g"]), []).append(message["r"])
+        elif kind == PIPE_EFFECT:
+            key = _group_key(self.number, message["g"])
+            self.witnessed[key] = self.witnessed.get(key, 0) + 1
+        elif kind == "group":
+            self.meta[(self.number, message["g"])] = message["meta"]
+            self.records[(self.number, message["g"])] = []
+        elif kind == "run":
+            info = RunInfo(**message["info"])
+            if info.group:
+                info.group = _group_key(self.number, info.group)
+            self.states[self.current].infos.append(info)
+        elif kind == "test-start":
+            self.current, self.test_records = message["i"], 0
+        elif kind == "test-end":
+            self.states[message["i"]].summary = message["summary"]
+        elif kind == "load":
+            self.load_error = message["error"]
+        elif kind == "alert":
+            (self.states[self.current].alerts if self.current is not None else self.load_alerts).append(
+                message["what"])
+        elif kind == "tamper":
+            self.tamper = message["what"]
+            return f"tampering: {message['what']}"
+        elif kind == "crash":
+            return "the grading process stopped: " + message["what"].strip().splitlines()[-1][:300]
+        elif kind == PIPE_DONE:
+            self.done = True
+        return None
 
     def _died(self, code: int) -> str | None:
         if code == 0 and self.load_error is not None:
@@ -399,12 +414,12 @@ def tampered(info: RunInfo, history: History | None, checker: Callable[[History]
     if history is None:
         return "a run the submission's process reported has no history in the grader's copy"
     events = history.events
-    recorded = sum(1 for e in events if e.get("type") == "effect")
+    recorded = sum(1 for e in events if e.get("type") == RecordType.EFFECT)
     if witnessed is not None and witnessed != recorded:
         return (f"the services reported {witnessed} effects to the grader, the history holds {recorded}: "
                 f"the submission kept effects out of its history")
     if info.length != len(events) or info.digest != digest(events):
-        effects = sum(1 for e in events if e.get("type") == "effect")
+        effects = sum(1 for e in events if e.get("type") == RecordType.EFFECT)
         return (f"the history checked in the submission's process ({info.length} records) is not the one the "
                 f"grader received as it was written ({len(events)} records, {effects} effects): the submission "
                 f"rewrote its history")
