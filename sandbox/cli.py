@@ -12,13 +12,13 @@ import contextlib
 import json
 import os
 import re
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
+from .run_text import PROGRAM, replay_command, text_timeline
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
 BAD_INPUT = 2
@@ -26,8 +26,6 @@ BAD_INPUT = 2
 BROKEN_PIPE = 141
 PLOT_FORMATS = ("png", "svg", "pdf")
 DEFAULT_MAX_SCHEDULES = 5000
-#: How a replay command names this program (what the README tells people to type).
-PROGRAM = "python -m sandbox"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -296,13 +294,21 @@ def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any
         found = explore_scenario(scenario, args.handler, settings=settings, max_schedules=limit, seed=args.seed,
                                  on_schedule=on_schedule, reduction=not args.no_reduction)
     script = ",".join(found.first_broken_script) if found.first_broken_script else None
-    replay = _replay_command(args, scenario, overrides, script) if script else None
+    replay = replay_command(args.handler, scenario=scenario, settings=overrides, seed=args.seed,
+                            script=found.first_broken_script) if script else None
+    replayed = _replay_first_broken(args, scenario, settings, found) if plot or not args.json else None
     if args.json:
         print(json.dumps(_exhaustive_report(args, scenario, found, script, replay), indent=2, sort_keys=True))
     else:
         print(_exhaustive_text(found, script, replay))
+        if replayed is not None:  # the counterexample, as check() in a notebook shows it
+            print(f"what went wrong in it:\n{replayed.verdict.explain()}\n")
+            print(f"its timeline:\n{text_timeline(replayed.history)}")
     if plot:
-        _plot_first_broken(args, scenario, settings, found, plot)
+        if replayed is None:
+            print("no broken schedule, so no timeline to save", file=sys.stderr)
+        else:
+            _save_plot(replayed, plot)
     return EXIT[found.status]
 
 
@@ -328,16 +334,6 @@ def _progress_bar(enabled: bool, desc: str = "exploring", unit: str = " schedule
             bar.update(1)
 
         yield on_schedule
-
-
-def _replay_command(args: argparse.Namespace, scenario: str, overrides: dict[str, str], script: str) -> str:
-    """The command line that replays one schedule with ``--script``, with this run's seed and settings."""
-    words = [*PROGRAM.split(), "run", scenario, "--handler", args.handler]
-    if args.seed:
-        words += ["--seed", str(args.seed)]
-    for key, value in overrides.items():
-        words += ["--set", f"{key}={value}"]
-    return shlex.join([*words, "--script", script])
 
 
 def _exhaustive_report(args: argparse.Namespace, scenario: str, found: Any, script: str | None,
@@ -370,15 +366,12 @@ def _exhaustive_text(found: Any, script: str | None, replay: str | None) -> str:
     return "\n".join(lines)
 
 
-def _plot_first_broken(args: argparse.Namespace, scenario: str, settings: dict[str, Any], found: Any,
-                       plot: Path) -> None:
-    """Draw the first broken schedule, replayed; with none broken there is nothing to draw."""
+def _replay_first_broken(args: argparse.Namespace, scenario: str, settings: dict[str, Any], found: Any) -> Any:
+    """The first broken schedule, run again on its own (None when nothing broke)."""
     if found.first_broken is None:
-        print("no broken schedule, so no timeline to save", file=sys.stderr)
-        return
+        return None
     from .policies import ReplayPolicy
     from .scenarios import run_scenario
 
-    replayed = run_scenario(scenario, args.handler, seed=args.seed, settings=settings,
-                            policy=ReplayPolicy(found.first_broken))
-    _save_plot(replayed, plot)
+    return run_scenario(scenario, args.handler, seed=args.seed, settings=settings,
+                        policy=ReplayPolicy(found.first_broken))

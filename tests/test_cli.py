@@ -278,6 +278,19 @@ def test_exhaustive_text_names_the_script_and_the_replay_command():
             "'inv-1:dynamodb.GetItem,") in out
 
 
+def test_exhaustive_text_explains_the_counterexample_and_lists_its_timeline_as_check_does():
+    """The shell prints what a failed check() shows in a notebook: the explanation and the timeline in words."""
+    from sandbox.grading.feedback import text_timeline
+
+    code, out, _ = exhaustive(READ_THEN_WRITE, "--max-schedules", "3", "--set", "copies=2")
+    script = out.split("as a script:\n  ", 1)[1].split("\n", 1)[0].split(",")
+    replayed = run_scenario("concurrent-claims", READ_THEN_WRITE, settings={"copies": 2}, policy=script)
+    assert code == 1 and replayed.status == "invalid"
+    assert f"what went wrong in it:\n{replayed.verdict.explain()}" in out
+    assert f"its timeline:\n{text_timeline(replayed.history)}" in out
+    assert "2nd email for o-1" in out
+
+
 def test_exhaustive_plot_draws_the_first_broken_schedule(tmp_path, capsys):
     out = tmp_path / "broken.png"
     assert main(["run", "concurrent-claims", "--handler", READ_THEN_WRITE, "--policy", "exhaustive",
