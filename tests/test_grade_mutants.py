@@ -71,3 +71,13 @@ def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name
     assert named.text in text
     assert failed.replay and failed.replay in text and f"exercises/{ex.name}.py:handler" in failed.replay
     assert failed.timeline and "timeline:" in text
+
+
+def test_a_refused_claim_that_is_ignored_is_not_called_module_level_state(tmp_path):
+    """The loser did try a conditional put: the hint is the ignored refusal, never 'claimed nothing'."""
+    ex = catalog.grading_catalogue()["02"]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / "02_swallows_conditional_check.py", answer)
+    only = _one_item(ex, "one-winner")
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
+    assert "claim-ignored" in result.hint_codes and "no-claim" not in result.hint_codes

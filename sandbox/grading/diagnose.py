@@ -54,8 +54,11 @@ class _Run:
         return done[0] if done else None
 
 
+_WRITES = ("PutItem", "UpdateItem", "TransactWriteItems")
+
+
 def _wrote(c: dict) -> bool:
-    return c["op"] in ("PutItem", "UpdateItem", "TransactWriteItems") and c["result"] == AWS_OK
+    return c["op"] in _WRITES and c["result"] == AWS_OK
 
 
 # -- duplicates -------------------------------------------------------------------------------------
@@ -127,8 +130,9 @@ def _read_then_write(run, f, effects):
 
 
 def _no_claim(run, f, effects):
+    # A refused write is a claim tried (and ignored: _claim_ignored's case), not state kept in memory.
     bare = [inv for inv, effect in effects.items()
-            if effect is not None and not any(_wrote(c) for c in run.before(inv, effect["seq"]))]
+            if effect is not None and not any(c["op"] in _WRITES for c in run.before(inv, effect["seq"]))]
     if len(bare) < 2 and not (bare and len(effects) == 2):
         return None
     containers = {run.invs.get(i, {}).get("container") for i in effects}
