@@ -82,7 +82,7 @@ def kernel_cpu_s(client) -> float | None:
     """CPU seconds the kernel process and the programs it ran have used (None where it cannot be read).
 
     The sandbox runs every container in the kernel's own process, so this is the lesson's whole
-    computing cost: about what its wall time would be on an idle core, whatever else the machine runs.
+    computing cost, whatever else the machine runs: a floor under its wall time on any core as fast.
     """
     import psutil
 
@@ -131,8 +131,8 @@ def notebook_table(r: dict[str, Any]) -> list[str]:
     lines.append(f"  {'total':<36}{r['course_s']:>8.1f}{'':>10}{_s(r['course_kernel_cpu_s']):>7}  {scope} "
                  f"(targets: each < {TARGETS['notebook_s']:g} s, course < {TARGETS['course_s']:g} s)")
     lines.append(f"  load average before and after: {r['load_before']} -> {r['load_after']} on {r['cores']} cores "
-                 "(other work slows the wall times; CPU s, the kernel's own CPU time, is about the wall time "
-                 "on an idle core)")
+                 "(other work slows the wall times; CPU s, the kernel's own CPU time, "
+                 "hardly changes with it)")
     return lines
 
 
