@@ -463,6 +463,8 @@ def _display_boxes(fig, gids):
     out = []
     for t in _ax(fig).texts:
         if (t.get_gid() or "").startswith(gids):
+            if isinstance(t, matplotlib.text.Annotation):  # a note with a leader line: where it sits on the page
+                t.update_positions(r)
             box = matplotlib.text.Text.get_window_extent(t, r)
             out.append((t.get_text(), box))
     return out
@@ -994,7 +996,7 @@ def test_a_stale_write_and_a_refused_write_are_named_on_the_figure():
 
     stale = plot_timeline(_scenario_history("lock-shorter-than-work", "article"))
     (note,) = [t for t in _ax(stale).texts if t.get_gid() == "warning-note"]
-    assert note.get_text() == "stale write: deleted inv-2's o-1 record"
+    assert note.get_text() == "stale write:\ndeleted inv-2's o-1 record"
     assert to_hex(note.get_color()) == to_hex(DUPLICATE_COLOR)
     (mark,) = _markers_by_gid(stale)["marker:stale_write"].get_xydata()
     assert abs(mark[1] - _ax(stale).get_yticks()[1]) < 0.3  # on inv-1's lane (row 0 is the source)
@@ -1002,7 +1004,7 @@ def test_a_stale_write_and_a_refused_write_are_named_on_the_figure():
         t.get_text().replace("\n", " ") for t in stale.legends[0].get_texts()]
     fenced = plot_timeline(_scenario_history("lock-shorter-than-work", "idempotent"))
     (note,) = [t for t in _ax(fenced).texts if t.get_gid() == "refused-note"]
-    assert note.get_text() == "delete refused: inv-2 holds o-1"
+    assert note.get_text() == "delete refused:\ninv-2 holds o-1"
     assert to_hex(note.get_color()) == to_hex(OI_BLUE)
     assert "marker:stale_write" not in _markers_by_gid(fenced)
     assert MARKERS["write_refused"][1] in [t.get_text() for t in fenced.legends[0].get_texts()]

@@ -13,7 +13,8 @@ import numpy as np
 from matplotlib.transforms import Bbox
 
 SQUEEZE_LIMIT = 0.9  # markers that need more room than a row has are squeezed to this fraction at most (touching) ...
-STAGGER_GAP = 0.45  # ... beyond that they alternate up and down, this fraction of their width apart
+STAGGER_GAP = 0.55  # ... beyond that they alternate up and down, this fraction of their width apart (so that
+#   every other marker, on the same side, still clears its neighbour)
 
 
 class Obstacles:

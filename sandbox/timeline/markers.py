@@ -29,7 +29,7 @@ MARKER_PAD_PT = 2  # pt between neighbouring markers
 OVERHANG_RIGHT = 0.7  # markers that overhang a short bar do so mostly after it (later steps go right)
 ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
 # staggering: crowded markers alternate this far above and below the row (data units)
-LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.11, 0.15, 0.16, 0.0
+LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.19, 0.15, 0.16, 0.0  # a diamond is 0.37 tall
 CALLER_OFFSETS = (-0.22, 0.0, 0.22)  # data units: several synchronous callers share the header row
 
 
@@ -184,8 +184,8 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
 
 def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
     """The display x range a lane's markers may use: its bar, widened by at most one marker if they do not fit,
-    then, for a short invocation with many steps, reaching past its ends so that no marker hides another; never
-    into a squeezed gap (a marker there would read as seconds or hours later) or past the end of history."""
+    then, for a short invocation with many steps, reaching past its ends by at most one more; never into a
+    squeezed gap (a marker there would read as seconds or hours later) or past the end of history."""
     bar = row.bar
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
@@ -197,9 +197,10 @@ def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, flo
         hi += r
         lo -= min(ext - r, max(0.0, lo - floor))
         set_bar_px(c, bar, lo, hi)
-    if need > hi - lo:  # still too many for the bar: they overhang it, later steps to the right
+    if need > hi - lo:  # still too many for the bar: they overhang it by one more marker, later steps to the right
         left_room, right_room = max(0.0, lo - floor), max(0.0, ceiling - hi)
-        extra = need - (hi - lo)
+        extra = min(need - (hi - lo), 2 * max(halves))  # (farther out they would seem to happen at other times:
+        # what is left over, row_positions squeezes or staggers up and down around the bar)
         r = min(extra * OVERHANG_RIGHT, right_room)
         left = min(extra - r, left_room)
         r = min(extra - left, right_room)

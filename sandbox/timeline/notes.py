@@ -129,9 +129,14 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
         _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
     for _, px, py, text in placed.warn_points:
-        _note_with_leader(c, c.data(px, py), text, "warning-note", shrink_pt=WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT)
     for _, px, py, text in placed.refused_points:
-        _note_with_leader(c, c.data(px, py), text, "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT)
+
+
+def _two_lines(text: str) -> str:
+    """"stale write: deleted inv-2's o-1 record" on two lines, after its colon: a narrower note finds room."""
+    return text.replace(": ", ":\n", 1)
 
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,

@@ -194,7 +194,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (a new message or event)"),
+               "producer sent the order again (a new message, event or record)"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
     Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
