@@ -190,7 +190,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
     "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
-                         "partial failure: retried from the lowest failed record"),
+                         "partial failure: retried from the lowest failed record on"),
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
