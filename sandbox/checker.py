@@ -96,7 +96,8 @@ class Verdict:
         return self.explain()
 
     def __repr__(self) -> str:
-        return f"<Verdict {self.status}: {len(self.findings)} findings>"
+        n = len(self.findings)
+        return f"<Verdict {self.status}: {n} finding{'' if n == 1 else 's'}>"
 
     def _repr_html_(self) -> str:
         from .display import verdict_html

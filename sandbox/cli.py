@@ -289,7 +289,8 @@ def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any
 
     limit = args.max_schedules or DEFAULT_MAX_SCHEDULES
     if not args.json:  # the size of the tree is known only once it has been walked
-        print(f"exploring every interleaving of {scenario}, up to {limit} schedules", flush=True)
+        print(f"exploring every interleaving of {scenario}, up to {limit} schedule{'' if limit == 1 else 's'}",
+              flush=True)
     with _progress_bar(enabled=not args.json and sys.stderr.isatty()) as on_schedule:
         found = explore_scenario(scenario, args.handler, settings=settings, max_schedules=limit, seed=args.seed,
                                  on_schedule=on_schedule, reduction=not args.no_reduction)

@@ -68,7 +68,8 @@ def history_html(history: "History") -> str:
     if len(shown) < len(records):
         rows.insert(MAX_ROWS // 2, ("…", "", "", "", f"{len(records) - len(shown)} more records"))
     meta = history.meta
-    title = f"History: {len(records)} records" + (f" · {meta['scenario']}" if meta.get("scenario") else "") + (
+    count = f"{len(records)} record{'' if len(records) == 1 else 's'}"
+    title = f"History: {count}" + (f" · {meta['scenario']}" if meta.get("scenario") else "") + (
         f" · seed {meta['seed']}" if "seed" in meta else "")
     return f"<div><b>{_e(title)}</b>{_table(('#', 'time', 'type', 'who', 'what'), rows)}</div>"
 
@@ -98,7 +99,8 @@ def verdict_html(verdict: "Verdict") -> str:
 def result_html(result: "RunResult") -> str:
     report = result.report()
     calls = ", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"
-    head = (f"<b>{_e(result.scenario)}</b> · seed {result.seed} · {len(report['invocations'])} invocations · "
+    n = len(report["invocations"])
+    head = (f"<b>{_e(result.scenario)}</b> · seed {result.seed} · {n} invocation{'' if n == 1 else 's'} · "
             f"DynamoDB calls: {_e(calls)} · {report['virtual_seconds']:g} virtual s")
     return f"<div>{head}<br>{verdict_html(result.verdict)}</div>"
 

@@ -228,7 +228,8 @@ class History:
         return isinstance(other, History) and self._meta == other._meta and self._events == other._events
 
     def __repr__(self) -> str:
-        return f"History({len(self._events)} records, meta={self._meta!r})"
+        n = len(self._events)
+        return f"History({n} record{'' if n == 1 else 's'}, meta={self._meta!r})"
 
     def _repr_html_(self) -> str:
         from .display import history_html

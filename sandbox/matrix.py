@@ -87,8 +87,10 @@ class Matrix:
         bad = [r for r in self.rows if r.verdict != Status.VALID]
         extra, lost = sum(r.extra_effects for r in self.rows), sum(r.lost for r in self.rows)
         if not bad:
-            return f"{self.handler}: valid in all {len(self.rows)} scenarios (seed {self.seed})."
-        return (f"{self.handler}: {len(bad)} of {len(self.rows)} scenarios broke it (seed {self.seed}): "
+            where = self.rows[0].scenario if len(self.rows) == 1 else f"all {len(self.rows)} scenarios"
+            return f"{self.handler}: valid in {where} (seed {self.seed})."
+        who = bad[0].scenario if len(self.rows) == 1 else f"{len(bad)} of {len(self.rows)} scenarios"
+        return (f"{self.handler}: {who} broke it (seed {self.seed}): "
                 f"{extra} extra effect{'' if extra == 1 else 's'}, {lost} lost order{'' if lost == 1 else 's'}.")
 
     def to_dict(self) -> dict[str, Any]:

@@ -227,7 +227,8 @@ class ScenarioRun:
         return self.world.clock
 
     def __repr__(self) -> str:
-        state = "finished" if self.done else f"{len(self.steps)} steps taken; next: " + (
+        taken = len(self.steps)
+        state = "finished" if self.done else f"{taken} step{'' if taken == 1 else 's'} taken; next: " + (
             ", ".join(map(str, self.choices())) or "nothing")
         return f"<ScenarioRun {self.scenario.name} seed={self.seed}: {state}>"
 

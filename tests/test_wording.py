@@ -1,10 +1,14 @@
 """The words people read: counts in the right number, suggestions for typos, first sentences."""
 import pytest
 
-from sandbox import SCENARIOS
-from sandbox.checker import Verdict
-from sandbox.cli import first_sentence
+from sandbox import SCENARIOS, History, run_scenario
+from sandbox.checker import Finding, Verdict
+from sandbox.cli import first_sentence, main
+from sandbox.display import history_html, result_html
 from sandbox.errors import BadInput
+from sandbox.matrix import Matrix, MatrixRow
+
+from conftest import example
 
 
 @pytest.mark.parametrize("effects, words", [
@@ -36,3 +40,40 @@ def test_a_setting_name_like_nothing_gets_the_list_only():
 ])
 def test_first_sentence(text, first):
     assert first_sentence(text) == first
+
+
+def _finding(key: str) -> Finding:
+    return Finding("duplicate", key, "email", f"{key}: email sent 2 times, by inv-1 and inv-2.")
+
+
+@pytest.mark.parametrize("keys, words", [([], "0 findings"), (["o-1"], "1 finding"), (["o-1", "o-2"], "2 findings")])
+def test_a_verdict_repr_counts_its_findings_in_the_right_number(keys, words):
+    assert repr(Verdict("invalid", [_finding(k) for k in keys], {})) == f"<Verdict invalid: {words}>"
+
+
+def test_a_history_of_one_record_says_record():
+    history = History(events=[{"seq": 0, "t": 0.0, "type": "accept", "key": "o-1", "expects": ["email"],
+                               "source": "direct"}])
+    assert repr(history).startswith("History(1 record, ") and "History: 1 record<" in history_html(history)
+
+
+def test_a_run_of_one_invocation_says_invocation():
+    result = run_scenario("no-fault", example("naive_email.py"), settings={"orders": 1})
+    assert " · 1 invocation · " in result_html(result)
+
+
+def _row(scenario: str, verdict: str) -> MatrixRow:
+    return MatrixRow(scenario, "direct invoke", verdict, 1 if verdict == "invalid" else 0, 0, (), result=None)
+
+
+def test_a_matrix_of_one_scenario_names_it_instead_of_counting():
+    valid = Matrix("h.py:handler", 1, [_row("no-fault", "valid")])
+    assert valid.summary() == "h.py:handler: valid in no-fault (seed 1)."
+    assert Matrix("h.py:handler", 1, [_row("async-retry", "invalid")]).summary() == (
+        "h.py:handler: async-retry broke it (seed 1): 1 extra effect, 0 lost orders.")
+
+
+def test_an_exploration_capped_at_one_schedule_says_schedule(capsys):
+    main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--policy", "exhaustive",
+          "--max-schedules", "1"])
+    assert capsys.readouterr().out.splitlines()[0].endswith("up to 1 schedule")
