@@ -8,6 +8,7 @@ task root, on ``sys.path``.
 """
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -69,7 +70,10 @@ def load_handler(spec: str, module_name: str | None = None) -> Callable:
         raise
     handler = getattr(module, func, None)
     if handler is None:
-        raise BadInput(f"handler file {path} defines no {func!r}")
+        functions = [n for n, v in vars(module).items() if callable(v) and not n.startswith("__")]
+        close = difflib.get_close_matches(func, functions, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise BadInput(f"handler file {path} defines no {func!r}{hint}")
     if not callable(handler):
         raise BadInput(f"{func!r} in {path} is not a function")
     return handler

@@ -187,6 +187,17 @@ def test_a_mistyped_scenario_gets_a_suggestion():
     assert_one_line_error(*cli("run", "no-fult", "--handler", NAIVE), "did you mean 'no-fault'?")
 
 
+def test_a_mistyped_handler_function_gets_a_suggestion():
+    assert_one_line_error(*cli("run", "no-fault", "--handler", "examples/naive_email.py:handle"),
+                          "defines no 'handle'; did you mean 'handler'?")
+
+
+def test_a_handler_function_nothing_resembles_gets_no_suggestion(capsys):
+    assert main(["run", "no-fault", "--handler", "examples/naive_email.py:zzz"]) == 2
+    err = capsys.readouterr().err
+    assert "defines no 'zzz'" in err and "did you mean" not in err
+
+
 def test_a_mistyped_setting_gets_a_suggestion(capsys):
     assert main(["run", "no-fault", "--handler", NAIVE, "--set", "order=2"]) == 2
     err = capsys.readouterr().err
