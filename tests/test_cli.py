@@ -187,6 +187,22 @@ def test_a_mistyped_scenario_gets_a_suggestion():
     assert_one_line_error(*cli("run", "no-fult", "--handler", NAIVE), "did you mean 'no-fault'?")
 
 
+def test_a_python_without_the_packages_says_to_use_the_venv_in_one_line():
+    # -S leaves site-packages out: the interpreter then lacks moto and time_machine, as a system python3 does
+    proc = subprocess.run([sys.executable, "-S", "-m", "sandbox", "scenarios"], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert_one_line_error(proc.returncode, proc.stdout, proc.stderr, "use the project's environment: "
+                          ".venv/bin/python -m sandbox ..., or source .venv/bin/activate")
+
+
+def test_importing_the_package_without_its_packages_names_the_venv():
+    proc = subprocess.run([sys.executable, "-S", "-c", "import sandbox"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1].startswith("ModuleNotFoundError: this Python ")
+    assert "source .venv/bin/activate" in proc.stderr
+
+
 def test_a_mistyped_handler_function_gets_a_suggestion():
     assert_one_line_error(*cli("run", "no-fault", "--handler", "examples/naive_email.py:handle"),
                           "defines no 'handle'; did you mean 'handler'?")
