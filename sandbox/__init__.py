@@ -7,28 +7,33 @@ The notebooks import everything they need from here:
 Plotting (``plot_timeline``, ``save_timeline``) and the widgets load matplotlib and
 ipywidgets only when first used, so scripts and the CLI start quickly.
 """
-from .checker import Finding, Verdict, check
-from .clock import VirtualClock
-from .errors import (
-    BadInput,
-    HandlerBlocked,
-    InvocationCrashed,
-    LambdaTimeout,
-    ProviderError,
-    RealAwsRefused,
-    SandboxError,
-    StillInProgressError,
-)
-from .events import make_orders, orders_in, owed_effects, removed_by_ttl
-from .faults import AwsFault, CrashPlan, Latency, ProviderFault
-from .history import History
-from .runtime import FunctionConfig, LambdaContext
-from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
-from .services import charge_card, send_cancellation_email, send_confirmation_email
-from .settings import Setting
-from .stepping import Choice, ScenarioRun, Step, open_scenario
-from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
-from .world import Sandbox
+try:  # a Python without the project's packages (not .venv's) gets one line saying which to use
+    from .checker import Finding, Verdict, check
+    from .clock import VirtualClock
+    from .errors import (
+        BadInput,
+        HandlerBlocked,
+        InvocationCrashed,
+        LambdaTimeout,
+        ProviderError,
+        RealAwsRefused,
+        SandboxError,
+        StillInProgressError,
+    )
+    from .events import make_orders, orders_in, owed_effects, removed_by_ttl
+    from .faults import AwsFault, CrashPlan, Latency, ProviderFault
+    from .history import History
+    from .runtime import FunctionConfig, LambdaContext
+    from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
+    from .services import charge_card, send_cancellation_email, send_confirmation_email
+    from .settings import Setting
+    from .stepping import Choice, ScenarioRun, Step, open_scenario
+    from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
+    from .world import Sandbox
+except ModuleNotFoundError as missing:
+    from .missing_packages import refuse
+
+    refuse(missing)
 
 _LAZY = {
     "plot_timeline": ("sandbox.timeline", "plot_timeline"),
