@@ -1,10 +1,12 @@
 """Keep the course's notebooks clean in git while learners run them.
 
-``make lab`` registers this module as a git *clean filter* for the notebooks (see
-``.gitattributes``): git stores and compares each notebook without outputs or execution
-counts, so running lessons leaves ``git status`` clean, while the copy on disk keeps what the
-learner ran. ``python -m sandbox.strip_outputs FILE...`` strips files in place (``make
-reset-notebooks``); with no file it filters stdin to stdout, as git calls it.
+``make setup`` and ``make lab`` register this module as a git *clean filter* for the notebooks
+(``filter.strip-outputs`` in ``.git/config``, used by ``.gitattributes``): git stores and compares
+each notebook without what running it wrote (outputs, execution counts, the kernel's
+``language_info`` and saved widget state), so running lessons leaves ``git status`` clean, while
+the copy on disk keeps what the learner ran. ``python -m sandbox.strip_outputs FILE...`` strips
+files in place (``make reset-notebooks``); with no file it filters stdin to stdout, as git calls it.
+Both ways run the same ``strip``, so a reset notebook is byte for byte what git stores.
 """
 from __future__ import annotations
 
@@ -14,12 +16,23 @@ from pathlib import Path
 
 
 def strip(notebook: dict) -> dict:
-    """The notebook with every code cell's outputs and execution count removed."""
+    """The notebook as written, without what a kernel run added to it.
+
+    Every code cell loses its outputs, execution count and timings. The notebook's metadata loses
+    the widget state a save may store and every ``language_info`` field but the language's name:
+    a kernel fills in its version, ``codemirror_mode`` and lexers when it starts, which differ from
+    one Python to the next and say nothing about the lesson.
+    """
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") == "code":
             cell["outputs"] = []
             cell["execution_count"] = None
         cell.get("metadata", {}).pop("execution", None)
+    metadata = notebook.get("metadata", {})
+    metadata.pop("widgets", None)
+    language = metadata.get("language_info")
+    if isinstance(language, dict) and "name" in language:
+        metadata["language_info"] = {"name": language["name"]}
     return notebook
 
 
