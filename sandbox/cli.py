@@ -116,7 +116,8 @@ def _scenario_list(brief: bool) -> str:
         return "\n\n".join(sc.describe() for sc in SCENARIOS.values())
     name_width = max(len(sc.name) for sc in SCENARIOS.values())
     kind_width = max(len(sc.kind) for sc in SCENARIOS.values())
-    return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {first_sentence(sc.summary)}"
+    # the README's table marks code with backticks; a terminal shows the words alone
+    return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {sc.headline.replace('`', '')}"
                      for sc in SCENARIOS.values())
 
 

@@ -144,8 +144,10 @@ def test_the_readme_lists_every_scenario_in_order_with_its_source():
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", readme, re.M)
-    assert [name for name, _ in rows] == list(ORDER)
-    for name, source in rows:
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \| (.+) \|$", readme, re.M)
+    assert [name for name, _, _ in rows] == list(ORDER)
+    for name, source, headline in rows:
         # the README may shorten "sync invoke (SDK)" to "sync invoke"
         assert SCENARIOS[name].source.startswith(source.strip()), name
+        # the same line `scenarios --brief` prints
+        assert headline.strip() == SCENARIOS[name].headline, name

@@ -28,6 +28,8 @@ class ApiGatewayClientRetry(Scenario):
     name = "apigw-client-retry"
     kind = "duplicate source"
     source = "API Gateway"
+    headline = ("API Gateway gives up at 29 s while the function runs on; the client retries, a new request with a "
+                "new `requestId`")
     summary = ("A client POSTs an order to /orders through API Gateway. The email provider is slow, so after 29 s "
                "API Gateway answers 504 while the function is still working. The client retries the request: a new "
                "API Gateway request with a new requestId, so a second invocation starts, and then a third. Each "

@@ -16,6 +16,7 @@ class AsyncDuplicate(Scenario):
     name = "async-duplicate"
     kind = "duplicate source"
     source = "async invoke"
+    headline = "the async queue delivers an event twice with no error at all"
     summary = ("Each order arrives as its own EventBridge event and nothing ever fails. Lambda's internal queue is "
                "only eventually consistent, so it hands the same event to the function a second time a few seconds "
                "later, and a handler that trusts one delivery per event sends every email twice.")

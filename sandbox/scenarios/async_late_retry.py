@@ -33,6 +33,7 @@ class AsyncLateRetry(Scenario):
     name = "async-late-retry"
     kind = "duplicate source"
     source = "async invoke"
+    headline = "a throttled retry arrives two hours later: past a short retention, even a correct `run_once` repeats"
     summary = ("An async event carries one order. The function sends the email and saves its result, but an "
                "extension keeps the invocation open past its 3 s timeout: a timeout is a function error, so Lambda "
                "will retry the event. Meanwhile the function is throttled for two hours, and Lambda keeps the event, "

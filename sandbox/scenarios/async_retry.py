@@ -16,6 +16,7 @@ class AsyncRetry(Scenario):
     name = "async-retry"
     kind = "duplicate source"
     source = "async invoke"
+    headline = "Lambda retries a failed async event 1 and then 2 minutes later"
     summary = ("One EventBridge event carries two orders. The first order's email goes out, then the email "
                "provider fails on the second one, so the function returns an error. A minute later Lambda runs the "
                "whole event again, and a handler with no memory of the first attempt emails the first customer twice.")

@@ -50,6 +50,9 @@ class Scenario:
     kind: str = "control"  # "control", "duplicate source" or "run_once"
     #: How the event reaches the function, in the words the matrix and the notebooks use ("SQS", "EventBridge").
     source: str = ""
+    #: One line: what delivers the duplicate (or, for a control, that nothing does). The README's scenario
+    #: table and ``python -m sandbox scenarios --brief`` show it; tests/test_catalogue.py keeps them equal.
+    headline: str = ""
     summary: str = ""
     settings: tuple[Setting, ...] = ()
     #: Settings of the world itself that every scenario accepts.

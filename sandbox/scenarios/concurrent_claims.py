@@ -11,6 +11,7 @@ class ConcurrentClaims(Scenario):
     name = "concurrent-claims"
     kind = "duplicate source"
     source = "async invoke"
+    headline = "identical deliveries run side by side in separate containers"
     summary = ("The same order event is delivered N times at the same moment (an async duplicate, a second "
                "SQS poller, a client retry), so N invocations run side by side in N containers. Only a "
                "claim that is one atomic conditional write lets exactly one of them send the email.")

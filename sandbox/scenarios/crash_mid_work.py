@@ -17,6 +17,7 @@ class CrashMidWork(Scenario):
     name = "crash-mid-work"
     kind = "run_once"
     source = "async invoke"
+    headline = "a crash between the charge and the email while holding the lock"
     summary = ("An order pays by card, so it is owed a charge and then an email. The first invocation charges the "
                "card and dies before the email, while it holds the idempotency claim. Lambda retries the event a "
                "minute later: the claim must have expired by then so the retry can finish the order, and the charge "

@@ -19,6 +19,7 @@ class DdbStreamBatchRetry(Scenario):
     name = "ddb-stream-batch-retry"
     kind = "duplicate source"
     source = "DynamoDB Streams"
+    headline = "a failed DynamoDB stream batch is retried from its first record"
     summary = ("Four orders are written to a DynamoDB table whose stream triggers the function; their INSERT records "
                "arrive in one batch. The email provider fails once for a later order, so the invocation fails and "
                "Lambda retries the whole batch from its first record: the orders before the failing one are handed "

@@ -30,6 +30,7 @@ class DdbStreamTtlRemove(Scenario):
     name = "ddb-stream-ttl-remove"
     kind = "duplicate source"
     source = "DynamoDB Streams"
+    headline = "TTL deletions arrive as REMOVE records, which a handler may take for a customer's delete"
     summary = ("Three orders are written to a DynamoDB table whose stream triggers the function, each with an "
                "expiresAt a minute later. When it passes, DynamoDB's TTL deletes them, and each deletion reaches the "
                "function as a REMOVE record (userIdentity: the DynamoDB service). A handler that takes every record "

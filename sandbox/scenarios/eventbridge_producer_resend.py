@@ -26,6 +26,7 @@ class EventBridgeProducerResend(Scenario):
     name = "eventbridge-producer-resend"
     kind = "duplicate source"
     source = "EventBridge"
+    headline = "a producer's SDK re-sends a timed-out PutEvents: a second event with a new `id`"
     summary = ("A producer puts three OrderPlaced events on an EventBridge bus, one a second; a rule sends them to "
                "the function. The second PutEvents takes effect, but its response never reaches the producer: its "
                "SDK waits out the 60 s read timeout and sends it again, and EventBridge creates a second event with "

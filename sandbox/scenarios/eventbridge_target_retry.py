@@ -27,6 +27,7 @@ class EventBridgeTargetRetry(Scenario):
     name = "eventbridge-target-retry"
     kind = "duplicate source"
     source = "EventBridge"
+    headline = "EventBridge retries refused deliveries; once accepted, Lambda's async retry repeats the work"
     summary = ("A producer puts one OrderPlaced event carrying two orders on an EventBridge bus. Lambda refuses "
                "EventBridge's first two deliveries (429, throttled), and EventBridge retries them with back off: "
                "those retries never ran the function. The third is accepted into Lambda's async queue; the email "

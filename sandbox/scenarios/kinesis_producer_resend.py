@@ -31,6 +31,7 @@ class KinesisProducerResend(Scenario):
     name = "kinesis-producer-resend"
     kind = "duplicate source"
     source = "Kinesis"
+    headline = "a retried PutRecord writes two records: same data, new sequence number and `eventID`"
     summary = ("A producer writes three orders to a Kinesis stream, one PutRecord a second. Kinesis stores the second "
                "order, but the response never reaches the producer: its SDK waits out the 60 s read timeout and "
                "writes the order again. The stream now holds two records with identical data and different sequence "

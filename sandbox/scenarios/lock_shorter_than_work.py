@@ -35,6 +35,8 @@ class LockShorterThanWork(Scenario):
     name = "lock-shorter-than-work"
     kind = "run_once"
     source = "async invoke"
+    headline = ("a lock runs out under a slow owner; what the owner then writes decides whether the retry "
+                "repeats the work")
     summary = ("A card order arrives as an async event. The lock is set to 10 s, but the first attempt's email "
                "takes 30 s and then fails. At 12 s the queue delivers the event again; the duplicate takes the "
                "expired lock over, charges (with the charge's idempotency key) and emails, and saves COMPLETED. "

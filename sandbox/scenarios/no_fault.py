@@ -11,6 +11,7 @@ class NoFault(Scenario):
     name = "no-fault"
     kind = "control"
     source = "direct invoke"
+    headline = "nothing: the control, every order delivered once"
     summary = ("Orders arrive one by one as EventBridge events and each is delivered exactly once, with no "
                "faults. Any handler that sends one email per order is valid here.")
     settings = (

@@ -26,6 +26,7 @@ class ProducerResend(Scenario):
     name = "producer-resend"
     kind = "duplicate source"
     source = "SQS"
+    headline = "a producer's SDK re-sends a timed-out SendMessage: a second message, new MessageId"
     summary = ("A producer sends three orders to SQS, one a second. SQS stores the second order, but the response "
                "never reaches the producer: its SDK waits out the 60 s read timeout and sends the order again, and "
                "SQS stores a second message with a new MessageId. The function receives the order twice.")

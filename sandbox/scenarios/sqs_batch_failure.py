@@ -109,6 +109,7 @@ class SqsBatchFailure(Scenario):
     name = "sqs-batch-failure"
     kind = "duplicate source"
     source = "SQS"
+    headline = "a failed SQS batch comes back whole, handled records included"
     summary = ("Three orders wait in an SQS queue and reach the function in one batch. The email provider fails "
                "once for the last of them, so the invocation fails; Lambda deletes nothing, and after the 30 s "
                "visibility timeout SQS hands out the whole batch again, the orders already emailed included.")

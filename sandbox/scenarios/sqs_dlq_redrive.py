@@ -32,6 +32,7 @@ class SqsDlqRedrive(Scenario):
     name = "sqs-dlq-redrive"
     kind = "duplicate source"
     source = "SQS"
+    headline = "messages redriven from the dead-letter queue come back with their work half done"
     summary = ("Two orders reach the function in one SQS batch. Order o-1 is emailed, then a bug makes o-2 "
                "fail, so the whole batch fails and, once received maxReceiveCount times, both messages move to the "
                "dead-letter queue. 90 s after that alarm the bug is fixed and an operator redrives the dead-letter "

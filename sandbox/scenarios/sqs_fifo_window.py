@@ -38,6 +38,7 @@ class SqsFifoWindow(Scenario):
     name = "sqs-fifo-window"
     kind = "duplicate source"
     source = "SQS FIFO"
+    headline = "a re-send after the 5-minute deduplication interval is a new message"
     summary = ("Three orders go to a FIFO queue, orders.fifo, each with its orderId as MessageDeduplicationId, and "
                "reach the function in one batch. Six minutes later the producer's own retry job, which never saw o-2 "
                "confirmed, sends o-2 again. The 5-minute deduplication interval is over, so SQS stores a second "

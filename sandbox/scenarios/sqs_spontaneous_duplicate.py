@@ -27,6 +27,7 @@ class SqsSpontaneousDuplicate(Scenario):
     name = "sqs-spontaneous-duplicate"
     kind = "duplicate source"
     source = "SQS"
+    headline = "nothing fails, yet a stored copy of a message is delivered again (at-least-once)"
     summary = ("Three orders reach the function in one SQS batch, everything succeeds, and Lambda deletes the batch. "
                "But a server holding a copy of each message was unavailable when it was deleted, so those copies "
                "survive, and 30 s later, once the visibility timeout runs out, SQS hands them out again. The "

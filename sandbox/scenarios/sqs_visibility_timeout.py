@@ -25,6 +25,7 @@ class SqsVisibilityTimeout(Scenario):
     name = "sqs-visibility-timeout"
     kind = "duplicate source"
     source = "SQS"
+    headline = "processing outlasts the visibility timeout; another poller takes the batch"
     summary = ("Three orders reach a poller together. The batch is not full, so the poller waits its 4 s batching "
                "window before invoking, and each email takes 0.6 s; by then the 5 s visibility timeout, counted from "
                "receipt, has run out. A second poller receives the same messages while the first invocation is "

@@ -88,6 +88,7 @@ class StreamBatchRetry(Scenario):
     name = "stream-batch-retry"
     kind = "duplicate source"
     source = "Kinesis"
+    headline = "a failed Kinesis batch is retried from its first record"
     summary = ("Several orders reach the function in one Kinesis batch. The email provider fails once for a later "
                "order, so the invocation fails and Lambda retries the whole batch from its first record: the orders "
                "before the failing one are handed to the function a second time.")

@@ -24,6 +24,7 @@ class StreamPartialBatch(Scenario):
     name = "stream-partial-batch"
     kind = "duplicate source"
     source = "Kinesis"
+    headline = "with ReportBatchItemFailures, the retry starts at the lowest failed record, so later ones come again"
     summary = ("Four orders reach the function in one Kinesis batch, with ReportBatchItemFailures on. The email "
                "provider fails once for o-2. A handler that reports it in batchItemFailures makes Lambda retry from "
                "o-2's sequence number, so o-3 and o-4, already emailed, come again; a handler that raises gets the "

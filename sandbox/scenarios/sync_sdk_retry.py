@@ -33,6 +33,8 @@ class SyncSdkRetry(Scenario):
     name = "sync-sdk-retry"
     kind = "duplicate source"
     source = "sync invoke (SDK)"
+    headline = ("the caller's SDK retries a slow synchronous invoke (botocore's own retry logic: 3 attempts in "
+                "standard mode, 5 in legacy)")
     summary = ("A client calls the order function synchronously with boto3's Lambda Invoke, passing an API "
                "Gateway POST /orders event. Lambda never retries a synchronous invoke, but the email provider is "
                "slow, so the client's read timeout expires first and its SDK sends the same request again. The "

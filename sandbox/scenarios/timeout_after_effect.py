@@ -23,6 +23,7 @@ class TimeoutAfterEffect(Scenario):
     name = "timeout-after-effect"
     kind = "duplicate source"
     source = "async invoke"
+    headline = "the function times out after an email; the retry sends it again"
     summary = ("One event carries two orders. The first order's email goes out; the email provider then hangs on "
                "the second, and Lambda stops the function at its timeout. A timeout is a function error, so a minute "
                "later Lambda runs the whole event again and the first customer's email is sent a second time.")

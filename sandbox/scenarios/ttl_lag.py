@@ -21,6 +21,7 @@ class TtlLag(Scenario):
     name = "ttl-lag"
     kind = "run_once"
     source = "async invoke"
+    headline = "a retry meets an expired lock that TTL has not deleted yet"
     summary = ("The first invocation claims the order, then the email provider hangs and Lambda stops the function "
                "at its timeout, so the claim is left behind with nothing sent. Its lock expires three seconds later, "
                "but DynamoDB's TTL deletes expired items only hours later. The retries a minute and three minutes "
