@@ -13,14 +13,14 @@ BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 
-.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean
+.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean help reset-notebooks html
 
 setup: $(STAMP)
 
 # Create the venv once. Debian/Ubuntu ship venv's ensurepip separately.
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
-	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: apt-get install python3-venv (then make setup again)" >&2; \
+	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: sudo apt-get install python3-venv (then make setup again)" >&2; \
 	  exit 1; }
 
 # Reinstall only when a pin, the lock or the project metadata changed.
@@ -49,11 +49,12 @@ lab: setup git-filter
 reset-notebooks: setup
 	$(BIN)/python -m sandbox.strip_outputs $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 
-# The executed course as static HTML, for reading without a kernel: out/html/.
+# The executed course as static HTML, for reading without a kernel: out/html/ (lesson links lead to pages).
 html: setup
 	rm -rf out/html && mkdir -p out/html
 	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=300 \
 	  --output-dir out/html notebooks/*.ipynb
+	$(BIN)/python -m sandbox.html_links out/html notebooks
 	@echo "open out/html/00_start_here.html"
 
 # The student notebooks and answer files, regenerated from solutions/ (CI fails when they are stale).
@@ -107,3 +108,22 @@ campaign: setup
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
 	find . -path ./.git -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +
+
+# Every target, one line each (`make` alone runs setup, the first target).
+help:
+	@echo "make setup            create .venv with the pinned packages, and register the notebook git filter"
+	@echo "make lab              setup, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
+	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...)"
+	@echo "make test-fast        the tests not marked slow or notebook (about a third of the time)"
+	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
+	@echo "make lint             ruff alone"
+	@echo "make reset-notebooks  strip outputs from notebooks/ and exercises/, keeping your code edits"
+	@echo "make html             run every lesson and render it to out/html/"
+	@echo "make exercises        regenerate the student exercises from solutions/"
+	@echo "make autograder       build out/autograder.zip for Gradescope (AUTOGRADER_ARGS=...)"
+	@echo "make bench            speed and memory figures: bench-results.json and .txt (BENCH_ARGS=...)"
+	@echo "make campaign         every strategy x scenario x seed: campaign-results/ (CAMPAIGN_ARGS=...)"
+	@echo "make chromium         install Debian's chromium for the UI tests (when root)"
+	@echo "make git-filter       register filter.strip-outputs in .git/config (setup and lab do it)"
+	@echo "make clean            remove .venv and the caches"
+	@echo "make help             this list"
