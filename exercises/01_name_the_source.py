@@ -1,7 +1,9 @@
 # Exercise 01 · Name the source
-# The answer cell of exercises/01_name_the_source.ipynb, as a file.
-# check("01") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/01_name_the_source.ipynb, as a file: write your answer in that cell.
+# check("01") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 01
+# It replaces this file; if you edited the file by hand, it keeps your version as 01_name_the_source.py.bak.
+# fingerprint of the code below, as written: 5d969b72a1e8bf8a
 def answers():
     """Which scenario is behind each timeline? One name from candidates() per letter."""
     # YOUR CODE HERE

@@ -1,7 +1,9 @@
 # Exercise 02 · Claim the key
-# The answer cell of exercises/02_claim_the_key.ipynb, as a file.
-# check("02") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/02_claim_the_key.ipynb, as a file: write your answer in that cell.
+# check("02") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 02
+# It replaces this file; if you edited the file by hand, it keeps your version as 02_claim_the_key.py.bak.
+# fingerprint of the code below, as written: 5cc4802b2262443f
 import os
 
 import boto3

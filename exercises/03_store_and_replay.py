@@ -1,7 +1,9 @@
 # Exercise 03 · Store and replay
-# The answer cell of exercises/03_store_and_replay.ipynb, as a file.
-# check("03") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/03_store_and_replay.ipynb, as a file: write your answer in that cell.
+# check("03") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 03
+# It replaces this file; if you edited the file by hand, it keeps your version as 03_store_and_replay.py.bak.
+# fingerprint of the code below, as written: 625a3f0b62bc206a
 import os
 
 import boto3

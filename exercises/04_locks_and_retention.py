@@ -1,7 +1,9 @@
 # Exercise 04 · Locks and retention
-# The answer cell of exercises/04_locks_and_retention.ipynb, as a file.
-# check("04") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/04_locks_and_retention.ipynb, as a file: write your answer in that cell.
+# check("04") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 04
+# It replaces this file; if you edited the file by hand, it keeps your version as 04_locks_and_retention.py.bak.
+# fingerprint of the code below, as written: 69d4fe67cf5e9d02
 import math
 import os
 import time

@@ -1,7 +1,9 @@
 # Exercise 05 · Choose the key
-# The answer cell of exercises/05_choose_the_key.ipynb, as a file.
-# check("05") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/05_choose_the_key.ipynb, as a file: write your answer in that cell.
+# check("05") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 05
+# It replaces this file; if you edited the file by hand, it keeps your version as 05_choose_the_key.py.bak.
+# fingerprint of the code below, as written: af313b1cc92452cf
 import json
 from functools import partial
 

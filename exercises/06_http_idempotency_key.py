@@ -1,7 +1,9 @@
 # Exercise 06 · The HTTP Idempotency-Key
-# The answer cell of exercises/06_http_idempotency_key.ipynb, as a file.
-# check("06") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/06_http_idempotency_key.ipynb, as a file: write your answer in that cell.
+# check("06") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 06
+# It replaces this file; if you edited the file by hand, it keeps your version as 06_http_idempotency_key.py.bak.
+# fingerprint of the code below, as written: df5c144876d1f25b
 import json
 
 from run_once_kit import KeyInProgressError, PayloadMismatchError, run_once

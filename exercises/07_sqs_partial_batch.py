@@ -1,7 +1,9 @@
 # Exercise 07 · SQS partial batch responses
-# The answer cell of exercises/07_sqs_partial_batch.ipynb, as a file.
-# check("07") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/07_sqs_partial_batch.ipynb, as a file: write your answer in that cell.
+# check("07") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 07
+# It replaces this file; if you edited the file by hand, it keeps your version as 07_sqs_partial_batch.py.bak.
+# fingerprint of the code below, as written: 17ea635c14addc0e
 from functools import partial
 
 from run_once_kit import run_once

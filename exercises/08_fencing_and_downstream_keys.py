@@ -1,7 +1,9 @@
 # Exercise 08 · Fencing and downstream keys
-# The answer cell of exercises/08_fencing_and_downstream_keys.ipynb, as a file.
-# check("08") in the notebook saves that cell here, so the shell runs the same code:
+# The answer cell of exercises/08_fencing_and_downstream_keys.ipynb, as a file: write your answer in that cell.
+# check("08") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 08
+# It replaces this file; if you edited the file by hand, it keeps your version as 08_fencing_and_downstream_keys.py.bak.
+# fingerprint of the code below, as written: 6afa732b3b74ce8c
 import math
 import os
 import time

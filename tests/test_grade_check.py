@@ -1,6 +1,7 @@
 """``check("02")``: what a learner reads. On a failure: the scenario, the schedule or seed, the checker's
 explanation, a hint naming the flaw, the timeline and the one replay command, the same one the shell's
 exhaustive search prints; on success: what was verified and what the next exercise adds."""
+import json
 import linecache
 import shlex
 import shutil
@@ -9,6 +10,7 @@ import sys
 
 from sandbox.grading import check
 from sandbox.grading.catalog import exercise
+from sandbox.grading.check import difference_in_tests
 
 from conftest import ROOT
 
@@ -76,3 +78,95 @@ def test_check_in_a_notebook_takes_the_answer_cell_and_saves_it_beside_the_noteb
     assert result.saved_to == str(saved) and saved.read_text().endswith(cell)
     assert not result.passed and "claim-ignored" in result.hints
     assert f"(your answer cell was saved to {saved})" in str(result)
+
+
+def _run_in_notebook(cell, code="result = check('02')", extra=None):
+    """Run ``cell`` as a notebook's answer cell (IPython keeps each cell in linecache), then ``code``."""
+    name = f"<ipython-input-{abs(hash(cell)) % 1000}-0123456789ab>"
+    linecache.cache[name] = (len(cell), None, cell.splitlines(keepends=True), name)
+    namespace = {"__name__": "__main__", "check": check, **(extra or {})}
+    try:
+        exec(compile(cell, name, "exec"), namespace)
+        exec(code, namespace)
+    finally:
+        linecache.cache.pop(name, None)
+    return namespace["result"]
+
+
+def _stub_cell():
+    notebook = json.loads((ROOT / "exercises" / "02_claim_the_key.ipynb").read_text())
+    return "".join(next(c["source"] for c in notebook["cells"] if "answer" in c["metadata"].get("tags", [])))
+
+
+def test_check_keeps_an_answer_written_in_the_file_as_bak_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(ROOT / "exercises" / "02_claim_the_key.ipynb", tmp_path / "02_claim_the_key.ipynb")
+    answer_file = tmp_path / "02_claim_the_key.py"
+    shutil.copyfile(ROOT / "exercises" / "02_claim_the_key.py", answer_file)  # as generated: nothing to keep
+    first = _run_in_notebook(_stub_cell())
+    assert first.backup is None and not list(tmp_path.glob("*.bak*")) and "NOTE" not in str(first)
+
+    # the learner writes the answer in the .py (header and all), while the notebook's cell is still the stub
+    mine = answer_file.read_text().replace(_stub_cell(), (ROOT / "solutions" / "02_claim_the_key.py").read_text())
+    answer_file.write_text(mine)
+    result = _run_in_notebook(_stub_cell())
+    backup = tmp_path / "02_claim_the_key.py.bak"
+    assert backup.read_text() == mine
+    assert answer_file.read_text().endswith(_stub_cell() + "\n") and "NotImplementedError" in answer_file.read_text()
+    assert result.backup and result.backup.endswith("02_claim_the_key.py.bak")
+    text = str(result)
+    assert f"is kept as {result.backup}" in text and "copy what you want from the .bak file into that cell" in text
+    assert "02_claim_the_key.py.bak" in result._repr_html_()
+
+    # checking again changes nothing kept; another hand edit gets a backup of its own
+    again = _run_in_notebook(_stub_cell())
+    assert again.backup is None and backup.read_text() == mine
+    answer_file.write_text("# edited by hand, the header gone\n" + mine)
+    third = _run_in_notebook(_stub_cell())
+    assert third.backup.endswith("02_claim_the_key.py.bak2") and backup.read_text() == mine
+    assert (tmp_path / "02_claim_the_key.py.bak2").read_text().startswith("# edited by hand")
+
+
+def test_check_runs_the_exercises_own_tests_whatever_the_notebooks_tests_list_says(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copyfile(ROOT / "exercises" / "02_claim_the_key.ipynb", tmp_path / "02_claim_the_key.ipynb")
+    ex = exercise("02")
+    own = [t.to_dict() for t in ex.tests]
+    kept = [t for t in own if t["item"] == "async-duplicate"]  # the learner deleted the tests their answer fails
+    cell = (MUTANTS / "02_swallows_conditional_check.py").read_text()
+    result = _run_in_notebook(cell, extra={"TESTS": kept})
+    assert [i.item for i in result.items] == list(ex.items) and not result.passed
+    text = str(result)
+    assert "NOTE: the TESTS list in your notebook is not exercise 02's (it lacks one-winner, campaign-copies)" in text
+    assert f"check ran the exercise's own {len(ex.tests)} public tests" in text
+    assert "All the public tests pass" not in text
+    assert _run_in_notebook(cell, extra={"TESTS": own}).tests_changed is None
+
+    # the notebook saved with a shorter TESTS cell, checked from the shell: the same tests, the same note
+    notebook = json.loads((tmp_path / "02_claim_the_key.ipynb").read_text())
+    cell_ = next(c for c in notebook["cells"] if "tests" in c["metadata"].get("tags", []))
+    cell_["source"] = [f"TESTS = {kept!r}\n"]
+    (tmp_path / "02_claim_the_key.ipynb").write_text(json.dumps(notebook))
+    shell = check("02", str(tmp_path / "02_claim_the_key.py"), campaign_seed=3)
+    assert [i.item for i in shell.items] == list(ex.items)
+    assert shell.tests_changed == "it lacks one-winner, campaign-copies"
+    changed = [dict(t, seeds=1) if t["item"] == "async-duplicate" else t for t in own]
+    assert difference_in_tests(ex, changed) == "it changes async-duplicate"
+
+
+def test_the_public_tests_come_from_the_package_not_from_the_notebooks_a_learner_saves(tmp_path, monkeypatch):
+    from sandbox.grading import catalog
+
+    own = exercise("02").tests
+    for path in (ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"):
+        notebook = json.loads(path.read_text())
+        for cell in notebook["cells"]:
+            if "tests" in cell["metadata"].get("tags", []):
+                cell["source"] = ["TESTS = []\n"]  # every test deleted, and the notebook saved
+        (tmp_path / path.name).write_text(json.dumps(notebook))
+    monkeypatch.setattr(catalog, "EXERCISES_DIR", tmp_path)
+    catalog._public_catalogue.cache_clear()
+    try:
+        assert exercise("02").tests == own and len(own) >= 2
+    finally:
+        catalog._public_catalogue.cache_clear()

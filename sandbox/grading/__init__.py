@@ -3,7 +3,8 @@
     from sandbox.grading import check
     check("02")        # in exercises/02_claim_the_key.ipynb: the public tests and a seeded campaign
 
-The pieces: ``catalog`` (the exercises and their tests, read from the notebooks), ``generate``
+The pieces: ``catalog`` (the exercises and their tests, read from the notebooks; the public ones
+as ``public_tests.json``, which ``check`` runs), ``generate``
 (the student versions, from the solutions: ``make exercises``), ``runner`` and ``drills`` (running
 tests), ``recorder`` (the grader's own copy of every history), ``judge`` and ``diagnose`` (verdicts
 and hints), ``check`` (the notebook's check), ``grader`` and ``batch`` (``python -m sandbox.grade``),

@@ -118,7 +118,7 @@ def run(root: Path) -> int:
     results.mkdir(parents=True, exist_ok=True)
     report = batch.gradescope_results(students[0])
     (results / "results.json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    print(students[0].feedback())
+    print(students[0].feedback(hidden=True))  # the log: Gradescope shows it to instructors only
     return 0
 
 

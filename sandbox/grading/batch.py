@@ -18,6 +18,7 @@ import csv
 import json
 import os
 import re
+import shutil
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -27,8 +28,8 @@ from typing import Any
 
 from ..errors import BadInput
 from . import notebooks as nb
-from .catalog import KIT, Exercise
-from .grader import ExerciseGrade, Limits, fresh_seed, grade, not_graded
+from .catalog import EXERCISES_DIR, KIT, Exercise
+from .grader import ExerciseGrade, Limits, answer_source, fresh_seed, grade, not_graded
 
 SUFFIXES = (".py", ".ipynb")
 _SKIPPED_PARTS = (".ipynb_checkpoints", "__pycache__", "__MACOSX")
@@ -55,12 +56,13 @@ class StudentGrade:
     def max_score(self) -> int:
         return sum(g.max_score for g in self.grades)
 
-    def feedback(self) -> str:
+    def feedback(self, hidden: bool = False) -> str:
+        """What the student reads (hidden tests only counted), or with ``hidden``, the instructor's full text."""
         lines = [f"{self.student}: {self.score}/{self.max_score}"]
         if self.ignored:
             lines.append("Ignored (no exercise recognised, or a second file for one): " + ", ".join(self.ignored))
         for g in self.grades:
-            lines += ["", g.feedback()]
+            lines += ["", g.feedback(hidden=hidden)]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
@@ -212,9 +214,33 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
     for s in students:
         folder = out / safe_name(s.student)
         folder.mkdir(exist_ok=True)
-        (folder / "report.json").write_text(json.dumps({**s.to_dict(), "seed": seed}, indent=1, default=str) + "\n")
+        report = s.to_dict()
+        for g, data in zip(s.grades, report["exercises"]):
+            data["replays"] = g.replays(f"{_replay_file(folder, g)}:{g.exercise.function}") if g.submitted else []
+        (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n")
         (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n")
         (folder / "feedback.txt").write_text(s.feedback() + "\n")
+
+
+def _replay_file(folder: Path, g: ExerciseGrade) -> str:
+    """The file an instructor replays a failure against: the submitted .py itself, or, when it cannot run
+    where it is (a notebook; no run_once_kit.py beside it), the code the grader ran, written to ``folder``."""
+    path = g.submitted
+    if path.suffix != ".py" or (g.exercise.kit and not (path.parent / KIT).is_file()):
+        if not g.replays("-"):
+            return _shown(path)
+        copy = folder / f"{g.exercise.name}.py"
+        copy.write_text(answer_source(path, g.exercise))
+        if g.exercise.kit:
+            shutil.copyfile(EXERCISES_DIR / KIT, folder / KIT)
+        path = copy
+    return _shown(path)
+
+
+def _shown(path: Path) -> str:
+    """A path as the instructor types it: relative to where the grader ran, when it is below it."""
+    path = path.resolve()
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
 
 
 def default_jobs() -> int:

@@ -7,6 +7,12 @@ campaign (fresh seeds each time, printed so you can replay them) against that fi
 failure it shows the failing scenario, the seed or schedule, what the checker saw, a hint that
 names the flaw, the timeline and the one command that replays it; on success, what was verified
 and what the next exercise adds. From the shell: ``python -m sandbox.grading check 02``.
+
+The answer cell is the one source of truth; the file is its copy. A file edited by hand since check
+last wrote it (its code no longer matches the fingerprint in its header) is kept as
+``NN_slug.py.bak`` before it is replaced, and the output says so. The tests are the exercise's own
+public tests, from the package (``catalog.PUBLIC_TESTS``); a notebook's ``TESTS = [...]`` list that
+differs from them changes nothing but a note in the output.
 """
 from __future__ import annotations
 
@@ -19,18 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import BadInput
 from . import judge
-from .catalog import EXERCISES_DIR, KIT, ROOT, Exercise, exercise
-from .catalog import answer_header as generated_header
+from . import notebooks as nb
+from .catalog import EXERCISES_DIR, KIT, ROOT, Exercise, Test, answer_text, exercise, from_notebook, written_as_is
 from .judge import ItemResult, RunInfo, TestResult
 from .recorder import MemorySink, Recorder
 from .render import check_html, check_text
 from .runner import Runner
 
 
-def answer_header(ex: Exercise) -> str:
-    """The first lines of an answer file (the generator writes the same ones)."""
-    return generated_header({"id": ex.id, "slug": ex.slug, "title": ex.title}, solution=False)
+def answer_file(ex: Exercise, cell: str) -> str:
+    """The answer file check writes from a cell (the generator writes the stub's the same way)."""
+    return answer_text({"id": ex.id, "slug": ex.slug, "title": ex.title}, cell)
 
 
 @dataclass
@@ -44,6 +51,8 @@ class CheckResult:
     campaign_seeds: list[int] = field(default_factory=list)
     preview: str | None = None
     saved_to: str | None = None
+    backup: str | None = None  # where the answer file's hand edits were kept before check replaced it
+    tests_changed: str | None = None  # how the notebook's TESTS list differs from the exercise's own
 
     @property
     def passed(self) -> bool:
@@ -94,30 +103,90 @@ def _answer_target(ex: Exercise) -> Path:
     return here / f"{ex.name}.py" if (here / f"{ex.name}.ipynb").is_file() else EXERCISES_DIR / f"{ex.name}.py"
 
 
-def save_answer(ex: Exercise, cell: str, target: Path) -> None:
-    """Write the answer cell as the exercise's file (keeping a copy of a file edited by hand)."""
-    text = answer_header(ex) + cell.rstrip("\n") + "\n"
-    if target.is_file() and target.read_text() != text and not target.read_text().startswith(answer_header(ex)):
-        target.with_suffix(".py.bak").write_text(target.read_text())
+def save_answer(ex: Exercise, cell: str, target: Path) -> Path | None:
+    """Write the answer cell as the exercise's file. The cell is the one source of truth and the file its copy;
+    a file that is not as check (or ``make exercises``) last wrote it was edited by hand: it is kept first,
+    as ``NN_slug.py.bak``, and that path is returned."""
+    text = answer_file(ex, cell)
+    backup = None
+    if target.is_file():
+        old = target.read_text(errors="replace")
+        if old != text and not written_as_is(old):
+            backup = _free_backup(target, old)
+            if not backup.is_file():
+                backup.write_text(old)
     target.write_text(text)
     kit = EXERCISES_DIR / KIT
     if ex.kit and not (target.parent / KIT).exists() and kit.is_file():
         (target.parent / KIT).write_text(kit.read_text())
+    return backup
 
 
-def locate_answer(ex: Exercise, namespace: dict[str, Any] | None) -> tuple[Path, str | None]:
-    """The answer file to check, and where a notebook cell was saved (None if nothing was saved)."""
+def _free_backup(target: Path, text: str) -> Path:
+    """``NN_slug.py.bak``; if that holds other work, ``NN_slug.py.bak2``, and so on: no backup overwrites another."""
+    n = 1
+    while True:
+        path = target.with_name(target.name + (".bak" if n == 1 else f".bak{n}"))
+        if not path.is_file() or path.read_text(errors="replace") == text:
+            return path
+        n += 1
+
+
+def locate_answer(ex: Exercise, namespace: dict[str, Any] | None) -> tuple[Path, str | None, Path | None]:
+    """The answer file to check, where a notebook cell was saved (None if nothing was saved) and where a
+    hand-edited answer file was kept (None if none was)."""
     func = (namespace or {}).get(ex.function)
     if callable(func):
         cell = _cell_source(func)
         if cell is not None:
             target = _answer_target(ex)
-            save_answer(ex, cell, target)
-            return target, str(target)
+            backup = save_answer(ex, cell, target)
+            return target, str(target), backup
         source = inspect.getsourcefile(func)
         if source and Path(source).is_file():
-            return Path(source), None
-    return _answer_target(ex), None
+            return Path(source), None, None
+    return _answer_target(ex), None, None
+
+
+def difference_in_tests(ex: Exercise, local: Any) -> str | None:
+    """How a notebook's ``TESTS = [...]`` differs from the exercise's public tests, or None if it does not."""
+    if not isinstance(local, list):
+        return "it is not a list of tests"
+    own = {t.item: t for t in ex.tests}
+    mine: dict[str, list[Test]] = {}
+    for entry in local:
+        try:
+            test = Test.from_dict(entry, hidden=False)
+        except (BadInput, TypeError, AttributeError):
+            return f"it holds something that is not a test: {str(entry)[:60]}"
+        mine.setdefault(test.item, []).append(test)
+    if [t.to_dict() for ts in mine.values() for t in ts] == [t.to_dict() for t in ex.tests]:
+        return None
+    by_item: dict[str, list[Test]] = {}
+    for t in ex.tests:
+        by_item.setdefault(t.item, []).append(t)
+    says = []
+    missing = [i for i in by_item if i not in mine]
+    changed = [i for i in by_item if i in mine and mine[i] != by_item[i]]
+    added = [i for i in mine if i not in own]
+    if missing:
+        says.append("it lacks " + ", ".join(missing))
+    if changed:
+        says.append("it changes " + ", ".join(changed))
+    if added:
+        says.append("it adds " + ", ".join(added))
+    return "; ".join(says) or "its tests are in another order"
+
+
+def _local_tests(ex: Exercise, namespace: dict[str, Any] | None) -> Any:
+    """The TESTS list the learner sees: the notebook's variable, or its tests cell on disk (from the shell)."""
+    if namespace is not None and "TESTS" in namespace:
+        return namespace["TESTS"]
+    notebook = _answer_target(ex).with_suffix(".ipynb")
+    try:
+        return [t.to_dict() for t in from_notebook(nb.read(notebook), with_hidden=False).tests]
+    except (OSError, ValueError, BadInput, SyntaxError):
+        return None  # no notebook, or one too broken to read: nothing to compare
 
 
 def shown_path(path: Path) -> str:
@@ -169,13 +238,18 @@ def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = N
     """
     started = time.perf_counter()
     ex = exercise(ref)
+    namespace = None
     if handler is not None:
-        path, saved = Path(str(handler).rpartition(":")[0] or handler), None
+        path, saved, backup = Path(str(handler).rpartition(":")[0] or handler), None, None
     else:
-        path, saved = locate_answer(ex, sys._getframe(1).f_globals)
+        namespace = sys._getframe(1).f_globals
+        path, saved, backup = locate_answer(ex, namespace)
+    local = _local_tests(ex, namespace)
+    changed = difference_in_tests(ex, local) if local is not None else None
     shown = shown_path(path)
     base = campaign_seed if campaign_seed is not None else random.randrange(1000, 1_000_000)
     campaign = list(range(base, base + max((t.seeds for t in ex.tests if t.campaign), default=0)))
     items = judge.items(ex, run_tests(ex, path, shown, campaign))
     preview = _preview(ex, f"{path}:{ex.function}") if all(i.passed for i in items) else None
-    return CheckResult(ex, f"{shown}:{ex.function}", items, time.perf_counter() - started, campaign, preview, saved)
+    return CheckResult(ex, f"{shown}:{ex.function}", items, time.perf_counter() - started, campaign, preview, saved,
+                       shown_path(backup) if backup else None, changed)

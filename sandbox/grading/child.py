@@ -76,6 +76,7 @@ def _prepare() -> None:
 
 def _preflight(handler: str, function: str) -> str | None:
     """Load the answer once: None if it loads, else why not (the same for every test)."""
+    from ..errors import BadInput
     from ..loader import load_handler, split_spec
     from ..world import Sandbox
 
@@ -86,6 +87,8 @@ def _preflight(handler: str, function: str) -> str | None:
         with Sandbox():
             load_handler(handler, "preflight_answer")
         return None
+    except BadInput as exc:  # a syntax error, no handler: the message says it all
+        return str(exc)
     except BaseException as exc:  # the learner's module code: anything it raises is the answer
         return f"{type(exc).__name__}: {exc}"
     finally:

@@ -5,9 +5,12 @@ Each exercise is written once, as ``solutions/NN_slug.ipynb``. From it this writ
 - ``exercises/NN_slug.ipynb``: the student's notebook (solutions replaced by stubs that raise
   ``NotImplementedError``, hidden tests dropped, no outputs);
 - ``exercises/NN_slug.py``: its answer cell as a file (what the shell checks and the replay
-  commands run; ``check()`` in the notebook rewrites it from the learner's cell);
+  commands run; ``check()`` in the notebook rewrites it from the learner's cell), with the fingerprint
+  of its code, by which ``check()`` knows a file edited by hand and keeps it as ``NN_slug.py.bak``;
 - ``solutions/NN_slug.py``: the worked answer as a file, for tests and the command line;
 - ``exercises/run_once_kit.py``: ``examples/run_once_improved.py``, which the later exercises import;
+- ``sandbox/grading/public_tests.json``: every exercise's public tests, which ``check()`` runs (a learner's
+  edits to the notebook's ``TESTS`` list change nothing);
 - for a quiz, the timelines it asks about, with the scenario's name removed
   (``exercises/NN_slug/<letter>.json``).
 
@@ -20,7 +23,18 @@ import sys
 from pathlib import Path
 
 from . import notebooks as nb
-from .catalog import EXERCISES_DIR, KIT, ROOT, SOLUTIONS_DIR, answer_header, solution_notebooks
+from .catalog import (
+    EXERCISES_DIR,
+    KIT,
+    PUBLIC_TESTS,
+    ROOT,
+    SOLUTIONS_DIR,
+    answer_header,
+    answer_text,
+    grading_catalogue,
+    public_tests_text,
+    solution_notebooks,
+)
 
 KIT_SOURCE = ROOT / "examples" / "run_once_improved.py"
 
@@ -43,7 +57,7 @@ def outputs(path: Path) -> dict[Path, str]:
     student["metadata"][nb.METADATA_KEY] = {k: v for k, v in meta.items() if k != "mysteries"}
     answer = _answer_cell(notebook, path)
     out = {EXERCISES_DIR / f"{name}.ipynb": nb.dumps(student),
-           EXERCISES_DIR / f"{name}.py": answer_header(meta, False) + _ended(nb.student_text(answer, meta["id"])),
+           EXERCISES_DIR / f"{name}.py": answer_text(meta, nb.student_text(answer, meta["id"])),
            SOLUTIONS_DIR / f"{name}.py": answer_header(meta, True) + _ended(nb.solution_text(answer, hidden=False))}
     return out
 
@@ -59,7 +73,8 @@ def kit_text() -> str:
 
 
 def every_output() -> dict[Path, str]:
-    files: dict[Path, str] = {EXERCISES_DIR / KIT: kit_text(), SOLUTIONS_DIR / KIT: kit_text()}
+    files: dict[Path, str] = {EXERCISES_DIR / KIT: kit_text(), SOLUTIONS_DIR / KIT: kit_text(),
+                              PUBLIC_TESTS: public_tests_text(grading_catalogue())}
     for path in solution_notebooks():
         files.update(outputs(path))
     return files

@@ -100,6 +100,7 @@ class ExerciseGrade:
     seed: int | None = None
     seconds: float = 0.0
     source: str | None = None  # the submitted file, as named in the submission
+    submitted: Path | None = None  # the submitted file, where the grader read it
 
     @property
     def score(self) -> int:
@@ -109,7 +110,14 @@ class ExerciseGrade:
     def max_score(self) -> int:
         return self.exercise.max_score
 
-    def feedback(self) -> str:
+    @property
+    def hidden_items(self) -> list[ItemResult]:
+        return [i for i in self.items if i.hidden]
+
+    def feedback(self, hidden: bool = False) -> str:
+        """The feedback in words. For the student (``hidden=False``): the public items in full and only a
+        count of the hidden ones, as Gradescope keeps a hidden test's details back; for the instructor
+        (``hidden=True``): every item, hidden ones included."""
         ex = self.exercise
         lines = [f"Exercise {ex.id} · {ex.title}: {self.score}/{self.max_score}"
                  + (f" ({self.source})" if self.source else "")]
@@ -117,16 +125,38 @@ class ExerciseGrade:
             lines.append(f"  {self.reason}")
         if self.tampering:
             lines += ["  TAMPERING: graded zero."] + [f"  - {t}" for t in self.tampering]
-        lines += [item_line(i) for i in self.items]
-        for item in [i for i in self.items if not i.passed][:3]:
-            lines += [""] + failure_text(item)
+        shown = [i for i in self.items if hidden or not i.hidden]
+        lines += [item_line(i) for i in shown]
+        secret = [] if hidden else self.hidden_items
+        if secret:
+            passed = sum(i.passed for i in secret)
+            lines.append(f"  hidden tests: {passed} of {len(secret)} items passed "
+                         f"({sum(i.score for i in secret)}/{sum(i.points for i in secret)} points); "
+                         f"what they test is not shown")
+        if not self.reason:  # a reason that stopped every test is said once, above
+            for item in [i for i in shown if not i.passed][:3]:
+                lines += [""] + failure_text(item)
         return "\n".join(lines)
+
+    def replays(self, handler: str) -> list[dict[str, str]]:
+        """For each failed item: the replay command the student got and the same run against ``handler``
+        (``path/file.py:function``, the submitted file itself)."""
+        out = []
+        for item in self.items:
+            t = item.failure
+            if t is None or t.failure is None or not t.failure.replay:
+                continue
+            f = t.failure
+            out.append({"item": item.item, "hidden": item.hidden, "student": f.replay,
+                        "submitted": judge.replay_for(t.test, f.seed, f.script, handler)})
+        return out
 
     def to_dict(self) -> dict[str, Any]:
         return {"exercise": self.exercise.name, "title": self.exercise.title, "score": self.score,
                 "max_score": self.max_score, "reason": self.reason, "tampering": self.tampering,
                 "seed": self.seed, "seconds": round(self.seconds, 2), "source": self.source,
-                "items": [i.to_dict() for i in self.items], "feedback": self.feedback()}
+                "items": [i.to_dict() for i in self.items], "feedback": self.feedback(),
+                "full_feedback": self.feedback(hidden=True)}
 
 
 def not_graded(ex: Exercise, reason: str, source: str | None = None) -> ExerciseGrade:
@@ -330,8 +360,27 @@ def grade(ex: Exercise, submission: Path, *, seed: int | None = None, limits: Li
         result = _grade_in_children(ex, answer, base, limits, shown or f"exercises/{ex.name}.py")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+    named = source if submission.suffix == ".py" else f"{source} (its answer cell)"
+    _rename(result, {str(answer): named, str(workdir) + os.sep: "", str(workdir): "."})
     result.seed, result.seconds, result.source = base, time.perf_counter() - started, source
+    result.submitted = submission
     return result
+
+
+def _rename(result: ExerciseGrade, names: dict[str, str]) -> None:
+    """Say the submitted file's name wherever a message names the grader's temporary copy of it."""
+    def fix(text: str | None) -> str | None:
+        for old, new in (names.items() if text else ()):
+            text = text.replace(old, new)
+        return text
+
+    result.reason = fix(result.reason)
+    result.tampering = [fix(t) for t in result.tampering]
+    for item in result.items:
+        for t in item.tests:
+            t.reason = fix(t.reason)
+            if t.failure is not None:
+                t.failure.explanation = fix(t.failure.explanation)
 
 
 def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, shown: str) -> ExerciseGrade:

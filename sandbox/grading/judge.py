@@ -151,9 +151,14 @@ def judge_run(test: Test, info: RunInfo, history: History | None, handler: str) 
     if found is None:
         return None
     status, explanation, hints = found
-    replay = replay_command(handler, scenario=test.scenario, settings=_changed(test), seed=info.seed,
-                            script=info.script, drill=test.drill)
+    replay = replay_for(test, info.seed, info.script, handler)
     return Failure(status, explanation, hints, info.seed, info.script, text_timeline(history), replay, history)
+
+
+def replay_for(test: Test, seed: int | None, script: list[str] | None, handler: str) -> str:
+    """The command that replays one run of ``test`` against ``handler`` (``path/file.py:function``)."""
+    return replay_command(handler, scenario=test.scenario, settings=_changed(test), seed=seed, script=script,
+                          drill=test.drill)
 
 
 def _changed(test: Test) -> dict[str, Any]:

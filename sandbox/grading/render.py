@@ -54,11 +54,26 @@ def item_line(item: ItemResult) -> str:
     return f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} [{runs} run{'' if runs == 1 else 's'}]"
 
 
+def notes(r: "CheckResult") -> list[str]:
+    """What the learner must know before reading the score: work kept aside, a tests list that is not the exercise's."""
+    out = []
+    if r.backup:
+        out.append(f"{r.saved_to or 'the answer file'} had been edited outside this notebook. Your edited version "
+                   f"is kept as {r.backup}; check runs the notebook's answer cell, so copy what you want from the "
+                   f".bak file into that cell and run check again.")
+    if r.tests_changed:
+        out.append(f"the TESTS list in your notebook is not exercise {r.exercise.id}'s ({r.tests_changed}). "
+                   f"check ran the exercise's own {len(r.exercise.tests)} public tests, listed below, whatever "
+                   f"the list says.")
+    return out
+
+
 def check_text(r: "CheckResult") -> str:
     ex = r.exercise
     head = (f"Exercise {ex.id} · {ex.title}: {r.score}/{r.max_score} on the public tests, "
             f"in {r.seconds:.1f} s, checking {r.handler}")
     lines = [head]
+    lines += [f"NOTE: {note}" for note in notes(r)]
     if r.saved_to:
         lines.append(f"(your answer cell was saved to {r.saved_to})")
     lines += [item_line(i) for i in r.items]
@@ -93,6 +108,7 @@ def check_html(r: "CheckResult") -> str:
     color = "#1a7f37" if r.passed else "#cf222e"
     parts = [f"<div><h4 style='color:{color}'>Exercise {esc(ex.id)} · {esc(ex.title)}: {r.score}/{r.max_score} "
              f"on the public tests ({r.seconds:.1f} s)</h4>"]
+    parts += [f"<p style='color:#9a6700'><b>Note:</b> {esc(note)}</p>" for note in notes(r)]
     if r.saved_to:
         parts.append(f"<p>Your answer cell was saved to <code>{esc(r.saved_to)}</code>.</p>")
     parts.append("<ul>" + "".join(f"<li>{esc(item_line(i).strip())}</li>" for i in r.items) + "</ul>")
