@@ -391,8 +391,8 @@ def summary(board: Scoreboard) -> list[str]:
         mine = [c for c in board.cells if c.strategy == name]
         within = [c for c in mine if c.column.variant.within]
         outside = [c for c in mine if not c.column.variant.within]
-        line = (f"  {name}: valid in {sum(c.failure is None for c in within)} of {len(within)} columns within "
-                f"the assumptions")
+        line = (f"  {name}: valid in {sum(c.failure is None for c in within)} of {len(within)} "
+                f"column{'' if len(within) == 1 else 's'} within the assumptions")
         if outside:
             line += f", {sum(c.failure is None for c in outside)} of {len(outside)} outside them"
         lines.append(line)
@@ -404,8 +404,11 @@ def scoreboard_text(board: Scoreboard) -> str:
     label = max([len("scenario / variant"), *(len(c.name) + 2 for c in board.columns)])
     heads = [_header(s, width) for s in board.strategies]
     rate = board.runs / board.wall_s if board.wall_s else 0.0
-    lines = [f"Campaign: {len(board.strategies)} strategies x {len(board.columns)} scenario settings "
-             f"({seeds_note(board)}); {board.runs:,} runs in {board.wall_s:.0f} s on {board.workers} "
+    strategies, columns = len(board.strategies), len(board.columns)
+    lines = [f"Campaign: {strategies} strateg{'y' if strategies == 1 else 'ies'} x {columns} scenario "
+             f"setting{'' if columns == 1 else 's'} "
+             f"({seeds_note(board)}); {board.runs:,} run{'' if board.runs == 1 else 's'} in {board.wall_s:.0f} s on "
+             f"{board.workers} "
              f"worker{'s' if board.workers > 1 else ''} ({rate:.1f} runs/s)",
              "A cell: 'valid' (every seed), or the first failing seed and its verdict. "
              "* = outside the improved handler's assumptions.", "",

@@ -77,3 +77,22 @@ def test_an_exploration_capped_at_one_schedule_says_schedule(capsys):
     main(["run", "concurrent-claims", "--handler", example("read_then_write.py"), "--policy", "exhaustive",
           "--max-schedules", "1"])
     assert capsys.readouterr().out.splitlines()[0].endswith("up to 1 schedule")
+
+
+def test_one_throttled_try_is_a_try_in_the_history_and_on_the_timeline():
+    from sandbox.timeline import plot_timeline
+
+    result = run_scenario("async-late-retry", example("naive_email.py"),
+                          settings={"throttled_from": 0.0, "throttled_for": 0.5})  # over before the second try
+    whys = [r["detail"]["why"] for r in result.history.events if (r.get("detail") or {}).get("tries") == 1]
+    assert whys and all("throttled: 1 try answered 429 " in why for why in whys)
+    texts = [t.get_text() for ax in plot_timeline(result.history).axes for t in ax.texts]
+    assert "throttled (429): 1 try over 1 s" in texts
+
+
+def test_a_campaign_of_one_strategy_one_column_and_one_run_says_so():
+    from sandbox.campaign import run_campaign, scoreboard_text
+
+    text = scoreboard_text(run_campaign(["naive"], ["no-fault"], seeds=1, others_seeds=1))
+    assert text.startswith("Campaign: 1 strategy x 1 scenario setting (every strategy: seed 0); 1 run in ")
+    assert "  naive: valid in 1 of 1 column within the assumptions" in text.splitlines()

@@ -303,7 +303,8 @@ class AsyncInvokeSource(Source):
         self._record(Delivery.THROTTLED, entry.keys, prev,
                      {"event": entry.id, "tries": tries, "from": round(first, 6), "status": 429,
                       "error": "TooManyRequestsException",
-                      "why": f"the function was throttled: {tries} tries answered 429 and went back to the queue, "
+                      "why": f"the function was throttled: {tries} {'try' if tries == 1 else 'tries'} answered 429 "
+                             f"and went back to the queue, "
                              f"retried with a backoff growing from {THROTTLE_FIRST_DELAY:g} s to at most "
                              f"{THROTTLE_MAX_DELAY:g} s"})
 

@@ -197,7 +197,7 @@ class DeliveryReader:
         """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""
         tries = d.detail.get("tries")
         start = fields.number(d.detail.get("from"))
-        label = "throttled (429)" + (f": {tries} tries over {duration(d.t - start)}"
+        label = "throttled (429)" + (f": {tries} {'try' if tries == 1 else 'tries'} over {duration(d.t - start)}"
                                      if isinstance(tries, int) and start is not None and d.t > start else "")
         return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
 
