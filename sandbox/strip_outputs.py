@@ -3,10 +3,12 @@
 ``make setup`` and ``make lab`` register this module as a git *clean filter* for the notebooks
 (``filter.strip-outputs`` in ``.git/config``, used by ``.gitattributes``): git stores and compares
 each notebook without what running it wrote (outputs, execution counts, the kernel's
-``language_info`` and saved widget state), so running lessons leaves ``git status`` clean, while
-the copy on disk keeps what the learner ran. ``python -m sandbox.strip_outputs FILE...`` strips
-files in place (``make reset-notebooks``); with no file it filters stdin to stdout, as git calls it.
-Both ways run the same ``strip``, so a reset notebook is byte for byte what git stores.
+``language_info`` and saved widget state), so running lessons adds nothing to ``git diff`` or a
+commit, while the copy on disk keeps what the learner ran. (``git status`` still lists a notebook
+whose size changed: git takes a new size for a change without running the filter.)
+``python -m sandbox.strip_outputs FILE...`` strips files in place (``make reset-notebooks``); with
+no file it filters stdin to stdout, as git calls it. Both ways run the same ``strip``, so a reset
+notebook is byte for byte what git stores.
 """
 from __future__ import annotations
 
