@@ -116,3 +116,29 @@ def test_a_kernel_run_leaves_nothing_after_the_strip_filter_or_a_reset(tmp_path)
     assert filtered == clean.read_text()
     subprocess.run([sys.executable, "-m", "sandbox.strip_outputs", str(ran)], cwd=ROOT, check=True)
     assert ran.read_text() == clean.read_text()
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_every_link_in_a_lesson_goes_somewhere(path: Path):
+    """A link is a web address, an anchor, or a file of the repository (relative to the lesson)."""
+    broken = []
+    for text in _markdown(nbformat.read(path, as_version=4)):
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"https?://[\w.-]+\.\w+/", target) or target.startswith("#"):
+                continue
+            if not (path.parent / target.split("#", 1)[0]).exists():
+                broken.append(target)
+    assert broken == [], f"{path.name}: links that go nowhere: {broken}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS[:-1], ids=lambda p: p.name)
+def test_each_recap_links_the_next_lesson(path: Path):
+    recap = _markdown(nbformat.read(path, as_version=4))[-1]
+    following = NOTEBOOKS[NOTEBOOKS.index(path) + 1].name
+    assert re.search(rf"Next: \[[^\]]+\]\({re.escape(following)}\)", recap), f"the recap's 'Next:' links {following}"
+
+
+def test_every_lesson_names_the_kernel_jupyter_names():
+    """One kernelspec everywhere, so JupyterLab has nothing to rewrite on save."""
+    specs = {nbformat.read(p, as_version=4).metadata.get("kernelspec", {}).get("display_name") for p in NOTEBOOKS}
+    assert specs == {"Python 3 (ipykernel)"}
