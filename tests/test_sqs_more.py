@@ -393,11 +393,12 @@ def test_fifo_queue_config_follows_the_house_config_style():
 # -- the visibility advice: six times the function timeout plus the batching window ---------------
 @pytest.mark.parametrize("visibility, window, advised", [(18, 0, None), (18, 2, 20), (19, 2, 20), (20, 2, None)])
 def test_the_visibility_advice_adds_the_batching_window_to_six_function_timeouts(visibility, window, advised):
-    # services-sqs-configure.html: six times the function timeout (3 s here) plus MaximumBatchingWindowInSeconds.
+    # services-sqs-configure.html advises six times the function timeout (3 s here); the sandbox adds
+    # MaximumBatchingWindowInSeconds, since visibility runs while the poller gathers its batch.
     r = run_scenario("sqs-batch-failure", IDEMPOTENT, seed=0,
                      settings={"visibility_timeout": visibility, "batching_window": window})
     notes = [e["text"] for e in r.history if e["type"] == "note" and "six times" in e["text"]]
     assert notes == ([] if advised is None else
-                     [f"the queue's visibility timeout ({visibility} s) is below AWS's advice of six times the "
-                      f"function timeout plus the batching window ({advised} s): a batch can come back while it "
+                     [f"the queue's visibility timeout ({visibility} s) is below six times the function timeout "
+                      f"(AWS's advice) plus the batching window ({advised} s): a batch can come back while it "
                       f"is still being processed"])

@@ -310,8 +310,10 @@ class SqsEventSourceMapping(Source):
             self._check_fifo()
         advised = recommended_visibility(function.config.timeout, self.config.batching_window)
         if vt < advised:
-            world.note(f"the queue's visibility timeout ({vt} s) is below AWS's advice of six times the function "
-                       f"timeout plus the batching window ({number_text(advised)} s): a batch can come back while "
+            # AWS advises six times the function timeout; the batching window is added because visibility
+            # counts from receipt, while the poller still gathers its batch (the module docstring says why).
+            world.note(f"the queue's visibility timeout ({vt} s) is below six times the function timeout (AWS's "
+                       f"advice) plus the batching window ({number_text(advised)} s): a batch can come back while "
                        f"it is still being processed")
         self.tracked: dict[str, _Tracked] = {}
         self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it
