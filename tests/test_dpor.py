@@ -218,8 +218,10 @@ def test_reduced_and_full_agree_on_every_handler(name):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["naive_email.py", "module_set.py", "claim_only.py", "idempotent.py",
-                                  CLAIM])
+# Three copies cost a full search of hundreds of schedules each: a handler with no claim, one in module
+# state, and the improved run_once (conditional writes that fail and read). claim_only and the exercise's
+# solution make the same conditional put; the two-copy checks above cover them.
+@pytest.mark.parametrize("name", ["naive_email.py", "module_set.py", "idempotent.py"])
 def test_reduced_and_full_agree_on_three_copies(name):
     reduced, full = agree(name, {"copies": 3})
     assert reduced.schedules * 10 <= full.schedules or full.schedules < 50
