@@ -475,16 +475,23 @@ def _label_axes(ax, board: Scoreboard) -> None:
     ax.set_xlim(0, len(board.columns))
     ax.set_ylim(len(board.strategies), 0)
     ax.set_yticks([r + 0.5 for r in range(len(board.strategies))], labels=board.strategies, fontsize=13)
-    for label, name in zip(ax.get_yticklabels(), board.strategies):
-        label.set_fontweight("bold" if name == IMPROVED else "normal")
     ax.xaxis.tick_top()
     ax.set_xticks([c + 0.5 for c in range(len(board.columns))], labels=column_labels(board.columns),
                   rotation=55, ha="left", rotation_mode="anchor", fontsize=11)
-    for label, col in zip(ax.get_xticklabels(), board.columns):
+    style_board_labels(ax, board, ax.get_yticklabels(), ax.get_xticklabels(), pad=4)
+
+
+def style_board_labels(ax, board: Scoreboard, strategy_labels, column_labels, pad: float) -> None:
+    """The improved strategy in bold, columns outside the assumptions in italics, no ticks or frame.
+
+    Shared by the wide heat map here and the capstone's tall one, whose axes are the other way round."""
+    for label, name in zip(strategy_labels, board.strategies):
+        label.set_fontweight("bold" if name == IMPROVED else "normal")
+    for label, col in zip(column_labels, board.columns):
         if not col.variant.within:
             label.set_fontstyle("italic")
             label.set_color("#7A2E00")
-    ax.tick_params(length=0, pad=4)
+    ax.tick_params(length=0, pad=pad)
     for spine in ax.spines.values():
         spine.set_visible(False)
 

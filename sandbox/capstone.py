@@ -41,6 +41,7 @@ from .campaign import (
     column_labels,
     seeds_note,
     strategy_handler,
+    style_board_labels,
 )
 from .errors import BadInput
 from .scenarios import RunResult, run_scenario
@@ -203,18 +204,10 @@ def _tall_labels(ax, board: Scoreboard) -> None:
     ax.xaxis.tick_top()
     ax.set_xticks([c + 0.5 for c in range(len(board.strategies))], labels=board.strategies, rotation=50,
                   ha="left", rotation_mode="anchor", fontsize=10)
-    for label, name in zip(ax.get_xticklabels(), board.strategies):
-        label.set_fontweight("bold" if name == IMPROVED else "normal")
     labels = [f"{text} *" if not col.variant.within else text
               for text, col in zip(column_labels(board.columns), board.columns)]
     ax.set_yticks([r + 0.5 for r in range(len(board.columns))], labels=labels, fontsize=9.5)
-    for label, col in zip(ax.get_yticklabels(), board.columns):
-        if not col.variant.within:
-            label.set_fontstyle("italic")
-            label.set_color("#7A2E00")
-    ax.tick_params(length=0, pad=3)
-    for spine in ax.spines.values():
-        spine.set_visible(False)
+    style_board_labels(ax, board, ax.get_xticklabels(), ax.get_yticklabels(), pad=3)
 
 
 def _tall_legend(fig) -> None:
