@@ -27,6 +27,9 @@ from types import ModuleType
 _SANDBOX_DIR = str(Path(__file__).resolve().parent)
 _SHARED_ROOTS = tuple(sorted({str(Path(p).resolve()) for key in ("stdlib", "platstdlib", "purelib", "platlib")
                               if (p := sysconfig.get_paths().get(key))}))
+#: Modules found shared (stdlib, site-packages, the sandbox), by name: a module object's file never
+#: changes, so every world's scan of ``sys.modules`` skips them (a new module under the name is looked at).
+_SHARED_MODULES: dict[str, ModuleType] = {}
 
 
 def is_private(module: object) -> bool:
@@ -64,6 +67,9 @@ class ProcessContext:
     def __init__(self, env: dict[str, str], task_root: str | None):
         self.modules: dict[str, ModuleType] = {}
         self.env = dict(env)
+        #: ``os.environ`` in its encoded form when ``env`` was last installed or captured (None: not yet):
+        #: while the two are equal, ``env`` is still right and nothing needs decoding or setting.
+        self.raw_env: dict | None = None
         self.path = ([task_root] if task_root else []) + [p for p in sys.path if p != task_root]
 
 
@@ -73,10 +79,23 @@ class Processes:
     def __init__(self):
         self.current: ProcessContext | None = None
         self._base_env: dict[str, str] | None = None
+        self._base_raw: dict | None = None  # the encoded form of _base_env
         self._base_path: list[str] | None = None
         self._base_private: dict[str, ModuleType] = {}
         self._base_size = -1  # len(sys.modules) when _base_private was taken
         self._known: set[str] = set()
+
+    def _private_modules(self) -> dict[str, ModuleType]:
+        """The private modules in ``sys.modules``; a module already found shared is not looked at again."""
+        private, shared = {}, _SHARED_MODULES
+        for name, module in sys.modules.items():
+            if shared.get(name) is module:
+                continue
+            if is_private(module):
+                private[name] = module
+            else:
+                shared[name] = module
+        return private
 
     def activate(self, ctx: ProcessContext | None) -> None:
         """Make ``ctx`` the running process (None: the world's own)."""
@@ -89,14 +108,17 @@ class Processes:
         self.current = ctx
 
     def _enter(self, ctx: ProcessContext) -> None:
-        self._base_env, self._base_path = dict(os.environ), list(sys.path)
+        raw = _environ_raw()
+        if raw != self._base_raw:  # the world's environment changed since it was last noted
+            self._base_env, self._base_raw = dict(os.environ), raw
+        self._base_path = list(sys.path)
         if len(sys.modules) != self._base_size:  # the world's own code imported something since
-            self._base_private = {n: m for n, m in sys.modules.items() if is_private(m)}
+            self._base_private = self._private_modules()
             self._base_size = len(sys.modules)
         for name in self._base_private:
             del sys.modules[name]
         sys.modules.update(ctx.modules)
-        _replace_env(ctx.env)
+        ctx.raw_env = _replace_env(ctx.env, ctx.raw_env, raw)
         sys.path[:] = ctx.path
         self._known = set(sys.modules)
 
@@ -105,7 +127,7 @@ class Processes:
         for name in ctx.modules:
             sys.modules.pop(name, None)
         sys.modules.update(self._base_private)
-        _replace_env(self._base_env or {})
+        self._base_raw = _replace_env(self._base_env or {}, self._base_raw, ctx.raw_env)
         sys.path[:] = self._base_path or sys.path
 
     def capture(self, ctx: ProcessContext) -> None:
@@ -115,15 +137,34 @@ class Processes:
             if module is not None and is_private(module):
                 ctx.modules[name] = module
         self._known = set(sys.modules)
-        ctx.env = dict(os.environ)
+        raw = _environ_raw()
+        if raw != ctx.raw_env:  # the container changed its environment: decode it once
+            ctx.env, ctx.raw_env = dict(os.environ), raw
         ctx.path = list(sys.path)
 
 
-def _replace_env(env: dict[str, str]) -> None:
-    if dict(os.environ) == env:
-        return
-    for key in [k for k in os.environ if k not in env]:
-        del os.environ[key]
-    for key, value in env.items():
-        if os.environ.get(key) != value:
-            os.environ[key] = value
+def _environ_raw() -> dict:
+    """A copy of ``os.environ``'s encoded mapping: a plain dict copy, where ``dict(os.environ)`` decodes
+    every variable. Two copies are equal exactly when the environments are (the encoding is one-to-one)."""
+    return os.environ._data.copy()
+
+
+def _replace_env(env: dict[str, str], env_raw: dict | None, now_raw: dict | None) -> dict:
+    """Make ``os.environ`` equal ``env``; return its encoded form.
+
+    ``env_raw`` is the encoded form of ``env`` and ``now_raw`` that of the current environment, when
+    known. Only the variables that differ are set or removed (each change reaches the real process
+    environment through ``os.environ``), the new ones in ``env``'s order, as a process would have them.
+    """
+    if env_raw is not None and env_raw == now_raw:
+        return now_raw
+    if now_raw is None:
+        now_raw = _environ_raw()
+    environ = os.environ
+    wanted = {environ.encodekey(k): (k, v, environ.encodevalue(v)) for k, v in env.items()}
+    for raw_key in [k for k in now_raw if k not in wanted]:
+        del environ[environ.decodekey(raw_key)]
+    for raw_key, (key, value, raw_value) in wanted.items():
+        if now_raw.get(raw_key) != raw_value:
+            environ[key] = value
+    return _environ_raw()
