@@ -145,8 +145,10 @@ class Processes:
 
 def _environ_raw() -> dict:
     """A copy of ``os.environ``'s encoded mapping: a plain dict copy, where ``dict(os.environ)`` decodes
-    every variable. Two copies are equal exactly when the environments are (the encoding is one-to-one)."""
-    return os.environ._data.copy()
+    every variable. Two copies are equal exactly when the environments are (the encoding is one-to-one).
+    Code that replaced ``os.environ`` with a plain mapping gets a plain copy (its encoding is the identity)."""
+    environ = os.environ
+    return environ._data.copy() if isinstance(environ, os._Environ) else dict(environ)
 
 
 def _replace_env(env: dict[str, str], env_raw: dict | None, now_raw: dict | None) -> dict:
@@ -161,9 +163,12 @@ def _replace_env(env: dict[str, str], env_raw: dict | None, now_raw: dict | None
     if now_raw is None:
         now_raw = _environ_raw()
     environ = os.environ
-    wanted = {environ.encodekey(k): (k, v, environ.encodevalue(v)) for k, v in env.items()}
+    encoded = isinstance(environ, os._Environ)
+    encode_key, encode_value, decode_key = ((environ.encodekey, environ.encodevalue, environ.decodekey) if encoded
+                                            else (str, str, str))
+    wanted = {encode_key(k): (k, v, encode_value(v)) for k, v in env.items()}
     for raw_key in [k for k in now_raw if k not in wanted]:
-        del environ[environ.decodekey(raw_key)]
+        del environ[decode_key(raw_key)]
     for raw_key, (key, value, raw_value) in wanted.items():
         if now_raw.get(raw_key) != raw_value:
             environ[key] = value
