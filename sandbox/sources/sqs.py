@@ -556,8 +556,8 @@ class SqsEventSourceMapping(Source):
                 continue
             self._dead_seen.add(m["id"])
             info = self.tracked.get(m["id"]) or _Tracked(order_id_of(m["body"]))
-            reason = (f"received {m['receives']} times (maxReceiveCount {self.queue.max_receive_count}) "
-                      f"without being deleted")
+            times = "once" if m["receives"] == 1 else f"{m['receives']} times"
+            reason = f"received {times} (maxReceiveCount {self.queue.max_receive_count}) without being deleted"
             if info.last_error:
                 reason += f"; last error: {info.last_error}"
             problem = _json_problem(m["body"])
