@@ -39,6 +39,7 @@ from .campaign import (
     Scoreboard,
     Variant,
     column_labels,
+    legend_handles,
     seeds_note,
     strategy_handler,
     style_board_labels,
@@ -211,13 +212,8 @@ def _tall_labels(ax, board: Scoreboard) -> None:
 
 
 def _tall_legend(fig) -> None:
-    from matplotlib.patches import Patch
-
-    handles = [Patch(facecolor=COLOURS[Status.VALID], label="valid for every seed"),
-               Patch(facecolor=COLOURS[Status.INVALID], label="invalid (number: first seed)"),
-               Patch(facecolor=COLOURS[Status.UNKNOWN], label="unknown (number: first seed)"),
-               Patch(facecolor="#BBBBBB", hatch="///", hatchcolor="white", edgecolor="white",
-                     label="* outside the improved handler's assumptions")]
+    handles = legend_handles("invalid (number: first seed)", "unknown (number: first seed)",
+                             "* outside the improved handler's assumptions")
     fig.legend(handles=handles, loc="lower left", ncol=2, fontsize=9.5, frameon=False,
                bbox_to_anchor=(0.01, 0.05 / fig.get_figheight()), handlelength=2, handleheight=1.2)
 

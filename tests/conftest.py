@@ -41,3 +41,18 @@ def pytest_terminal_summary(terminalreporter):
     from ui_support import report_ui_tests
 
     report_ui_tests(terminalreporter)
+
+
+@contextlib.contextmanager
+def open_run(scenario, handler, seed=0, **overrides):
+    """Run a scenario like run_scenario, but keep the world open to look into moto afterwards."""
+    from sandbox import Sandbox, get_scenario
+
+    sc = get_scenario(scenario)
+    cfg = sc.resolve(overrides)
+    with Sandbox(seed=seed, meta={"scenario": sc.name, "settings": cfg}) as sb:
+        sb.services.timings.email = cfg["email_seconds"]
+        sb.services.timings.charge = cfg["charge_seconds"]
+        fn = sb.function(handler, timeout=cfg["function_timeout"])
+        queue, mapping, producer = sc.drive(sb, fn, cfg)
+        yield sb, queue, mapping, producer

@@ -1,7 +1,6 @@
 """More SQS duplicate sources: a delete that misses a stored copy (sqs-spontaneous-duplicate), a FIFO
 queue's 5-minute deduplication window (sqs-fifo-window), and a DLQ redrive (sqs-dlq-redrive)."""
 import json
-from contextlib import contextmanager
 
 import pytest
 from botocore.exceptions import ClientError
@@ -11,7 +10,7 @@ from sandbox.sources.fifo import FifoQueueConfig, deduplication_id
 from sandbox.sources.redrive import MessageMoveTasks
 from sandbox.sources.sqs import SqsEventSourceMapping, SqsQueue
 
-from conftest import example
+from conftest import example, open_run
 
 NAIVE, IDEMPOTENT = example("naive_email.py"), example("idempotent.py")
 NEW_SCENARIOS = ("sqs-spontaneous-duplicate", "sqs-fifo-window", "sqs-dlq-redrive")
@@ -27,19 +26,6 @@ def deliveries(history, what):
 
 def causes(result):
     return [(v["cause"], v["keys"]) for v in result.history.invocations().values()]
-
-
-@contextmanager
-def open_run(scenario, handler, seed=0, **overrides):
-    """Run a scenario like run_scenario, but keep the world open to look into moto afterwards."""
-    sc = get_scenario(scenario)
-    cfg = sc.resolve(overrides)
-    with Sandbox(seed=seed, meta={"scenario": sc.name, "settings": cfg}) as sb:
-        sb.services.timings.email = cfg["email_seconds"]
-        sb.services.timings.charge = cfg["charge_seconds"]
-        fn = sb.function(handler, timeout=cfg["function_timeout"])
-        queue, mapping, producer = sc.drive(sb, fn, cfg)
-        yield sb, queue, mapping, producer
 
 
 def test_the_new_settings_stay_out_of_the_older_sqs_scenarios():

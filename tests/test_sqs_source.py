@@ -4,7 +4,6 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from contextlib import contextmanager
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -16,7 +15,7 @@ from sandbox import BadInput, Sandbox, get_scenario, run_scenario
 from sandbox.scenarios.sqs_batch_failure import max_depth
 from sandbox.sources.sqs import SqsEventSourceMapping, SqsQueue
 
-from conftest import ROOT, example
+from conftest import ROOT, example, open_run
 
 SQS_SCENARIOS = ("sqs-batch-failure", "sqs-visibility-timeout", "producer-resend")
 
@@ -27,19 +26,6 @@ def emails(result):
 
 def deliveries(history, what):
     return [e for e in history.of_type("delivery") if e["what"] == what]
-
-
-@contextmanager
-def open_run(scenario, handler, seed=0, **overrides):
-    """Run a scenario like run_scenario, but keep the world open to look into moto afterwards."""
-    sc = get_scenario(scenario)
-    cfg = sc.resolve(overrides)
-    with Sandbox(seed=seed, meta={"scenario": sc.name, "settings": cfg}) as sb:
-        sb.services.timings.email = cfg["email_seconds"]
-        sb.services.timings.charge = cfg["charge_seconds"]
-        fn = sb.function(handler, timeout=cfg["function_timeout"])
-        queue, mapping, producer = sc.drive(sb, fn, cfg)
-        yield sb, queue, mapping, producer
 
 
 # -- exact effect counts of the naive handler under default settings -------------------------
