@@ -9,14 +9,13 @@ task root, on ``sys.path``.
 from __future__ import annotations
 
 import difflib
-import functools
 import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from types import CodeType
 from typing import Any
 
+from .codecache import CachedSourceLoader
 from .errors import BadInput
 from .process import shadows_shared
 
@@ -59,9 +58,7 @@ def load_handler(spec: str, module_name: str | None = None) -> Callable:
         raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
     if b"\0" in source:
         raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
-    loader_spec = importlib.util.spec_from_file_location(name, path)
-    # the loader asks get_code(name) for the module's code: give it the cached code of this very source
-    loader_spec.loader.get_code = lambda _name, file=loader_spec.loader.path: _compiled(file, source)
+    loader_spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[name] = module  # as an import does: the module can import itself and be found by name
     try:
@@ -81,18 +78,6 @@ def load_handler(spec: str, module_name: str | None = None) -> Callable:
     if not callable(handler):
         raise BadInput(f"{func!r} in {path} is not a function")
     return handler
-
-
-@functools.lru_cache(maxsize=64)
-def _compiled(path: str, source: bytes) -> CodeType:
-    """The handler file's code, compiled as the import system compiles a source file.
-
-    Every container executes the same code object into a module of its own (a code object is
-    immutable: sharing it shares no state), so a file is compiled once per source, not at every
-    cold start: without a ``.pyc`` (``PYTHONDONTWRITEBYTECODE``, a read-only folder) compiling
-    was most of a cold start's own cost.
-    """
-    return compile(source, path, "exec", dont_inherit=True)
 
 
 def check_handler(handler: Any) -> None:

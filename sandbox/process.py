@@ -61,16 +61,66 @@ def shadows_shared(name: str) -> bool:
     return spec.origin in ("built-in", "frozen") or not private_path(spec.origin)
 
 
+class Environment:
+    """One process's environment variables, and what it takes to put them in ``os.environ`` again.
+
+    ``raw`` is ``os.environ``'s encoded form when these variables were last installed or captured
+    (None: not yet): while ``os.environ`` still equals it, nothing needs decoding or setting.
+    ``encoded`` is the variables' encoded form in their own order, made once per set of variables.
+    """
+
+    __slots__ = ("variables", "raw", "_encoded")
+
+    def __init__(self, variables: dict[str, str], raw: dict | None = None):
+        self.variables, self.raw, self._encoded = variables, raw, None
+
+    def install(self, now_raw: dict | None) -> None:
+        """Make ``os.environ`` equal these variables (``now_raw``: its encoded form now, if known).
+
+        Only the variables that differ are set or removed (each change reaches the real process
+        environment through ``os.environ``), new ones in this environment's order, as a process has them.
+        """
+        if self.raw is not None and self.raw == now_raw:
+            return
+        if now_raw is None:
+            now_raw = _environ_raw()
+        environ = os.environ
+        decode_key = environ.decodekey if isinstance(environ, os._Environ) else str
+        wanted = self._wanted(environ)
+        for raw_key in [k for k in now_raw if k not in wanted]:
+            del environ[decode_key(raw_key)]
+        for raw_key, (key, value, raw_value) in wanted.items():
+            if now_raw.get(raw_key) != raw_value:
+                environ[key] = value
+        self.raw = _environ_raw()
+
+    def _wanted(self, environ) -> dict:
+        encoded = isinstance(environ, os._Environ)
+        if self._encoded is None or self._encoded[0] != encoded:
+            encode_key, encode_value = (environ.encodekey, environ.encodevalue) if encoded else (str, str)
+            self._encoded = encoded, {encode_key(k): (k, v, encode_value(v)) for k, v in self.variables.items()}
+        return self._encoded[1]
+
+    @classmethod
+    def capture(cls, before: "Environment | None") -> "Environment":
+        """``os.environ`` as it is now: ``before`` itself while nothing changed, else decoded once."""
+        raw = _environ_raw()
+        if before is not None and raw == before.raw:
+            return before
+        return cls(dict(os.environ), raw)
+
+
 class ProcessContext:
     """What one container's process holds apart from every other."""
 
     def __init__(self, env: dict[str, str], task_root: str | None):
         self.modules: dict[str, ModuleType] = {}
-        self.env = dict(env)
-        #: ``os.environ`` in its encoded form when ``env`` was last installed or captured (None: not yet):
-        #: while the two are equal, ``env`` is still right and nothing needs decoding or setting.
-        self.raw_env: dict | None = None
+        self.environment = Environment(dict(env))
         self.path = ([task_root] if task_root else []) + [p for p in sys.path if p != task_root]
+
+    @property
+    def env(self) -> dict[str, str]:
+        return self.environment.variables
 
 
 class Processes:
@@ -78,12 +128,15 @@ class Processes:
 
     def __init__(self):
         self.current: ProcessContext | None = None
-        self._base_env: dict[str, str] | None = None
-        self._base_raw: dict | None = None  # the encoded form of _base_env
+        self._base_env: Environment | None = None
         self._base_path: list[str] | None = None
         self._base_private: dict[str, ModuleType] = {}
         self._base_size = -1  # len(sys.modules) when _base_private was taken
-        self._known: set[str] = set()
+        #: sys.modules when the running container was entered or last captured: its size and last entry
+        #: (a dict keeps insertion order, so while nothing was removed the imports since are the entries
+        #: after that one).
+        self._known_size = 0
+        self._known_last: tuple | None = None
 
     def _private_modules(self) -> dict[str, ModuleType]:
         """The private modules in ``sys.modules``; a module already found shared is not looked at again."""
@@ -108,9 +161,7 @@ class Processes:
         self.current = ctx
 
     def _enter(self, ctx: ProcessContext) -> None:
-        raw = _environ_raw()
-        if raw != self._base_raw:  # the world's environment changed since it was last noted
-            self._base_env, self._base_raw = dict(os.environ), raw
+        self._base_env = Environment.capture(self._base_env)  # the world's environment may have changed
         self._base_path = list(sys.path)
         if len(sys.modules) != self._base_size:  # the world's own code imported something since
             self._base_private = self._private_modules()
@@ -118,29 +169,53 @@ class Processes:
         for name in self._base_private:
             del sys.modules[name]
         sys.modules.update(ctx.modules)
-        ctx.raw_env = _replace_env(ctx.env, ctx.raw_env, raw)
+        ctx.environment.install(self._base_env.raw)
         sys.path[:] = ctx.path
-        self._known = set(sys.modules)
+        self._note_modules()
 
     def _leave(self, ctx: ProcessContext) -> None:
         self.capture(ctx)
         for name in ctx.modules:
             sys.modules.pop(name, None)
         sys.modules.update(self._base_private)
-        self._base_raw = _replace_env(self._base_env or {}, self._base_raw, ctx.raw_env)
+        self._base_env.install(ctx.environment.raw)
         sys.path[:] = self._base_path or sys.path
 
     def capture(self, ctx: ProcessContext) -> None:
         """Note what the running container changed: modules it imported, its environment."""
-        for name in sys.modules.keys() - self._known:
+        for name in self._new_modules():
             module = sys.modules.get(name)
             if module is not None and is_private(module):
                 ctx.modules[name] = module
-        self._known = set(sys.modules)
-        raw = _environ_raw()
-        if raw != ctx.raw_env:  # the container changed its environment: decode it once
-            ctx.env, ctx.raw_env = dict(os.environ), raw
+        self._note_modules()
+        ctx.environment = Environment.capture(ctx.environment)
         ctx.path = list(sys.path)
+
+    def _note_modules(self) -> None:
+        self._known_size = len(sys.modules)
+        self._known_last = _last_entry()
+
+    def _new_modules(self) -> "list[str] | set[str]":
+        """Names added to ``sys.modules`` since it was last noted."""
+        size, added = len(sys.modules), len(sys.modules) - self._known_size
+        if added >= 0 and _last_entry(skip=added) == self._known_last:
+            # Only appended (a removal before the noted last entry would shift it): the tail is new.
+            return list(sys.modules)[self._known_size:size] if added else []
+        # Something was removed or replaced: fall back to comparing names with the container's
+        # modules (every private module in sys.modules now that is not one of them is new).
+        return [name for name, module in sys.modules.items() if _SHARED_MODULES.get(name) is not module]
+
+
+def _last_entry(skip: int = 0) -> tuple | None:
+    """The ``skip``-th entry of ``sys.modules`` from the end (0: the last), as (name, module)."""
+    items = reversed(sys.modules.items())
+    try:
+        for _ in range(skip):
+            next(items)
+        name, module = next(items)
+    except StopIteration:
+        return None
+    return name, module
 
 
 def _environ_raw() -> dict:
@@ -149,27 +224,3 @@ def _environ_raw() -> dict:
     Code that replaced ``os.environ`` with a plain mapping gets a plain copy (its encoding is the identity)."""
     environ = os.environ
     return environ._data.copy() if isinstance(environ, os._Environ) else dict(environ)
-
-
-def _replace_env(env: dict[str, str], env_raw: dict | None, now_raw: dict | None) -> dict:
-    """Make ``os.environ`` equal ``env``; return its encoded form.
-
-    ``env_raw`` is the encoded form of ``env`` and ``now_raw`` that of the current environment, when
-    known. Only the variables that differ are set or removed (each change reaches the real process
-    environment through ``os.environ``), the new ones in ``env``'s order, as a process would have them.
-    """
-    if env_raw is not None and env_raw == now_raw:
-        return now_raw
-    if now_raw is None:
-        now_raw = _environ_raw()
-    environ = os.environ
-    encoded = isinstance(environ, os._Environ)
-    encode_key, encode_value, decode_key = ((environ.encodekey, environ.encodevalue, environ.decodekey) if encoded
-                                            else (str, str, str))
-    wanted = {encode_key(k): (k, v, encode_value(v)) for k, v in env.items()}
-    for raw_key in [k for k in now_raw if k not in wanted]:
-        del environ[decode_key(raw_key)]
-    for raw_key, (key, value, raw_value) in wanted.items():
-        if now_raw.get(raw_key) != raw_value:
-            environ[key] = value
-    return _environ_raw()

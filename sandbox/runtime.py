@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .codecache import TaskRoots
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
 from .faults import CrashPlan
 from .loader import check_handler, handler_module_name, load_handler
@@ -176,6 +177,8 @@ class Runtime:
         self.new_request_id = new_request_id
         self.region = region
         self.processes = Processes()
+        #: Handler folders whose modules each cold start imports without compiling them again.
+        self.task_roots = TaskRoots()
         self.base_env = env or (lambda: {})
         self._partial: dict[tuple[str, str], str] = {}  # a line printed in pieces, until its newline
         self._ids = itertools.count(1)
@@ -257,6 +260,8 @@ class LambdaFunction:
         self.module_name = handler_module_name(handler) if isinstance(handler, str) else None
         self._numbers = itertools.count(1)
         self._first: Container | None = None
+        if self.task_root is not None:
+            runtime.task_roots.add(self.task_root)
         if isinstance(handler, str):
             self._first = self._preload(handler)
 

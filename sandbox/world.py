@@ -188,6 +188,7 @@ class Sandbox:
         finally:
             active.set_current(None)
             self.runtime.processes.activate(None)
+            self.runtime.task_roots.restore()
             interpose.uninstall()
             adapter.uninstall()
             self.clock.stop()
