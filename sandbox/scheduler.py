@@ -14,6 +14,7 @@ import ctypes
 import heapq
 import itertools
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +61,7 @@ class Task:
         self.blocked_message = ""  # why the watchdog interrupted it
         self.result: Any = None
         self.error: BaseException | None = None
+        self.resumed_at = 0.0  # real time (perf_counter) the task last went on: the watchdog counts from it
         self.invocation = None  # set by the Lambda runtime for invocation tasks
         self._throw: BaseException | None = None
         # Two hand-off signals, each a plain lock held while "not signalled": releasing one
@@ -113,6 +115,9 @@ class Scheduler:
         self.steps = 0
         self.running: Task | None = None
         self.closed = False
+        #: (until, stop_when) of the loop now running, None outside run(): a task that yields reads it
+        #: to tell whether the loop could only hand the turn straight back to it.
+        self._loop_args: tuple[float | None, Callable[[], bool] | None] | None = None
         #: Called with the runnable tasks before each step; may return the one to run (stepping
         #: through a scenario by hand), or None to let the policy choose.
         self.gate: Callable[[list[Task]], Task | None] | None = None
@@ -154,8 +159,9 @@ class Scheduler:
         return task if task is not None and task.sched is self else None
 
     def _switch(self, task: Task) -> None:
-        task._back.release()
-        task._go.acquire()
+        if not self._resume_at_once(task):
+            task._back.release()
+            task._go.acquire()
         if task._throw is not None:
             exc, task._throw = task._throw, None
             raise exc
@@ -279,9 +285,11 @@ class Scheduler:
         """
         if self._mine() is not None:
             raise RuntimeError("Scheduler.run() called from inside a task")
+        self._loop_args = (until, stop_when)
         try:
             self._loop(until, stop_when)
         finally:
+            self._loop_args = None
             if self.on_switch is not None:
                 self.on_switch(None)  # back on the world's own thread: its own process
 
@@ -316,6 +324,55 @@ class Scheduler:
             self.clock.advance_to(next_t)
             self._fire_due()
 
+    # -- a turn handed straight back ---------------------------------------------------
+    def _resume_at_once(self, task: Task) -> bool:
+        """Take the loop's next step for ``task`` on its own thread, when that step is forced.
+
+        When ``task`` has just yielded and is the only task that can run next (no other is runnable,
+        none waits on a test, no timer falls due before it wakes, the loop would not stop), the loop
+        could only advance the clock to its wake-up and resume it: two thread switches that decide
+        nothing. Doing that bookkeeping here instead (the clock, the step count, the process switch)
+        leaves every history as it was. Stepping by hand and exploration watch every step, so with a
+        gate or a step listener the loop always takes the turn.
+        """
+        if self._loop_args is None or self.gate is not None or self.step_listener is not None:
+            return False
+        if task.state not in (RUNNABLE, SLEEPING) or task._throw is not None:
+            return False
+        until, stop_when = self._loop_args
+        others = float("inf")
+        for t in self.tasks:
+            if t is task:
+                continue
+            if t.state == RUNNABLE or (t.state == WAITING and t.ready is not None):
+                return False
+            if t.wake_at is not None and t.state in (SLEEPING, WAITING):
+                others = min(others, t.wake_at)
+        if self._timers:
+            others = min(others, self._timers[0][0])
+        if task.state == SLEEPING:
+            wake = task.wake_at
+            # the loop fires everything due within 1e-9 of a wake-up together: a tie is the loop's to order
+            if wake is None or wake + 1e-9 >= others or (until is not None and wake > until + 1e-9):
+                return False
+        if self._loop_would_stop(until, stop_when, task):
+            return False
+        if task.state == SLEEPING:
+            self.clock.advance_to(task.wake_at)
+            task.state, task.wake_at = RUNNABLE, None
+            if stop_when is not None and _outside_tasks(stop_when):
+                return False  # the loop sees the stop first (the task is runnable, as the loop left it)
+        self.steps += 1
+        if self.on_switch is not None:
+            self.on_switch(task)
+        task.resumed_at = time.perf_counter()
+        return True
+
+    def _loop_would_stop(self, until: float | None, stop_when: Callable[[], bool] | None, task: Task) -> bool:
+        if stop_when is not None:
+            return _outside_tasks(stop_when)
+        return until is None and task.daemon and not self._alive_work()
+
     def _poll_blocked(self) -> None:
         """Wake the tasks in block_until whose thing became available (they take it now)."""
         for t in self.tasks:
@@ -349,9 +406,9 @@ class Scheduler:
         self.running = task
         if self.on_switch is not None:
             self.on_switch(task)
+        task.resumed_at = time.perf_counter()
         task._go.release()
-        if not task._back.acquire(timeout=self.watchdog):
-            self._unblock(task)
+        self._await(task)
         self.running = None
         if task.done:
             # Dropping finished tasks keeps every scheduling step proportional to live work,
@@ -360,6 +417,16 @@ class Scheduler:
             for t in self.tasks:
                 if t.state == WAITING and t.waiting_on is task:
                     t.state, t.wake_at, t.waiting_on = RUNNABLE, None, None
+
+    def _await(self, task: Task) -> None:
+        """Wait for ``task`` to hand the turn back; the watchdog counts from its last yield point."""
+        timeout = self.watchdog
+        while not task._back.acquire(timeout=timeout):
+            quiet = time.perf_counter() - task.resumed_at
+            if quiet >= self.watchdog:
+                self._unblock(task)
+                return
+            timeout = self.watchdog - quiet  # it took steps on its own thread meanwhile
 
     def _unblock(self, task: Task) -> None:
         """The task ran ``watchdog`` seconds of real time without yielding."""
@@ -391,3 +458,13 @@ class Scheduler:
             task._back.acquire(timeout=1.0)
         self._timers.clear()
         self._live_timers = 0
+
+
+def _outside_tasks(test: Callable[[], bool]) -> bool:
+    """Call the loop's stop test as the loop would: from no task (current_task() is None)."""
+    task = getattr(_local, "task", None)
+    _local.task = None
+    try:
+        return bool(test())
+    finally:
+        _local.task = task

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sandbox import HandlerBlocked, Sandbox, run_scenario
+from sandbox import SCENARIOS, HandlerBlocked, Sandbox, run_scenario
 from sandbox.explore import explore, explore_scenario
 from sandbox.policies import ReplayPolicy
+from sandbox.scheduler import Scheduler
 
 from conftest import ROOT, example, no_real_sleep
 
@@ -150,6 +151,38 @@ def test_explore_visits_every_interleaving_of_two_two_step_tasks():
     result = explore(case)
     # 4 steps, 2 from each task, in order within a task: C(4,2) = 6 interleavings.
     assert len(seen) == 6 and result.schedules >= 6
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from(sorted(SCENARIOS)), st.integers(0, 50),
+       st.sampled_from([example("naive_email.py"), example("idempotent.py")]))
+def test_a_turn_handed_straight_back_changes_nothing(name, seed, handler):
+    """A forced step taken on the task's own thread gives the history the loop would have given."""
+    straight = run_scenario(name, handler, seed=seed)
+    original = Scheduler._resume_at_once
+    Scheduler._resume_at_once = lambda self, task: False  # every turn goes back to the loop
+    try:
+        through_loop = run_scenario(name, handler, seed=seed)
+    finally:
+        Scheduler._resume_at_once = original
+    assert straight.history.to_json() == through_loop.history.to_json()
+    assert straight.report() == through_loop.report()
+
+
+def test_many_quick_turns_in_a_row_are_not_a_blocked_task():
+    """The watchdog counts from the last yield point, also when the task took its turns on its own."""
+    def works_between_sleeps(event, context):
+        for _ in range(8):
+            busy_until = time.perf_counter() + 0.06  # real work, well under the watchdog each time
+            while time.perf_counter() < busy_until:
+                pass
+            time.sleep(1)  # virtual: a yield point
+        return "done"
+
+    with Sandbox(watchdog=0.3) as sb:
+        inv = sb.function(works_between_sleeps, timeout=30).invoke({})
+        assert inv.outcome == "ok" and inv.result == "done"  # 0.48 s of real work in all, 0.06 s at a time
+        assert sb.clock.elapsed() == 8.0
 
 
 def test_busy_loop_is_detected_and_named():
