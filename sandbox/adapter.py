@@ -128,14 +128,14 @@ def boto3_session(region: str) -> boto3.Session:
     botocore parses its JSON service models and registers its built-in handlers once per
     session; sharing one (and its loader) makes a fresh world cost milliseconds. Nothing in
     it belongs to a world: credentials are the sandbox's fake ones, and requests go to
-    whichever world is open. Made while the hooks are installed, so it carries them.
+    whichever world is open. It is made while the hooks are installed, so it carries them
+    (a session made outside a world would send its requests to the network, refused).
     """
-    global _loader
     if region not in _sessions:
-        if _loader is None:
-            _loader = botocore.loaders.create_loader()
+        if not _saved:
+            raise RuntimeError("the sandbox's shared boto3 session is made inside an open world")
         core = botocore.session.get_session()
-        core.register_component("data_loader", _loader)
+        core.register_component("data_loader", shared_loader())
         _sessions[region] = boto3.Session(botocore_session=core, region_name=region)
     return _sessions[region]
 
@@ -158,8 +158,10 @@ def _use_shared_session(region: str) -> None:
 
 
 def shared_loader():
-    """botocore's loader that worlds share (parsed service models, cached)."""
-    boto3_session("us-east-1")
+    """botocore's loader that worlds share (parsed service models, cached); any session may use it."""
+    global _loader
+    if _loader is None:
+        _loader = botocore.loaders.create_loader()
     return _loader
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import boto3
@@ -268,6 +270,21 @@ def test_after_a_world_closes_plain_boto3_behaves_as_without_the_sandbox():
         client.put_item(TableName="plain", Item={"k": {"S": "1"}})
         assert client.get_item(TableName="plain", Key={"k": {"S": "1"}})["Item"] == {"k": {"S": "1"}}
     assert not any(getattr(h[1], "__module__", "").startswith("sandbox") for h in botocore.handlers.BUILTIN_HANDLERS)
+
+
+def test_the_shared_loader_taken_before_any_world_leaves_worlds_working():
+    """A benchmark or a notebook may take the shared service models first: worlds still answer locally."""
+    code = ("from sandbox import adapter, run_scenario\n"
+            "adapter.shared_loader()\n"
+            "try:\n"
+            "    adapter.boto3_session('us-east-1')\n"
+            "except RuntimeError as exc:\n"
+            "    print('refused:', exc)\n"
+            "print(run_scenario('no-fault', 'examples/idempotent.py:handler').status)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "refused: the sandbox's shared boto3 session is made inside an open world", "valid"]
 
 
 def test_unrecorded_is_scoped_to_the_calling_task():
