@@ -11,8 +11,9 @@ Figures and their targets:
 - CLI start: ``python -m sandbox run no-fault`` over a bare ``import boto3`` plus moto's
   DynamoDB, SQS and Kinesis models, both as fresh processes (<= 1.5x);
 - sandbox overhead: a scenario's wall time over the same AWS calls replayed on bare moto,
-  with the replay building the boto3 clients the run built (one per container, one per
-  service for the sandbox's own pollers), so cold starts count on both sides (<= 1.3x);
+  with the replay building what the run built (one DynamoDB Table resource per container, as
+  the examples' handlers do, and a client per service for the sandbox's own pollers), so cold
+  starts count on both sides (<= 1.3x);
 - cost of a whole run over the same AWS calls made directly on prebuilt moto clients (<= 3x);
 - campaign throughput: scenario runs per second on every core;
 - cost per order at 100, 1,000 and 10,000 orders (flat within 1.5x);
@@ -47,7 +48,7 @@ from .bench_notebooks import notebook_misses, notebook_table, notebook_times
 from .isolation import measure as isolation_measure
 from .isolation import table as isolation_table
 from .scenarios import SCENARIOS, run_scenario
-from .vocab import IDEMPOTENCY_TABLE, RecordType
+from .vocab import AWS_OK, IDEMPOTENCY_TABLE, RecordType
 
 ROOT = Path(__file__).resolve().parent.parent
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
@@ -155,31 +156,76 @@ class MotoReplay:
             self.prebuilt[service] = self.session.client(service)
         return self.prebuilt[service]
 
-    def replay(self, calls: list[Call], cold: bool) -> None:
-        """Reset moto and make the calls; ``cold`` builds a client per origin, as the run did."""
-        from botocore import xform_name
+    def replay(self, calls: list[Call], cold: bool) -> list[str]:
+        """Reset moto and make the calls; ``cold`` builds what each origin built in the run, as it did.
+
+        Returns each call's outcome as the history words it: "ok", or the short error code.
+        """
         from botocore.exceptions import ClientError
 
         adapter.reset_aws()
         # The idempotency table every world starts with, made the same cheap way.
         adapter.create_table("us-east-1", IDEMPOTENCY_TABLE.create_table_request(), IDEMPOTENCY_TABLE.ttl_request())
-        clients: dict[tuple[str, str], Any] = {}
+        callers: dict[tuple[str, str], _Caller] = {}
+        outcomes = []
         for service, op, params, origin in calls:
-            client, resource = self.client(service), False
-            if cold:
-                if (origin, service) not in clients:
-                    clients[(origin, service)] = self._cold_client(service, origin)
-                client, resource = clients[(origin, service)]
+            if not cold:
+                caller = _Caller(service, self.client(service))
+            elif (origin, service) in callers:
+                caller = callers[(origin, service)]
+            else:
+                caller = callers[(origin, service)] = self._cold_caller(service, origin)
             try:
-                getattr(client, xform_name(op))(**(_to_resource(params) if resource else _to_boto3(service, params)))
-            except ClientError:
-                pass  # stale receipt handles and lost claims cost what they cost in the scenario too
+                caller.call(op, params)
+                outcomes.append(AWS_OK)
+            except ClientError as err:  # stale receipt handles and lost claims cost what they cost in the run too
+                outcomes.append(err.response["Error"]["Code"].removesuffix("Exception"))
+        return outcomes
 
-    def _cold_client(self, service: str, origin: str) -> tuple[Any, bool]:
-        """What a cold start builds: a Table resource's client for a container's DynamoDB (as the examples do)."""
+    def _cold_caller(self, service: str, origin: str) -> "_Caller":
+        """What a cold start builds: for a container's DynamoDB, a Table resource (as the examples do)."""
         if service == "dynamodb" and "/c" in origin:
-            return self.session.resource("dynamodb").meta.client, True
-        return self.session.client(service), False
+            return _TableCaller(self.session.resource("dynamodb"))
+        return _Caller(service, self.session.client(service))
+
+
+class _Caller:
+    """Makes a recorded call on a client, its parameters turned back into boto3 input."""
+
+    def __init__(self, service: str, client: Any):
+        self.service, self.client = service, client
+
+    def call(self, op: str, params: dict) -> Any:
+        from botocore import xform_name
+
+        return getattr(self.client, xform_name(op))(**_to_boto3(self.service, params))
+
+
+#: Operations a boto3 Table resource makes itself (its actions); others go through its client.
+_TABLE_ACTIONS = {"put_item", "get_item", "update_item", "delete_item", "query", "scan"}
+
+
+class _TableCaller(_Caller):
+    """Makes a handler's DynamoDB call the way the examples do: through one Table resource per table.
+
+    A Table's first action costs more than the same call on its client (boto3 builds the action
+    from the resource model), so the replay pays it too, as the handler's cold start did.
+    """
+
+    def __init__(self, resource: Any):
+        super().__init__("dynamodb", resource.meta.client)
+        self.resource, self.tables = resource, {}
+
+    def call(self, op: str, params: dict) -> Any:
+        from botocore import xform_name
+
+        params, method = _to_resource(params), xform_name(op)
+        name = params.get("TableName")
+        if name is None or method not in _TABLE_ACTIONS:
+            return getattr(self.client, method)(**params)
+        if name not in self.tables:
+            self.tables[name] = self.resource.Table(name)
+        return getattr(self.tables[name], method)(**{k: v for k, v in params.items() if k != "TableName"})
 
 
 def _fresh_botocore_session():

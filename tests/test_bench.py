@@ -36,3 +36,41 @@ def test_quick_bench_writes_json_and_table(tmp_path):
     table = out.with_suffix(".txt").read_text()
     assert "Scenario wall time" in table and "Targets missed" in table
     assert table.strip() in proc.stdout
+
+
+@pytest.mark.parametrize("name", ["no-fault", "concurrent-claims"])
+def test_the_replay_makes_the_runs_calls_with_the_runs_outcomes(name):
+    """The overhead ratio compares like with like: the same requests, answered the same way."""
+    from sandbox import bench, gateway, run_scenario
+
+    calls = []
+    with gateway.tap(lambda service, op, params, origin: calls.append((service, op, params, origin))):
+        run = run_scenario(name, bench.HANDLER)
+    recorded = [e["result"] for e in run.history.of_type("aws")]
+    assert len(recorded) == len(calls) > 0
+    replay = bench.MotoReplay()
+    try:
+        assert replay.replay(calls, cold=True) == recorded
+        assert replay.replay(calls, cold=False) == recorded
+    finally:
+        replay.close()
+    if name == "concurrent-claims":
+        assert recorded == ["ok", "ConditionalCheckFailed", "ok"]  # the lost claim is replayed as lost
+
+
+def test_a_containers_dynamodb_calls_go_through_a_table_resource():
+    """As the examples' handlers make them: one Table per container, its first action built then."""
+    from sandbox import bench
+
+    replay = bench.MotoReplay()
+    try:
+        caller = replay._cold_caller("dynamodb", "orders-handler/c1")
+        assert isinstance(caller, bench._TableCaller)
+        replay.replay([], cold=True)  # a fresh moto with the idempotency table
+        caller.call("PutItem", {"TableName": "idempotency", "Item": {"pk": {"S": "k"}}})
+        assert list(caller.tables) == ["idempotency"]
+        got = caller.call("GetItem", {"TableName": "idempotency", "Key": {"pk": {"S": "k"}}, "ConsistentRead": True})
+        assert got["Item"] == {"pk": "k"}  # a Table answers in Python values, as the handler sees them
+        assert not isinstance(replay._cold_caller("sqs", "orders-handler/c1"), bench._TableCaller)
+    finally:
+        replay.close()
