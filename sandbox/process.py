@@ -30,6 +30,8 @@ _SHARED_ROOTS = tuple(sorted({str(Path(p).resolve()) for key in ("stdlib", "plat
 #: Modules found shared (stdlib, site-packages, the sandbox), by name: a module object's file never
 #: changes, so every world's scan of ``sys.modules`` skips them (a new module under the name is looked at).
 _SHARED_MODULES: dict[str, ModuleType] = {}
+#: The last scan of ``sys.modules`` for private modules: its entries, and what it found.
+_LAST_SCAN: tuple[tuple, dict[str, ModuleType]] | None = None
 
 
 def is_private(module: object) -> bool:
@@ -47,11 +49,18 @@ def private_path(path: str) -> bool:
 
 def shadows_shared(name: str) -> bool:
     """Would a private module called ``name`` hide a module of the stdlib or site-packages?"""
-    import importlib.util
-
     found = sys.modules.get(name)
     if found is not None:
         return not is_private(found)
+    return _installed_elsewhere(name, tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=256)
+def _installed_elsewhere(name: str, path: tuple[str, ...]) -> bool:
+    """Is ``name`` a built-in module or one found on ``path`` outside the learner's folders? (a search
+    of every folder on the path, done once per name and path)"""
+    import importlib.util
+
     try:
         spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
@@ -65,8 +74,8 @@ class Environment:
     """One process's environment variables, and what it takes to put them in ``os.environ`` again.
 
     ``raw`` is ``os.environ``'s encoded form when these variables were last installed or captured
-    (None: not yet): while ``os.environ`` still equals it, nothing needs decoding or setting.
-    ``encoded`` is the variables' encoded form in their own order, made once per set of variables.
+    (None: not yet): while ``os.environ`` still equals it, nothing needs decoding or setting. The
+    variables' encoded form, in their own order, is made once per set of variables.
     """
 
     __slots__ = ("variables", "raw", "_encoded")
@@ -97,8 +106,11 @@ class Environment:
     def _wanted(self, environ) -> dict:
         encoded = isinstance(environ, os._Environ)
         if self._encoded is None or self._encoded[0] != encoded:
-            encode_key, encode_value = (environ.encodekey, environ.encodevalue) if encoded else (str, str)
-            self._encoded = encoded, {encode_key(k): (k, v, encode_value(v)) for k, v in self.variables.items()}
+            wanted = {}
+            for key, value in self.variables.items():
+                raw_key, raw_value = _encoded(environ, key, value) if encoded else (key, value)
+                wanted[raw_key] = (key, value, raw_value)
+            self._encoded = encoded, wanted
         return self._encoded[1]
 
     @classmethod
@@ -108,6 +120,20 @@ class Environment:
         if before is not None and raw == before.raw:
             return before
         return cls(dict(os.environ), raw)
+
+
+_ENCODINGS: dict[tuple[str, str], tuple] = {}
+
+
+def _encoded(environ, key: str, value: str) -> tuple:
+    """``(key, value)`` as ``os.environ`` stores them; every world sets the same few variables, so each
+    pair is encoded once (the encoding of a string never changes within a process)."""
+    pair = _ENCODINGS.get((key, value))
+    if pair is None:
+        if len(_ENCODINGS) > 4096:
+            _ENCODINGS.clear()
+        pair = _ENCODINGS[(key, value)] = (environ.encodekey(key), environ.encodevalue(value))
+    return pair
 
 
 class ProcessContext:
@@ -138,27 +164,51 @@ class Processes:
         self._known_size = 0
         self._known_last: tuple | None = None
 
-    def _private_modules(self) -> dict[str, ModuleType]:
-        """The private modules in ``sys.modules``; a module already found shared is not looked at again."""
+    @staticmethod
+    def _private_modules() -> dict[str, ModuleType]:
+        """The private modules in ``sys.modules``; a module already found shared is not looked at again.
+
+        Worlds opened one after another mostly find ``sys.modules`` exactly as the last one left it
+        (the same names bound to the same modules, in the same order): then the last answer stands.
+        """
+        global _LAST_SCAN
+        entries = tuple(sys.modules.items())
+        if _LAST_SCAN is not None and _LAST_SCAN[0] == entries:
+            return dict(_LAST_SCAN[1])
         private, shared = {}, _SHARED_MODULES
-        for name, module in sys.modules.items():
+        for name, module in entries:
             if shared.get(name) is module:
                 continue
             if is_private(module):
                 private[name] = module
             else:
                 shared[name] = module
+        _LAST_SCAN = entries, dict(private)
         return private
 
     def activate(self, ctx: ProcessContext | None) -> None:
         """Make ``ctx`` the running process (None: the world's own)."""
         if ctx is self.current:
             return
-        if self.current is not None:
-            self._leave(self.current)
-        if ctx is not None:
-            self._enter(ctx)
+        if self.current is not None and ctx is not None:
+            self._swap(self.current, ctx)
+        else:
+            if self.current is not None:
+                self._leave(self.current)
+            if ctx is not None:
+                self._enter(ctx)
         self.current = ctx
+
+    def _swap(self, old: ProcessContext, new: ProcessContext) -> None:
+        """One container's process for another's, as leaving one and entering the other would, without
+        putting the world's own in place in between (no code of the world runs there)."""
+        self.capture(old)
+        for name in old.modules:
+            sys.modules.pop(name, None)
+        sys.modules.update(new.modules)
+        new.environment.install(old.environment.raw)
+        sys.path[:] = new.path
+        self._note_modules()
 
     def _enter(self, ctx: ProcessContext) -> None:
         self._base_env = Environment.capture(self._base_env)  # the world's environment may have changed
