@@ -29,6 +29,8 @@ def test_quick_bench_writes_json_and_table(tmp_path):
         assert v["raw_moto_s"] > 0 and v["ratio_x"] == pytest.approx(v["scenario_s"] / v["raw_moto_s"], rel=0.02)
         assert v["prebuilt_s"] > 0 and v["aws_calls"] > 0
         assert v["prebuilt_ratio_x"] == pytest.approx(v["scenario_s"] / v["prebuilt_s"], rel=0.02)
+        assert v["floor_x"] == pytest.approx(v["raw_moto_s"] / v["prebuilt_s"], rel=0.02)
+        assert set(v["every_core"]) == {"ratio_x", "prebuilt_ratio_x"} and isinstance(v["pinned"], bool)
     cli = results["cli_start"]
     assert cli["ratio_x"] == pytest.approx(cli["cli_s"] / cli["bare_import_s"], rel=0.02)
     campaign = results["campaign"]
@@ -56,6 +58,24 @@ def test_the_replay_makes_the_runs_calls_with_the_runs_outcomes(name):
         replay.close()
     if name == "concurrent-claims":
         assert recorded == ["ok", "ConditionalCheckFailed", "ok"]  # the lost claim is replayed as lost
+
+
+def test_one_core_pins_threads_started_meanwhile_and_lets_go_after():
+    import os
+    import threading
+
+    from sandbox import bench
+
+    if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a machine with two cores or more that can pin a thread")
+    before = os.sched_getaffinity(0)
+    seen = {}
+    with bench.one_core() as pinned:
+        worker = threading.Thread(target=lambda: seen.update(cpus=os.sched_getaffinity(0)))
+        worker.start()
+        worker.join()
+    assert pinned and len(seen["cpus"]) == 1 and seen["cpus"] <= before
+    assert os.sched_getaffinity(0) == before
 
 
 def test_a_containers_dynamodb_calls_go_through_a_table_resource():
