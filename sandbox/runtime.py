@@ -459,15 +459,17 @@ def _where(exc: BaseException) -> str | None:
     """The last frame of the learner's own code in ``exc``'s traceback: ``handler.py:12 in handler``."""
     from .process import private_path
 
-    frames = [f for f in traceback.extract_tb(exc.__traceback__) if private_path(f.filename)]
+    frames = [(frame.f_code.co_filename, lineno, frame.f_code.co_name)
+              for frame, lineno in traceback.walk_tb(exc.__traceback__)]  # no source lines needed, so none are read
+    frames = [f for f in frames if private_path(f[0])]
     if not frames:
         return None
-    last = frames[-1]
+    filename, lineno, name = frames[-1]
     try:
-        shown = str(Path(last.filename).resolve().relative_to(Path.cwd()))
+        shown = str(Path(filename).resolve().relative_to(Path.cwd()))
     except ValueError:
-        shown = last.filename
-    return f"{shown}:{last.lineno} in {last.name}"
+        shown = filename
+    return f"{shown}:{lineno} in {name}"
 
 
 def function_error_payload(inv: Invocation) -> dict[str, Any]:
