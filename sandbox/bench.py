@@ -434,7 +434,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "scenario_wall": walls,
         "compression": compression(walls),
         "cli_start": cli_start(2 if quick else 9),
-        "overhead": overhead(OVERHEAD_SCENARIOS, 1 if quick else 21),
+        "overhead": overhead(OVERHEAD_SCENARIOS, 1 if quick else 41),
         "campaign": campaign_throughput(1 if quick else 10),
         "cost_per_order": cost_per_order(["sqs-batch-failure", "concurrent-claims"],
                                          [10, 30] if quick else [100, 1000, 10000], 1 if quick else 3),
@@ -471,10 +471,11 @@ def misses(r: dict[str, Any]) -> list[str]:
 
 
 def table(r: dict[str, Any]) -> str:
+    width = max(24, *(len(name) + 2 for name in r["scenario_wall"]))
     lines = ["Scenario wall time (median, default settings, idempotent handler)",
-             f"  {'scenario':<24}{'wall s':>9}{'virtual s':>12}{'aws calls':>11}  verdict"]
+             f"  {'scenario':<{width}}{'wall s':>9}{'virtual s':>12}{'aws calls':>11}  verdict"]
     for name, v in r["scenario_wall"].items():
-        lines.append(f"  {name:<24}{v['wall_s']:>9.3f}{v['virtual_s']:>12.1f}{v['aws_calls']:>11}  {v['verdict']}")
+        lines.append(f"  {name:<{width}}{v['wall_s']:>9.3f}{v['virtual_s']:>12.1f}{v['aws_calls']:>11}  {v['verdict']}")
     lines += ["", "Time compression (virtual s per wall s)"]
     lines += [f"  {name:<24}{x:>12,.0f}x" for name, x in r["compression"].items()]
     c = r["cli_start"]

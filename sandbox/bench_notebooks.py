@@ -22,6 +22,10 @@ from typing import Any
 
 from .errors import BadInput
 
+#: Kernels a benchmark starts keep their own log to errors: a local kernel on 127.0.0.1 warns at every
+#: start that TCP is unencrypted, which buried the figures under warnings.
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 TARGETS = {"notebook_s": 15.0, "course_s": 120.0}
@@ -58,7 +62,7 @@ def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
         cpu["s"] = kernel_cpu_s(client)
         done["at"] = time.perf_counter()
 
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=QUIET_KERNEL,
                             resources={"metadata": {"path": str(path.parent)}},
                             on_cell_start=started, on_cell_executed=executed)
     error = None

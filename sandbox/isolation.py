@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .bench_notebooks import QUIET_KERNEL
 from .errors import BadInput
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -99,7 +100,7 @@ async def _execute_all(notebooks: list, workdir: Path, timeout: float) -> list[f
 
     async def one(nb) -> float:
         started = time.perf_counter()
-        client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        client = NotebookClient(nb, timeout=timeout, kernel_name="python3", extra_arguments=QUIET_KERNEL,
                                 resources={"metadata": {"path": str(workdir)}})
         await client.async_execute()
         return time.perf_counter() - started
