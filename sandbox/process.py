@@ -245,14 +245,14 @@ class Processes:
         self._known_size = len(sys.modules)
         self._known_last = _last_entry()
 
-    def _new_modules(self) -> "list[str] | set[str]":
+    def _new_modules(self) -> list[str]:
         """Names added to ``sys.modules`` since it was last noted."""
         size, added = len(sys.modules), len(sys.modules) - self._known_size
         if added >= 0 and _last_entry(skip=added) == self._known_last:
             # Only appended (a removal before the noted last entry would shift it): the tail is new.
             return list(sys.modules)[self._known_size:size] if added else []
-        # Something was removed or replaced: fall back to comparing names with the container's
-        # modules (every private module in sys.modules now that is not one of them is new).
+        # Something was removed or replaced: look at every module not known to be shared (capture keeps
+        # the private ones; those the container already had are kept again, unchanged or re-imported).
         return [name for name, module in sys.modules.items() if _SHARED_MODULES.get(name) is not module]
 
 
