@@ -40,8 +40,9 @@ from .freethreads import DEFAULT_BUDGET
 from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY
 from .http_gateway import Forwarder
 from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, run_in_world, short_settings
+from .vocab import WorldMode
 
-MODE = "endpoint"
+MODE = WorldMode.ENDPOINT
 REAL_AWS_FLAG = "--i-understand-this-uses-real-aws"
 #: The scenarios this mode runs: the real-threads ones whose source makes requests only.
 ENDPOINT_SCENARIOS = tuple(s for s in RUNNABLE_SCENARIOS if s != "sqs-batch-failure")

@@ -38,9 +38,10 @@ from .replicas import Replicas
 from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, FunctionConfig, LambdaFunction, Runtime
 from .services import Services
 from .ttl import TtlSweeper
+from .vocab import WorldMode
 from .world import Sandbox
 
-MODE = "real-threads"
+MODE = WorldMode.REAL_THREADS
 
 #: Scenarios whose drive needs nothing but requests (no look inside moto between them), with the
 #: short settings that make each take a second or two of wall-clock time. Both modes run them

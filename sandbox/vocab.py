@@ -167,6 +167,13 @@ class FindingKind(StrEnum):
         return self in (FindingKind.OVERLAP, FindingKind.STALE_WRITE)
 
 
+class WorldMode(StrEnum):
+    """A history's ``meta["mode"]`` when its world ran on the wall clock (a deterministic world sets none)."""
+
+    REAL_THREADS = "real-threads"
+    ENDPOINT = "endpoint"
+
+
 #: The ``result`` of an ``aws`` record that succeeded; failures hold the error code.
 AWS_OK = "ok"
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"

@@ -100,6 +100,19 @@ def test_the_timeout_stops_an_invocation_on_the_wall_clock():
     assert result.wall_seconds >= timeout
 
 
+def test_a_wall_clock_run_is_drawn_on_a_wall_clock_axis():
+    import matplotlib.pyplot as plt
+
+    from sandbox import plot_timeline
+
+    result = run_real_threads("no-fault", NAIVE)
+    fig = plot_timeline(result.history)
+    try:
+        assert fig.axes[0].get_xlabel() == "wall-clock time (s)"  # its seconds are real ones, not virtual
+    finally:
+        plt.close(fig)
+
+
 def test_a_scenario_the_mode_cannot_run_is_bad_input():
     with pytest.raises(BadInput, match="real-threads mode cannot run sqs-fifo-window.*runs no-fault"):
         run_real_threads("sqs-fifo-window", IDEMPOTENT)

@@ -10,12 +10,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..vocab import Delivery
+from ..vocab import Delivery, WorldMode
 from .model import Model
 from .timefmt import HOURS, MINUTES, SECONDS, clock, tick_label
 
 UNITS = ("auto", SECONDS, MINUTES, HOURS)
-AXIS_LABELS = {SECONDS: "virtual time (s)", MINUTES: "virtual time (min:s)", HOURS: "virtual time (h:mm:ss)"}
+AXIS_LABELS = {SECONDS: "time (s)", MINUTES: "time (min:s)", HOURS: "time (h:mm:ss)"}
 AUTO_MINUTES_OVER = 180  # s: a longer history reads in min:s ...
 AUTO_HOURS_OVER = 3600  # s: ... and a still longer one in h:mm:ss
 MIN_SPAN = 1e-3  # s: the shortest axis (a history with one instant)
@@ -54,6 +54,8 @@ class TimeAxis:
         if unit not in UNITS[1:]:
             raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
         self.unit = unit
+        # a world on the wall clock (real threads, an endpoint) records real seconds, not virtual ones
+        self.clock_name = "wall-clock" if model.meta.get("mode") in tuple(WorldMode) else "virtual"
         segs = _busy(spans, lo, hi) if gaps else None
         if not segs or len(segs) < 2:
             pad = LINEAR_PAD * self.span
@@ -116,7 +118,7 @@ class TimeAxis:
 
     @property
     def label(self) -> str:
-        return AXIS_LABELS[self.unit]
+        return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
 
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
         """Tick positions and labels, chosen per segment: ``seg_px`` is each segment's width in px, ``em_px`` the
