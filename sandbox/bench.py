@@ -284,7 +284,7 @@ def one_core():
     The sandbox runs one task at a time, handing the turn between threads. On a virtual machine a
     hand-off to a thread on another vCPU waits for the hypervisor to wake that vCPU, and the wait
     swings with the host's load: on a 2-vCPU VM the same code measured 1.20x to 1.69x in
-    identical processes on every core, 1.18x to 1.21x on one. Threads started meanwhile inherit it.
+    five identical processes on every core, 1.29x to 1.32x in three on one. Threads started meanwhile inherit it.
     """
     getter, setter = getattr(os, "sched_getaffinity", None), getattr(os, "sched_setaffinity", None)
     before = getter(0) if getter is not None else set()
