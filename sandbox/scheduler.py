@@ -295,9 +295,7 @@ class Scheduler:
 
     def _loop(self, until: float | None, stop_when: Callable[[], bool] | None) -> None:
         while True:
-            if stop_when is not None and stop_when():
-                return
-            if stop_when is None and until is None and not self._alive_work():
+            if self._stops(until, stop_when):
                 return
             self._poll_blocked()
             runnable = [t for t in self.tasks if t.state == RUNNABLE]
@@ -355,12 +353,12 @@ class Scheduler:
             # the loop fires everything due within 1e-9 of a wake-up together: a tie is the loop's to order
             if wake is None or wake + 1e-9 >= others or (until is not None and wake > until + 1e-9):
                 return False
-        if self._loop_would_stop(until, stop_when, task):
+        if self._stops(until, stop_when):
             return False
         if task.state == SLEEPING:
             self.clock.advance_to(task.wake_at)
             task.state, task.wake_at = RUNNABLE, None
-            if stop_when is not None and _outside_tasks(stop_when):
+            if self._stops(until, stop_when):
                 return False  # the loop sees the stop first (the task is runnable, as the loop left it)
         self.steps += 1
         if self.on_switch is not None:
@@ -368,10 +366,12 @@ class Scheduler:
         task.resumed_at = time.perf_counter()
         return True
 
-    def _loop_would_stop(self, until: float | None, stop_when: Callable[[], bool] | None, task: Task) -> bool:
+    def _stops(self, until: float | None, stop_when: Callable[[], bool] | None) -> bool:
+        """The loop's test before every step: its stop test says so, or, with neither a stop test nor
+        an end time, no work is left (daemon tasks alone do not count)."""
         if stop_when is not None:
             return _outside_tasks(stop_when)
-        return until is None and task.daemon and not self._alive_work()
+        return until is None and not self._alive_work()
 
     def _poll_blocked(self) -> None:
         """Wake the tasks in block_until whose thing became available (they take it now)."""
@@ -461,7 +461,7 @@ class Scheduler:
 
 
 def _outside_tasks(test: Callable[[], bool]) -> bool:
-    """Call the loop's stop test as the loop would: from no task (current_task() is None)."""
+    """Call the loop's stop test as from the world's own thread, also on a task's: current_task() is None."""
     task = getattr(_local, "task", None)
     _local.task = None
     try:
