@@ -12,6 +12,9 @@ plain boto3 client made after that behaves exactly as if the sandbox had never r
   past the gateway (a client made before the world opened) never leaves the machine;
 - a caller's own ``mock_aws()`` is silenced, or its stubber would run each request twice;
 - ``time.sleep`` becomes the world's virtual sleep;
+- every client of a service gets the same parsed service model and endpoint ruleset (see
+  ``_SharedParse``): both are built from the same JSON and never change, but botocore parses
+  them again for each client, which made up about a quarter of a container's cold start;
 - once a world asks for it (``route_lambda_targets``), an EventBridge rule's Lambda-function
   targets go to the sandbox, which plays that part of EventBridge: moto's EventBridge delivers
   only to logs, SQS, archives and event buses, and raises for a Lambda target.
@@ -32,9 +35,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import boto3
+import botocore.client
 import botocore.endpoint
 import botocore.handlers
 import botocore.loaders
+import botocore.regions
 import botocore.session
 from botocore.awsrequest import AWSResponse
 from botocore.endpoint import DEFAULT_TIMEOUT
@@ -87,6 +92,7 @@ def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region
                   send=botocore.endpoint.Endpoint._send, session=boto3.DEFAULT_SESSION,
                   setup=boto3.setup_default_session)
     botocore.handlers.BUILTIN_HANDLERS.extend(hooks)
+    _SHARED_PARSE.install()
     botocore.endpoint.Endpoint._send = _refuse_send
     botocore_stubber.enabled = False
     time.sleep = sleep
@@ -104,6 +110,7 @@ def uninstall() -> None:
     for hook in _saved["hooks"]:
         while hook in botocore.handlers.BUILTIN_HANDLERS:
             botocore.handlers.BUILTIN_HANDLERS.remove(hook)
+    _SHARED_PARSE.uninstall()
     botocore.endpoint.Endpoint._send = _saved["send"]
     botocore_stubber.enabled = _saved["stubber"]
     time.sleep = _saved["sleep"]
@@ -115,6 +122,77 @@ def uninstall() -> None:
 def real_sleep(seconds: float) -> None:
     """The wall-clock sleep, whatever ``time.sleep`` currently is."""
     (_saved.get("sleep") or time.sleep)(seconds)
+
+
+class _ParsedOnce:
+    """What was built from some JSON documents, while those exact documents are alive.
+
+    Entries hold their documents, so an ``id`` in a key is never reused while its entry stands.
+    A handler that makes its own botocore session loads its own documents: only the last few
+    used are kept, or a long campaign of such handlers would keep every copy.
+    """
+
+    def __init__(self, keep: int = 8):
+        self._entries: dict[tuple, tuple[tuple, Any]] = {}
+        self._keep = keep
+
+    def get(self, documents: tuple, extra: tuple, build: Callable[[], Any]) -> Any:
+        key = (*map(id, documents), *extra)
+        hit = self._entries.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], documents)):
+            self._entries[key] = self._entries.pop(key)  # the most recently used is evicted last
+            return hit[1]
+        built = build()
+        self._entries[key] = (documents, built)
+        while len(self._entries) > self._keep:
+            del self._entries[next(iter(self._entries))]
+        return built
+
+
+class _SharedParse:
+    """One parsed service model and one endpoint provider per JSON document, for every client.
+
+    botocore's loader caches the JSON it reads, yet each new client parses it again: a
+    ``ServiceModel`` (its operation and shape models built on first use) and an
+    ``EndpointProvider`` (the endpoint ruleset turned into rule objects, with an LRU cache of
+    resolved endpoints). Both are pure functions of their JSON, which botocore never changes
+    once loaded, so a client cannot tell a shared one from its own. Every container's cold start
+    still builds its clients anew, as on Lambda; they are only spared the parsing.
+    """
+
+    def __init__(self):
+        self.models, self.providers = _ParsedOnce(), _ParsedOnce()
+        self._originals: tuple[Any, Any] | None = None
+
+    def install(self) -> None:
+        self._originals = (botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider)
+        botocore.client.ClientCreator._load_service_model = self._service_model_for(self._originals[0])
+        botocore.regions.EndpointProvider = self._endpoint_provider
+
+    def uninstall(self) -> None:
+        if self._originals is not None:
+            botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider = self._originals
+            self._originals = None
+
+    def _service_model_for(self, load: Callable[..., Any]) -> Callable[..., Any]:
+        models = self.models
+
+        def _load_service_model(creator, service_name, api_version=None):
+            # botocore's own load is cheap (the loader caches the JSON; parsing is lazy): it
+            # names the document, and the model parsed from it before is handed out instead.
+            model = load(creator, service_name, api_version)
+            return models.get((model._service_description,), (service_name,), lambda: model)
+
+        return _load_service_model
+
+    def _endpoint_provider(self, ruleset_data, partition_data, excluded_params=None):
+        build = self._originals[1]
+        return self.providers.get(
+            (ruleset_data, partition_data), tuple(sorted(excluded_params or ())),
+            lambda: build(ruleset_data=ruleset_data, partition_data=partition_data, excluded_params=excluded_params))
+
+
+_SHARED_PARSE = _SharedParse()
 
 
 # -- sessions shared by every world ------------------------------------------------------------

@@ -1,0 +1,80 @@
+"""Clients share what botocore parses from JSON, and nothing else (sandbox.adapter._SharedParse)."""
+from __future__ import annotations
+
+import textwrap
+
+import boto3
+import botocore.client
+import botocore.regions
+from hypothesis import given
+from hypothesis import strategies as st
+from moto import mock_aws
+
+from sandbox import Sandbox, adapter
+
+HANDLER = textwrap.dedent("""
+    import boto3
+
+    client = boto3.client("dynamodb")
+    own = boto3.session.Session().client("dynamodb")  # a handler's own session loads its own JSON
+
+    def handler(event, context):
+        import time
+        time.sleep(1)
+        return {"client": id(client), "events": id(client.meta.events),
+                "model": id(client.meta.service_model), "provider": id(client._ruleset_resolver._provider),
+                "own_model": id(own.meta.service_model), "tables": client.list_tables()["TableNames"]}
+""")
+
+
+def test_each_container_builds_its_own_clients_from_one_parse(tmp_path):
+    (tmp_path / "app.py").write_text(HANDLER)
+    with Sandbox() as sb:
+        fn = sb.function(f"{tmp_path / 'app.py'}:handler")
+        invs = [fn.start({}) for _ in range(3)]
+        sb.run()
+        results, table = [inv.result for inv in invs], sb.table.name
+    assert len(fn.containers) == 3
+    # three cold starts: three clients, each with its own event handlers, as on Lambda
+    assert len({r["client"] for r in results}) == 3 and len({r["events"] for r in results}) == 3
+    # one service model and one endpoint provider, parsed once from the shared loader's JSON
+    assert len({r["model"] for r in results}) == 1 and len({r["provider"] for r in results}) == 1
+    # a session of the handler's own reads its own JSON: its model is its own
+    assert not {r["own_model"] for r in results} & {r["model"] for r in results}
+    assert all(r["tables"] == [table] for r in results)
+
+
+def test_botocore_parses_for_each_client_again_once_the_world_closes():
+    originals = (botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider)
+    with Sandbox():
+        assert botocore.regions.EndpointProvider is not originals[1]
+    assert (botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider) == originals
+    with mock_aws():
+        session = boto3.Session(region_name="eu-west-1", aws_access_key_id="x", aws_secret_access_key="y")
+        a, b = session.client("dynamodb"), session.client("dynamodb")
+        assert a.meta.service_model is not b.meta.service_model
+        assert a._ruleset_resolver._provider is not b._ruleset_resolver._provider
+        assert a.list_tables()["TableNames"] == []
+
+
+@given(st.lists(st.integers(0, 11), max_size=60))
+def test_parsed_once_keeps_the_last_used_and_never_confuses_documents(uses):
+    cache = adapter._ParsedOnce(keep=4)
+    documents = [{"n": n} for n in range(12)]
+    built: dict[int, object] = {}
+    recent: list[int] = []
+    for n in uses:
+        got = cache.get((documents[n],), ("dynamodb",), lambda n=n: object())
+        if n in recent:
+            assert got is built[n]  # kept: the same parse comes back
+            recent.remove(n)
+        else:
+            built[n] = got  # new or evicted: parsed again
+        recent.append(n)
+        recent = recent[-4:]
+        assert len(cache._entries) <= 4
+    # a document whose id an old entry's key holds (ids are reused once an object dies) is parsed for itself
+    stranger = {"n": "stranger"}
+    cache._entries[(id(stranger), "dynamodb")] = ((documents[0],), "the old document's parse")
+    assert cache.get((stranger,), ("dynamodb",), lambda: "stranger's") == "stranger's"
+    assert cache.get((stranger,), ("dynamodb",), lambda: "again") == "stranger's"
