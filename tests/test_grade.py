@@ -8,7 +8,6 @@ import shutil
 import stat
 import subprocess
 import sys
-import time
 import zipfile
 
 import pytest
@@ -110,15 +109,13 @@ def _reasons(report):
 
 
 @pytest.mark.slow
-def test_a_folder_of_twenty_mixed_submissions_is_graded_right_in_under_three_minutes(tmp_path, capsys):
+def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
+    # How fast a class is graded is a benchmark figure (bench_grading), not asserted here.
     sub, expected = _mixed_folder(tmp_path)
     out = tmp_path / "results"
-    started = time.perf_counter()
     code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "3",
                            "--submission-timeout", "30", "--no-progress"])
-    took = time.perf_counter() - started
     assert code == 0
-    assert took < 180, f"grading 20 submissions took {took:.0f} s"
     assert "20 student(s) x 2 exercise(s)" in capsys.readouterr().out
 
     with (out / "grades.csv").open() as f:
