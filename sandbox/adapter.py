@@ -129,24 +129,27 @@ class _ParsedOnce:
 
     Entries hold their documents, so an ``id`` in a key is never reused while its entry stands.
     A handler that makes its own botocore session loads its own documents: only the last few
-    used are kept, or a long campaign of such handlers would keep every copy.
+    used are kept, or a long campaign of such handlers would keep every copy. A lock guards them:
+    in a real-threads world, cold starts build clients side by side.
     """
 
     def __init__(self, keep: int = 8):
         self._entries: dict[tuple, tuple[tuple, Any]] = {}
         self._keep = keep
+        self._lock = threading.Lock()
 
     def get(self, documents: tuple, extra: tuple, build: Callable[[], Any]) -> Any:
         key = (*map(id, documents), *extra)
-        hit = self._entries.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], documents)):
-            self._entries[key] = self._entries.pop(key)  # the most recently used is evicted last
-            return hit[1]
-        built = build()
-        self._entries[key] = (documents, built)
-        while len(self._entries) > self._keep:
-            del self._entries[next(iter(self._entries))]
-        return built
+        with self._lock:
+            hit = self._entries.pop(key, None)
+            if hit is not None and all(a is b for a, b in zip(hit[0], documents)):
+                self._entries[key] = hit  # back in as the most recently used, evicted last
+                return hit[1]
+            built = build()
+            self._entries[key] = (documents, built)
+            while len(self._entries) > self._keep:
+                del self._entries[next(iter(self._entries))]
+            return built
 
 
 class _SharedParse:

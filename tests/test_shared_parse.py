@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import textwrap
+import threading
 
 import boto3
 import botocore.client
@@ -78,3 +79,28 @@ def test_parsed_once_keeps_the_last_used_and_never_confuses_documents(uses):
     cache._entries[(id(stranger), "dynamodb")] = ((documents[0],), "the old document's parse")
     assert cache.get((stranger,), ("dynamodb",), lambda: "stranger's") == "stranger's"
     assert cache.get((stranger,), ("dynamodb",), lambda: "again") == "stranger's"
+
+
+def test_parsed_once_serves_threads_side_by_side():
+    """A real-threads world builds clients on several threads at once: every one gets its own document's parse."""
+    cache = adapter._ParsedOnce(keep=3)
+    documents = [{"n": n} for n in range(10)]
+    wrong, errors = [], []
+
+    def worker(seed: int) -> None:
+        try:
+            for i in range(400):
+                n = (seed * 7 + i * 3) % 10
+                got = cache.get((documents[n],), (), lambda n=n: ("parsed", n))
+                if got != ("parsed", n):
+                    wrong.append((n, got))
+        except Exception as exc:  # noqa: BLE001 - any error here is the finding
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(s,)) for s in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and wrong == []
+    assert len(cache._entries) <= 3
