@@ -365,3 +365,32 @@ def test_pyproject_pytest_config():
 def test_canon(name):
     assert canon(name) == "jinja2"
     assert canon("ipython_pygments_lexers") == canon("ipython-pygments-lexers")
+
+
+# --------------------------------------------------------------------------
+# `make setup` byte-compiles the package
+# --------------------------------------------------------------------------
+def _pyc_is_current(source: Path) -> bool:
+    """A timestamp .pyc for ``source`` whose header names the source's mtime and size (PEP 552)."""
+    import importlib.util
+
+    pyc = Path(importlib.util.cache_from_source(str(source)))
+    if not pyc.exists():
+        return False
+    header = pyc.read_bytes()[:16]
+    stat = source.stat()
+    return (int.from_bytes(header[4:8], "little") == 0
+            and int.from_bytes(header[8:12], "little") == int(stat.st_mtime) & 0xFFFFFFFF
+            and int.from_bytes(header[12:16], "little") == stat.st_size & 0xFFFFFFFF)
+
+
+def test_make_setup_byte_compiles_the_package():
+    """With PYTHONDONTWRITEBYTECODE set, nothing else writes them: every CLI run, grader child and
+    kernel would compile the sandbox from source again."""
+    import subprocess
+
+    subprocess.run(["make", "-s", "setup"], cwd=ROOT, check=True, capture_output=True,
+                   env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    modules = sorted((ROOT / "sandbox").rglob("*.py"))
+    assert len(modules) > 40
+    assert [str(p.relative_to(ROOT)) for p in modules if not _pyc_is_current(p)] == []
