@@ -17,8 +17,8 @@ Figures and their targets:
 - cost of a whole run over the same AWS calls made directly on prebuilt moto clients (<= 3x), and
   beside it the plain ratio (the cold replay over the prebuilt one: what a sandbox adding nothing
   to plain boto3 would reach; a run can go below it, as its clients share what botocore parses,
-  see ``adapter._SharedParse``); both overhead figures are judged on one core (``one_core``) and reported on every
-  core beside them;
+  see ``adapter._SharedParse``); both overhead figures are judged on one core (``one_core``) and
+  reported on every core beside them;
 - campaign throughput: scenario runs per second on every core;
 - cost per order at 100, 1,000 and 10,000 orders (flat within 1.5x);
 - peak memory (traced Python allocations of the largest run, and the process's max RSS);
