@@ -125,31 +125,23 @@ def real_sleep(seconds: float) -> None:
 
 
 class _ParsedOnce:
-    """What was built from some JSON documents, while those exact documents are alive.
+    """What was built from some JSON documents, looked up by those exact documents.
 
-    Entries hold their documents, so an ``id`` in a key is never reused while its entry stands.
-    A handler that makes its own botocore session loads its own documents: only the last few
-    used are kept, or a long campaign of such handlers would keep every copy. A lock guards them:
-    in a real-threads world, cold starts build clients side by side.
+    Only the shared loader's documents are offered (``_SharedParse``), and that loader keeps them
+    for the life of the process, so an ``id`` in a key is never reused; each entry checks anyway.
     """
 
-    def __init__(self, keep: int = 8):
+    def __init__(self):
         self._entries: dict[tuple, tuple[tuple, Any]] = {}
-        self._keep = keep
-        self._lock = threading.Lock()
 
     def get(self, documents: tuple, extra: tuple, build: Callable[[], Any]) -> Any:
         key = (*map(id, documents), *extra)
-        with self._lock:
-            hit = self._entries.pop(key, None)
-            if hit is not None and all(a is b for a, b in zip(hit[0], documents)):
-                self._entries[key] = hit  # back in as the most recently used, evicted last
-                return hit[1]
-            built = build()
-            self._entries[key] = (documents, built)
-            while len(self._entries) > self._keep:
-                del self._entries[next(iter(self._entries))]
-            return built
+        hit = self._entries.get(key)
+        if hit is None or any(a is not b for a, b in zip(hit[0], documents)):
+            # Two threads may both build (a real-threads world starts containers side by side):
+            # each parse serves its client, and the last one stays.
+            hit = self._entries[key] = (documents, build())
+        return hit[1]
 
 
 class _SharedParse:
@@ -161,6 +153,11 @@ class _SharedParse:
     resolved endpoints). Both are pure functions of their JSON, which botocore never changes
     once loaded, so a client cannot tell a shared one from its own. Every container's cold start
     still builds its clients anew, as on Lambda; they are only spared the parsing.
+
+    Only clients of the shared loader (boto3's default session, ``boto3.client(...)``) take part.
+    A handler that makes its own session loads its own JSON, parsed as botocore always does:
+    keeping those would keep a copy of every service model per cold start (34 MiB after 30 runs
+    of Powertools' handler, which makes a session per container).
     """
 
     def __init__(self):
@@ -184,15 +181,21 @@ class _SharedParse:
             # botocore's own load is cheap (the loader caches the JSON; parsing is lazy): it
             # names the document, and the model parsed from it before is handed out instead.
             model = load(creator, service_name, api_version)
+            if _loader is None or creator._loader is not _loader:
+                return model
             return models.get((model._service_description,), (service_name,), lambda: model)
 
         return _load_service_model
 
     def _endpoint_provider(self, ruleset_data, partition_data, excluded_params=None):
-        build = self._originals[1]
-        return self.providers.get(
-            (ruleset_data, partition_data), tuple(sorted(excluded_params or ())),
-            lambda: build(ruleset_data=ruleset_data, partition_data=partition_data, excluded_params=excluded_params))
+        def build():
+            return self._originals[1](ruleset_data=ruleset_data, partition_data=partition_data,
+                                      excluded_params=excluded_params)
+
+        # The partitions document is one per loader: it tells the shared loader's clients apart.
+        if _loader is None or partition_data is not _loader.load_data("partitions"):
+            return build()
+        return self.providers.get((ruleset_data, partition_data), tuple(sorted(excluded_params or ())), build)
 
 
 _SHARED_PARSE = _SharedParse()

@@ -58,22 +58,31 @@ def test_botocore_parses_for_each_client_again_once_the_world_closes():
         assert a.list_tables()["TableNames"] == []
 
 
+def test_only_the_shared_loaders_documents_are_kept(tmp_path):
+    """A session of the handler's own (Powertools makes one per container) leaves nothing behind."""
+    (tmp_path / "app.py").write_text(HANDLER)
+    for seed in range(3):
+        with Sandbox(seed=seed) as sb:
+            fn = sb.function(f"{tmp_path / 'app.py'}:handler")
+            fn.start({})
+            sb.run()
+    loader = adapter.shared_loader()
+    models = adapter._SHARED_PARSE.models._entries.values()
+    assert models and all(docs[0] is loader.load_service_model(model.service_name, "service-2")
+                          for docs, model in models)
+    providers = adapter._SHARED_PARSE.providers._entries.values()
+    assert providers and all(docs[1] is loader.load_data("partitions") for docs, _ in providers)
+
+
 @given(st.lists(st.integers(0, 11), max_size=60))
-def test_parsed_once_keeps_the_last_used_and_never_confuses_documents(uses):
-    cache = adapter._ParsedOnce(keep=4)
+def test_parsed_once_builds_once_per_document_and_never_confuses_documents(uses):
+    cache = adapter._ParsedOnce()
     documents = [{"n": n} for n in range(12)]
     built: dict[int, object] = {}
-    recent: list[int] = []
     for n in uses:
-        got = cache.get((documents[n],), ("dynamodb",), lambda n=n: object())
-        if n in recent:
-            assert got is built[n]  # kept: the same parse comes back
-            recent.remove(n)
-        else:
-            built[n] = got  # new or evicted: parsed again
-        recent.append(n)
-        recent = recent[-4:]
-        assert len(cache._entries) <= 4
+        got = cache.get((documents[n],), ("dynamodb",), lambda: object())
+        assert got is built.setdefault(n, got)  # the first parse of a document comes back every time
+    assert len(cache._entries) == len(set(uses))
     # a document whose id an old entry's key holds (ids are reused once an object dies) is parsed for itself
     stranger = {"n": "stranger"}
     cache._entries[(id(stranger), "dynamodb")] = ((documents[0],), "the old document's parse")
@@ -83,7 +92,7 @@ def test_parsed_once_keeps_the_last_used_and_never_confuses_documents(uses):
 
 def test_parsed_once_serves_threads_side_by_side():
     """A real-threads world builds clients on several threads at once: every one gets its own document's parse."""
-    cache = adapter._ParsedOnce(keep=3)
+    cache = adapter._ParsedOnce()
     documents = [{"n": n} for n in range(10)]
     wrong, errors = [], []
 
@@ -103,4 +112,4 @@ def test_parsed_once_serves_threads_side_by_side():
     for t in threads:
         t.join()
     assert errors == [] and wrong == []
-    assert len(cache._entries) <= 3
+    assert len(cache._entries) == 10
