@@ -202,13 +202,8 @@ class Processes:
     def _swap(self, old: ProcessContext, new: ProcessContext) -> None:
         """One container's process for another's, as leaving one and entering the other would, without
         putting the world's own in place in between (no code of the world runs there)."""
-        self.capture(old)
-        for name in old.modules:
-            sys.modules.pop(name, None)
-        sys.modules.update(new.modules)
-        new.environment.install(old.environment.raw)
-        sys.path[:] = new.path
-        self._note_modules()
+        self._take_out(old)
+        self._put_in(new, old.environment.raw)
 
     def _enter(self, ctx: ProcessContext) -> None:
         self._base_env = Environment.capture(self._base_env)  # the world's environment may have changed
@@ -218,18 +213,26 @@ class Processes:
             self._base_size = len(sys.modules)
         for name in self._base_private:
             del sys.modules[name]
-        sys.modules.update(ctx.modules)
-        ctx.environment.install(self._base_env.raw)
-        sys.path[:] = ctx.path
-        self._note_modules()
+        self._put_in(ctx, self._base_env.raw)
 
     def _leave(self, ctx: ProcessContext) -> None:
-        self.capture(ctx)
-        for name in ctx.modules:
-            sys.modules.pop(name, None)
+        self._take_out(ctx)
         sys.modules.update(self._base_private)
         self._base_env.install(ctx.environment.raw)
         sys.path[:] = self._base_path or sys.path
+
+    def _take_out(self, ctx: ProcessContext) -> None:
+        """Note what the running container changed, then take its modules out of ``sys.modules``."""
+        self.capture(ctx)
+        for name in ctx.modules:
+            sys.modules.pop(name, None)
+
+    def _put_in(self, ctx: ProcessContext, now_raw: dict | None) -> None:
+        """Install ``ctx``'s modules, environment and path (``now_raw``: ``os.environ``'s encoded form now)."""
+        sys.modules.update(ctx.modules)
+        ctx.environment.install(now_raw)
+        sys.path[:] = ctx.path
+        self._note_modules()
 
     def capture(self, ctx: ProcessContext) -> None:
         """Note what the running container changed: modules it imported, its environment."""
