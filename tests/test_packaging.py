@@ -21,6 +21,7 @@ EXPECTED_DIRECT = {
     "requirements.txt": {
         "boto3", "botocore", "moto", "time-machine", "matplotlib", "numpy",
         "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm", "flask", "flask-cors",
+        "awslambdaric",
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "hypothesis", "nbclient", "nbformat", "playwright", "ruff",
@@ -29,7 +30,7 @@ EXPECTED_DIRECT = {
 
 _PIN = re.compile(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?:\[(?P<extras>[^\]]*)\])?"
-    r"\s*==\s*(?P<version>[^\s;#]+)\s*$"
+    r"\s*==\s*(?P<version>[^\s;#]+)\s*(?:;\s*(?P<marker>[^#]+?))?\s*$"
 )
 
 
