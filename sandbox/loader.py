@@ -8,6 +8,7 @@ task root, on ``sys.path``.
 """
 from __future__ import annotations
 
+import ast
 import difflib
 import importlib.util
 import sys
@@ -78,6 +79,57 @@ def load_handler(spec: str, module_name: str | None = None) -> Callable:
     if not callable(handler):
         raise BadInput(f"{func!r} in {path} is not a function")
     return handler
+
+
+def _top_level_names(tree: ast.Module) -> set[str] | None:
+    """Names a module binds at its top level (None: it may bind any, through ``import *``)."""
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                names.add(alias.asname or alias.name.split(".")[0])
+        else:  # assignments, and definitions under if/try/with at the top level
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                    names.add(sub.id)
+                elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(sub.name)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    if any(a.name == "*" for a in sub.names):
+                        return None
+                    names.update(a.asname or a.name.split(".")[0] for a in sub.names)
+    return names
+
+
+def check_handler_file(spec: str) -> str:
+    """Check a handler file without running it (it runs only in its execution environments).
+
+    A missing file, a syntax error or a function the file never defines is bad input, refused
+    at once; returns the module name Lambda gives the file.
+    """
+    path, func = split_spec(spec)
+    name = handler_module_name(spec)
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
+    if b"\0" in source:
+        raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
+    try:
+        tree = ast.parse(source, filename=str(path))
+    except SyntaxError as exc:
+        raise BadInput(f"handler file {path} has a syntax error on line {exc.lineno}: {exc.msg}") from None
+    names = _top_level_names(tree)
+    if names is not None and func not in names:
+        functions = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        close = difflib.get_close_matches(func, functions, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise BadInput(f"handler file {path} defines no {func!r}{hint}")
+    return name
 
 
 def check_handler(handler: Any) -> None:

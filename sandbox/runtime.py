@@ -35,13 +35,14 @@ from typing import TYPE_CHECKING, Any
 from .codecache import TaskRoots
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
 from .faults import CrashPlan
-from .loader import check_handler, handler_module_name, load_handler
+from .loader import check_handler, check_handler_file, handler_module_name, load_handler
 from .process import ProcessContext, Processes
 from .scheduler import Task, current_task
 from .vocab import Cause, LogStream, Outcome, SourceKind
 
 if TYPE_CHECKING:
     from .clock import VirtualClock
+    from .environment.host import EnvironmentProcess, TaskRootCopies
     from .history import History
     from .scheduler import Scheduler
 
@@ -109,9 +110,11 @@ class LambdaContext:
 class Container:
     """One execution environment: its own process (modules, environment), its handler."""
 
-    def __init__(self, cid: str, process: ProcessContext):
+    def __init__(self, cid: str, process: "ProcessContext | None", env: "EnvironmentProcess | None" = None):
         self.id = cid
         self.process = process
+        #: The OS process of this execution environment (None: the handler runs in the world's process).
+        self.env = env
         self.handler: Callable | None = None
         self.busy = False
         self.dead = False  # reset after a timeout or a crash: never used again
@@ -183,6 +186,22 @@ class Runtime:
         self._partial: dict[tuple[str, str], str] = {}  # a line printed in pieces, until its newline
         self._ids = itertools.count(1)
         scheduler.on_switch = self.switch_to
+        #: "process": a handler file runs in execution environments of their own (OS processes);
+        #: "thread": in the world's own process, with modules and environment swapped at each switch.
+        self.isolation = "process"
+        #: The environments' task roots (read-only copies of the handler folders), made on first use.
+        self.task_root_copies: "TaskRootCopies | None" = None
+        self.environments: list["EnvironmentProcess"] = []
+        self.seed = 0
+
+    def close(self) -> None:
+        """Kill every environment still alive, and remove the task root copies."""
+        for env in self.environments:
+            env.kill()
+        self.environments.clear()
+        if self.task_root_copies is not None:
+            self.task_root_copies.remove()
+            self.task_root_copies = None
 
     def next_id(self) -> str:
         return f"inv-{next(self._ids)}"
@@ -260,10 +279,18 @@ class LambdaFunction:
         self.module_name = handler_module_name(handler) if isinstance(handler, str) else None
         self._numbers = itertools.count(1)
         self._first: Container | None = None
-        if self.task_root is not None:
-            runtime.task_roots.add(self.task_root)
-        if isinstance(handler, str):
-            self._first = self._preload(handler)
+        if self.in_processes:
+            check_handler_file(handler)  # checked without running it: only its environments run it
+        else:
+            if self.task_root is not None:
+                runtime.task_roots.add(self.task_root)
+            if isinstance(handler, str):
+                self._first = self._preload(handler)
+
+    @property
+    def in_processes(self) -> bool:
+        """Does each container run in an execution environment of its own (an OS process)?"""
+        return isinstance(self.handler_spec, str) and self.runtime.isolation == "process"
 
     def _preload(self, handler: str) -> Container | None:
         """Load the handler file now, in the process its first container will have.
@@ -287,7 +314,31 @@ class LambdaFunction:
     # -- containers ------------------------------------------------------------------------
     def _new_container(self) -> Container:
         cid = f"{self.config.name}/c{next(self._numbers)}"
+        if self.in_processes:
+            return Container(cid, None)
         return Container(cid, ProcessContext(self._environment(cid), self.task_root))
+
+    def _start_environment(self, container: Container) -> None:
+        """A new execution environment, forked from the warm template, through its init."""
+        from .environment.host import EnvironmentProcess, TaskRootCopies
+
+        rt = self.runtime
+        if rt.task_root_copies is None:
+            rt.task_root_copies = TaskRootCopies()
+        root = str(rt.task_root_copies.copy_of(self.task_root))
+        environ = {**self._environment(container.id), "LAMBDA_TASK_ROOT": root}
+        config = {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],
+                  "seed": f"botocore-jitter:{rt.seed}:{container.id}", "now": rt.clock.now()}
+        env = EnvironmentProcess(config, rt.task_root_copies)
+        rt.environments.append(env)
+        container.env = env
+        env.logs = lambda stream, text: self.runtime.log(current_invocation(), stream, text)
+        try:
+            env.init()
+        except BaseException:
+            env.kill()
+            raise
+        container.handler = ProcessHandler(env)
 
     def _environment(self, cid: str) -> dict[str, str]:
         """The container's environment: the world's, plus Lambda's reserved variables (configuration-envvars.html)."""
@@ -307,7 +358,9 @@ class LambdaFunction:
         """A new execution environment: its own process, the handler's code loaded into it."""
         container, self._first = (self._first, None) if self._first is not None else (self._new_container(), None)
         self.runtime.processes.activate(container.process)
-        if container.handler is None:
+        if self.in_processes:
+            self._start_environment(container)
+        elif container.handler is None:
             if self.factory is not None:
                 container.handler = self.factory()
             elif isinstance(self.handler_spec, str):
@@ -425,6 +478,8 @@ class LambdaFunction:
                 scheduler.kill(child, exc)
         if inv.container is not None:
             inv.container.dead = True  # Lambda resets the execution environment
+            if inv.container.env is not None:
+                inv.container.env.kill()
         return exc
 
     def _finish(self, inv: Invocation, outcome: str, error: str | None, *, blocked: bool = False,
@@ -448,6 +503,9 @@ def _exit_text(exc: BaseException) -> str:
 
 
 def _error_text(exc: BaseException) -> str:
+    error_type = getattr(exc, "error_type", None)  # the handler's own error, sent by its environment
+    if error_type is not None:
+        return f"{error_type}: {exc}"
     if isinstance(exc, BadInput):
         return str(exc)
     if isinstance(exc, (SystemExit, RuntimeExit)):
@@ -459,6 +517,8 @@ def _where(exc: BaseException) -> str | None:
     """The last frame of the learner's own code in ``exc``'s traceback: ``handler.py:12 in handler``."""
     from .process import private_path
 
+    if hasattr(exc, "where"):  # reported by the environment the code ran in
+        return exc.where
     frames = [(frame.f_code.co_filename, lineno, frame.f_code.co_name)
               for frame, lineno in traceback.walk_tb(exc.__traceback__)]  # no source lines needed, so none are read
     frames = [f for f in frames if private_path(f[0])]
@@ -486,11 +546,23 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
         return {"errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}
     exc = inv.error
+    if isinstance(getattr(exc, "payload", None), dict) and "error_type" in vars(exc):
+        return {**exc.payload, "requestId": rid}  # awslambdaric's own payload
     if isinstance(exc, BaseException):
         frames = traceback.extract_tb(exc.__traceback__)
         return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,
                 "stackTrace": [f'  File "{f.filename}", line {f.lineno}, in {f.name}\n    {f.line}\n' for f in frames]}
     return {"errorMessage": inv.error_text or "unknown error", "errorType": "Runtime.Unknown", "requestId": rid}
+
+
+class ProcessHandler:
+    """The handler of a container that is an OS process: each call is an invocation sent there."""
+
+    def __init__(self, env: "EnvironmentProcess"):
+        self.env = env
+
+    def __call__(self, event: Any, context: LambdaContext) -> Any:
+        return self.env.invoke(event, context.aws_request_id, context._deadline, context.invoked_function_arn)
 
 
 class MarshalError(Exception):

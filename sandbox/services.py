@@ -163,6 +163,21 @@ class Services:
         return charge, EffectStatus.DONE
 
 
+#: In an execution environment (its own process), where effects go: ``call(kind, args)`` asks the world.
+_remote: Callable[[str, dict], Any] | None = None
+
+
+def connect(call: Callable[[str, dict], Any]) -> None:
+    """Send this process's effects to the world with ``call`` (an execution environment's channel)."""
+    global _remote
+    _remote = call
+
+
+def _plain(value: Any) -> Any:
+    """An order as JSON carries it (a DynamoDB resource hands back numbers as Decimal)."""
+    return json.loads(json.dumps(value, default=lambda o: int(o) if o == int(o) else float(o)))
+
+
 def _services() -> Services:
     world = active.current()
     if world is None:
@@ -172,14 +187,20 @@ def _services() -> Services:
 
 def send_confirmation_email(order: dict) -> dict:
     """Send the order's confirmation email. Returns ``{"messageId", "to", "orderId"}``."""
+    if _remote is not None:
+        return _remote("send_confirmation_email", {"order": _plain(order)})
     return _services().send_confirmation_email(order)
 
 
 def send_cancellation_email(order: dict) -> dict:
     """Tell the customer their order is cancelled. Returns ``{"messageId", "to", "orderId", "subject"}``."""
+    if _remote is not None:
+        return _remote("send_cancellation_email", {"order": _plain(order)})
     return _services().send_cancellation_email(order)
 
 
 def charge_card(order: dict, idempotency_key: str | None = None) -> dict:
     """Charge the order's amount. With an idempotency key, a repeat returns the first charge."""
+    if _remote is not None:
+        return _remote("charge_card", {"order": _plain(order), "idempotency_key": idempotency_key})
     return _services().charge_card(order, idempotency_key=idempotency_key)

@@ -101,7 +101,8 @@ class Sandbox:
     def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
-                 replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0):
+                 replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0,
+                 isolation: str = "process"):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
         if not 0 <= replica_lag <= MAX_REPLICA_LAG:
@@ -130,6 +131,10 @@ class Sandbox:
         self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
         self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,
                                env=lambda: dict(os.environ))
+        if isolation not in ("process", "thread"):
+            raise BadInput(f"isolation must be 'process' or 'thread', got {isolation!r}")
+        self.runtime.isolation = os.environ.get("RWH_ISOLATION", isolation)
+        self.runtime.seed = seed
         self.services = Services(self.clock, self.scheduler, self.history, self.faults)
         self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
                                   ttl_lag, self.schema)
@@ -186,6 +191,7 @@ class Sandbox:
         try:
             self.scheduler.close()
         finally:
+            self.runtime.close()
             active.set_current(None)
             self.runtime.processes.activate(None)
             self.runtime.task_roots.restore()

@@ -1,0 +1,307 @@
+"""Inside an execution environment: the process that runs the learner's handler.
+
+This is the only sandbox code that shares a process with handler code, and it holds nothing
+of the world: no moto, no history, no clock but a copy of the world's time. It makes the
+process look like a Lambda execution environment
+(https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html,
+https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html):
+
+- its environment is Lambda's reserved variables plus the function's own; its working
+  directory is the task root, first on ``sys.path``; ``/tmp`` is its own (a private mount where
+  the kernel allows one);
+- the handler runs on the main thread, under AWS's runtime client (``awslambdaric``), whose
+  bootstrap loads the module ``_HANDLER`` names, builds the context, formats errors and exits
+  the process on anything that is not an ``Exception`` (Runtime.ExitError);
+- every AWS request, effect and sleep leaves the process as one request on the channel, and
+  each answer carries the world's time, which ``time``, ``datetime`` and ``monotonic`` read.
+"""
+from __future__ import annotations
+
+import ctypes
+import io
+import json
+import os
+import random
+import socket
+import sys
+import threading
+from base64 import b64decode, b64encode
+from typing import Any
+
+from . import wire
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_MS_RDONLY, _MS_REMOUNT, _MS_BIND, _MS_REC, _MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
+
+
+class Channel:
+    """The environment's end of the channel: one request at a time, whatever thread asks."""
+
+    def __init__(self, sock: socket.socket):
+        self.sock = sock
+        self.lock = threading.Lock()
+        self.now: float = 0.0
+        self.traveller: Any = None
+
+    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            wire.send(self.sock, message)
+            answer = wire.receive(self.sock)
+        self.see_time(answer.get("now"))
+        return answer
+
+    def tell(self, message: dict[str, Any]) -> None:
+        """A message with no answer (a log line)."""
+        with self.lock:
+            wire.send(self.sock, message)
+
+    def see_time(self, now: Any) -> None:
+        if isinstance(now, (int, float)) and now > self.now:
+            self.now = float(now)
+            if self.traveller is not None:
+                self.traveller.move_to(self.now)
+
+
+# -- the Runtime API, spoken over the channel ------------------------------------------------
+class ChannelRuntimeClient:
+    """What ``awslambdaric.bootstrap.run`` calls to reach the Runtime API, over the channel."""
+
+    def __init__(self, channel: Channel):
+        from awslambdaric.lambda_runtime_marshaller import LambdaMarshaller
+
+        self.channel = channel
+        self.marshaller = LambdaMarshaller()
+
+    def wait_next_invocation(self):
+        from awslambdaric.lambda_runtime_client import InvocationRequest
+
+        job = self.channel.request({"t": "next"})
+        return InvocationRequest(
+            invoke_id=job["request_id"], x_amzn_trace_id=None, invoked_function_arn=job["arn"],
+            deadline_time_in_ms=job["deadline_ms"], client_context=None, cognito_identity=None,
+            tenant_id=None, content_type="application/json", event_body=job["event"].encode(), invocation_id=None)
+
+    def post_invocation_result(self, invoke_id, result_data, content_type="application/json", *_: Any) -> None:
+        body = result_data.decode("utf-8", "surrogateescape") if isinstance(result_data, bytes) else result_data
+        self.channel.tell({"t": "response", "body": body, "content_type": content_type,
+                           "bytes": isinstance(result_data, bytes) and content_type != "application/json"})
+
+    def post_invocation_error(self, invoke_id, error_response_data, xray_fault=None, *_: Any) -> None:
+        self.channel.tell({"t": "error", "body": error_response_data})
+
+    def post_init_error(self, error_response_data, error_type_override=None) -> None:
+        body = error_response_data if isinstance(error_response_data, str) else json.dumps(error_response_data)
+        self.channel.tell({"t": "init_error", "body": body})
+
+    def restore_next(self) -> None:  # SnapStart: nothing to restore in the sandbox
+        return None
+
+    def report_restore_error(self, restore_error_data) -> None:
+        self.post_init_error(restore_error_data)
+
+
+# -- what leaves the process: AWS requests, effects, sleeps, logs -------------------------------
+class ChannelWriter(io.TextIOBase):
+    """``sys.stdout`` or ``sys.stderr``: every write goes to the world's log of this environment."""
+
+    def __init__(self, channel: Channel, stream: str):
+        self.channel, self.stream = channel, stream
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if text:
+            self.channel.tell({"t": "log", "stream": self.stream, "text": text})
+        return len(text)
+
+    def close(self) -> None:  # closing stdout ends no invocation: later prints still reach the log
+        return None
+
+    @property
+    def closed(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise io.UnsupportedOperation("the sandbox's log stream has no file descriptor")
+
+
+def _send_aws(channel: Channel):
+    from botocore.awsrequest import AWSResponse
+    from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
+
+    raises = {"ReadTimeoutError": ReadTimeoutError, "ConnectTimeoutError": ConnectTimeoutError,
+              "EndpointConnectionError": EndpointConnectionError}
+
+    class _Raw:
+        def __init__(self, body: bytes):
+            self._body = body
+
+        def stream(self, **_: Any):
+            yield self._body
+
+    def before_send(event_name: str = "", request=None, **_: Any):
+        _, service, op = event_name.split(".", 2)
+        body = request.body
+        if hasattr(body, "read"):
+            body = body.read()
+        body = body.encode() if isinstance(body, str) else (body or b"")
+        headers = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in request.headers.items()}
+        answer = channel.request({"t": "aws", "service": service, "op": op, "method": request.method,
+                                  "url": request.url, "headers": headers, "body": b64encode(body).decode()})
+        if "raise" in answer:
+            error = raises.get(answer["raise"], EndpointConnectionError)
+            raise error(endpoint_url=request.url, error=answer.get("message", ""))
+        content = b64decode(answer["body"])
+        return AWSResponse(request.url, answer["status"], answer["headers"], _Raw(content))
+
+    return before_send
+
+
+#: Where ``before_send`` sends, once this process is an environment (None in the template).
+_SENDER: Any = None
+
+
+def before_send(**kwargs: Any):
+    """botocore's ``before-send`` hook, in every session's handlers since the template made them."""
+    if _SENDER is None:
+        return None
+    return _SENDER(**kwargs)
+
+
+def _refuse_network(self, request):
+    raise ConnectionRefusedError(f"refused to send {request.method} {request.url}: an execution environment in the "
+                                 "sandbox reaches AWS only through the world")
+
+
+def _effects(channel: Channel):
+    """The effect services' client: each call is a request to the world's services."""
+
+    def call(kind: str, args: dict[str, Any]) -> Any:
+        answer = channel.request({"t": "effect", "kind": kind, "args": args})
+        if "raise" in answer:
+            from .. import errors, services
+
+            error = getattr(services, answer["raise"], None) or getattr(errors, answer["raise"], None)
+            if not (isinstance(error, type) and issubclass(error, Exception)):
+                error = RuntimeError
+            raise error(answer.get("message", ""))
+        return answer["result"]
+
+    return call
+
+
+def _sleep(channel: Channel):
+    def sleep(seconds: float) -> None:
+        seconds = float(seconds)
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        channel.request({"t": "sleep", "seconds": seconds})
+
+    return sleep
+
+
+# -- the process itself ----------------------------------------------------------------------
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _private_mounts(tmp: str, task_root: str) -> str:
+    """Mount ``tmp`` on /tmp and the task root read-only, in a mount namespace of this process only.
+
+    Returns how ``/tmp`` is private: "mount" (a namespace of its own), or "TMPDIR" where the
+    kernel refuses one (no root, no user namespaces): then only code that asks ``tempfile``
+    for a folder gets a private one.
+    """
+    libc = _libc()
+    uid, gid = os.getuid(), os.getgid()
+    if libc.unshare(_CLONE_NEWNS) != 0:
+        if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
+            return "TMPDIR"
+        try:  # map ourselves to ourselves inside the new user namespace
+            with open("/proc/self/setgroups", "w") as f:
+                f.write("deny")
+            with open("/proc/self/uid_map", "w") as f:
+                f.write(f"{uid} {uid} 1")
+            with open("/proc/self/gid_map", "w") as f:
+                f.write(f"{gid} {gid} 1")
+        except OSError:
+            return "TMPDIR"
+    mount = libc.mount
+    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    if mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
+        return "TMPDIR"
+    if mount(tmp.encode(), b"/tmp", None, _MS_BIND, None) != 0:
+        return "TMPDIR"
+    root = task_root.encode()
+    if mount(root, root, None, _MS_BIND | _MS_REC, None) == 0:
+        mount(None, root, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None)
+    return "mount"
+
+
+def _set_up(config: dict[str, Any], channel: Channel) -> None:
+    os.environ.clear()
+    os.environ.update(config["environ"])
+    tmp_kind = _private_mounts(config["tmp"], config["task_root"])
+    if tmp_kind == "TMPDIR":
+        os.environ["TMPDIR"] = config["tmp"]
+    import tempfile
+
+    tempfile.tempdir = None  # asked again, from this environment's TMPDIR
+    os.chdir(config["task_root"])
+    sys.path[:] = [config["task_root"]] + [p for p in sys.path if p not in ("", config["task_root"])]
+    sys.setrecursionlimit(1000)
+    random.seed(config["seed"])  # botocore's retry jitter draws from the random module
+    _virtual_time(config["now"], channel)
+
+
+def _virtual_time(now: float, channel: Channel) -> None:
+    import time
+
+    from ..clock import time_machine
+
+    travel = time_machine.travel(now, tick=False)
+    channel.traveller = travel.start()
+    channel.now = now
+    start = now
+
+    def monotonic() -> float:
+        return channel.now - start + 1_000.0
+
+    time.monotonic = monotonic
+    time.monotonic_ns = lambda: int(monotonic() * 1e9)
+    time.perf_counter = monotonic
+    time.perf_counter_ns = time.monotonic_ns
+    time.sleep = _sleep(channel)
+
+
+def _wire_up(channel: Channel) -> None:
+    import botocore.endpoint
+    import botocore.handlers
+
+    from .. import services
+
+    global _SENDER
+    _SENDER = _send_aws(channel)
+    if ("before-send", before_send) not in botocore.handlers.BUILTIN_HANDLERS:
+        botocore.handlers.BUILTIN_HANDLERS.append(("before-send", before_send))
+    botocore.endpoint.Endpoint._send = _refuse_network
+    services.connect(_effects(channel))
+    sys.stdout = ChannelWriter(channel, "stdout")
+    sys.stderr = ChannelWriter(channel, "stderr")
+
+
+def run(sock: socket.socket, config: dict[str, Any]) -> None:
+    """Become the execution environment ``config`` describes, then serve invocations until killed."""
+    channel = Channel(sock)
+    _set_up(config, channel)
+    _wire_up(channel)
+    channel.tell({"t": "ready", "tmp": os.environ.get("TMPDIR") is None})
+    try:
+        from awslambdaric import bootstrap
+    except ImportError:  # no wheel for this platform: the sandbox's own loop (see loop.py)
+        from . import loop as bootstrap
+    bootstrap.run(config["handler"], ChannelRuntimeClient(channel))

@@ -1,0 +1,371 @@
+"""The world's side of execution environments: start them, serve their requests, kill them.
+
+An environment's code runs in its own process (``guest``). While it runs an invocation, the
+invocation's task in the world waits on the environment's channel, and serves each request
+it sends, one at a time, where the handler's own call used to run:
+
+- an AWS request goes through the world's gateway (the scheduler's turn, faults, moto under
+  its lock, the history), and its HTTP answer goes back for botocore to parse;
+- an effect goes to the world's services, and its result (or the provider's error) back;
+- a sleep is the scheduler's virtual sleep; a log line is kept in the history.
+
+Every answer carries the world's time. A timeout, a crash or the world closing arrives as an
+exception in that task; the environment is then killed (SIGKILL: no ``finally``, no
+``atexit``), as Lambda resets an environment.
+"""
+from __future__ import annotations
+
+import decimal
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+from base64 import b64decode, b64encode
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from botocore.awsrequest import AWSPreparedRequest
+from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
+
+from .. import active
+from ..errors import BadInput, ProviderError, RealAwsRefused, RuntimeExit, SandboxError
+from . import wire
+
+#: Real seconds the world waits for the template to start (imports boto3 and the runtime client).
+TEMPLATE_START = 60.0
+#: What a task root may hold: Lambda's own limit for an unzipped deployment package is 250 MB.
+MAX_TASK_ROOT_BYTES = 250 * 1024 * 1024
+_SKIPPED = shutil.ignore_patterns("__pycache__", ".git", ".venv", ".ipynb_checkpoints", "*.pyc", "node_modules",
+                                  ".hypothesis", ".pytest_cache", "rwh-*", "systemd-private-*")
+
+
+def _skipped(folder: str, names: list[str]) -> set[str]:
+    """Caches, environments and the sandbox's own folders; and anything but files and folders."""
+    skipped = set(_SKIPPED(folder, names))
+    for name in names:
+        path = os.path.join(folder, name)
+        if not (os.path.isfile(path) or os.path.isdir(path)) or not os.access(path, os.R_OK):
+            skipped.add(name)
+    return skipped
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<name>[^\n]+)')
+
+
+class EnvironmentFailed(SandboxError):
+    """The environment broke the protocol, or its process could not be started."""
+
+
+class HandlerError(Exception):
+    """The handler raised: the error payload awslambdaric sent, as an exception of the world."""
+
+    def __init__(self, payload: dict[str, Any], where: str | None):
+        self.payload, self.where = payload, where
+        self.error_type = str(payload.get("errorType") or "Exception")
+        super().__init__(str(payload.get("errorMessage") or ""))
+
+
+class InitError(Exception):
+    """The handler's module could not be loaded, or its init code raised (Runtime.InitError)."""
+
+    def __init__(self, payload: dict[str, Any], where: str | None):
+        self.payload, self.where = payload, where
+        self.error_type = str(payload.get("errorType") or "Exception")
+        super().__init__(str(payload.get("errorMessage") or ""))
+
+
+# -- the template ------------------------------------------------------------------------------
+class Template:
+    """This interpreter's warm template process (started on first use, shared by every world)."""
+
+    _lock = threading.Lock()
+    _instance: "Template | None" = None
+
+    def __init__(self) -> None:
+        self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno())],
+            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_template_env())
+        theirs.close()
+        self.control.settimeout(TEMPLATE_START)
+        try:
+            answer = wire.decode(self.control.recv(1 << 16) or b"{}")
+        except (OSError, ValueError):
+            answer = {}
+        if not answer.get("ready"):
+            self.process.kill()
+            raise EnvironmentFailed("the execution environments' template process did not start "
+                                    f"(exit status {self.process.poll()}); run: python -m sandbox.environment.template")
+        self.control.settimeout(None)
+        self.lock = threading.Lock()
+
+    @classmethod
+    def get(cls) -> "Template":
+        with cls._lock:
+            if cls._instance is None or cls._instance.process.poll() is not None:
+                cls._instance = cls()
+            return cls._instance
+
+    def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+        with self.lock:
+            socket.send_fds(self.control, [wire.encode(message)], fds or [])
+            return wire.decode(self.control.recv(1 << 16))
+
+    def spawn(self, config: dict[str, Any]) -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            answer = self._ask({"t": "spawn", "config": config}, [theirs.fileno()])
+        finally:
+            theirs.close()
+        return int(answer["pid"]), mine
+
+    def kill(self, pid: int) -> int | None:
+        return self._ask({"t": "kill", "pid": pid}).get("status")
+
+    def status(self, pid: int, wait: float = 1.0) -> int | None:
+        return self._ask({"t": "status", "pid": pid, "wait": wait}).get("status")
+
+
+def _template_env() -> dict[str, str]:
+    """The template's environment: enough to start Python, nothing of the caller's AWS settings."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "SYSTEMROOT")
+    env = {k: os.environ[k] for k in keep if k in os.environ}
+    env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+    return env
+
+
+# -- task roots ----------------------------------------------------------------------------------
+class TaskRootCopies:
+    """A read-only copy of each handler folder, made once per world: the environments' task roots.
+
+    On Lambda the deployment package is unpacked into ``/var/task``, which the function cannot
+    write; a copy means nothing an environment does reaches the learner's own folder.
+    """
+
+    def __init__(self) -> None:
+        # Outside /tmp: each environment mounts a /tmp of its own over it.
+        outside = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+        self.base = Path(tempfile.mkdtemp(prefix="rwh-task-", dir=outside))
+        self.copies: dict[str, Path] = {}
+
+    def copy_of(self, folder: str) -> Path:
+        if folder not in self.copies:
+            target = self.base / f"{len(self.copies) + 1}-{Path(folder).name or 'root'}"
+            try:
+                shutil.copytree(folder, target, ignore=_skipped, symlinks=True)
+            except shutil.Error:
+                pass  # a file that cannot be read (another user's, a socket) is not part of the package
+            size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file() and not p.is_symlink())
+            if size > MAX_TASK_ROOT_BYTES:
+                raise BadInput(f"the handler's folder {folder} holds {size / 2**20:.0f} MiB; Lambda's unzipped "
+                               f"deployment package limit is 250 MB: put the handler in a folder of its own")
+            for path in [target, *target.rglob("*")]:
+                if not path.is_symlink():
+                    path.chmod(0o555 if path.is_dir() else 0o444)
+            self.copies[folder] = target
+        return self.copies[folder]
+
+    def original(self, filename: str) -> str:
+        """The learner's own path of a file in a task root copy."""
+        for folder, copy in self.copies.items():
+            try:
+                return str(Path(folder) / Path(filename).relative_to(copy))
+            except ValueError:
+                continue
+        return filename
+
+    def remove(self) -> None:
+        for path in [self.base, *self.base.rglob("*")]:
+            if not path.is_symlink():
+                try:
+                    path.chmod(0o755 if path.is_dir() else 0o644)
+                except OSError:
+                    pass
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+# -- one environment ---------------------------------------------------------------------------
+def _number(obj: Any) -> Any:
+    if isinstance(obj, decimal.Decimal):
+        return int(obj) if obj == obj.to_integral_value() else float(obj)
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+class EnvironmentProcess:
+    """One execution environment: an OS process, its channel, its private ``/tmp``."""
+
+    #: Real seconds between the channel reads of a waiting task (the scheduler's watchdog acts between them).
+    POLL = 0.05
+
+    def __init__(self, config: dict[str, Any], roots: TaskRootCopies):
+        self.roots = roots
+        self.tmp = tempfile.mkdtemp(prefix="rwh-tmp-")
+        os.chmod(self.tmp, 0o1777)
+        self.template = Template.get()
+        self.pid, self.sock = self.template.spawn({**config, "tmp": self.tmp})
+        self.dead = False
+        self.logs: Callable[[str, str], None] = lambda stream, text: None
+        self.private_tmp = False
+        self.asked = False  # the environment is waiting for its next invocation
+
+    # -- the conversation ----------------------------------------------------------------
+    def init(self) -> None:
+        """Run the bootstrap and the handler's init, serving its requests, until it asks for work."""
+        ready = self._receive()
+        if ready["t"] != "ready":
+            raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
+        self.private_tmp = bool(ready.get("tmp"))
+        message = self._serve_until(("next", "init_error"))
+        self.asked = True
+        if message["t"] == "init_error":
+            payload = _payload(message["body"])
+            raise InitError(payload, self._where(payload))
+
+    def invoke(self, event: Any, request_id: str, deadline: float, arn: str) -> Any:
+        """One invocation: the event in, the response (or the handler's error) out.
+
+        What the environment still did after its last response (a thread of its own, say) is
+        served first, now: on Lambda an environment is frozen between invocations and thaws
+        with the next one.
+        """
+        if not self.asked:
+            self._serve_until(("next",))
+        self.asked = False
+        wire.send(self.sock, {"t": "invocation", "request_id": request_id, "event": json.dumps(event),
+                              "deadline_ms": int(round(deadline * 1000)), "arn": arn, "now": _now()})
+        message = self._serve_until(("response", "error"))
+        if message["t"] == "error":
+            payload = _payload(message["body"])
+            raise HandlerError(payload, self._where(payload))
+        body = message["body"]
+        if message.get("bytes"):
+            return body.encode("utf-8", "surrogateescape")
+        if message.get("content_type") == "application/json":
+            return json.loads(body)
+        return body
+
+    def _serve_until(self, ends: tuple[str, ...]) -> dict[str, Any]:
+        while True:
+            message = self._receive()
+            kind = message["t"]
+            if kind in ends:
+                return message
+            if kind == "log":
+                self.logs(str(message["stream"]), str(message["text"]))
+                continue
+            if kind in ("next", "response", "error", "init_error", "ready"):
+                self.kill()
+                raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
+            answer = self._serve(message)
+            answer.update(t="answer", now=_now())
+            wire.send(self.sock, answer)
+
+    def _receive(self) -> dict[str, Any]:
+        try:
+            return wire.receive_from_environment(self.sock, poll=self.POLL)
+        except wire.ChannelClosed:
+            raise RuntimeExit(self._exit_status()) from None
+        except wire.ProtocolError as exc:
+            self.kill()
+            raise EnvironmentFailed(f"the environment broke the protocol: {exc}") from None
+
+    def _exit_status(self) -> int:
+        status = self.template.status(self.pid, wait=2.0)
+        if status is None:
+            self.kill()
+            return 1
+        self.dead = True
+        return status if status >= 0 else 128 - status
+
+    # -- one request -------------------------------------------------------------------------
+    def _serve(self, message: dict[str, Any]) -> dict[str, Any]:
+        world = active.current()
+        kind = message["t"]
+        if kind == "sleep":
+            seconds = message["seconds"]
+            if not isinstance(seconds, (int, float)) or seconds < 0:
+                raise EnvironmentFailed(f"a sleep of {seconds!r} seconds")
+            world.scheduler.sleep(float(seconds), label="sleep")
+            return {}
+        if kind == "effect":
+            return _effect(world, message)
+        return _aws(world, message)
+
+    def _where(self, payload: dict[str, Any]) -> str | None:
+        """The last frame of the learner's own code in the error's stack trace: ``file.py:12 in handler``."""
+        for entry in reversed(payload.get("stackTrace") or []):
+            found = _FRAME.search(str(entry))
+            if found is None:
+                continue
+            original = self.roots.original(found["file"])
+            if original == found["file"]:
+                continue
+            try:
+                shown = str(Path(original).resolve().relative_to(Path.cwd()))
+            except ValueError:
+                shown = original
+            return f"{shown}:{found['line']} in {found['name'].strip()}"
+        return None
+
+    def kill(self) -> None:
+        """SIGKILL: nothing more of this environment runs. Its ``/tmp`` goes with it."""
+        if not self.dead:
+            self.dead = True
+            try:
+                self.template.kill(self.pid)
+            except OSError:
+                pass
+        self.sock.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def _now() -> float:
+    world = active.current()
+    return world.clock.now() if world is not None else 0.0
+
+
+def _payload(body: Any) -> dict[str, Any]:
+    try:
+        payload = json.loads(body) if isinstance(body, str) else body
+    except ValueError:
+        payload = None
+    return payload if isinstance(payload, dict) else {"errorMessage": str(body)[:2000], "errorType": "Runtime.Unknown"}
+
+
+_EFFECTS = {"send_confirmation_email": ("order",), "send_cancellation_email": ("order",),
+            "charge_card": ("order", "idempotency_key")}
+
+
+def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
+    kind, args = message["kind"], message["args"]
+    if kind not in _EFFECTS or not isinstance(args, dict) or set(args) - set(_EFFECTS[kind]):
+        raise EnvironmentFailed(f"an unknown effect request {str(kind)[:40]!r}")
+    try:
+        result = getattr(world.services, kind)(**args)
+    except (ProviderError, BadInput) as exc:
+        return {"raise": type(exc).__name__, "message": str(exc)}
+    return {"result": json.loads(json.dumps(result, default=_number))}
+
+
+def _aws(world, message: dict[str, Any]) -> dict[str, Any]:
+    headers = message["headers"]
+    if not isinstance(headers, dict):
+        raise EnvironmentFailed("an AWS request whose headers are not a mapping")
+    request = AWSPreparedRequest(method=str(message["method"]), url=str(message["url"]),
+                                 headers={str(k): str(v) for k, v in headers.items()},
+                                 body=b64decode(str(message["body"])), stream_output=False)
+    try:
+        response = world.gateway.handle(str(message["service"]), str(message["op"]), request)
+    except (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError) as exc:
+        return {"raise": type(exc).__name__, "message": str(exc)}
+    except RealAwsRefused as exc:
+        return {"raise": "EndpointConnectionError", "message": str(exc)}
+    return {"status": response.status_code, "headers": dict(response.headers.items()),
+            "body": b64encode(response.content).decode()}
+

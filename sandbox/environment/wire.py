@@ -1,0 +1,104 @@
+"""The one channel between an execution environment and the world: framed JSON messages.
+
+Each message is a 4-byte big-endian length and a UTF-8 JSON object with a string ``t`` (its
+kind). The world reads what an environment sends as untrusted input: a frame over
+``MAX_FRAME`` bytes, bytes that are not JSON, or an object of an unknown kind end that
+environment's channel with ``ProtocolError``, which the runtime reports as the environment's
+failure. Nothing an environment sends is executed or unpickled.
+"""
+from __future__ import annotations
+
+import json
+import select
+import socket
+import struct
+from typing import Any
+
+#: The largest message either side accepts: Lambda's own payload limit is 6 MB, and an AWS
+#: request body is far smaller; the margin covers base64 and JSON escaping.
+MAX_FRAME = 16 * 1024 * 1024
+_HEADER = struct.Struct(">I")
+
+#: What an environment may send the world, and the fields each must carry.
+FROM_ENVIRONMENT: dict[str, tuple[str, ...]] = {
+    "ready": (),                      # the bootstrap is loaded; the handler's init comes next
+    "next": (),                       # Runtime API: GET /invocation/next
+    "response": ("body",),            # Runtime API: POST /invocation/{id}/response
+    "error": ("body",),               # Runtime API: POST /invocation/{id}/error
+    "init_error": ("body",),          # Runtime API: POST /init/error
+    "aws": ("service", "op", "method", "url", "headers", "body"),
+    "effect": ("kind", "args"),
+    "sleep": ("seconds",),
+    "log": ("stream", "text"),
+}
+
+
+class ProtocolError(Exception):
+    """An environment sent something the world does not accept."""
+
+
+class ChannelClosed(Exception):
+    """The other end closed the channel (an environment's process has ended)."""
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """A control message as one datagram (the template's socket keeps message boundaries)."""
+    return json.dumps(message, separators=(",", ":")).encode()
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    message = json.loads(data)
+    if not isinstance(message, dict):
+        raise ProtocolError("a control message that is not an object")
+    return message
+
+
+def send(sock: socket.socket, message: dict[str, Any]) -> None:
+    data = json.dumps(message, separators=(",", ":")).encode()
+    if len(data) > MAX_FRAME:
+        raise ProtocolError(f"a {message.get('t')!r} message of {len(data):,} bytes is over the "
+                            f"{MAX_FRAME:,}-byte limit")
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def _read_exactly(sock: socket.socket, n: int, poll: float | None) -> bytes:
+    chunks, got = [], 0
+    while got < n:
+        if poll is not None:
+            # Short waits keep the calling thread in Python, where the scheduler's watchdog can
+            # interrupt it; a blocking recv would hold it in C.
+            while not select.select([sock], [], [], poll)[0]:
+                pass
+        chunk = sock.recv(min(n - got, 1 << 20))
+        if not chunk:
+            raise ChannelClosed("the channel closed")
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def receive(sock: socket.socket, *, poll: float | None = None) -> dict[str, Any]:
+    """The next message, as sent; ``poll`` waits in slices of that many seconds."""
+    (size,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size, poll))
+    if size > MAX_FRAME:
+        raise ProtocolError(f"a message of {size:,} bytes is over the {MAX_FRAME:,}-byte limit")
+    try:
+        message = json.loads(_read_exactly(sock, size, poll))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"a message that is not JSON: {exc}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("t"), str):
+        raise ProtocolError("a message without a kind")
+    return message
+
+
+def receive_from_environment(sock: socket.socket, *, poll: float | None = None) -> dict[str, Any]:
+    """The next message of an environment, checked against ``FROM_ENVIRONMENT``."""
+    message = receive(sock, poll=poll)
+    kind = message["t"]
+    fields = FROM_ENVIRONMENT.get(kind)
+    if fields is None:
+        raise ProtocolError(f"an unknown message kind {kind[:40]!r}")
+    missing = [f for f in fields if f not in message]
+    if missing:
+        raise ProtocolError(f"a {kind!r} message without {', '.join(missing)}")
+    return message
