@@ -1,0 +1,275 @@
+"""Every Lambda execution environment is an OS process of its own (sandbox/environment).
+
+Each handler below is written the way learners write them, and each one fooled the sandbox
+when every "container" shared the world's process: state kept on a stdlib module or in a
+fixed /tmp file deduplicated across containers, a signal handler failed off the main thread,
+a BaseException ended an invocation that was then never retried, and code could rebind the
+checker or scrub the history. Here each is judged as Lambda would judge it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from sandbox import run_scenario
+from sandbox.environment import wire
+from sandbox.environment.host import Template
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _handler(tmp_path: Path, body: str, name: str = "app.py") -> str:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return f"{path}:handler"
+
+
+def _run(scenario: str, handler: str, seed: int = 0, **settings):
+    return run_scenario(scenario, handler=handler, seed=seed, settings=settings or None)
+
+
+def _emails(result) -> int:
+    return sum(1 for e in result.history.effects("email") if e["status"] == "done")
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=120)
+
+
+# -- what a process owns ---------------------------------------------------------------------
+def test_state_on_a_stdlib_module_is_per_environment(tmp_path):
+    """A claim set kept on ``json`` deduplicated across containers in one process; not across processes."""
+    handler = _handler(tmp_path, """
+        import json
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            seen = json.__dict__.setdefault("_claimed", set())
+            for order in orders_in(event):
+                if order["orderId"] not in seen:
+                    seen.add(order["orderId"])
+                    send_confirmation_email(order)
+    """)
+    result = _run("concurrent-claims", handler)
+    assert {e["container"] for e in result.history.of_type("invoke_start")} == {"orders-handler/c1",
+                                                                                 "orders-handler/c2"}
+    assert _emails(result) == 2 and result.status == "invalid"
+
+
+def test_a_lock_file_in_tmp_is_per_environment(tmp_path):
+    """An O_EXCL file under a fixed name in /tmp: each environment has its own /tmp."""
+    handler = _handler(tmp_path, """
+        import os
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            for order in orders_in(event):
+                try:
+                    fd = os.open(f"/tmp/claim-{order['orderId']}", os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                except FileExistsError:
+                    continue
+                os.close(fd)
+                send_confirmation_email(order)
+    """)
+    first = _run("concurrent-claims", handler)
+    assert _emails(first) == 2 and first.status == "invalid"
+    assert not any(p.name.startswith("claim-o-") for p in Path("/tmp").iterdir()), "the world's /tmp was written"
+    again = _run("concurrent-claims", handler)  # nothing survives from one run to the next
+    assert _emails(again) == 2
+
+
+def test_working_directory_is_the_task_root_and_read_only(tmp_path):
+    (tmp_path / "config.json").write_text(json.dumps({"greeting": "hello"}))
+    handler = _handler(tmp_path, """
+        import json, os
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        with open("config.json") as f:          # relative to the task root, as on Lambda
+            CONFIG = json.load(f)
+
+        def handler(event, context):
+            assert os.getcwd() == os.environ["LAMBDA_TASK_ROOT"]
+            try:
+                open("written-by-handler.txt", "w").write("x")
+                writable = True
+            except OSError:
+                writable = False
+            for order in orders_in(event):
+                send_confirmation_email(order)
+            return {"greeting": CONFIG["greeting"], "writable": writable}
+    """)
+    result = _run("no-fault", handler)
+    assert result.status == "valid", result.verdict.explain()
+    assert not (tmp_path / "written-by-handler.txt").exists()
+
+
+def test_handler_runs_on_the_main_thread_with_signals(tmp_path):
+    """A SIGALRM guard needs the main thread; asyncio.to_thread needs a free loop."""
+    handler = _handler(tmp_path, """
+        import asyncio, signal, threading
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            assert threading.current_thread() is threading.main_thread()
+            previous = signal.signal(signal.SIGALRM, lambda *_: None)
+            signal.signal(signal.SIGALRM, previous)
+            assert asyncio.run(asyncio.to_thread(lambda: 41 + 1)) == 42
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """)
+    result = _run("no-fault", handler)
+    assert result.status == "valid", result.verdict.explain()
+    assert all(e["outcome"] == "ok" for e in result.history.of_type("invoke_end"))
+
+
+@pytest.mark.parametrize("raised", ["KeyboardInterrupt", "asyncio.CancelledError", "GeneratorExit",
+                                    "SystemExit(3)", "Unprintable"])
+def test_base_exception_exits_the_runtime_and_the_source_retries(tmp_path, raised):
+    """On Lambda anything that is not an Exception ends the runtime (Runtime.ExitError), and async retries."""
+    handler = _handler(tmp_path, f"""
+        import asyncio
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        class Unprintable(Exception):
+            def __str__(self):
+                raise RuntimeError("no words for this")
+
+        def handler(event, context):
+            for order in orders_in(event):
+                send_confirmation_email(order)
+            raise {raised}
+    """)
+    result = _run("async-retry", handler)
+    starts = result.history.of_type("invoke_start")
+    assert len(starts) == 3, "the event was not retried twice"
+    assert result.status == "invalid"
+    # The first meets the scenario's provider fault first. An error whose __str__ raises breaks
+    # awslambdaric's own error report, so the runtime exits on it too.
+    ends = result.history.of_type("invoke_end")[1:]
+    assert all(e["outcome"] == "crashed" and e["error"].startswith("Runtime.ExitError") for e in ends)
+
+
+def test_exits_and_stdout_leave_the_cli_whole(tmp_path):
+    """signal.alarm, a closed stdout and an atexit os._exit(0) end only the environment."""
+    handler = _handler(tmp_path, """
+        import atexit, os, signal, sys
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        atexit.register(os._exit, 0)
+
+        def handler(event, context):
+            for order in orders_in(event):
+                send_confirmation_email(order)
+                send_confirmation_email(order)
+            sys.stdout.close()
+            signal.alarm(1)
+    """)
+    done = _cli("run", "no-fault", "--handler", handler, "--json")
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["verdict"] == "invalid" and report["effects_per_key"]["o-1"]["email"] == 2
+
+
+def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
+    """Rebinding the checker, swapping a function's code, scrubbing the history through gc."""
+    handler = _handler(tmp_path, """
+        import gc
+        import sandbox.checker, sandbox.history
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            for order in orders_in(event):
+                send_confirmation_email(order)
+                send_confirmation_email(order)
+            sandbox.checker.check = lambda *a, **k: None
+            sandbox.checker.check.__code__ = (lambda *a, **k: None).__code__
+            for obj in gc.get_objects():
+                if isinstance(obj, sandbox.history.History):
+                    obj._events.clear()
+    """)
+    done = _cli("run", "no-fault", "--handler", handler, "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["effects_per_key"]["o-1"]["email"] == 2
+
+
+def test_environments_hold_nothing_of_the_world(tmp_path):
+    handler = _handler(tmp_path, """
+        import sys
+        from sandbox import active
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            assert active.current() is None
+            assert "moto.dynamodb.models" not in sys.modules or not __import__("moto").dynamodb.models.dynamodb_backends
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """)
+    result = _run("no-fault", handler)
+    assert result.status == "valid", result.history.logs()
+
+
+def test_a_blocked_handler_is_unknown_not_lost(tmp_path):
+    handler = _handler(tmp_path, """
+        def handler(event, context):
+            while True:
+                pass
+    """)
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0, watchdog=0.5) as sb:
+        fn = sb.function(handler)
+        inv = fn.invoke({"orders": []})
+    assert inv.outcome == "error" and "blocked" in (inv.error_text or "")
+
+
+def test_protocol_rejects_oversized_and_unknown_messages():
+    import socket
+
+    a, b = socket.socketpair()
+    with a, b:
+        a.sendall(wire._HEADER.pack(wire.MAX_FRAME + 1))
+        with pytest.raises(wire.ProtocolError):
+            wire.receive_from_environment(b)
+    a, b = socket.socketpair()
+    with a, b:
+        wire.send(a, {"t": "exec", "code": "import os"})
+        with pytest.raises(wire.ProtocolError, match="unknown message kind"):
+            wire.receive_from_environment(b)
+    a, b = socket.socketpair()
+    with a, b:
+        wire.send(a, {"t": "aws", "service": "dynamodb"})
+        with pytest.raises(wire.ProtocolError, match="without"):
+            wire.receive_from_environment(b)
+
+
+def test_template_is_shared_and_killing_leaves_no_process(tmp_path):
+    handler = _handler(tmp_path, """
+        import os
+        def handler(event, context):
+            return os.getpid()
+    """)
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(handler)
+        pid = fn.invoke({}).result
+        assert pid != os.getpid()
+        template = Template.get()
+    assert Template.get() is template
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)  # the world closed: its environments were killed and reaped
