@@ -59,6 +59,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--no-reduction", action="store_true",
                      help="with --policy exhaustive: run every interleaving, not one per class of interleavings "
                           "that differ only in the order of independent steps (same verdict, far slower)")
+    run.add_argument("--isolation", choices=("thread", "process"),
+                     help="where the handler runs: 'process' gives each Lambda execution environment an OS process "
+                          "of its own, with AWS's runtime client (default: thread, or RWH_ISOLATION)")
     run.add_argument("--real-threads", action="store_true",
                      help="run on free OS threads and the wall clock against moto's HTTP server (short settings; "
                           "some scenarios only)")
@@ -136,6 +139,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_options(args)
     _check_handler_file(args.handler)
     plot = _plot_path(args.plot) if args.plot else None
+    if args.isolation:
+        os.environ["RWH_ISOLATION"] = args.isolation  # every world this run opens
     if args.real_threads or args.endpoint:
         result = _run_outside(args, scenario, overrides)
     elif args.policy == "exhaustive":

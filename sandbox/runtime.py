@@ -281,6 +281,9 @@ class LambdaFunction:
         self._first: Container | None = None
         if self.in_processes:
             check_handler_file(handler)  # checked without running it: only its environments run it
+            from .environment.host import Template
+
+            Template.warm_up()
         else:
             if self.task_root is not None:
                 runtime.task_roots.add(self.task_root)

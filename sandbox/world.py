@@ -85,6 +85,13 @@ def _virtual_sleep(seconds: float) -> None:
 MAX_AWS_LATENCY = 5.0
 
 
+#: Where a handler file's code runs: "process", an execution environment of its own per container
+#: (sandbox.environment: AWS's runtime client, its own modules, /tmp and main thread); "thread", the
+#: world's own process with modules and environment swapped at each switch (the default while the
+#: rest of the course moves over; RWH_ISOLATION=process chooses the other for a whole run).
+ISOLATIONS = ("thread", "process")
+
+
 class Sandbox:
     """A local AWS world on a virtual clock.
 
@@ -94,6 +101,7 @@ class Sandbox:
     ``ttl_lag``   seconds between an item's ``expiresAt`` and the sweeper deleting it
                   (0 to a week; DynamoDB deletes lazily, moto never does).
     ``watchdog``  real seconds a task may run without yielding before it is declared blocked.
+    ``isolation`` "process" or "thread" (see ``ISOLATIONS``).
     ``replica_lag`` how far behind (seconds, drawn per read) an eventually consistent DynamoDB
                   read may be; reads with ``ConsistentRead=True`` are always current.
     """
@@ -102,7 +110,7 @@ class Sandbox:
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
                  replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0,
-                 isolation: str = "process"):
+                 isolation: str | None = None):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
         if not 0 <= replica_lag <= MAX_REPLICA_LAG:
@@ -131,9 +139,10 @@ class Sandbox:
         self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
         self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,
                                env=lambda: dict(os.environ))
-        if isolation not in ("process", "thread"):
-            raise BadInput(f"isolation must be 'process' or 'thread', got {isolation!r}")
-        self.runtime.isolation = os.environ.get("RWH_ISOLATION", isolation)
+        isolation = isolation or os.environ.get("RWH_ISOLATION") or "thread"
+        if isolation not in ISOLATIONS:
+            raise BadInput(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
+        self.runtime.isolation = isolation
         self.runtime.seed = seed
         self.services = Services(self.clock, self.scheduler, self.history, self.faults)
         self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,

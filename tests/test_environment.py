@@ -24,6 +24,11 @@ from sandbox.environment.host import Template
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def _process_isolation(monkeypatch):
+    monkeypatch.setenv("RWH_ISOLATION", "process")
+
+
 def _handler(tmp_path: Path, body: str, name: str = "app.py") -> str:
     path = tmp_path / name
     path.write_text(textwrap.dedent(body))
@@ -39,8 +44,8 @@ def _emails(result) -> int:
 
 
 def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "sandbox", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "sandbox", *args, "--isolation", "process"], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
 
 
 # -- what a process owns ---------------------------------------------------------------------

@@ -93,6 +93,10 @@ class Template:
             [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno())],
             pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_template_env())
         theirs.close()
+        self.lock = threading.Lock()
+        self.ready = False
+
+    def _wait_ready(self) -> None:
         self.control.settimeout(TEMPLATE_START)
         try:
             answer = wire.decode(self.control.recv(1 << 16) or b"{}")
@@ -103,14 +107,23 @@ class Template:
             raise EnvironmentFailed("the execution environments' template process did not start "
                                     f"(exit status {self.process.poll()}); run: python -m sandbox.environment.template")
         self.control.settimeout(None)
-        self.lock = threading.Lock()
+        self.ready = True
 
     @classmethod
-    def get(cls) -> "Template":
+    def warm_up(cls) -> None:
+        """Start the template now, without waiting for it: its imports overlap the world's own set-up."""
         with cls._lock:
             if cls._instance is None or cls._instance.process.poll() is not None:
                 cls._instance = cls()
-            return cls._instance
+
+    @classmethod
+    def get(cls) -> "Template":
+        cls.warm_up()
+        with cls._lock:
+            instance = cls._instance
+            if not instance.ready:
+                instance._wait_ready()
+            return instance
 
     def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
         with self.lock:
