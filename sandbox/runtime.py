@@ -283,7 +283,7 @@ class LambdaFunction:
             check_handler_file(handler)  # checked without running it: only its environments run it
             from .environment.host import Template
 
-            Template.warm_up()
+            Template.warm_up(contained=runtime.isolation == "contained")
         else:
             if self.task_root is not None:
                 runtime.task_roots.add(self.task_root)
@@ -293,7 +293,7 @@ class LambdaFunction:
     @property
     def in_processes(self) -> bool:
         """Does each container run in an execution environment of its own (an OS process)?"""
-        return isinstance(self.handler_spec, str) and self.runtime.isolation == "process"
+        return isinstance(self.handler_spec, str) and self.runtime.isolation in ("process", "contained")
 
     def _preload(self, handler: str) -> Container | None:
         """Load the handler file now, in the process its first container will have.
@@ -323,16 +323,17 @@ class LambdaFunction:
 
     def _start_environment(self, container: Container) -> None:
         """A new execution environment, forked from the warm template, through its init."""
-        from .environment.host import EnvironmentProcess, TaskRootCopies
+        from .environment.host import EnvironmentProcess, TaskRootCopies, Template
 
         rt = self.runtime
+        template = Template.get(contained=rt.isolation == "contained")
         if rt.task_root_copies is None:
-            rt.task_root_copies = TaskRootCopies()
+            rt.task_root_copies = TaskRootCopies(template)
         root = str(rt.task_root_copies.copy_of(self.task_root))
         environ = {**self._environment(container.id), "LAMBDA_TASK_ROOT": root}
         config = {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],
                   "seed": f"botocore-jitter:{rt.seed}:{container.id}", "now": rt.clock.now()}
-        env = EnvironmentProcess(config, rt.task_root_copies)
+        env = EnvironmentProcess(config, rt.task_root_copies, template)
         rt.environments.append(env)
         container.env = env
         env.logs = lambda stream, text: self.runtime.log(current_invocation(), stream, text)

@@ -89,7 +89,9 @@ MAX_AWS_LATENCY = 5.0
 #: (sandbox.environment: AWS's runtime client, its own modules, /tmp and main thread); "thread", the
 #: world's own process with modules and environment swapped at each switch (the default while the
 #: rest of the course moves over; RWH_ISOLATION=process chooses the other for a whole run).
-ISOLATIONS = ("thread", "process")
+#: "contained" is "process" under bubblewrap (no network, nothing of the machine but Python, the
+#: sandbox and the task root), as the grader runs submissions.
+ISOLATIONS = ("thread", "process", "contained")
 
 
 class Sandbox:
@@ -101,7 +103,7 @@ class Sandbox:
     ``ttl_lag``   seconds between an item's ``expiresAt`` and the sweeper deleting it
                   (0 to a week; DynamoDB deletes lazily, moto never does).
     ``watchdog``  real seconds a task may run without yielding before it is declared blocked.
-    ``isolation`` "process" or "thread" (see ``ISOLATIONS``).
+    ``isolation`` "thread", "process" or "contained" (see ``ISOLATIONS``).
     ``replica_lag`` how far behind (seconds, drawn per read) an eventually consistent DynamoDB
                   read may be; reads with ``ConsistentRead=True`` are always current.
     """

@@ -278,3 +278,45 @@ def test_template_is_shared_and_killing_leaves_no_process(tmp_path):
     assert Template.get() is template
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)  # the world closed: its environments were killed and reaped
+
+
+def test_contained_environments_see_only_python_the_sandbox_and_their_task_root(tmp_path, monkeypatch):
+    """The grader's containment: bubblewrap, as user 65534, no network, no view of the repository."""
+    monkeypatch.setenv("RWH_ISOLATION", "contained")
+    handler = _handler(tmp_path, f"""
+        import os, socket
+
+        def handler(event, context):
+            facts = {{"uid": os.getuid(), "tmp": os.listdir("/tmp"),
+                      "solutions": os.path.exists({str(ROOT / "solutions")!r}),
+                      "tests": os.path.exists({str(ROOT / "tests")!r}),
+                      "world_tmp": os.path.exists({str(tmp_path)!r} + "/../..")}}
+            try:
+                socket.create_connection(("127.0.0.1", {_listening_port()}), timeout=1)
+                facts["network"] = True
+            except OSError:
+                facts["network"] = False
+            try:
+                open("written.txt", "w")
+                facts["task_root_writable"] = True
+            except OSError:
+                facts["task_root_writable"] = False
+            return facts
+    """)
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(handler).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"uid": 65534, "tmp": [], "solutions": False, "tests": False, "world_tmp": False,
+                          "network": False, "task_root_writable": False}
+
+
+def _listening_port() -> int:
+    """A port the world's machine listens on (a connection from a contained environment must not reach it)."""
+    import socket
+    import threading
+
+    server = socket.create_server(("127.0.0.1", 0))
+    threading.Thread(target=lambda: [server.accept() for _ in range(3)], daemon=True).start()
+    return server.getsockname()[1]

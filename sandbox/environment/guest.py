@@ -242,12 +242,18 @@ def _private_mounts(tmp: str, task_root: str) -> str:
     return "mount"
 
 
+def private_tmp(pid: int) -> str:
+    """The folder an environment mounts on /tmp, in the template's /tmp (it removes it at reset)."""
+    return f"/tmp/rwh-env-{pid}"
+
+
 def _set_up(config: dict[str, Any], channel: Channel) -> None:
     os.environ.clear()
     os.environ.update(config["environ"])
-    tmp_kind = _private_mounts(config["tmp"], config["task_root"])
-    if tmp_kind == "TMPDIR":
-        os.environ["TMPDIR"] = config["tmp"]
+    tmp = private_tmp(os.getpid())
+    os.mkdir(tmp, 0o700)
+    if _private_mounts(tmp, config["task_root"]) == "TMPDIR":
+        os.environ["TMPDIR"] = tmp
     import tempfile
 
     tempfile.tempdir = None  # asked again, from this environment's TMPDIR

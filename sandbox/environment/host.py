@@ -82,16 +82,30 @@ class InitError(Exception):
 
 # -- the template ------------------------------------------------------------------------------
 class Template:
-    """This interpreter's warm template process (started on first use, shared by every world)."""
+    """This interpreter's warm template process (started on first use, shared by every world).
+
+    ``contained``: the template, so every environment forked from it, runs under bubblewrap
+    (``containment.bwrap_command``): no network, its own ``/tmp``, read-only views of Python, the
+    sandbox package and the task roots, and nothing else of the machine.
+    """
 
     _lock = threading.Lock()
-    _instance: "Template | None" = None
+    _instances: dict[bool, "Template"] = {}
 
-    def __init__(self) -> None:
+    def __init__(self, contained: bool = False) -> None:
+        from .containment import bwrap_command
+
+        self.contained = contained
+        # Task roots live here, outside /tmp (each environment mounts a /tmp of its own over it).
+        outside = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
+        self.roots = Path(tempfile.mkdtemp(prefix="rwh-roots-", dir=outside))
+        self.roots.chmod(0o755)
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno())],
-            pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, env=_template_env())
+        command = [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno())]
+        if contained:
+            command = bwrap_command(command, readable=[str(self.roots)])
+        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
+                                        env=_template_env())
         theirs.close()
         self.lock = threading.Lock()
         self.ready = False
@@ -110,17 +124,18 @@ class Template:
         self.ready = True
 
     @classmethod
-    def warm_up(cls) -> None:
+    def warm_up(cls, contained: bool = False) -> None:
         """Start the template now, without waiting for it: its imports overlap the world's own set-up."""
         with cls._lock:
-            if cls._instance is None or cls._instance.process.poll() is not None:
-                cls._instance = cls()
+            instance = cls._instances.get(contained)
+            if instance is None or instance.process.poll() is not None:
+                cls._instances[contained] = cls(contained)
 
     @classmethod
-    def get(cls) -> "Template":
-        cls.warm_up()
+    def get(cls, contained: bool = False) -> "Template":
+        cls.warm_up(contained)
         with cls._lock:
-            instance = cls._instance
+            instance = cls._instances[contained]
             if not instance.ready:
                 instance._wait_ready()
             return instance
@@ -161,10 +176,9 @@ class TaskRootCopies:
     write; a copy means nothing an environment does reaches the learner's own folder.
     """
 
-    def __init__(self) -> None:
-        # Outside /tmp: each environment mounts a /tmp of its own over it.
-        outside = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
-        self.base = Path(tempfile.mkdtemp(prefix="rwh-task-", dir=outside))
+    def __init__(self, template: Template) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="world-", dir=template.roots))
+        self.base.chmod(0o755)
         self.copies: dict[str, Path] = {}
 
     def copy_of(self, folder: str) -> Path:
@@ -216,12 +230,10 @@ class EnvironmentProcess:
     #: Real seconds between the channel reads of a waiting task (the scheduler's watchdog acts between them).
     POLL = 0.05
 
-    def __init__(self, config: dict[str, Any], roots: TaskRootCopies):
+    def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template):
         self.roots = roots
-        self.tmp = tempfile.mkdtemp(prefix="rwh-tmp-")
-        os.chmod(self.tmp, 0o1777)
-        self.template = Template.get()
-        self.pid, self.sock = self.template.spawn({**config, "tmp": self.tmp})
+        self.template = template
+        self.pid, self.sock = self.template.spawn(config)
         self.dead = False
         self.logs: Callable[[str, str], None] = lambda stream, text: None
         self.private_tmp = False
@@ -327,7 +339,7 @@ class EnvironmentProcess:
         return None
 
     def kill(self) -> None:
-        """SIGKILL: nothing more of this environment runs. Its ``/tmp`` goes with it."""
+        """SIGKILL: nothing more of this environment runs. Its ``/tmp`` goes with it (the template removes it)."""
         if not self.dead:
             self.dead = True
             try:
@@ -335,7 +347,6 @@ class EnvironmentProcess:
             except OSError:
                 pass
         self.sock.close()
-        shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 def _now() -> float:

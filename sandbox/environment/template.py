@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import shutil
 import signal
 import socket
 import sys
@@ -23,7 +24,7 @@ import time
 import traceback
 from typing import Any
 
-from . import wire
+from . import guest, wire
 
 #: The services whose models a handler's cold start would otherwise parse again.
 WARM_SERVICES = ("dynamodb", "sqs", "kinesis", "events", "lambda", "sns", "s3", "stepfunctions")
@@ -36,7 +37,6 @@ def _warm() -> None:
     import botocore.handlers
 
     from .. import services  # noqa: F401
-    from . import guest
 
     botocore.handlers.BUILTIN_HANDLERS.append(("before-send", guest.before_send))
     # The default session's loader keeps every JSON document it read: clients that
@@ -54,8 +54,6 @@ def _child(channel: socket.socket, config: dict[str, Any]) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        from . import guest
-
         guest.run(channel, config)
     except SystemExit as exc:
         code = exc.code
@@ -89,6 +87,7 @@ class _Children:
                 return
             self.live.discard(found)
             self.ended[found] = os.waitstatus_to_exitcode(status)
+            shutil.rmtree(guest.private_tmp(found), ignore_errors=True)
             if pid != -1:
                 return
 

@@ -1,0 +1,53 @@
+"""Containment by the operating system: bubblewrap around the environments' template.
+
+The grader runs every submission's environments contained (Debian's ``bubblewrap``,
+https://github.com/containers/bubblewrap): the template, and so each environment forked from
+it, sees the Python installation, the sandbox package and the task roots read-only, a ``/tmp``
+of its own and a new ``/proc``; it has no network (its own empty network namespace), no
+capabilities, and runs as user 65534 ("nobody") in a user namespace of its own. It cannot see
+``solutions/``, hidden tests, the grader's output or other students' files, because none of
+them is mounted there. Its one way out is the channel the world reads.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+#: System folders Python and its C extensions load from (each bound read-only if it exists).
+_SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache",
+           "/etc/localtime", "/etc/ssl/certs")
+NOBODY = 65534
+
+
+class ContainmentUnavailable(RuntimeError):
+    """bubblewrap is missing or cannot make namespaces here."""
+
+
+def bwrap_path() -> str:
+    found = shutil.which("bwrap")
+    if found is None:
+        raise ContainmentUnavailable(
+            "bubblewrap (bwrap) is not installed: on Debian or Ubuntu run `sudo apt-get install bubblewrap`")
+    return found
+
+
+def _package_roots() -> list[str]:
+    """Python itself, the environment's packages, and this sandbox package."""
+    sandbox_dir = str(Path(__file__).resolve().parents[1])
+    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix, sandbox_dir}
+    roots.update(p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p)
+    return sorted(roots)
+
+
+def bwrap_command(command: list[str], readable: list[str]) -> list[str]:
+    """``command`` under bubblewrap, seeing only Python, the sandbox and ``readable``, all read-only."""
+    args = [bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+    for path in _SYSTEM:
+        args += ["--ro-bind-try", path, path]
+    for path in [*_package_roots(), *readable]:
+        args += ["--ro-bind", path, path]
+    return [*args, "--chdir", "/", *command]
