@@ -60,8 +60,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="with --policy exhaustive: run every interleaving, not one per class of interleavings "
                           "that differ only in the order of independent steps (same verdict, far slower)")
     run.add_argument("--isolation", choices=("thread", "process", "contained"),
-                     help="where the handler runs: 'process' gives each Lambda execution environment an OS process "
-                          "of its own, with AWS's runtime client; 'contained' adds bubblewrap (default: thread, or RWH_ISOLATION)")
+                     help="where the handler runs: 'process' gives each Lambda execution environment an OS "
+                          "process of its own, with AWS's runtime client; 'contained' adds bubblewrap "
+                          "(default: thread, or RWH_ISOLATION)")
     run.add_argument("--real-threads", action="store_true",
                      help="run on free OS threads and the wall clock against moto's HTTP server (short settings; "
                           "some scenarios only)")
