@@ -117,6 +117,8 @@ ALLOWED = {
     ("sandbox/grading/batch.py", "failed"): "a test's status in Gradescope's results.json",
     ("sandbox/grading/judge.py", "failed"): "a graded test's status",
     ("sandbox/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
+    **{("sandbox/environment/wire.py", word): "a message kind or field on an environment's channel"
+       for word in ("error", "aws", "effect", "log", "stream")},
 }
 
 

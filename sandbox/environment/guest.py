@@ -76,7 +76,7 @@ class ChannelRuntimeClient:
     def wait_next_invocation(self):
         from awslambdaric.lambda_runtime_client import InvocationRequest
 
-        job = self.channel.request({"t": "next"})
+        job = self.channel.request({"t": wire.Kind.NEXT})
         return InvocationRequest(
             invoke_id=job["request_id"], x_amzn_trace_id=None, invoked_function_arn=job["arn"],
             deadline_time_in_ms=job["deadline_ms"], client_context=None, cognito_identity=None,
@@ -84,15 +84,15 @@ class ChannelRuntimeClient:
 
     def post_invocation_result(self, invoke_id, result_data, content_type="application/json", *_: Any) -> None:
         body = result_data.decode("utf-8", "surrogateescape") if isinstance(result_data, bytes) else result_data
-        self.channel.tell({"t": "response", "body": body, "content_type": content_type,
+        self.channel.tell({"t": wire.Kind.RESPONSE, "body": body, "content_type": content_type,
                            "bytes": isinstance(result_data, bytes) and content_type != "application/json"})
 
     def post_invocation_error(self, invoke_id, error_response_data, xray_fault=None, *_: Any) -> None:
-        self.channel.tell({"t": "error", "body": error_response_data})
+        self.channel.tell({"t": wire.Kind.ERROR, "body": error_response_data})
 
     def post_init_error(self, error_response_data, error_type_override=None) -> None:
         body = error_response_data if isinstance(error_response_data, str) else json.dumps(error_response_data)
-        self.channel.tell({"t": "init_error", "body": body})
+        self.channel.tell({"t": wire.Kind.INIT_ERROR, "body": body})
 
     def restore_next(self) -> None:  # SnapStart: nothing to restore in the sandbox
         return None
@@ -115,7 +115,7 @@ class ChannelWriter(io.TextIOBase):
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
         if text:
-            self.channel.tell({"t": "log", "stream": self.stream, "text": text})
+            self.channel.tell({"t": wire.Kind.LOG, "stream": self.stream, "text": text})
         return len(text)
 
     def close(self) -> None:  # closing stdout ends no invocation: later prints still reach the log
@@ -150,7 +150,7 @@ def _send_aws(channel: Channel):
             body = body.read()
         body = body.encode() if isinstance(body, str) else (body or b"")
         headers = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in request.headers.items()}
-        answer = channel.request({"t": "aws", "service": service, "op": op, "method": request.method,
+        answer = channel.request({"t": wire.Kind.AWS, "service": service, "op": op, "method": request.method,
                                   "url": request.url, "headers": headers, "body": b64encode(body).decode()})
         if "raise" in answer:
             error = raises.get(answer["raise"], EndpointConnectionError)
@@ -181,7 +181,7 @@ def _effects(channel: Channel):
     """The effect services' client: each call is a request to the world's services."""
 
     def call(kind: str, args: dict[str, Any]) -> Any:
-        answer = channel.request({"t": "effect", "kind": kind, "args": args})
+        answer = channel.request({"t": wire.Kind.EFFECT, "kind": kind, "args": args})
         if "raise" in answer:
             from .. import errors, services
 
@@ -199,7 +199,7 @@ def _sleep(channel: Channel):
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        channel.request({"t": "sleep", "seconds": seconds})
+        channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
 
     return sleep
 
@@ -305,7 +305,7 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     channel = Channel(sock)
     _set_up(config, channel)
     _wire_up(channel)
-    channel.tell({"t": "ready", "tmp": os.environ.get("TMPDIR") is None})
+    channel.tell({"t": wire.Kind.READY, "tmp": os.environ.get("TMPDIR") is None})
     try:
         from awslambdaric import bootstrap
     except ImportError:  # no wheel for this platform: the sandbox's own loop (see loop.py)

@@ -243,12 +243,12 @@ class EnvironmentProcess:
     def init(self) -> None:
         """Run the bootstrap and the handler's init, serving its requests, until it asks for work."""
         ready = self._receive()
-        if ready["t"] != "ready":
+        if ready["t"] != wire.Kind.READY:
             raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
         self.private_tmp = bool(ready.get("tmp"))
-        message = self._serve_until(("next", "init_error"))
+        message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR))
         self.asked = True
-        if message["t"] == "init_error":
+        if message["t"] == wire.Kind.INIT_ERROR:
             payload = _payload(message["body"])
             raise InitError(payload, self._where(payload))
 
@@ -260,12 +260,12 @@ class EnvironmentProcess:
         with the next one.
         """
         if not self.asked:
-            self._serve_until(("next",))
+            self._serve_until((wire.Kind.NEXT,))
         self.asked = False
-        wire.send(self.sock, {"t": "invocation", "request_id": request_id, "event": json.dumps(event),
+        wire.send(self.sock, {"t": wire.Kind.INVOCATION, "request_id": request_id, "event": json.dumps(event),
                               "deadline_ms": int(round(deadline * 1000)), "arn": arn, "now": _now()})
-        message = self._serve_until(("response", "error"))
-        if message["t"] == "error":
+        message = self._serve_until((wire.Kind.RESPONSE, wire.Kind.ERROR))
+        if message["t"] == wire.Kind.ERROR:
             payload = _payload(message["body"])
             raise HandlerError(payload, self._where(payload))
         body = message["body"]
@@ -281,14 +281,14 @@ class EnvironmentProcess:
             kind = message["t"]
             if kind in ends:
                 return message
-            if kind == "log":
+            if kind == wire.Kind.LOG:
                 self.logs(str(message["stream"]), str(message["text"]))
                 continue
-            if kind in ("next", "response", "error", "init_error", "ready"):
+            if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY):
                 self.kill()
                 raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
             answer = self._serve(message)
-            answer.update(t="answer", now=_now())
+            answer.update(t=wire.Kind.ANSWER, now=_now())
             wire.send(self.sock, answer)
 
     def _receive(self) -> dict[str, Any]:
@@ -312,13 +312,13 @@ class EnvironmentProcess:
     def _serve(self, message: dict[str, Any]) -> dict[str, Any]:
         world = active.current()
         kind = message["t"]
-        if kind == "sleep":
+        if kind == wire.Kind.SLEEP:
             seconds = message["seconds"]
             if not isinstance(seconds, (int, float)) or seconds < 0:
                 raise EnvironmentFailed(f"a sleep of {seconds!r} seconds")
             world.scheduler.sleep(float(seconds), label="sleep")
             return {}
-        if kind == "effect":
+        if kind == wire.Kind.EFFECT:
             return _effect(world, message)
         return _aws(world, message)
 

@@ -19,17 +19,33 @@ from typing import Any
 MAX_FRAME = 16 * 1024 * 1024
 _HEADER = struct.Struct(">I")
 
+class Kind:
+    """The kinds of message (field ``t``), each spelled here once."""
+
+    READY = "ready"            # the bootstrap is loaded; the handler's init comes next
+    NEXT = "next"              # Runtime API: GET /invocation/next
+    RESPONSE = "response"      # Runtime API: POST /invocation/{id}/response
+    ERROR = "error"            # Runtime API: POST /invocation/{id}/error
+    INIT_ERROR = "init_error"  # Runtime API: POST /init/error
+    AWS = "aws"                # an AWS request, as botocore would send it
+    EFFECT = "effect"          # a call to the effect services
+    SLEEP = "sleep"            # time.sleep
+    LOG = "log"                # a write to stdout or stderr (no answer)
+    INVOCATION = "invocation"  # the world's answer to NEXT
+    ANSWER = "answer"          # the world's answer to any other request
+
+
 #: What an environment may send the world, and the fields each must carry.
 FROM_ENVIRONMENT: dict[str, tuple[str, ...]] = {
-    "ready": (),                      # the bootstrap is loaded; the handler's init comes next
-    "next": (),                       # Runtime API: GET /invocation/next
-    "response": ("body",),            # Runtime API: POST /invocation/{id}/response
-    "error": ("body",),               # Runtime API: POST /invocation/{id}/error
-    "init_error": ("body",),          # Runtime API: POST /init/error
-    "aws": ("service", "op", "method", "url", "headers", "body"),
-    "effect": ("kind", "args"),
-    "sleep": ("seconds",),
-    "log": ("stream", "text"),
+    Kind.READY: (),
+    Kind.NEXT: (),
+    Kind.RESPONSE: ("body",),
+    Kind.ERROR: ("body",),
+    Kind.INIT_ERROR: ("body",),
+    Kind.AWS: ("service", "op", "method", "url", "headers", "body"),
+    Kind.EFFECT: ("kind", "args"),
+    Kind.SLEEP: ("seconds",),
+    Kind.LOG: ("stream", "text"),
 }
 
 
