@@ -36,6 +36,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .dynamo import scalar, table_writes
 from .errors import BadInput
 from .policies import Policy
 from .vocab import Effect, RecordType
@@ -95,6 +96,35 @@ def _aws(r: dict[str, Any]) -> list[Resource]:
     if service == "dynamodbstreams":  # a table's stream holds every write to it
         return [("dynamodb", target, ANY, WRITE)]
     return [(service, target, ANY, WRITE)]  # queues, streams, functions, buses: every call may change them
+
+
+def _item_key(item: Any) -> str | None:
+    """An item's key as the history spells it (``pk``, or ``pk|sk``)."""
+    if not isinstance(item, dict):
+        return None
+    return "|".join(str(scalar(item[k])) for k in sorted(item) if k in ("pk", "sk")) or None
+
+
+def request_resources(service: str, op: str, params: dict, status: int) -> list[Resource]:
+    """Every item one DynamoDB request really touched: each item of a transaction or a batch too.
+
+    A transaction or a write refused by a condition wrote nothing: it only read its items.
+    """
+    if service != "dynamodb":
+        return []
+    mode = WRITE if status < 300 else READ
+    touched = [(table, _item_key(body.get("Item") or body.get("Key")), mode)
+               for table, _, body in table_writes(op, params)]
+    if op == "TransactGetItems":
+        touched += [((e.get("Get") or {}).get("TableName"), _item_key((e.get("Get") or {}).get("Key")), READ)
+                    for e in params.get("TransactItems") or [] if isinstance(e, dict)]
+    elif op == "BatchGetItem":
+        touched += [(table, _item_key(key), READ) for table, body in (params.get("RequestItems") or {}).items()
+                    for key in (body or {}).get("Keys") or []]
+    elif op in READS or not touched:
+        touched.append((params.get("TableName"), None if op in ("Query", "Scan") else _item_key(params.get("Key")),
+                        READ if op in READS else WRITE))
+    return [("dynamodb", str(table) if table else ANY, key or ANY, m) for table, key, m in touched]
 
 
 def resources_of(records: Sequence[dict[str, Any]], pool: str = ANY) -> tuple[set[Resource], bool]:
@@ -188,6 +218,8 @@ class _Tracer:
         self.probes = _probes(sb)
         self._open: tuple[Any, int, int | None, list[Any]] | None = None
         self._decisions = 0
+        #: What each request since the open step began really touched (the gateway tells every request).
+        self._heard: list[Resource] = []
         policy.sync = self.close
 
     def install(self) -> None:
@@ -195,6 +227,8 @@ class _Tracer:
         sched = self.sb.scheduler
         fire_due, run = sched._fire_due, sched.run
         sched.step_listener = self.begin
+        self.sb.gateway.on_request(lambda service, op, params, status: self._heard.extend(
+            request_resources(service, op, params, status)))
 
         def fire_due_traced() -> None:
             self.tick()
@@ -215,10 +249,12 @@ class _Tracer:
         decision = self._decisions if decided else None
         self._decisions += decided
         self._open = (task, len(self.sb.history), decision, [snap() for _, snap in self.probes])
+        self._heard = []
 
     def tick(self) -> None:
         self.close()
         self._open = (None, len(self.sb.history), None, [])
+        self._heard = []
 
     def close(self) -> None:
         if self._open is None:
@@ -235,6 +271,7 @@ class _Tracer:
             return Step(task.name, decision=decision, everything=True)
         records = self.sb.history[start:]
         found, unknown = resources_of(records, inv.function.config.name)
+        found.update(self._heard)
         found.add(("invocation", inv.id, ANY, WRITE))  # its threads share its process
         if task.done:  # its container is free again (or dead)
             found.add(("containers", inv.function.config.name, ANY, FREE))

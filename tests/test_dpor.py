@@ -211,6 +211,25 @@ def test_reduced_and_full_agree_on_two_copies(name):
     agree(name, {"copies": 2})
 
 
+def test_a_transaction_touches_every_item_it_names():
+    """The read and the transaction's second item race; the history names only one item of the transaction."""
+    reduced, full = agree("tests/handlers/read_then_transact.py", {"copies": 2})
+    assert reduced.broken > 0 and full.broken == 72 and full.schedules == 90
+
+
+def test_request_resources_name_each_item_of_a_transaction_and_a_batch():
+    put = {"TransactItems": [{"Put": {"TableName": "t", "Item": {"pk": {"S": "a"}}}},
+                             {"Update": {"TableName": "t", "Key": {"pk": {"S": "b"}}}},
+                             {"ConditionCheck": {"TableName": "u", "Key": {"pk": {"S": "c"}}}}]}
+    assert set(dpor.request_resources("dynamodb", "TransactWriteItems", put, 200)) >= {
+        ("dynamodb", "t", "a", dpor.WRITE), ("dynamodb", "t", "b", dpor.WRITE)}
+    assert {r[3] for r in dpor.request_resources("dynamodb", "TransactWriteItems", put, 400)} == {dpor.READ}
+    batch = {"RequestItems": {"t": {"Keys": [{"pk": {"S": "a"}}, {"pk": {"S": "b"}}]}}}
+    assert dpor.request_resources("dynamodb", "BatchGetItem", batch, 200) == [
+        ("dynamodb", "t", "a", dpor.READ), ("dynamodb", "t", "b", dpor.READ)]
+    assert dpor.request_resources("sqs", "SendMessage", {}, 200) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", HANDLERS)
 def test_reduced_and_full_agree_on_every_handler(name):
