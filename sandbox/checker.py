@@ -225,6 +225,8 @@ def _judge(facts: _Facts, key: str, kind: str) -> Finding | None:
     if key in facts.pending:
         return Finding(FindingKind.PENDING, key, kind,
                        f"{key}: no {kind} yet, and the order was still in flight when the run stopped")
+    if any(inv.get("blocked") and key in (inv.get("keys") or []) for inv in facts.invs.values()):
+        return None  # an invocation that carried it never returned: what it would have done is unknown (_abandoned)
     return _lost(facts, key, kind)
 
 

@@ -404,6 +404,9 @@ class LambdaFunction:
         return inv
 
     def _run(self, inv: Invocation) -> Any:
+        # An environment's task waits on its channel and keeps the watchdog itself, counting only the
+        # time the learner's code runs (not the template's start, nor the world's own work).
+        inv.task.own_watchdog = self.in_processes
         try:
             container, cold = self._container()
         except (Exception, SystemExit, RuntimeExit) as exc:

@@ -63,6 +63,9 @@ class Task:
         self.error: BaseException | None = None
         self.resumed_at = 0.0  # real time (perf_counter) the task last went on: the watchdog counts from it
         self.invocation = None  # set by the Lambda runtime for invocation tasks
+        #: The task keeps its own watchdog (it waits on an execution environment's channel, and stops
+        #: waiting itself): the scheduler interrupts it only if that fails by far.
+        self.own_watchdog = False
         self._throw: BaseException | None = None
         # Two hand-off signals, each a plain lock held while "not signalled": releasing one
         # from another thread is allowed for Lock, and it switches far faster than a
@@ -420,21 +423,18 @@ class Scheduler:
 
     def _await(self, task: Task) -> None:
         """Wait for ``task`` to hand the turn back; the watchdog counts from its last yield point."""
-        timeout = self.watchdog
+        limit = self.watchdog if not task.own_watchdog else self.watchdog * 10 + 30
+        timeout = limit
         while not task._back.acquire(timeout=timeout):
             quiet = time.perf_counter() - task.resumed_at
-            if quiet >= self.watchdog:
+            if quiet >= limit:
                 self._unblock(task)
                 return
-            timeout = self.watchdog - quiet  # it took steps on its own thread meanwhile
+            timeout = limit - quiet  # it took steps on its own thread meanwhile
 
     def _unblock(self, task: Task) -> None:
         """The task ran ``watchdog`` seconds of real time without yielding."""
-        message = (
-            f"{task.name} ran for {self.watchdog:g} s of real time without reaching the sandbox "
-            f"(no AWS call, effect or sleep): it is blocked outside the sandbox, for example in a "
-            f"busy loop, a real sleep or a deadlock"
-        )
+        message = blocked_message(task.name, self.watchdog)
         # A busy Python loop can be interrupted; a blocking C call cannot.
         task.blocked_message = message
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(task.thread.ident), ctypes.py_object(HandlerBlocked))
@@ -458,6 +458,11 @@ class Scheduler:
             task._back.acquire(timeout=1.0)
         self._timers.clear()
         self._live_timers = 0
+
+
+def blocked_message(name: str, watchdog: float) -> str:
+    return (f"{name} ran for {watchdog:g} s of real time without reaching the sandbox (no AWS call, effect or "
+            f"sleep): it is blocked outside the sandbox, for example in a busy loop, a real sleep or a deadlock")
 
 
 def _outside_tasks(test: Callable[[], bool]) -> bool:

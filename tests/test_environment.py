@@ -228,18 +228,26 @@ def test_environments_hold_nothing_of_the_world(tmp_path):
     assert result.status == "valid", result.history.logs()
 
 
-def test_a_blocked_handler_is_unknown_not_lost(tmp_path):
-    handler = _handler(tmp_path, """
-        def handler(event, context):
-            while True:
-                pass
-    """)
-    from sandbox import Sandbox
+@pytest.mark.parametrize("block", ["while True: pass",
+                                   "pair = socket.socketpair(); select.select([pair[0]], [], [])"])
+def test_a_blocked_handler_is_unknown_not_lost(tmp_path, block):
+    """A busy loop, or a real select: the handler never returns, so what it would have done is unknown."""
+    handler = _handler(tmp_path, f"""
+        import select, socket
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
 
-    with Sandbox(seed=0, watchdog=0.5) as sb:
-        fn = sb.function(handler)
-        inv = fn.invoke({"orders": []})
-    assert inv.outcome == "error" and "blocked" in (inv.error_text or "")
+        def handler(event, context):
+            for order in orders_in(event):
+                if order["orderId"] == "o-2":
+                    {block}
+                send_confirmation_email(order)
+    """)
+    result = run_scenario("no-fault", handler=handler, seed=0, watchdog=1.0)
+    assert result.status == "unknown", result.verdict.explain()
+    assert [f.kind for f in result.verdict.findings] == ["abandoned"]
+    blocked = [e for e in result.history.of_type("invoke_end") if e.get("blocked")]
+    assert [e["inv"] for e in blocked] == ["inv-2"] and "blocked outside the sandbox" in blocked[0]["error"]
 
 
 def test_protocol_rejects_oversized_and_unknown_messages():

@@ -25,6 +25,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from base64 import b64decode, b64encode
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +35,8 @@ from botocore.awsrequest import AWSPreparedRequest
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
 from .. import active
-from ..errors import BadInput, ProviderError, RealAwsRefused, RuntimeExit, SandboxError
+from ..errors import BadInput, HandlerBlocked, ProviderError, RealAwsRefused, RuntimeExit, SandboxError
+from ..scheduler import blocked_message, current_task
 from . import wire
 
 #: Real seconds the world waits for the template to start (imports boto3 and the runtime client).
@@ -227,9 +229,6 @@ def _number(obj: Any) -> Any:
 class EnvironmentProcess:
     """One execution environment: an OS process, its channel, its private ``/tmp``."""
 
-    #: Real seconds between the channel reads of a waiting task (the scheduler's watchdog acts between them).
-    POLL = 0.05
-
     def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template):
         self.roots = roots
         self.template = template
@@ -292,8 +291,19 @@ class EnvironmentProcess:
             wire.send(self.sock, answer)
 
     def _receive(self) -> dict[str, Any]:
+        """The environment's next message. Until it comes, the environment runs the learner's code: if
+        that takes longer than the world's watchdog of real time, the environment is blocked outside the
+        sandbox, and is killed."""
+        task = current_task()
+        watchdog = task.sched.watchdog if task is not None else None
+        if task is not None:
+            task.own_watchdog = True
         try:
-            return wire.receive_from_environment(self.sock, poll=self.POLL)
+            return wire.receive_from_environment(
+                self.sock, deadline=time.monotonic() + watchdog if watchdog is not None else None)
+        except wire.TimedOut:
+            self.kill()
+            raise HandlerBlocked(blocked_message(task.name, watchdog)) from None
         except wire.ChannelClosed:
             raise RuntimeExit(self._exit_status()) from None
         except wire.ProtocolError as exc:

@@ -12,6 +12,7 @@ import json
 import select
 import socket
 import struct
+import time
 from typing import Any
 
 #: The largest message either side accepts: Lambda's own payload limit is 6 MB, and an AWS
@@ -77,14 +78,17 @@ def send(sock: socket.socket, message: dict[str, Any]) -> None:
     sock.sendall(_HEADER.pack(len(data)) + data)
 
 
-def _read_exactly(sock: socket.socket, n: int, poll: float | None) -> bytes:
+class TimedOut(Exception):
+    """Nothing arrived before the deadline."""
+
+
+def _read_exactly(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     chunks, got = [], 0
     while got < n:
-        if poll is not None:
-            # Short waits keep the calling thread in Python, where the scheduler's watchdog can
-            # interrupt it; a blocking recv would hold it in C.
-            while not select.select([sock], [], [], poll)[0]:
-                pass
+        if deadline is not None:
+            wait = deadline - time.monotonic()
+            if wait <= 0 or not select.select([sock], [], [], wait)[0]:
+                raise TimedOut("nothing arrived in time")
         chunk = sock.recv(min(n - got, 1 << 20))
         if not chunk:
             raise ChannelClosed("the channel closed")
@@ -93,13 +97,13 @@ def _read_exactly(sock: socket.socket, n: int, poll: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket, *, poll: float | None = None) -> dict[str, Any]:
-    """The next message, as sent; ``poll`` waits in slices of that many seconds."""
-    (size,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size, poll))
+def receive(sock: socket.socket, *, deadline: float | None = None) -> dict[str, Any]:
+    """The next message, as sent; ``TimedOut`` if it has not come by ``deadline`` (``time.monotonic``)."""
+    (size,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
     if size > MAX_FRAME:
         raise ProtocolError(f"a message of {size:,} bytes is over the {MAX_FRAME:,}-byte limit")
     try:
-        message = json.loads(_read_exactly(sock, size, poll))
+        message = json.loads(_read_exactly(sock, size, deadline))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ProtocolError(f"a message that is not JSON: {exc}") from None
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
@@ -107,9 +111,9 @@ def receive(sock: socket.socket, *, poll: float | None = None) -> dict[str, Any]
     return message
 
 
-def receive_from_environment(sock: socket.socket, *, poll: float | None = None) -> dict[str, Any]:
+def receive_from_environment(sock: socket.socket, *, deadline: float | None = None) -> dict[str, Any]:
     """The next message of an environment, checked against ``FROM_ENVIRONMENT``."""
-    message = receive(sock, poll=poll)
+    message = receive(sock, deadline=deadline)
     kind = message["t"]
     fields = FROM_ENVIRONMENT.get(kind)
     if fields is None:
