@@ -314,6 +314,30 @@ class LambdaFunction:
             self.runtime.processes.activate(None)
         return first
 
+    def _log_of_current(self, stream: str, text: str) -> None:
+        inv = current_invocation()
+        if inv is not None:  # an init outside any invocation (init_error) has no log of its own
+            self.runtime.log(inv, stream, text)
+
+    def init_error(self) -> str | None:
+        """Start one container now, running the handler's init: None if it loads, else Lambda's word for why.
+
+        Its environment then serves the first invocation, as a warm one would.
+        """
+        def start() -> str | None:
+            try:
+                self._cold_start()
+            except (Exception, SystemExit, RuntimeExit) as exc:
+                return f"Runtime.InitError: {_error_text(exc)}"
+            return None
+
+        task = self.runtime.scheduler.spawn(start, name="init")
+        task.own_watchdog = self.in_processes
+        self.runtime.scheduler.wait_for(task, label="init")
+        if task.error is not None:
+            raise task.error
+        return task.result
+
     # -- containers ------------------------------------------------------------------------
     def _new_container(self) -> Container:
         cid = f"{self.config.name}/c{next(self._numbers)}"
@@ -336,7 +360,7 @@ class LambdaFunction:
         env = EnvironmentProcess(config, rt.task_root_copies, template)
         rt.environments.append(env)
         container.env = env
-        env.logs = lambda stream, text: self.runtime.log(current_invocation(), stream, text)
+        env.logs = self._log_of_current
         try:
             env.init()
         except BaseException:

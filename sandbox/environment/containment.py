@@ -33,6 +33,20 @@ def bwrap_path() -> str:
     return found
 
 
+def check_available() -> None:
+    """Raise ``ContainmentUnavailable``, saying why, unless bubblewrap can make its namespaces here."""
+    import subprocess
+
+    command = bwrap_command(["/bin/true"], readable=[])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ContainmentUnavailable(f"bubblewrap could not run: {exc}") from None
+    if done.returncode != 0:
+        raise ContainmentUnavailable(f"bubblewrap cannot contain processes here: {done.stderr.strip()[:300]} "
+                                     "(it needs user namespaces; in a container, run it with them allowed)")
+
+
 def _package_roots() -> list[str]:
     """Python itself, the environment's packages, and this sandbox package."""
     sandbox_dir = str(Path(__file__).resolve().parents[1])

@@ -40,6 +40,10 @@ ROOT="${AUTOGRADER_ROOT:-/autograder}"
 if ! python3 -m venv --help >/dev/null 2>&1; then
   apt-get update && apt-get install -y python3 python3-venv python3-pip
 fi
+# bubblewrap contains every submission's code (no network, nothing of the machine in sight).
+if ! command -v bwrap >/dev/null 2>&1; then
+  apt-get update && apt-get install -y bubblewrap
+fi
 python3 -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \\
   -r "$ROOT/source/requirements.txt" -c "$ROOT/source/constraints.txt"

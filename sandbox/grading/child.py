@@ -1,16 +1,18 @@
-"""``python -m sandbox.grading.child``: the process a submission is graded in.
+"""``python -m sandbox.grading.child``: the world a submission is graded in.
 
 The grading parent starts it with a job on stdin (the answer file, the tests to run as data,
-their seeds, the limits) and a pipe for messages (``--fd``). In order, before any of the
-submission's code runs: resource limits, every module the tests need, the recorder (each
-record of each world's history goes down the pipe as it is written), the integrity snapshot
-and the audit hook. Then it loads the answer once, runs the tests one by one and reports each
-run. It judges nothing for the grade: the parent does, on its own copy of every history.
+their seeds, the limits, the isolation) and a pipe for messages (``--fd``). The submission's
+code never runs in this process: every world here runs it in execution environments of their
+own (``sandbox.environment``), under bubblewrap unless the grader was told otherwise, so the
+submission cannot reach the world, this pipe, the tests or the grader's files. In order:
+resource limits, every module the tests need, the recorder (each record of each world's history
+goes down the pipe as it is written); then the answer's init, once, in an environment; then the
+tests one by one. It judges nothing for the grade: the parent does, on its own copy of every
+history.
 
 Messages, one JSON object a line: ``ready``; ``load`` (with ``error``); ``test-start``;
-``group`` and ``rec`` (the recorder's); ``effect`` (the services' own word of each effect, apart
-from the history); ``run`` (a ``RunInfo``); ``test-end``; ``alert``
-(the audit hook refused something); ``tamper`` (the package changed); ``done``.
+``group`` and ``rec`` (the recorder's); ``effect`` (each effect as the services record it);
+``run`` (a ``RunInfo``); ``test-end``; ``done``.
 """
 from __future__ import annotations
 
@@ -75,87 +77,46 @@ def _prepare() -> None:
 
 
 def _preflight(handler: str, function: str) -> str | None:
-    """Load the answer once: None if it loads, else why not (the same for every test)."""
+    """The answer's init, once, in an environment of its own: None if it loads, else why not."""
     from ..errors import BadInput
-    from ..loader import load_handler, split_spec
+    from ..loader import split_spec
     from ..world import Sandbox
 
     try:
         if function != "handler":
             split_spec(handler)
             return None
-        with Sandbox():
-            load_handler(handler, "preflight_answer")
-        return None
+        with Sandbox() as sb:
+            return sb.function(handler).init_error()
     except BadInput as exc:  # a syntax error, no handler: the message says it all
         return str(exc)
-    except BaseException as exc:  # the learner's module code: anything it raises is the answer
-        return f"{type(exc).__name__}: {exc}"
-    finally:
-        sys.modules.pop("preflight_answer", None)
 
 
-def _witness(recorder, channel: Channel) -> None:
-    """The services tell the grader of each effect themselves, apart from the history: a count the
-    grading parent compares with the effect records it received (a history hiding an effect disagrees)."""
-    from .. import active
-    from ..services import Services
-
-    original = Services._record
-
-    def _record(self, kind, key, inv, status, result):
-        world = active.current()
-        group = recorder.group_of(world.history) if world is not None else None
-        channel.send({"t": PIPE_EFFECT, "g": group or 0, "kind": kind, "key": key, "status": status})
-        return original(self, kind, key, inv, status, result)
-
-    Services._record = _record
-
-
-def _guard(job: dict[str, Any], channel: Channel):
+def _witness(recorder, channel: Channel):
+    """Each effect as the services record it, apart from the history (the parent counts them)."""
     from .. import active
     from ..vocab import RecordType
-    from .guard import SANDBOX_DIR, Guard, Integrity, python_roots, world_methods, world_problems
-    from .recorder import Recorder
-
-    integrity_box: dict[str, Any] = {}
-    opened: dict[str, Any] = {"world": None, "methods": {}}
 
     def on_record(record: dict[str, Any]) -> None:
-        world = active.current()
-        if world is not None and world is not opened["world"]:  # its first record: no handler has run yet
-            opened.update(world=world, methods=world_methods(world))
-        if record.get("type") == RecordType.INVOKE_END:
-            _integrity(integrity_box["i"], channel)
-            if world is not None and recorder.last_world_history is not None:
-                changed = world_problems(world, recorder.last_world_history, opened["methods"])
-                if changed:
-                    channel.send({"t": "tamper", "what": f"the submission changed the world: {'; '.join(changed)}"})
-                    os._exit(3)
+        if record.get("type") == RecordType.EFFECT:
+            world = active.current()
+            group = recorder.group_of(world.history) if world is not None else None
+            channel.send({"t": PIPE_EFFECT, "g": group or 0, "kind": record.get("kind"), "key": record.get("key"),
+                          "status": record.get("status")})
 
-    recorder = Recorder(channel.send, on_record).install()
-    _witness(recorder, channel)
-    integrity_box["i"] = Integrity()
-    work = os.path.dirname(job["handler"].rpartition(":")[0])
-    guard = Guard(python_roots() + [SANDBOX_DIR, work, "/etc", "/usr/share"], [work],
-                  lambda text: channel.send({"t": "alert", "what": text}), listable=sys.path)
-    guard.install()
-    return recorder, integrity_box["i"]
-
-
-def _integrity(integrity, channel: Channel) -> None:
-    changed = integrity.check()
-    if changed:
-        channel.send({"t": "tamper", "what": f"the submission changed the sandbox: {', '.join(changed[:5])}"})
-        os._exit(3)
+    return on_record
 
 
 def run(job: dict[str, Any], channel: Channel) -> None:
     from .catalog import Test
     from .runner import Runner
 
+    os.environ["RWH_ISOLATION"] = job.get("isolation", "contained")
     _prepare()
-    recorder, integrity = _guard(job, channel)
+    from .recorder import Recorder
+
+    recorder = Recorder(channel.send).install()
+    recorder.on_record = _witness(recorder, channel)
     channel.send({"t": "ready"})
     error = _preflight(job["handler"], job["function"])
     channel.send({"t": "load", "error": error})
@@ -166,7 +127,6 @@ def run(job: dict[str, Any], channel: Channel) -> None:
     for entry in job["tests"]:
         channel.send({"t": "test-start", "i": entry["index"]})
         summary = runner.run_test(entry["index"], Test.from_dict(entry["test"]), entry["seeds"])
-        _integrity(integrity, channel)
         channel.send({"t": "test-end", "i": entry["index"], "summary": summary})
 
 
@@ -175,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fd", type=int, required=True, help="the pipe to the grading parent")
     args = p.parse_args(argv)
     job = json.loads(sys.stdin.read())
-    from .guard import limit
+    from .limits import limit
 
     limit(job["limits"]["memory_mb"], job["limits"]["cpu_seconds"])
     channel = Channel(args.fd)

@@ -60,6 +60,9 @@ class Limits:
     watchdog: float = 2.0  # real seconds an invocation may run without reaching the sandbox
     max_records: int = 200_000  # records one test may write (a handler printing megabytes)
     submission_seconds: float = 600.0  # real time for all of a submission's tests together
+    #: Where the submission's code runs: "contained" (execution environments under bubblewrap) or,
+    #: only when the grader is told --unsafe-no-sandbox, "process" (environments with no OS containment).
+    isolation: str = "contained"
 
 
 #: Records in one test past which a timeout is blamed on the output as well (a handler printing megabytes).
@@ -395,6 +398,7 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
     while pending:
         number += 1
         job = {"handler": f"{answer}:{ex.function}", "function": ex.function, "watchdog": limits.watchdog,
+               "isolation": limits.isolation,
                "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds},
                "tests": [{"index": i, "test": ex.tests[i].to_dict(), "seeds": seeds_for(i, ex.tests[i], base)}
                          for i in pending]}

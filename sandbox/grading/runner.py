@@ -7,8 +7,6 @@ handler should cost the grader little time.
 """
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -93,18 +91,29 @@ class Runner:
         return {"runs": runs, "truncated": found.truncated}
 
     def _question(self, index: int) -> dict[str, Any]:
+        """Ask the answer file's function for its answers, in an execution environment like any handler."""
+        import shutil
+        import tempfile
+
+        from ..world import Sandbox
+
         path, _, func = self.handler.rpartition(":")
-        spec = importlib.util.spec_from_file_location(f"answers_{Path(path).stem}", path)
-        if spec is None or spec.loader is None:
+        if not Path(path).is_file():
             raise BadInput(f"cannot load {path}")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules.pop(spec.name, None)
+        folder = Path(tempfile.mkdtemp(prefix="rwh-quiz-"))
         try:
-            answers = getattr(module, func)()
-        except Exception as exc:  # the learner's code: any error is an answer we report
-            self.emit(RunInfo(index, error=f"{func}() raised {type(exc).__name__}: {exc}"))
+            shutil.copyfile(path, folder / "answer_module.py")
+            (folder / "ask.py").write_text(
+                "import answer_module\n\n\n"
+                f"def handler(event, context):\n    return answer_module.{func}()\n")
+            with Sandbox(watchdog=self.watchdog) as sb:
+                inv = sb.function(f"{folder / 'ask.py'}:handler", timeout=60).invoke({})
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        if inv.outcome != "ok":
+            self.emit(RunInfo(index, error=f"{func}() raised {inv.error_text}"))
             return {"runs": 1, "truncated": False}
+        answers = inv.result
         self.emit(RunInfo(index, answers=answers if isinstance(answers, dict) else repr(answers)))
         return {"runs": 1, "truncated": False}
 
