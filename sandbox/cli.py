@@ -62,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--isolation", choices=("thread", "process", "contained"),
                      help="where the handler runs: 'process' gives each Lambda execution environment an OS "
                           "process of its own, with AWS's runtime client; 'contained' adds bubblewrap "
-                          "(default: thread, or RWH_ISOLATION)")
+                          "(default: process, or RWH_ISOLATION)")
     run.add_argument("--real-threads", action="store_true",
                      help="run on free OS threads and the wall clock against moto's HTTP server (short settings; "
                           "some scenarios only)")

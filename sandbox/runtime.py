@@ -195,13 +195,11 @@ class Runtime:
         self.seed = 0
 
     def close(self) -> None:
-        """Kill every environment still alive, and remove the task root copies."""
+        """Kill every environment still alive (the task root copies serve the next world)."""
         for env in self.environments:
             env.kill()
         self.environments.clear()
-        if self.task_root_copies is not None:
-            self.task_root_copies.remove()
-            self.task_root_copies = None
+        self.task_root_copies = None
 
     def next_id(self) -> str:
         return f"inv-{next(self._ids)}"

@@ -85,10 +85,10 @@ def _virtual_sleep(seconds: float) -> None:
 MAX_AWS_LATENCY = 5.0
 
 
-#: Where a handler file's code runs: "process", an execution environment of its own per container
-#: (sandbox.environment: AWS's runtime client, its own modules, /tmp and main thread); "thread", the
-#: world's own process with modules and environment swapped at each switch (the default while the
-#: rest of the course moves over; RWH_ISOLATION=process chooses the other for a whole run).
+#: Where a handler file's code runs: "process" (the default), an execution environment of its own per
+#: container (sandbox.environment: AWS's runtime client, its own modules, /tmp and main thread);
+#: "thread", the world's own process, with modules and environment swapped at each switch (a handler
+#: passed as a Python function always runs so). RWH_ISOLATION chooses one for a whole run.
 #: "contained" is "process" under bubblewrap (no network, nothing of the machine but Python, the
 #: sandbox and the task root), as the grader runs submissions.
 ISOLATIONS = ("thread", "process", "contained")
@@ -141,7 +141,7 @@ class Sandbox:
         self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
         self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,
                                env=lambda: dict(os.environ))
-        isolation = isolation or os.environ.get("RWH_ISOLATION") or "thread"
+        isolation = isolation or os.environ.get("RWH_ISOLATION") or "process"
         if isolation not in ISOLATIONS:
             raise BadInput(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         self.runtime.isolation = isolation

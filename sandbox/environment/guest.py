@@ -46,15 +46,26 @@ class Channel:
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
-            wire.send(self.sock, message)
-            answer = wire.receive(self.sock)
+            try:
+                wire.send(self.sock, message)
+                answer = wire.receive(self.sock)
+            except (wire.ChannelClosed, OSError):
+                _world_gone()
         self.see_time(answer.get("now"))
         return answer
 
     def tell(self, message: dict[str, Any]) -> None:
         """A message with no answer (a log line)."""
         with self.lock:
-            wire.send(self.sock, message)
+            try:
+                wire.send(self.sock, message)
+            except OSError:
+                _world_gone()
+
+
+def _world_gone():
+    """The world closed this environment's channel: it is being reset, and nothing of it may run on."""
+    os._exit(1)
 
     def see_time(self, now: Any) -> None:
         if isinstance(now, (int, float)) and now > self.now:
@@ -248,6 +259,12 @@ def private_tmp(pid: int) -> str:
 
 
 def _set_up(config: dict[str, Any], channel: Channel) -> None:
+    # The log keeps what goes through sys.stdout and sys.stderr (print, logging, tracebacks). Writes
+    # straight to file descriptors 1 and 2 (a C library's) are dropped, never the world's terminal.
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    os.close(null)
     os.environ.clear()
     os.environ.update(config["environ"])
     tmp = private_tmp(os.getpid())

@@ -15,6 +15,7 @@ exception in that task; the environment is then killed (SIGKILL: no ``finally``,
 """
 from __future__ import annotations
 
+import atexit
 import decimal
 import json
 import os
@@ -111,6 +112,16 @@ class Template:
         theirs.close()
         self.lock = threading.Lock()
         self.ready = False
+        atexit.register(self.close)
+
+    def close(self) -> None:
+        """End the template (and so every environment it forked), and remove the task roots."""
+        try:
+            self.control.close()
+            self.process.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.process.kill()
+        _remove(self.roots)
 
     def _wait_ready(self) -> None:
         self.control.settimeout(TEMPLATE_START)
@@ -155,8 +166,10 @@ class Template:
             theirs.close()
         return int(answer["pid"]), mine
 
-    def kill(self, pid: int) -> int | None:
-        return self._ask({"t": "kill", "pid": pid}).get("status")
+    def kill(self, pid: int) -> None:
+        """SIGKILL one environment; the template reaps it and removes its /tmp (the world does not wait)."""
+        with self.lock:
+            socket.send_fds(self.control, [wire.encode({"t": "kill", "pid": pid})], [])
 
     def status(self, pid: int, wait: float = 1.0) -> int | None:
         return self._ask({"t": "status", "pid": pid, "wait": wait}).get("status")
@@ -171,34 +184,63 @@ def _template_env() -> dict[str, str]:
 
 
 # -- task roots ----------------------------------------------------------------------------------
+def _signature(folder: str) -> tuple:
+    """What the folder holds, as names, sizes and modification times (a copy is reused while it matches)."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in _skipped(root, list(dirs)))
+        for name in sorted(set(files) - _skipped(root, files)):
+            try:
+                st = os.stat(os.path.join(root, name))
+            except OSError:
+                continue
+            found.append((os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns))
+    return tuple(found)
+
+
 class TaskRootCopies:
-    """A read-only copy of each handler folder, made once per world: the environments' task roots.
+    """A read-only copy of each handler folder: the environments' task roots.
 
     On Lambda the deployment package is unpacked into ``/var/task``, which the function cannot
-    write; a copy means nothing an environment does reaches the learner's own folder.
+    write; a copy means nothing an environment does reaches the learner's own folder. A copy is
+    made once per folder and content, and serves every world of this process while the folder is
+    unchanged (nothing can write to it).
     """
 
+    _shared: dict[tuple[str, str, tuple], Path] = {}
+    _lock = threading.Lock()
+
     def __init__(self, template: Template) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="world-", dir=template.roots))
-        self.base.chmod(0o755)
+        self.template = template
         self.copies: dict[str, Path] = {}
 
     def copy_of(self, folder: str) -> Path:
         if folder not in self.copies:
-            target = self.base / f"{len(self.copies) + 1}-{Path(folder).name or 'root'}"
-            try:
-                shutil.copytree(folder, target, ignore=_skipped, symlinks=True)
-            except shutil.Error:
-                pass  # a file that cannot be read (another user's, a socket) is not part of the package
-            size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file() and not p.is_symlink())
-            if size > MAX_TASK_ROOT_BYTES:
-                raise BadInput(f"the handler's folder {folder} holds {size / 2**20:.0f} MiB; Lambda's unzipped "
-                               f"deployment package limit is 250 MB: put the handler in a folder of its own")
-            for path in [target, *target.rglob("*")]:
-                if not path.is_symlink():
-                    path.chmod(0o555 if path.is_dir() else 0o444)
-            self.copies[folder] = target
+            key = (str(self.template.roots), folder, _signature(folder))
+            with self._lock:
+                shared = self._shared.get(key)
+                if shared is None or not shared.is_dir():
+                    shared = self._shared[key] = self._copy(folder)
+            self.copies[folder] = shared
         return self.copies[folder]
+
+    def _copy(self, folder: str) -> Path:
+        base = Path(tempfile.mkdtemp(prefix="root-", dir=self.template.roots))
+        base.chmod(0o755)
+        target = base / (Path(folder).name or "root")
+        try:
+            shutil.copytree(folder, target, ignore=_skipped, symlinks=True)
+        except shutil.Error:
+            pass  # a file that cannot be read (another user's, a socket) is not part of the package
+        size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file() and not p.is_symlink())
+        if size > MAX_TASK_ROOT_BYTES:
+            _remove(base)
+            raise BadInput(f"the handler's folder {folder} holds {size / 2**20:.0f} MiB; Lambda's unzipped "
+                           f"deployment package limit is 250 MB: put the handler in a folder of its own")
+        for path in [target, *target.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(0o555 if path.is_dir() else 0o444)
+        return target
 
     def original(self, filename: str) -> str:
         """The learner's own path of a file in a task root copy."""
@@ -209,14 +251,15 @@ class TaskRootCopies:
                 continue
         return filename
 
-    def remove(self) -> None:
-        for path in [self.base, *self.base.rglob("*")]:
-            if not path.is_symlink():
-                try:
-                    path.chmod(0o755 if path.is_dir() else 0o644)
-                except OSError:
-                    pass
-        shutil.rmtree(self.base, ignore_errors=True)
+
+def _remove(base: Path) -> None:
+    for path in [base, *base.rglob("*")]:
+        if not path.is_symlink():
+            try:
+                path.chmod(0o755 if path.is_dir() else 0o644)
+            except OSError:
+                pass
+    shutil.rmtree(base, ignore_errors=True)
 
 
 # -- one environment ---------------------------------------------------------------------------

@@ -132,9 +132,11 @@ def serve(control: socket.socket) -> None:
             channel.close()
             children.live.add(pid)
             answer: dict[str, Any] = {"pid": pid}
-        elif kind == "kill":
+        elif kind == "kill":  # no answer: the world goes on at once
             children.kill(int(message["pid"]))
-            answer = {"status": children.ended.pop(int(message["pid"]), None)}
+            children.ended.pop(int(message["pid"]), None)
+            children.reap()
+            continue
         elif kind == "status":
             answer = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
         else:
