@@ -9,6 +9,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
 LAB_ARGS    ?=
 PYTEST_ARGS ?=
+NOX_ARGS ?=
 BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
@@ -79,6 +80,13 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
 
+# The runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (noxfile.py), each in a venv of
+# its own under .nox/. Interpreters are found on PATH, and in pyenv's folder when there is one.
+PYENV_BINS := $(wildcard $(HOME)/.pyenv/versions/3.12*/bin $(HOME)/.pyenv/versions/3.13*/bin)
+.PHONY: test-pythons
+test-pythons: setup
+	PATH="$(subst $(eval) ,:,$(PYENV_BINS)):$$PATH" $(BIN)/nox $(NOX_ARGS)
+
 # The browser tests alone (tests/test_lab_ui.py): Playwright drives Debian's chromium against a
 # private JupyterLab. A missing chromium is installed when you are root, else the command is shown;
 # either way these tests never skip here (LAB_UI_REQUIRED), and -rA lists each one's outcome.
@@ -120,6 +128,7 @@ help:
 	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...)"
 	@echo "make test-fast        the tests not marked slow or notebook (about a third of the time)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
+	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"
 	@echo "make lint             ruff alone"
 	@echo "make reset-notebooks  strip outputs from notebooks/ and exercises/, keeping your code edits"
 	@echo "make html             run every lesson and render it to out/html/"

@@ -62,16 +62,16 @@ class Channel:
             except OSError:
                 _world_gone()
 
-
-def _world_gone():
-    """The world closed this environment's channel: it is being reset, and nothing of it may run on."""
-    os._exit(1)
-
     def see_time(self, now: Any) -> None:
         if isinstance(now, (int, float)) and now > self.now:
             self.now = float(now)
             if self.traveller is not None:
                 self.traveller.move_to(self.now)
+
+
+def _world_gone():
+    """The world closed this environment's channel: it is being reset, and nothing of it may run on."""
+    os._exit(1)
 
 
 # -- the Runtime API, spoken over the channel ------------------------------------------------
