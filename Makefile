@@ -19,8 +19,21 @@ AUTOGRADER_ARGS ?=
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
 # would compile the sandbox from source again, a fifth of a CLI run's start.
-setup: $(STAMP)
+setup: $(STAMP) bubblewrap
 	@$(BIN)/python -m compileall -q sandbox >/dev/null
+
+# bubblewrap contains the grader's execution environments (INSTRUCTORS.md). Installed when root on
+# Debian or Ubuntu; elsewhere the lessons do without it and the grader says how to get it.
+.PHONY: bubblewrap
+bubblewrap:
+	@if command -v bwrap >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "installing bubblewrap (the grader's containment)"; \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends bubblewrap >/dev/null; \
+	else \
+	  echo "note: bubblewrap is not installed; grading a class needs it (sudo apt-get install bubblewrap)"; \
+	fi
 
 # Create the venv once. Debian/Ubuntu ship venv's ensurepip separately.
 $(BIN)/python:
@@ -137,6 +150,7 @@ help:
 	@echo "make bench            speed and memory figures: bench-results.json and .txt (BENCH_ARGS=...)"
 	@echo "make campaign         every strategy x scenario x seed: campaign-results/ (CAMPAIGN_ARGS=...)"
 	@echo "make chromium         install Debian's chromium for the UI tests (when root)"
+	@echo "make bubblewrap       install bubblewrap, the grader's containment (when root; setup does it)"
 	@echo "make git-filter       register filter.strip-outputs in .git/config (setup and lab do it)"
 	@echo "make clean            remove .venv and the caches"
 	@echo "make help             this list"

@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -132,7 +133,9 @@ def test_the_handler_module_is_named_after_its_file_in_every_container(tmp_path)
     with Sandbox() as sb:
         fn = sb.function(f"{tmp_path / 'app.py'}:handler", memory_mb=512)
         (name, module, handler_env, root, fname, runtime, memory, context_memory), = fn.invoke({}).result
-    assert name == module == "app" and handler_env == "app.handler" and root == str(tmp_path)
+    # The task root is a read-only copy of the handler's folder (Lambda's /var/task), never the folder itself.
+    assert name == module == "app" and handler_env == "app.handler" and root != str(tmp_path)
+    assert Path(root).name == tmp_path.name and not os.stat(root).st_mode & 0o222
     assert fname == "orders-handler" and runtime.startswith("AWS_Lambda_python3.") and memory == "512"
     assert context_memory == "512"
 
@@ -149,8 +152,7 @@ def test_powertools_keys_agree_across_containers_so_its_idempotency_holds(scenar
 
 # -- 5. sys.exit and os._exit are crashes -----------------------------------------------------------
 @pytest.mark.parametrize("how", ["sys.exit", "os._exit"])
-def test_exiting_the_process_is_a_crash_that_lambda_retries(tmp_path, monkeypatch, how):
-    monkeypatch.setenv("EXIT_MARKERS", str(tmp_path))
+def test_exiting_the_process_is_a_crash_that_lambda_retries(monkeypatch, how):
     monkeypatch.setenv("EXIT_HOW", how)
     with Sandbox() as sb:
         fn = sb.function(handler("exits_once.py"))
@@ -162,8 +164,8 @@ def test_exiting_the_process_is_a_crash_that_lambda_retries(tmp_path, monkeypatc
         assert [o for o, _ in outcomes] == ["crashed", "ok"] and sb.check().valid
 
 
-def test_the_cli_exit_code_is_the_verdicts_even_when_the_handler_exits_the_process(tmp_path):
-    env = {**os.environ, "EXIT_MARKERS": str(tmp_path), "EXIT_HOW": "os._exit"}
+def test_the_cli_exit_code_is_the_verdicts_even_when_the_handler_exits_the_process():
+    env = {**os.environ, "EXIT_HOW": "os._exit"}
     proc = subprocess.run([sys.executable, "-m", "sandbox", "run", "no-fault", "--handler",
                            handler("exits_once.py")], cwd=ROOT, capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 1 and "invalid" in proc.stdout  # each order's only delivery exits: all lost
@@ -247,8 +249,11 @@ def test_prints_and_logging_go_to_the_history_not_the_terminal(capfd):
     out, err = capfd.readouterr()
     assert "sending the confirmation" not in out + err
     lines = result.history.logs("inv-1")
-    assert [(r["stream"], r["text"]) for r in lines] == [("stdout", "sending the confirmation for o-1"),
-                                                        ("log", "[WARNING] order o-1: email on its way")]
+    # A log record as AWS's runtime client writes it to CloudWatch: level, time, request id, message.
+    request_id = result.history.invocations()["inv-1"]["request_id"]
+    assert [(r["stream"], r["text"]) for r in lines] == [
+        ("stdout", "sending the confirmation for o-1"),
+        ("stdout", f"[WARNING]\t2026-01-05T09:00:00.000Z\t{request_id}\torder o-1: email on its way")]
     assert "logs" not in result.report()
 
 
@@ -268,7 +273,8 @@ def test_the_text_report_shows_the_first_log_lines_and_logs_shows_them_all():
     assert "... and 6 more lines (--logs shows them all)" in brief
     assert full.count(" | ") == 16 and "more lines" not in full
     report = json.loads(cli("--json", "--logs").stdout)
-    assert report["logs"][1] == "inv-1 | [WARNING] order o-1: email on its way"
+    assert report["logs"][1].startswith("inv-1 | [WARNING]\t2026-01-05T09:00:00.000Z\t")
+    assert report["logs"][1].endswith("\torder o-1: email on its way")
 
 
 def test_a_handler_error_names_the_line_in_the_learners_file():

@@ -317,9 +317,27 @@ def _wire_up(channel: Channel) -> None:
     sys.stderr = ChannelWriter(channel, "stderr")
 
 
+#: This process's channel, once it is an environment.
+CHANNEL: Channel | None = None
+
+
+def report_exit(exc: BaseException) -> None:
+    """Tell the world where the code was when it called ``sys.exit`` (``os._exit`` leaves no such word)."""
+    import traceback
+
+    if CHANNEL is None:
+        return
+    frames = [[f.filename, f.lineno, f.name] for f in traceback.extract_tb(exc.__traceback__)][-50:]
+    try:
+        CHANNEL.tell({"t": wire.Kind.EXIT, "frames": frames})
+    except BaseException:  # noqa: BLE001 - the process is ending either way
+        pass
+
+
 def run(sock: socket.socket, config: dict[str, Any]) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
-    channel = Channel(sock)
+    global CHANNEL
+    channel = CHANNEL = Channel(sock)
     _set_up(config, channel)
     _wire_up(channel)
     channel.tell({"t": wire.Kind.READY, "tmp": os.environ.get("TMPDIR") is None})

@@ -280,6 +280,7 @@ class EnvironmentProcess:
         self.logs: Callable[[str, str], None] = lambda stream, text: None
         self.private_tmp = False
         self.asked = False  # the environment is waiting for its next invocation
+        self.exit_where: str | None = None  # where its code called sys.exit, once it has
 
     # -- the conversation ----------------------------------------------------------------
     def init(self) -> None:
@@ -326,6 +327,11 @@ class EnvironmentProcess:
             if kind == wire.Kind.LOG:
                 self.logs(str(message["stream"]), str(message["text"]))
                 continue
+            if kind == wire.Kind.EXIT:
+                frames = message["frames"] if isinstance(message["frames"], list) else []
+                self.exit_where = self._where({"stackTrace": [f'File "{f[0]}", line {f[1]}, in {f[2]}'
+                                                              for f in frames if isinstance(f, list) and len(f) == 3]})
+                continue
             if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY):
                 self.kill()
                 raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
@@ -348,7 +354,10 @@ class EnvironmentProcess:
             self.kill()
             raise HandlerBlocked(blocked_message(task.name, watchdog)) from None
         except wire.ChannelClosed:
-            raise RuntimeExit(self._exit_status()) from None
+            exit_ = RuntimeExit(self._exit_status())
+            if self.exit_where is not None:
+                exit_.where = self.exit_where  # type: ignore[attr-defined]
+            raise exit_ from None
         except wire.ProtocolError as exc:
             self.kill()
             raise EnvironmentFailed(f"the environment broke the protocol: {exc}") from None

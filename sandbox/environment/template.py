@@ -57,6 +57,7 @@ def _child(channel: socket.socket, config: dict[str, Any]) -> None:
         guest.run(channel, config)
     except SystemExit as exc:
         code = exc.code
+        guest.report_exit(exc)
     except BaseException:  # noqa: BLE001 - what Python itself does with an uncaught exception
         traceback.print_exc()
         code = 1
@@ -150,8 +151,11 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the world's terminal is the world's to handle
     _warm()
-    control.sendall(wire.encode({"ready": True}))
-    serve(control)
+    try:
+        control.sendall(wire.encode({"ready": True}))
+        serve(control)
+    except OSError:  # the world went away (a command line that stopped early): nothing to serve
+        pass
 
 
 if __name__ == "__main__":

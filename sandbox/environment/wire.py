@@ -32,6 +32,7 @@ class Kind:
     EFFECT = "effect"          # a call to the effect services
     SLEEP = "sleep"            # time.sleep
     LOG = "log"                # a write to stdout or stderr (no answer)
+    EXIT = "exit"              # sys.exit: where the code was when it ended the process (no answer)
     INVOCATION = "invocation"  # the world's answer to NEXT
     ANSWER = "answer"          # the world's answer to any other request
 
@@ -47,6 +48,7 @@ FROM_ENVIRONMENT: dict[str, tuple[str, ...]] = {
     Kind.EFFECT: ("kind", "args"),
     Kind.SLEEP: ("seconds",),
     Kind.LOG: ("stream", "text"),
+    Kind.EXIT: ("frames",),
 }
 
 

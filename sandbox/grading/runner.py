@@ -14,7 +14,7 @@ from typing import Any
 from ..checker import check
 from ..errors import BadInput
 from ..history import History
-from ..vocab import Status
+from ..vocab import Outcome, Status
 from . import drills, judge
 from .catalog import Test
 from .judge import RunInfo
@@ -110,7 +110,7 @@ class Runner:
                 inv = sb.function(f"{folder / 'ask.py'}:handler", timeout=60).invoke({})
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        if inv.outcome != "ok":
+        if inv.outcome != Outcome.OK:
             self.emit(RunInfo(index, error=f"{func}() raised {inv.error_text}"))
             return {"runs": 1, "truncated": False}
         answers = inv.result
