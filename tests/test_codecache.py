@@ -1,4 +1,8 @@
-"""Cold starts import the task root's modules afresh, compiled once per source (sandbox.codecache)."""
+"""Cold starts import the task root's modules afresh, compiled once per source (sandbox.codecache).
+
+This is the "thread" isolation's machinery (a handler file run in the world's own process), so each world here
+asks for it; a handler passed as a Python function always runs so.
+"""
 from __future__ import annotations
 
 import sys
@@ -26,7 +30,7 @@ def _write_task_root(folder, marker: str) -> str:
 
 
 def _concurrent_results(spec: str) -> list:
-    with Sandbox() as sb:
+    with Sandbox(isolation="thread") as sb:
         fn = sb.function(spec)
         invs = [fn.start({}) for _ in range(3)]
         sb.run()
@@ -57,7 +61,7 @@ def test_the_import_cache_is_put_back_when_the_world_closes(tmp_path):
     spec = _write_task_root(tmp_path, "first")
     folder = str(tmp_path)
     before = sys.path_importer_cache.get(folder, "absent")
-    with Sandbox() as sb:
+    with Sandbox(isolation="thread") as sb:
         sb.function(spec).invoke({})
         spec_found = sys.path_importer_cache[folder].find_spec("helper_mod")
         assert isinstance(spec_found.loader, codecache.CachedSourceLoader)
@@ -78,7 +82,7 @@ def test_a_module_replaced_by_the_handler_is_its_containers(tmp_path):
                 return id(again.TOKEN)
             return id(sys.modules["helper_mod"].TOKEN)
     """))
-    with Sandbox() as sb:
+    with Sandbox(isolation="thread") as sb:
         fn = sb.function(f"{tmp_path / 'app.py'}:handler")
         first = fn.invoke({}).result
         reloaded = fn.invoke({"reload": True}).result

@@ -1,4 +1,7 @@
-"""Clients share what botocore parses from JSON, and nothing else (sandbox.adapter._SharedParse)."""
+"""Clients share what botocore parses from JSON, and nothing else (sandbox.adapter._SharedParse).
+
+The world's own clients and those of handlers in the "thread" isolation share it; each world here asks for it.
+"""
 from __future__ import annotations
 
 import textwrap
@@ -30,7 +33,7 @@ HANDLER = textwrap.dedent("""
 
 def test_each_container_builds_its_own_clients_from_one_parse(tmp_path):
     (tmp_path / "app.py").write_text(HANDLER)
-    with Sandbox() as sb:
+    with Sandbox(isolation="thread") as sb:
         fn = sb.function(f"{tmp_path / 'app.py'}:handler")
         invs = [fn.start({}) for _ in range(3)]
         sb.run()
@@ -47,7 +50,7 @@ def test_each_container_builds_its_own_clients_from_one_parse(tmp_path):
 
 def test_botocore_parses_for_each_client_again_once_the_world_closes():
     originals = (botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider)
-    with Sandbox():
+    with Sandbox(isolation="thread"):
         assert botocore.regions.EndpointProvider is not originals[1]
     assert (botocore.client.ClientCreator._load_service_model, botocore.regions.EndpointProvider) == originals
     with mock_aws():
@@ -62,7 +65,7 @@ def test_only_the_shared_loaders_documents_are_kept(tmp_path):
     """A session of the handler's own (Powertools makes one per container) leaves nothing behind."""
     (tmp_path / "app.py").write_text(HANDLER)
     for seed in range(3):
-        with Sandbox(seed=seed) as sb:
+        with Sandbox(seed=seed, isolation="thread") as sb:
             fn = sb.function(f"{tmp_path / 'app.py'}:handler")
             fn.start({})
             sb.run()
