@@ -66,11 +66,15 @@ class EnvironmentFailed(SandboxError):
 
 
 class HandlerError(Exception):
-    """The handler raised: the error payload awslambdaric sent, as an exception of the world."""
+    """The handler raised: the error payload awslambdaric sent, as an exception of the world.
 
-    def __init__(self, payload: dict[str, Any], where: str | None):
+    ``classes``: the names of the error's class and its bases, as the environment saw them.
+    """
+
+    def __init__(self, payload: dict[str, Any], where: str | None, classes: list[str] | None = None):
         self.payload, self.where = payload, where
         self.error_type = str(payload.get("errorType") or "Exception")
+        self.classes = [str(c) for c in classes or [] if isinstance(c, str)][:50] or [self.error_type]
         super().__init__(str(payload.get("errorMessage") or ""))
 
 
@@ -310,7 +314,8 @@ class EnvironmentProcess:
         message = self._serve_until((wire.Kind.RESPONSE, wire.Kind.ERROR))
         if message["t"] == wire.Kind.ERROR:
             payload = _payload(message["body"])
-            raise HandlerError(payload, self._where(payload))
+            classes = message.get("classes")
+            raise HandlerError(payload, self._where(payload), classes if isinstance(classes, list) else None)
         body = message["body"]
         if message.get("bytes"):
             return body.encode("utf-8", "surrogateescape")

@@ -46,6 +46,11 @@ def _error(message: str, kind: str, trace: list[str] | None, request_id: str | N
     return result
 
 
+def make_xray_fault(kind: str, message: str) -> dict[str, Any]:
+    """Called inside the ``except`` block, as awslambdaric's is (the guest notes the error's classes here)."""
+    return {"type": kind, "message": message}
+
+
 def _trace(tb) -> list[str]:
     frames = [f for f in traceback.extract_tb(tb) if not f.filename.endswith(("/loop.py", "\\loop.py"))]
     return traceback.format_list(frames)
@@ -113,6 +118,7 @@ def run(handler: str, client) -> None:
             continue
         except Exception:
             kind, value, tb = sys.exc_info()
+            make_xray_fault(kind.__name__, str(value))
             client.post_invocation_error(job.invoke_id, json.dumps(_error(str(value), kind.__name__, _trace(tb),
                                                                           job.invoke_id)))
             continue

@@ -39,7 +39,14 @@ class Drill:
 def answer(inv: Any) -> dict[str, Any]:
     error = inv.error if isinstance(inv.error, BaseException) else None
     return {"inv": inv.id, "outcome": str(inv.outcome), "response": inv.result if inv.outcome == Outcome.OK else None,
-            "error": inv.error_text, "error_types": [c.__name__ for c in type(error).__mro__] if error else []}
+            "error": inv.error_text, "error_types": _classes(error)}
+
+
+def _classes(error: BaseException | None) -> list[str]:
+    """The error's class and its bases, by name (as its execution environment saw them, when it had one)."""
+    if error is None:
+        return []
+    return list(getattr(error, "classes", None) or [c.__name__ for c in type(error).__mro__])
 
 
 def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = None) -> History:
