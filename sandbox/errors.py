@@ -14,6 +14,10 @@ class BadInput(SandboxError):
     """A wrong argument, setting, handler path or event; the message names it."""
 
 
+class MissingHandler(BadInput):
+    """The handler file defines no function of the name given (found without running the file)."""
+
+
 class RealAwsRefused(SandboxError):
     """A request would have left this machine, or was signed with real-looking credentials."""
 

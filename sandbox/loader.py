@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .codecache import CachedSourceLoader
-from .errors import BadInput
+from .errors import BadInput, MissingHandler
 from .process import shadows_shared
 
 
@@ -105,11 +105,11 @@ def _top_level_names(tree: ast.Module) -> set[str] | None:
     return names
 
 
-def check_handler_file(spec: str) -> str:
+def check_handler_file(spec: str, *, names: bool = True) -> str:
     """Check a handler file without running it (it runs only in its execution environments).
 
-    A missing file, a syntax error or a function the file never defines is bad input, refused
-    at once; returns the module name Lambda gives the file.
+    A missing file, a syntax error or (with ``names``) a function the file never defines is bad
+    input, refused at once; returns the module name Lambda gives the file.
     """
     path, func = split_spec(spec)
     name = handler_module_name(spec)
@@ -123,12 +123,12 @@ def check_handler_file(spec: str) -> str:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
         raise BadInput(f"handler file {path} has a syntax error on line {exc.lineno}: {exc.msg}") from None
-    names = _top_level_names(tree)
-    if names is not None and func not in names:
+    bound = _top_level_names(tree) if names else None
+    if bound is not None and func not in bound:
         functions = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         close = difflib.get_close_matches(func, functions, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise BadInput(f"handler file {path} defines no {func!r}{hint}")
+        raise MissingHandler(f"handler file {path} defines no {func!r}{hint}")
     return name
 
 

@@ -235,10 +235,12 @@ class Runtime:
 
     def deploy(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
                timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
-               name: str = "orders-handler", environment: dict[str, str] | None = None) -> "LambdaFunction":
+               name: str = "orders-handler", environment: dict[str, str] | None = None,
+               check_names: bool = True) -> "LambdaFunction":
+        """``check_names=False``: a handler file's function is looked for only when an environment loads it."""
         config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region,
                                 environment={str(k): str(v) for k, v in (environment or {}).items()})
-        return LambdaFunction(self, handler, config, factory=factory)
+        return LambdaFunction(self, handler, config, factory=factory, check_names=check_names)
 
 
 def current_invocation() -> Invocation | None:
@@ -265,7 +267,7 @@ class LambdaFunction:
     """
 
     def __init__(self, runtime: Runtime, handler: Any = None, config: FunctionConfig | None = None,
-                 factory: Callable[[], Callable] | None = None):
+                 factory: Callable[[], Callable] | None = None, check_names: bool = True):
         if handler is None and factory is None:
             raise BadInput("a function needs a handler or a factory")
         if handler is not None and not isinstance(handler, str):
@@ -278,7 +280,7 @@ class LambdaFunction:
         self._numbers = itertools.count(1)
         self._first: Container | None = None
         if self.in_processes:
-            check_handler_file(handler)  # checked without running it: only its environments run it
+            check_handler_file(handler, names=check_names)  # checked without running it: only environments do
             from .environment.host import Template
 
             Template.warm_up(contained=runtime.isolation == "contained")

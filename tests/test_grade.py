@@ -8,7 +8,9 @@ import shutil
 import stat
 import subprocess
 import sys
+import time
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -139,18 +141,20 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     hang = ("blocked outside the sandbox", "made no progress for 3 s", "ran past the 30 s")
     assert any(h in reasons["hana"] for h in hang) and any(h in reasons["ivan"] for h in hang)
     assert "does not load: RuntimeError: my module blows up on import" in reasons["jon"]
-    assert "ModuleNotFoundError: No module named 'requests_that_do_not_exist'" in reasons["kim"]
+    # Lambda's own word for it (awslambdaric's Runtime.ImportModuleError)
+    assert ("Runtime.ImportModuleError: Unable to import module '02_claim_the_key': No module named "
+            "'requests_that_do_not_exist'") in reasons["kim"]
     assert any(h in reasons["lea"] for h in hang) or "printing megabytes" in reasons["lea"]
-    assert "refused: tried to read" in reasons["max"] and "solutions/02_claim_the_key.py" in reasons["max"]
+    # The solutions are not mounted in a contained environment: there is nothing there to read.
+    assert "No such file or directory" in reasons["max"] and "solutions/02_claim_the_key.py" in reasons["max"]
     assert "could not read the submission" in reasons["rosa"] and "not a notebook" in reasons["rosa"]
 
-    # tampering is named as such, in the report and the CSV
-    nia, otto, tara = (_claim(_report(out, s)) for s in ("nia", "otto", "tara"))
-    assert any("sandbox.checker.check" in t for t in nia["tampering"])
-    assert any("rewrote its history" in t for t in otto["tampering"])
-    assert any("services writes to another history" in t for t in tara["tampering"])
-    assert all("TAMPERING" in rows[s]["notes"] for s in ("nia", "otto", "tara"))
-    assert not any(_claim(_report(out, s))["tampering"] for s in ("alice", "bella", "dina", "sam"))
+    # Patching the checker, rewriting the history, hiding effects: none of it is in the submission's reach
+    # (its code runs in an environment of its own, where no world is open), so each is graded on what it did.
+    for cheat in ("nia", "otto", "tara"):
+        assert "invalid" in reasons[cheat], (cheat, reasons[cheat])
+    assert "'NoneType' object has no attribute 'services'" in reasons["tara"]  # active.current() is None there
+    assert not any(_claim(_report(out, s))["tampering"] for s in expected)
 
     # sam's checkpoint copy was not graded; the Gradescope files agree with the CSV
     assert _report(out, "sam")["ignored"] == []
@@ -266,3 +270,37 @@ def test_the_bundle_refuses_an_unpinned_requirement():
     with pytest.raises(Exception, match="not pinned"):
         autograder.grading_requirements("boto3>=1\n")
     assert autograder.grading_requirements("# pins\nboto3==1\njupyterlab==4\n") == "# pins\nboto3==1\n"
+
+
+def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys):
+    """Issue 18's cheats: rewriting the pipe, a spawned copier, a shell through ctypes, a frame walk."""
+    from sandbox.grading.catalog import grading_catalogue
+
+    sub = tmp_path / "submissions"
+    for student, cheat in (("pipe", "rewrites_pipe.py"), ("spawn", "spawns_copier.py"),
+                           ("shell", "ctypes_shell.py"), ("frames", "walks_frames.py")):
+        (sub / student).mkdir(parents=True)
+        shutil.copyfile(CHEATS / cheat, sub / student / f"{CLAIM}.py")
+    (sub / "honest").mkdir()
+    shutil.copyfile(ROOT / "solutions" / f"{CLAIM}.py", sub / "honest" / f"{CLAIM}.py")
+    canary, loot = Path("/tmp/rwh-canary"), Path("/tmp/loot")
+    for leftover in (canary, loot):
+        shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+    out = tmp_path / "results"
+    assert grade_cli.main([str(sub), "--out", str(out), "--exercise", "02", "--jobs", "2", "--no-progress"]) == 0
+    capsys.readouterr()
+    time.sleep(1.0)  # a copier left running would rewrite the grades now
+
+    with (out / "grades.csv").open() as f:
+        rows = {r["student"]: r for r in csv.DictReader(f)}
+    assert {s: int(r["score"]) for s, r in rows.items()} == {"pipe": 0, "spawn": 0, "shell": 0, "frames": 0,
+                                                               "honest": 9}
+    hidden = [t.item for t in grading_catalogue()["02"].tests if t.hidden]
+    assert hidden
+    for student in rows:
+        feedback = (out / student / "feedback.txt").read_text()
+        assert not any(item in feedback for item in hidden), student
+        gradescope = json.loads((out / student / "results.json").read_text())
+        assert gradescope["score"] == int(rows[student]["score"])
+    assert not canary.exists() and not loot.exists()  # nothing written outside the environment
+    assert sorted(p.name for p in sub.rglob("*") if p.is_file()) == [f"{CLAIM}.py"] * 5

@@ -77,19 +77,31 @@ def _prepare() -> None:
 
 
 def _preflight(handler: str, function: str) -> str | None:
-    """The answer's init, once, in an environment of its own: None if it loads, else why not."""
-    from ..errors import BadInput
-    from ..loader import split_spec
+    """The answer's init, once, in an environment of its own: None if it loads, else why not.
+
+    A module that raises as it loads is told so, as Lambda would, before it is told it has no handler.
+    """
+    from ..errors import BadInput, MissingHandler
+    from ..loader import check_handler_file, split_spec
     from ..world import Sandbox
 
+    missing = None
     try:
         if function != "handler":
             split_spec(handler)
             return None
-        with Sandbox() as sb:
-            return sb.function(handler).init_error()
-    except BadInput as exc:  # a syntax error, no handler: the message says it all
+        check_handler_file(handler)
+    except MissingHandler as exc:
+        missing = str(exc)
+    except BadInput as exc:  # a syntax error: the message says it all
         return str(exc)
+    with Sandbox() as sb:
+        error = sb.runtime.deploy(handler, check_names=False).init_error()
+    if error is not None:
+        error = error.removeprefix("Runtime.InitError: ")  # "does not load" says it already
+    if error is not None and "Runtime.HandlerNotFound" not in error:
+        return error
+    return missing or error
 
 
 def _witness(recorder, channel: Channel):
