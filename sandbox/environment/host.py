@@ -309,8 +309,10 @@ class EnvironmentProcess:
         if not self.asked:
             self._serve_until((wire.Kind.NEXT,))
         self.asked = False
+        # The deadline in whole milliseconds, floored as the environment floors its clock's reading
+        # (awslambdaric: deadline_ms - int(time.time() * 1000)): the time left never exceeds the timeout.
         wire.send(self.sock, {"t": wire.Kind.INVOCATION, "request_id": request_id, "event": json.dumps(event),
-                              "deadline_ms": int(round(deadline * 1000)), "arn": arn, "now": _now()})
+                              "deadline_ms": int(deadline * 1000), "arn": arn, "now": _now()})
         message = self._serve_until((wire.Kind.RESPONSE, wire.Kind.ERROR))
         if message["t"] == wire.Kind.ERROR:
             payload = _payload(message["body"])
@@ -330,7 +332,7 @@ class EnvironmentProcess:
             if kind in ends:
                 return message
             if kind == wire.Kind.LOG:
-                self.logs(str(message["stream"]), str(message["text"]))
+                self.logs(str(message["stream"]), self._loggable(str(message["text"])))
                 continue
             if kind == wire.Kind.EXIT:
                 frames = message["frames"] if isinstance(message["frames"], list) else []
@@ -388,6 +390,19 @@ class EnvironmentProcess:
         if kind == wire.Kind.EFFECT:
             return _effect(world, message)
         return _aws(world, message)
+
+    def _loggable(self, text: str) -> str:
+        """A log write as the history keeps it.
+
+        AWS's runtime client logs a handler's error as one record, ``[ERROR] Type: message`` and then
+        the stack trace, its lines joined by carriage returns (bootstrap.py's log_error). The history
+        keeps the first line: the trace's file paths and line numbers belong to this machine, this
+        checkout and this Python, and a history must be the same on every one of them. The
+        invocation's ``where`` names the learner's own line.
+        """
+        if text.startswith("[ERROR] ") and "\r" in text:
+            return text.split("\r", 1)[0]
+        return text
 
     def _where(self, payload: dict[str, Any]) -> str | None:
         """The last frame of the learner's own code in the error's stack trace: ``file.py:12 in handler``."""

@@ -58,8 +58,9 @@ def _child(channel: socket.socket, config: dict[str, Any]) -> None:
     except SystemExit as exc:
         code = exc.code
         guest.report_exit(exc)
-    except BaseException:  # noqa: BLE001 - what Python itself does with an uncaught exception
-        traceback.print_exc()
+    except BaseException as exc:  # noqa: BLE001 - as Python ends on an uncaught exception, exit status 1
+        # Its last line only: the frames are the runtime's own, with this machine's paths in them.
+        sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
         code = 1
     try:
         atexit._run_exitfuncs()

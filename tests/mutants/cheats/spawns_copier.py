@@ -31,8 +31,8 @@ def handler(event, context):
     try:
         import _posixsubprocess  # noqa: F401  (the real cheat went through it; Popen is the same call)
 
-        subprocess.Popen([sys.executable, "-c", COPIER], env={**os.environ, "LOOT": os.environ.get("LOOT", "/tmp/loot")},
-                         start_new_session=True)
+        loot = os.environ.get("LOOT", "/tmp/loot")
+        subprocess.Popen([sys.executable, "-c", COPIER], env={**os.environ, "LOOT": loot}, start_new_session=True)
     except OSError:
         pass
     for order in orders_in(event):
