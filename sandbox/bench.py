@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Any
 
 from . import adapter, gateway
+from .bench_environments import environment_misses, environment_table
+from .bench_environments import measure as environments_measure
 from .bench_grading import grading_bench, grading_misses, grading_table
 from .bench_notebooks import notebook_misses, notebook_table, notebook_times
 from .isolation import measure as isolation_measure
@@ -445,6 +447,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "notebooks": notebook_times(quick),
         "grading": grading_bench(quick),
         "isolation": isolation_measure(2 if quick else 8),
+        "environments": environments_measure(2 if quick else 9),
     }
     results["misses"] = misses(results)
     return results
@@ -468,6 +471,7 @@ def misses(r: dict[str, Any]) -> list[str]:
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
     out += grading_misses(r["grading"]) if "grading" in r else []
     out += [f"isolation: {p}" for p in r["isolation"]["problems"]] if "isolation" in r else []
+    out += environment_misses(r["environments"]) if "environments" in r else []
     return out
 
 
@@ -497,6 +501,7 @@ def table(r: dict[str, Any]) -> str:
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
     lines += grading_table(r["grading"]) + [""] if "grading" in r else []
     lines += isolation_table(r["isolation"]) + [""] if "isolation" in r else []
+    lines += environment_table(r["environments"]) + [""] if "environments" in r else []
     lines.append("Targets missed: " + ("none" if not r["misses"] else ""))
     lines += [f"  - {miss}" for miss in r["misses"]]
     return "\n".join(lines)

@@ -164,11 +164,12 @@ class RunResult:
         return result_html(self)
 
 
-def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float) -> Sandbox:
+def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float,
+               isolation: str | None = None) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
     return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
                    replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"],
-                   meta={"scenario": sc.name, "settings": cfg})
+                   meta={"scenario": sc.name, "settings": cfg}, isolation=isolation)
 
 
 def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any],
