@@ -220,18 +220,27 @@ def _libc():
     return ctypes.CDLL(None, use_errno=True)
 
 
-def _private_mounts(tmp: str, task_root: str) -> str:
-    """Mount ``tmp`` on /tmp and the task root read-only, in a mount namespace of this process only.
+class _Mounts:
+    """This process's own mount namespace, where it has one (see ``prepare``)."""
 
-    Returns how ``/tmp`` is private: "mount" (a namespace of its own), or "TMPDIR" where the
-    kernel refuses one (no root, no user namespaces): then only code that asks ``tempfile``
-    for a folder gets a private one.
-    """
-    libc = _libc()
+    libc: Any = None
+    private = False
+
+
+def _mount(source: bytes | None, target: bytes, flags: int) -> bool:
+    mount = _Mounts.libc.mount
+    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
+    return mount(source, target, None, flags, None) == 0
+
+
+def _private_tmp_mount(tmp: str) -> bool:
+    """A mount namespace of this process only, with ``tmp`` on /tmp. False where the kernel refuses one
+    (no root, no user namespaces): then only code that asks ``tempfile`` for a folder gets a private one."""
+    libc = _Mounts.libc = _libc()
     uid, gid = os.getuid(), os.getgid()
     if libc.unshare(_CLONE_NEWNS) != 0:
         if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS) != 0:
-            return "TMPDIR"
+            return False
         try:  # map ourselves to ourselves inside the new user namespace
             with open("/proc/self/setgroups", "w") as f:
                 f.write("deny")
@@ -240,17 +249,15 @@ def _private_mounts(tmp: str, task_root: str) -> str:
             with open("/proc/self/gid_map", "w") as f:
                 f.write(f"{gid} {gid} 1")
         except OSError:
-            return "TMPDIR"
-    mount = libc.mount
-    mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong, ctypes.c_void_p]
-    if mount(None, b"/", None, _MS_REC | _MS_PRIVATE, None) != 0:
-        return "TMPDIR"
-    if mount(tmp.encode(), b"/tmp", None, _MS_BIND, None) != 0:
-        return "TMPDIR"
-    root = task_root.encode()
-    if mount(root, root, None, _MS_BIND | _MS_REC, None) == 0:
-        mount(None, root, None, _MS_REMOUNT | _MS_BIND | _MS_RDONLY, None)
-    return "mount"
+            return False
+    return _mount(None, b"/", _MS_REC | _MS_PRIVATE) and _mount(tmp.encode(), b"/tmp", _MS_BIND)
+
+
+def _read_only(folder: str) -> None:
+    """The task root, read-only in this process's mount namespace (Lambda's /var/task is)."""
+    root = folder.encode()
+    if _Mounts.private and _mount(root, root, _MS_BIND | _MS_REC):
+        _mount(None, root, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
 
 
 def private_tmp(pid: int) -> str:
@@ -258,22 +265,30 @@ def private_tmp(pid: int) -> str:
     return f"/tmp/rwh-env-{pid}"
 
 
-def _set_up(config: dict[str, Any], channel: Channel) -> None:
-    # The log keeps what goes through sys.stdout and sys.stderr (print, logging, tracebacks). Writes
-    # straight to file descriptors 1 and 2 (a C library's) are dropped, never the world's terminal.
+def prepare() -> None:
+    """What any environment does first, whatever its function: done ahead, in a spare fork.
+
+    The log keeps what goes through sys.stdout and sys.stderr (print, logging, tracebacks). Writes
+    straight to file descriptors 1 and 2 (a C library's) are dropped, never the world's terminal.
+    """
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 1)
     os.dup2(null, 2)
     os.close(null)
-    os.environ.clear()
-    os.environ.update(config["environ"])
     tmp = private_tmp(os.getpid())
     os.mkdir(tmp, 0o700)
-    if _private_mounts(tmp, config["task_root"]) == "TMPDIR":
-        os.environ["TMPDIR"] = tmp
+    _Mounts.private = _private_tmp_mount(tmp)
+
+
+def _set_up(config: dict[str, Any], channel: Channel) -> None:
+    os.environ.clear()
+    os.environ.update(config["environ"])
+    if not _Mounts.private:
+        os.environ["TMPDIR"] = private_tmp(os.getpid())
     import tempfile
 
     tempfile.tempdir = None  # asked again, from this environment's TMPDIR
+    _read_only(config["task_root"])
     os.chdir(config["task_root"])
     sys.path[:] = [config["task_root"]] + [p for p in sys.path if p not in ("", config["task_root"])]
     sys.setrecursionlimit(1000)
@@ -357,7 +372,7 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     channel = CHANNEL = Channel(sock)
     _set_up(config, channel)
     _wire_up(channel)
-    channel.tell({"t": wire.Kind.READY, "tmp": os.environ.get("TMPDIR") is None})
+    channel.tell({"t": wire.Kind.READY, "tmp": _Mounts.private})
     try:
         from awslambdaric import bootstrap
     except ImportError:  # no wheel for this platform: the sandbox's own loop (see loop.py)

@@ -15,7 +15,9 @@ ends them all when the world goes away (its control socket closes).
 from __future__ import annotations
 
 import atexit
+import gc
 import os
+import select
 import shutil
 import signal
 import socket
@@ -35,26 +37,46 @@ def _warm() -> None:
     import awslambdaric.bootstrap  # noqa: F401  (loaded here so a fork needs no import)
     import boto3
     import botocore.handlers
+    import botocore.session
 
     from .. import services  # noqa: F401
 
     botocore.handlers.BUILTIN_HANDLERS.append(("before-send", guest.before_send))
-    # The default session's loader keeps every JSON document it read: clients that
-    # boto3.client() and boto3.resource() make after the fork parse nothing from disk.
-    boto3.DEFAULT_SESSION = boto3.session.Session(region_name="us-east-1")
+    # The default session uses the sandbox's shared loader, and clients of that loader share one
+    # parsed service model and endpoint ruleset per document (adapter._SharedParse): parsed here,
+    # once, they are in every environment's memory from the fork on. boto3.client() and
+    # boto3.resource() in a handler still build their own clients at each cold start, as on Lambda.
+    from .. import adapter
+
+    core = botocore.session.get_session()
+    core.register_component("data_loader", adapter.shared_loader())
+    adapter._SHARED_PARSE.install()
+    boto3.DEFAULT_SESSION = boto3.session.Session(botocore_session=core, region_name="us-east-1")
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
-    boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm")
+    table = boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm")
+    table.meta.client._endpoint.host  # noqa: B018 - resolves the endpoint once (the provider's cache)
 
 
-def _child(channel: socket.socket, config: dict[str, Any]) -> None:
-    """The forked environment: never returns."""
+def _spare(inherited: list[socket.socket], orders: socket.socket) -> None:
+    """A forked environment waiting for its function: never returns.
+
+    It does what every environment does first (``guest.prepare``), then waits for its config and
+    channel. Forking ahead keeps the fork off a cold start's path; nothing of a function has run here.
+    """
+    for sock in inherited:  # the world's control socket, the other spares' orders: none of them is ours
+        sock.close()
     code: Any = 0
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        guest.run(channel, config)
+        guest.prepare()
+        data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
+        orders.close()
+        if not data or not fds:
+            os._exit(0)  # the template is ending: it was never used
+        guest.run(socket.socket(fileno=fds[0]), wire.decode(data))
     except SystemExit as exc:
         code = exc.code
         guest.report_exit(exc)
@@ -75,9 +97,30 @@ def _child(channel: socket.socket, config: dict[str, Any]) -> None:
 
 
 class _Children:
-    def __init__(self) -> None:
+    def __init__(self, control: socket.socket) -> None:
+        self.control = control
         self.live: set[int] = set()
         self.ended: dict[int, int] = {}
+        self.spares: list[tuple[int, socket.socket]] = []
+        self.dying: set[int] = set()  # killed, not yet reaped
+
+    def fork_spare(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            _spare([self.control, mine, *(orders for _, orders in self.spares)], theirs)
+        theirs.close()
+        self.live.add(pid)
+        self.spares.append((pid, mine))
+
+    def spawn(self, config: dict[str, Any], channel: int) -> int:
+        """Hand a spare its function and channel; it becomes that environment."""
+        if not self.spares:
+            self.fork_spare()
+        pid, orders = self.spares.pop(0)
+        socket.send_fds(orders, [wire.encode(config)], [channel])
+        orders.close()
+        return pid
 
     def reap(self, pid: int = -1, block: bool = False) -> None:
         while True:
@@ -88,6 +131,7 @@ class _Children:
             if found == 0:
                 return
             self.live.discard(found)
+            self.dying.discard(found)
             self.ended[found] = os.waitstatus_to_exitcode(status)
             shutil.rmtree(guest.private_tmp(found), ignore_errors=True)
             if pid != -1:
@@ -101,22 +145,40 @@ class _Children:
                 time.sleep(0.002)
         return self.ended.pop(pid, None)
 
-    def kill(self, pid: int) -> None:
+    def kill(self, pid: int, block: bool = True) -> None:
         if pid in self.live:
             try:
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-            self.reap(pid, block=True)
+            self.dying.add(pid)
+            if block:
+                self.reap(pid, block=True)
 
     def kill_all(self) -> None:
         for pid in list(self.live):
             self.kill(pid)
 
 
+#: Environments forked ahead, waiting for a function: a burst of this many cold starts (two copies of a
+#: concurrent claim, say) needs no fork on its path.
+SPARES = 2
+
+
+def _pending(control: socket.socket, wait: float = 0.0) -> bool:
+    return bool(select.select([control], [], [], wait)[0])
+
+
 def serve(control: socket.socket) -> None:
-    children = _Children()
+    """Answer the world's requests; between them, while none is waiting, fork spares and reap."""
+    children = _Children(control)
     while True:
+        if len(children.spares) < SPARES and not _pending(control):
+            children.fork_spare()
+            continue
+        children.reap()
+        if children.dying and not _pending(control, 0.005):
+            continue  # a killed environment is still going: reap it soon, without holding up a request
         try:
             data, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
         except OSError:
@@ -126,23 +188,18 @@ def serve(control: socket.socket) -> None:
         message = wire.decode(data)
         kind = message.get("t")
         if kind == "spawn":
-            channel = socket.socket(fileno=fds[0])
-            pid = os.fork()
-            if pid == 0:
-                control.close()
-                _child(channel, message["config"])
-            channel.close()
-            children.live.add(pid)
-            answer: dict[str, Any] = {"pid": pid}
-        elif kind == "kill":  # no answer: the world goes on at once
-            children.kill(int(message["pid"]))
+            pid = children.spawn(message["config"], fds[0])
+            os.close(fds[0])
+            control.sendall(wire.encode({"pid": pid}))
+            continue
+        elif kind == "kill":  # no answer, and no wait for it to end: the world goes on at once
+            children.kill(int(message["pid"]), block=False)
             children.ended.pop(int(message["pid"]), None)
-            children.reap()
             continue
         elif kind == "status":
             answer = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
         else:
-            answer = {"error": f"unknown request {kind!r}"}
+            answer: dict[str, Any] = {"error": f"unknown request {kind!r}"}
         children.reap()
         control.sendall(wire.encode(answer))
     children.kill_all()
@@ -152,6 +209,10 @@ def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the world's terminal is the world's to handle
     _warm()
+    # Everything loaded so far is shared with every fork, copy-on-write: keep the collector from
+    # touching it (a collection in a child would copy page after page of the template).
+    gc.collect()
+    gc.freeze()
     try:
         control.sendall(wire.encode({"ready": True}))
         serve(control)
