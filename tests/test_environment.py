@@ -336,3 +336,14 @@ def _listening_port() -> int:
     server = socket.create_server(("127.0.0.1", 0))
     threading.Thread(target=lambda: [server.accept() for _ in range(3)], daemon=True).start()
     return server.getsockname()[1]
+
+
+def test_a_thread_pool_in_a_handler_works_and_leaves_cleanly(capfd):
+    """On Python 3.13 the in-process threading patches broke a ThreadPoolExecutor at exit; an environment
+    runs the learner's threads as the plain threads they are (make test-pythons runs this on 3.12 and 3.13)."""
+    for scenario in ("no-fault", "async-duplicate"):
+        result = run_scenario(scenario, str(ROOT / "tests" / "handlers" / "pooled.py") + ":handler")
+        assert result.valid, (scenario, result.verdict.explain())
+        assert not [e for e in result.history.logs() if "Error" in e["text"]], result.history.logs()
+    out, err = capfd.readouterr()
+    assert "thread not started" not in out + err and "Traceback" not in out + err
