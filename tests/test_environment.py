@@ -347,3 +347,21 @@ def test_a_thread_pool_in_a_handler_works_and_leaves_cleanly(capfd):
         assert not [e for e in result.history.logs() if "Error" in e["text"]], result.history.logs()
     out, err = capfd.readouterr()
     assert "thread not started" not in out + err and "Traceback" not in out + err
+
+
+def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
+    """A world killed with SIGKILL never removes its task roots and /tmp folders: the next one does."""
+    import tempfile
+
+    from sandbox.environment.host import _sweep_leftovers
+
+    dead = 2 ** 22 + 12345  # above any pid this machine hands out
+    gone = [Path(tempfile.mkdtemp(prefix=f"rwh-envs-{dead}-")), Path(tempfile.mkdtemp(prefix=f"rwh-roots-{dead}-"))]
+    (gone[0] / "env-1").mkdir()
+    (gone[0] / "env-1" / "lock").write_text("x")
+    alive = Path(tempfile.mkdtemp(prefix=f"rwh-envs-{os.getpid()}-"))
+    try:
+        _sweep_leftovers()
+        assert not any(p.exists() for p in gone) and alive.is_dir()
+    finally:
+        alive.rmdir()

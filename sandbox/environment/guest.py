@@ -225,6 +225,7 @@ class _Mounts:
 
     libc: Any = None
     private = False
+    tmp = ""
 
 
 def _mount(source: bytes | None, target: bytes, flags: int) -> bool:
@@ -260,12 +261,7 @@ def _read_only(folder: str) -> None:
         _mount(None, root, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
 
 
-def private_tmp(pid: int) -> str:
-    """The folder an environment mounts on /tmp, in the template's /tmp (it removes it at reset)."""
-    return f"/tmp/rwh-env-{pid}"
-
-
-def prepare() -> None:
+def prepare(tmp: str) -> None:
     """What any environment does first, whatever its function: done ahead, in a spare fork.
 
     The log keeps what goes through sys.stdout and sys.stderr (print, logging, tracebacks). Writes
@@ -275,8 +271,7 @@ def prepare() -> None:
     os.dup2(null, 1)
     os.dup2(null, 2)
     os.close(null)
-    tmp = private_tmp(os.getpid())
-    os.mkdir(tmp, 0o700)
+    _Mounts.tmp = tmp
     _Mounts.private = _private_tmp_mount(tmp)
 
 
@@ -284,7 +279,7 @@ def _set_up(config: dict[str, Any], channel: Channel) -> None:
     os.environ.clear()
     os.environ.update(config["environ"])
     if not _Mounts.private:
-        os.environ["TMPDIR"] = private_tmp(os.getpid())
+        os.environ["TMPDIR"] = _Mounts.tmp
     import tempfile
 
     tempfile.tempdir = None  # asked again, from this environment's TMPDIR

@@ -103,12 +103,15 @@ class Template:
         from .containment import bwrap_command
 
         self.contained = contained
+        _sweep_leftovers()
         # Task roots live here, outside /tmp (each environment mounts a /tmp of its own over it).
         outside = "/var/tmp" if os.access("/var/tmp", os.W_OK) else None
-        self.roots = Path(tempfile.mkdtemp(prefix="rwh-roots-", dir=outside))
+        self.roots = Path(tempfile.mkdtemp(prefix=f"rwh-roots-{os.getpid()}-", dir=outside))
         self.roots.chmod(0o755)
+        # Each environment's /tmp is a folder in here (contained: in the template's own /tmp instead).
+        self.envs_tmp = Path(tempfile.mkdtemp(prefix=f"rwh-envs-{os.getpid()}-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        command = [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno())]
+        command = [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno()), str(self.envs_tmp)]
         if contained:
             command = bwrap_command(command, readable=[str(self.roots)])
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
@@ -126,6 +129,7 @@ class Template:
         except (OSError, subprocess.TimeoutExpired):
             self.process.kill()
         _remove(self.roots)
+        shutil.rmtree(self.envs_tmp, ignore_errors=True)
 
     def _wait_ready(self) -> None:
         self.control.settimeout(TEMPLATE_START)
@@ -185,6 +189,21 @@ def _template_env() -> dict[str, str]:
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
     return env
+
+
+def _sweep_leftovers() -> None:
+    """Remove the task roots and /tmp folders of worlds whose process is gone (killed, so never cleaned)."""
+    for folder in ("/var/tmp", tempfile.gettempdir()):
+        for path in Path(folder).glob("rwh-*-*-*"):
+            parts = path.name.split("-")
+            if parts[1] not in ("roots", "envs") or not parts[2].isdigit():
+                continue
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                _remove(path)
+            except PermissionError:  # another user's world, alive
+                pass
 
 
 # -- task roots ----------------------------------------------------------------------------------

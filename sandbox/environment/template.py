@@ -22,6 +22,7 @@ import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 import traceback
 from typing import Any
@@ -58,7 +59,7 @@ def _warm() -> None:
     table.meta.client._endpoint.host  # noqa: B018 - resolves the endpoint once (the provider's cache)
 
 
-def _spare(inherited: list[socket.socket], orders: socket.socket) -> None:
+def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> None:
     """A forked environment waiting for its function: never returns.
 
     It does what every environment does first (``guest.prepare``), then waits for its config and
@@ -71,7 +72,7 @@ def _spare(inherited: list[socket.socket], orders: socket.socket) -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        guest.prepare()
+        guest.prepare(tmp)
         data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
         orders.close()
         if not data or not fds:
@@ -97,8 +98,10 @@ def _spare(inherited: list[socket.socket], orders: socket.socket) -> None:
 
 
 class _Children:
-    def __init__(self, control: socket.socket) -> None:
+    def __init__(self, control: socket.socket, tmp_root: str) -> None:
         self.control = control
+        self.tmp_root = tmp_root  # each environment's /tmp is a folder in it
+        self.tmp: dict[int, str] = {}
         self.live: set[int] = set()
         self.ended: dict[int, int] = {}
         self.spares: list[tuple[int, socket.socket]] = []
@@ -106,11 +109,13 @@ class _Children:
 
     def fork_spare(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        tmp = tempfile.mkdtemp(prefix="env-", dir=self.tmp_root)
         pid = os.fork()
         if pid == 0:
-            _spare([self.control, mine, *(orders for _, orders in self.spares)], theirs)
+            _spare([self.control, mine, *(orders for _, orders in self.spares)], theirs, tmp)
         theirs.close()
         self.live.add(pid)
+        self.tmp[pid] = tmp
         self.spares.append((pid, mine))
 
     def spawn(self, config: dict[str, Any], channel: int) -> int:
@@ -133,7 +138,7 @@ class _Children:
             self.live.discard(found)
             self.dying.discard(found)
             self.ended[found] = os.waitstatus_to_exitcode(status)
-            shutil.rmtree(guest.private_tmp(found), ignore_errors=True)
+            shutil.rmtree(self.tmp.pop(found, ""), ignore_errors=True)
             if pid != -1:
                 return
 
@@ -169,9 +174,9 @@ def _pending(control: socket.socket, wait: float = 0.0) -> bool:
     return bool(select.select([control], [], [], wait)[0])
 
 
-def serve(control: socket.socket) -> None:
+def serve(control: socket.socket, tmp_root: str) -> None:
     """Answer the world's requests; between them, while none is waiting, fork spares and reap."""
-    children = _Children(control)
+    children = _Children(control, tmp_root)
     while True:
         if len(children.spares) < SPARES and not _pending(control):
             children.fork_spare()
@@ -207,6 +212,8 @@ def serve(control: socket.socket) -> None:
 
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
+    # The environments' /tmp folders: in the world's folder for them, or (contained) this /tmp's own.
+    tmp_root = sys.argv[2] if len(sys.argv) > 2 and os.path.isdir(sys.argv[2]) else tempfile.mkdtemp(prefix="rwh-")
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the world's terminal is the world's to handle
     _warm()
     # Everything loaded so far is shared with every fork, copy-on-write: keep the collector from
@@ -215,7 +222,7 @@ def main() -> None:
     gc.freeze()
     try:
         control.sendall(wire.encode({"ready": True}))
-        serve(control)
+        serve(control, tmp_root)
     except OSError:  # the world went away (a command line that stopped early): nothing to serve
         pass
 

@@ -2,16 +2,16 @@
 
 The parent (this module) reads the exercise's tests (hidden ones included) from the solutions, or
 from a bundle's ``tests.json``; the child (``sandbox.grading.child``) gets the tests as data,
-fresh seeds and its limits, and never the solutions' source. The answer is copied into a fresh
-folder, the only one the child may write to or read outside the Python installation and the
-``sandbox`` package.
+fresh seeds and its limits, and never the solutions' source. The child is the submission's
+world; the submission's code runs only in execution environments the child starts, contained by
+the operating system (``sandbox.environment.containment``), which see a copy of the answer's
+folder and nothing of the child, this process or the machine.
 
-Every record a world writes reaches this process down a pipe the moment it is written, before
-the handler can touch it: the effects the services performed, the AWS calls, the deliveries.
-The grader rebuilds each history from that copy and judges it with its own checker. The child's
-own account of each run (its length, fingerprint and verdict) is compared with the copy, so a
-submission that deletes duplicate records from its history, or patches the checker to call a
-broken run valid, is caught and graded zero *as tampering*.
+Every record a world writes reaches this process down a pipe the moment it is written: the
+effects the services performed, the AWS calls, the deliveries. The grader rebuilds each history
+from that copy and judges it with its own checker. The child's own account of each run (its
+length, fingerprint and verdict) is still compared with the copy: two processes of the grader's
+own that disagree mean a fault in the grader, named as such rather than graded.
 
 A test that hangs, loops, sleeps for real, runs out of memory or kills its process costs that
 test (its item scores zero, with the reason); the tests after it run in a fresh child.
@@ -174,7 +174,6 @@ class _TestState:
     infos: list[RunInfo] = field(default_factory=list)
     summary: dict[str, Any] | None = None
     reason: str | None = None
-    alerts: list[str] = field(default_factory=list)
     tampering: str | None = None
 
 
@@ -190,8 +189,6 @@ class _Session:
         self.witnessed: dict[int, int] = {}  # group -> effects the services reported apart from the history
         self.current: int | None = None
         self.load_error: str | None = None
-        self.load_alerts: list[str] = []
-        self.tamper: str | None = None
         self.done = False
         self.stderr_tail = b""
 
@@ -278,12 +275,6 @@ class _Session:
             self.states[message["i"]].summary = message["summary"]
         elif kind == "load":
             self.load_error = message["error"]
-        elif kind == "alert":
-            (self.states[self.current].alerts if self.current is not None else self.load_alerts).append(
-                message["what"])
-        elif kind == "tamper":
-            self.tamper = message["what"]
-            return f"tampering: {message['what']}"
         elif kind == "crash":
             return "the grading process stopped: " + message["what"].strip().splitlines()[-1][:300]
         elif kind == PIPE_DONE:
@@ -407,22 +398,17 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
         meta.update({_group_key(*k): v for k, v in session.meta.items()})
         records.update({_group_key(*k): v for k, v in session.records.items()})
         witnessed.update(session.witnessed)
-        if session.load_error is not None or session.load_alerts:
-            reason = (f"your answer does not load: {session.load_error}" if session.load_error is not None
-                      else f"refused while loading your answer: {session.load_alerts[0]}")
-            return not_graded(ex, reason)
-        if session.tamper is not None:
-            tampering.append(session.tamper)
+        if session.load_error is not None:
+            return not_graded(ex, f"your answer does not load: {session.load_error}")
         if stopped_in is None and why is not None:
             return not_graded(ex, why)
         if stopped_in is None:
             break
         states[stopped_in].reason = why
         pending = [i for i in pending if i > stopped_in]
-        if session.tamper is not None or session.out_of_budget:
+        if session.out_of_budget:
             for i in pending:
-                states[i].reason = ("not run: the submission tampered with the grader in an earlier test"
-                                    if session.tamper is not None else "not run: the submission used up its time")
+                states[i].reason = "not run: the submission used up its time"
             break
     results = [_judge(ex.tests[i], states[i], meta, records, witnessed, shown, tampering)
                for i in range(len(ex.tests))]
@@ -440,8 +426,6 @@ def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[i
     runs = len(state.infos)
     if state.reason is not None:
         return TestResult(test, False, runs, reason=state.reason)
-    if state.alerts:
-        return TestResult(test, False, runs, reason=f"refused: {state.alerts[0]}")
     if state.summary is None:
         return TestResult(test, False, runs, reason="not run")
 
