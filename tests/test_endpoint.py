@@ -106,7 +106,8 @@ def test_sigterm_mid_run_deletes_its_resources(endpoint):
             time.sleep(0.1)
         made = leftovers(endpoint)
         run.send_signal(signal.SIGTERM)
-        assert run.wait(timeout=30) == 128 + signal.SIGTERM
+        code = run.wait(timeout=30)
+        assert code == 128 + signal.SIGTERM, (code, run.stderr.read() if run.stderr else "")
     finally:
         if run.poll() is None:
             run.kill()
