@@ -3,6 +3,7 @@ import sys
 from pathlib import Path
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 
@@ -56,3 +57,11 @@ def open_run(scenario, handler, seed=0, **overrides):
         fn = sb.function(handler, timeout=cfg["function_timeout"])
         queue, mapping, producer = sc.drive(sb, fn, cfg)
         yield sb, queue, mapping, producer
+
+
+@pytest.fixture
+def thread_isolation(monkeypatch):
+    """Handler files run in the world's own process ("thread" isolation), for tests of the interleaving
+    search itself: hundreds of schedules each, where forking environments for every one would cost
+    minutes and test nothing more of the search (tests/test_environment.py holds the environments)."""
+    monkeypatch.setenv("RWH_ISOLATION", "thread")

@@ -231,6 +231,7 @@ def test_request_resources_name_each_item_of_a_transaction_and_a_batch():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("thread_isolation")
 @pytest.mark.parametrize("name", HANDLERS)
 def test_reduced_and_full_agree_on_every_handler(name):
     agree(name, {"copies": 2})
@@ -240,6 +241,7 @@ def test_reduced_and_full_agree_on_every_handler(name):
 # Three copies cost a full search of hundreds of schedules each: a handler with no claim, one in module
 # state, and the improved run_once (conditional writes that fail and read). claim_only and the exercise's
 # solution make the same conditional put; the two-copy checks above cover them.
+@pytest.mark.usefixtures("thread_isolation")
 @pytest.mark.parametrize("name", ["naive_email.py", "module_set.py", "idempotent.py"])
 def test_reduced_and_full_agree_on_three_copies(name):
     reduced, full = agree(name, {"copies": 3})
@@ -247,6 +249,7 @@ def test_reduced_and_full_agree_on_three_copies(name):
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("thread_isolation")
 @settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 1000), name=st.sampled_from(["read_then_write.py", "claim_only.py", "article.py"]))
 def test_reduced_and_full_agree_whatever_the_seed(seed, name):

@@ -87,6 +87,7 @@ def test_exhaustive_finds_no_bad_interleaving_of_the_conditional_put():
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("thread_isolation")
 def test_exhaustive_three_copies_of_the_conditional_put():
     three = explore_scenario("concurrent-claims", CONDITIONAL_PUT, settings={"copies": 3}, reduction=False)
     assert three.schedules > 100 and three.all_valid
