@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,23 @@ def _check_words(record: dict[str, Any]) -> None:
 
 
 class History:
-    """Append-only list of records plus a ``meta`` dict (seed, scenario, epoch, ...)."""
+    """Append-only list of records plus a ``meta`` dict (seed, scenario, epoch, ...).
+
+    ``History.subscribe(listener)`` hears every record any history appends, as
+    ``listener(history, record)`` with a copy of the record, as it is written (the grader keeps
+    its own copy of every run this way).
+    """
+
+    _listeners: list[Callable[["History", dict[str, Any]], None]] = []
+
+    @classmethod
+    def subscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+        cls._listeners.append(listener)
+
+    @classmethod
+    def unsubscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+        if listener in cls._listeners:
+            cls._listeners.remove(listener)
 
     def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
         self._meta: dict[str, Any] = _plain(dict(meta or {}))
@@ -111,6 +127,8 @@ class History:
             record = {"seq": len(self._events), "t": round(float(t), 6), "type": str(type), **_plain(fields)}
             _check_words(record)
             self._events.append(record)
+        for listener in History._listeners:
+            listener(self, _copy(record))
         return _copy(record)
 
     def accept(self, t: float, *, key: str, expects: list[str], source: str) -> None:

@@ -1,12 +1,10 @@
 """The grader's own copy of every world's history, taken record by record as it is written.
 
-Code that runs in the same process as a world can rewrite its ``History`` after the fact
-(delete the duplicate email) or patch the checker. So while tests run, ``Recorder`` wraps
-``History.append``: each record a world writes is handed to a *sink* the moment it is
-written, before the handler can touch it. In the grading child the sink is a pipe to the
-grading parent, opened before the submission is imported; the parent rebuilds each history
-from what it received and judges it with its own checker. ``check()`` in a notebook uses the
-same path with an in-memory sink.
+While tests run, ``Recorder`` subscribes to every history (``History.subscribe``): each record
+a world writes is handed to a *sink* the moment it is written. In the grading child the sink is
+a pipe to the grading parent, which rebuilds each history from what it received and judges it
+with its own checker (the submission's code runs in execution environments of its own, where no
+history is). ``check()`` in a notebook uses the same path with an in-memory sink.
 
 Every history a world writes is a *group* (one run; an exhaustive search makes one per
 schedule). A history written by anything but an open world (a handler building its own) is
@@ -45,7 +43,7 @@ def digest(records: list[dict[str, Any]]) -> str:
 
 
 class Recorder:
-    """Wraps ``History.append`` while it is installed; ``sink(message)`` hears every world record.
+    """Subscribed to every history while it is installed; ``sink(message)`` hears every world record.
 
     Messages: ``{"t": "group", "g": id, "meta": {...}}`` when a world's history gets its first
     record, then ``{"t": "rec", "g": id, "r": record}`` for each record. ``on_record(record)``,
@@ -59,26 +57,14 @@ class Recorder:
         self.last_world_history: History | None = None
         self.foreign = 0
         self._attr = f"_grading_group_{id(self)}"  # set on each history: its group, 0 if foreign
-        self._original: Callable | None = None
         self._lock = threading.Lock()
 
     def install(self) -> "Recorder":
-        original = self._original = History.append
-        recorder = self
-
-        def append(history: History, type: str, t: float, **fields: Any) -> dict[str, Any]:
-            record = original(history, type, t, **fields)
-            recorder._heard(history, record)
-            return record
-
-        append.__wrapped__ = None  # nothing to unwrap to
-        History.append = append
+        History.subscribe(self._heard)
         return self
 
     def uninstall(self) -> None:
-        if self._original is not None:
-            History.append = self._original
-            self._original = None
+        History.unsubscribe(self._heard)
 
     def __enter__(self) -> "Recorder":
         return self.install()
