@@ -125,6 +125,10 @@ def run(job: dict[str, Any], channel: Channel) -> None:
 
     os.environ["RWH_ISOLATION"] = job.get("isolation", "contained")
     _prepare()
+    from ..environment.host import Template
+
+    # The environments' template starts now, inside the start-up budget, not in the first test's.
+    Template.get(contained=os.environ["RWH_ISOLATION"] == "contained")
     from .recorder import Recorder
 
     recorder = Recorder(channel.send).install()
