@@ -251,7 +251,31 @@ def _private_tmp_mount(tmp: str) -> bool:
                 f.write(f"{gid} {gid} 1")
         except OSError:
             return False
-    return _mount(None, b"/", _MS_REC | _MS_PRIVATE) and _mount(tmp.encode(), b"/tmp", _MS_BIND)
+    if not _mount(None, b"/", _MS_REC | _MS_PRIVATE):
+        return False
+    # What the process runs from and lives under /tmp (a checkout or a venv there) must stay in sight:
+    # hold each folder open, mount the private /tmp, and bind each back, read-only, at its own path.
+    kept = [(path, os.open(path, os.O_PATH)) for path in _needed_under_tmp()]
+    try:
+        if not _mount(tmp.encode(), b"/tmp", _MS_BIND):
+            return False
+        for path, fd in kept:
+            os.makedirs(path, exist_ok=True)
+            if _mount(f"/proc/self/fd/{fd}".encode(), path.encode(), _MS_BIND | _MS_REC):
+                _mount(None, path.encode(), _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
+    finally:
+        for _, fd in kept:
+            os.close(fd)
+    return True
+
+
+def _needed_under_tmp() -> list[str]:
+    """Python's own folders, the import path's and this package's, where they lie under /tmp (outermost only)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    found = sorted({os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, here, *sys.path)
+                    if p and os.path.isdir(p)})
+    under = [p for p in found if p.startswith("/tmp/")]
+    return [p for p in under if not any(p != q and p.startswith(q + "/") for q in under)]
 
 
 def _read_only(folder: str) -> None:
