@@ -7,9 +7,11 @@ The notebooks import everything they need from here:
 Plotting (``plot_timeline``, ``save_timeline``) and the widgets load matplotlib and
 ipywidgets only when first used, so scripts and the CLI start quickly.
 """
+import importlib
+import importlib.util
+
 try:  # a Python without the project's packages (not .venv's) gets one line saying which to use
-    from .checker import Finding, Verdict, check
-    from .clock import VirtualClock
+    # What a handler imports: light, and all an execution environment loads (no moto, no world).
     from .errors import (
         BadInput,
         HandlerBlocked,
@@ -21,21 +23,42 @@ try:  # a Python without the project's packages (not .venv's) gets one line sayi
         StillInProgressError,
     )
     from .events import make_orders, orders_in, owed_effects, removed_by_ttl
-    from .faults import AwsFault, CrashPlan, Latency, ProviderFault
-    from .history import History
-    from .runtime import FunctionConfig, LambdaContext
-    from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
     from .services import charge_card, send_cancellation_email, send_confirmation_email
-    from .settings import Setting
-    from .stepping import Choice, ScenarioRun, Step, open_scenario
     from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
-    from .world import Sandbox
+
+    _missing = next((name for name in ("boto3", "moto", "time_machine") if importlib.util.find_spec(name) is None),
+                    None)
+    if _missing is not None:
+        raise ModuleNotFoundError(f"No module named {_missing!r}", name=_missing)
 except ModuleNotFoundError as missing:
     from .missing_packages import refuse
 
     refuse(missing)
 
+#: The world and everything that reads or drives it, loaded on first use (moto, matplotlib, ipywidgets):
+#: ``from sandbox import Sandbox`` works as ever, and a handler's ``from sandbox import orders_in`` stays light.
 _LAZY = {
+    "Finding": ("sandbox.checker", "Finding"),
+    "Verdict": ("sandbox.checker", "Verdict"),
+    "check": ("sandbox.checker", "check"),
+    "VirtualClock": ("sandbox.clock", "VirtualClock"),
+    "AwsFault": ("sandbox.faults", "AwsFault"),
+    "CrashPlan": ("sandbox.faults", "CrashPlan"),
+    "Latency": ("sandbox.faults", "Latency"),
+    "ProviderFault": ("sandbox.faults", "ProviderFault"),
+    "History": ("sandbox.history", "History"),
+    "FunctionConfig": ("sandbox.runtime", "FunctionConfig"),
+    "LambdaContext": ("sandbox.runtime", "LambdaContext"),
+    "SCENARIOS": ("sandbox.scenarios", "SCENARIOS"),
+    "RunResult": ("sandbox.scenarios", "RunResult"),
+    "get_scenario": ("sandbox.scenarios", "get_scenario"),
+    "run_scenario": ("sandbox.scenarios", "run_scenario"),
+    "Setting": ("sandbox.settings", "Setting"),
+    "Choice": ("sandbox.stepping", "Choice"),
+    "ScenarioRun": ("sandbox.stepping", "ScenarioRun"),
+    "Step": ("sandbox.stepping", "Step"),
+    "open_scenario": ("sandbox.stepping", "open_scenario"),
+    "Sandbox": ("sandbox.world", "Sandbox"),
     "plot_timeline": ("sandbox.timeline", "plot_timeline"),
     "save_timeline": ("sandbox.timeline", "save_timeline"),
     "setting_controls": ("sandbox.widgets", "setting_controls"),
@@ -53,10 +76,8 @@ _LAZY = {
 
 
 def __getattr__(name: str):
-    """Load the heavy parts (matplotlib, ipywidgets) on first use."""
+    """Load the world and the heavy parts (moto, matplotlib, ipywidgets) on first use."""
     if name in _LAZY:
-        import importlib
-
         module, attr = _LAZY[name]
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value

@@ -38,25 +38,17 @@ def _warm() -> None:
     import awslambdaric.bootstrap  # noqa: F401  (loaded here so a fork needs no import)
     import boto3
     import botocore.handlers
-    import botocore.session
 
     from .. import services  # noqa: F401
 
     botocore.handlers.BUILTIN_HANDLERS.append(("before-send", guest.before_send))
-    # The default session uses the sandbox's shared loader, and clients of that loader share one
-    # parsed service model and endpoint ruleset per document (adapter._SharedParse): parsed here,
-    # once, they are in every environment's memory from the fork on. boto3.client() and
-    # boto3.resource() in a handler still build their own clients at each cold start, as on Lambda.
-    from .. import adapter
-
-    core = botocore.session.get_session()
-    core.register_component("data_loader", adapter.shared_loader())
-    adapter._SHARED_PARSE.install()
-    boto3.DEFAULT_SESSION = boto3.session.Session(botocore_session=core, region_name="us-east-1")
+    # The default session's loader keeps every JSON document it read: clients that boto3.client() and
+    # boto3.resource() make after the fork parse nothing from disk. (Nothing of moto or the world is
+    # imported here: a handler's `from sandbox import ...` loads only what it uses.)
+    boto3.DEFAULT_SESSION = boto3.session.Session(region_name="us-east-1")
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
-    table = boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm")
-    table.meta.client._endpoint.host  # noqa: B018 - resolves the endpoint once (the provider's cache)
+    boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm")
 
 
 def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> None:
