@@ -49,16 +49,22 @@ def handler_module_name(spec: str) -> str:
     return name
 
 
-def load_handler(spec: str, module_name: str | None = None) -> Callable:
-    """Execute the handler file as module ``module_name`` (in the running process) and return the function."""
-    path, func = split_spec(spec)
-    name = module_name or handler_module_name(spec)
+def _source(path: Path) -> bytes:
+    """The handler file's bytes, refused as bad input when they cannot be read or are not text."""
     try:
         source = path.read_bytes()
     except OSError as exc:
         raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
     if b"\0" in source:
         raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
+    return source
+
+
+def load_handler(spec: str, module_name: str | None = None) -> Callable:
+    """Execute the handler file as module ``module_name`` (in the running process) and return the function."""
+    path, func = split_spec(spec)
+    name = module_name or handler_module_name(spec)
+    source = _source(path)
     loader_spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[name] = module  # as an import does: the module can import itself and be found by name
@@ -113,12 +119,7 @@ def check_handler_file(spec: str, *, names: bool = True) -> str:
     """
     path, func = split_spec(spec)
     name = handler_module_name(spec)
-    try:
-        source = path.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
-    if b"\0" in source:
-        raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
+    source = _source(path)
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
