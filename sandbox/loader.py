@@ -64,7 +64,7 @@ def load_handler(spec: str, module_name: str | None = None) -> Callable:
     """Execute the handler file as module ``module_name`` (in the running process) and return the function."""
     path, func = split_spec(spec)
     name = module_name or handler_module_name(spec)
-    source = _source(path)
+    _source(path)  # checked here; the loader reads it again, through its compiled-code cache
     loader_spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[name] = module  # as an import does: the module can import itself and be found by name
