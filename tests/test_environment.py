@@ -183,7 +183,7 @@ def test_exits_and_stdout_leave_the_cli_whole(tmp_path):
             signal.alarm(1)
     """)
     done = _cli("run", "no-fault", "--handler", handler, "--json")
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 1 and done.stdout, (done.returncode, done.stderr[-3000:])
     report = json.loads(done.stdout)
     assert report["verdict"] == "invalid" and report["effects_per_key"]["o-1"]["email"] == 2
 
@@ -207,7 +207,7 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
                     obj._events.clear()
     """)
     done = _cli("run", "no-fault", "--handler", handler, "--json")
-    assert done.returncode == 1
+    assert done.returncode == 1 and done.stdout, (done.returncode, done.stderr[-3000:])
     assert json.loads(done.stdout)["effects_per_key"]["o-1"]["email"] == 2
 
 
