@@ -194,7 +194,11 @@ def _template_env() -> dict[str, str]:
 def _sweep_leftovers() -> None:
     """Remove the task roots and /tmp folders of worlds whose process is gone (killed, so never cleaned)."""
     for folder in ("/var/tmp", tempfile.gettempdir()):
-        for path in Path(folder).glob("rwh-*-*-*"):
+        try:
+            found = list(Path(folder).glob("rwh-*-*-*"))
+        except OSError:
+            continue
+        for path in found:
             parts = path.name.split("-")
             if parts[1] not in ("roots", "envs") or not parts[2].isdigit():
                 continue
@@ -276,12 +280,17 @@ class TaskRootCopies:
 
 
 def _remove(base: Path) -> None:
-    for path in [base, *base.rglob("*")]:
-        if not path.is_symlink():
-            try:
+    """Remove a folder of read-only copies; one that another process is removing meanwhile is no error."""
+    try:
+        paths = [base, *base.rglob("*")]
+    except OSError:  # it went while we looked
+        paths = []
+    for path in paths:
+        try:
+            if not path.is_symlink():
                 path.chmod(0o755 if path.is_dir() else 0o644)
-            except OSError:
-                pass
+        except OSError:
+            pass
     shutil.rmtree(base, ignore_errors=True)
 
 
