@@ -76,9 +76,7 @@ def cold_start(repeat: int) -> dict[str, float]:
                 template = host.Template.get()
                 roots = host.TaskRootCopies(template)
                 root = str(roots.copy_of(str(path.parent)))
-                environ = {**fn._environment("orders-handler/c1"), "LAMBDA_TASK_ROOT": root}
-                config = {"environ": environ, "task_root": root, "handler": environ["_HANDLER"], "seed": "bench",
-                          "now": sb.clock.now()}
+                config = fn.environment_config("orders-handler/c1", root)
                 started = time.perf_counter()
                 env = host.EnvironmentProcess(config, roots, template)
                 ready = env._receive()

@@ -22,7 +22,6 @@ https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
 from __future__ import annotations
 
 import datetime as dt
-import decimal
 import itertools
 import json
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .codecache import TaskRoots
+from .dynamo import json_number
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
 from .faults import CrashPlan
 from .loader import check_handler, check_handler_file, handler_module_name, load_handler
@@ -353,10 +353,7 @@ class LambdaFunction:
         template = Template.get(contained=rt.isolation == "contained")
         if rt.task_root_copies is None:
             rt.task_root_copies = TaskRootCopies(template)
-        root = str(rt.task_root_copies.copy_of(self.task_root))
-        environ = {**self._environment(container.id), "LAMBDA_TASK_ROOT": root}
-        config = {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],
-                  "seed": f"botocore-jitter:{rt.seed}:{container.id}", "now": rt.clock.now()}
+        config = self.environment_config(container.id, str(rt.task_root_copies.copy_of(self.task_root)))
         env = EnvironmentProcess(config, rt.task_root_copies, template)
         rt.environments.append(env)
         container.env = env
@@ -367,6 +364,12 @@ class LambdaFunction:
             env.kill()
             raise
         container.handler = ProcessHandler(env)
+
+    def environment_config(self, cid: str, root: str) -> dict[str, Any]:
+        """What the template hands a new environment: its variables, task root, handler, seed and time."""
+        environ = {**self._environment(cid), "LAMBDA_TASK_ROOT": root}
+        return {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],
+                "seed": f"botocore-jitter:{self.runtime.seed}:{cid}", "now": self.runtime.clock.now()}
 
     def _environment(self, cid: str) -> dict[str, str]:
         """The container's environment: the world's, plus Lambda's reserved variables (configuration-envvars.html)."""
@@ -611,12 +614,7 @@ def marshal_response(response: Any) -> Any:
     if response is None or isinstance(response, (bytes, str, bool, int, float)):
         return response
 
-    def number(obj: Any) -> Any:
-        if isinstance(obj, decimal.Decimal):
-            return int(obj) if obj == obj.to_integral_value() and obj.is_finite() else float(obj)
-        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
     try:
-        return json.loads(json.dumps(response, default=number))
+        return json.loads(json.dumps(response, default=json_number))
     except (TypeError, ValueError) as exc:
         raise MarshalError(f"Unable to marshal response: {exc}") from None

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import active
+from .dynamo import json_number
 from .errors import BadInput, LambdaTimeout, ProviderError
 from .runtime import current_invocation
 from .vocab import Effect, EffectStatus
@@ -175,7 +176,7 @@ def connect(call: Callable[[str, dict], Any]) -> None:
 
 def _plain(value: Any) -> Any:
     """An order as JSON carries it (a DynamoDB resource hands back numbers as Decimal)."""
-    return json.loads(json.dumps(value, default=lambda o: int(o) if o == int(o) else float(o)))
+    return json.loads(json.dumps(value, default=json_number))
 
 
 def _services() -> Services:

@@ -391,7 +391,7 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     channel = CHANNEL = Channel(sock)
     _set_up(config, channel)
     _wire_up(channel)
-    channel.tell({"t": wire.Kind.READY, "tmp": _Mounts.private})
+    channel.tell({"t": wire.Kind.READY})
     try:
         from awslambdaric import bootstrap
     except ImportError:  # no wheel for this platform: the sandbox's own loop (see loop.py)

@@ -16,7 +16,6 @@ exception in that task; the environment is then killed (SIGKILL: no ``finally``,
 from __future__ import annotations
 
 import atexit
-import decimal
 import json
 import os
 import re
@@ -36,6 +35,7 @@ from botocore.awsrequest import AWSPreparedRequest
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
 from .. import active
+from ..dynamo import json_number
 from ..errors import BadInput, HandlerBlocked, ProviderError, RealAwsRefused, RuntimeExit, SandboxError
 from ..scheduler import blocked_message, current_task
 from . import wire
@@ -78,13 +78,8 @@ class HandlerError(Exception):
         super().__init__(str(payload.get("errorMessage") or ""))
 
 
-class InitError(Exception):
+class InitError(HandlerError):
     """The handler's module could not be loaded, or its init code raised (Runtime.InitError)."""
-
-    def __init__(self, payload: dict[str, Any], where: str | None):
-        self.payload, self.where = payload, where
-        self.error_type = str(payload.get("errorType") or "Exception")
-        super().__init__(str(payload.get("errorMessage") or ""))
 
 
 # -- the template ------------------------------------------------------------------------------
@@ -295,12 +290,6 @@ def _remove(base: Path) -> None:
 
 
 # -- one environment ---------------------------------------------------------------------------
-def _number(obj: Any) -> Any:
-    if isinstance(obj, decimal.Decimal):
-        return int(obj) if obj == obj.to_integral_value() else float(obj)
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
-
 class EnvironmentProcess:
     """One execution environment: an OS process, its channel, its private ``/tmp``."""
 
@@ -310,7 +299,6 @@ class EnvironmentProcess:
         self.pid, self.sock = self.template.spawn(config)
         self.dead = False
         self.logs: Callable[[str, str], None] = lambda stream, text: None
-        self.private_tmp = False
         self.asked = False  # the environment is waiting for its next invocation
         self.exit_where: str | None = None  # where its code called sys.exit, once it has
 
@@ -320,7 +308,6 @@ class EnvironmentProcess:
         ready = self._receive()
         if ready["t"] != wire.Kind.READY:
             raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
-        self.private_tmp = bool(ready.get("tmp"))
         message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR))
         self.asked = True
         if message["t"] == wire.Kind.INIT_ERROR:
@@ -364,8 +351,7 @@ class EnvironmentProcess:
                 continue
             if kind == wire.Kind.EXIT:
                 frames = message["frames"] if isinstance(message["frames"], list) else []
-                self.exit_where = self._where({"stackTrace": [f'File "{f[0]}", line {f[1]}, in {f[2]}'
-                                                              for f in frames if isinstance(f, list) and len(f) == 3]})
+                self.exit_where = self._where_in([f for f in frames if isinstance(f, list) and len(f) == 3])
                 continue
             if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY):
                 self.kill()
@@ -433,19 +419,21 @@ class EnvironmentProcess:
         return text
 
     def _where(self, payload: dict[str, Any]) -> str | None:
-        """The last frame of the learner's own code in the error's stack trace: ``file.py:12 in handler``."""
-        for entry in reversed(payload.get("stackTrace") or []):
-            found = _FRAME.search(str(entry))
-            if found is None:
-                continue
-            original = self.roots.original(found["file"])
-            if original == found["file"]:
+        """The last frame of the learner's own code in an error payload's stack trace."""
+        found = (_FRAME.search(str(entry)) for entry in payload.get("stackTrace") or [])
+        return self._where_in([[m["file"], m["line"], m["name"]] for m in found if m is not None])
+
+    def _where_in(self, frames: list[list[Any]]) -> str | None:
+        """The last of ``frames`` (file, line, name) in the learner's own code: ``file.py:12 in handler``."""
+        for filename, line, name in reversed(frames):
+            original = self.roots.original(str(filename))
+            if original == filename:
                 continue
             try:
                 shown = str(Path(original).resolve().relative_to(Path.cwd()))
             except ValueError:
                 shown = original
-            return f"{shown}:{found['line']} in {found['name'].strip()}"
+            return f"{shown}:{line} in {str(name).strip()}"
         return None
 
     def kill(self) -> None:
@@ -484,7 +472,7 @@ def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
         result = getattr(world.services, kind)(**args)
     except (ProviderError, BadInput) as exc:
         return {"raise": type(exc).__name__, "message": str(exc)}
-    return {"result": json.loads(json.dumps(result, default=_number))}
+    return {"result": json.loads(json.dumps(result, default=json_number))}
 
 
 def _aws(world, message: dict[str, Any]) -> dict[str, Any]:

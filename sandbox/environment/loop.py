@@ -10,7 +10,6 @@ response or an error payload with ``errorMessage``, ``errorType``, ``requestId``
 """
 from __future__ import annotations
 
-import decimal
 import importlib
 import json
 import os
@@ -18,6 +17,8 @@ import sys
 import time
 import traceback
 from typing import Any
+
+from ..dynamo import json_number
 
 
 class LambdaContext:
@@ -86,13 +87,8 @@ def _encode(response: Any) -> tuple[Any, str]:
     if isinstance(response, bytes):
         return response, "application/unknown"
 
-    def number(obj: Any) -> Any:
-        if isinstance(obj, decimal.Decimal):
-            return float(obj) if not obj == obj.to_integral_value() else int(obj)
-        raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
-
     try:
-        return json.dumps(response, default=number), "application/json"
+        return json.dumps(response, default=json_number), "application/json"
     except (TypeError, ValueError) as exc:
         raise _Fault("Runtime.MarshalError", f"Unable to marshal response: {exc}") from None
 

@@ -128,8 +128,10 @@ class _Children:
             if found == 0:
                 return
             self.live.discard(found)
-            self.dying.discard(found)
-            self.ended[found] = os.waitstatus_to_exitcode(status)
+            if found in self.dying:  # killed: nobody asks how it ended
+                self.dying.discard(found)
+            else:
+                self.ended[found] = os.waitstatus_to_exitcode(status)
             shutil.rmtree(self.tmp.pop(found, ""), ignore_errors=True)
             if pid != -1:
                 return
@@ -191,7 +193,6 @@ def serve(control: socket.socket, tmp_root: str) -> None:
             continue
         elif kind == "kill":  # no answer, and no wait for it to end: the world goes on at once
             children.kill(int(message["pid"]), block=False)
-            children.ended.pop(int(message["pid"]), None)
             continue
         elif kind == "status":
             answer = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
