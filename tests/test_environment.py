@@ -373,3 +373,26 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
     from sandbox.environment.host import _remove
 
     _remove(gone[0])  # already gone (another world swept it first): no error
+
+
+def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
+    """A print of megabytes is kept as a log and the run judged; a loop that only prints is blocked."""
+    big = _handler(tmp_path, """
+        from sandbox import orders_in, send_confirmation_email
+
+        def handler(event, context):
+            print("x" * 20_000_000)
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """, name="big.py")
+    result = _run("no-fault", big)
+    assert result.status == "valid", result.verdict.explain()
+    assert len(result.history.logs("inv-1")[0]["text"]) == 20_000_000
+    endless = _handler(tmp_path, """
+        def handler(event, context):
+            while True:
+                print("still here")
+    """, name="endless.py")
+    result = run_scenario("no-fault", handler=endless, seed=0, watchdog=2.0)
+    assert result.status == "unknown"
+    assert all(e.get("blocked") for e in result.history.of_type("invoke_end"))

@@ -122,11 +122,14 @@ class ChannelWriter(io.TextIOBase):
     def writable(self) -> bool:
         return True
 
+    #: Characters per log message: well inside the channel's frame limit even if JSON escapes each one.
+    CHUNK = 256 * 1024
+
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
-        if text:
-            self.channel.tell({"t": wire.Kind.LOG, "stream": self.stream, "text": text})
+        for start in range(0, len(text), self.CHUNK):  # a print of megabytes is a log, never an error
+            self.channel.tell({"t": wire.Kind.LOG, "stream": self.stream, "text": text[start:start + self.CHUNK]})
         return len(text)
 
     def close(self) -> None:  # closing stdout ends no invocation: later prints still reach the log

@@ -305,7 +305,7 @@ class EnvironmentProcess:
     # -- the conversation ----------------------------------------------------------------
     def init(self) -> None:
         """Run the bootstrap and the handler's init, serving its requests, until it asks for work."""
-        ready = self._receive()
+        ready = self._receive(self._deadline())
         if ready["t"] != wire.Kind.READY:
             raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
         message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR))
@@ -341,8 +341,11 @@ class EnvironmentProcess:
         return body
 
     def _serve_until(self, ends: tuple[str, ...]) -> dict[str, Any]:
+        # The watchdog counts from the last answer: log lines are not progress (a loop that only
+        # prints is as blocked as one that only spins).
+        deadline = self._deadline()
         while True:
-            message = self._receive()
+            message = self._receive(deadline)
             kind = message["t"]
             if kind in ends:
                 return message
@@ -359,21 +362,26 @@ class EnvironmentProcess:
             answer = self._serve(message)
             answer.update(t=wire.Kind.ANSWER, now=_now())
             wire.send(self.sock, answer)
+            deadline = self._deadline()
 
-    def _receive(self) -> dict[str, Any]:
-        """The environment's next message. Until it comes, the environment runs the learner's code: if
-        that takes longer than the world's watchdog of real time, the environment is blocked outside the
-        sandbox, and is killed."""
+    @staticmethod
+    def _deadline() -> float | None:
+        """When the learner's code, running from now on, has run past the world's watchdog (None: no task)."""
         task = current_task()
-        watchdog = task.sched.watchdog if task is not None else None
-        if task is not None:
-            task.own_watchdog = True
+        if task is None:
+            return None
+        task.own_watchdog = True
+        return time.monotonic() + task.sched.watchdog
+
+    def _receive(self, deadline: float | None = None) -> dict[str, Any]:
+        """The environment's next message. Until it comes, the environment runs the learner's code: past
+        ``deadline`` the environment is blocked outside the sandbox, and is killed."""
         try:
-            return wire.receive_from_environment(
-                self.sock, deadline=time.monotonic() + watchdog if watchdog is not None else None)
+            return wire.receive_from_environment(self.sock, deadline=deadline)
         except wire.TimedOut:
             self.kill()
-            raise HandlerBlocked(blocked_message(task.name, watchdog)) from None
+            task = current_task()
+            raise HandlerBlocked(blocked_message(task.name, task.sched.watchdog)) from None
         except wire.ChannelClosed:
             exit_ = RuntimeExit(self._exit_status())
             if self.exit_where is not None:
