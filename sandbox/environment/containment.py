@@ -15,14 +15,16 @@ import shutil
 import sys
 from pathlib import Path
 
+from ..errors import BadInput
+
 #: System folders Python and its C extensions load from (each bound read-only if it exists).
 _SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache",
            "/etc/localtime", "/etc/ssl/certs")
 NOBODY = 65534
 
 
-class ContainmentUnavailable(RuntimeError):
-    """bubblewrap is missing or cannot make namespaces here."""
+class ContainmentUnavailable(BadInput):
+    """bubblewrap is missing or cannot make namespaces here (asking for containment is then bad input)."""
 
 
 def bwrap_path() -> str:
