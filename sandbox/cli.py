@@ -232,21 +232,10 @@ def _check_options(args: argparse.Namespace) -> None:
 
 
 def _check_handler_file(spec: str) -> None:
-    """Refuse, in one line, handler files Python cannot import (the loader checks the rest)."""
-    path_text, sep, _ = spec.rpartition(":")
-    if not sep or not path_text:
-        return  # not path:function at all; the loader says how it should look
-    path = Path(path_text)
-    if path.is_dir():
-        raise BadInput(f"handler path {path_text} is a folder; give a .py file in it, as path/to/file.py:function")
-    if path.suffix != ".py":
-        raise BadInput(f"handler file must be a Python file ending in .py, got {path_text}")
-    try:
-        source = path.read_bytes() if path.is_file() else b""
-    except OSError as exc:
-        raise BadInput(f"cannot read handler file {path_text}: {exc.strerror}") from None
-    if b"\0" in source:
-        raise BadInput(f"handler file {path_text} contains null bytes, so it is not Python source")
+    """Refuse, in one line, handler files Python cannot import (the environments' loader checks the rest)."""
+    from .loader import HandlerSpec
+
+    HandlerSpec.parse(spec).source()
 
 
 def _plot_path(text: str) -> Path:

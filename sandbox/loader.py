@@ -13,6 +13,7 @@ import difflib
 import importlib.util
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,50 +22,80 @@ from .errors import BadInput, MissingHandler
 from .process import shadows_shared
 
 
-def split_spec(spec: str) -> tuple[Path, str]:
-    """``path/to/file.py:function`` -> (path, function name), checked."""
-    if not isinstance(spec, str) or ":" not in spec:
-        raise BadInput(f"handler must look like path/to/file.py:function, got {spec!r}")
-    path_text, _, func = spec.rpartition(":")
-    path = Path(path_text)
-    if path.suffix != ".py":
-        raise BadInput(f"handler file must be a Python file ending in .py, got {path_text}")
-    if not path.is_file():
-        raise BadInput(f"handler file not found: {path_text}")
-    if not func.isidentifier():
-        raise BadInput(f"handler function name {func!r} is not a Python identifier")
-    return path, func
+@dataclass(frozen=True)
+class HandlerSpec:
+    """``path/to/file.py:function``, parsed once: the file, the function, and the names Lambda derives.
+
+    Lambda imports the handler's module by the file's name (``_HANDLER=app.handler`` imports ``app``)
+    from the task root, the folder the file is in
+    (https://docs.aws.amazon.com/lambda/latest/dg/python-handler.html).
+    """
+
+    path: Path
+    function: str
+
+    @classmethod
+    def parse(cls, spec: "str | HandlerSpec") -> "HandlerSpec":
+        """The spec, checked without running anything; bad input says what is wrong, in one line."""
+        if isinstance(spec, HandlerSpec):
+            return spec
+        if not isinstance(spec, str) or ":" not in spec:
+            raise BadInput(f"handler must look like path/to/file.py:function, got {spec!r}")
+        path_text, _, func = spec.rpartition(":")
+        path = Path(path_text)
+        if path.is_dir():
+            raise BadInput(f"handler path {path_text} is a folder; give a .py file in it, as "
+                           "path/to/file.py:function")
+        if path.suffix != ".py":
+            raise BadInput(f"handler file must be a Python file ending in .py, got {path_text}")
+        if not path.is_file():
+            raise BadInput(f"handler file not found: {path_text}")
+        if not func.isidentifier():
+            raise BadInput(f"handler function name {func!r} is not a Python identifier")
+        return cls(path, func)
+
+    @property
+    def module(self) -> str:
+        """The module name Lambda gives the handler file: its name without ``.py``."""
+        name = self.path.stem
+        if not name or "." in name:
+            # Lambda splits _HANDLER at its last dot: "my.app.handler" would mean package my, module app.
+            raise BadInput(f"handler file name {self.path.name!r} has a dot in it; Lambda imports the handler's "
+                           f"module by the file's name, so use a name without dots")
+        if shadows_shared(name):
+            raise BadInput(f"handler file {self.path.name} would hide the installed module {name!r}; rename the file")
+        return name
+
+    @property
+    def task_root(self) -> str:
+        """The folder Lambda would unpack the function into (the file's own)."""
+        return str(self.path.resolve().parent)
+
+    @property
+    def lambda_handler(self) -> str:
+        """The function's handler setting, as ``_HANDLER`` carries it: ``module.function``."""
+        return f"{self.module}.{self.function}"
+
+    def source(self) -> bytes:
+        """The handler file's bytes, refused as bad input when they cannot be read or are not text."""
+        try:
+            source = self.path.read_bytes()
+        except OSError as exc:
+            raise BadInput(f"handler file {self.path} cannot be read: {exc.strerror}") from None
+        if b"\0" in source:
+            raise BadInput(f"handler file {self.path} contains null bytes, so it is not Python source")
+        return source
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.function}"
 
 
-def handler_module_name(spec: str) -> str:
-    """The module name Lambda gives the handler file: its name without ``.py``."""
-    path, _ = split_spec(spec)
-    name = path.stem
-    if not name or "." in name:
-        # Lambda splits _HANDLER at its last dot: "my.app.handler" would mean package my, module app.
-        raise BadInput(f"handler file name {path.name!r} has a dot in it; Lambda imports the handler's "
-                       f"module by the file's name, so use a name without dots")
-    if shadows_shared(name):
-        raise BadInput(f"handler file {path.name} would hide the installed module {name!r}; rename the file")
-    return name
-
-
-def _source(path: Path) -> bytes:
-    """The handler file's bytes, refused as bad input when they cannot be read or are not text."""
-    try:
-        source = path.read_bytes()
-    except OSError as exc:
-        raise BadInput(f"handler file {path} cannot be read: {exc.strerror}") from None
-    if b"\0" in source:
-        raise BadInput(f"handler file {path} is not Python source (it contains null bytes)")
-    return source
-
-
-def load_handler(spec: str, module_name: str | None = None) -> Callable:
+def load_handler(spec: "str | HandlerSpec", module_name: str | None = None) -> Callable:
     """Execute the handler file as module ``module_name`` (in the running process) and return the function."""
-    path, func = split_spec(spec)
-    name = module_name or handler_module_name(spec)
-    _source(path)  # checked here; the loader reads it again, through its compiled-code cache
+    parsed = HandlerSpec.parse(spec)
+    path, func = parsed.path, parsed.function
+    name = module_name or parsed.module
+    parsed.source()  # checked here; the loader reads it again, through its compiled-code cache
     loader_spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[name] = module  # as an import does: the module can import itself and be found by name
@@ -111,15 +142,15 @@ def _top_level_names(tree: ast.Module) -> set[str] | None:
     return names
 
 
-def check_handler_file(spec: str, *, names: bool = True) -> str:
+def check_handler_file(spec: "str | HandlerSpec", *, names: bool = True) -> str:
     """Check a handler file without running it (it runs only in its execution environments).
 
     A missing file, a syntax error or (with ``names``) a function the file never defines is bad
     input, refused at once; returns the module name Lambda gives the file.
     """
-    path, func = split_spec(spec)
-    name = handler_module_name(spec)
-    source = _source(path)
+    parsed = HandlerSpec.parse(spec)
+    path, func, name = parsed.path, parsed.function, parsed.module
+    source = parsed.source()
     try:
         tree = ast.parse(source, filename=str(path))
     except SyntaxError as exc:
@@ -136,6 +167,6 @@ def check_handler_file(spec: str, *, names: bool = True) -> str:
 def check_handler(handler: Any) -> None:
     """Fail early, with a clear message, on anything that cannot be a handler (files are checked, not run)."""
     if isinstance(handler, str):
-        handler_module_name(handler)
+        HandlerSpec.parse(handler).module  # noqa: B018 - a property that checks the module's name
     elif not callable(handler):
         raise BadInput(f"a handler is a function handler(event, context) or 'file.py:function', got {handler!r}")

@@ -35,7 +35,7 @@ from .codecache import TaskRoots
 from .dynamo import json_number
 from .errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
 from .faults import CrashPlan
-from .loader import check_handler, check_handler_file, handler_module_name, load_handler
+from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
 from .process import ProcessContext, Processes
 from .scheduler import Task, current_task
 from .vocab import Cause, LogStream, Outcome, SourceKind
@@ -238,6 +238,10 @@ class Runtime:
                name: str = "orders-handler", environment: dict[str, str] | None = None,
                check_names: bool = True) -> "LambdaFunction":
         """``check_names=False``: a handler file's function is looked for only when an environment loads it."""
+        if callable(handler) and not isinstance(handler, str) and self.isolation in ("process", "contained"):
+            from .environment import cells
+
+            handler = cells.handler_file(handler) or handler  # a cell's function: its cell becomes a file
         config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region,
                                 environment={str(k): str(v) for k, v in (environment or {}).items()})
         return LambdaFunction(self, handler, config, factory=factory, check_names=check_names)
@@ -262,8 +266,9 @@ class LambdaFunction:
 
     ``handler`` is ``"file.py:function"`` (each container loads its own copy of the file as
     module ``file``, with the file's folder as its task root), a function (shared by all
-    containers: a notebook's globals cannot be split), or ``factory=`` a zero-argument
-    callable returning the handler, called once per cold start.
+    containers, in the world's process; ``Runtime.deploy`` writes a notebook cell's function out
+    as a file first, see environment/cells.py), or ``factory=`` a zero-argument callable
+    returning the handler, called once per cold start.
     """
 
     def __init__(self, runtime: Runtime, handler: Any = None, config: FunctionConfig | None = None,
@@ -273,10 +278,12 @@ class LambdaFunction:
         if handler is not None and not isinstance(handler, str):
             check_handler(handler)
         self.runtime, self.handler_spec, self.factory = runtime, handler, factory
+        #: A handler file's spec, parsed once (None for a function or a factory).
+        self.spec = HandlerSpec.parse(handler) if isinstance(handler, str) else None
         self.config = config or FunctionConfig()
         self.containers: list[Container] = []
-        self.task_root = str(Path(handler.rpartition(":")[0]).resolve().parent) if isinstance(handler, str) else None
-        self.module_name = handler_module_name(handler) if isinstance(handler, str) else None
+        self.task_root = self.spec.task_root if self.spec is not None else None
+        self.module_name = self.spec.module if self.spec is not None else None
         self._numbers = itertools.count(1)
         self._first: Container | None = None
         if self.in_processes:
@@ -293,7 +300,7 @@ class LambdaFunction:
     @property
     def in_processes(self) -> bool:
         """Does each container run in an execution environment of its own (an OS process)?"""
-        return isinstance(self.handler_spec, str) and self.runtime.isolation in ("process", "contained")
+        return self.spec is not None and self.runtime.isolation in ("process", "contained")
 
     def _preload(self, handler: str) -> Container | None:
         """Load the handler file now, in the process its first container will have.
@@ -374,7 +381,7 @@ class LambdaFunction:
     def _environment(self, cid: str) -> dict[str, str]:
         """The container's environment: the world's, plus Lambda's reserved variables (configuration-envvars.html)."""
         cfg, name = self.config, self.handler_spec
-        handler_name = (f"{self.module_name}.{name.rpartition(':')[2]}" if isinstance(name, str)
+        handler_name = (self.spec.lambda_handler if self.spec is not None
                         else f"{getattr(name or self.factory, '__module__', 'handler')}.handler")
         return {**self.runtime.base_env(), **cfg.environment,
                 "_HANDLER": handler_name, "AWS_EXECUTION_ENV": f"AWS_Lambda_{PYTHON_RUNTIME}",
@@ -394,8 +401,8 @@ class LambdaFunction:
         elif container.handler is None:
             if self.factory is not None:
                 container.handler = self.factory()
-            elif isinstance(self.handler_spec, str):
-                container.handler = load_handler(self.handler_spec, self.module_name)
+            elif self.spec is not None:
+                container.handler = load_handler(self.spec, self.module_name)
             else:
                 container.handler = self.handler_spec
         self.containers.append(container)  # only a container whose code loaded serves invocations

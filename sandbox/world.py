@@ -176,6 +176,14 @@ class Sandbox:
         self._saved_env = {k: os.environ.get(k) for k in
                            {*_FAKE_ENV, *_DROP_ENV, "IDEMPOTENCY_TABLE", *filter(_dropped, os.environ)}}
         self._saved_random = random.getstate()
+        try:
+            self._install()
+        except BaseException:
+            self.close()  # a world opens whole or leaves nothing installed
+            raise
+        return self
+
+    def _install(self) -> None:
         adapter.reset_aws(self.seed)
         for k in [k for k in os.environ if _dropped(k)]:
             del os.environ[k]
@@ -191,7 +199,6 @@ class Sandbox:
         # DynamoDB never builds moto's DynamoDB backend).
         self.gateway.before_first["dynamodb"] = lambda: adapter.create_table(
             self.region, self.schema.create_table_request(), self.schema.ttl_request())
-        return self
 
     def close(self) -> None:
         if not self._opened or self._closed:

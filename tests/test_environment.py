@@ -354,6 +354,56 @@ def test_a_thread_pool_in_a_handler_works_and_leaves_cleanly(capfd):
     assert "thread not started" not in out + err and "Traceback" not in out + err
 
 
+THREADED = """
+    import asyncio, os, subprocess, threading, time
+    import boto3
+
+    table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+    lock = threading.Lock()
+
+    def work(i, done):
+        with lock:  # held across a request: the other threads wait their turn on it
+            table.put_item(Item={"pk": f"t-{i}"})
+            done.append(i)
+
+    async def both():
+        start = time.time()
+        got = await asyncio.gather(asyncio.to_thread(lambda: 41 + 1), asyncio.sleep(1, result="slept"))
+        return got, time.time() - start
+
+    def handler(event, context):
+        done = []
+        threads = [threading.Thread(target=work, args=(i, done)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        started = time.time()
+        waited = threading.Event().wait(timeout=0.5)
+        got, slept = asyncio.run(both())
+        out = subprocess.run(["echo", "hi"], capture_output=True, text=True).stdout
+        return {"done": done, "waited": waited, "waited_for": round(time.time() - started, 3), "got": got,
+                "slept": round(slept, 3), "out": out}
+"""
+
+
+def test_handler_threads_take_turns_in_the_same_order_every_run(tmp_path):
+    """Threads, a contended lock, an event's timeout, asyncio.to_thread beside asyncio.sleep, and a child
+    process all work; the waits count the world's seconds; and the history is the same every run (the
+    operating system chose which thread asked first, and four runs gave four histories)."""
+    from sandbox import Sandbox
+
+    handler = _handler(tmp_path, THREADED)
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(handler).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"done": [0, 1, 2, 3], "waited": False, "waited_for": 1.5, "got": [42, "slept"],
+                          "slept": 1.0, "out": "hi\n"}
+    pooled = str(ROOT / "tests" / "handlers" / "pooled.py") + ":handler"
+    histories = {_run("sqs-batch-failure", pooled, seed=3).history.to_json() for _ in range(4)}
+    assert len(histories) == 1
+
+
 def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
     """A world killed with SIGKILL never removes its task roots and /tmp folders: the next one does."""
     import tempfile

@@ -39,6 +39,39 @@ def test_a_cell_that_failed_with_its_world_open_does_not_block_the_next_one():
     assert streams["stdout"].strip() == "items: [] | old world open: False"
 
 
+# -- a handler defined in a cell runs in environments of its own -----------------------------------
+def test_a_cells_handler_runs_in_its_own_environments_with_what_it_uses_from_other_cells(tmp_path):
+    """The cell becomes lambda_function.py: module state is per environment (a claim set in the kernel's
+    memory was shared by every container and judged valid), what it takes from other cells travels,
+    statements that drive the sandbox stay in the notebook, and an object that cannot travel is named."""
+    (tmp_path / "helper_mod.py").write_text("PREFIX = 'order-confirmation#'\n")
+    cells = [
+        "import os\nfrom sandbox import Sandbox, orders_in, run_scenario, send_confirmation_email",
+        "SUFFIX = '!'\n\ndef key_of(order):\n    return helper_mod.PREFIX + order['orderId'] + SUFFIX\n\n"
+        "import helper_mod\nshared = object()",
+        "_claimed = set()\n\n"
+        "def handler(event, context):\n"
+        "    for order in orders_in(event):\n"
+        "        if key_of(order) not in _claimed:\n"
+        "            _claimed.add(key_of(order))\n"
+        "            send_confirmation_email(order)\n"
+        "    return {'pid': os.getpid(), 'keys': sorted(_claimed)}\n\n"
+        "together = run_scenario('concurrent-claims', handler, seed=0)\n"
+        "print(together.status, together.verdict.effects_per_key)",
+        "with Sandbox(seed=0) as sb:\n"
+        "    inv = sb.function(handler).invoke({'orderId': 'o-9', 'email': 'a@example.com', 'amount': 1})\n"
+        "print(inv.outcome, inv.result['pid'] != os.getpid(), inv.result['keys'])",
+        "def uses_shared(event, context):\n    return str(shared)\n\n"
+        "try:\n    run_scenario('no-fault', uses_shared)\nexcept Exception as exc:\n    print(type(exc).__name__, exc)",
+    ]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in cells])
+    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+    printed = ["".join(o.text for o in c.outputs if o.output_type == "stream").strip() for c in nb.cells]
+    assert printed[2] == "invalid {'o-1': {'email': 2}}"
+    assert printed[3] == "ok True ['order-confirmation#o-9!']"
+    assert printed[4].startswith("BadInput the handler's cell uses 'shared', a object made in another cell")
+
+
 # -- stepping through a scenario -------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(4))
 def test_stepping_to_the_end_gives_the_same_history_as_an_unattended_run(seed):

@@ -61,6 +61,33 @@ def test_a_world_left_open_is_closed_by_the_next_with_a_notice(capsys):
         left.open()
 
 
+@pytest.mark.parametrize("failing", ["interpose", "clock"])
+def test_a_world_that_fails_to_open_leaves_nothing_installed(monkeypatch, failing):
+    """A world opens whole or not at all: a failure halfway leaves no hook, variable or current world."""
+    import botocore.endpoint
+
+    from sandbox import active, interpose
+    from sandbox.clock import VirtualClock
+
+    send, sleep, env = botocore.endpoint.Endpoint._send, time.sleep, dict(os.environ)
+
+    def broken(*_a, **_k):
+        raise OSError("no room to install")
+
+    if failing == "interpose":
+        monkeypatch.setattr(interpose, "install", broken)
+    else:
+        monkeypatch.setattr(VirtualClock, "start", broken)
+    world = Sandbox(seed=1)
+    with pytest.raises(OSError, match="no room"):
+        world.open()
+    assert (botocore.endpoint.Endpoint._send, time.sleep, dict(os.environ)) == (send, sleep, env)
+    assert active.current() is None and not world.is_open and not interpose._saved
+    monkeypatch.undo()
+    with Sandbox(seed=1) as again:
+        assert again.items() == []
+
+
 def test_real_looking_credentials_never_win(monkeypatch):
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIAIOSFODNN7EXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")

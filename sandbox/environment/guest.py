@@ -28,7 +28,7 @@ import threading
 from base64 import b64decode, b64encode
 from typing import Any
 
-from . import wire
+from . import turns, wire
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -43,8 +43,15 @@ class Channel:
         self.lock = threading.Lock()
         self.now: float = 0.0
         self.traveller: Any = None
+        self.turns: Any = None  # the handler's threads' turns (see turns.py), once installed
+
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py)."""
+        return self.request(message) if self.turns is None else self.turns.ask(message)
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``message`` now, and wait for the answer (the Runtime API's next keeps the turn: a frozen
+        environment runs no thread)."""
         with self.lock:
             try:
                 wire.send(self.sock, message)
@@ -164,7 +171,7 @@ def _send_aws(channel: Channel):
             body = body.read()
         body = body.encode() if isinstance(body, str) else (body or b"")
         headers = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in request.headers.items()}
-        answer = channel.request({"t": wire.Kind.AWS, "service": service, "op": op, "method": request.method,
+        answer = channel.ask({"t": wire.Kind.AWS, "service": service, "op": op, "method": request.method,
                                   "url": request.url, "headers": headers, "body": b64encode(body).decode()})
         if "raise" in answer:
             error = raises.get(answer["raise"], EndpointConnectionError)
@@ -195,7 +202,7 @@ def _effects(channel: Channel):
     """The effect services' client: each call is a request to the world's services."""
 
     def call(kind: str, args: dict[str, Any]) -> Any:
-        answer = channel.request({"t": wire.Kind.EFFECT, "kind": kind, "args": args})
+        answer = channel.ask({"t": wire.Kind.EFFECT, "kind": kind, "args": args})
         if "raise" in answer:
             from .. import errors, services
 
@@ -213,7 +220,10 @@ def _sleep(channel: Channel):
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
-        channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
+        if channel.turns is None:
+            channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
+        else:
+            channel.turns.sleep(seconds)
 
     return sleep
 
@@ -392,6 +402,7 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
     global CHANNEL
     channel = CHANNEL = Channel(sock)
+    channel.turns = turns.install(channel.request, lambda: channel.now)
     _set_up(config, channel)
     _wire_up(channel)
     channel.tell({"t": wire.Kind.READY})

@@ -82,13 +82,13 @@ def _preflight(handler: str, function: str) -> str | None:
     A module that raises as it loads is told so, as Lambda would, before it is told it has no handler.
     """
     from ..errors import BadInput, MissingHandler
-    from ..loader import check_handler_file, split_spec
+    from ..loader import HandlerSpec, check_handler_file
     from ..world import Sandbox
 
     missing = None
     try:
         if function != "handler":
-            split_spec(handler)
+            HandlerSpec.parse(handler)
             return None
         check_handler_file(handler)
     except MissingHandler as exc:

@@ -95,11 +95,11 @@ class Runner:
         import shutil
         import tempfile
 
+        from ..loader import HandlerSpec
         from ..world import Sandbox
 
-        path, _, func = self.handler.rpartition(":")
-        if not Path(path).is_file():
-            raise BadInput(f"cannot load {path}")
+        spec = HandlerSpec.parse(self.handler)
+        path, func = spec.path, spec.function
         folder = Path(tempfile.mkdtemp(prefix="rwh-quiz-"))
         try:
             shutil.copyfile(path, folder / "answer_module.py")

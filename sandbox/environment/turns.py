@@ -1,0 +1,329 @@
+"""Inside an execution environment: the handler's threads take turns, so every run asks the same.
+
+A handler may start threads (``threading.Thread``, a ``ThreadPoolExecutor``, ``asyncio.to_thread``).
+Left to the operating system, which thread reaches the channel first differs from run to run, and
+so would the history. Here one thread runs at a time, and the turn passes only where a thread
+waits: for the world (an AWS call, an effect, a sleep), on another thread (``join``, a condition,
+an event, a future, a queue, a lock) or on its event loop's selector. When every thread waits,
+the oldest question goes to the world; when only timers are left, the world is asked to sleep
+until the earliest. Each pending request is one step, taken in an order fixed by the code alone.
+
+Lambda freezes an environment between invocations: asking for the next event keeps the turn, so
+a background thread does not run on until an invocation thaws the environment.
+
+Only threads started through ``threading`` take turns (``_thread.start_new_thread`` does not).
+Locks made before this is installed (the template's modules') stay plain locks; none of them is
+held across a request.
+"""
+from __future__ import annotations
+
+import _thread
+import collections
+import queue
+import selectors
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import wire
+
+_allocate = _thread.allocate_lock
+#: Where a thread is (the words are this module's own, never written to a history).
+RUNS, READY, WAITS, ASKS, ENDED = "runs", "ready", "waits", "asks", "ended"
+_get_ident = _thread.get_ident
+
+
+class _Turn:
+    """One handler thread: where it is, and what would let it go on."""
+
+    def __init__(self, name: str):
+        self.name = name
+        self.go = _allocate()
+        self.go.acquire()  # held while it is not this thread's turn
+        self.state = RUNS  # RUNS, READY, WAITS (a test or a timer), ASKS (the world) or ENDED
+        self.test: Callable[[], bool] | None = None  # a waiting thread's wake-up test
+        self.deadline: float | None = None  # a waiting thread's timeout, in the world's seconds
+        self.sleep_for: float | None = None  # the sleep it asked for, from ``asked_at``
+        self.asked_at = 0.0
+        self.took = False
+        self.message: dict[str, Any] | None = None  # an asking thread's request
+        self.answer: dict[str, Any] | None = None
+
+
+class Turns:
+    """The threads of one environment, and whose turn it is."""
+
+    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]):
+        self._ask, self._now = ask, now
+        self.turns: dict[int, _Turn] = {_get_ident(): _Turn("main")}
+        self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
+        self.asking: collections.deque[_Turn] = collections.deque()
+
+    def mine(self) -> _Turn | None:
+        return self.turns.get(_get_ident())
+
+    # -- waiting ---------------------------------------------------------------------------
+    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+        """Send ``message`` to the world when every other thread waits too, and return the answer."""
+        me = self.mine()
+        if me is None:
+            return self._ask(message)
+        me.state, me.message = ASKS, message
+        self.asking.append(me)
+        self._pass(me)
+        answer, me.answer = me.answer, None
+        return answer
+
+    def wait(self, test: Callable[[], bool], timeout: float | None) -> bool:
+        """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False)."""
+        me = self.mine()
+        if test():
+            return True
+        if timeout is not None and timeout <= 0:
+            return False
+        if me is None:  # a thread outside the turns (started through _thread): it polls
+            return _poll(test, timeout)
+        me.state, me.test, me.sleep_for = WAITS, test, None
+        me.deadline = None if timeout is None else self._now() + timeout
+        self._pass(me)
+        return me.took
+
+    def sleep(self, seconds: float) -> None:
+        me = self.mine()
+        if me is None:
+            self._ask({"t": wire.Kind.SLEEP, "seconds": seconds})
+            return
+        me.state, me.test, me.took = WAITS, None, False
+        me.asked_at, me.sleep_for = self._now(), seconds
+        me.deadline = me.asked_at + seconds
+        self._pass(me)
+
+    # -- threads ---------------------------------------------------------------------------
+    def started(self, thread: threading.Thread) -> _Turn:
+        turn = _Turn(thread.name)
+        turn.state = READY
+        self.order.append(turn)
+        return turn
+
+    def enter(self, turn: _Turn) -> None:
+        """A new thread's first step: be known, then wait for its turn."""
+        self.turns[_get_ident()] = turn
+        turn.go.acquire()
+
+    def leave(self, turn: _Turn) -> None:
+        turn.state = ENDED
+        self.order.remove(turn)
+        self.turns.pop(_get_ident(), None)
+        self._pass(turn)
+
+    # -- passing the turn ------------------------------------------------------------------
+    def _pass(self, me: _Turn) -> None:
+        """``me`` stops here: run whoever may go on next, asking the world when nobody can."""
+        idle = 0.0005
+        while True:
+            nxt = self._next_runnable()
+            if nxt is not None:
+                break
+            if self.asking:
+                turn = self.asking.popleft()
+                turn.answer = self._ask(turn.message)
+                turn.message, turn.state = None, READY
+                continue
+            if not self._sleep_to_first_timer():
+                # Every thread waits on something outside the turns (a child process's pipe, a thread
+                # of _thread's): look again shortly. A true deadlock spins here until the world's
+                # watchdog stops the environment, as it would stop one blocked anywhere else.
+                _allocate().acquire(True, idle)
+                idle = min(idle * 2, 0.05)
+        if nxt is me:
+            me.state = RUNS
+            return
+        nxt.state = RUNS
+        nxt.go.release()
+        if me.state != ENDED:
+            me.go.acquire()
+
+    def _next_runnable(self) -> _Turn | None:
+        for turn in self.order:
+            if turn.state == READY:
+                return turn
+            if turn.state == WAITS and turn.test is not None and turn.test():
+                turn.took, turn.test, turn.deadline = True, None, None
+                turn.state = READY
+                return turn
+        return None
+
+    def _sleep_to_first_timer(self) -> bool:
+        timed = [t for t in self.order if t.state == WAITS and t.deadline is not None]
+        if not timed:
+            return False
+        first = min(timed, key=lambda t: t.deadline)
+        now = self._now()
+        seconds = first.sleep_for if first.sleep_for is not None and now == first.asked_at else first.deadline - now
+        self._ask({"t": wire.Kind.SLEEP, "seconds": max(0.0, seconds)})
+        now = self._now()
+        for turn in self.order:
+            if turn.state == WAITS and turn.deadline is not None and (turn is first or turn.deadline <= now):
+                turn.state, turn.took, turn.test, turn.deadline, turn.sleep_for = READY, False, None, None, None
+        return True
+
+
+def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
+    waited, pause = 0.0, 0.001
+    while not test():
+        if timeout is not None and waited >= timeout:
+            return False
+        _allocate().acquire(True, pause)
+        waited += pause
+    return True
+
+
+#: This environment's turns, once installed.
+TURNS: Turns | None = None
+_saved: dict[str, Any] = {}
+
+
+class TurnLock:
+    """``threading.Lock`` whose blocking acquire lets the other threads run meanwhile."""
+
+    def __init__(self):
+        self._lock = _allocate()
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        if self._lock.acquire(False):
+            return True
+        if not blocking:
+            return False
+        if TURNS is None or TURNS.mine() is None or _get_ident() in _saved["starting"]:
+            return self._lock.acquire(True, timeout)
+        return TURNS.wait(lambda: self._lock.acquire(False), None if timeout < 0 else timeout)
+
+    def release(self) -> None:
+        self._lock.release()
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    def _at_fork_reinit(self) -> None:
+        self._lock = _allocate()
+
+    __enter__ = acquire
+
+    def __exit__(self, *_: Any) -> None:
+        self.release()
+
+
+class TurnSimpleQueue:
+    """``queue.SimpleQueue`` (a thread pool's work queue) whose ``get`` lets the other threads run."""
+
+    def __init__(self):
+        self._items: collections.deque = collections.deque()
+
+    def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
+        self._items.append(item)
+
+    put_nowait = put
+
+    def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        if not TURNS.wait(lambda: bool(self._items), timeout if block else 0):
+            raise queue.Empty
+        return self._items.popleft()
+
+    def get_nowait(self) -> Any:
+        return self.get(block=False)
+
+    def empty(self) -> bool:
+        return not self._items
+
+    def qsize(self) -> int:
+        return len(self._items)
+
+
+def _start(self: threading.Thread) -> None:
+    if TURNS.mine() is None:
+        return _saved["start"](self)
+    turn = TURNS.started(self)
+    run = self.run
+
+    def run_in_turn() -> None:
+        TURNS.enter(turn)
+        try:
+            run()
+        finally:
+            TURNS.leave(turn)
+
+    self.run = run_in_turn
+    self._rwh_turn = turn
+    # Thread.start waits until the new thread runs: that wait is the operating system's, not a turn.
+    _saved["starting"].add(_get_ident())
+    try:
+        _saved["start"](self)
+    finally:
+        _saved["starting"].discard(_get_ident())
+
+
+def _join(self: threading.Thread, timeout: float | None = None) -> None:
+    turn = getattr(self, "_rwh_turn", None)
+    if turn is None or TURNS.mine() is None:
+        return _saved["join"](self, timeout)
+    if TURNS.wait(lambda: turn.state == ENDED, timeout):
+        _saved["join"](self)  # it has left its turn for good: only its last bytecodes remain
+
+
+def _is_alive(self: threading.Thread) -> bool:
+    turn = getattr(self, "_rwh_turn", None)
+    return _saved["is_alive"](self) if turn is None else turn.state != ENDED
+
+
+def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
+    if TURNS.mine() is None or _get_ident() in _saved["starting"]:
+        return _saved["wait"](self, timeout)
+    if not self._is_owned():
+        raise RuntimeError("cannot wait on un-acquired lock")
+    waiter = _allocate()
+    waiter.acquire()
+    self._waiters.append(waiter)
+    saved_state = self._release_save()
+    try:
+        took = TURNS.wait(lambda: waiter.acquire(False), timeout)
+        if not took:
+            try:
+                self._waiters.remove(waiter)
+            except ValueError:
+                pass
+        return took
+    finally:
+        self._acquire_restore(saved_state)
+
+
+def _selector_select(selector_class: type) -> Callable:
+    original = selector_class.select
+
+    def select(self, timeout: float | None = None):
+        # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others.
+        if TURNS.mine() is not None:
+            TURNS.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout))
+            return original(self, 0)
+        return original(self, timeout)
+
+    return select
+
+
+def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]) -> Turns:
+    """From now on, this process's threads take turns (the calling thread is the main one, running)."""
+    global TURNS
+    TURNS = Turns(ask, now)
+    _saved.update(start=threading.Thread.start, join=threading.Thread.join, is_alive=threading.Thread.is_alive,
+                  wait=threading.Condition.wait, starting=set())
+    threading.Thread.start = _start
+    threading.Thread.join = _join
+    threading.Thread.is_alive = _is_alive
+    threading.Condition.wait = _condition_wait
+    threading.Lock = threading._allocate_lock = TurnLock
+    threading.RLock = threading._PyRLock
+    queue.SimpleQueue = TurnSimpleQueue
+    for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
+        cls = getattr(selectors, name, None)
+        if cls is not None:
+            cls.select = _selector_select(cls)
+    return TURNS
