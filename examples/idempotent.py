@@ -14,6 +14,9 @@ Around it, each source gets what it needs:
   On a stream, Lambda retries from the lowest failed record anyway, so the handler stops
   there and keeps the shard's order
   (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html).
+  A FIFO queue promises each message group's order, so there too the handler stops at the
+  first failure and hands back that record and every one after it, unprocessed
+  (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
 - **API Gateway: the Idempotency-Key draft's answers.** A repeat gets the stored status and
   body back; a key still in progress gets 409 with ``Retry-After``; a key reused with another
   payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
@@ -64,7 +67,7 @@ def handler(event, context):
 
 def batch(records, context):
     failures = []
-    for record in records:
+    for position, record in enumerate(records):
         try:
             for order in orders_in({"Records": [record]}):
                 confirm(order, context)
@@ -72,6 +75,9 @@ def batch(records, context):
             failures.append({"itemIdentifier": RECORD_ID[record["eventSource"]](record)})
             if record["eventSource"] != "aws:sqs":
                 break  # a stream resumes at the lowest failed record: the rest come again anyway
+            if record["eventSourceARN"].endswith(".fifo"):  # keep the message group's order
+                failures += [{"itemIdentifier": r["messageId"]} for r in records[position + 1:]]
+                break
     return {"batchItemFailures": failures}
 
 

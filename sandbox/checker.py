@@ -2,7 +2,8 @@
 
 - ``valid``: every accepted order got each effect it is owed exactly once.
 - ``invalid``: some effect happened twice or more (a duplicate), an accepted order never
-  got an effect it is owed (lost), or an effect happened for an order nobody accepted.
+  got an effect it is owed (lost), an effect happened for an order nobody accepted, or the
+  orders of a FIFO message group were handled out of the order they were sent in.
 - ``unknown``: nothing is wrong yet, but the history cannot say: an order is still in
   flight when the run stopped, or an invocation was abandoned while blocked.
 
@@ -27,6 +28,7 @@ IN_PROGRESS = "IN_PROGRESS"
 #: What a finished run_once writes, and where the record's expiry is kept.
 COMPLETED = "COMPLETED"
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
+DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
 
 
 def _write_op(record: dict) -> str:
@@ -133,6 +135,7 @@ class _Facts:
         self.pending: set[str] = set()
         self.dropped: dict[str, list[dict]] = defaultdict(list)
         self.table_writes: dict[str, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        self.groups: dict[str, list[str]] = defaultdict(list)  # FIFO message group -> its orders, as sent
         for e in history:
             self._read(e)
 
@@ -140,6 +143,9 @@ class _Facts:
         kind = e["type"]
         if kind == RecordType.ACCEPT:
             self.owed[e["key"]].update(e.get("expects") or [])
+            group = e.get("group")
+            if group is not None and e["key"] not in self.groups[group]:
+                self.groups[group].append(e["key"])
         elif kind == RecordType.EFFECT and EffectStatus(e["status"]).counted:
             self.effects[(e["kind"], e["key"])].append(e)
         elif kind == RecordType.DELIVERY and e.get("what") == Delivery.PENDING:
@@ -202,6 +208,7 @@ def check(history: History) -> Verdict:
             if finding is not None:
                 findings.append(finding)
     findings += _abandoned(facts)
+    findings += _out_of_order(facts)
     findings += record_notes(facts)
     if any(FindingKind(f.kind).breaks for f in findings):
         status = Status.INVALID
@@ -282,6 +289,32 @@ def _abandoned(facts: _Facts) -> list[Finding]:
     return [Finding(FindingKind.ABANDONED, ",".join(inv.get("keys") or []) or inv_id, None,
                     f"{inv_id} was blocked outside the sandbox, so what it did after that is unknown", [inv_id])
             for inv_id, inv in facts.invs.items() if inv.get("blocked")]
+
+
+def _out_of_order(facts: _Facts) -> list[Finding]:
+    """A FIFO message group whose orders got their first effect out of the order they were sent in.
+
+    AWS: with a FIFO queue the function "should stop processing messages after the first failure and
+    return all failed and unprocessed messages" (DOC_FIFO_ORDER), so the group's order holds.
+    """
+    findings = []
+    for group, keys in sorted(facts.groups.items()):
+        first = {k: min((e for (_, key), done in facts.effects.items() if key == k for e in done),
+                        key=lambda e: e["seq"], default=None) for k in keys}
+        for i, key in enumerate(keys):
+            if first[key] is None:
+                continue
+            earlier = [k for k in keys[i + 1:] if first[k] is not None and first[k]["seq"] < first[key]["seq"]]
+            if earlier:
+                later = ", ".join(earlier)
+                text = (f"{key}: its first {first[key]['kind']} came at {_fmt(first[key]['t'])}, after those of "
+                        f"{later}, which were sent after it in FIFO message group {group}. A FIFO queue keeps a "
+                        f"group in order only if the function stops at its first failure and returns that message "
+                        f"and every one after it ({DOC_FIFO_ORDER})")
+                findings.append(Finding(FindingKind.OUT_OF_ORDER, key, first[key]["kind"], text,
+                                        [first[key].get("inv")] + [first[k].get("inv") for k in earlier]))
+                break  # one finding per group: its first order handled late
+    return findings
 
 
 def _natural(key: str):

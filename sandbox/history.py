@@ -131,8 +131,10 @@ class History:
             listener(self, _copy(record))
         return _copy(record)
 
-    def accept(self, t: float, *, key: str, expects: list[str], source: str) -> None:
-        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source)
+    def accept(self, t: float, *, key: str, expects: list[str], source: str, group: str | None = None) -> None:
+        """``group``: the FIFO message group the order was sent in (its orders are owed their effects in order)."""
+        extra = {"group": group} if group is not None else {}
+        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source, **extra)
 
     def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
                      request_id: str, keys: list[str], prev: str | None, timeout: float,

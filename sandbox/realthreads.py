@@ -197,10 +197,10 @@ class RealThreadsSandbox(Sandbox):
 
     def __init__(self, seed: int = 0, *, forwarder: Forwarder | None = None, ttl_lag: float = 0.0,
                  table: str | None = None, meta: dict | None = None, budget: float = DEFAULT_BUDGET,
-                 region: str = "us-east-1"):
+                 region: str = "us-east-1", ttl_drawn: bool = False):
         kw = {"table": table} if table else {}
         super().__init__(seed, policy="round-robin", ttl_lag=ttl_lag, region=region, meta=meta, replica_lag=0.0,
-                         aws_latency=0.0, **kw)
+                         aws_latency=0.0, ttl_drawn=ttl_drawn, **kw)
         self.forwarder = forwarder or Forwarder(MotoServer.shared().url)
         # The same parts as the deterministic world, put together on the wall clock and free threads.
         self.clock = WallClock()
@@ -214,7 +214,7 @@ class RealThreadsSandbox(Sandbox):
                                           env=lambda: dict(os.environ))
         self.services = Services(self.clock, self.scheduler, self.history, self.faults)
         self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
-                                  ttl_lag, self.schema)
+                                  ttl_lag, self.schema, drawn=ttl_drawn, seed=seed)
 
     def open(self) -> "RealThreadsSandbox":
         super().open()
@@ -275,7 +275,7 @@ def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0, setti
                      factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario on free threads against moto's HTTP server and judge it (a ``RunResult``)."""
     sc, cfg = short_settings(scenario, settings)
-    world = RealThreadsSandbox(seed, ttl_lag=cfg["ttl_lag"], budget=budget,
+    world = RealThreadsSandbox(seed, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], budget=budget,
                                meta={"scenario": sc.name, "settings": cfg})
     return run_in_world(world, sc, handler, cfg, factory)
 

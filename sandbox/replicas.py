@@ -7,7 +7,9 @@ moto always answers with the latest item, so the sandbox keeps, for each item wr
 last ``lag`` seconds, what it looked like before and after each write. A read without
 ``ConsistentRead=True`` (GetItem, Query, Scan) is answered as of a moment drawn, with the
 world's seed, from the last ``lag`` seconds; a strongly consistent read always sees the
-latest write. AWS gives no figure for a single-region table; the lag defaults to a second.
+latest write. For a single-region table AWS says only that "consistency across all copies
+of data is usually reached within one second" (HowItWorks.ReadConsistency.html), so the lag
+defaults to a second.
 
 Simplifications: a stale Query or Scan replaces or drops the items written since that
 moment, but does not bring back items deleted since; BatchGetItem and TransactGetItems

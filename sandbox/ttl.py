@@ -3,8 +3,10 @@
 AWS: "Items with valid, expired TTL attributes may be deleted by the system at any time,
 typically within a few days of their expiration" and expired items still appear in reads
 until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
-The sweeper deletes each item ``lag`` seconds after its TTL attribute, so a lesson can
-show an expired item that is still readable.
+The UpdateTimeToLive reference puts it as "DynamoDB typically deletes expired items within two
+days of expiration" (DOC_TTL_API). The sweeper deletes each item at a moment drawn, seeded per
+item, between its TTL attribute and ``lag`` seconds after it (or exactly ``lag`` after it, where a
+lesson needs one lag to show), so a lesson can show an expired item that is still readable.
 
 It sweeps the idempotency table from the start, and any other table a source asks it to
 ``watch`` (the orders table of a DynamoDB stream, say). On a table with a stream, the
@@ -14,6 +16,7 @@ service), as AWS writes it for TTL deletions
 """
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -28,17 +31,23 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
 
 DOC_TTL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
+DOC_TTL_API = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html"
 #: How DynamoDB puts the lag; it gives no upper bound.
 TTL_WORDS = "typically within a few days"
+#: The scenarios' default bound on the drawn lag: "typically ... within two days of expiration" (DOC_TTL_API).
+TYPICAL_TTL_LAG = 2 * 24 * 3600.0
 
 
 class TtlSweeper:
     """Schedules a delete for every write that sets the TTL attribute on a watched table."""
 
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", gateway: "Gateway",
-                 dynamodb: Callable[[], Any], lag: float, schema: TableSchema = IDEMPOTENCY_TABLE):
+                 dynamodb: Callable[[], Any], lag: float, schema: TableSchema = IDEMPOTENCY_TABLE,
+                 drawn: bool = False, seed: int = 0):
         self.clock, self.scheduler, self.history, self.gateway = clock, scheduler, history, gateway
         self.dynamodb, self.schema, self.lag = dynamodb, schema, float(lag)
+        #: Draw each item's lag between 0 and ``lag`` (seeded by the item, so every schedule draws alike).
+        self.drawn, self.seed = drawn, seed
         #: Every table swept, by name: the idempotency table, and any a source watches.
         self.schemas: dict[str, TableSchema] = {schema.name: schema}
         # The expiry each (table, key) was last written with. Every write in a world passes
@@ -76,10 +85,18 @@ class TtlSweeper:
         except (TypeError, ValueError):
             return
         self._latest[(schema.name, key)] = expires
-        due = max(0.0, expires - self.clock.epoch) + self.lag
-        self.scheduler.call_at(due, lambda: self._sweep(schema, key, expires), name=f"ttl {key}", daemon=True)
+        lag = self.lag_for(schema.name, key, expires)
+        due = max(0.0, expires - self.clock.epoch) + lag
+        self.scheduler.call_at(due, lambda: self._sweep(schema, key, expires, lag), name=f"ttl {key}", daemon=True)
 
-    def _sweep(self, schema: TableSchema, key: str, expires: float) -> None:
+    def lag_for(self, table: str, key: str, expires: float) -> float:
+        """Seconds after ``expires`` that TTL deletes this item (drawn from the item alone, never from the order
+        of writes, so every interleaving of the same run agrees)."""
+        if not self.drawn:
+            return self.lag
+        return round(random.Random(f"ttl:{self.seed}:{table}:{key}:{number_text(expires)}").uniform(0, self.lag), 3)
+
+    def _sweep(self, schema: TableSchema, key: str, expires: float, lag: float) -> None:
         """Delete ``key`` if it still carries this expiry (a later write re-armed it)."""
         if self._latest.get((schema.name, key)) != expires:
             return  # rewritten or deleted since this timer was set
@@ -97,4 +114,4 @@ class TtlSweeper:
                 return
         adapter.mark_ttl_deletion(client.meta.region_name, schema.name, item_key)
         self.history.sweep(self.clock.elapsed(), target=schema.name, key=key,
-                           detail={"expiresAt": expires, "lag": self.lag})
+                           detail={"expiresAt": expires, "lag": lag})

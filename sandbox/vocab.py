@@ -155,11 +155,13 @@ class FindingKind(StrEnum):
     OVERLAP = "lock overlap"
     #: An invocation whose claim had been taken over wrote to (or deleted) the new owner's record.
     STALE_WRITE = "stale write"
+    #: A FIFO message group's orders got their effects out of the order they were sent in.
+    OUT_OF_ORDER = "out of order"
 
     @property
     def breaks(self) -> bool:
         """A finding of this kind makes the verdict invalid (the others make it unknown, or are notes)."""
-        return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED)
+        return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED, FindingKind.OUT_OF_ORDER)
 
     @property
     def note(self) -> bool:

@@ -101,7 +101,8 @@ class Sandbox:
     ``policy``    how concurrent tasks interleave: "random" (seeded, default),
                   "round-robin", a list of scripted steps, or a ``Policy``.
     ``ttl_lag``   seconds between an item's ``expiresAt`` and the sweeper deleting it
-                  (0 to a week; DynamoDB deletes lazily, moto never does).
+                  (0 to a week; DynamoDB deletes lazily, moto never does); with ``ttl_drawn``,
+                  the most it may be: each item's lag is drawn, seeded, between 0 and it.
     ``watchdog``  real seconds a task may run without yielding before it is declared blocked.
     ``isolation`` "thread", "process" or "contained" (see ``ISOLATIONS``).
     ``replica_lag`` how far behind (seconds, drawn per read) an eventually consistent DynamoDB
@@ -112,7 +113,7 @@ class Sandbox:
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
                  replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0,
-                 isolation: str | None = None):
+                 isolation: str | None = None, ttl_drawn: bool = False):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
         if not 0 <= replica_lag <= MAX_REPLICA_LAG:
@@ -148,7 +149,7 @@ class Sandbox:
         self.runtime.seed = seed
         self.services = Services(self.clock, self.scheduler, self.history, self.faults)
         self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
-                                  ttl_lag, self.schema)
+                                  ttl_lag, self.schema, drawn=ttl_drawn, seed=seed)
         self._rng = random.Random(f"world:{seed}")
         self._owner: int | None = None
         self._opened = False
@@ -291,13 +292,16 @@ class Sandbox:
         self.scheduler.run(until=self.clock.elapsed() + seconds)
 
     # -- what happened ----------------------------------------------------------------------
-    def accept(self, order: dict, expects: Iterable[str] | None = None, source: str = SourceKind.DIRECT) -> None:
+    def accept(self, order: dict, expects: Iterable[str] | None = None, source: str = SourceKind.DIRECT,
+               group: str | None = None) -> None:
         """Record that ``order`` entered the system and is owed these effects, once each.
 
         By default it is owed what ``owed_effects`` says: an email, and a charge first if it pays by card.
+        ``group``: the FIFO message group it was sent in, whose orders are owed their effects in order.
         """
         self.history.accept(self.clock.elapsed(), key=str(order["orderId"]),
-                            expects=list(expects if expects is not None else owed_effects(order)), source=source)
+                            expects=list(expects if expects is not None else owed_effects(order)), source=source,
+                            group=group)
 
     def record_delivery(self, source: str, what: str, keys: Iterable[str], inv: str | None = None,
                         detail: dict | None = None) -> None:

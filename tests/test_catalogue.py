@@ -64,8 +64,11 @@ NAIVE_EXPECTED = {
                                     "o-2's PutEvents takes effect but times out; the producer's SDK sends it again "
                                     "and EventBridge creates a second event with a new id"),
     "eventbridge-target-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
-                                 "EventBridge retries two refused (429) deliveries, which ran nothing; once Lambda "
+                                 "EventBridge retries two failed hand-offs (500), which ran nothing; once Lambda "
                                  "accepts the event, o-2's provider fails and Lambda's async retry repeats o-1"),
+    "eventbridge-duplicate-target": ({"o-1": {"email": 2}}, "spontaneous duplicate",
+                                     "EventBridge, rarely (certainly here), hands the same event to Lambda twice: "
+                                     "two invocations with the same event id, no failure anywhere"),
     "async-late-retry": ({"o-1": {"email": 2}}, "retry 1",
                          "the first attempt sends and then times out in an extension; the function is throttled "
                          "for two hours, so Lambda's retry of that timeout runs two hours later and sends again"),

@@ -101,16 +101,16 @@ def test_the_event_id_does_not_catch_a_producer_re_send(seed):
     assert run_scenario("eventbridge-producer-resend", IDEMPOTENT, seed=seed).valid
 
 
-# -- EventBridge's retries of a refused delivery ---------------------------------------------
+# -- EventBridge's retries of a failed hand-off ----------------------------------------------
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 1000), refused=st.integers(0, 6), base=st.sampled_from([0.5, 1.0, 30.0]))
-def test_refused_deliveries_are_retried_with_back_off_and_repeat_nothing(seed, refused, base):
-    faults = [AwsFault("throttle", "lambda", "Invoke", times=refused)] if refused else []
+def test_failed_hand_offs_are_retried_with_back_off_and_repeat_nothing(seed, refused, base):
+    faults = [AwsFault("5xx", "lambda", "Invoke", times=refused)] if refused else []
     history, bus, _, outbox = run_bus(seed=seed, schedule=[(0.0, make_orders(2, seed))], retry_base_delay=base,
                                       faults=faults)
     failed = [e for e in history.of_type("delivery") if e["what"] == "delivery failed"]
     assert [f["detail"]["attempt"] for f in failed] == list(range(1, refused + 1))
-    assert all(f["detail"]["status"] == 429 and f["detail"]["error"] == "TooManyRequestsException" for f in failed)
+    assert all(f["detail"]["status"] == 500 and f["detail"]["error"] == "ServiceException" for f in failed)
     for f in failed:  # between half and all of the doubled base delay
         ceiling = min(600.0, base * 2 ** (f["detail"]["attempt"] - 1))
         assert ceiling / 2 <= f["detail"]["retry_in"] <= ceiling
@@ -127,7 +127,7 @@ def test_an_event_out_of_retries_is_dropped_and_its_orders_lost(config, refused,
     with Sandbox(seed=0) as sb:
         fn = sb.function(NAIVE)
         bus = EventBridgeSource(sb, fn, EventBridgeConfig(**config))
-        sb.faults.add(AwsFault("throttle", "lambda", "Invoke", times=refused))
+        sb.faults.add(AwsFault("5xx", "lambda", "Invoke", times=refused))
         run_sources(sb, EventProducer(sb, [(0.0, make_orders(1))], bus=bus.bus), bus)
         history, verdict = sb.history, sb.check()
     (dropped,) = [e for e in history.of_type("delivery") if e["what"] == "discarded"]
@@ -163,4 +163,4 @@ def test_the_timeline_puts_eventbridge_above_the_queue_it_feeds():
     (marks,) = [ln for ln in ax.lines if ln.get_gid() == "marker:delivery failed"]
     assert len(marks.get_xdata()) == 2
     labels = [t.get_text() for t in ax.texts]
-    assert "refused (429) 2×, retried with back off" in labels
+    assert "hand-off failed (500) 2×, retried with back off" in labels

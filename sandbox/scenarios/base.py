@@ -19,7 +19,7 @@ from ..history import History
 from ..replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
-from ..ttl import DOC_TTL, TTL_WORDS
+from ..ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
@@ -30,8 +30,12 @@ class RunConfig(Config):
 
     function_timeout: float = param(3.0, "the function's timeout in seconds (Lambda's default is 3 s)", DOC_TIMEOUT,
                                     1, MAX_TIMEOUT, aws="Timeout")
-    ttl_lag: float = param(0.0, f"seconds between an item's expiresAt and its deletion (DynamoDB deletes lazily, "
-                           f"{TTL_WORDS}; up to a week here)", DOC_TTL, 0, MAX_TTL_LAG)
+    ttl_lag: float = param(TYPICAL_TTL_LAG, "the most seconds between an item's expiresAt and its deletion by TTL: "
+                           "each item's lag is drawn (seeded) between 0 and this. DynamoDB deletes expired items "
+                           f"lazily, {TTL_WORDS}; the UpdateTimeToLive reference says within two days, the default "
+                           f"here ({DOC_TTL_API}); up to a week", DOC_TTL, 0, MAX_TTL_LAG)
+    ttl_exact: bool = param(False, "delete every expired item exactly ttl_lag seconds after its expiresAt, instead "
+                            "of at a moment drawn up to ttl_lag (to show one lag)", DOC_TTL)
     email_seconds: float = param(0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600)
     charge_seconds: float = param(0.3, "how long the payment API takes per call (virtual seconds)", None, 0, 600)
     aws_latency: float = param(0.01, "virtual seconds an AWS request from the handler takes, varied from half to "
@@ -167,7 +171,7 @@ class RunResult:
 def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float,
                isolation: str | None = None) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
-    return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], watchdog=watchdog,
+    return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], watchdog=watchdog,
                    replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"],
                    meta={"scenario": sc.name, "settings": cfg}, isolation=isolation)
 

@@ -19,14 +19,14 @@ ORDER = (
     # duplicate sources, grouped by how the event reaches the function
     "sync-sdk-retry", "apigw-client-retry",
     "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry",
-    "eventbridge-target-retry", "eventbridge-producer-resend",
+    "eventbridge-target-retry", "eventbridge-producer-resend", "eventbridge-duplicate-target",
     "sqs-batch-failure", "sqs-visibility-timeout", "sqs-spontaneous-duplicate", "sqs-fifo-window",
     "sqs-dlq-redrive", "producer-resend",
     "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
     "concurrent-claims",
     # what a run_once has to survive
-    "crash-mid-work", "ttl-lag", "lock-shorter-than-work",
+    "crash-mid-work", "ttl-lag", "lock-shorter-than-work", "own-write-retried",
 )
 #: Modules of the package that hold machinery, not scenarios.
 _NOT_SCENARIOS = ("base", "catalog", "runner")

@@ -10,7 +10,9 @@ is fixed, an operator redrives the dead-letter queue with StartMessageMoveTask, 
 asynchronous task that moves the messages back to their source queue
 (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_StartMessageMoveTask.html),
 where "All redriven messages are considered new messages" with a new messageID
-(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html).
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-configure-dead-letter-queue-redrive.html):
+their retention starts again, so the time within which an order may come back is the
+dead-letter queue's retention plus the source queue's, not the source queue's alone.
 The function then gets every order of the batch again, those whose work was done included,
 under MessageIds it has never seen. moto 5.2.5 has no StartMessageMoveTask; the sandbox serves
 it (``sandbox.sources.redrive``).
@@ -48,8 +50,9 @@ class SqsDlqRedrive(Scenario):
                 "messages are dead-lettered; a later order, so the earlier ones were already emailed (0: no bug, "
                 "nothing to redrive)", None, 0, 10000),
         Setting("redrive_after", 90.0, "seconds from the first message reaching the dead-letter queue (the alarm) "
-                "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask)", DOC_MOVE,
-                0, 14 * 24 * 3600),
+                "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask); a redrive days later "
+                "outlives an idempotency record kept for the source queue's retention alone (raise horizon with "
+                "it)", DOC_MOVE, 0, 14 * 24 * 3600),
         Setting("redrive_rate", 0, "MaxNumberOfMessagesPerSecond of the move task (0: not set, system-optimized, "
                 f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE),
     )
@@ -59,6 +62,9 @@ class SqsDlqRedrive(Scenario):
         if cfg["fail_order"] > len(orders):
             raise BadInput(f"fail_order {cfg['fail_order']} is beyond the {len(orders)} orders; "
                            f"pick 1 to {len(orders)}")
+        if cfg["fail_order"] and cfg["redrive_after"] >= cfg["horizon"]:
+            raise BadInput(f"the redrive starts {cfg['redrive_after']:g} s after the alarm, past the run's horizon "
+                           f"({cfg['horizon']:g} s); raise horizon above redrive_after")
         if not cfg["max_receive_count"]:
             raise BadInput(f"a redrive needs a dead-letter queue: set max_receive_count to 1 or more "
                            f"({DOC_SQS_RETRIES})")

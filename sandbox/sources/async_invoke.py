@@ -20,7 +20,9 @@ What this model keeps from AWS
   nothing failed. ``duplicate_probability`` (off by default) makes the queue hold a
   second copy of an event, delivered ``duplicate_delay`` seconds after the first one;
   the copy is retried on its own if it fails.
-- A discarded event goes to the on-failure destination, here a moto SQS queue, as an
+- A discarded event goes to the on-failure destination, if one is configured (AWS sets
+  none: without one, a discarded event is simply gone); here, where the setting is on by
+  default so that a lesson can look inside, a moto SQS queue receives it as an
   invocation record: the original event as ``requestPayload`` plus ``requestContext``
   and ``responseContext``, shaped like the example on
   https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-retain-records.html.
@@ -88,7 +90,8 @@ class AsyncConfig(Config):
         "new", "the aws_request_id a spontaneous duplicate carries: AWS does not document it, so try both; "
         "'new' is what defeats keying on the request id", ERRORS_DOC, choices=("new", "same"))
     on_failure_destination: bool = param(
-        True, "send discarded events to an on-failure destination (an SQS queue) as an invocation record",
+        True, "send discarded events to an on-failure destination (an SQS queue) as an invocation record; on AWS "
+        "there is none unless you configure one (on here, so that a lesson can look at it)",
         RECORDS_DOC)
     throttled_from: float = param(
         0.0, "virtual seconds into the run when the function starts being throttled (see throttled_for)",

@@ -15,23 +15,31 @@ What this model keeps from AWS:
   deliver to a Lambda target, so the sandbox plays that part (``adapter.route_lambda_targets``).
 - A rule's Lambda target is invoked asynchronously: EventBridge hands the event to Lambda's
   async queue (``AsyncInvokeSource``, reused as it is) and is done once Lambda has accepted it
-  (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html). Failures after that,
-  "Lambda throttling, or errors returned by the Lambda target function", are Lambda's to retry
-  (https://docs.aws.amazon.com/serverless-application-model/latest/developerguide/sam-property-function-deadletterconfig.html):
-  a function error is retried by the async queue 1 and 2 minutes later, never by EventBridge.
-- When the hand-off itself fails with a retriable error (Lambda refuses the Invoke: a 429
-  ``TooManyRequestsException``, injected as ``AwsFault("throttle", "lambda", "Invoke")``, or a
-  5xx), "EventBridge retries sending the event for 24 hours and up to 185 times with an
-  exponential back off and jitter" (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html);
+  (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html). Lambda accepts
+  asynchronous requests from services even while the function is throttled: "For throttling
+  errors (429) and system errors (500-series), Lambda returns the event to the queue and
+  attempts to run the function again for up to 6 hours by default"
+  (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html). So
+  throttling is the async queue's to retry (its ``throttled_for`` setting), and so is a
+  function error (1 and 2 minutes later), never EventBridge's; a throttle fault injected on the
+  hand-off is refused as bad input, with that reason.
+- When the hand-off itself fails (Lambda's service answers the Invoke with a 5xx, injected as
+  ``AwsFault("5xx", "lambda", "Invoke")``), "EventBridge retries sending the event for 24 hours
+  and up to 185 times with an exponential back off and jitter"
+  (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-rule-retry-policy.html);
   ``RetryPolicy`` allows 0 to 185 retries and 60 to 86400 s
   (https://docs.aws.amazon.com/eventbridge/latest/APIReference/API_RetryPolicy.html). An
   event that runs out of either "is dropped". AWS gives no figures for the backoff; here each
   wait is between half and all of ``retry_base_delay`` doubled per retry, at most 10 min, so
   185 retries take about a day, as the default policy implies.
+- EventBridge may, rarely, invoke a target more than once for one event: its troubleshooting
+  page says "In some rare cases, the same event may be delivered more than once to a target"
+  and tells the target to be idempotent
+  (https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-troubleshooting.html). The
+  ``duplicate_deliveries`` setting draws that: the event is handed to Lambda's queue twice.
 
-What it leaves out: dead-letter queues, input transformers (the function gets the whole
-event), and a hand-off that Lambda accepted while EventBridge heard a failure. That last one
-would make EventBridge itself deliver twice; no AWS page says it happens, so it is not drawn.
+What it leaves out: dead-letter queues and input transformers (the function gets the whole
+event).
 """
 from __future__ import annotations
 
@@ -66,8 +74,13 @@ BUS, RULE = "orders", "order-placed"
 SERVICE = "eventbridge"
 #: The longest wait between two of EventBridge's retries here (AWS documents none).
 MAX_RETRY_DELAY = 600.0
-#: What Lambda answers a refused Invoke with, by kind of fault.
-REFUSALS = {"throttle": (429, "TooManyRequestsException"), "5xx": (500, "ServiceException")}
+DOC_DUPLICATE = "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-troubleshooting.html"
+DOC_ASYNC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html"
+_THROTTLED_HAND_OFF = ("Lambda accepts asynchronous requests from services even while the function is throttled, and "
+                       "its async queue retries them (for up to 6 hours): throttle the queue with throttled_for, not "
+                       f"EventBridge's hand-off ({DOC_ASYNC_ERRORS})")
+#: What Lambda's service answers a failed hand-off with: a system error (the only kind EventBridge retries here).
+FAILED_HANDOFF = (500, "ServiceException")
 
 
 @dataclass(frozen=True)
@@ -76,13 +89,19 @@ class EventBridgeConfig(Config):
 
     target_retry_attempts: int = param(
         185, "MaximumRetryAttempts of the target's retry policy: how often EventBridge retries an event Lambda "
-        "refused (0 to 185)", DOC_RETRY_POLICY, 0, 185, aws="MaximumRetryAttempts")
+        "could not hand over (0 to 185)", DOC_RETRY_POLICY, 0, 185, aws="MaximumRetryAttempts")
     target_event_age: int = param(
         86400, "MaximumEventAgeInSeconds of the target's retry policy: how long EventBridge keeps retrying "
         "(60 s to 24 h)", DOC_RETRY_POLICY, 60, 86400, aws="MaximumEventAgeInSeconds")
     retry_base_delay: float = param(
         1.0, "seconds around which EventBridge's first retry comes; each retry waits up to twice as long, with "
         "jitter, at most 10 min (AWS documents back off and jitter, not these figures)", DOC_RETRY, 0.01, 600)
+    duplicate_deliveries: float = param(
+        0.0, "probability (seeded) that EventBridge invokes the target twice for one event, as it may in rare "
+        "cases", DOC_DUPLICATE, 0, 1)
+    duplicate_delivery_delay: float = param(
+        0.5, "seconds after the first hand-off that the second one comes (AWS gives no figure)", DOC_DUPLICATE,
+        0, 3600)
 
     def retry_policy(self) -> dict[str, int]:
         return {"MaximumRetryAttempts": self.target_retry_attempts,
@@ -139,6 +158,9 @@ class EventBridgeSource(Source):
 
     # -- lifecycle --------------------------------------------------------------------------
     def start(self) -> "EventBridgeSource":
+        if any(a.fault.kind == "throttle" and (a.fault.service, a.fault.op) == ("lambda", "Invoke")
+               for a in self.world.faults.aws):
+            raise BadInput(_THROTTLED_HAND_OFF)
         self.queue.start()
         return self
 
@@ -169,19 +191,24 @@ class EventBridgeSource(Source):
                                                            name=f"eventbridge {event['id'][:8]}"))
 
     def _deliver(self, event: dict, keys: list[str], policy: dict) -> None:
-        """Hand the event to Lambda (an async Invoke); retry a refusal as the target's retry policy allows."""
+        """Hand the event to Lambda (an async Invoke); retry a failed hand-off as the target's retry policy allows."""
         world, received = self.world, self.world.clock.elapsed()
         retries = int(policy.get("MaximumRetryAttempts", self.config.target_retry_attempts))
         max_age = float(policy.get("MaximumEventAgeInSeconds", self.config.target_event_age))
         failed = 0
         while True:
             fault = world.faults.aws_fault("lambda", "Invoke", self.function.config.name, None)
+            if fault is not None and fault.kind == "throttle":
+                raise BadInput(_THROTTLED_HAND_OFF)
             if fault is None:
                 self._in_flight.pop(event["id"], None)
                 self._hand_off(event, keys)
+                if self.config.duplicate_deliveries and world.rng.random() < self.config.duplicate_deliveries:
+                    world.scheduler.sleep(self.config.duplicate_delivery_delay, label="EventBridge delivers again")
+                    self._hand_off(event, keys, duplicate=True)
                 return
             failed += 1
-            status, error = REFUSALS.get(fault.kind, REFUSALS["5xx"])
+            status, error = FAILED_HANDOFF
             delay = self._backoff(failed)
             too_old = world.clock.elapsed() + delay - received > max_age
             detail = {"event": event["id"], "attempt": failed, "status": status, "error": error}
@@ -203,16 +230,20 @@ class EventBridgeSource(Source):
         self.dropped.append(event)
         self.world.record_delivery(self.kind, Delivery.DISCARDED, keys, None, {
             **detail, "limit": limit,
-            "reason": f"EventBridge gave up after {detail['attempt']} refused deliveries ({limit} of the target's "
+            "reason": f"EventBridge gave up after {detail['attempt']} failed hand-offs ({limit} of the target's "
                       f"retry policy); the event is dropped, no dead-letter queue"})
 
-    def _hand_off(self, event: dict, keys: list[str]) -> None:
+    def _hand_off(self, event: dict, keys: list[str], duplicate: bool = False) -> None:
         """Lambda accepts the event into its async queue (202). A second event for orders an earlier one
-        carried is a producer's re-send: its invocation is drawn as repeating that one."""
+        carried is a producer's re-send, and the same event handed over again is EventBridge's own rare
+        duplicate: either invocation is drawn as repeating the first."""
         first = next((self._first_of[k] for k in keys if k in self._first_of), None)
-        entry = self.queue.invoke(event, keys=keys, accept=False,
-                                  cause=Cause.PRODUCER_RESEND if first is not None else Cause.FIRST_DELIVERY,
-                                  repeats=first)
+        if duplicate:
+            self.world.record_delivery(self.kind, Delivery.SPONTANEOUS_DUPLICATE, keys, None, {
+                "event": event["id"], "why": "EventBridge invoked the target a second time for the same event (rare, "
+                                             f"documented: {DOC_DUPLICATE})"})
+        cause = Cause.SPONTANEOUS_DUPLICATE if duplicate else Cause.PRODUCER_RESEND if first is not None else Cause.FIRST_DELIVERY
+        entry = self.queue.invoke(event, keys=keys, accept=False, cause=cause, repeats=first)
         for k in keys:
             self._first_of.setdefault(k, entry)
 

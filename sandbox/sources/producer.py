@@ -2,7 +2,8 @@
 
 A producer's client is configured as a ``CallerConfig`` says; by default it is what a plain
 ``boto3.client(...)`` is: the ``standard`` retry mode of the pinned botocore (3 attempts
-in all; a ``ReadTimeoutError`` is retried in every mode) and a 60 s read timeout
+in all, 4 for DynamoDB and DynamoDB Streams, botocore's ``_SERVICE_MAX_ATTEMPTS``; a
+``ReadTimeoutError`` is retried in every mode) and a 60 s read timeout
 (https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html,
 https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html).
 So when a request takes effect but its response never arrives (the gateway's
@@ -138,6 +139,10 @@ class ClientProducer(Source):
     def _ready(self) -> None:
         """Wait until the next item may be sent (nothing to wait for, unless a subclass says so)."""
 
+    def _group(self, item: Any) -> str | None:
+        """The FIFO message group ``item`` is sent in (None: no order among items is owed)."""
+        return None
+
     @abstractmethod
     def _request(self, item: Any) -> dict:
         """Send one item; returns the response (botocore retries inside)."""
@@ -159,7 +164,7 @@ class ClientProducer(Source):
         key = str(item["orderId"]) if isinstance(item, dict) else None
         again = key is not None and key in self.first_send
         if key is not None and not again:
-            sb.accept(item, source=self.kind)
+            sb.accept(item, source=self.kind, group=self._group(item))
         mark = len(sb.history)
         try:
             response = self._request(item)
@@ -215,6 +220,11 @@ class Producer(ClientProducer):
     def _ready(self) -> None:
         while self.queue.depth() >= self.max_depth:
             self.sb.scheduler.sleep(self.depth_check_interval, label="producer: queue full")
+
+    def _group(self, item: Any) -> str | None:
+        if self.queue.fifo is None or self.message_params is None:
+            return None
+        return self.message_params(item).get("MessageGroupId")
 
     def _request(self, item: Any) -> dict:
         body = json.dumps(item, sort_keys=True) if isinstance(item, dict) else item

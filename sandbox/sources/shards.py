@@ -25,7 +25,9 @@ Both work the same way, and this module holds that way once (``stream.py`` and
   sequence number as the checkpoint. Lambda then retries all records starting from that
   checkpoint": the records before it are done, the reported one *and every record after it*
   come again, those that succeeded included. An empty or null list is a full success; an
-  empty, null or unknown ``itemIdentifier`` fails the whole batch. With bisecting on too,
+  empty or null ``itemIdentifier``, or an item without that key, fails the whole batch (what
+  AWS documents). An ``itemIdentifier`` that names no record of the batch fails it too: that
+  one is our assumption, since AWS's page does not say. With bisecting on too,
   "the batch is bisected at the returned sequence number and Lambda retries only the
   remaining records"
   (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html,

@@ -63,7 +63,8 @@ class CallerConfig(Config):
     """The calling client's botocore settings, with botocore's meanings (-1: not set)."""
 
     retry_mode: str = param(
-        "standard", "the client's botocore retry mode: standard or adaptive (3 attempts in all), or legacy (5). "
+        "standard", "the client's botocore retry mode: standard or adaptive (3 attempts in all; botocore gives "
+        "DynamoDB 4), or legacy (5). "
         "Unset, botocore 1.44 as pinned here uses standard (boto/botocore#3513), while boto3's retries guide "
         "still names legacy", DOC_RETRIES, choices=RETRY_MODES)
     max_attempts: int = param(

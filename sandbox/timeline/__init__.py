@@ -29,7 +29,7 @@ What is drawn
   read timed out or answered, and what the caller finally saw; for an HTTP client
   behind API Gateway the same, with a "504" where API Gateway stopped waiting;
 * a stretch during which Lambda throttled an event (429) as a band on its source's
-  header row, and deliveries Lambda refused (EventBridge's retries) as "429" markers;
+  header row, and hand-offs that failed (EventBridge's retries) as "500" markers;
 * arrows from an invocation to the one that repeats it (``prev``), labelled with
   the cause and when the repeat started ("redelivery at 30.0 s"), routed around
   other lanes' content;

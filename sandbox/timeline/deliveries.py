@@ -202,13 +202,13 @@ class DeliveryReader:
         return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
 
     def delivery_failed(self, d: DeliveryRecord) -> Event:
-        """A source's hand-off to Lambda was refused, and it retries (EventBridge's target retries). Only the
-        latest refusal of an event is labelled, with how many there were so far."""
+        """A source's hand-off to Lambda failed, and it retries (EventBridge's target retries). Only the
+        latest failure of an event is labelled, with how many there were so far."""
         earlier = self.refused.setdefault(fields.text(d.detail.get("event")), [])
         for e in earlier:
             e.label = None
         status = d.detail.get("status")
-        what = f"refused ({status})" if isinstance(status, int) else "refused"
+        what = f"hand-off failed ({status})" if isinstance(status, int) else "hand-off failed"
         event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, retried with back off"
                         if earlier else f"{what}, retried with back off")
         earlier.append(event)

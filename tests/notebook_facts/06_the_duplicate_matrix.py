@@ -13,6 +13,7 @@ assert _extra == {
     "async-retry": ("invalid", 1), "async-duplicate": ("invalid", 2), "timeout-after-effect": ("invalid", 1),
     "async-late-retry": ("invalid", 1), "concurrent-claims": ("invalid", 1),
     "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
+    "eventbridge-duplicate-target": ("invalid", 1),
     "sqs-batch-failure": ("invalid", 2), "sqs-visibility-timeout": ("invalid", 3),
     "sqs-spontaneous-duplicate": ("invalid", 3), "sqs-dlq-redrive": ("invalid", 1), "producer-resend": ("invalid", 1),
     "sqs-fifo-window": ("invalid", 1),
