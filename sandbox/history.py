@@ -14,12 +14,14 @@ Every record is a plain dict with these common fields:
 Record types and their own fields (the words come from ``sandbox.vocab``):
 
 ``accept``        an order entered the system and is owed effects: ``key`` (orderId),
-                  ``expects`` (effect kinds, e.g. ["email"]), ``source``
+                  ``expects`` (effect kinds, e.g. ["email"]), ``source``, and ``group`` for
+                  an order sent in a FIFO message group (owed its effects in the group's order)
 ``invoke_start``  ``inv`` ("inv-1"), ``source`` (a ``SourceKind``), ``cause`` (a ``Cause``,
                   or "retry <n>"), ``container``, ``request_id``, ``keys`` (business keys
                   the event carries), ``prev`` (the invocation this one repeats, or None),
                   ``timeout`` (the function's timeout, seconds), ``cold_start: true``
-                  when it started a new container
+                  when it started a new container, ``restored: true`` when that container
+                  was restored from a SnapStart snapshot
 ``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None),
                   ``where`` (the line of the handler's own code that raised, if any), and
                   ``blocked: true`` when the sandbox gave up on an invocation blocked
@@ -138,8 +140,10 @@ class History:
 
     def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
                      request_id: str, keys: list[str], prev: str | None, timeout: float,
-                     cold_start: bool = False) -> None:
-        extra = {"cold_start": True} if cold_start else {}
+                     cold_start: bool = False, restored: bool = False) -> None:
+        extra: dict[str, Any] = {"cold_start": True} if cold_start else {}
+        if restored:
+            extra["restored"] = True
         self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
                     request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, **extra)
 

@@ -286,6 +286,9 @@ class LambdaFunction:
         self.module_name = self.spec.module if self.spec is not None else None
         self._numbers = itertools.count(1)
         self._first: Container | None = None
+        #: SnapStart: init runs once, in a snapshot, and every environment is restored from it.
+        self.snapstart = False
+        self._snapshot: "EnvironmentProcess | None" = None
         if self.in_processes:
             check_handler_file(handler, names=check_names)  # checked without running it: only environments do
             from .environment.host import Template
@@ -361,7 +364,8 @@ class LambdaFunction:
         if rt.task_root_copies is None:
             rt.task_root_copies = TaskRootCopies(template)
         config = self.environment_config(container.id, str(rt.task_root_copies.copy_of(self.task_root)))
-        env = EnvironmentProcess(config, rt.task_root_copies, template)
+        snapshot = self._snapshot_environment(config) if self.snapstart else None
+        env = EnvironmentProcess(config, rt.task_root_copies, template, snapshot=snapshot)
         rt.environments.append(env)
         container.env = env
         env.logs = self._log_of_current
@@ -371,6 +375,34 @@ class LambdaFunction:
             env.kill()
             raise
         container.handler = ProcessHandler(env)
+
+    def use_snapstart(self) -> None:
+        """Turn on SnapStart: the handler's init runs once, and each environment is restored from its snapshot
+        (https://docs.aws.amazon.com/lambda/latest/dg/snapstart.html). Python 3.12 and later have it."""
+        if not self.in_processes:
+            raise BadInput("SnapStart restores execution environments from a snapshot: it needs the handler as a "
+                           "file (path/to/file.py:function) and isolation 'process' or 'contained'")
+        if self.containers:
+            raise BadInput("turn SnapStart on before the function's first invocation (it is set per version)")
+        self.snapstart = True
+
+    def _snapshot_environment(self, config: dict[str, Any]) -> "EnvironmentProcess":
+        """The snapshot: an environment that runs the init once and then only makes restored copies of itself."""
+        from .environment.host import EnvironmentProcess
+
+        rt = self.runtime
+        if self._snapshot is None or self._snapshot.dead:
+            environ = {**config["environ"], "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
+            snapshot = EnvironmentProcess({**config, "environ": environ}, rt.task_root_copies, rt.task_root_copies.template)
+            rt.environments.append(snapshot)
+            snapshot.logs = self._log_of_current
+            try:
+                snapshot.init()
+            except BaseException:
+                snapshot.kill()
+                raise
+            self._snapshot = snapshot
+        return self._snapshot
 
     def environment_config(self, cid: str, root: str) -> dict[str, Any]:
         """What the template hands a new environment: its variables, task root, handler, seed and time."""
@@ -389,7 +421,8 @@ class LambdaFunction:
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(cfg.memory_mb),
                 "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{cfg.name}",
                 "AWS_LAMBDA_LOG_STREAM_NAME": cfg.log_stream(self.runtime.clock, cid.rsplit("/", 1)[-1]),
-                "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "LAMBDA_TASK_ROOT": self.task_root or "",
+                "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start" if self.snapstart else "on-demand",
+                "LAMBDA_TASK_ROOT": self.task_root or "",
                 "LAMBDA_RUNTIME_DIR": "/var/runtime", "TZ": ":UTC"}
 
     def _cold_start(self) -> Container:
@@ -461,7 +494,9 @@ class LambdaFunction:
         return inv.result
 
     def _record_start(self, inv: Invocation, container: Container | None, cold: bool) -> None:
-        extra = {"cold_start": True} if cold else {}
+        extra: dict[str, Any] = {"cold_start": True} if cold else {}
+        if cold and self.snapstart:
+            extra["restored"] = True  # from the SnapStart snapshot: no init of its own
         self.runtime.history.invoke_start(
             self.runtime.clock.elapsed(), inv=inv.id, source=inv.source, cause=inv.cause,
             container=container.id if container is not None else None, request_id=inv.request_id, keys=inv.keys,

@@ -112,3 +112,19 @@ def test_a_redrive_past_the_horizon_is_refused_with_what_to_raise():
 
     with pytest.raises(BadInput, match="raise horizon above redrive_after"):
         run_scenario("sqs-dlq-redrive", ARTICLE, settings={"redrive_after": 2 * 86400.0})
+
+
+# -- the handler's own write, retried by botocore (own-write-retried) ---------------------------------
+@pytest.mark.parametrize("seed", range(3))
+def test_a_claim_retried_by_botocore_meets_itself_and_only_an_owner_token_tells(seed):
+    """PutItem takes effect, its answer is lost, botocore sends it again and the condition fails on the first
+    attempt's own item: the article and Powertools answer their own caller 409 and the order is never emailed;
+    the improved run_once sees its owner token in the old item and goes on."""
+    improved = run_scenario("own-write-retried", IMPROVED, seed=seed)
+    assert improved.valid
+    puts = [(e["result"], (e.get("detail") or {}).get("fault")) for e in improved.history.of_type("aws")
+            if e["op"] == "PutItem"]
+    assert puts == [("ok", "timeout-applied"), ("ConditionalCheckFailed", None)]
+    for refuses_itself in (ARTICLE, example("powertools_function.py")):
+        result = run_scenario("own-write-retried", refuses_itself, seed=seed)
+        assert result.status == "invalid" and [f.key for f in result.verdict.lost] == ["o-1"]

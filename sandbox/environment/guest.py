@@ -112,11 +112,94 @@ class ChannelRuntimeClient:
         body = error_response_data if isinstance(error_response_data, str) else json.dumps(error_response_data)
         self.channel.tell({"t": wire.Kind.INIT_ERROR, "body": body})
 
-    def restore_next(self) -> None:  # SnapStart: nothing to restore in the sandbox
-        return None
+    def restore_next(self) -> None:
+        """SnapStart (``AWS_LAMBDA_INITIALIZATION_TYPE=snap-start``): init is done and the before-snapshot
+        hooks have run, so this process becomes the snapshot. Each restored environment is a fork of it:
+        its memory as init left it (so whatever init made unique is the same in every one of them, as AWS
+        warns: snapstart-uniqueness.html) and a copy of its /tmp. The fork returns from here into the
+        runtime's after-restore hooks and then its invocations; the snapshot itself runs none."""
+        serve_as_snapshot(self.channel)
 
     def report_restore_error(self, restore_error_data) -> None:
         self.post_init_error(restore_error_data)
+
+
+# -- SnapStart: the snapshot and its restored copies -------------------------------------------
+def serve_as_snapshot(channel: Channel) -> None:
+    """Make restored environments on the world's request, until this process is killed; return in each."""
+    import signal
+
+    channel.tell({"t": wire.Kind.SNAPSHOT})
+    restored = 0
+    while True:
+        try:
+            message = wire.receive(channel.sock)
+        except (wire.ChannelClosed, wire.ProtocolError, OSError):
+            _world_gone()
+        kind = message.get("t")
+        if kind == wire.Kind.CLONE:
+            restored += 1
+            world_end, own_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+            pid = os.fork()
+            if pid == 0:  # the restored environment: it dies with its snapshot, whatever it is doing
+                _libc().prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+                world_end.close()
+                channel.sock.close()
+                channel.sock = own_end
+                _restored_tmp(restored)
+                return
+            own_end.close()
+            wire.send_with_fd(channel.sock, {"t": wire.Kind.CLONED, "pid": pid}, world_end.fileno())
+            world_end.close()
+        elif kind == wire.Kind.KILL_CLONE:
+            pid = int(message.get("pid", 0))
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+        elif kind == wire.Kind.CLONE_STATUS:
+            wire.send(channel.sock, {"t": wire.Kind.CLONE_STATUS,
+                                     "status": _ended(int(message.get("pid", 0)), float(message.get("wait", 1.0)))})
+
+
+def _ended(pid: int, wait: float) -> int | None:
+    """How a restored environment ended (its exit code, or minus the signal), if it has within ``wait`` s.
+
+    Real seconds, counted in real pauses: this process's clock is the world's, which stands still here."""
+    for _ in range(max(1, int(wait / 0.005))):
+        try:
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return None
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        turns.real_pause(0.005)
+    return None
+
+
+def _restored_tmp(number: int) -> None:
+    """The restored environment's own /tmp: a copy of the snapshot's, as the snapshot holds disk state too
+    (https://docs.aws.amazon.com/lambda/latest/dg/snapstart.html)."""
+    import shutil
+    import tempfile
+
+    base = "/tmp" if _Mounts.private else _Mounts.tmp
+    mine = os.path.join(base, ".restored", str(number))
+    os.makedirs(mine)
+    mounted = {p.split("/")[2] for p in _needed_under_tmp()} if _Mounts.private else set()
+    for name in os.listdir(base):
+        if name == ".restored" or name in mounted:
+            continue
+        source = os.path.join(base, name)
+        if os.path.isdir(source) and not os.path.islink(source):
+            shutil.copytree(source, os.path.join(mine, name), symlinks=True)
+        else:
+            shutil.copy2(source, os.path.join(mine, name), follow_symlinks=False)
+    if _Mounts.private and _private_tmp_mount(mine):
+        return
+    os.environ["TMPDIR"] = _Mounts.tmp = mine
+    tempfile.tempdir = None
 
 
 # -- what leaves the process: AWS requests, effects, sleeps, logs -------------------------------

@@ -293,10 +293,13 @@ def _remove(base: Path) -> None:
 class EnvironmentProcess:
     """One execution environment: an OS process, its channel, its private ``/tmp``."""
 
-    def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template):
+    def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template,
+                 snapshot: "EnvironmentProcess | None" = None):
         self.roots = roots
         self.template = template
-        self.pid, self.sock = self.template.spawn(config)
+        #: SnapStart: the snapshot this environment was restored from (a fork of it), else None.
+        self.snapshot = snapshot
+        self.pid, self.sock = self.template.spawn(config) if snapshot is None else snapshot.restore()
         self.dead = False
         self.logs: Callable[[str, str], None] = lambda stream, text: None
         self.asked = False  # the environment is waiting for its next invocation
@@ -304,15 +307,43 @@ class EnvironmentProcess:
 
     # -- the conversation ----------------------------------------------------------------
     def init(self) -> None:
-        """Run the bootstrap and the handler's init, serving its requests, until it asks for work."""
-        ready = self._receive(self._deadline())
-        if ready["t"] != wire.Kind.READY:
-            raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
-        message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR))
+        """Run the bootstrap and the handler's init, serving its requests, until it asks for work.
+
+        A SnapStart function's first environment stops at its snapshot instead, and serves restores from
+        then on; a restored one starts past its init, at the runtime's after-restore hooks.
+        """
+        if self.snapshot is None:
+            ready = self._receive(self._deadline())
+            if ready["t"] != wire.Kind.READY:
+                raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
+        message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR, wire.Kind.SNAPSHOT))
+        if message["t"] == wire.Kind.SNAPSHOT:
+            return
         self.asked = True
         if message["t"] == wire.Kind.INIT_ERROR:
             payload = _payload(message["body"])
             raise InitError(payload, self._where(payload))
+
+    # -- SnapStart -------------------------------------------------------------------------
+    def restore(self) -> tuple[int, socket.socket]:
+        """One more environment restored from this snapshot: its pid and the world's end of its channel."""
+        if self.dead:
+            raise EnvironmentFailed("the SnapStart snapshot is gone")
+        try:
+            wire.send(self.sock, {"t": wire.Kind.CLONE})
+            message, fd = wire.receive_with_fd(self.sock, deadline=time.monotonic() + 30.0)
+        except (OSError, wire.TimedOut, wire.ChannelClosed, wire.ProtocolError) as exc:
+            self.kill()
+            raise EnvironmentFailed(f"the SnapStart snapshot could not restore an environment: {exc}") from None
+        return message["pid"], socket.socket(fileno=fd)
+
+    def _restored_status(self, pid: int, wait: float) -> int | None:
+        try:
+            wire.send(self.sock, {"t": wire.Kind.CLONE_STATUS, "pid": pid, "wait": wait})
+            status = wire.receive_from_environment(self.sock, deadline=time.monotonic() + wait + 5.0)["status"]
+        except (OSError, wire.TimedOut, wire.ChannelClosed, wire.ProtocolError):
+            return None
+        return status if isinstance(status, int) else None
 
     def invoke(self, event: Any, request_id: str, deadline: float, arn: str) -> Any:
         """One invocation: the event in, the response (or the handler's error) out.
@@ -392,7 +423,8 @@ class EnvironmentProcess:
             raise EnvironmentFailed(f"the environment broke the protocol: {exc}") from None
 
     def _exit_status(self) -> int:
-        status = self.template.status(self.pid, wait=2.0)
+        status = (self.template.status(self.pid, wait=2.0) if self.snapshot is None
+                  else self.snapshot._restored_status(self.pid, wait=2.0))
         if status is None:
             self.kill()
             return 1
@@ -449,7 +481,10 @@ class EnvironmentProcess:
         if not self.dead:
             self.dead = True
             try:
-                self.template.kill(self.pid)
+                if self.snapshot is None:
+                    self.template.kill(self.pid)
+                elif not self.snapshot.dead:  # a restored environment is the snapshot's child, not the template's
+                    wire.send(self.snapshot.sock, {"t": wire.Kind.KILL_CLONE, "pid": self.pid})
             except OSError:
                 pass
         self.sock.close()

@@ -168,6 +168,11 @@ class Turns:
         return True
 
 
+def real_pause(seconds: float) -> None:
+    """A pause of real seconds, whatever ``time.sleep`` has become in this process."""
+    _allocate().acquire(True, seconds)
+
+
 def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
     waited, pause = 0.0, 0.001
     while not test():

@@ -9,6 +9,7 @@ failure. Nothing an environment sends is executed or unpickled.
 from __future__ import annotations
 
 import json
+import os
 import select
 import socket
 import struct
@@ -35,6 +36,12 @@ class Kind:
     EXIT = "exit"              # sys.exit: where the code was when it ended the process (no answer)
     INVOCATION = "invocation"  # the world's answer to NEXT
     ANSWER = "answer"          # the world's answer to any other request
+    # SnapStart: a snapshot environment, its init done, makes restored copies of itself.
+    SNAPSHOT = "snapshot"      # init done, before-snapshot hooks run: ready to be restored (no answer)
+    CLONE = "clone"            # world -> snapshot: restore one more environment
+    CLONED = "cloned"          # snapshot -> world: its pid, with the new environment's channel attached
+    KILL_CLONE = "kill_clone"  # world -> snapshot: SIGKILL one of its restored environments (no answer)
+    CLONE_STATUS = "clone_status"  # world -> snapshot: how one ended; snapshot -> world: its status
 
 
 #: What an environment may send the world, and the fields each must carry.
@@ -49,6 +56,9 @@ FROM_ENVIRONMENT: dict[str, tuple[str, ...]] = {
     Kind.SLEEP: ("seconds",),
     Kind.LOG: ("stream", "text"),
     Kind.EXIT: ("frames",),
+    Kind.SNAPSHOT: (),
+    Kind.CLONED: ("pid",),
+    Kind.CLONE_STATUS: ("status",),
 }
 
 
@@ -111,6 +121,43 @@ def receive(sock: socket.socket, *, deadline: float | None = None) -> dict[str, 
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a message without a kind")
     return message
+
+
+def send_with_fd(sock: socket.socket, message: dict[str, Any], fd: int) -> None:
+    """A message with a file descriptor riding on its first byte (SCM_RIGHTS)."""
+    data = json.dumps(message, separators=(",", ":")).encode()
+    frame = _HEADER.pack(len(data)) + data
+    socket.send_fds(sock, [frame[:1]], [fd])
+    sock.sendall(frame[1:])
+
+
+def receive_with_fd(sock: socket.socket, *, deadline: float | None = None) -> tuple[dict[str, Any], int]:
+    """An environment's message sent with ``send_with_fd``: the message, and the descriptor it carried."""
+    if deadline is not None and not select.select([sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+        raise TimedOut("nothing arrived in time")
+    first, fds, _, _ = socket.recv_fds(sock, 1, 1)
+    if not first:
+        raise ChannelClosed("the channel closed")
+    if len(fds) != 1:
+        for fd in fds:
+            os.close(fd)
+        raise ProtocolError("a message that should carry a channel carries none")
+    try:
+        header = first + _read_exactly(sock, _HEADER.size - 1, deadline)
+        (size,) = _HEADER.unpack(header)
+        if size > MAX_FRAME:
+            raise ProtocolError(f"a message of {size:,} bytes is over the {MAX_FRAME:,}-byte limit")
+        message = json.loads(_read_exactly(sock, size, deadline))
+    except (UnicodeDecodeError, ValueError) as exc:
+        os.close(fds[0])
+        raise ProtocolError(f"a message that is not JSON: {exc}") from None
+    except BaseException:
+        os.close(fds[0])
+        raise
+    if not isinstance(message, dict) or message.get("t") != Kind.CLONED or not isinstance(message.get("pid"), int):
+        os.close(fds[0])
+        raise ProtocolError("a channel sent without a 'cloned' message and its pid")
+    return message, fds[0]
 
 
 def receive_from_environment(sock: socket.socket, *, deadline: float | None = None) -> dict[str, Any]:

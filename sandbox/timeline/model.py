@@ -49,6 +49,7 @@ class Invocation:
     failed_items: list[str] = field(default_factory=list)  # partial batch response
     shard: str | None = None
     cold_start: bool = False  # it started a new container (after a reset, or to scale out)
+    restored: bool = False  # that container was restored from a SnapStart snapshot (it ran no init)
 
 
 @dataclass

@@ -31,3 +31,9 @@ assert calls["powertools-function"][1] == 1  # Powertools also reads the old ite
 # Try it (as stored): the crash after the charge stays valid with one charge per order.
 assert try_it.valid
 assert [s for _, key, s in charges_in_try if key == "o-1"] == ["done", "deduplicated"]
+# Its own retried claim: the article and Powertools refuse it and lose the order; the improved run_once goes on.
+assert {name: r.status for name, r in own.items()} == {"article": "invalid", "improved": "valid",
+                                                        "powertools": "invalid"}
+assert [f.kind for f in own["article"].verdict.findings] == ["lost"]
+assert [c[1:] for c in table_calls(own["improved"], "inv-1")] == [
+    ("PutItem", "ok"), ("PutItem", "ConditionalCheckFailed"), ("UpdateItem", "ok")]
