@@ -21,7 +21,8 @@ Record types and their own fields (the words come from ``sandbox.vocab``):
                   the event carries), ``prev`` (the invocation this one repeats, or None),
                   ``timeout`` (the function's timeout, seconds), ``cold_start: true``
                   when it started a new container, ``restored: true`` when that container
-                  was restored from a SnapStart snapshot
+                  was restored from a SnapStart snapshot, ``environment`` ("e1") when the
+                  container is one of several processes of a Managed Instances environment
 ``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None),
                   ``where`` (the line of the handler's own code that raised, if any), and
                   ``blocked: true`` when the sandbox gave up on an invocation blocked
@@ -140,10 +141,12 @@ class History:
 
     def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
                      request_id: str, keys: list[str], prev: str | None, timeout: float,
-                     cold_start: bool = False, restored: bool = False) -> None:
+                     cold_start: bool = False, restored: bool = False, environment: str | None = None) -> None:
         extra: dict[str, Any] = {"cold_start": True} if cold_start else {}
         if restored:
             extra["restored"] = True
+        if environment is not None:
+            extra["environment"] = environment
         self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
                     request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, **extra)
 

@@ -119,6 +119,9 @@ class Container:
         self.busy = False
         self.dead = False  # reset after a timeout or a crash: never used again
         self.invocations = 0
+        #: Lambda Managed Instances: the execution environment this process belongs to ("e1"), whose /tmp it
+        #: shares with the environment's other processes (None: the process is an environment of its own).
+        self.environment: str | None = None
 
 
 class Invocation:
@@ -288,6 +291,9 @@ class LambdaFunction:
         self._first: Container | None = None
         #: SnapStart: init runs once, in a snapshot, and every environment is restored from it.
         self.snapstart = False
+        #: Lambda Managed Instances: processes per execution environment (0: off, one process each).
+        self.processes_per_environment = 0
+        self._environments: list[list[Container]] = []
         self._snapshot: "EnvironmentProcess | None" = None
         if self.in_processes:
             check_handler_file(handler, names=check_names)  # checked without running it: only environments do
@@ -365,7 +371,8 @@ class LambdaFunction:
             rt.task_root_copies = TaskRootCopies(template)
         config = self.environment_config(container.id, str(rt.task_root_copies.copy_of(self.task_root)))
         snapshot = self._snapshot_environment(config) if self.snapstart else None
-        env = EnvironmentProcess(config, rt.task_root_copies, template, snapshot=snapshot)
+        env = EnvironmentProcess(config, rt.task_root_copies, template, snapshot=snapshot,
+                                 share_tmp=self._join_environment(container))
         rt.environments.append(env)
         container.env = env
         env.logs = self._log_of_current
@@ -385,6 +392,34 @@ class LambdaFunction:
         if self.containers:
             raise BadInput("turn SnapStart on before the function's first invocation (it is set per version)")
         self.snapstart = True
+
+    def use_managed_instances(self, processes_per_environment: int) -> None:
+        """Lambda Managed Instances: each execution environment runs several processes, each handling one
+        request at a time, with their own globals and one shared /tmp (lambda-managed-instances-python-runtime.html)."""
+        if not self.in_processes:
+            raise BadInput("Managed Instances run several processes per execution environment: they need the "
+                           "handler as a file (path/to/file.py:function) and isolation 'process' or 'contained'")
+        if not 1 <= processes_per_environment <= 64:
+            raise BadInput(f"processes per environment must be between 1 and 64, got {processes_per_environment}")
+        if self.containers:
+            raise BadInput("choose Managed Instances before the function's first invocation")
+        self.processes_per_environment = processes_per_environment
+
+    def _join_environment(self, container: Container) -> "EnvironmentProcess | None":
+        """Managed Instances: put the new process in an environment with room (returning one of its processes,
+        whose /tmp it shares), or in a new one (None)."""
+        if not self.processes_per_environment:
+            return None
+        for number, members in enumerate(self._environments, 1):
+            alive = [c for c in members if not c.dead and c.env is not None and not c.env.dead]
+            members[:] = alive
+            if alive and len(alive) < self.processes_per_environment:
+                container.environment = f"e{number}"
+                members.append(container)
+                return alive[0].env
+        self._environments.append([container])
+        container.environment = f"e{len(self._environments)}"
+        return None
 
     def _snapshot_environment(self, config: dict[str, Any]) -> "EnvironmentProcess":
         """The snapshot: an environment that runs the init once and then only makes restored copies of itself."""
@@ -497,6 +532,8 @@ class LambdaFunction:
         extra: dict[str, Any] = {"cold_start": True} if cold else {}
         if cold and self.snapstart:
             extra["restored"] = True  # from the SnapStart snapshot: no init of its own
+        if container is not None and container.environment is not None:
+            extra["environment"] = container.environment
         self.runtime.history.invoke_start(
             self.runtime.clock.elapsed(), inv=inv.id, source=inv.source, cause=inv.cause,
             container=container.id if container is not None else None, request_id=inv.request_id, keys=inv.keys,

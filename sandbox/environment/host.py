@@ -161,10 +161,11 @@ class Template:
             socket.send_fds(self.control, [wire.encode(message)], fds or [])
             return wire.decode(self.control.recv(1 << 16))
 
-    def spawn(self, config: dict[str, Any]) -> tuple[int, socket.socket]:
+    def spawn(self, config: dict[str, Any], share_tmp: int | None = None) -> tuple[int, socket.socket]:
+        """A new environment (``share_tmp``: another process of the environment that process belongs to)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            answer = self._ask({"t": "spawn", "config": config}, [theirs.fileno()])
+            answer = self._ask({"t": "spawn", "config": config, "share_tmp": share_tmp}, [theirs.fileno()])
         finally:
             theirs.close()
         return int(answer["pid"]), mine
@@ -294,12 +295,15 @@ class EnvironmentProcess:
     """One execution environment: an OS process, its channel, its private ``/tmp``."""
 
     def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template,
-                 snapshot: "EnvironmentProcess | None" = None):
+                 snapshot: "EnvironmentProcess | None" = None, share_tmp: "EnvironmentProcess | None" = None):
         self.roots = roots
         self.template = template
         #: SnapStart: the snapshot this environment was restored from (a fork of it), else None.
         self.snapshot = snapshot
-        self.pid, self.sock = self.template.spawn(config) if snapshot is None else snapshot.restore()
+        if snapshot is not None:
+            self.pid, self.sock = snapshot.restore()
+        else:
+            self.pid, self.sock = self.template.spawn(config, share_tmp.pid if share_tmp is not None else None)
         self.dead = False
         self.logs: Callable[[str, str], None] = lambda stream, text: None
         self.asked = False  # the environment is waiting for its next invocation

@@ -9,7 +9,10 @@ environment has nothing of the world in its memory to read.
 
 The world talks to the template on a control socket: ``spawn`` (with the environment's
 channel passed as a file descriptor) answers with the new process's id, ``kill`` ends one
-with SIGKILL, and ``status`` reports how one ended. The template reaps every child, and
+with SIGKILL, and ``status`` reports how one ended. ``spawn`` with ``share_tmp`` (a pid) makes
+another process of that one's execution environment, with the same ``/tmp`` (Lambda Managed
+Instances run several processes per environment); a shared ``/tmp`` is removed with the last
+process that uses it. The template reaps every child, and
 ends them all when the world goes away (its control socket closes).
 """
 from __future__ import annotations
@@ -100,8 +103,10 @@ class _Children:
         self.dying: set[int] = set()  # killed, not yet reaped
 
     def fork_spare(self) -> None:
+        self._fork_sharing(tempfile.mkdtemp(prefix="env-", dir=self.tmp_root))
+
+    def _fork_sharing(self, tmp: str) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        tmp = tempfile.mkdtemp(prefix="env-", dir=self.tmp_root)
         pid = os.fork()
         if pid == 0:
             _spare([self.control, mine, *(orders for _, orders in self.spares)], theirs, tmp)
@@ -110,11 +115,16 @@ class _Children:
         self.tmp[pid] = tmp
         self.spares.append((pid, mine))
 
-    def spawn(self, config: dict[str, Any], channel: int) -> int:
-        """Hand a spare its function and channel; it becomes that environment."""
-        if not self.spares:
-            self.fork_spare()
-        pid, orders = self.spares.pop(0)
+    def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
+        """Hand a spare its function and channel; it becomes that environment (or, with ``share_tmp``, a
+        fresh fork becomes another process of the environment that process ``share_tmp`` belongs to)."""
+        if share_tmp is not None and share_tmp in self.tmp:
+            self._fork_sharing(self.tmp[share_tmp])
+            pid, orders = self.spares.pop()
+        else:
+            if not self.spares:
+                self.fork_spare()
+            pid, orders = self.spares.pop(0)
         socket.send_fds(orders, [wire.encode(config)], [channel])
         orders.close()
         return pid
@@ -132,7 +142,9 @@ class _Children:
                 self.dying.discard(found)
             else:
                 self.ended[found] = os.waitstatus_to_exitcode(status)
-            shutil.rmtree(self.tmp.pop(found, ""), ignore_errors=True)
+            tmp = self.tmp.pop(found, "")
+            if tmp and tmp not in self.tmp.values():  # its last process: the environment's /tmp goes
+                shutil.rmtree(tmp, ignore_errors=True)
             if pid != -1:
                 return
 
@@ -187,7 +199,8 @@ def serve(control: socket.socket, tmp_root: str) -> None:
         message = wire.decode(data)
         kind = message.get("t")
         if kind == "spawn":
-            pid = children.spawn(message["config"], fds[0])
+            share = message.get("share_tmp")
+            pid = children.spawn(message["config"], fds[0], share if isinstance(share, int) else None)
             os.close(fds[0])
             control.sendall(wire.encode({"pid": pid}))
             continue

@@ -27,7 +27,7 @@ ORDER = (
     "concurrent-claims",
     # what a run_once has to survive
     "crash-mid-work", "ttl-lag", "lock-shorter-than-work", "own-write-retried",
-    "snapstart-cloned-init",
+    "snapstart-cloned-init", "managed-instances-concurrency",
 )
 #: Modules of the package that hold machinery, not scenarios.
 _NOT_SCENARIOS = ("base", "catalog", "runner")

@@ -50,6 +50,7 @@ class Invocation:
     shard: str | None = None
     cold_start: bool = False  # it started a new container (after a reset, or to scale out)
     restored: bool = False  # that container was restored from a SnapStart snapshot (it ran no init)
+    environment: str | None = None  # Managed Instances: the environment the container is a process of
 
 
 @dataclass

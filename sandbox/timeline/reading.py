@@ -115,7 +115,8 @@ class HistoryReader:
             inv=inv, seq=seq, start=t, source=fields.text(r.get("source")) or SourceKind.DIRECT,
             cause=fields.truthy_text(r.get("cause")), container=fields.truthy_text(r.get("container")),
             prev=fields.truthy_text(r.get("prev")), keys=fields.str_list(r.get("keys")),
-            cold_start=r.get("cold_start") is True, restored=r.get("restored") is True)
+            cold_start=r.get("cold_start") is True, restored=r.get("restored") is True,
+            environment=r.get("environment") if isinstance(r.get("environment"), str) else None)
         self.queues.invoked(seq, self.model.invs[inv])
 
     def invoke_end(self, r: dict, t: float, seq: int, inv: str | None) -> None:

@@ -56,7 +56,9 @@ def lane_sub(rec: Invocation) -> str | None:
     if rec.container:
         name = rec.container.rsplit('/', 1)[-1] or rec.container
         # Every function's first container starts cold; a later one is news (a reset, or scaling out).
-        if rec.restored:
+        if rec.environment:
+            parts.append(f"environment {rec.environment}, process {name}")
+        elif rec.restored:
             parts.append(f"container {name} restored from the snapshot")
         else:
             parts.append(f"new container {name}" if rec.cold_start and name != "c1" else f"container {name}")
