@@ -428,7 +428,8 @@ class LambdaFunction:
         rt = self.runtime
         if self._snapshot is None or self._snapshot.dead:
             environ = {**config["environ"], "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
-            snapshot = EnvironmentProcess({**config, "environ": environ}, rt.task_root_copies, rt.task_root_copies.template)
+            snapshot = EnvironmentProcess({**config, "environ": environ}, rt.task_root_copies,
+                                          rt.task_root_copies.template)
             rt.environments.append(snapshot)
             snapshot.logs = self._log_of_current
             try:

@@ -60,9 +60,9 @@ def test_a_throttled_function_behind_eventbridge_is_retried_by_lambdas_queue_not
 
 def test_a_throttle_injected_on_eventbridges_hand_off_is_refused_with_the_reason():
     from sandbox import AwsFault, make_orders
+    from sandbox.errors import BadInput
     from sandbox.sources.base import run_sources
     from sandbox.sources.eventbridge import EventBridgeSource, EventProducer
-    from sandbox.errors import BadInput
 
     with Sandbox(seed=0) as sb:
         bus = EventBridgeSource(sb, sb.function(NAIVE))

@@ -40,8 +40,8 @@ class ManagedInstancesConcurrency(ConcurrentClaims):
         Setting("processes_per_environment", 4, "PerExecutionEnvironmentMaxConcurrency: how many requests, each in "
                 "a process of its own, one environment takes at once (1: ordinary Lambda, one request per "
                 "environment and a /tmp each; AWS's default for Python is 16 per vCPU)", DOC_PYTHON, 1, 64),
-        Setting("scratch_per_request", False, "the function's SCRATCH_PER_REQUEST=1: examples/tmp_scratch.py then names "
-                "its scratch file after the request id", DOC_PYTHON),
+        Setting("scratch_per_request", False, "the function's SCRATCH_PER_REQUEST=1: examples/tmp_scratch.py then "
+                "names its scratch file after the request id", DOC_PYTHON),
     )
 
     def environment(self, cfg):
