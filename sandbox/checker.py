@@ -244,7 +244,7 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
     if remaining:
         first_inv = facts.invs.get(done[0].get("inv"), {})
         text += (f" Remaining window: {done[0].get('inv')} claimed the key and did the {kind}, then "
-                 f"ended with {first_inv.get('outcome')} before saving its result, so the retry "
+                 f"{_ENDING.get(first_inv.get('outcome'), 'ended')} before saving its result, so the retry "
                  f"repeated it. No claim closes this window; only a downstream idempotency key does.")
     late = _late_repeat(facts, done)
     if late is not None:
@@ -258,6 +258,10 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
         text += " (One of them was cut off by a deadline but still reached the provider.)"
     return Finding(FindingKind.DUPLICATE, key, kind, text, [e.get("inv") for e in done],
                    (done[0]["t"], done[-1]["t"]), remaining, retention_too_short=late is not None)
+
+
+#: How an invocation that did not return ok ended, in words.
+_ENDING = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out", Outcome.CRASHED: "crashed"}
 
 
 def _late_repeat(facts: _Facts, done: list[dict]) -> tuple[dict, dict, float] | None:

@@ -9,6 +9,7 @@ import html
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from .timeline.timefmt import duration
 from .vocab import FindingKind, RecordType, Status
 
 if TYPE_CHECKING:
@@ -101,7 +102,7 @@ def result_html(result: "RunResult") -> str:
     calls = ", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"
     n = len(report["invocations"])
     head = (f"<b>{_e(result.scenario)}</b> · seed {result.seed} · {n} invocation{'' if n == 1 else 's'} · "
-            f"DynamoDB calls: {_e(calls)} · {report['virtual_seconds']:g} virtual s")
+            f"DynamoDB calls: {_e(calls)} · {duration(report['virtual_seconds'])} of virtual time")
     return f"<div>{head}<br>{verdict_html(result.verdict)}</div>"
 
 
