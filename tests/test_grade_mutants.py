@@ -81,3 +81,15 @@ def test_a_refused_claim_that_is_ignored_is_not_called_module_level_state(tmp_pa
     only = _one_item(ex, "one-winner")
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     assert "claim-ignored" in result.hint_codes and "no-claim" not in result.hint_codes
+
+
+def test_a_claim_left_behind_is_named_by_its_own_order_not_by_one_that_completed(tmp_path):
+    """Exercise 03's failed work leaves o-2's claim behind; o-1 completed. The hint names o-2's claim."""
+    ex = catalog.grading_catalogue()["03"]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / "03_no_delete_on_failure.py", answer)
+    shutil.copyfile(ROOT / "exercises" / catalog.KIT, tmp_path / catalog.KIT)
+    only = _one_item(ex, "failure-retried")
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
+    [hint] = [h for h in result.failure.failure.hints if h.code == "no-release"]
+    assert "claimed order-confirmation#o-2," in hint.text and "o-1" not in hint.text

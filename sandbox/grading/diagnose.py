@@ -12,7 +12,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..checker import Finding, Verdict
+from ..checker import COMPLETED, Finding, Verdict
 from ..history import History
 from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, Effect, EffectStatus, FindingKind, Outcome, RecordType
 
@@ -174,13 +174,23 @@ def _remaining_window(f: Finding) -> Hint:
 # -- lost orders ------------------------------------------------------------------------------------
 def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
-    hints = [h for h in (_no_release(run, carriers), _no_expiry(run, carriers), _swallowed(run, f, carriers))
-             if h is not None]
+    hints = [h for h in (_no_release(run, carriers, f.key), _no_expiry(run, carriers, f.key),
+                         _swallowed(run, f, carriers)) if h is not None]
     return hints
 
 
-def _claims(run: _Run, inv: str) -> list[dict]:
-    return [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == AWS_OK]
+def _claims(run: _Run, inv: str, order: str | None = None) -> list[dict]:
+    """The claims ``inv`` won; with ``order``, those that claimed that order (its key names it, or, where no key
+    does, a claim the invocation never completed): a claim the invocation saved COMPLETED is no stuck claim."""
+    won = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == AWS_OK]
+    if order is None:
+        return won
+    named = [c for c in won if str(c.get("key") or "").rsplit("#", 1)[-1] == order or c.get("key") == order]
+    if named:
+        return named
+    return [c for c in won if not any(w["t"] >= c["t"] and w.get("key") == c.get("key") and w["result"] == AWS_OK
+                                      and (w.get("detail") or {}).get("status") == COMPLETED
+                                      for w in run.calls.get(inv, []) if w is not c)]
 
 
 def _refused_later(run: _Run, key: str, after: float) -> list[dict]:
@@ -188,11 +198,11 @@ def _refused_later(run: _Run, key: str, after: float) -> list[dict]:
             if c.get("key") == key and c["result"] == CONDITIONAL_CHECK_FAILED and c["t"] > after]
 
 
-def _no_release(run, carriers):
+def _no_release(run, carriers, order):
     for inv in carriers:
         if run.invs[inv]["outcome"] != Outcome.ERROR:
             continue
-        for claim in _claims(run, inv):
+        for claim in _claims(run, inv, order):
             deleted = any(c["op"] == "DeleteItem" and c.get("key") == claim.get("key") for c in run.calls[inv])
             if not deleted and _refused_later(run, claim.get("key"), claim["t"]):
                 return Hint("no-release", f"{inv}'s work failed after it claimed {claim.get('key')}, and the claim "
@@ -201,11 +211,11 @@ def _no_release(run, carriers):
     return None
 
 
-def _no_expiry(run, carriers):
+def _no_expiry(run, carriers, order):
     for inv in carriers:
         if run.invs[inv]["outcome"] not in (Outcome.TIMEOUT, Outcome.CRASHED):
             continue
-        for claim in _claims(run, inv):
+        for claim in _claims(run, inv, order):
             refused = _refused_later(run, claim.get("key"), claim["t"])
             if not refused:
                 continue
