@@ -12,7 +12,9 @@ the work fails. On top of it:
 - **A fencing token.** Each claim stores a fresh ``owner`` id. Saving the result and deleting on
   failure are conditional on still owning the claim, so an invocation whose lock expired (it ran
   longer than its lock) can neither overwrite nor delete the record of the invocation that took
-  over. (Powertools' save and delete are unconditional.)
+  over. (Powertools' save and delete are unconditional.) The same token tells a claim refused
+  by its own first attempt (written, its answer lost, sent again by botocore) from another
+  invocation's: the old item carries our token, so we go on.
 - **Two windows, each checked at read time.** A short lock (``lockUntil``, by default the
   invocation's remaining time) while IN_PROGRESS, and a long retention (``keepUntil``) once
   COMPLETED. TTL (``expiresAt``) follows whichever applies, but deletes lazily, so the claim's
@@ -126,6 +128,8 @@ def run_once(key, work, *, payload=None, lock_seconds=None, keep_seconds=KEEP_FO
     """
     owner, print_ = str(uuid.uuid4()), fingerprint(payload)
     old = claim(key, owner, lock_seconds or lock_seconds_for(context), print_)
+    if old is not None and old.get("status") == IN_PROGRESS and old.get("owner") == owner:
+        old = None  # our own claim: the put took effect, its answer was lost, and botocore sent it again
     if old is not None:
         if print_ and old.get("fingerprint") not in (None, print_):
             raise PayloadMismatchError(f"{key} was first used for a different request")
