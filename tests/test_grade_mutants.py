@@ -28,6 +28,7 @@ CATALOGUE = {
     "03_swallows_still_in_progress": ("in-progress", "swallowed-in-progress"),
     "04_no_expiry_in_condition": ("ttl-lag", "trusts-ttl"),
     "04_lock_shorter_than_work": ("lock-outlasts-work", "lock-overlap"),
+    "04_fixed_lock_hidden_by_no_expiry": ("lock-outlasts-work", "lock-too-short"),
     "04_retention_too_short": ("retention", "retention-too-short"),
     "05_keyed_on_message_id": ("sqs-resend", "key-per-delivery"),
     "05_keyed_on_aws_request_id": ("sdk-retry", "key-per-delivery"),
@@ -93,3 +94,14 @@ def test_a_claim_left_behind_is_named_by_its_own_order_not_by_one_that_completed
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     [hint] = [h for h in result.failure.failure.hints if h.code == "no-release"]
     assert "claimed order-confirmation#o-2," in hint.text and "o-1" not in hint.text
+
+
+def test_a_lock_the_handler_sized_too_short_is_not_sent_after_fencing_tokens(tmp_path):
+    """Exercise 04 asks for the lock, not for fencing: its hint names the lock, not the stale write that follows."""
+    ex = catalog.grading_catalogue()["04"]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / "04_lock_shorter_than_work.py", answer)
+    shutil.copyfile(ROOT / "exercises" / catalog.KIT, tmp_path / catalog.KIT)
+    only = _one_item(ex, "lock-outlasts-work")
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
+    assert "lock-overlap" in result.hint_codes and "stale-write" not in result.hint_codes, result.hint_codes

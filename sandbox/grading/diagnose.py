@@ -271,17 +271,21 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
         elif f.kind == FindingKind.LOST:
             hints += _lost_hints(run, f)
     if verdict.status != "valid":
-        hints += _note_hints(verdict)
+        hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
     return _unique(hints)
 
 
-def _note_hints(verdict: Verdict) -> list[Hint]:
+def _note_hints(verdict: Verdict, imposed_lock: bool = True) -> list[Hint]:
+    """The lock and fencing hints. Where the handler sized its own lock (no ``lock_seconds`` imposed by the
+    scenario), a lock that ran out under its owner is the flaw to name: fencing only limits the damage, and
+    pointing at it would send the learner after the wrong fix."""
     out = []
-    if any(f.kind == FindingKind.OVERLAP for f in verdict.findings):
+    overlap = any(f.kind == FindingKind.OVERLAP for f in verdict.findings)
+    if overlap:
         out.append(Hint("lock-overlap", "the lock ran out while its owner was still working, so a duplicate took "
                         "the key over and both did the work: a lock must outlast the work it guards (size it to the "
                         "invocation's remaining time, context.get_remaining_time_in_millis())"))
-    if any(f.kind == FindingKind.STALE_WRITE for f in verdict.findings):
+    if any(f.kind == FindingKind.STALE_WRITE for f in verdict.findings) and (imposed_lock or not overlap):
         out.append(Hint("stale-write", "an invocation whose lock had been taken over then deleted (or overwrote) "
                         "the record of the invocation that took over: make the save and the delete conditional on "
                         "still owning the claim (store an owner token, a fencing token, in the claim)"))

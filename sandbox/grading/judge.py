@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checker import Verdict, check
+from ..checker import IN_PROGRESS, Verdict, check
 from ..history import History
-from ..vocab import Delivery, RecordType, Status
+from ..vocab import AWS_OK, Delivery, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
@@ -116,8 +116,35 @@ def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
             f"its records came back, the ones already handled included", diagnose.batch_hints(whole))
 
 
+def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
+    """Every claim's lock lasted as long as the invocation that took it was working.
+
+    Judged from the claim itself (its ``expiresAt``) and when its invocation ended, whether or not a duplicate
+    happened to get in: another flaw of the answer (no expiry check, say) can keep the duplicate out and
+    hide a lock that is too short. ``expiresAt`` is in whole epoch seconds, so a lock may end up to a second
+    before the moment it was sized for.
+    """
+    epoch = float(history.meta.get("epoch") or 0.0)
+    invs = history.invocations()
+    for e in history.of_type(RecordType.AWS):
+        detail = e.get("detail") or {}
+        inv = invs.get(e.get("inv"))
+        expires = detail.get("expiresAt")
+        if (e.get("op") != "PutItem" or e.get("result") != AWS_OK or inv is None
+                or detail.get("status") != IN_PROGRESS or not isinstance(expires, (int, float))):
+            continue
+        lock_end, work_end = float(expires) - epoch, inv.get("end")
+        if isinstance(work_end, (int, float)) and work_end > lock_end + 1.0:
+            return (f"{e['inv']}'s lock on {e.get('key')} ran out at {lock_end:.0f} s while {e['inv']} was still "
+                    f"working, until {work_end:.1f} s: a duplicate arriving in between would find the key free",
+                    [Hint("lock-too-short", "a lock must last as long as its owner can still be working; the "
+                          "invocation knows how long that is")])
+    return None
+
+
 EXPECTATIONS: dict[str, Callable[[History], tuple[str, list[Hint]] | None]] = {
     "partial-batch": expect_partial_batch,
+    "lock-covers-work": expect_lock_covers_work,
 }
 
 
