@@ -1,6 +1,7 @@
 """``check("02")``: what a learner reads. On a failure: the scenario, the schedule or seed, the checker's
 explanation, a hint naming the flaw, the timeline and the one replay command, the same one the shell's
 exhaustive search prints; on success: what was verified and what the next exercise adds."""
+import html
 import json
 import linecache
 import shlex
@@ -170,3 +171,14 @@ def test_the_public_tests_come_from_the_package_not_from_the_notebooks_a_learner
         assert exercise("02").tests == own and len(own) >= 2
     finally:
         catalog._public_catalogue.cache_clear()
+
+
+def test_check_explains_every_failing_item_each_with_its_replay():
+    """The unanswered exercise fails every item: each one is explained, not only the first."""
+    result = check("03", str(ROOT / "exercises" / "03_store_and_replay.py"), campaign_seed=11)
+    assert len(result.failed) >= 2
+    text, page = str(result), result._repr_html_()
+    for item in result.failed:
+        assert f"{item.item} failed" in text, item.item
+        assert item.failure.failure.replay in text
+        assert html.escape(item.failure.failure.replay) in page

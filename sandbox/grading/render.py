@@ -79,7 +79,7 @@ def check_text(r: "CheckResult") -> str:
     lines += [item_line(i) for i in r.items]
     if r.campaign_seeds:
         lines.append(f"Campaign: fresh seeds from {r.campaign_seeds[0]} (check(..., campaign_seed=N) repeats them)")
-    for item in r.failed[:1]:
+    for item in r.failed:  # every failing item explained, each with its own replay
         lines += [""] + failure_text(item)
     if r.passed:
         lines += ["", "All the public tests pass. The grader also runs hidden tests, with fresh seeds."]
@@ -112,14 +112,21 @@ def check_html(r: "CheckResult") -> str:
     if r.saved_to:
         parts.append(f"<p>Your answer cell was saved to <code>{esc(r.saved_to)}</code>.</p>")
     parts.append("<ul>" + "".join(f"<li>{esc(item_line(i).strip())}</li>" for i in r.items) + "</ul>")
-    for item in r.failed[:1]:
-        parts.append(f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>")
+    for n, item in enumerate(r.failed):
+        # The first failing item is drawn; each later one is explained in words, folded under its name.
+        text = f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>"
         f = item.failure.failure if item.failure else None
-        picture = _png(f.history) if f is not None and f.history is not None else None
-        if picture:
-            parts.append(f"<img style='max-width:100%' src='data:image/png;base64,{picture}'/>")
+        if n:
+            parts.append(f"<details><summary>{esc(item_line(item).strip())}</summary>{text}")
+        else:
+            parts.append(text)
+            picture = _png(f.history) if f is not None and f.history is not None else None
+            if picture:
+                parts.append(f"<img style='max-width:100%' src='data:image/png;base64,{picture}'/>")
         if f is not None and f.timeline:
             parts.append(f"<details><summary>timeline in words</summary><pre>{esc(f.timeline)}</pre></details>")
+        if n:
+            parts.append("</details>")
     if r.passed:
         parts.append("<p>All the public tests pass. The grader also runs hidden tests, with fresh seeds.</p>")
         if ex.next:
