@@ -182,3 +182,17 @@ def test_check_explains_every_failing_item_each_with_its_replay():
         assert f"{item.item} failed" in text, item.item
         assert item.failure.failure.replay in text
         assert html.escape(item.failure.failure.replay) in page
+
+
+def test_check_grades_the_answer_cell_as_last_run_not_the_function_an_earlier_run_left(tmp_path, monkeypatch):
+    """The learner fixed the answer, then broke its import: the kernel still holds the old, working handler.
+    check() grades the cell as it stands and says why it fails, instead of passing the old code."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "02_claim_the_key.ipynb").write_text("{}")
+    good = (ROOT / "solutions" / "02_claim_the_key.py").read_text()
+    broken = good.replace("import boto3", "import boto4", 1)
+    assert broken != good
+    result = _run_in_notebook(good, extra={"In": ["", good, broken, "result = check('02')"]})
+    saved = tmp_path / "02_claim_the_key.py"
+    assert "import boto4" in saved.read_text()
+    assert not result.passed and "boto4" in str(result)

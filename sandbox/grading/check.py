@@ -19,6 +19,7 @@ from __future__ import annotations
 import inspect
 import linecache
 import random
+import re
 import sys
 import time
 from dataclasses import dataclass, field
@@ -134,18 +135,35 @@ def _free_backup(target: Path, text: str) -> Path:
 
 def locate_answer(ex: Exercise, namespace: dict[str, Any] | None) -> tuple[Path, str | None, Path | None]:
     """The answer file to check, where a notebook cell was saved (None if nothing was saved) and where a
-    hand-edited answer file was kept (None if none was)."""
+    hand-edited answer file was kept (None if none was).
+
+    In a notebook, the answer is the cell as it was last run, even if that run failed (an import typo):
+    the kernel may still hold the function an earlier run defined, and grading that would grade old code.
+    IPython keeps every cell it ran in ``In``; the latest one that defines the function is the answer.
+    """
     func = (namespace or {}).get(ex.function)
+    cell = _latest_answer_cell(ex, namespace) or (_cell_source(func) if callable(func) else None)
+    if cell is not None:
+        target = _answer_target(ex)
+        backup = save_answer(ex, cell, target)
+        return target, str(target), backup
     if callable(func):
-        cell = _cell_source(func)
-        if cell is not None:
-            target = _answer_target(ex)
-            backup = save_answer(ex, cell, target)
-            return target, str(target), backup
         source = inspect.getsourcefile(func)
         if source and Path(source).is_file():
             return Path(source), None, None
     return _answer_target(ex), None, None
+
+
+def _latest_answer_cell(ex: Exercise, namespace: dict[str, Any] | None) -> str | None:
+    """The last cell the kernel ran that defines the exercise's function at its top level, as it stands."""
+    ran = (namespace or {}).get("In")
+    if not isinstance(ran, list):
+        return None
+    pattern = re.compile(rf"^(async\s+)?def\s+{re.escape(ex.function)}\s*\(", re.M)
+    for text in reversed(ran):
+        if isinstance(text, str) and pattern.search(text):
+            return text
+    return None
 
 
 def difference_in_tests(ex: Exercise, local: Any) -> str | None:
