@@ -32,6 +32,7 @@ CATALOGUE = {
     "04_retention_too_short": ("retention", "retention-too-short"),
     "05_keyed_on_message_id": ("sqs-resend", "key-per-delivery"),
     "05_keyed_on_aws_request_id": ("sdk-retry", "key-per-delivery"),
+    "05_keyed_on_email_and_amount": ("distinct-orders", "key-collision"),
     "06_no_409_in_progress": ("conflict", "no-409"),
     "06_no_payload_check": ("mismatch", "no-422"),
     "07_whole_batch_fails": ("batch-failure", "batch-not-partial"),

@@ -159,7 +159,7 @@ def _key_per_delivery(run, f, effects):
         what = "the SQS messageId, which is new when a producer re-sends or a message is redriven"
     shown = ", ".join(f"{i}: {k}" for i, k in keys.items())
     return Hint("key-per-delivery", f"the deliveries of {f.key} claimed different keys ({shown}): the key names "
-                f"{what}, not the order. Key on what makes it the same operation: the order id")
+                f"{what}, not the order. Key on what stays the same however the order is delivered again")
 
 
 def _remaining_window(f: Finding) -> Hint:
@@ -175,8 +175,22 @@ def _remaining_window(f: Finding) -> Hint:
 def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
     hints = [h for h in (_no_release(run, carriers, f.key), _no_expiry(run, carriers, f.key),
-                         _swallowed(run, f, carriers)) if h is not None]
+                         _swallowed(run, f, carriers), _collision(run, f, carriers)) if h is not None]
     return hints
+
+
+def _collision(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
+    """The lost order's claim was refused on a key that an invocation carrying only other orders had claimed."""
+    for inv in carriers:
+        for refused in (c for c in run.calls.get(inv, []) if c["result"] == CONDITIONAL_CHECK_FAILED):
+            owners = [i for i, calls in run.calls.items() if i != inv and f.key not in (run.invs[i].get("keys") or [])
+                      and any(c["op"] == "PutItem" and c["result"] == AWS_OK and c.get("key") == refused.get("key")
+                              for c in calls)]
+            if owners:
+                return Hint("key-collision", f"{f.key}'s claim was refused on {refused.get('key')}, a key {owners[0]} "
+                            f"had claimed for another order: two different orders got the same key, so the second "
+                            f"was taken for a repeat of the first. The key must tell any two orders apart")
+    return None
 
 
 def _claims(run: _Run, inv: str, order: str | None = None) -> list[dict]:

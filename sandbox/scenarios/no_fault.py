@@ -17,10 +17,15 @@ class NoFault(Scenario):
     settings = (
         Setting("orders", 3, "how many orders arrive", None, 1, 100_000),
         Setting("interval", 1.0, "virtual seconds between two orders", None, 0, 3600),
+        Setting("repeat_customer", False, "the same customer orders the same thing again and again: every order "
+                "has the first one's email and amount, and an orderId of its own", None),
     )
 
     def drive(self, sb, fn, cfg):
-        for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
+        orders = make_orders(cfg["orders"], sb.seed)
+        if cfg["repeat_customer"]:
+            orders = [{**order, "email": orders[0]["email"], "amount": orders[0]["amount"]} for order in orders]
+        for i, order in enumerate(orders):
             sb.scheduler.call_at(i * cfg["interval"], lambda order=order: self._deliver(sb, fn, order))
         sb.run()
 
