@@ -7,6 +7,9 @@ Shapes follow the AWS documentation's sample events:
 - DynamoDB Streams: https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html (a TTL deletion's
   ``userIdentity``: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Record.html)
 - API Gateway proxy: https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html
+- SNS: https://docs.aws.amazon.com/lambda/latest/dg/with-sns.html
+- S3: https://docs.aws.amazon.com/lambda/latest/dg/with-s3.html and
+  https://docs.aws.amazon.com/AmazonS3/latest/userguide/notification-content-structure.html
 """
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ import base64
 import datetime as dt
 import json
 import random
+import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
@@ -75,11 +79,15 @@ def eventbridge_time(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None) -> dict[str, Any]:
-    """An API Gateway REST proxy event: POST /orders with the order as JSON body."""
+def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None,
+                     key_header: str = "Idempotency-Key") -> dict[str, Any]:
+    """An API Gateway REST proxy event: POST /orders with the order as JSON body.
+
+    ``key_header``: how the client spells the header's name. HTTP header names are case-insensitive
+    (RFC 9110), and a REST API passes them on as the client sent them."""
     headers = {"content-type": "application/json"}
     if idempotency_key:
-        headers["Idempotency-Key"] = idempotency_key
+        headers[key_header] = idempotency_key
     return {
         "resource": "/orders",
         "path": "/orders",
@@ -194,6 +202,65 @@ def removed_by_ttl(record: dict) -> bool:
             and identity.get("principalId") == TTL_IDENTITY["principalId"])
 
 
+def sns_record(message: dict, timestamp: str, region: str = "us-east-1") -> dict[str, Any]:
+    """One entry of an SNS event's ``Records``: the message as Lambda gets it from a topic.
+
+    ``message`` is what ``adapter.route_sns_lambda_subscriptions`` hands over (subscription, topic,
+    message, message_id, subject, attributes). The keys are capitalised (``EventSource``, ``Sns``),
+    unlike S3's and SQS's; ``Message`` is the published text, as a string. SNS signs each message;
+    a sandbox cannot, so ``Signature`` is a placeholder.
+    """
+    host = f"https://sns.{region}.amazonaws.com"
+    return {
+        "EventVersion": "1.0",
+        "EventSubscriptionArn": message["subscription"],
+        "EventSource": "aws:sns",
+        "Sns": {
+            "SignatureVersion": "1",
+            "Timestamp": timestamp,
+            "Signature": "EXAMPLE",
+            "SigningCertUrl": f"{host}/SimpleNotificationService-0000000000000000000000000000000.pem",
+            "MessageId": message["message_id"],
+            "Message": message["message"],
+            "MessageAttributes": dict(message.get("attributes") or {}),
+            "Type": "Notification",
+            "UnsubscribeUrl": f"{host}/?Action=Unsubscribe&SubscriptionArn={message['subscription']}",
+            "TopicArn": message["topic"],
+            "Subject": message.get("subject"),
+        },
+    }
+
+
+def s3_record(record: dict, sequencer: str, request_id: str, host_id: str,
+              principal: str = "AWS:AIDAEXAMPLE") -> dict[str, Any]:
+    """One entry of an S3 notification's ``Records``, completed from moto's copy to AWS's shape.
+
+    moto leaves out who made the request, the response's ids, the bucket's owner and the
+    ``sequencer`` (a hexadecimal string that orders the events of one key: a PUT and a DELETE
+    carry one). The object ``key`` is URL-encoded, as on AWS ("red flower.jpg" becomes
+    "red+flower.jpg"); moto encodes the slashes of a prefix too, which AWS's keys keep as they are.
+    """
+    s3, obj = record["s3"], record["s3"]["object"]
+    key = urllib.parse.quote_plus(urllib.parse.unquote_plus(obj["key"]), safe="/")
+    return {
+        "eventVersion": record.get("eventVersion", "2.1"),
+        "eventSource": "aws:s3",
+        "awsRegion": record["awsRegion"],
+        "eventTime": record["eventTime"],
+        "eventName": record["eventName"],
+        "userIdentity": {"principalId": principal},
+        "requestParameters": {"sourceIPAddress": "127.0.0.1"},
+        "responseElements": {"x-amz-request-id": request_id, "x-amz-id-2": host_id},
+        "s3": {
+            "s3SchemaVersion": "1.0",
+            "configurationId": s3.get("configurationId"),
+            "bucket": {"name": s3["bucket"]["name"], "ownerIdentity": {"principalId": "A3NL1KOZZKEXAMPLE"},
+                       "arn": s3["bucket"].get("arn") or f"arn:aws:s3:::{s3['bucket']['name']}"},
+            "object": {"key": key, "size": obj.get("size"), "eTag": obj.get("eTag"), "sequencer": sequencer},
+        },
+    }
+
+
 def execution_role_arn(function_arn: str) -> str:
     """The function's execution role: IAM is global, so its ARN has no region (``arn:aws:iam::ACCOUNT:role/NAME``)."""
     parts = function_arn.split(":")
@@ -250,35 +317,96 @@ def _stream_image(record: dict, i: int) -> dict:
     return plain_item(body[image])
 
 
+def _orders_of(payload: Any, where: str) -> Iterator[dict[str, Any]]:
+    """The orders a message or an object holds: one order, or ``{"orders": [...]}``."""
+    if isinstance(payload, dict) and "orderId" not in payload and isinstance(payload.get("orders"), list):
+        for order in payload["orders"]:
+            yield _check_order(order, where)
+    else:
+        yield _check_order(payload, where)
+
+
+def _s3_object(record: dict, i: int) -> tuple[str, bytes]:
+    """(where, bytes) of the object an S3 notification names, read with GetObject.
+
+    Inside a handler this is an AWS request like any other: it goes through the world (and its
+    faults), and the history shows it. The notification's key is URL-encoded; GetObject wants it plain.
+    """
+    import boto3
+    from botocore.exceptions import ClientError
+
+    s3 = record.get("s3") or {}
+    bucket, key = (s3.get("bucket") or {}).get("name"), (s3.get("object") or {}).get("key")
+    if not isinstance(bucket, str) or not isinstance(key, str):
+        raise BadInput(f"S3 record {i} names no object (it needs s3.bucket.name and s3.object.key)")
+    key = urllib.parse.unquote_plus(key)
+    where = f"S3 object s3://{bucket}/{key}"
+    try:
+        return where, _body_bytes(boto3.client("s3", region_name=record.get("awsRegion") or None).get_object(
+            Bucket=bucket, Key=key)["Body"])
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") not in ("NoSuchKey", "NoSuchBucket", "404"):
+            raise
+        raise BadInput(f"{where} does not exist: the notification names an object that is gone "
+                       f"({exc.response['Error'].get('Code')})") from None
+
+
+def _body_bytes(body: Any) -> bytes:
+    """All of a streaming response body (GetObject's ``Body``).
+
+    Inside an execution environment the response botocore gets carries a raw stream that can be
+    iterated (``stream()``) but not read (``sandbox.environment.guest``), so ``body.read()`` fails
+    there; the bytes are then taken from the stream itself.
+    """
+    raw = getattr(body, "_raw_stream", None)
+    if raw is not None and not hasattr(raw, "read"):
+        return b"".join(raw.stream())
+    return body.read()
+
+
+def _record_orders(record: dict, i: int) -> Iterator[dict[str, Any]]:
+    """The orders one entry of an event's ``Records`` carries (see ``orders_in``)."""
+    source = record.get("eventSource", record.get("EventSource"))  # SNS spells it with a capital E
+    if source == "aws:sqs":
+        yield _check_order(_parse_json(record.get("body"), f"SQS message {record.get('messageId')} body"),
+                           f"SQS message {record.get('messageId')}")
+    elif source == "aws:kinesis":
+        data = record.get("kinesis", {}).get("data", "")
+        try:
+            raw = base64.b64decode(data, validate=True).decode()
+        except ValueError:
+            raise BadInput(f"Kinesis record {i} data is not base64") from None
+        yield _check_order(_parse_json(raw, f"Kinesis record {record['kinesis'].get('sequenceNumber')}"),
+                           f"Kinesis record {i}")
+    elif source == "aws:dynamodb":
+        yield _check_order(_stream_image(record, i), f"DynamoDB stream record {i}")
+    elif source == "aws:sns":
+        sns = record.get("Sns") or {}
+        where = f"SNS message {sns.get('MessageId')}"
+        yield from _orders_of(_parse_json(sns.get("Message"), where), where)
+    elif source == "aws:s3":
+        where, body = _s3_object(record, i)
+        yield from _orders_of(_parse_json(body, where), where)
+    else:
+        raise BadInput(f"record {i} has an unknown eventSource {source!r}")
+
+
 def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     """Yield the orders an event carries, whatever its source.
 
     Understands EventBridge (``detail.orders`` or ``detail`` itself), SQS and Kinesis
     ``Records`` (JSON bodies; Kinesis data is base64), DynamoDB stream ``Records`` (the item
     as it is now, ``NewImage``, or for a REMOVE as it was, ``OldImage``; see ``removed_by_ttl``
-    to tell a TTL deletion from a user's), API Gateway proxy (JSON body) and a bare order
-    dict. Anything else raises ``BadInput`` naming what was wrong.
+    to tell a TTL deletion from a user's), SNS ``Records`` (the JSON text in ``Sns.Message``: an
+    order or ``{"orders": [...]}``), S3 notification ``Records`` (the object the record names,
+    read with ``s3.get_object``: it holds an order or ``{"orders": [...]}``), API Gateway proxy
+    (JSON body) and a bare order dict. Anything else raises ``BadInput`` naming what was wrong.
     """
     if not isinstance(event, dict):
         raise BadInput(f"an event is a JSON object (dict), got {type(event).__name__}")
     if "Records" in event:
         for i, record in enumerate(event["Records"]):
-            source = record.get("eventSource")
-            if source == "aws:sqs":
-                yield _check_order(_parse_json(record.get("body"), f"SQS message {record.get('messageId')} body"),
-                                   f"SQS message {record.get('messageId')}")
-            elif source == "aws:kinesis":
-                data = record.get("kinesis", {}).get("data", "")
-                try:
-                    raw = base64.b64decode(data, validate=True).decode()
-                except ValueError:
-                    raise BadInput(f"Kinesis record {i} data is not base64") from None
-                yield _check_order(_parse_json(raw, f"Kinesis record {record['kinesis'].get('sequenceNumber')}"),
-                                   f"Kinesis record {i}")
-            elif source == "aws:dynamodb":
-                yield _check_order(_stream_image(record, i), f"DynamoDB stream record {i}")
-            else:
-                raise BadInput(f"record {i} has an unknown eventSource {source!r}")
+            yield from _record_orders(record, i)
         return
     if "detail-type" in event:
         detail = event.get("detail") or {}

@@ -15,6 +15,7 @@ from typing import Any
 from ..checker import COMPLETED, Finding, Verdict
 from ..history import History
 from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, Effect, EffectStatus, FindingKind, Outcome, RecordType
+from .drills import drill_result
 
 
 @dataclass(frozen=True)
@@ -342,7 +343,18 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
     if drill in ("replay", "http-replay") and stale:
         return [Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
                      "older copy (up to a second old): read it with ConsistentRead=True"), DRILL_HINTS[drill]]
+    if drill == "http-replay" and _retry_status(history) == 400:
+        return [Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
+                     "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
+                     "case-insensitive, so look the header up whatever its case")]
     return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+
+
+def _retry_status(history: History) -> Any:
+    """The status code the drill's second request was answered with, if it answered one."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    response = answers[1].get("response") if len(answers) > 1 and isinstance(answers[1], dict) else None
+    return response.get("statusCode") if isinstance(response, dict) else None
 
 
 def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
