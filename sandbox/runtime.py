@@ -174,6 +174,10 @@ class Invocation:
         return f"<Invocation {self.id} {self.source}/{self.cause} {self.outcome or 'running'}>"
 
 
+#: Characters of log output an invocation keeps in the history (the rest is counted, not kept).
+LOG_CAP = 256 * 1024
+
+
 class Runtime:
     """The Lambda service of one world: it deploys functions, numbers invocations, swaps processes."""
 
@@ -187,6 +191,8 @@ class Runtime:
         self.task_roots = TaskRoots()
         self.base_env = env or (lambda: {})
         self._partial: dict[tuple[str, str], str] = {}  # a line printed in pieces, until its newline
+        self._logged: dict[str, int] = {}  # characters of log each invocation has had kept
+        self._dropped: dict[str, int] = {}  # characters past LOG_CAP, counted and not kept
         self._ids = itertools.count(1)
         scheduler.on_switch = self.switch_to
         #: "process": a handler file runs in execution environments of their own (OS processes);
@@ -217,10 +223,22 @@ class Runtime:
         return task
 
     def log(self, inv: "Invocation", stream: str, text: str) -> None:
-        """Keep what the invocation printed, a line per record, as CloudWatch Logs would."""
+        """Keep what the invocation printed, a line per record, as CloudWatch Logs would.
+
+        A history is read, drawn and judged: past ``LOG_CAP`` characters an invocation's output is counted,
+        not kept, and one line at its end says how much was left out. A noisy handler is judged like any
+        other (its prints are no fault)."""
         pending = self._partial.get((inv.id, stream), "") + text
         *lines, rest = pending.split("\n")
+        if len(rest) > LOG_CAP:  # a line that never ends is kept in pieces as long as there is room
+            lines.append(rest)
+            rest = ""
         for line in lines:
+            kept = self._logged.get(inv.id, 0)
+            if kept + len(line) > LOG_CAP:
+                self._dropped[inv.id] = self._dropped.get(inv.id, 0) + len(line) + 1
+                continue
+            self._logged[inv.id] = kept + len(line) + 1
             self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=line)
         self._partial[(inv.id, stream)] = rest
 
@@ -228,7 +246,12 @@ class Runtime:
         for stream in LogStream:
             rest = self._partial.pop((inv.id, stream), "")
             if rest:
-                self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=rest)
+                self.log(inv, stream, rest + "\n")
+        dropped = self._dropped.pop(inv.id, 0)
+        if dropped:
+            self.history.log(self.clock.elapsed(), inv=inv.id, stream=LogStream.STDERR,
+                             text=f"[sandbox] {dropped:,} more characters of output were not kept (a history keeps "
+                                  f"the first {LOG_CAP:,} of each invocation's log)")
 
     def switch_to(self, task: Task | None) -> None:
         """Put in place the process of the container ``task`` runs in (the world's own for None)."""

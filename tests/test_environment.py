@@ -446,3 +446,25 @@ def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
     result = run_scenario("no-fault", handler=endless, seed=0, watchdog=2.0)
     assert result.status == "unknown"
     assert all(e.get("blocked") for e in result.history.of_type("invoke_end"))
+
+
+def test_a_noisy_correct_handler_is_judged_and_its_log_is_capped(tmp_path):
+    """Megabytes of prints are no fault: the run is judged on its effects, and the history keeps the first
+    LOG_CAP characters of each invocation's log and one line saying how much more there was."""
+    from sandbox.runtime import LOG_CAP
+
+    handler = _handler(tmp_path, """
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            for _ in range(5000):
+                print("noise " * 100)
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """)
+    result = _run("no-fault", handler, orders=1)
+    assert result.valid
+    logs = result.history.logs()
+    assert sum(len(e["text"]) + 1 for e in logs[:-1]) <= LOG_CAP
+    assert logs[-1]["text"].startswith("[sandbox] ") and "more characters of output were not kept" in logs[-1]["text"]
