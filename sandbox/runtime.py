@@ -234,11 +234,13 @@ class Runtime:
             lines.append(rest)
             rest = ""
         for line in lines:
-            kept = self._logged.get(inv.id, 0)
-            if kept + len(line) > LOG_CAP:
-                self._dropped[inv.id] = self._dropped.get(inv.id, 0) + len(line) + 1
-                continue
-            self._logged[inv.id] = kept + len(line) + 1
+            room = LOG_CAP - self._logged.get(inv.id, 0)
+            if len(line) > room:  # what does not fit is counted: the line's head is kept while there is room
+                self._dropped[inv.id] = self._dropped.get(inv.id, 0) + len(line) - max(room, 0)
+                if room <= 0:
+                    continue
+                line = line[:room]
+            self._logged[inv.id] = self._logged.get(inv.id, 0) + len(line) + 1
             self.history.log(self.clock.elapsed(), inv=inv.id, stream=stream, text=line)
         self._partial[(inv.id, stream)] = rest
 

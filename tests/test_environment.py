@@ -426,7 +426,10 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
 
 
 def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
-    """A print of megabytes is kept as a log and the run judged; a loop that only prints is blocked."""
+    """A print of megabytes is kept as a log (its first LOG_CAP characters) and the run judged; a loop that only
+    prints is blocked."""
+    from sandbox.runtime import LOG_CAP
+
     big = _handler(tmp_path, """
         from sandbox import orders_in, send_confirmation_email
 
@@ -437,7 +440,8 @@ def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
     """, name="big.py")
     result = _run("no-fault", big)
     assert result.status == "valid", result.verdict.explain()
-    assert len(result.history.logs("inv-1")[0]["text"]) == 20_000_000
+    kept, note = result.history.logs("inv-1")
+    assert len(kept["text"]) == LOG_CAP and note["text"].startswith(f"[sandbox] {20_000_000 - LOG_CAP:,} more")
     endless = _handler(tmp_path, """
         def handler(event, context):
             while True:
@@ -466,5 +470,25 @@ def test_a_noisy_correct_handler_is_judged_and_its_log_is_capped(tmp_path):
     result = _run("no-fault", handler, orders=1)
     assert result.valid
     logs = result.history.logs()
-    assert sum(len(e["text"]) + 1 for e in logs[:-1]) <= LOG_CAP
+    assert sum(len(e["text"]) for e in logs[:-1]) <= LOG_CAP
     assert logs[-1]["text"].startswith("[sandbox] ") and "more characters of output were not kept" in logs[-1]["text"]
+
+
+def test_a_streaming_body_reads_in_an_environment(tmp_path):
+    """S3 GetObject hands the handler its Body unread: it reads in pieces, as from a real socket."""
+    from sandbox import Sandbox
+
+    handler = _handler(tmp_path, """
+        import boto3
+
+        def handler(event, context):
+            s3 = boto3.client("s3")
+            s3.create_bucket(Bucket="orders-bucket")
+            s3.put_object(Bucket="orders-bucket", Key="o-1.json", Body=b"hello world")
+            body = s3.get_object(Bucket="orders-bucket", Key="o-1.json")["Body"]
+            return {"first": body.read(5).decode(), "rest": body.read().decode()}
+    """)
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(handler, timeout=30).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"first": "hello", "rest": " world"}

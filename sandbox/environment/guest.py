@@ -240,12 +240,12 @@ def _send_aws(channel: Channel):
     raises = {"ReadTimeoutError": ReadTimeoutError, "ConnectTimeoutError": ConnectTimeoutError,
               "EndpointConnectionError": EndpointConnectionError}
 
-    class _Raw:
-        def __init__(self, body: bytes):
-            self._body = body
+    class _Raw(io.BytesIO):
+        """The answer's body as urllib3 would hold it: ``stream()`` for botocore's parsers, and ``read()``
+        for a streaming member (S3 GetObject's Body), which botocore hands the handler unread."""
 
         def stream(self, **_: Any):
-            yield self._body
+            yield self.getvalue()
 
     def before_send(event_name: str = "", request=None, **_: Any):
         _, service, op = event_name.split(".", 2)
