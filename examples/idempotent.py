@@ -20,8 +20,8 @@ Around it, each source gets what it needs:
 - **API Gateway: the Idempotency-Key draft's answers.** A repeat gets the stored status and
   body back; a key still in progress gets 409 with ``Retry-After``; a key reused with another
   payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
-- **Async invokes, EventBridge, synchronous calls:** the orders one after another; a failure
-  raises, so the source retries the event, and the orders already done are replayed.
+- **Async invokes, EventBridge, SNS, S3, synchronous calls:** the orders one after another; a
+  failure raises, so the source retries the event, and the orders already done are replayed.
 - **Payments:** ``charge_card`` gets its own idempotency key, ``charge#<orderId>``. If the
   charge succeeds and the invocation dies before saving, the retry charges again and the
   payment provider answers with the first charge: the window no claim can close is closed
@@ -60,8 +60,10 @@ def confirm(order, context, work=None, key=None):
 def handler(event, context):
     if "httpMethod" in event or "requestContext" in event:
         return http_request(event, context)
-    if "Records" in event:
-        return batch(event["Records"], context)
+    records = event.get("Records") or []
+    if records and all(r.get("eventSource") in RECORD_ID for r in records):
+        return batch(records, context)  # SQS, Kinesis, DynamoDB Streams: record by record
+    # SNS and S3 notifications arrive as Records too, but asynchronously: a failure raises, and Lambda retries.
     return {"processed": [confirm(order, context) for order in orders_in(event)]}
 
 

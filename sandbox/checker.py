@@ -261,7 +261,7 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
 
 
 #: How an invocation that did not return ok ended, in words.
-_ENDING = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out", Outcome.CRASHED: "crashed"}
+_ENDING = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out", Outcome.CRASHED: str(Outcome.CRASHED)}
 
 
 def _late_repeat(facts: _Facts, done: list[dict]) -> tuple[dict, dict, float] | None:

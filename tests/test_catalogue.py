@@ -30,6 +30,21 @@ NAIVE_EXPECTED = {
     "sqs-visibility-timeout": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}}, "redelivery",
                                "a 4 s batching window plus 3 x 0.6 s of work outlasts the 5 s visibility timeout "
                                "counted from receipt, so a second poller takes the whole batch again"),
+    "sns-delivery-retry": ({"o-1": {"email": 2}}, "delivery retry",
+                           "Lambda accepts the message but its answer to SNS is lost; SNS's delivery policy retries at "
+                           "once and hands the same message (same MessageId) over again, a second async invocation "
+                           "that emails"),
+    "s3-notification-duplicate": ({"o-1": {"email": 2}}, "spontaneous duplicate",
+                                  "S3 delivers the upload's notification twice (at least once; certain here): same "
+                                  "object, same sequencer; each invocation reads the object with GetObject and emails"),
+    "sqs-throttled-batch": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}}, "redelivery",
+                            "the function is throttled for 6 s; the poller's tries at 0, 1 and 3 s get 429, the one "
+                            "at 7 s gets through, and its 1.8 s of work runs past the 8 s visibility timeout, so a "
+                            "second poller takes the whole batch again"),
+    "sqs-low-traffic-wait": ({"o-1": {"email": 2}}, "redelivery",
+                             "on a quiet queue the poller holds the one message 20 s before invoking, past its 3 s "
+                             "window and the 15 s visibility timeout (six 2 s function timeouts plus the window, as "
+                             "AWS advises), so a second poller receives it, holds it too and emails again"),
     "stream-batch-retry": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}, "o-4": {"email": 1}},
                            "retry 1", "a batch of four; o-3's provider fails once; the batch is retried from its "
                            "first record, so o-1 and o-2 are emailed again"),

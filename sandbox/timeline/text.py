@@ -57,7 +57,7 @@ def lane_sub(rec: Invocation) -> str | None:
         name = rec.container.rsplit('/', 1)[-1] or rec.container
         # Every function's first container starts cold; a later one is news (a reset, or scaling out).
         if rec.environment:
-            parts.append(f"environment {rec.environment}, process {name}")
+            parts.append(f"container {name} in environment {rec.environment}")
         elif rec.restored:
             parts.append(f"container {name} restored from the snapshot")
         else:
