@@ -17,7 +17,9 @@ plain boto3 client made after that behaves exactly as if the sandbox had never r
   them again for each client, which made up about a quarter of a container's cold start;
 - once a world asks for it (``route_lambda_targets``), an EventBridge rule's Lambda-function
   targets go to the sandbox, which plays that part of EventBridge: moto's EventBridge delivers
-  only to logs, SQS, archives and event buses, and raises for a Lambda target.
+  only to logs, SQS, archives and event buses, and raises for a Lambda target; likewise an SNS
+  topic's Lambda subscriptions and an S3 bucket's Lambda notifications (``route_sns_lambda_subscriptions``,
+  ``route_s3_lambda_notifications``), which moto hands to a Lambda backend that knows no sandbox function.
 
 It also owns what the sandbox reads from moto directly: resetting every backend, serving
 a request, looking inside an SQS queue or a stream without making a request, putting back the
@@ -105,6 +107,7 @@ def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region
 def uninstall() -> None:
     """Take every hook out again; a no-op if none is installed."""
     _unroute_lambda_targets()
+    _unroute_services()
     if not _saved:
         return
     for hook in _saved["hooks"]:
@@ -453,6 +456,94 @@ def _unroute_lambda_targets() -> None:
 
         Rule.send_to_targets = _event_routes["original"]
     _event_routes.clear()
+
+
+# -- SNS subscriptions and S3 notifications with Lambda endpoints ---------------------------------
+#: per service ("sns", "s3"): moto's own function, and the world's receivers while any is routed (each
+#: source of the world filters what it gets: its topic, its bucket)
+_originals: dict[str, Any] = {}
+_sinks: dict[str, list[Callable[..., None]]] = {}
+
+
+def route_sns_lambda_subscriptions(sink: Callable[[dict], None]) -> None:
+    """Call ``sink(message)`` for each message a topic delivers to a Lambda-function subscription.
+
+    ``message`` holds ``subscription``, ``topic`` and ``endpoint`` (ARNs), ``message`` (the text, after any
+    ``MessageStructure=json`` choice), ``message_id``, ``subject`` and ``attributes`` (moto's ``{"Type",
+    "Value"}`` form). moto would hand it to its own Lambda backend, which knows no function of the sandbox's
+    and fails the Publish; its filter policies still apply. ``uninstall`` (a world closing) undoes it.
+    """
+    from moto.sns.models import Subscription
+
+    if "sns" not in _originals:
+        original = _originals["sns"] = Subscription.publish
+
+        def publish(sub, message, message_id, subject=None, message_attributes=None, group_id=None,
+                    deduplication_id=None, message_structure=None):
+            receivers = _sinks.get("sns")
+            if not receivers or sub.protocol != "lambda":
+                return original(sub, message, message_id, subject=subject, message_attributes=message_attributes,
+                                group_id=group_id, deduplication_id=deduplication_id,
+                                message_structure=message_structure)
+            matcher = sub._filter_policy_matcher
+            if matcher is not None and not matcher.matches(message_attributes, message):
+                return None
+            if message_structure == "json":
+                message = sub._parse_message_structure(message, sub.protocol)
+            for receive in receivers:
+                receive({"subscription": sub.arn, "topic": sub.topic_arn, "endpoint": sub.endpoint,
+                         "message": message, "message_id": message_id, "subject": subject,
+                         "attributes": copy.deepcopy(message_attributes or {})})
+            return None
+
+        Subscription.publish = publish
+    _sinks.setdefault("sns", []).append(sink)
+
+
+def route_s3_lambda_notifications(sink: Callable[[str, dict], None]) -> None:
+    """Call ``sink(function_arn, event)`` for each event notification a bucket sends to a Lambda function.
+
+    ``event`` is moto's copy (``Records`` with one record, which lacks some of AWS's fields). moto would
+    hand it to its own Lambda backend, which knows no function of the sandbox's, and drop it.
+    """
+    from moto.s3 import notifications
+
+    if "s3" not in _originals:
+        original = _originals["s3"] = notifications._invoke_awslambda
+
+        def invoke(account_id, event_body, fn_arn, region_name):
+            receivers = _sinks.get("s3")
+            if not receivers:
+                return original(account_id, event_body, fn_arn, region_name)
+            for receive in receivers:
+                receive(fn_arn, copy.deepcopy(event_body))
+            return None
+
+        notifications._invoke_awslambda = invoke
+    _sinks.setdefault("s3", []).append(sink)
+
+
+def _unroute_services() -> None:
+    if "sns" in _originals:
+        from moto.sns.models import Subscription
+
+        Subscription.publish = _originals["sns"]
+    if "s3" in _originals:
+        from moto.s3 import notifications
+
+        notifications._invoke_awslambda = _originals["s3"]
+    _originals.clear()
+    _sinks.clear()
+
+
+def s3_object_body(bucket: str, key: str) -> bytes | None:
+    """The bytes of an S3 object as moto holds it now, read without a request; None if there is none."""
+    from moto.s3.models import s3_backends
+
+    with AWS_LOCK:
+        found = s3_backends[DEFAULT_ACCOUNT_ID]["aws"].buckets.get(bucket)
+        obj = found.keys.get(key) if found is not None else None
+        return getattr(obj, "value", None)
 
 
 def _sqs_backend(region: str):

@@ -278,7 +278,8 @@ def _lost(facts: _Facts, key: str, kind: str) -> Finding:
     if facts.dropped.get(key):
         d = facts.dropped[key][-1]
         reason = (d.get("detail") or {}).get("reason")
-        where = f" It ended {d['what']} at {_fmt(d['t'])}" + (f" ({reason})" if reason else "") + "."
+        ended = "Its execution failed" if d["what"] == Delivery.EXECUTION_FAILED else f"It ended {d['what']}"
+        where = f" {ended} at {_fmt(d['t'])}" + (f" ({reason})" if reason else "") + "."
     tried = [i for i, v in facts.invs.items() if key in (v.get("keys") or [])]
     if tried:
         tried_text = " Invocations that carried it: " + ", ".join(

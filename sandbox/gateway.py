@@ -19,6 +19,7 @@ import contextlib
 import json
 import re
 import threading
+import urllib.parse
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -104,7 +105,60 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
         # the table whose stream it reads, from the stream's ARN (moto's shard iterators begin with it)
         found = _STREAM_TABLE.search(str(params.get("StreamArn") or params.get("ShardIterator") or ""))
         return (found.group(1) if found else None), None, {}
+    if service == "sns" and op == "Publish":  # the topic, and the MessageId SNS gave the message
+        found = _XML_MESSAGE_ID.search(body or b"") if status == 200 else None
+        return arn_name(params.get("TopicArn")), found.group(1).decode() if found else None, {}
+    if service == "s3" and params.get("Bucket"):
+        return params["Bucket"], params.get("Key"), {}
     return None, None, {}
+
+
+#: The parts of a request the gateway reads: SQS, DynamoDB, Kinesis and EventBridge send JSON; SNS sends a
+#: query-protocol form; S3 names its bucket and key in the URL, and its body is the object itself.
+_FORM = "application/x-www-form-urlencoded"
+_XML_MESSAGE_ID = re.compile(rb"<MessageId>([^<]+)</MessageId>")
+_XML_ERROR_CODE = re.compile(rb"<Code>([^<]+)</Code>")
+
+
+def request_params(service: str, request) -> dict:
+    """The parameters of a botocore request, as far as the gateway needs them (see ``_FORM``)."""
+    if service == "s3":
+        return s3_location(request.url)
+    body = request.body
+    if not body:
+        return {}
+    content_type = request.headers.get("Content-Type", b"")
+    content_type = content_type.decode() if isinstance(content_type, bytes) else str(content_type)
+    if content_type.startswith(_FORM):
+        text = body.decode() if isinstance(body, bytes) else str(body)
+        return dict(urllib.parse.parse_qsl(text, keep_blank_values=True))
+    try:
+        data = json.loads(body)
+    except (TypeError, ValueError):  # a body of another protocol (XML, a stream): nothing here reads it
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def s3_location(url: str) -> dict:
+    """``Bucket`` and ``Key`` of an S3 request, from a virtual-hosted (bucket.s3...) or a path-style URL."""
+    parts = urllib.parse.urlsplit(url)
+    host, path = parts.hostname or "", urllib.parse.unquote(parts.path).lstrip("/")
+    if ".s3." in f".{host}" and not host.startswith("s3."):
+        bucket, key = host.split(".s3.", 1)[0], path
+    else:
+        bucket, _, key = path.partition("/")
+    return {k: v for k, v in (("Bucket", bucket), ("Key", key)) if v}
+
+
+def arn_name(arn: str | None) -> str | None:
+    """The last part of an ARN (a topic's name), or None."""
+    return arn.rsplit(":", 1)[-1] or None if arn else None
+
+
+def _error_code(body: bytes, status: int) -> str:
+    """The short error code of a failed request: a JSON error's, an XML one's (S3, SNS), else ``HTTP <status>``."""
+    found = _XML_ERROR_CODE.search(body or b"")
+    return error_code(body) or (found.group(1).decode() if found else f"HTTP {status}")
 
 
 def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes, schema: TableSchema):
@@ -245,8 +299,9 @@ class Gateway:
                 first = self.before_first.pop(service, None)
                 if first is not None:
                     first()
-        params = json.loads(request.body or b"{}") if request.body else {}
-        target = params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
+        params = request_params(service, request)
+        target = (params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
+                  or params.get("Bucket") or arn_name(params.get("TopicArn")))
         fault = self.faults.aws_fault(service, op, target, inv.id if inv is not None else None)
         if _TAPS:
             origin = inv.container.id if inv is not None and inv.container is not None else current_actor()
@@ -259,7 +314,7 @@ class Gateway:
                 detail["fault"] = fault.kind
             if stale:
                 detail["stale"] = True  # an eventually consistent read that missed a recent write
-            self.record(service, op, target, key, AWS_OK if status < 300 else (error_code(body) or f"HTTP {status}"),
+            self.record(service, op, target, key, AWS_OK if status < 300 else _error_code(body, status),
                         detail)
             self.notify(service, op, params, status)
         if fault is not None and fault.kind == "timeout-applied":

@@ -86,9 +86,11 @@ class Setting:
         if self.choices is not None and value not in self.choices:
             raise BadInput(f"setting {self.label} must be one of {', '.join(map(str, self.choices))}, got {value!r}")
         if self.minimum is not None and value < self.minimum:
-            raise BadInput(f"setting {self.label} must be at least {self.minimum:g}, got {value!r}{self._cite()}")
+            raise BadInput(f"setting {self.label} must be at least {_number(self.minimum)}, got {value!r}"
+                           f"{self._cite()}")
         if self.maximum is not None and value > self.maximum:
-            raise BadInput(f"setting {self.label} must be at most {self.maximum:g}, got {value!r}{self._cite()}")
+            raise BadInput(f"setting {self.label} must be at most {_number(self.maximum)}, got {value!r}"
+                           f"{self._cite()}")
         return value
 
     def _cite(self) -> str:
@@ -102,6 +104,11 @@ class Setting:
         if doc is not None:
             changes["doc"] = doc
         return dataclasses.replace(self, **changes)
+
+
+def _number(x: float) -> str:
+    """A limit as people write it: 0.05, 900, 31622400 (``:g`` alone would write 3.16224e+07)."""
+    return str(int(x)) if float(x).is_integer() and abs(x) >= 1e6 else f"{x:g}"
 
 
 def _article(word: str) -> str:

@@ -64,6 +64,9 @@ class Cause(StrEnum):
     REDRIVE = "DLQ redrive"  # a message moved back from a dead-letter queue (StartMessageMoveTask)
     CLIENT_RETRY = "client retry"  # an HTTP client sent its request again (a new API Gateway request)
     TTL_DELETION = "TTL deletion"  # a stream batch carrying DynamoDB's own TTL deletes
+    #: A service handed the same event to Lambda again because it never heard that Lambda had accepted it
+    #: (SNS's delivery retry after a lost answer): a new async invocation, not Lambda's own retry.
+    DELIVERY_RETRY = "delivery retry"
 
     @staticmethod
     def retry(n: int) -> str:
@@ -89,6 +92,9 @@ class SourceKind(StrEnum):
     APIGATEWAY = "apigateway"  # an HTTP client through API Gateway (a synchronous invoke per request)
     EVENTBRIDGE = "eventbridge"  # an event bus whose rule targets the function (through Lambda's async queue)
     DDB_STREAM = "dynamodb-stream"
+    SNS = "sns"  # a topic the function is subscribed to (SNS hands each message to Lambda's async queue)
+    S3 = "s3"  # a bucket's event notifications (S3 hands each one to Lambda's async queue)
+    STEPFUNCTIONS = "stepfunctions"  # a state machine's Task state invokes the function synchronously, with Retry
 
 
 class Delivery(StrEnum):
@@ -106,13 +112,20 @@ class Delivery(StrEnum):
     STALE_COPY = "stale copy"  # a DeleteMessage missed a copy of a standard queue's message
     SEND_DEDUPLICATED = "send deduplicated"  # a FIFO queue accepted a SendMessage but stored nothing
     REDRIVEN = "redriven"  # moved from a dead-letter queue back to a queue, as a new message
-    THROTTLED = "throttled"  # Lambda answered 429: the async queue keeps the event and tries again later
+    THROTTLED = "throttled"  # Lambda answered 429: the async queue or SQS poller keeps it and tries again later
     DELIVERY_FAILED = "delivery failed"  # a source's attempt to hand an event to Lambda failed (it retries)
     USER_DELETE = "user delete"  # a user's DeleteItem on a stream's table: a REMOVE without userIdentity
+    #: An SQS poller on a quiet queue held its batch past its batching window before invoking (added for
+    #: sqs-low-traffic-wait).
+    QUIET_QUEUE_WAIT = "quiet-queue wait"
+    #: Lambda accepted a hand-off, but its answer never reached the service (SNS), which counts the delivery
+    #: failed and hands the same event over again (added for sns-delivery-retry).
+    ANSWER_LOST = "answer lost"
+    EXECUTION_FAILED = "execution failed"  # a Step Functions execution failed: its Task's Retry did not save it
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.
-DROPPED = frozenset((Delivery.DEAD_LETTERED, Delivery.DISCARDED))
+DROPPED = frozenset((Delivery.DEAD_LETTERED, Delivery.DISCARDED, Delivery.EXECUTION_FAILED))
 
 
 class Effect(StrEnum):

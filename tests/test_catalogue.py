@@ -74,6 +74,10 @@ NAIVE_EXPECTED = {
                            "the email takes 35 s; API Gateway answers 504 at 29 s while the function runs on; the "
                            "client retries a 5xx twice, each retry a new request (new requestId) and a new "
                            "invocation that finishes and sends"),
+    "stepfunctions-task-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
+                                 "one execution with two orders; o-2's provider fails without sending, so the "
+                                 "function raises and the Task fails; its Retry (States.ALL) invokes the function "
+                                 "again a second later with the same input, so o-1 is emailed again"),
     "eventbridge-producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}},
                                     "producer re-send",
                                     "o-2's PutEvents takes effect but times out; the producer's SDK sends it again "

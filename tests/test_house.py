@@ -108,7 +108,8 @@ def test_no_function_is_longer_than_fifty_lines():
 # -- one vocabulary ------------------------------------------------------------------------------
 VOCABULARY = {m.value for enum in (vocab.RecordType, vocab.Outcome, vocab.Cause, vocab.Delivery, vocab.Effect,
                                    vocab.EffectStatus, vocab.SourceKind) for m in enum} - {
-    vocab.SourceKind.SQS.value, vocab.SourceKind.EVENTBRIDGE.value}  # also the names of AWS services (botocore's)
+    vocab.SourceKind.SQS.value, vocab.SourceKind.EVENTBRIDGE.value, vocab.SourceKind.SNS.value,
+    vocab.SourceKind.S3.value, vocab.SourceKind.STEPFUNCTIONS.value}  # also the names of AWS services (botocore's)
 #: Words that mean something else where they stand.
 ALLOWED = {
     ("sandbox/services.py", "email"): "an order's email address field",
@@ -190,10 +191,12 @@ def test_every_config_is_frozen_validates_itself_and_yields_its_settings():
     from sandbox.sources.async_invoke import AsyncConfig
     from sandbox.sources.ddb_stream import DdbStreamMapping
     from sandbox.sources.sqs import QueueConfig, SqsMappingConfig
+    from sandbox.sources.stepfunctions import TaskRetryConfig
     from sandbox.sources.stream import StreamMapping
     from sandbox.sources.sync_invoke import CallerConfig
 
-    for cls in (AsyncConfig, QueueConfig, SqsMappingConfig, StreamMapping, DdbStreamMapping, CallerConfig):
+    for cls in (AsyncConfig, QueueConfig, SqsMappingConfig, StreamMapping, DdbStreamMapping, CallerConfig,
+                TaskRetryConfig):
         assert issubclass(cls, Config) and cls.__dataclass_params__.frozen
         settings = cls.settings()
         assert settings and all(isinstance(s, Setting) for s in settings)

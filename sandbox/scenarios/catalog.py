@@ -17,7 +17,7 @@ from .base import Scenario
 ORDER = (
     "no-fault",
     # duplicate sources, grouped by how the event reaches the function
-    "sync-sdk-retry", "apigw-client-retry",
+    "sync-sdk-retry", "apigw-client-retry", "stepfunctions-task-retry",
     "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry",
     "eventbridge-target-retry", "eventbridge-producer-resend", "eventbridge-duplicate-target",
     "sns-delivery-retry", "s3-notification-duplicate",

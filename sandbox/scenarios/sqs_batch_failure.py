@@ -25,6 +25,7 @@ from ..sources.fifo import FifoQueueConfig
 from ..sources.producer import Producer
 from ..sources.sqs import (
     DOC_DLQ,
+    OPT_IN_MAPPING_SETTINGS,
     OPT_IN_QUEUE_SETTINGS,
     QueueConfig,
     SqsEventSourceMapping,
@@ -42,7 +43,8 @@ POISON_BODY = "order o-?? (not JSON: a producer bug)"
 def sqs_settings(*, orders: int = 3, **defaults: Any) -> tuple[Setting, ...]:
     """The queue and event source mapping settings every SQS scenario offers (``defaults`` by name).
 
-    A queue setting in ``OPT_IN_QUEUE_SETTINGS`` is offered only by a scenario that gives its default.
+    A queue setting in ``OPT_IN_QUEUE_SETTINGS`` (a mapping setting in ``OPT_IN_MAPPING_SETTINGS``) is
+    offered only by a scenario that gives its default.
     The mapping is deployed with ReportBatchItemFailures unless a scenario says otherwise: AWS leaves
     it off until asked, but a handler that handles records one by one returns batchItemFailures, and
     with the setting off Lambda ignores them and deletes (or checkpoints past) the whole batch. A
@@ -53,12 +55,14 @@ def sqs_settings(*, orders: int = 3, **defaults: Any) -> tuple[Setting, ...]:
     queue = {k: defaults.pop(k) for k in list(defaults) if k in names}
     queue_settings = tuple(s for s in QueueConfig.settings(**queue)
                            if s.name not in OPT_IN_QUEUE_SETTINGS or s.name in queue)
+    mapping_settings = tuple(s for s in SqsMappingConfig.settings(**defaults)
+                             if s.name not in OPT_IN_MAPPING_SETTINGS or s.name in defaults)
     return (
         Setting("orders", orders, "how many orders the producer sends, one SendMessage each", None, 1, 100_000),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
         *queue_settings,
-        *SqsMappingConfig.settings(**defaults),
+        *mapping_settings,
         Setting("horizon", 3600.0, "virtual seconds after which the run stops; orders still in flight are then "
                 "reported as pending (verdict unknown)", None, 1, 14 * 24 * 3600),
     )

@@ -242,7 +242,8 @@ class EventBridgeSource(Source):
             self.world.record_delivery(self.kind, Delivery.SPONTANEOUS_DUPLICATE, keys, None, {
                 "event": event["id"], "why": "EventBridge invoked the target a second time for the same event (rare, "
                                              f"documented: {DOC_DUPLICATE})"})
-        cause = Cause.SPONTANEOUS_DUPLICATE if duplicate else Cause.PRODUCER_RESEND if first is not None else Cause.FIRST_DELIVERY
+        cause = (Cause.SPONTANEOUS_DUPLICATE if duplicate else Cause.PRODUCER_RESEND if first is not None
+                 else Cause.FIRST_DELIVERY)
         entry = self.queue.invoke(event, keys=keys, accept=False, cause=cause, repeats=first)
         for k in keys:
             self._first_of.setdefault(k, entry)

@@ -29,6 +29,36 @@ What it models, from the AWS documentation:
   received messages and waits out its batching window spends their visibility too: the
   rule the sandbox checks (and notes in the history when a run breaks it) is six times the
   function timeout plus MaximumBatchingWindowInSeconds.
+- A throttled invoke is not a function error. "If the invocation fails due to throttling,
+  Lambda gradually backs off retries by reducing the amount of concurrency allocated to your
+  Amazon SQS event source mapping. Lambda continues to retry the message until the message's
+  timestamp exceeds your queue's visibility timeout, at which point Lambda drops the message";
+  after a function error Lambda does not retry the invocation, and backs off the same way
+  while the messages wait out their visibility timeout (services-sqs-errorhandling.html). The
+  six-times advice is there for this: the extra time "allows Lambda to retry if your function
+  is throttled while processing a previous batch" (services-sqs-configure.html). A dropped
+  batch is not deleted, so it comes back once its visibility runs out, one receive spent (a
+  low maxReceiveCount can then dead-letter it without a single run). ``throttled_for``
+  throttles the function for a stretch from ``throttled_from``: a poller holding a batch
+  then gets 429 and tries again 1 s later, then 2, 4 ... s (AWS gives no interval for SQS;
+  these are the async queue's documented ones), until a try gets through or the next one
+  would fall after the visibility timeout of the batch's first receive, when it drops the
+  batch. One ``throttled`` record per batch says how many tries were refused, and how it ended.
+  The sandbox keeps its pollers after a throttle or an error: AWS gives no figure for how far
+  or how fast the mapping backs off, and even on a quiet queue it keeps at least 2 concurrent
+  batches (services-sqs-scaling.html), so a second poller is there to receive what a
+  throttled one still holds.
+- "If you're using a batch window and your SQS queue contains very low traffic, Lambda might
+  wait for up to 20 seconds before invoking your function. This is true even if you set a
+  batch window lower than 20 seconds" (with-sqs.html). ``quiet_queue_wait`` is that wait, and
+  the messages' visibility runs meanwhile: a poller with a batching window whose batch is not
+  full when the window ends keeps gathering until ``quiet_queue_wait`` seconds after its first
+  receive, then invokes (a ``quiet-queue wait`` record says so). It is a fixed figure, not a
+  drawn one: AWS gives only the bound, no distribution, the bound is what a visibility timeout
+  has to cover, and a fixed wait tells the same story for every seed. What counts as very low
+  traffic is not documented; here, a batch that is still not full when its window ends.
+- ``throttled_for`` and ``quiet_queue_wait`` are 0 (off) unless a scenario sets them, and only
+  the scenarios that set them offer them (``OPT_IN_MAPPING_SETTINGS``).
 - A queue's redrive policy moves a message to its dead-letter queue once it has been
   received maxReceiveCount times without being deleted
   (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/sqs-dead-letter-queues.html).
@@ -81,8 +111,10 @@ from .. import adapter
 from ..dynamo import number_text
 from ..errors import BadInput
 from ..events import sqs_record
+from ..scheduler import current_task
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, Outcome, SourceKind
+from .async_invoke import THROTTLE_FIRST_DELAY, THROTTLE_MAX_DELAY
 from .base import Source
 from .fifo import DOC_KEY_TERMS, FIFO_SUFFIX, FifoDeduplication, FifoOrder, FifoQueueConfig
 
@@ -153,6 +185,8 @@ class QueueConfig(Config):
 
 #: QueueConfig settings a scenario offers only when it sets them, so the others' settings stay as they were.
 OPT_IN_QUEUE_SETTINGS = ("duplicate_probability",)
+#: SqsMappingConfig settings offered the same way: only by a scenario that gives their default.
+OPT_IN_MAPPING_SETTINGS = ("throttled_from", "throttled_for", "quiet_queue_wait")
 
 
 @dataclass(frozen=True)
@@ -171,8 +205,30 @@ class SqsMappingConfig(Config):
     report_batch_item_failures: bool = param(
         False, "FunctionResponseTypes=[ReportBatchItemFailures]: let the handler return batchItemFailures so only "
         "those messages come back (off by default)", DOC_ERRORS, aws="ReportBatchItemFailures")
+    throttled_from: float = param(
+        0.0, "virtual seconds into the run when the function starts being throttled (see throttled_for)",
+        DOC_ERRORS, 0, 86400)
+    throttled_for: float = param(
+        0.0, "seconds the function stays throttled from throttled_from on (0: never): a poller holding a batch "
+        "gets 429 and tries again 1, 2, 4 ... s later, until a try gets through or the batch's visibility timeout "
+        "runs out, when Lambda drops the batch and it comes back like a failed one", DOC_ERRORS, 0, 86400)
+    quiet_queue_wait: float = param(
+        0.0, "seconds after its first receive that a poller on a quiet queue still holds a batch that is not full "
+        "(0: off; only with a batching window): on a very low-traffic queue Lambda may wait up to 20 s before "
+        "invoking, even with a shorter batching window (a fixed figure here, not drawn)", DOC_WITH_SQS, 0, 20)
     #: Virtual seconds a poller held back by MaximumConcurrency waits before looking again.
     poll_interval: float = 1.0
+
+    def throttled_at(self, t: float) -> bool:
+        """Is the function throttled at virtual time ``t``?"""
+        return self.throttled_for > 0 and self.throttled_from <= t < self.throttled_from + self.throttled_for
+
+    def gathers_for(self) -> float:
+        """How long after its first receive a poller keeps a batch that is not full: the batching window, or
+        the quiet-queue wait when it is longer (AWS's note is about a batch window, so none without one)."""
+        if self.batching_window == 0:
+            return 0.0
+        return max(float(self.batching_window), self.quiet_queue_wait)
 
     def check(self) -> None:
         if self.batch_size > 10 and self.batching_window < 1:
@@ -315,6 +371,12 @@ class SqsEventSourceMapping(Source):
             world.note(f"the queue's visibility timeout ({vt} s) is below six times the function timeout (AWS's "
                        f"advice) plus the batching window ({number_text(advised)} s): a batch can come back while "
                        f"it is still being processed")
+        held = self.config.gathers_for()
+        if held > self.config.batching_window and vt < recommended_visibility(function.config.timeout, held):
+            world.note(f"on a quiet queue a poller may hold a batch {number_text(held)} s after receiving it before "
+                       f"it invokes (longer than its {self.config.batching_window} s batching window), and the "
+                       f"visibility timeout ({vt} s) is below six times the function timeout plus that wait "
+                       f"({number_text(recommended_visibility(function.config.timeout, held))} s)")
         self.tracked: dict[str, _Tracked] = {}
         self.first_message_of: dict[str, str] = {}  # orderId -> the first messageId that carried it
         self.invocations: list["Invocation"] = []
@@ -376,9 +438,9 @@ class SqsEventSourceMapping(Source):
             if self.queue.visible():
                 self.busy += 1
                 try:
-                    batch = self._gather()
+                    batch, received_at = self._gather()
                     if batch:
-                        self._process(batch)
+                        self._process(batch, received_at)
                 finally:
                     self.busy -= 1
             if not batch:
@@ -386,8 +448,9 @@ class SqsEventSourceMapping(Source):
                 nxt = self.queue.next_visible_in()
                 self._wait(LONG_POLL if nxt is None else min(LONG_POLL, nxt), label="sqs: poll")
 
-    def _gather(self) -> list[dict[str, Any]]:
-        """Receive up to BatchSize messages, waiting out the batching window if it is not full."""
+    def _gather(self) -> tuple[list[dict[str, Any]], float]:
+        """Receive up to BatchSize messages, waiting out the batching window (or, on a quiet queue, the
+        quiet-queue wait) if it is not full; the batch and when its first message was received."""
         cfg = self.config
         clock = self.world.clock
         batch: list[dict[str, Any]] = []
@@ -400,12 +463,12 @@ class SqsEventSourceMapping(Source):
                     first_at = clock.elapsed()
                 batch += got
             if not batch:
-                return batch
+                return batch, clock.elapsed()
             if len(batch) >= cfg.batch_size or cfg.batching_window == 0:
-                return batch
-            left = first_at + cfg.batching_window - clock.elapsed()
+                return batch, first_at
+            left = first_at + cfg.gathers_for() - clock.elapsed()
             if left <= 1e-9:
-                return batch
+                return batch, first_at
             # The received messages' visibility is already running while the poller waits.
             self._wait(left, label="sqs: batching window")
 
@@ -453,15 +516,23 @@ class SqsEventSourceMapping(Source):
                            "server holding this copy was unavailable, so SQS handed it out again (no error anywhere)"},
         )
 
-    def _process(self, batch: list[dict[str, Any]]) -> None:
+    def _process(self, batch: list[dict[str, Any]], received_at: float) -> None:
         sb = self.world
         ids = [m["MessageId"] for m in batch]
         cause, prev = self._cause(batch)
+        got_through, refused = self._through_throttling(ids, prev, received_at)
+        if not got_through:
+            return
         event = {"Records": [sqs_record(m, self.queue.arn, sb.region) for m in batch]}
         inv = self.function.start(event, source=self.kind, cause=cause, prev=prev, keys=self._keys(ids))
         self.invocations.append(inv)
         for mid in ids:
             self.tracked[mid].last_inv = inv.id
+        # Recorded once the invocation has its id, so a reader can tell which invocation waited.
+        if refused is not None:
+            self._throttled(ids, prev, refused, invocation=inv.id)
+        if self.config.gathers_for() > self.config.batching_window and len(batch) < self.config.batch_size:
+            self._quiet_wait(ids, inv.id, received_at)
         sb.scheduler.wait_for(inv.task, label=f"sqs: wait {inv.id}")
         if inv.outcome == Outcome.OK:
             failed, problem = self._failed_items(inv.result, ids)
@@ -475,6 +546,59 @@ class SqsEventSourceMapping(Source):
                 self._batch_failed([i for i in ids if i in failed], inv, "reported in batchItemFailures", partial=True)
         else:
             self._batch_failed(ids, inv, inv.error_text or inv.outcome or "the invocation failed")
+
+    # -- throttling and waiting --------------------------------------------------------------
+    def _through_throttling(self, ids: list[str], prev: str | None,
+                            received_at: float) -> tuple[bool, dict[str, Any] | None]:
+        """Try the invoke while the function is throttled: 429, then again 1, 2, 4 ... s later, the batch kept in
+        hand. (True, what was refused) once a try gets through; False once the next try would come after the
+        visibility timeout of the batch's first receive, when Lambda drops the batch."""
+        cfg, sched, clock = self.config, self.world.scheduler, self.world.clock
+        if not cfg.throttled_at(clock.elapsed()):
+            return True, None
+        tries, first, delay = 0, clock.elapsed(), THROTTLE_FIRST_DELAY
+        deadline = received_at + self.visibility_timeout
+        while cfg.throttled_at(clock.elapsed()):
+            tries += 1
+            if clock.elapsed() + delay >= deadline - 1e-9:
+                sched.sleep(max(0.0, deadline - clock.elapsed()), label="sqs: throttled until the visibility timeout")
+                self._throttled(ids, prev, {"tries": tries, "from": round(first, 6)})
+                for mid in ids:
+                    self.tracked[mid].last_error = (f"throttled (429) until its {self.visibility_timeout} s visibility "
+                                                    f"timeout ran out, so Lambda dropped it without running it")
+                return False, None
+            sched.sleep(delay, label=f"sqs: throttled, try again in {delay:g} s")
+            delay = min(delay * 2, THROTTLE_MAX_DELAY)
+        return True, {"tries": tries, "from": round(first, 6)}
+
+    def _throttled(self, ids: list[str], prev: str | None, refused: dict[str, Any],
+                   invocation: str | None = None) -> None:
+        tries = refused["tries"]
+        answered = f"{tries} {'try' if tries == 1 else 'tries'} answered 429"
+        if invocation is None:
+            why = (f"the function was throttled: {answered} while the poller held the batch, and the next would have "
+                   f"come after the {self.visibility_timeout} s visibility timeout, so Lambda dropped the batch "
+                   f"without running it; SQS hands its messages out again, one receive spent")
+        else:
+            why = (f"the function was throttled: {answered} while the poller held the batch, tried again with a "
+                   f"backoff growing from {THROTTLE_FIRST_DELAY:g} s; the messages' visibility timeout kept running")
+        detail = {"messageIds": ids, **refused, "status": 429, "error": "TooManyRequestsException",
+                  "dropped": invocation is None, "poller": _poller_name(), "why": why}
+        if invocation is not None:
+            detail["invocation"] = invocation
+        self.world.record_delivery(self.kind, Delivery.THROTTLED, keys=self._keys(ids), inv=prev, detail=detail)
+
+    def _quiet_wait(self, ids: list[str], inv: str, received_at: float) -> None:
+        cfg = self.config
+        waited = self.world.clock.elapsed() - received_at
+        self.world.record_delivery(self.kind, Delivery.QUIET_QUEUE_WAIT, keys=self._keys(ids), inv=inv,
+            detail={"messageIds": ids, "from": round(received_at, 6), "waited": round(waited, 6),
+                    "batchingWindow": cfg.batching_window, "quietQueueWait": cfg.quiet_queue_wait,
+                    "poller": _poller_name(),
+                    "why": f"the queue was quiet, so the poller held the batch {number_text(cfg.quiet_queue_wait)} s "
+                           f"after receiving it before invoking, not its {cfg.batching_window} s batching window; "
+                           f"the messages' visibility timeout ran meanwhile"},
+        )
 
     # -- outcomes ------------------------------------------------------------------------------
     def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], str | None]:
@@ -615,6 +739,12 @@ class SqsEventSourceMapping(Source):
             if order is not None and order not in keys:
                 keys.append(order)
         return keys
+
+
+def _poller_name() -> str | None:
+    """The poller task running now (the ``actor`` of its ReceiveMessage records)."""
+    task = current_task()
+    return task.name if task is not None else None
 
 
 def pending_each(source: Source, keys: list[str]) -> None:

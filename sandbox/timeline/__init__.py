@@ -23,11 +23,14 @@ What is drawn
 * on each source's header row, what the delivery source did besides invoking
   (``delivery`` records): messages received, received again, deleted, a batch
   failing (wholly or partly), a retry scheduled, a producer re-send, a spontaneous
-  duplicate, and where a lost order went (dead-lettered / discarded, with a label)
-  or that it was still pending when the run stopped (hatched band);
+  duplicate, and where a lost order went (dead-lettered / discarded / its Step
+  Functions execution failed, with a label) or that it was still pending when the
+  run stopped (hatched band);
 * for a synchronous caller, each SDK attempt on its header row: sent, waiting,
   read timed out or answered, and what the caller finally saw; for an HTTP client
-  behind API Gateway the same, with a "504" where API Gateway stopped waiting;
+  behind API Gateway the same, with a "504" where API Gateway stopped waiting; for
+  a Step Functions Task, each attempt, with a red ✕ where it ran past its
+  TimeoutSeconds (States.Timeout), and what its last attempt got;
 * a stretch during which Lambda throttled an event (429) as a band on its source's
   header row, and hand-offs that failed (EventBridge's retries) as "500" markers;
 * arrows from an invocation to the one that repeats it (``prev``), labelled with

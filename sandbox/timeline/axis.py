@@ -195,6 +195,8 @@ def _activity(model: Model) -> list[tuple[float, float]]:
             spans.append((e.t0, e.t0))
     for a in model.attempts:
         spans.append((a.sent, a.t))
+    for b in model.batching:  # a poller holding its batch is what some runs are about: never squeezed away
+        spans.append((b.start, b.end))
     spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis
     return spans
 

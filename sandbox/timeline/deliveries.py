@@ -21,7 +21,9 @@ SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
 WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
-                 SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream"}
+                 SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
+                 SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
+                 SourceKind.STEPFUNCTIONS: "the execution still running"}
 
 
 @dataclass
@@ -103,6 +105,9 @@ class DeliveryReader:
                    if rec.start < d.t and (rec.end is None or rec.end > d.t)]
         if running:
             label += f" while {', '.join(running)} still runs"
+        elif any(b.start < d.t < b.end and set(self.model.invs[b.inv].keys) & set(d.keys)
+                 for b in self.model.batching if b.inv in self.model.invs):
+            label += " while a poller still holds it"  # received, not yet invoked: its visibility ran out first
         self.redelivered.setdefault(d.t, set()).update(fields.str_list(d.detail.get("messageIds")))
         return d.event(Delivery.REDELIVERY, label, running=running)
 
@@ -147,6 +152,13 @@ class DeliveryReader:
             dest = m.group(1) if m else None
         label = f"{who} discarded → {dest}" if dest else f"{who} discarded, no destination: event lost"
         return d.event("dropped", label)
+
+    def execution_failed(self, d: DeliveryRecord) -> Event:
+        """A Step Functions execution failed: no retrier was left for its Task's error, so nothing runs its orders
+        again (those an attempt finished are done; the others are lost)."""
+        error = fields.optional_text(d.detail.get("error"))
+        return d.event("dropped", f"execution failed{f' ({error})' if error else ''}: "
+                                  f"{d.keys_text or 'its orders'} not run again")
 
     def pending(self, d: DeliveryRecord) -> Event:
         where = WHERE_PENDING.get(d.source)
@@ -199,7 +211,15 @@ class DeliveryReader:
         start = fields.number(d.detail.get("from"))
         label = "throttled (429)" + (f": {tries} {'try' if tries == 1 else 'tries'} over {duration(d.t - start)}"
                                      if isinstance(tries, int) and start is not None and d.t > start else "")
+        if d.detail.get("dropped") is True:
+            label += ", batch dropped"  # an SQS poller gave up at the visibility timeout: no invocation
+        elif d.detail.get("invocation") in self.model.invs:
+            return d.event(Delivery.THROTTLED, label)  # the 429s are drawn on that invocation's lane, not here
         return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
+
+    def quiet_queue_wait(self, d: DeliveryRecord) -> None:
+        """Drawn on the invocation's lane, where its poller held the batch (``queues.py``)."""
+        return None
 
     def delivery_failed(self, d: DeliveryRecord) -> Event:
         """A source's hand-off to Lambda failed, and it retries (EventBridge's target retries). Only the
@@ -209,10 +229,16 @@ class DeliveryReader:
             e.label = None
         status = d.detail.get("status")
         what = f"hand-off failed ({status})" if isinstance(status, int) else "hand-off failed"
-        event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, retried with back off"
-                        if earlier else f"{what}, retried with back off")
+        how = "retried at once" if d.detail.get("retry_in") == 0 else "retried with back off"  # SNS's first retries
+        event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, {how}" if earlier else f"{what}, {how}")
         earlier.append(event)
         return event
+
+    def answer_lost(self, d: DeliveryRecord) -> Event:
+        """Lambda accepted a hand-off, but the service (SNS) never heard so: it delivers the event again."""
+        waited = fields.number(d.detail.get("waited"))
+        wait = f"no answer in {duration(waited)}" if waited is not None else "no answer"
+        return d.event("answer_lost", f"{d.keys_text or 'message'} accepted, {wait} → delivered again")
 
     def user_delete(self, d: DeliveryRecord) -> Event:
         return d.event("user_delete", f"{d.keys_text or 'an item'} deleted by the customer")
@@ -242,4 +268,7 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.THROTTLED: DeliveryReader.throttled,
     Delivery.DELIVERY_FAILED: DeliveryReader.delivery_failed,
     Delivery.USER_DELETE: DeliveryReader.user_delete,
+    Delivery.ANSWER_LOST: DeliveryReader.answer_lost,
+    Delivery.QUIET_QUEUE_WAIT: DeliveryReader.quiet_queue_wait,
+    Delivery.EXECUTION_FAILED: DeliveryReader.execution_failed,
 }

@@ -135,6 +135,8 @@ HTTP_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service 
 
 
 def _caller_text(a: Attempt) -> str:
+    if a.source == SourceKind.STEPFUNCTIONS:  # a Task's attempt: it succeeded, or failed with an error name
+        return "Task succeeded" if a.result == AWS_OK else f"Task failed: {a.result}"
     if a.result == READ_TIMEOUT:
         return "gave up: ReadTimeoutError" if a.source == SourceKind.SYNC else "gave up: its own timeout"
     if a.result == AWS_OK:
@@ -222,7 +224,12 @@ QUEUE_INSET_PT = 3  # pt: a poller's window label keeps this far inside the band
 def _queue_text(w: Hidden | Batching) -> list[str]:
     """What a poller's window says, longest first ([]: nothing to say)."""
     if isinstance(w, Batching):
-        return [f"batching window {duration(w.end - w.start)}", f"batching {duration(w.end - w.start)}"]
+        held = duration(w.end - w.start)
+        if w.kind == Delivery.THROTTLED:
+            return [f"throttled (429): {w.note}, {held}", f"429: {w.note}", "429"]
+        if w.kind == Delivery.QUIET_QUEUE_WAIT:
+            return [f"quiet queue: held {held} ({w.note})", f"quiet queue: {held}", f"held {held}"]
+        return [f"batching window {held}", f"batching {held}"]
     if w.ran_out and w.timeout is not None:
         vt = duration(w.timeout)
         return [f"invisible until the {vt} visibility timeout ran out", f"invisible: {vt} visibility timeout",

@@ -234,7 +234,8 @@ def draw_queue_windows(c: Canvas) -> list[QueueBox]:
         if b.inv not in c.rows.lane_y:
             continue
         x0, x1, y = tx.x(b.start), tx.x(b.end), c.rows.lane_y[b.inv]
-        c.ax.add_patch(mpatches.Rectangle((x0, y - BAR_HALF), x1 - x0, 2 * BAR_HALF, **BATCHING_STYLE, zorder=Z_BAR,
+        style = THROTTLED_BAND if b.kind == Delivery.THROTTLED else BATCHING_STYLE  # 429s, or waiting to invoke
+        c.ax.add_patch(mpatches.Rectangle((x0, y - BAR_HALF), x1 - x0, 2 * BAR_HALF, **style, zorder=Z_BAR,
                                           gid=f"batching:{b.inv}"))
         out.append(QueueBox(b, x0, x1, y - BAR_HALF, 2 * BAR_HALF))
     return out

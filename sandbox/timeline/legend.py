@@ -94,11 +94,22 @@ def _outcome_items(m: Model) -> list[tuple[Any, str]]:
     return items
 
 
+def _handoff_text(m: Model) -> str:
+    """What a failed hand-off's marker stands for: the service whose row shows it retries it."""
+    sources = {e.source for e in m.events if e.style == Delivery.DELIVERY_FAILED}
+    if sources <= {SourceKind.EVENTBRIDGE}:
+        return MARKERS[Delivery.DELIVERY_FAILED][1]
+    who = "SNS retries it" if sources == {SourceKind.SNS} else "the service retries it"
+    return f"the hand-off to Lambda failed (500): {who}"
+
+
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if sources == {SourceKind.APIGATEWAY}:
         return "client sends POST /orders, waits for the answer"
-    if SourceKind.APIGATEWAY in sources:
+    if sources == {SourceKind.STEPFUNCTIONS}:
+        return "the Task invokes the function, waits for its result"
+    if sources & {SourceKind.APIGATEWAY, SourceKind.STEPFUNCTIONS}:
         return "caller sends a request, waits for the answer"
     return "caller sends Invoke, waits for the answer"
 
@@ -114,16 +125,20 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":
-            items.append((_marker_handle(name), MARKERS[name][1]))
+            text = _handoff_text(m) if name == Delivery.DELIVERY_FAILED else MARKERS[name][1]
+            items.append((_marker_handle(name), text))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
     if any(w.ran_out for w in m.hidden):
         items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until the visibility timeout ran out"))
     if any(not w.ran_out for w in m.hidden):
         items.append((mpatches.Patch(**HIDDEN_DONE_STYLE), "received, invisible until deleted"))
-    if m.batching:
+    if any(b.kind == "" for b in m.batching):
         items.append((mpatches.Patch(**BATCHING_STYLE), "poller waits out its batching window"))
-    if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events):
+    if any(b.kind == Delivery.QUIET_QUEUE_WAIT for b in m.batching):
+        items.append((mpatches.Patch(**BATCHING_STYLE), "quiet queue: poller holds the batch past its window"))
+    if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events) or any(
+            b.kind == Delivery.THROTTLED for b in m.batching):
         items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, retried with back off"))
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))

@@ -28,6 +28,8 @@ END_MARKER = {Outcome.ERROR: "end_error", Outcome.TIMEOUT: "end_timeout", Outcom
 READ_TIMEOUT = "ReadTimeout"
 #: The HTTP status API Gateway answers when the function outlasts the integration timeout.
 GATEWAY_TIMEOUT_STATUS = 504
+#: A Step Functions Task ran past its TimeoutSeconds: the ``result`` of its attempt.
+TASK_TIMEOUT = "States.Timeout"
 
 
 @dataclass
@@ -100,6 +102,8 @@ class Attempt:
         """The marker that ends the attempt: read timeout, answer, gateway timeout or function error."""
         if self.result == READ_TIMEOUT:
             return "call_timeout"
+        if self.result == TASK_TIMEOUT:
+            return "task_timeout"
         if self.result == AWS_OK:
             return "call_answer"
         return "gateway_timeout" if self.http_status == GATEWAY_TIMEOUT_STATUS else "call_error"
@@ -133,6 +137,11 @@ class Batching:
     inv: str
     start: float  # the first receive of the batch
     end: float  # the invocation's start
+    #: Why the poller held them: "" its batching window, or a ``Delivery`` word: throttled (tries answered 429),
+    #: quiet-queue wait (longer than its window, on a quiet queue).
+    kind: str = ""
+    #: What the label adds: the 429s ("3 tries") or the batching window the quiet wait outlasted ("window 3 s").
+    note: str = ""
 
 
 @dataclass

@@ -10,7 +10,10 @@ messages' visibility is already running while it waits. Both are read here as pl
 The visibility timeout comes from the scenario's settings in ``meta`` or, failing that, from
 the words of the poller's delivery records ("not deleted within the 5 s visibility timeout").
 Which receive fed which invocation is not recorded: each SQS invocation takes the batch its
-poller began gathering first (every poller waits out the same window).
+poller began gathering first (every poller waits out the same window). A poller's
+``throttled`` record names the invocation that got through at last (the time before it was
+spent on 429s, not on batching) or says the batch was dropped (the poller holds it no more);
+a ``quiet-queue wait`` record names the invocation whose poller held its batch past its window.
 """
 from __future__ import annotations
 
@@ -42,6 +45,9 @@ class QueueReader:
     receives: list[_Receive] = field(default_factory=list)
     deletes: list[tuple[float, list[str]]] = field(default_factory=list)
     starts: list[tuple[int, Invocation]] = field(default_factory=list)
+    throttled: dict[str, tuple[float, int]] = field(default_factory=dict)  # inv -> (first 429, how many)
+    quiet: dict[str, float] = field(default_factory=dict)  # inv -> the batching window its poller outwaited
+    drops: list[tuple[int, str]] = field(default_factory=list)  # (seq, poller) of batches dropped after 429s
 
     @classmethod
     def for_meta(cls, meta: dict) -> QueueReader:
@@ -52,7 +58,7 @@ class QueueReader:
     def receive(self, t: float, seq: int, actor: str, ids: list[str]) -> None:
         self.receives.append(_Receive(t, seq, actor, ids))
 
-    def delivery(self, t: float, r: dict) -> None:
+    def delivery(self, t: float, r: dict, seq: int = 0) -> None:
         """A delete ends the messages' hiding; the poller's words may say the visibility timeout."""
         detail = fields.detail(r)
         if r.get("what") == Delivery.DELETED:
@@ -62,6 +68,22 @@ class QueueReader:
                 m = _SECONDS.search(words) if isinstance(words, str) else None
                 if m:
                     self.timeout = float(m.group(1))
+        if r.get("source") == SourceKind.SQS:
+            self._held(fields.text(r.get("what")), detail, seq, fields.optional_text(r.get("inv")))
+
+    def _held(self, what: str, detail: dict, seq: int, inv: str | None) -> None:
+        """What a poller's throttled or quiet-queue-wait record says about how long it held its batch."""
+        if what == Delivery.THROTTLED:
+            got_through = fields.optional_text(detail.get("invocation"))
+            start, tries = fields.number(detail.get("from")), detail.get("tries")
+            if got_through is not None and start is not None:
+                self.throttled[got_through] = (start, tries if isinstance(tries, int) else 0)
+            elif detail.get("dropped") is True and fields.optional_text(detail.get("poller")) is not None:
+                self.drops.append((seq, fields.text(detail.get("poller"))))
+        elif what == Delivery.QUIET_QUEUE_WAIT and inv is not None:
+            window = fields.number(detail.get("batchingWindow"))
+            if window is not None:
+                self.quiet[inv] = window
 
     def invoked(self, seq: int, rec: Invocation) -> None:
         if rec.source == SourceKind.SQS:
@@ -96,18 +118,35 @@ class QueueReader:
         return Hidden(SourceKind.SQS, r.t, end, self.timeout, ran_out) if end > r.t else None
 
     def _batching(self) -> list[Batching]:
-        """Each SQS invocation's batch: gathered by one poller from its first receive on."""
-        steps = sorted([(r.seq, r) for r in self.receives] + self.starts, key=lambda s: s[0])
+        """Each SQS invocation's batch: gathered by one poller from its first receive on (then, if the function
+        was throttled, held through the 429s)."""
+        steps = sorted([(r.seq, r) for r in self.receives] + self.starts + self.drops, key=lambda s: s[0])
         gathering: dict[str, _Receive] = {}  # poller -> the first receive of the batch it holds
         windows = []
         for _, step in steps:
             if isinstance(step, _Receive):
                 gathering.setdefault(step.actor, step)
                 continue
+            if isinstance(step, str):  # this poller dropped its batch: it holds nothing now
+                gathering.pop(step, None)
+                continue
             if not gathering:
                 continue
             actor = min(gathering, key=lambda a: (gathering[a].t, gathering[a].seq))
             first = gathering.pop(actor)
-            if step.start - first.t > SAME_TIME:
-                windows.append(Batching(step.inv, first.t, step.start))
+            windows += self._held_windows(step.inv, first.t, step.start)
         return windows
+
+    def _held_windows(self, inv: str, first: float, start: float) -> list[Batching]:
+        """From a batch's first receive to its invocation: the window (or the quiet-queue wait), then the 429s."""
+        out, end = [], start
+        throttled = self.throttled.get(inv)
+        if throttled is not None and first - SAME_TIME <= throttled[0] <= start:
+            end, tries = throttled
+            if start - end > SAME_TIME:
+                out.append(Batching(inv, end, start, Delivery.THROTTLED, f"{tries} {'try' if tries == 1 else 'tries'}"))
+        if end - first > SAME_TIME:
+            window = self.quiet.get(inv)
+            out.insert(0, Batching(inv, first, end, *(() if window is None else
+                                                      (Delivery.QUIET_QUEUE_WAIT, f"window {window:g} s"))))
+        return out

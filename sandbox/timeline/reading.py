@@ -37,9 +37,11 @@ COMPLETED = "COMPLETED"  # the item status a finished handler writes
 PUT, UPDATE, DELETE = "PutItem", "UpdateItem", "DeleteItem"
 READ_OPS = ("GetItem", "Query", "BatchGetItem", "Scan", "TransactGetItems")
 LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
-#: The services whose ``Invoke`` records, made outside any invocation, are a caller's requests, by lane group:
-#: an SDK's Lambda Invoke, and an HTTP client's request through API Gateway (IAM's execute-api:Invoke).
-CALLER_SERVICES = {LAMBDA: SourceKind.SYNC, "execute-api": SourceKind.APIGATEWAY}
+#: The (service, op) of records, made outside any invocation, that are a caller's requests, by lane group: an
+#: SDK's Lambda Invoke, an HTTP client's request through API Gateway (IAM's execute-api:Invoke), and a Step
+#: Functions Task's attempt through the optimized Lambda integration (arn:aws:states:::lambda:invoke).
+CALLER_SERVICES = {(LAMBDA, INVOKE): SourceKind.SYNC, ("execute-api", INVOKE): SourceKind.APIGATEWAY,
+                   ("states", "lambda:invoke"): SourceKind.STEPFUNCTIONS}
 SQS, RECEIVE = "sqs", "ReceiveMessage"  # an SQS poller's request (the AWS service, not the source kind)
 
 
@@ -91,13 +93,13 @@ class HistoryReader:
         for rec in model.invs.values():
             if rec.outcome in END_MARKER and rec.end is not None:
                 model.marks.append(Mark(rec.inv, rec.end, rec.end_seq or 0, END_MARKER[rec.outcome]))
+        model.hidden, model.batching = self.queues.finish(model.t_end)  # a redelivery's label reads the batching
         deliveries = DeliveryReader(model, self.accepted)
         for t, seq, r in self.deliveries:
             deliveries.read(t, seq, r)
         for t, seq, got in self.receives:
             deliveries.receive(t, seq, got)
         deliveries.finish()
-        model.hidden, model.batching = self.queues.finish(model.t_end)
         last: dict[str, Attempt] = {}
         for a in model.attempts:
             last[a.actor] = a
@@ -137,12 +139,12 @@ class HistoryReader:
 
     def delivery(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         self.deliveries.append((t, seq, r))
-        self.queues.delivery(t, r)
+        self.queues.delivery(t, r, seq)
 
     def aws(self, r: dict, t: float, seq: int, inv: str | None) -> None:
         service, op = r.get("service"), r.get("op")
-        if inv is None and service in CALLER_SERVICES and op == INVOKE:
-            self._caller_attempt(r, t, seq, CALLER_SERVICES[service])
+        if inv is None and (service, op) in CALLER_SERVICES:
+            self._caller_attempt(r, t, seq, CALLER_SERVICES[(service, op)])
         elif inv is None and service == SQS and op == RECEIVE:
             got = fields.str_list(fields.detail(r).get("received"))
             if got and r.get("result", AWS_OK) == AWS_OK:

@@ -26,6 +26,9 @@ SOURCE_LABELS = {
     SourceKind.APIGATEWAY: "HTTP client → API Gateway (client retries)",
     SourceKind.EVENTBRIDGE: "EventBridge rule → Lambda",
     SourceKind.DDB_STREAM: "DynamoDB stream poller",
+    SourceKind.SNS: "SNS topic → Lambda",
+    SourceKind.S3: "S3 bucket notification → Lambda",
+    SourceKind.STEPFUNCTIONS: "Step Functions Task → Lambda (Retry)",
 }
 
 # row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)
@@ -129,8 +132,8 @@ def busy_sources(model: Model) -> set[str]:
     return {e.source for e in model.events if e.label} | {a.source for a in model.attempts}
 
 
-#: A source that hands its events to another comes right above it: EventBridge feeds Lambda's async queue.
-UPSTREAM = {SourceKind.EVENTBRIDGE: SourceKind.ASYNC}
+#: A source that hands its events to another comes right above it: EventBridge, SNS and S3 feed Lambda's async queue.
+UPSTREAM = {SourceKind.EVENTBRIDGE: SourceKind.ASYNC, SourceKind.SNS: SourceKind.ASYNC, SourceKind.S3: SourceKind.ASYNC}
 
 
 def _groups(model: Model) -> dict[str, list[Invocation]]:

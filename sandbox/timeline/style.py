@@ -201,6 +201,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                           "mew": 0.3}, "throttled (429): Lambda keeps the event, tries again"),
     Delivery.DELIVERY_FAILED: ({"marker": r"$\mathbf{500}$", "ms": 21, "mfc": "#5A5A5A", "mec": "#5A5A5A",
                                 "mew": 0.3}, "the hand-off to Lambda failed (500): EventBridge retries it"),
+    "answer_lost": ({"marker": r"$\mathbf{202?}$", "ms": 25, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
+                     "mew": 0.3}, "Lambda accepted the hand-off (202), its answer was lost: delivered again"),
     "user_delete": ({"marker": r"$\ominus$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                     "customer deleted the item (REMOVE, no userIdentity)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
@@ -222,6 +224,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     # a text glyph, so the client's row reads "504" where API Gateway gave up
     "gateway_timeout": ({"marker": r"$\mathbf{504}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
                          "mew": 0.3}, "504 from API Gateway: it gave up, the function ran on"),
+    "task_timeout": ({"marker": "x", "ms": 10, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 2.4},
+                     "States.Timeout: the Task stopped waiting, the function ran on"),
 }
 LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refused", "stale_write", "table_error",
                        "email_done", "email_dup", "email_dedup", "email_failed",
@@ -231,8 +235,8 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
                        "batch_checkpoint", "retry_scheduled",
                        "resend", "spont_dup", "stale_copy", "send_dedup", "user_delete", Delivery.THROTTLED,
-                       Delivery.DELIVERY_FAILED, "dropped", "moved_back", "delivery_other",
-                       "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout")
+                       Delivery.DELIVERY_FAILED, "answer_lost", "dropped", "moved_back", "delivery_other",
+                       "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout", "task_timeout")
 
 _RC = {
     "font.family": "DejaVu Sans",

@@ -1,6 +1,5 @@
 """Mutant of solutions/04_*.py. A fixed 10 s lock, and a claim that never takes an expired one over: the
 second flaw keeps the duplicate out, hiding the first."""
-import math
 import os
 import time
 from functools import partial

@@ -10,6 +10,7 @@ _extra = {r.scenario: (r.verdict, r.extra_effects) for r in naive.rows}
 assert _extra == {
     "no-fault": ("valid", 0),
     "sync-sdk-retry": ("invalid", 2), "apigw-client-retry": ("invalid", 2),
+    "stepfunctions-task-retry": ("invalid", 1),
     "async-retry": ("invalid", 1), "async-duplicate": ("invalid", 2), "timeout-after-effect": ("invalid", 1),
     "async-late-retry": ("invalid", 1), "concurrent-claims": ("invalid", 1),
     "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
@@ -25,13 +26,14 @@ assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
     if _row.verdict == "invalid":
         assert _row.result.verdict.duplicates and _row.causes, _row.scenario
-# Eight sources, each invalid in every one of its scenarios; the prose names them in this order.
-assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "async invoke", "EventBridge", "SQS", "SQS FIFO",
-                           "Kinesis", "DynamoDB Streams"]
+# Nine sources, each invalid in every one of its scenarios; the prose names them in this order.
+assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "Step Functions", "async invoke", "EventBridge", "SQS",
+                           "SQS FIFO", "Kinesis", "DynamoDB Streams"]
 assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
 # One timeline per source: the run with the most extra emails, as the prose reads them.
 assert {s: r.scenario for s, r in worst.items()} == {
-    "sync invoke (SDK)": "sync-sdk-retry", "API Gateway": "apigw-client-retry", "async invoke": "async-duplicate",
+    "sync invoke (SDK)": "sync-sdk-retry", "API Gateway": "apigw-client-retry",
+    "Step Functions": "stepfunctions-task-retry", "async invoke": "async-duplicate",
     "EventBridge": "eventbridge-target-retry", "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
     "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove"}
 _sync = worst["sync invoke (SDK)"].result.history.invocations()
@@ -50,3 +52,4 @@ assert try_it.status == "invalid" and [r.scenario for r in try_it.rows] == [r.sc
 _try = {r.scenario: (r.extra_effects, r.lost) for r in try_it.rows}
 assert _try["sync-sdk-retry"] == (1, 0) and _try["apigw-client-retry"] == (1, 0), _try  # the new container's set
 assert _try["eventbridge-target-retry"] == (0, 1) and _try["stream-batch-retry"] == (0, 1), _try  # marked, then lost
+assert _try["stepfunctions-task-retry"] == (0, 1), _try  # the retry lands in the same container: o-2 marked, lost
