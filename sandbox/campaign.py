@@ -17,6 +17,11 @@ Writes ``scoreboard.csv``, ``scoreboard.png`` and ``scoreboard.txt`` to ``--out`
 
 Where Powertools (3.37) stands against the improved ``run_once``:
 
+- **Worse, its own retried claim.** A claim whose answer was lost is sent again by botocore and
+  refused by its own first attempt; Powertools takes that item for another invocation's and
+  raises its in-progress error, so its own caller hears "in progress" and the order is never
+  done (``own-write-retried``). The improved ``run_once`` sees its ``owner`` token in the refused
+  item and goes on.
 - **Worse, fencing.** Powertools saves the result and deletes a failed claim unconditionally, so
   an invocation that outlives its lock overwrites (or deletes) the record of the invocation that
   took the key over; ``run_once_improved`` makes both conditional on its ``owner`` token.

@@ -40,10 +40,18 @@ def test_every_variant_names_a_scenario_and_settings_it_has():
 
 
 # -- a slice of the real campaign ---------------------------------------------------------------
+#: Where Powertools is known to fall short of the improved stage inside its assumptions (sandbox/campaign.py).
+POWERTOOLS_SHORT = {"own-write-retried": "it takes its own claim, retried by botocore after a lost answer, for "
+                                         "another invocation's, and answers its own caller in-progress"}
+
+
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_improved_and_powertools_function_hold_within_the_assumptions(scenario):
     board = run_campaign([IMPROVED, "powertools-function"], [scenario], seeds=2, others_seeds=1)
     for cell in board.cells:
+        if cell.strategy != IMPROVED and scenario in POWERTOOLS_SHORT:
+            assert cell.status != Status.VALID, f"Powertools no longer falls short in {scenario}: update the docs"
+            continue
         if cell.column.variant.within:
             assert cell.status == Status.VALID, (cell.strategy, cell.column.name, cell.failure)
             assert cell.ran == cell.seeds
