@@ -15,7 +15,9 @@ assert _extra == {
     "async-late-retry": ("invalid", 1), "concurrent-claims": ("invalid", 1),
     "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
     "eventbridge-duplicate-target": ("invalid", 1),
+    "sns-delivery-retry": ("invalid", 1), "s3-notification-duplicate": ("invalid", 1),
     "sqs-batch-failure": ("invalid", 2), "sqs-visibility-timeout": ("invalid", 3),
+    "sqs-throttled-batch": ("invalid", 3), "sqs-low-traffic-wait": ("invalid", 1),
     "sqs-spontaneous-duplicate": ("invalid", 3), "sqs-dlq-redrive": ("invalid", 1), "producer-resend": ("invalid", 1),
     "sqs-fifo-window": ("invalid", 1),
     "stream-batch-retry": ("invalid", 2), "stream-partial-batch": ("invalid", 1),
@@ -26,15 +28,16 @@ assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
     if _row.verdict == "invalid":
         assert _row.result.verdict.duplicates and _row.causes, _row.scenario
-# Nine sources, each invalid in every one of its scenarios; the prose names them in this order.
-assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "Step Functions", "async invoke", "EventBridge", "SQS",
-                           "SQS FIFO", "Kinesis", "DynamoDB Streams"]
+# Eleven sources, each invalid in every one of its scenarios; the prose names them in this order.
+assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "Step Functions", "async invoke", "EventBridge", "SNS",
+                           "S3", "SQS", "SQS FIFO", "Kinesis", "DynamoDB Streams"]
 assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
 # One timeline per source: the run with the most extra emails, as the prose reads them.
 assert {s: r.scenario for s, r in worst.items()} == {
     "sync invoke (SDK)": "sync-sdk-retry", "API Gateway": "apigw-client-retry",
     "Step Functions": "stepfunctions-task-retry", "async invoke": "async-duplicate",
-    "EventBridge": "eventbridge-target-retry", "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
+    "EventBridge": "eventbridge-target-retry", "SNS": "sns-delivery-retry", "S3": "s3-notification-duplicate",
+    "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
     "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove"}
 _sync = worst["sync invoke (SDK)"].result.history.invocations()
 assert [v["cause"] for v in _sync.values()] == ["first delivery", "SDK retry", "SDK retry"]
