@@ -91,7 +91,7 @@ lint: setup
 # pytest exits 5 when it collects no test: make passes that on as a failure.
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n 2 --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --durations=15 $(PYTEST_ARGS)
 
 # The runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (noxfile.py), each in a venv of
 # its own under .nox/. Interpreters are found on PATH, and in pyenv's folder when there is one.
@@ -104,7 +104,7 @@ test-pythons: setup
 # private JupyterLab. A missing chromium is installed when you are root, else the command is shown;
 # either way these tests never skip here (LAB_UI_REQUIRED), and -rA lists each one's outcome.
 test-ui: setup chromium
-	LAB_UI_REQUIRED=1 $(BIN)/python -m pytest -n 2 -rA tests/test_lab_ui.py $(PYTEST_ARGS)
+	LAB_UI_REQUIRED=1 $(BIN)/python -m pytest -n auto -rA tests/test_lab_ui.py $(PYTEST_ARGS)
 
 # Debian's chromium for the UI tests (Playwright never downloads a browser).
 chromium:
@@ -121,7 +121,7 @@ chromium:
 # The inner loop: everything but the tests marked slow (long campaigns, exhaustive
 # searches, the golden fingerprints) and the notebook ones (real kernels, the browser).
 test-fast: setup
-	$(BIN)/python -m pytest -n 2 -m "not slow and not notebook" --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "not slow and not notebook" --durations=15 $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)
