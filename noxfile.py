@@ -25,4 +25,4 @@ def interpreters(session: nox.Session) -> None:
     session.install("-r", "requirements-dev.txt", "-c", "constraints.txt")
     session.install("--no-deps", "-e", ".")
     session.run("python", "-m", "compileall", "-q", "sandbox", silent=True)
-    session.run("python", "-m", "pytest", "-n", "2", "-q", "-p", "no:cacheprovider", *TESTS, *session.posargs)
+    session.run("python", "-m", "pytest", "-n", "auto", "-q", "-p", "no:cacheprovider", *TESTS, *session.posargs)

@@ -176,16 +176,16 @@ def makefile_rule(makefile_text: str, target: str) -> tuple[list[str], list[str]
 
 
 def makefile_test_problems(makefile_text: str) -> list[str]:
-    """The `test` target must set up the venv and run pytest -n 2 from it."""
+    """The `test` target must set up the venv and run pytest -n auto from it."""
     prereqs, recipe = makefile_rule(makefile_text, "test")
     msgs = []
     if not recipe:
         return ["Makefile has no 'test' target with a recipe"]
     if "setup" not in prereqs:
         msgs.append(f"'test' does not depend on 'setup' (prerequisites: {prereqs})")
-    runner = [r for r in recipe if re.search(r"\$\(BIN\)/python -m pytest -n 2(\s|$)", r)]
+    runner = [r for r in recipe if re.search(r"\$\(BIN\)/python -m pytest -n auto(\s|$)", r)]
     if not runner:
-        msgs.append(f"'test' does not run '$(BIN)/python -m pytest -n 2': {recipe}")
+        msgs.append(f"'test' does not run '$(BIN)/python -m pytest -n auto': {recipe}")
     swallowed = [r for r in recipe if re.search(r"\|\|\s*(true|:)|^-", r)]
     if swallowed:
         msgs.append(f"'test' ignores the runner's exit code: {swallowed}")
@@ -334,19 +334,19 @@ def test_quick_start_parser_fails_on_drift():
 def test_makefile_test_target_runs_pytest_xdist_from_venv():
     makefile = _read("Makefile")
     assert makefile_test_problems(makefile) == []
-    # -n 2 needs pytest-xdist, which must be a pinned dev dependency
+    # -n auto needs pytest-xdist, which must be a pinned dev dependency
     assert "pytest-xdist" in parse_pins(requirement_lines(_read("requirements-dev.txt")))[0]
     setup_prereqs, _ = makefile_rule(makefile, "setup")
     assert setup_prereqs, "'setup' should depend on the install stamp"
 
 
 def test_makefile_check_fails_on_drift():
-    good = "test: setup\n\t$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)\n"
+    good = "test: setup\n\t$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)\n"
     assert makefile_test_problems(good) == []
     assert makefile_test_problems("test: setup\n\tpytest\n")
-    assert makefile_test_problems("test:\n\t$(BIN)/python -m pytest -n 2\n")
-    assert makefile_test_problems("test: setup\n\t-$(BIN)/python -m pytest -n 2\n")
-    assert makefile_test_problems("test: setup\n\t$(BIN)/python -m pytest -n 2 || true\n")
+    assert makefile_test_problems("test:\n\t$(BIN)/python -m pytest -n auto\n")
+    assert makefile_test_problems("test: setup\n\t-$(BIN)/python -m pytest -n auto\n")
+    assert makefile_test_problems("test: setup\n\t$(BIN)/python -m pytest -n auto || true\n")
     assert makefile_test_problems("lab: setup\n\tjupyter lab\n") == [
         "Makefile has no 'test' target with a recipe"
     ]
