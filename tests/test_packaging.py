@@ -24,7 +24,7 @@ EXPECTED_DIRECT = {
         "awslambdaric",
     },
     "requirements-dev.txt": {
-        "pytest", "pytest-xdist", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
+        "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
     },
 }
 
