@@ -154,10 +154,6 @@ class Nemesis:
             else:
                 raise BadInput(f"not a fault: {fault!r} (AwsFault, ProviderFault or Latency)")
 
-    def heal(self, effect: str, order: str) -> None:
-        """The provider recovers for this order: its fault is gone."""
-        self.providers.pop((effect, str(order)), None)
-
     # -- asked by the gateway ---------------------------------------------------------
     def aws_fault(self, service: str, op: str, target: str | None, inv: str | None) -> AwsFault | None:
         """The fault this request triggers, if any (counts it as seen)."""

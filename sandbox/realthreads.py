@@ -11,7 +11,8 @@ the virtual clock away and keeps everything else:
   one lock, as the in-process world does (moto is not thread safe either way);
 - the scenario, its delivery source, the Lambda runtime model, the services and the checker
   are the deterministic world's own: ``run_real_threads`` calls the scenario's ``drive`` on a
-  ``RealThreadsSandbox``, a ``Sandbox`` whose clock, scheduler and gateway are swapped.
+  ``RealThreadsSandbox``, a ``Sandbox`` whose clock, scheduler, history, replicas, gateway,
+  runtime, services and TTL sweeper are swapped for their wall-clock, free-thread and HTTP kinds.
 
 What it leaves out: the same seed no longer gives the same history (the OS interleaves), the
 eventually consistent reads of ``replica_lag`` (moto's server answers every read consistently),

@@ -9,8 +9,10 @@ Opening a world gives an empty moto AWS (DynamoDB, SQS, Kinesis) with the idempo
 table already created; closing it leaves nothing behind. Inside, boto3 always sees fake
 credentials, whatever the caller's environment holds, and nothing can reach the network.
 
-The world only composes: each part receives the few parts it uses (clock, scheduler,
-history, gateway, nemesis), never the world itself.
+The world's own parts (clock, scheduler, history, gateway, nemesis, runtime, services, TTL
+sweeper) each receive the few parts they use, never the world. The delivery sources and the
+scenarios that drive them are above the world: they take it whole (``source.world``) and use its
+public methods (``accept``, ``record_delivery``, ``function``, ``run``) and parts.
 """
 from __future__ import annotations
 

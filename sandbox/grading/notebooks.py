@@ -126,5 +126,3 @@ def student_notebook(notebook: dict[str, Any], exercise: str) -> dict[str, Any]:
     return out
 
 
-def has_markers(text: str) -> bool:
-    return any(_MARKER.match(line) for line in text.splitlines())

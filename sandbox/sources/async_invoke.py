@@ -161,7 +161,6 @@ class AsyncInvokeSource(Source):
         self.events: list[QueuedEvent] = []
         self._scheduled = 0  # events promised by invoke_at that have not entered the queue yet
         self._drivers: list = []
-        self._listeners: list[Callable[[QueuedEvent, "Invocation"], None]] = []
 
     # -- what a scenario calls ------------------------------------------------------------
     def invoke(self, event: Any, *, keys: list[str] | None = None, accept: bool = True,
@@ -199,10 +198,6 @@ class AsyncInvokeSource(Source):
             self.invoke(make_event(), **kw)
 
         self.world.scheduler.call_at(at, fire, name="async invoke")
-
-    def on_attempt_end(self, listener: Callable[[QueuedEvent, "Invocation"], None]) -> None:
-        """Call ``listener(entry, invocation)`` each time an attempt ends (before any retry is decided)."""
-        self._listeners.append(listener)
 
     def idle(self) -> bool:
         """True once every queued event has succeeded or been discarded."""
@@ -256,8 +251,6 @@ class AsyncInvokeSource(Source):
             self.events.append(copy)
             self._drivers.append(sched.spawn(self._delayed, copy, name=f"async-queue {copy.id[:8]}"))
         sched.wait_for(inv.task, label=f"wait {inv.id}")
-        for listener in self._listeners:
-            listener(entry, inv)
         return inv
 
     def _retry_after(self, entry: QueuedEvent, inv: "Invocation") -> bool:
