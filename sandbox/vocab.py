@@ -67,6 +67,9 @@ class Cause(StrEnum):
     #: A service handed the same event to Lambda again because it never heard that Lambda had accepted it
     #: (SNS's delivery retry after a lost answer): a new async invocation, not Lambda's own retry.
     DELIVERY_RETRY = "delivery retry"
+    #: A caller's SDK sent an async Invoke again after Lambda had queued the first (its 202 was lost):
+    #: Lambda queued a second event, with its own request id.
+    CALLER_RESEND = "caller re-send"
 
     @staticmethod
     def retry(n: int) -> str:
@@ -122,6 +125,9 @@ class Delivery(StrEnum):
     #: failed and hands the same event over again (added for sns-delivery-retry).
     ANSWER_LOST = "answer lost"
     EXECUTION_FAILED = "execution failed"  # a Step Functions execution failed: its Task's Retry did not save it
+    #: Lambda queued an async Invoke that repeats one it had already queued for the same SDK call (the caller
+    #: never got the first 202, so botocore sent the Invoke again).
+    CALLER_RESEND = "caller re-send"
 
 
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.

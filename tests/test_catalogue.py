@@ -91,6 +91,9 @@ NAIVE_EXPECTED = {
     "async-late-retry": ({"o-1": {"email": 2}}, "retry 1",
                          "the first attempt sends and then times out in an extension; the function is throttled "
                          "for two hours, so Lambda's retry of that timeout runs two hours later and sends again"),
+    "async-invoke-resend": ({"o-1": {"email": 2}}, "caller re-send",
+                            "Lambda queues the caller's Event invoke but its 202 is lost; the caller's SDK waits out "
+                            "the 60 s read timeout and sends the Invoke again, and Lambda queues a second event"),
     "stream-partial-batch": ({"o-1": {"email": 2}, "o-2": {"email": 1}, "o-3": {"email": 1}, "o-4": {"email": 1}},
                              "retry 1", "ReportBatchItemFailures is on, but this handler raises on o-2's failed "
                              "email instead of reporting it, so Lambda retries the whole batch and o-1 is emailed "

@@ -18,7 +18,7 @@ ORDER = (
     "no-fault",
     # duplicate sources, grouped by how the event reaches the function
     "sync-sdk-retry", "apigw-client-retry", "stepfunctions-task-retry",
-    "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry",
+    "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry", "async-invoke-resend",
     "eventbridge-target-retry", "eventbridge-producer-resend", "eventbridge-duplicate-target",
     "sns-delivery-retry", "s3-notification-duplicate",
     "sqs-batch-failure", "sqs-visibility-timeout", "sqs-throttled-batch", "sqs-low-traffic-wait",

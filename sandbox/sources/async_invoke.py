@@ -38,6 +38,15 @@ What this model keeps from AWS
 
 What it leaves out: 5xx retries of the queue itself, and events the queue drops when the
 function cannot keep up.
+
+``AsyncInvokeCaller`` is an application in front of the queue: it calls
+``Invoke(InvocationType='Event')`` with a real boto3 Lambda client, and the world's Invoke
+endpoint (``sync_invoke.SyncInvokeEndpoint``) puts each request that reaches Lambda on this
+queue and answers 202. Invoke takes no idempotency token
+(https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html), so when the 202 is lost and
+botocore sends the Invoke again (it retries a read timeout in every retry mode,
+https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html), the queue holds
+a second event for the same call: a "caller re-send", run under its own request id.
 """
 from __future__ import annotations
 
@@ -46,16 +55,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import boto3
+from botocore.exceptions import BotoCoreError, ClientError
+
 from ..adapter import queue_messages
+from ..errors import BadInput
 from ..events import iso_millis, orders_in
 from ..runtime import function_error_payload
+from ..scheduler import current_task
 from ..settings import Config, param
 from ..vocab import FAILED_OUTCOMES, Cause, Delivery, SourceKind
 from .base import Source, run_sources
+from .sync_invoke import THROTTLED_EVENT, CallerConfig, SyncInvokeEndpoint
 
 if TYPE_CHECKING:
     from ..faults import CrashPlan
     from ..runtime import Invocation, LambdaFunction
+    from ..scheduler import Task
     from ..world import Sandbox
 
 ASYNC_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html"
@@ -129,7 +145,7 @@ class QueuedEvent:
     condition: str | None = None  # why it was discarded: RetriesExhausted or EventAgeExceeded
     destination_message_id: str | None = None
     cause: str = Cause.FIRST_DELIVERY  # the cause of its first attempt
-    repeats: "QueuedEvent | None" = None  # an earlier event this one repeats (a producer's re-send)
+    repeats: "QueuedEvent | None" = None  # an earlier event this one repeats (a producer's or caller's re-send)
 
     @property
     def attempts(self) -> int:
@@ -369,6 +385,116 @@ class AsyncInvokeSource(Source):
 
     def _record(self, what: str, keys: list[str], inv: str | None, detail: dict) -> None:
         self.world.record_delivery(self.kind, what, list(keys), inv, detail)
+
+
+# -- an application that invokes asynchronously ------------------------------------------------
+@dataclass
+class EventCallOutcome:
+    """What one caller's ``Invoke(InvocationType='Event')`` came to."""
+
+    order: str
+    attempts: int = 0  # Invoke requests botocore sent for this call
+    status: int | None = None  # the StatusCode the caller finally got (202), if any
+    error: str | None = None  # the exception the SDK finally raised, if any
+    events: list[str] = field(default_factory=list)  # the events Lambda queued for it, one per attempt that took effect
+
+
+class AsyncInvokeCaller(Source):
+    """An application that invokes a function asynchronously with a real boto3 Lambda client.
+
+    ``call(order, at=...)`` schedules a caller task at virtual time ``at``. It records that the
+    order was accepted, builds an OrderPlaced event (the shape the other async scenarios use)
+    and calls ``Invoke(InvocationType='Event')`` with ``config``'s retry and timeout settings.
+    The world's Invoke endpoint puts every request that reaches Lambda on ``queue`` (the
+    function's ``AsyncInvokeSource``, made here unless given) and answers 202; botocore does
+    the rest, retries included. The client needs no help to wait out a read timeout: the
+    endpoint itself waits ``read_timeout`` (virtually) before the read times out, as the
+    synchronous endpoint does.
+    """
+
+    kind = SourceKind.ASYNC
+
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", config: CallerConfig | None = None, *,
+                 queue: AsyncInvokeSource | None = None, **settings: Any):
+        super().__init__(world, function)
+        self.config = config or CallerConfig(**settings)
+        self.queue = queue if queue is not None else AsyncInvokeSource(world, function)
+        self.endpoint = SyncInvokeEndpoint.of(world)
+        self.endpoint.serve(function, queue=self.queue)
+        self.outcomes: list[EventCallOutcome] = []
+        self._callers: list[tuple["Task", str]] = []
+        self._scheduled = 0
+
+    def client(self):
+        """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
+        return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
+
+    def call(self, order: dict, at: float = 0.0) -> None:
+        """A caller invokes the function asynchronously for ``order`` at virtual time ``at``."""
+        self._scheduled += 1
+
+        def begin():
+            self._scheduled -= 1
+            task = self.world.scheduler.spawn(self._call, order, name=f"caller-{order['orderId']}")
+            self._callers.append((task, str(order["orderId"])))
+
+        self.world.scheduler.call_at(at, begin, name=f"invoke {order['orderId']} (Event)")
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def start(self) -> "AsyncInvokeCaller":
+        if any(a.fault.kind == "throttle" and (a.fault.service, a.fault.op) == ("lambda", "Invoke")
+               and a.fault.target in (None, self.function.config.name) for a in self.world.faults.aws):
+            raise BadInput(THROTTLED_EVENT)
+        self.queue.start()
+        return self
+
+    def idle(self) -> bool:
+        """Every caller has its answer (or gave up), and every event it had queued is resolved."""
+        return self._scheduled == 0 and all(t.done for t, _ in self._callers) and self.queue.idle()
+
+    def stop(self) -> None:
+        self.queue.stop()
+
+    def finish(self) -> None:
+        """An order whose caller was still trying, with nothing queued yet, is pending; then the queue's own."""
+        queued = {id(a.caller) for a in self.endpoint.event_attempts if a.event is not None}
+        self.pending([key for task, key in self._callers if not task.done and id(task) not in queued],
+                     "the caller's SDK was still trying to invoke when the run stopped")
+        self.queue.finish()
+
+    # -- the caller -----------------------------------------------------------------------
+    def _call(self, order: dict) -> EventCallOutcome:
+        world = self.world
+        world.accept(order, source=self.kind)
+        outcome = EventCallOutcome(str(order["orderId"]))
+        self.outcomes.append(outcome)
+        before = len(self.endpoint.event_attempts)
+        event = world.order_event([order])
+        try:
+            response = self.client().invoke(FunctionName=self.function.config.name, InvocationType="Event",
+                                            Payload=json.dumps(event))
+        except (BotoCoreError, ClientError) as exc:
+            outcome.error = type(exc).__name__
+        else:
+            outcome.status = response["StatusCode"]
+        me = current_task()
+        mine = [a for a in self.endpoint.event_attempts[before:] if a.caller is me]
+        outcome.attempts = len(mine)
+        outcome.events = [a.event.id for a in mine if a.event is not None]
+        world.note(self._describe(outcome))
+        return outcome
+
+    @staticmethod
+    def _describe(o: EventCallOutcome) -> str:
+        tries = f"{o.attempts} attempt{'s' if o.attempts != 1 else ''}"
+        queued = (f"Lambda queued {len(o.events)} event{'s' if len(o.events) != 1 else ''} for it"
+                  if o.events else "Lambda queued nothing")
+        if o.error and o.events:
+            return (f"caller for {o.order}: the SDK gave up with {o.error} after {tries}. The caller thinks the "
+                    f"Invoke failed, yet {queued}, and runs each.")
+        if o.error:
+            return f"caller for {o.order}: the SDK gave up with {o.error} after {tries}; {queued}."
+        return f"caller for {o.order}: Invoke answered {o.status} after {tries}; {queued}."
 
 
 def read_queue(world: "Sandbox", queue: str) -> list[dict]:

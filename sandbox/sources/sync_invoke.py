@@ -1,5 +1,8 @@
 """Synchronous invokes (RequestResponse), and the retries the *caller's* SDK makes.
 
+(The same endpoint also takes asynchronous invokes, ``InvocationType='Event'``, for a function
+whose async queue it was given: see the end of this docstring.)
+
 Lambda never retries a synchronous invoke: it runs the function once and hands the result,
 or the error, back to whoever called
 (https://docs.aws.amazon.com/lambda/latest/dg/invocation-sync.html,
@@ -20,6 +23,20 @@ to the client's ``read_timeout``, and then either replies with Lambda's response
 read time out. ``read_timeout`` and ``connect_timeout`` mean what botocore says they mean,
 and both default to 60 s
 (https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html).
+
+An asynchronous Invoke (``InvocationType='Event'``) is answered differently: "Lambda places
+the event in a queue and returns a success response without additional information"
+(https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html), HTTP 202 with no
+payload (``StatusCode`` in https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html). The
+endpoint puts the event on the function's ``AsyncInvokeSource`` and answers 202 at once.
+Invoke takes no idempotency token (its one name-based check, ``DurableExecutionName``, is for
+durable functions only), so Lambda cannot tell a retried request from a new one: when the
+202 is lost (the ``timeout-applied`` fault, ``AwsFault("timeout-applied", "lambda",
+"Invoke")``) the caller's read times out after ``read_timeout``, botocore sends the Invoke
+again, and Lambda queues a second event, which runs under its own request id. The endpoint
+knows the attempts of one SDK call by botocore's ``amz-sdk-invocation-id`` header, so it
+records that second event as a "caller re-send" of the first (``Cause.CALLER_RESEND``). A
+``5xx`` fault fails the request before anything is queued (500 ``ServiceException``).
 """
 from __future__ import annotations
 
@@ -38,15 +55,17 @@ from ..events import apigateway_event, orders_in
 from ..runtime import ACCOUNT, function_error_payload
 from ..scheduler import current_task
 from ..settings import Config, param
-from ..vocab import AWS_OK, Cause, Outcome, SourceKind
+from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
 from .base import Source
 
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
     from ..world import Sandbox
+    from .async_invoke import AsyncInvokeSource, QueuedEvent
 
 DOC_RETRIES = "https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
+DOC_INVOKE = "https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html"
 RETRY_MODES = ("legacy", "standard", "adaptive")
 #: Attempts in all when the caller sets no limit (botocore's _retry.json for legacy,
 #: retries/standard.py's DEFAULT_MAX_ATTEMPTS for standard and adaptive).
@@ -55,6 +74,16 @@ DEFAULT_ATTEMPTS = {"legacy": 5, "standard": 3, "adaptive": 3}
 DEFAULT_TIMEOUT = 60.0
 
 _INVOKE_PATH = "/2015-03-31/functions/"
+#: What Lambda answers an Event invoke it has queued: 202, no payload (API_Invoke.html, StatusCode).
+EVENT_ACCEPTED = 202
+#: The result of an Invoke whose answer never reached the caller (its read timed out).
+READ_TIMEOUT = "ReadTimeout"
+#: What Lambda's service answers a request it failed: a system error, before anything is queued.
+SERVICE_ERROR = (500, "ServiceException")
+#: Why a throttle fault on an Event invoke is bad input.
+THROTTLED_EVENT = ("a throttle fault on an Event invoke is not modelled: Lambda queues an asynchronous request even "
+                    "while the function is throttled, and its queue retries it (the async queue's throttled_for); "
+                    "inject 'timeout-applied' or '5xx' on lambda.Invoke instead")
 
 
 # -- the caller's configuration ----------------------------------------------------------------
@@ -121,6 +150,18 @@ class InvokeAttempt:
     invocation: Any = field(default=None, repr=False, compare=False)
 
 
+@dataclass
+class EventAttempt:
+    """One ``InvocationType='Event'`` Invoke request as the endpoint saw it."""
+
+    attempt: int  # botocore's attempt number, from the amz-sdk-request header
+    sent: float  # virtual seconds
+    event: "QueuedEvent | None" = field(default=None, repr=False)  # the event it queued (None: nothing)
+    ended: float | None = None  # when the caller got the answer, or its read timed out
+    result: str | None = None  # "ok" (202 received), "ReadTimeout" (queued, 202 lost) or a short error code
+    caller: Any = field(default=None, repr=False, compare=False)  # the task that sent it
+
+
 def _json_response(url: str, status: int, headers: dict[str, str], payload: Any):
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return adapter.response(url, status, {"Content-Type": "application/json", **headers}, body)
@@ -132,20 +173,26 @@ def _error_response(url: str, status: int, code: str, message: str):
 
 
 class SyncInvokeEndpoint:
-    """The Lambda Invoke API of one world, for synchronous (RequestResponse) calls.
+    """The Lambda Invoke API of one world: synchronous (RequestResponse) calls, and Event calls
+    for a function served with its async queue.
 
     Installed as ``sb.gateway.routes["lambda"]``, it runs on the calling task's thread. For
-    each request it starts the invocation at once, then waits for it for the calling
-    client's ``read_timeout``. If the function has not answered by then, the client's read
-    times out (``ReadTimeoutError``) and the invocation carries on regardless. Each attempt
-    is recorded as an ``aws`` record (service lambda, op Invoke).
+    each synchronous request it starts the invocation at once, then waits for it for the
+    calling client's ``read_timeout``. If the function has not answered by then, the client's
+    read times out (``ReadTimeoutError``) and the invocation carries on regardless. An Event
+    request puts the event on the function's queue and is answered 202 (see the module
+    docstring). Each attempt is recorded as an ``aws`` record (service lambda, op Invoke).
     """
 
     def __init__(self, sb: "Sandbox"):
         self.world = sb
         self.functions: dict[str, "LambdaFunction"] = {}
+        self.queues: dict[str, "AsyncInvokeSource"] = {}  # function name -> the async queue Event invokes go to
         self.attempts: list[InvokeAttempt] = []
+        self.event_attempts: list[EventAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
+        # amz-sdk-invocation-id -> (the latest event that SDK call had queued, the attempt that queued it)
+        self._last_event: dict[str, tuple["QueuedEvent", int]] = {}
 
     @classmethod
     def of(cls, sb: "Sandbox") -> "SyncInvokeEndpoint":
@@ -159,9 +206,12 @@ class SyncInvokeEndpoint:
         sb.gateway.routes["lambda"] = endpoint
         return endpoint
 
-    def serve(self, fn: "LambdaFunction") -> None:
+    def serve(self, fn: "LambdaFunction", queue: "AsyncInvokeSource | None" = None) -> None:
+        """Answer Invoke requests for ``fn``; with ``queue``, Event requests too (they go on that queue)."""
         self.functions[fn.config.name] = fn
         self.functions[fn.config.arn] = fn
+        if queue is not None:
+            self.queues[fn.config.name] = queue
 
     # -- one request -------------------------------------------------------------------------
     def __call__(self, op: str, request):
@@ -177,23 +227,26 @@ class SyncInvokeEndpoint:
         invocation_type = self._header(request, "X-Amz-Invocation-Type") or "RequestResponse"
         if invocation_type == "DryRun":
             return _json_response(url, 204, {}, b"")
-        if invocation_type != "RequestResponse":
-            raise RealAwsRefused(f"InvocationType={invocation_type} is not a synchronous invoke; this endpoint "
-                                 "serves RequestResponse only (use the async source for Event invokes)")
+        if invocation_type not in ("RequestResponse", "Event"):
+            raise RealAwsRefused(f"InvocationType={invocation_type} is not served here; this endpoint serves "
+                                 "RequestResponse, Event (for a function with an async queue) and DryRun")
+        queue = self.queues.get(fn.config.name)
+        if invocation_type == "Event" and queue is None:
+            raise RealAwsRefused(f"InvocationType=Event: {fn.config.name} has no async queue in this world; an "
+                                 "AsyncInvokeCaller (sandbox.sources.async_invoke) serves its Event invokes")
         try:
             event = json.loads(request.body or b"{}")
         except ValueError as exc:
             record_invoke(self.world, fn.config.name, [], "InvalidRequestContent", {})
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
+        if invocation_type == "Event":
+            return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
 
     def _invoke(self, fn: "LambdaFunction", event: Any, request):
         """Start the invocation, wait for it up to the caller's read timeout, answer or time out."""
-        try:
-            keys = [str(o["orderId"]) for o in orders_in(event)]
-        except BadInput:
-            keys = []
+        keys = _keys_of(event)
         attempt, call_id = self._attempt_of(request)
         # Attempt k+1 exists because attempt k timed out, so it points back at attempt k.
         prev = self._last.get(call_id) if call_id else None
@@ -210,7 +263,7 @@ class SyncInvokeEndpoint:
         detail: dict[str, Any] = {"attempt": attempt, "invocation": inv.id, "sent": round(record.sent, 6),
                                   "read_timeout": read_timeout}
         if inv.outcome is None:
-            record.result = "ReadTimeout"
+            record.result = READ_TIMEOUT
             self._record(fn, keys, record.result, detail)
             # What the caller's HTTP layer raises when the socket read times out; botocore's
             # retry handler decides what happens next.
@@ -224,6 +277,50 @@ class SyncInvokeEndpoint:
         self._record(fn, keys, record.result, detail)
         sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name}, 200)
         return response
+
+    def _queue(self, fn: "LambdaFunction", queue: "AsyncInvokeSource", event: Any, request):
+        """Event: queue the event and answer 202 at once; or fail (5xx), or queue it and lose the 202."""
+        sb, keys = self.world, _keys_of(event)
+        attempt, call_id = self._attempt_of(request)
+        record = EventAttempt(attempt, sb.clock.elapsed(), caller=current_task())
+        self.event_attempts.append(record)
+        detail: dict[str, Any] = {"attempt": attempt, "invocation_type": "Event", "sent": round(record.sent, 6)}
+        fault = sb.faults.aws_fault("lambda", "Invoke", fn.config.name, None)
+        if fault is not None and fault.kind == "throttle":
+            raise BadInput(THROTTLED_EVENT)
+        if fault is not None and fault.kind == "5xx":  # Lambda failed the request: nothing is queued
+            status, code = SERVICE_ERROR
+            record.ended, record.result = record.sent, code.removesuffix("Exception")  # the history's short code
+            detail.update(status=status, error=code, fault=fault.kind)
+            self._record(fn, keys, record.result, detail)
+            sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name, "InvocationType": "Event"}, status)
+            return _error_response(request.url, status, code,
+                                   "Lambda could not queue the event (injected by the sandbox)")
+        earlier = self._last_event.get(call_id) if call_id else None
+        entry = queue.invoke(event, keys=keys, accept=False, repeats=earlier[0] if earlier else None,
+                             cause=Cause.FIRST_DELIVERY if earlier is None else Cause.CALLER_RESEND)
+        record.event = entry
+        if call_id:
+            self._last_event[call_id] = (entry, attempt)
+        if earlier is not None:
+            sb.record_delivery(SourceKind.ASYNC, Delivery.CALLER_RESEND, keys, None, {
+                "event": entry.id, "repeats": earlier[0].id, "attempt": attempt,
+                "why": f"attempt {attempt} of the same SDK call: Lambda had already queued attempt {earlier[1]}'s "
+                       f"event, but its {EVENT_ACCEPTED} never reached the caller, so botocore sent the Invoke again; "
+                       "Invoke takes no idempotency token, so Lambda queued a second event"})
+        detail.update(event=entry.id, status=EVENT_ACCEPTED)
+        if fault is not None:  # timeout-applied: queued, but the caller hears nothing until its read times out
+            read_timeout = adapter.client_read_timeout()
+            sb.scheduler.sleep(read_timeout, label=f"read timeout, Event invoke attempt {attempt}")
+            record.ended, record.result = sb.clock.elapsed(), READ_TIMEOUT
+            detail.update(fault=fault.kind, read_timeout=read_timeout)
+            self._record(fn, keys, READ_TIMEOUT, detail)
+            raise ReadTimeoutError(endpoint_url=request.url)
+        record.ended, record.result = record.sent, AWS_OK
+        self._record(fn, keys, AWS_OK, detail)
+        sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name, "InvocationType": "Event"},
+                          EVENT_ACCEPTED)
+        return _json_response(request.url, EVENT_ACCEPTED, {}, b"")
 
     # -- helpers -------------------------------------------------------------------------------
     @staticmethod
@@ -271,6 +368,14 @@ class SyncInvokeEndpoint:
 
     def _record(self, fn: "LambdaFunction", keys: list[str], result: str, detail: dict) -> None:
         record_invoke(self.world, fn.config.name, keys, result, detail)
+
+
+def _keys_of(event: Any) -> list[str]:
+    """The orderIds an event carries (none if it carries no orders: the function still gets it)."""
+    try:
+        return [str(o["orderId"]) for o in orders_in(event)]
+    except BadInput:
+        return []
 
 
 def record_invoke(sb: "Sandbox", function: str, keys: list[str], result: str, detail: dict) -> None:
@@ -380,5 +485,5 @@ def caller_config(cfg: dict[str, Any]) -> CallerConfig:
     return CallerConfig.from_settings(cfg)
 
 
-__all__ = ["CallOutcome", "CallerConfig", "DEFAULT_ATTEMPTS", "InvokeAttempt", "RETRY_MODES", "SyncInvokeEndpoint",
-           "SyncInvokeSource", "caller_config", "record_invoke"]
+__all__ = ["CallOutcome", "CallerConfig", "DEFAULT_ATTEMPTS", "EventAttempt", "InvokeAttempt", "RETRY_MODES",
+           "SyncInvokeEndpoint", "SyncInvokeSource", "caller_config", "record_invoke"]

@@ -22,12 +22,13 @@ What is drawn
   annotated "2nd email o-1");
 * on each source's header row, what the delivery source did besides invoking
   (``delivery`` records): messages received, received again, deleted, a batch
-  failing (wholly or partly), a retry scheduled, a producer re-send, a spontaneous
-  duplicate, and where a lost order went (dead-lettered / discarded / its Step
-  Functions execution failed, with a label) or that it was still pending when the
-  run stopped (hatched band);
+  failing (wholly or partly), a retry scheduled, a producer re-send, a caller's
+  re-sent async Invoke queued again, a spontaneous duplicate, and where a lost
+  order went (dead-lettered / discarded / its Step Functions execution failed,
+  with a label) or that it was still pending when the run stopped (hatched band);
 * for a synchronous caller, each SDK attempt on its header row: sent, waiting,
-  read timed out or answered, and what the caller finally saw; for an HTTP client
+  read timed out or answered, and what the caller finally saw; for a caller's Event
+  invokes the same on the async queue's header row ("got 202"); for an HTTP client
   behind API Gateway the same, with a "504" where API Gateway stopped waiting; for
   a Step Functions Task, each attempt, with a red ✕ where it ran past its
   TimeoutSeconds (States.Timeout), and what its last attempt got;

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..vocab import Delivery, WorldMode
+from ..vocab import Delivery, SourceKind, WorldMode
 from .model import Model
 from .timefmt import HOURS, MINUTES, SECONDS, clock, tick_label
 
@@ -194,7 +194,12 @@ def _activity(model: Model) -> list[tuple[float, float]]:
         if e.style == Delivery.THROTTLED and e.t0 is not None:  # when the throttling began is worth seeing
             spans.append((e.t0, e.t0))
     for a in model.attempts:
-        spans.append((a.sent, a.t))
+        if a.source == SourceKind.ASYNC:
+            # An Event invoke's caller waits only for a 202 that was lost: nothing happens meanwhile, so only
+            # the ends are activity, and a long read timeout can be squeezed like any idle stretch.
+            spans += [(a.sent, a.sent), (a.t, a.t)]
+        else:
+            spans.append((a.sent, a.t))
     for b in model.batching:  # a poller holding its batch is what some runs are about: never squeezed away
         spans.append((b.start, b.end))
     spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis

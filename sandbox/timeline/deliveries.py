@@ -179,6 +179,11 @@ class DeliveryReader:
             label += " (a new event, new id)"
         return d.event("resend", label)
 
+    def caller_resend(self, d: DeliveryRecord) -> Event:
+        """The caller's SDK sent an async Invoke again that Lambda had already queued: a second event."""
+        what = "queued again (Invoke re-sent)"
+        return d.event("caller_resend", f"{d.keys_text} {what}" if d.keys_text else what)
+
     def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
         kt = d.keys_text
         # an SQS poller's receive of the copies: this marker says it, the receive marker need not
@@ -271,4 +276,5 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.ANSWER_LOST: DeliveryReader.answer_lost,
     Delivery.QUIET_QUEUE_WAIT: DeliveryReader.quiet_queue_wait,
     Delivery.EXECUTION_FAILED: DeliveryReader.execution_failed,
+    Delivery.CALLER_RESEND: DeliveryReader.caller_resend,
 }

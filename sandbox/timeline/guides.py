@@ -24,7 +24,7 @@ WAIT_HALF_PT = 2  # pt: a wait's obstacle reaches this far above and below it
 
 
 class CallerWait(NamedTuple):
-    """One attempt of a synchronous caller, from send to end, in display x."""
+    """One attempt of a caller, from send to end, in display x."""
 
     attempt: Attempt
     sent_x: float
@@ -52,7 +52,7 @@ def draw_guides(c: Canvas, placed: MarkerPlacement) -> None:
 
 
 def draw_caller_waits(c: Canvas, placed: MarkerPlacement) -> list[CallerWait]:
-    """A synchronous caller's wait for each attempt, from send to read timeout or answer."""
+    """A caller's wait for each attempt, from send to read timeout or answer."""
     waits: list[CallerWait] = []
     for a in c.model.attempts:
         if a.actor not in placed.attempt_rows:
@@ -63,7 +63,7 @@ def draw_caller_waits(c: Canvas, placed: MarkerPlacement) -> list[CallerWait]:
         x1 = c.data(ex, ey)[0]
         y = placed.attempt_rows[a.actor]
         line = mlines.Line2D([x0, x1], [y, y], color=WAIT_COLOR, lw=WAIT_LW * c.scale.factor, zorder=Z_CALLER_WAIT,
-                             solid_capstyle="butt", gid=f"caller-wait:{a.inv}")
+                             solid_capstyle="butt", gid=f"caller-wait:{a.inv or f'{a.actor}#{a.attempt}'}")
         line.set_in_layout(False)
         c.ax.add_line(line)
         half = WAIT_HALF_PT * c.pt

@@ -138,7 +138,7 @@ def _caller_text(a: Attempt) -> str:
     if a.source == SourceKind.STEPFUNCTIONS:  # a Task's attempt: it succeeded, or failed with an error name
         return "Task succeeded" if a.result == AWS_OK else f"Task failed: {a.result}"
     if a.result == READ_TIMEOUT:
-        return "gave up: ReadTimeoutError" if a.source == SourceKind.SYNC else "gave up: its own timeout"
+        return "gave up: its own timeout" if a.source == SourceKind.APIGATEWAY else "gave up: ReadTimeoutError"
     if a.result == AWS_OK:
         return f"got {a.status}" if a.status is not None else "got the response"
     if a.http_status is not None:

@@ -17,7 +17,7 @@ from matplotlib import patches as mpatches
 from matplotlib.markers import MarkerStyle
 from matplotlib.transforms import Bbox
 
-from ..vocab import Delivery
+from ..vocab import Delivery, SourceKind
 from .canvas import Canvas
 from .layout import row_positions
 from .model import Attempt, Event, Mark
@@ -46,7 +46,8 @@ class Item(NamedTuple):
 class MarkerRow:
     """The markers of one row and the display x range they must stay in."""
 
-    owner: str  # obstacle owner: "lane:inv-1", "head:sqs", "sweeper", "caller:<actor>"
+    owner: str  # obstacle owner: "lane:inv-1", "head:sqs", "sweeper", "caller:<actor>" (a header event's own: its
+    # source and seq, "head:async:12", whatever row it is placed on)
     y: float
     dy: float  # how far crowded markers move up and down
     items: list[Item]
@@ -147,11 +148,18 @@ def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str
     for e in c.model.events:
         if e.style != Delivery.PENDING and e.source in c.rows.head_y:
             heads.setdefault(e.source, []).append(Item(e.t, e.seq, e.style, e))
+    callers = _caller_rows(c, attempt_rows, top_lo, top_hi) if c.model.attempts else []
     for source, items in heads.items():
-        rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
-    if c.model.attempts:
-        rows += _caller_rows(c, attempt_rows, top_lo, top_hi)
-    return rows
+        # An Event invoke's caller on the async queue's own line: its markers and the queue's ("queued again")
+        # are spread as one row, each send before what it caused at the same instant.
+        on_line = [r for r in callers if r.y == c.rows.head_y[source]] if source == SourceKind.ASYNC else []
+        shared = on_line[0] if on_line else None
+        if shared is None:
+            rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
+            continue
+        sends = [Item(it.t, -1, it.style, it.payload) for it in shared.items if it.style == "call_send"]
+        shared.items = sends + [it for it in shared.items if it.style != "call_send"] + items
+    return rows + callers
 
 
 def _caller_rows(c: Canvas, attempt_rows: dict[str, float], lo: float, hi: float) -> list[MarkerRow]:
@@ -236,7 +244,7 @@ def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, 
         py = c.px(0.0, yd)[1]
         by_style.setdefault(item.style, []).append((c.data(px, py)[0], yd))
         tall = ink_pt(item.style)[1] * c.scale.factor * c.pt
-        mine = f"{row.owner}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
+        mine = f"head:{item.payload.source}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
         c.obs.add(Bbox.from_bounds(px - half, py - tall / 2, 2 * half, tall), mine)
         _note(placement, item.payload, px, py, half)
 

@@ -82,7 +82,8 @@ class Event:
 
 @dataclass
 class Attempt:
-    """One request a synchronous caller sent: an SDK's Invoke, or an HTTP client's request through API Gateway."""
+    """One request a caller sent: an SDK's Invoke (synchronous, or an Event invoke on the async queue's row), or an
+    HTTP client's request through API Gateway."""
 
     actor: str
     attempt: int | None
@@ -91,10 +92,10 @@ class Attempt:
     seq: int
     result: str
     inv: str | None
-    status: Any = None  # the function's own statusCode, when its response reached the caller
+    status: Any = None  # the function's own statusCode when its response reached the caller (an Event invoke: 202)
     function_error: str | None = None
     final: bool = False
-    source: str = SourceKind.SYNC  # the lane group (a SourceKind) whose header row shows it
+    source: str = SourceKind.SYNC  # the lane group (a SourceKind) whose header row shows it (async: Event invokes)
     http_status: int | None = None  # an HTTP status API Gateway answered itself (504, 502)
 
     @property

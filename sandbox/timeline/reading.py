@@ -42,6 +42,9 @@ LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
 #: Functions Task's attempt through the optimized Lambda integration (arn:aws:states:::lambda:invoke).
 CALLER_SERVICES = {(LAMBDA, INVOKE): SourceKind.SYNC, ("execute-api", INVOKE): SourceKind.APIGATEWAY,
                    ("states", "lambda:invoke"): SourceKind.STEPFUNCTIONS}
+#: A Lambda Invoke record's ``invocation_type`` when it was asynchronous: it queued an event (drawn on the
+#: async queue's row) and the caller's answer, if it got one, was a bare status (202).
+EVENT_INVOKE = "Event"
 SQS, RECEIVE = "sqs", "ReceiveMessage"  # an SQS poller's request (the AWS service, not the source kind)
 
 
@@ -168,6 +171,10 @@ class HistoryReader:
     # -- helpers
     def _caller_attempt(self, r: dict, t: float, seq: int, source: str) -> None:
         detail = fields.detail(r)
+        status = detail.get("statusCode")
+        if detail.get("invocation_type") == EVENT_INVOKE:  # it queued an event rather than start an invocation
+            source = SourceKind.ASYNC
+            status = detail.get("status") if r.get("result") == AWS_OK else None
         target = detail.get("invocation")
         sent = fields.number(detail.get("sent"))
         if sent is None or sent > t:  # not recorded (or nonsense): when the invocation started
@@ -176,7 +183,7 @@ class HistoryReader:
         self.model.attempts.append(Attempt(
             actor=fields.text(r.get("actor")) or "caller", attempt=attempt if isinstance(attempt, int) else None,
             sent=sent, t=t, seq=seq, result=fields.text(r.get("result")) or "?",
-            inv=fields.optional_text(target), status=detail.get("statusCode"),
+            inv=fields.optional_text(target), status=status,
             function_error=fields.optional_text(detail.get("function_error")), source=source,
             http_status=_http_status(detail) if r.get("result") != AWS_OK else None))
 

@@ -132,6 +132,9 @@ def busy_sources(model: Model) -> set[str]:
     return {e.source for e in model.events if e.label} | {a.source for a in model.attempts}
 
 
+#: The async queue's header row when a caller's Event invokes are drawn on it.
+ASYNC_WITH_CALLER = "Caller → async event queue (SDK retries)"
+
 #: A source that hands its events to another comes right above it: EventBridge, SNS and S3 feed Lambda's async queue.
 UPSTREAM = {SourceKind.EVENTBRIDGE: SourceKind.ASYNC, SourceKind.SNS: SourceKind.ASYNC, SourceKind.S3: SourceKind.ASYNC}
 
@@ -178,9 +181,10 @@ def _lane(rec: Invocation, keys: list[str]) -> Row:
 
 def _heading(model: Model, source: str, busy: set[str]) -> Row:
     """A source's header row: taller when busy, thin when nothing is drawn on it."""
-    label = heading_text(SOURCE_LABELS.get(source, source))
-    hidden = source == SourceKind.SQS and bool(model.hidden)
     drawn = any(e.source == source for e in model.events) or any(a.source == source for a in model.attempts)
+    callers = source == SourceKind.ASYNC and any(a.source == source for a in model.attempts)
+    label = heading_text(ASYNC_WITH_CALLER if callers else SOURCE_LABELS.get(source, source))
+    hidden = source == SourceKind.SQS and bool(model.hidden)
     above, sep, below = HEAD_BUSY if source in busy else HEAD_PLAIN if drawn or hidden or "\n" in label \
         else HEAD_EMPTY
     if hidden:

@@ -195,6 +195,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                "producer sent the order again (a new message, event or record)"),
+    "caller_resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
+                      "caller's SDK sent Invoke again: Lambda queued a second event"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                   "queue delivered the event again (duplicate)"),
     Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
@@ -234,9 +236,10 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "effect_other", RecordType.SWEEP,
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
                        "batch_checkpoint", "retry_scheduled",
-                       "resend", "spont_dup", "stale_copy", "send_dedup", "user_delete", Delivery.THROTTLED,
-                       Delivery.DELIVERY_FAILED, "answer_lost", "dropped", "moved_back", "delivery_other",
-                       "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout", "task_timeout")
+                       "resend", "caller_resend", "spont_dup", "stale_copy", "send_dedup", "user_delete",
+                       Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "answer_lost", "dropped", "moved_back",
+                       "delivery_other", "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout",
+                       "task_timeout")
 
 _RC = {
     "font.family": "DejaVu Sans",

@@ -12,7 +12,7 @@ assert _extra == {
     "sync-sdk-retry": ("invalid", 2), "apigw-client-retry": ("invalid", 2),
     "stepfunctions-task-retry": ("invalid", 1),
     "async-retry": ("invalid", 1), "async-duplicate": ("invalid", 2), "timeout-after-effect": ("invalid", 1),
-    "async-late-retry": ("invalid", 1), "concurrent-claims": ("invalid", 1),
+    "async-late-retry": ("invalid", 1), "async-invoke-resend": ("invalid", 1), "concurrent-claims": ("invalid", 1),
     "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
     "eventbridge-duplicate-target": ("invalid", 1),
     "sns-delivery-retry": ("invalid", 1), "s3-notification-duplicate": ("invalid", 1),
