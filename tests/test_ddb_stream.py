@@ -245,15 +245,15 @@ def test_a_failing_record_blocks_the_stream_for_24_hours():
 # -- ddb-stream-ttl-remove --------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", range(6))
 def test_ttl_deletions_reach_the_handler_and_the_naive_one_emails_again(seed):
-    # Three orders expire at 60 s; the sweeper deletes them (ttl_lag 0) and the stream carries three
-    # REMOVE records with the service's userIdentity: one batch, caused by the TTL deletions.
+    # Three orders expire at 60 s; the sweeper deletes them a minute later (ttl_lag 60, the same for each) and the
+    # stream carries three REMOVE records with the service's userIdentity: one batch, caused by the TTL deletions.
     result = run_scenario(TTL, NAIVE, seed=seed)
     assert result.status == "invalid"
     assert effects(result) == {"o-1": 2, "o-2": 2, "o-3": 2}
     assert [(i["cause"], i["prev"], i["keys"]) for i in result.report()["invocations"]] == [
         ("first delivery", None, ["o-1", "o-2", "o-3"]), ("TTL deletion", "inv-1", ["o-1", "o-2", "o-3"])]
     sweeps = result.history.of_type("sweep")
-    assert [(s["target"], s["key"], s["t"]) for s in sweeps] == [("orders", f"o-{i}", 60.0) for i in (1, 2, 3)]
+    assert [(s["target"], s["key"], s["t"]) for s in sweeps] == [("orders", f"o-{i}", 120.0) for i in (1, 2, 3)]
 
 
 @pytest.mark.parametrize("cancel", [0, 2])
