@@ -46,9 +46,8 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .. import adapter
@@ -58,7 +57,7 @@ from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, RecordType, SourceKind
 from .async_invoke import AsyncConfig, AsyncInvokeSource
 from .base import Source
-from .producer import wait_out_read_timeouts
+from .producer import ScheduledSender
 from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
@@ -249,7 +248,7 @@ class EventBridgeSource(Source):
             self._first_of.setdefault(k, entry)
 
 
-class EventProducer(Source):
+class EventProducer(ScheduledSender):
     """Sends ``schedule`` (pairs of virtual send time and a list of orders) to the bus, one PutEvents each.
 
     Its client is a boto3 ``events`` client configured as ``client`` says (a plain client by
@@ -258,42 +257,14 @@ class EventProducer(Source):
     """
 
     kind = SourceKind.EVENTBRIDGE
+    carries = "an event"
 
     def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], *, bus: str = BUS,
                  client: CallerConfig | None = None, name: str = "producer"):
-        super().__init__(world, None)
-        self.bus, self.name = bus, name
-        self.schedule = sorted(((float(at), list(orders)) for at, orders in schedule), key=lambda pair: pair[0])
-        for _, orders in self.schedule:
-            if not orders or not all(isinstance(o, dict) and "orderId" in o for o in orders):
-                raise BadInput(f"an event carries one or more orders (dicts with orderId), got {orders!r}")
-        self.client = boto3.client("events", region_name=world.region,
-                                   config=(client or CallerConfig()).botocore_config())
-        wait_out_read_timeouts(self.client)
-        self.sent: list[dict[str, Any]] = []  # {"keys", "eventIds", "error"}
-        self.task: "Task | None" = None
+        super().__init__(world, schedule, "events", client=client, name=name)
+        self.bus = bus  # self.sent: {"keys", "eventIds", "error"}
 
-    def start(self) -> "EventProducer":
-        if self.task is None:
-            self.task = self.world.scheduler.spawn(self._run, name=self.name)
-        return self
-
-    def idle(self) -> bool:
-        return self.task is not None and self.task.done
-
-    def finish(self) -> None:
-        sent = {k for s in self.sent for k in s["keys"]}
-        unsent = [str(o["orderId"]) for _, orders in self.schedule for o in orders if str(o["orderId"]) not in sent]
-        self.pending(unsent, "not yet sent when the run stopped")
-
-    def _run(self) -> None:
-        world = self.world
-        for at, orders in self.schedule:
-            if at > world.clock.elapsed():
-                world.scheduler.sleep(at - world.clock.elapsed(), label="producer: next event")
-            self._put(orders)
-
-    def _put(self, orders: list[dict]) -> None:
+    def _send_orders(self, orders: list[dict]) -> None:
         world = self.world
         for order in orders:
             world.accept(order, source=self.kind)

@@ -73,6 +73,57 @@ def wait_out_read_timeouts(client: Any) -> None:
     client.meta.events.register_first(f"needs-retry.{client.meta.service_model.service_id.hyphenize()}", wait)
 
 
+class ScheduledSender(Source):
+    """Sends ``schedule`` (pairs of virtual send time and a list of orders), one request per list, with a
+    boto3 client of ``service`` configured as ``client`` says; it waits out a read timeout before its SDK
+    retries, as a real one would. Subclasses say how one list is sent (``_send_orders``).
+    """
+
+    #: What one send carries, for messages: "an event", "a message".
+    carries = "a message"
+    #: What happened to a list once sent: "sent", "published".
+    verb = "sent"
+
+    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], service: str, *,
+                 client: CallerConfig | None = None, name: str = "producer"):
+        super().__init__(world, None)
+        self.name = name
+        self.schedule = sorted(((float(at), list(orders)) for at, orders in schedule), key=lambda pair: pair[0])
+        for _, orders in self.schedule:
+            if not orders or not all(isinstance(o, dict) and "orderId" in o for o in orders):
+                raise BadInput(f"{self.carries} carries one or more orders (dicts with orderId), got {orders!r}")
+        self.client = boto3.client(service, region_name=world.region,
+                                   config=(client or CallerConfig()).botocore_config())
+        wait_out_read_timeouts(self.client)
+        self.sent: list[dict[str, Any]] = []
+        self.task: "Task | None" = None
+
+    def start(self) -> "ScheduledSender":
+        if self.task is None:
+            self.task = self.world.scheduler.spawn(self._run, name=self.name)
+        return self
+
+    def idle(self) -> bool:
+        return self.task is not None and self.task.done
+
+    def finish(self) -> None:
+        sent = {k for s in self.sent for k in s["keys"]}
+        self.pending([str(o["orderId"]) for _, orders in self.schedule for o in orders
+                      if str(o["orderId"]) not in sent], f"not yet {self.verb} when the run stopped")
+
+    def _run(self) -> None:
+        world = self.world
+        noun = self.carries.split(" ", 1)[1]
+        for at, orders in self.schedule:
+            if at > world.clock.elapsed():
+                world.scheduler.sleep(at - world.clock.elapsed(), label=f"{self.name}: next {noun}")
+            self._send_orders(orders)
+
+    @abstractmethod
+    def _send_orders(self, orders: list[dict]) -> None:
+        """Accept ``orders`` and send them as one request; note what reached the service in ``self.sent``."""
+
+
 class ClientProducer(Source):
     """Sends ``schedule`` (pairs of virtual send time and item), one ``op`` request per item.
 

@@ -49,7 +49,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
 from .. import adapter
@@ -59,13 +58,11 @@ from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, RecordType, SourceKind
 from .async_front import FAILED_HANDOFF, AsyncFront
 from .async_invoke import AsyncConfig
-from .base import Source
-from .producer import wait_out_read_timeouts
+from .producer import ScheduledSender
 from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
     from ..runtime import LambdaFunction
-    from ..scheduler import Task
     from ..world import Sandbox
     from .async_invoke import QueuedEvent
 
@@ -193,7 +190,7 @@ class SnsSource(AsyncFront):
         return True
 
 
-class SnsPublisher(Source):
+class SnsPublisher(ScheduledSender):
     """Publishes ``schedule`` (pairs of virtual send time and a list of orders) to the topic, one message each.
 
     A message carrying one order is that order as JSON; one carrying several is ``{"orders": [...]}``.
@@ -203,42 +200,14 @@ class SnsPublisher(Source):
     """
 
     kind = SourceKind.SNS
+    verb = "published"
 
     def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], topic_arn: str, *,
                  client: CallerConfig | None = None, name: str = "publisher"):
-        super().__init__(world, None)
-        self.topic_arn, self.name = topic_arn, name
-        self.schedule = sorted(((float(at), list(orders)) for at, orders in schedule), key=lambda pair: pair[0])
-        for _, orders in self.schedule:
-            if not orders or not all(isinstance(o, dict) and "orderId" in o for o in orders):
-                raise BadInput(f"a message carries one or more orders (dicts with orderId), got {orders!r}")
-        self.client = boto3.client("sns", region_name=world.region,
-                                   config=(client or CallerConfig()).botocore_config())
-        wait_out_read_timeouts(self.client)
-        self.sent: list[dict[str, Any]] = []  # {"keys", "messageIds", "error"}
-        self.task: "Task | None" = None
+        super().__init__(world, schedule, "sns", client=client, name=name)
+        self.topic_arn = topic_arn  # self.sent: {"keys", "messageIds", "error"}
 
-    def start(self) -> "SnsPublisher":
-        if self.task is None:
-            self.task = self.world.scheduler.spawn(self._run, name=self.name)
-        return self
-
-    def idle(self) -> bool:
-        return self.task is not None and self.task.done
-
-    def finish(self) -> None:
-        sent = {k for s in self.sent for k in s["keys"]}
-        self.pending([str(o["orderId"]) for _, orders in self.schedule for o in orders
-                      if str(o["orderId"]) not in sent], "not yet published when the run stopped")
-
-    def _run(self) -> None:
-        world = self.world
-        for at, orders in self.schedule:
-            if at > world.clock.elapsed():
-                world.scheduler.sleep(at - world.clock.elapsed(), label="publisher: next message")
-            self._publish(orders)
-
-    def _publish(self, orders: list[dict]) -> None:
+    def _send_orders(self, orders: list[dict]) -> None:
         world = self.world
         for order in orders:
             world.accept(order, source=self.kind)
