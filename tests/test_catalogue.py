@@ -110,6 +110,34 @@ NAIVE_EXPECTED = {
 }
 
 
+#: The scenarios that test a run_once: what the naive handler (no claim at all) gets there, and why.
+RUN_ONCE_NAIVE = {
+    "crash-mid-work": ({"o-1": {"charge": 2, "email": 1}}, "the first attempt charges and crashes; the async retry "
+                       "charges again (it never claimed, so nothing stops it)"),
+    "ttl-lag": ({"o-1": {"email": 1}}, "the first attempt's email hangs and nothing is sent; the retry sends it: "
+                "without a claim, no lock can stand in its way"),
+    "lock-shorter-than-work": ({"o-1": {"charge": 3, "email": 2}}, "three attempts charge and two email: with no "
+                               "claim, every delivery does the work"),
+    "own-write-retried": ({"o-1": {"email": 1}}, "there is no claim whose answer can be lost: one request, one email"),
+    "snapstart-cloned-init": ({"o-1": {"email": 2}}, "two copies at once, two restored environments, two emails"),
+    "managed-instances-concurrency": ({"o-1": {"email": 2}, "o-2": {"email": 2}}, "each of two orders delivered "
+                                      "twice at once, each copy in a process of its own, each emailed"),
+}
+
+
+@pytest.mark.parametrize("name", list(RUN_ONCE_NAIVE))
+def test_what_the_naive_handler_gets_in_each_run_once_trial(name):
+    effects, why = RUN_ONCE_NAIVE[name]
+    result = run_scenario(name, NAIVE, seed=0)
+    assert result.verdict.effects_per_key == effects, why
+    assert result.valid == all(n == 1 for kinds in effects.values() for n in kinds.values()), why
+
+
+def test_every_scenario_is_pinned_for_the_naive_handler():
+    assert set(NAIVE_EXPECTED) | set(RUN_ONCE_NAIVE) | {"no-fault"} == set(SCENARIOS)
+    assert len(SCENARIOS) >= 34
+
+
 def test_catalogue_has_every_contract_name_in_order():
     # Every scenario is placed in ORDER: a control, then the duplicate sources, then run_once's trials.
     assert list(SCENARIOS) == list(ORDER)
