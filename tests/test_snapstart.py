@@ -34,7 +34,9 @@ FACTS = """
         mine = f"/tmp/{context.aws_request_id}"
         open(mine, "w").close()
         time.sleep(0.5)  # busy a while, so the copies that arrive meanwhile need environments of their own
-        others = sorted(n for n in os.listdir("/tmp") if n not in ("made-at-init", os.path.basename(mine)))
+        # files only: a checkout under /tmp is bound back into a private /tmp as a folder
+        others = sorted(n for n in os.listdir("/tmp") if os.path.isfile(os.path.join("/tmp", n))
+                        and n not in ("made-at-init", os.path.basename(mine)))
         print(json.dumps({"token": TOKEN, "pid": os.getpid(), "hooks": HOOKS, "others": others,
                           "init_file": open("/tmp/made-at-init").read(),
                           "type": os.environ["AWS_LAMBDA_INITIALIZATION_TYPE"]}))
