@@ -55,6 +55,7 @@ from ..errors import BadInput
 from ..events import DETAIL_TYPE, EVENT_SOURCE, eventbridge_time, orders_in
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, RecordType, SourceKind
+from .async_front import FAILED_HANDOFF, throttled_hand_off
 from .async_invoke import AsyncConfig, AsyncInvokeSource
 from .base import Source
 from .producer import ScheduledSender
@@ -74,12 +75,7 @@ SERVICE = "eventbridge"
 #: The longest wait between two of EventBridge's retries here (AWS documents none).
 MAX_RETRY_DELAY = 600.0
 DOC_DUPLICATE = "https://docs.aws.amazon.com/eventbridge/latest/userguide/eb-troubleshooting.html"
-DOC_ASYNC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html"
-_THROTTLED_HAND_OFF = ("Lambda accepts asynchronous requests from services even while the function is throttled, and "
-                       "its async queue retries them (for up to 6 hours): throttle the queue with throttled_for, not "
-                       f"EventBridge's hand-off ({DOC_ASYNC_ERRORS})")
-#: What Lambda's service answers a failed hand-off with: a system error (the only kind EventBridge retries here).
-FAILED_HANDOFF = (500, "ServiceException")
+_THROTTLED_HAND_OFF = throttled_hand_off("EventBridge")
 
 
 @dataclass(frozen=True)
