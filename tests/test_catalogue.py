@@ -182,7 +182,7 @@ def test_naive_handler_is_valid_without_faults():
 
 @pytest.mark.parametrize("name", list(SCENARIOS))
 def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
-    for seed in range(3):
+    for seed in range(2):  # the campaign's slice (test_campaign.py) and make campaign run more
         result = run_scenario(name, IDEMPOTENT, seed=seed)
         assert result.status == "valid", result.verdict.explain()
 

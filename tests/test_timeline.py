@@ -1101,7 +1101,7 @@ def histories(draw):
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(histories(), st.sampled_from(["auto", "s", "min", "h"]), st.sampled_from(["auto", False]))
 def test_random_histories_render_deterministically(tmp_path_factory, h, unit, gaps):
     d = tmp_path_factory.mktemp("prop")
