@@ -128,3 +128,25 @@ def test_a_claim_retried_by_botocore_meets_itself_and_only_an_owner_token_tells(
     for refuses_itself in (ARTICLE, example("powertools_function.py")):
         result = run_scenario("own-write-retried", refuses_itself, seed=seed)
         assert result.status == "invalid" and [f.key for f in result.verdict.lost] == ["o-1"]
+
+
+# -- the smaller facts, as the code and the lessons state them ------------------------------------------
+def _text(path: str) -> str:
+    from conftest import ROOT
+
+    return (ROOT / path).read_text()
+
+
+def test_the_smaller_facts_are_stated_as_aws_states_them():
+    """Each sentence below was wrong before (issue 19's smaller facts); each page is cited where it is stated."""
+    assert "4 for DynamoDB" in _text("sandbox/sources/producer.py")  # botocore's _SERVICE_MAX_ATTEMPTS
+    assert "usually reached within one second" in _text("sandbox/replicas.py")
+    assert "our assumption" in _text("sandbox/sources/shards.py")  # an unknown itemIdentifier
+    assert "there is none unless you configure one" in _text("sandbox/sources/async_invoke.py")
+    assert "only hours later" not in _text("sandbox/scenarios/ttl_lag.py")
+    assert "payload_validation_jmespath" in _text("notebooks/13_capstone.ipynb")  # the payload hash is opt-in
+    eventbridge = _text("sandbox/sources/eventbridge.py")
+    assert "no AWS page says" not in eventbridge and "eb-troubleshooting.html" in eventbridge
+    sqs_lesson = _text("notebooks/03_sqs.ipynb")
+    assert "up to 20 seconds" in sqs_lesson and "MaximumBatchingWindowInSeconds" in sqs_lesson  # the quiet queue
+    assert "their retention started again" in _text("notebooks/10_locks_and_ttl.ipynb")  # a redrive
