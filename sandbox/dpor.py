@@ -180,7 +180,7 @@ def _probes(sb: Any) -> list[tuple[str, Callable[[], Any]]]:
                 sorted((k, a.seen, a.fired) for k, a in nemesis.providers.items()))
 
     probes = [("random", random.getstate), ("moto-random", mock_random.getstate), ("world-random", sb.rng.getstate),
-              ("replica-random", sb.replicas._rng.getstate), ("faults", faults)]
+              ("replica-random", sb.replicas.rng.getstate), ("faults", faults)]
     jitter = getattr(sb.faults, "jitter", None)  # AWS latency drawn per call (the random policy's only, today)
     if jitter is not None:
         probes.append(("latency-random", jitter.getstate))
@@ -223,27 +223,12 @@ class _Tracer:
         policy.sync = self.close
 
     def install(self) -> None:
-        """Hear of each step (the scheduler's step listener) and of each tick (its timers and its runs)."""
-        sched = self.sb.scheduler
-        fire_due, run = sched._fire_due, sched.run
-        sched.step_listener = self.begin
+        """Hear of each step and each tick (a ``parts.SchedulerListener``), and of what each request touched."""
+        self.sb.scheduler.listen(self)
         self.sb.gateway.on_request(lambda service, op, params, status: self._heard.extend(
             request_resources(service, op, params, status)))
 
-        def fire_due_traced() -> None:
-            self.tick()
-            fire_due()
-
-        def run_ticked(*args: Any, **kw: Any) -> None:
-            self.tick()  # the world's own thread worked since the last step
-            try:
-                run(*args, **kw)
-            finally:
-                self.tick()
-
-        sched._fire_due, sched.run = fire_due_traced, run_ticked
-
-    def begin(self, task: Any, decided: bool) -> None:
+    def step(self, task: Any, decided: bool) -> None:
         self.close()
         self.policy.started(task.name, decided)
         decision = self._decisions if decided else None

@@ -143,7 +143,9 @@ class FreeScheduler:
         # Hooks of the deterministic scheduler that have no meaning here; kept so callers may set them.
         self.gate = None
         self.on_switch = None
-        self.step_listener = None
+
+    def listen(self, listener: Any) -> None:
+        """The OS picks each step here, unseen: a listener is told nothing (nothing here can be explored)."""
 
     @property
     def tasks(self) -> list[FreeTask]:

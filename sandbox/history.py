@@ -121,6 +121,13 @@ class History:
         """The run's settings: seed, scenario, epoch, table... (a copy)."""
         return _copy(self._meta)
 
+    def starts_at(self, epoch: float) -> None:
+        """The run begins at Unix time ``epoch`` (a wall-clock world, once its AWS is ready); before any record."""
+        with self._lock:
+            if self._events:
+                raise ValueError("a history's epoch is set before its first record")
+            self._meta["epoch"] = float(epoch)
+
     # -- writing ---------------------------------------------------------
     def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
         """Add one record (prefer the typed writers below); returns a copy of it."""

@@ -11,8 +11,12 @@ the virtual clock away and keeps everything else:
   one lock, as the in-process world does (moto is not thread safe either way);
 - the scenario, its delivery source, the Lambda runtime model, the services and the checker
   are the deterministic world's own: ``run_real_threads`` calls the scenario's ``drive`` on a
-  ``RealThreadsSandbox``, a ``Sandbox`` whose clock, scheduler, history, replicas, gateway,
-  runtime, services and TTL sweeper are swapped for their wall-clock, free-thread and HTTP kinds.
+  ``RealThreadsSandbox``, a ``Sandbox`` built from another recipe (``real_threads``: the wall
+  clock, free threads, the HTTP gateway; ``world.assemble`` wires the rest as for every world);
+- a handler file runs in the same execution environments (``sandbox.environment``: an OS process
+  each, AWS's runtime client, its own /tmp); their requests reach the HTTP gateway through the
+  same channel, their sleeps are real ones. A handler passed as a Python function (not a cell)
+  runs in this process (``SharedProcesses``).
 
 What it leaves out: the same seed no longer gives the same history (the OS interleaves), the
 eventually consistent reads of ``replica_lag`` (moto's server answers every read consistently),
@@ -23,7 +27,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -33,12 +36,9 @@ from . import adapter
 from .checker import check
 from .errors import BadInput
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
-from .history import History
 from .http_gateway import Forwarder, HttpGateway
-from .replicas import Replicas
+from .parts import Recipe
 from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, FunctionConfig, LambdaFunction, Runtime
-from .services import Services
-from .ttl import TtlSweeper
 from .vocab import WorldMode
 from .world import Sandbox
 
@@ -187,6 +187,16 @@ class FreeThreadsRuntime(Runtime):
 
 
 # -- the world ----------------------------------------------------------------------------------
+def real_threads(forwarder: Forwarder, budget: float = DEFAULT_BUDGET) -> Recipe:
+    """This world's parts: the wall clock, free OS threads, requests over HTTP to ``forwarder``'s endpoint."""
+
+    def gateway(*shared: Any) -> HttpGateway:
+        return HttpGateway(*shared, forwarder=forwarder)
+
+    return Recipe(clock=WallClock, scheduler=lambda clock: FreeScheduler(clock, budget),  # type: ignore[arg-type]
+                  gateway=gateway, runtime=FreeThreadsRuntime)
+
+
 class RealThreadsSandbox(Sandbox):
     """A ``Sandbox`` on free threads and the wall clock, whose AWS is an HTTP endpoint.
 
@@ -200,22 +210,10 @@ class RealThreadsSandbox(Sandbox):
                  table: str | None = None, meta: dict | None = None, budget: float = DEFAULT_BUDGET,
                  region: str = "us-east-1", ttl_drawn: bool = False):
         kw = {"table": table} if table else {}
-        super().__init__(seed, policy="round-robin", ttl_lag=ttl_lag, region=region, meta=meta, replica_lag=0.0,
-                         aws_latency=0.0, ttl_drawn=ttl_drawn, **kw)
         self.forwarder = forwarder or Forwarder(MotoServer.shared().url)
-        # The same parts as the deterministic world, put together on the wall clock and free threads.
-        self.clock = WallClock()
-        self.scheduler = FreeScheduler(self.clock, budget)
-        self.history = History({"seed": seed, "epoch": self.clock.epoch, "table": self.table_name,
-                                "region": region, "mode": self.mode, **(meta or {})})
-        self.replicas = Replicas(self.clock, region, 0.0, seed)
-        self.gateway = HttpGateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas,
-                                   forwarder=self.forwarder)
-        self.runtime = FreeThreadsRuntime(self.clock, self.scheduler, self.history, self.new_uuid, region,
-                                          env=lambda: dict(os.environ))
-        self.services = Services(self.clock, self.scheduler, self.history, self.faults)
-        self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
-                                  ttl_lag, self.schema, drawn=ttl_drawn, seed=seed)
+        super().__init__(seed, ttl_lag=ttl_lag, region=region, meta={"mode": self.mode, **(meta or {})},
+                         replica_lag=0.0, aws_latency=0.0,
+                         ttl_drawn=ttl_drawn, recipe=real_threads(self.forwarder, budget), **kw)
 
     def open(self) -> "RealThreadsSandbox":
         super().open()
@@ -224,8 +222,7 @@ class RealThreadsSandbox(Sandbox):
             self.gateway.before_first.pop("dynamodb", None)
             self.create_table()
             self.clock.restart()  # the run's time starts once its AWS is ready
-            self.history = History({**self.history.meta, "epoch": self.clock.epoch})
-            self.gateway.history = self.runtime.history = self.services.history = self.sweeper.history = self.history
+            self.history.starts_at(self.clock.epoch)
         except BaseException:
             self.close()
             raise

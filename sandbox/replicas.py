@@ -40,7 +40,7 @@ class Replicas:
 
     def __init__(self, clock: "VirtualClock", region: str, lag: float, seed: int):
         self.clock, self.region, self.lag = clock, region, float(lag)
-        self._rng = random.Random(f"replicas:{seed}")
+        self.rng = random.Random(f"replicas:{seed}")  # each stale read draws its age from it
         self._versions: dict[tuple[str, str], list[Version]] = {}
 
     @staticmethod
@@ -77,7 +77,7 @@ class Replicas:
 
     def as_of(self) -> float:
         """The moment an eventually consistent read sees: up to ``lag`` seconds ago."""
-        return self.clock.elapsed() - self._rng.uniform(0.0, self.lag)
+        return self.clock.elapsed() - self.rng.uniform(0.0, self.lag)
 
     def version(self, table: str, key: dict, moment: float) -> tuple[bool, "dict | None"]:
         """(stale?, the item as of ``moment``): stale when a write since then changed it."""

@@ -20,6 +20,7 @@ from typing import Any
 
 from .clock import VirtualClock
 from .errors import HandlerBlocked, WorldClosed
+from .parts import SchedulerListener
 from .policies import Policy, RandomPolicy
 
 #: A task's states (the scheduler's own words, never written to a history).
@@ -127,9 +128,16 @@ class Scheduler:
         #: Called with the task about to run (None when the world's own thread takes over), so
         #: the runtime can put that task's process (modules, environment) in place.
         self.on_switch: Callable[[Task | None], None] | None = None
-        #: Called with each task about to take a step, and whether the policy chose it among others
-        #: (the DPOR explorer traces steps with it).
-        self.step_listener: Callable[[Task, bool], None] | None = None
+        #: Hear each step and each tick (``parts.SchedulerListener``; the exhaustive search cuts runs with them).
+        self.listeners: list[SchedulerListener] = []
+
+    def listen(self, listener: SchedulerListener) -> None:
+        """Tell ``listener`` of every step a task takes and every tick of the world's own thread from now on."""
+        self.listeners.append(listener)
+
+    def _tick(self) -> None:
+        for listener in self.listeners:
+            listener.tick()
 
     # -- creating work -----------------------------------------------------------------
     def spawn(self, fn: Callable, *args: Any, name: str, daemon: bool = False, **kwargs: Any) -> Task:
@@ -289,10 +297,12 @@ class Scheduler:
         if self._mine() is not None:
             raise RuntimeError("Scheduler.run() called from inside a task")
         self._loop_args = (until, stop_when)
+        self._tick()  # the world's own thread worked since the last step
         try:
             self._loop(until, stop_when)
         finally:
             self._loop_args = None
+            self._tick()
             if self.on_switch is not None:
                 self.on_switch(None)  # back on the world's own thread: its own process
 
@@ -304,8 +314,8 @@ class Scheduler:
             runnable = [t for t in self.tasks if t.state == RUNNABLE]
             if runnable:
                 task = self._pick(runnable)
-                if self.step_listener is not None:
-                    self.step_listener(task, len(runnable) > 1)
+                for listener in self.listeners:
+                    listener.step(task, len(runnable) > 1)
                 self._step(task)
                 continue
             next_t = self._next_event_time()
@@ -336,7 +346,7 @@ class Scheduler:
         leaves every history as it was. Stepping by hand and exploration watch every step, so with a
         gate or a step listener the loop always takes the turn.
         """
-        if self._loop_args is None or self.gate is not None or self.step_listener is not None:
+        if self._loop_args is None or self.gate is not None or self.listeners:
             return False
         if task.state not in (RUNNABLE, SLEEPING) or task._throw is not None:
             return False
@@ -395,6 +405,7 @@ class Scheduler:
         return min(times) if times else None
 
     def _fire_due(self) -> None:
+        self._tick()
         now = self.clock.elapsed() + 1e-9
         while self._timers and self._timers[0][0] <= now:
             _, _, _, fn, daemon = heapq.heappop(self._timers)

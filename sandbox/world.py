@@ -10,7 +10,9 @@ table already created; closing it leaves nothing behind. Inside, boto3 always se
 credentials, whatever the caller's environment holds, and nothing can reach the network.
 
 The world's own parts (clock, scheduler, history, gateway, nemesis, runtime, services, TTL
-sweeper) each receive the few parts they use, never the world. The delivery sources and the
+sweeper) each receive the few parts they use, never the world. ``assemble`` is the one place they
+are wired; a ``parts.Recipe`` picks the four that differ between the deterministic, real-threads and
+endpoint worlds (clock, scheduler, gateway, runtime). The delivery sources and the
 scenarios that drive them are above the world: they take it whole (``source.world``) and use its
 public methods (``accept``, ``record_delivery``, ``function``, ``run``) and parts.
 """
@@ -34,6 +36,7 @@ from .events import eventbridge_event, eventbridge_time, owed_effects
 from .faults import Nemesis
 from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .history import History
+from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
 from .policies import Policy, make_policy
 from .replicas import DEFAULT_REPLICA_LAG, Replicas
 from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
@@ -96,6 +99,33 @@ MAX_AWS_LATENCY = 5.0
 ISOLATIONS = ("thread", "process", "contained")
 
 
+def deterministic(epoch: float = DEFAULT_EPOCH, policy: Policy | None = None,
+                  watchdog: float = DEFAULT_WATCHDOG) -> Recipe:
+    """The deterministic world's parts: a virtual clock, one task at a time in ``policy``'s order, moto in-process."""
+    return Recipe(clock=lambda: VirtualClock(epoch),
+                  scheduler=lambda clock: Scheduler(clock, policy, watchdog=watchdog),  # type: ignore[arg-type]
+                  gateway=Gateway, runtime=Runtime)
+
+
+def assemble(world: "Sandbox", recipe: Recipe, *, meta: dict | None, replica_lag: float, ttl_lag: float,
+             ttl_drawn: bool) -> None:
+    """Give ``world`` its parts: the four ``recipe`` makes, wired to the ones every kind of world shares.
+
+    This is the one place parts meet; each receives the few others it uses, never the world.
+    """
+    seed, region, schema = world.seed, world.region, world.schema
+    world.clock = clock = recipe.clock()
+    world.scheduler = scheduler = recipe.scheduler(clock)
+    world.history = history = History({"seed": seed, "epoch": clock.epoch, "table": schema.name,
+                                       "region": region, **(meta or {})})
+    world.replicas = replicas = Replicas(clock, region, replica_lag, seed)
+    world.gateway = gateway = recipe.gateway(clock, scheduler, history, world.faults, schema, replicas)
+    world.runtime = recipe.runtime(clock, scheduler, history, world.new_uuid, region, env=lambda: dict(os.environ))
+    world.services = Services(clock, scheduler, history, world.faults)
+    world.sweeper = TtlSweeper(clock, scheduler, history, gateway, lambda: world.dynamodb, ttl_lag, schema,
+                               drawn=ttl_drawn, seed=seed)
+
+
 class Sandbox:
     """A local AWS world on a virtual clock.
 
@@ -109,13 +139,25 @@ class Sandbox:
     ``isolation`` "thread", "process" or "contained" (see ``ISOLATIONS``).
     ``replica_lag`` how far behind (seconds, drawn per read) an eventually consistent DynamoDB
                   read may be; reads with ``ConsistentRead=True`` are always current.
+    ``recipe``    the parts that make this kind of world (``parts.Recipe``): by default the
+                  deterministic ones (``deterministic``); ``realthreads`` and ``endpoint`` give theirs.
     """
+
+    # The parts (``assemble`` gives them): what differs between kinds of world is typed by its protocol.
+    clock: Clock
+    scheduler: TaskScheduler
+    history: History
+    replicas: Replicas
+    gateway: AwsGateway
+    runtime: LambdaRuntime
+    services: Services
+    sweeper: TtlSweeper
 
     def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
                  replica_lag: float = DEFAULT_REPLICA_LAG, aws_latency: float = 0.0,
-                 isolation: str | None = None, ttl_drawn: bool = False):
+                 isolation: str | None = None, ttl_drawn: bool = False, recipe: Recipe | None = None):
         if not isinstance(seed, int) or isinstance(seed, bool):
             raise BadInput(f"seed must be an integer, got {seed!r}")
         if not 0 <= replica_lag <= MAX_REPLICA_LAG:
@@ -123,35 +165,26 @@ class Sandbox:
         if not 0 <= ttl_lag <= MAX_TTL_LAG:
             raise BadInput(f"ttl_lag must be between 0 and {MAX_TTL_LAG} seconds (a week; DynamoDB deletes "
                            f"expired items typically within a few days, {DOC_TTL}), got {ttl_lag}")
+        if not 0 <= aws_latency <= MAX_AWS_LATENCY:
+            raise BadInput(f"aws_latency must be between 0 and {MAX_AWS_LATENCY:g} seconds, got {aws_latency}")
+        isolation = isolation or os.environ.get("RWH_ISOLATION") or "process"
+        if isolation not in ISOLATIONS:
+            raise BadInput(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         self.seed = seed
         self.region = region
         self.schema = IDEMPOTENCY_TABLE.named(table)
         self.table_name = table
-        self.clock = VirtualClock(epoch)
-        self.scheduler = Scheduler(self.clock, make_policy(policy, seed), watchdog=watchdog)
-        self.history = History({"seed": seed, "epoch": self.clock.epoch, "table": table, "region": region,
-                                **(meta or {})})
-        if not 0 <= aws_latency <= MAX_AWS_LATENCY:
-            raise BadInput(f"aws_latency must be between 0 and {MAX_AWS_LATENCY:g} seconds, got {aws_latency}")
         self.faults = Nemesis()
-        if self.scheduler.policy.name == "random":
+        recipe = recipe or deterministic(epoch, make_policy(policy, seed), watchdog)
+        assemble(self, recipe, meta=meta, replica_lag=replica_lag, ttl_lag=ttl_lag, ttl_drawn=ttl_drawn)
+        if getattr(self.scheduler, "policy", None) is not None and self.scheduler.policy.name == "random":
             # Seeded jitter spreads a race's steps over time, so the timeline shows their order. The
             # other policies (scripted, replayed, exhaustive, interactive, round-robin) choose the
             # order themselves, step by step at one instant, so they keep AWS calls instant.
             self.faults.round_trip = aws_latency
             self.faults.jitter = random.Random(f"latency:{seed}")
-        self.replicas = Replicas(self.clock, region, replica_lag, seed)
-        self.gateway = Gateway(self.clock, self.scheduler, self.history, self.faults, self.schema, self.replicas)
-        self.runtime = Runtime(self.clock, self.scheduler, self.history, self.new_uuid, region,
-                               env=lambda: dict(os.environ))
-        isolation = isolation or os.environ.get("RWH_ISOLATION") or "process"
-        if isolation not in ISOLATIONS:
-            raise BadInput(f"isolation must be one of {', '.join(ISOLATIONS)}, got {isolation!r}")
         self.runtime.isolation = isolation
         self.runtime.seed = seed
-        self.services = Services(self.clock, self.scheduler, self.history, self.faults)
-        self.sweeper = TtlSweeper(self.clock, self.scheduler, self.history, self.gateway, lambda: self.dynamodb,
-                                  ttl_lag, self.schema, drawn=ttl_drawn, seed=seed)
         self._rng = random.Random(f"world:{seed}")
         self._owner: int | None = None
         self._opened = False

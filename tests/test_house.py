@@ -312,3 +312,61 @@ def test_unrecorded_is_scoped_to_the_calling_task():
         sb.run()
         ops = [(e["actor"], e["op"]) for e in sb.history.of_type("aws")]
     assert seen == {"done": True} and ops == [("loud", "CreateQueue")]
+
+
+def _assigned_private_attributes(path: Path) -> list[str]:
+    """``x._name = ...`` where ``x`` is not ``self``/``cls``: code that rewires another object's insides."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, (ast.AugAssign, ast.AnnAssign)) else []
+        for target in targets:
+            for t in (target.elts if isinstance(target, ast.Tuple) else [target]):
+                if (isinstance(t, ast.Attribute) and t.attr.startswith("_") and not t.attr.startswith("__")
+                        and not (isinstance(t.value, ast.Name) and t.value.id in ("self", "cls"))):
+                    found.append(f"{path.name}:{node.lineno} {ast.unparse(t)}")
+        if isinstance(node, ast.Subscript) and ast.unparse(node.value).endswith(".__dict__"):
+            found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_the_grader_and_the_search_use_public_hooks_only(tmp_path):
+    """Exploration and grading hear the world through its hooks (scheduler listeners, history subscribers,
+    the gateway's request listeners); they never rewire a part's insides."""
+    watchers = [PACKAGE / "dpor.py", PACKAGE / "explore.py", PACKAGE / "stepping.py",
+                *sorted((PACKAGE / "grading").glob("*.py"))]
+    assert [hit for path in watchers for hit in _assigned_private_attributes(path)] == []
+    # The check catches what it is for: the search's old way into the scheduler.
+    old = tmp_path / "old_tracer.py"
+    old.write_text("def install(sched, h):\n    sched._fire_due, sched.run = h, h\n    h.__dict__['g'] = 1\n")
+    assert len(_assigned_private_attributes(old)) == 2
+
+
+def test_every_kind_of_world_differs_only_in_its_parts():
+    """The deterministic, real-threads and endpoint worlds are one ``Sandbox`` built from different recipes:
+    each part answers its protocol, and the parts every world shares are the same classes."""
+    from sandbox import parts
+    from sandbox.endpoint import EndpointSandbox
+    from sandbox.realthreads import RealThreadsSandbox
+    from sandbox.world import assemble
+
+    protocols = {"clock": parts.Clock, "scheduler": parts.TaskScheduler, "gateway": parts.AwsGateway,
+                 "runtime": parts.LambdaRuntime}
+    kinds = [Sandbox(0), RealThreadsSandbox(0, forwarder=_no_forwarder())]
+    shared = {name: type(getattr(kinds[0], name)) for name in ("history", "replicas", "services", "sweeper")}
+    for world in kinds:
+        for name, protocol in protocols.items():
+            assert isinstance(getattr(world, name), protocol), (type(world).__name__, name)
+        assert {name: type(getattr(world, name)) for name in shared} == shared
+    assert type(kinds[0].scheduler).__name__ == "Scheduler" and type(kinds[1].scheduler).__name__ == "FreeScheduler"
+    # Neither subclass builds parts of its own: the world's one builder does.
+    for cls in (RealThreadsSandbox, EndpointSandbox):
+        source = inspect.getsource(cls)
+        assert not [n for n in ("History(", "Replicas(", "Services(", "TtlSweeper(", "Gateway(") if n in source]
+    assert "recipe" in inspect.signature(assemble).parameters
+
+
+def _no_forwarder():
+    from sandbox.http_gateway import Forwarder
+
+    return Forwarder("http://127.0.0.1:9")  # never used: the world is built, not opened

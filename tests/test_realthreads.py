@@ -132,3 +132,23 @@ def test_cli_real_threads(capsys):
     assert report["settings"]["email_seconds"] == 0.05  # the short settings
     assert main(["run", "no-fault", "--handler", NAIVE, "--real-threads", "--policy", "round-robin"]) == 2
     assert "free threads" in capsys.readouterr().err
+
+
+def test_a_handler_file_runs_in_execution_environments_of_its_own(tmp_path):
+    """The same environments as the deterministic world's: an OS process each, the task root as the working
+    directory, a /tmp of its own; their requests reach moto's server through the world's channel."""
+    import os
+
+    (tmp_path / "where.py").write_text(
+        "import os\n"
+        "def handler(event, context):\n"
+        "    print('pid', os.getpid(), 'cwd', os.getcwd())\n"
+        "    open('/tmp/mine', 'w').close()\n"
+        "    return {'ok': True}\n")
+    result = run_real_threads("concurrent-claims", f"{tmp_path}/where.py:handler")
+    lines = [e["text"].split() for e in result.history.logs() if e["text"].startswith("pid")]
+    assert len(lines) == 3
+    pids = {int(words[1]) for words in lines}
+    assert pids and os.getpid() not in pids
+    assert {words[3] for words in lines} != {str(tmp_path)} and all(w[3].endswith(tmp_path.name) for w in lines)
+    assert not (tmp_path / "mine").exists() and not os.path.exists("/tmp/mine")

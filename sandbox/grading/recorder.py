@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -56,7 +57,8 @@ class Recorder:
         self.last_world_group: int | None = None
         self.last_world_history: History | None = None
         self.foreign = 0
-        self._attr = f"_grading_group_{id(self)}"  # set on each history: its group, 0 if foreign
+        #: Each history heard, by id: its group (0 if foreign), forgotten when the history is.
+        self._groups: dict[int, int] = {}
         self._lock = threading.Lock()
 
     def install(self) -> "Recorder":
@@ -73,13 +75,14 @@ class Recorder:
         self.uninstall()
 
     def group_of(self, history: History) -> int | None:
-        return history.__dict__.get(self._attr) or None
+        return self._groups.get(id(history)) or None
 
     def _heard(self, history: History, record: dict[str, Any]) -> None:
         with self._lock:
-            group = history.__dict__.get(self._attr)
+            group = self._groups.get(id(history))
             if group is None:
-                group = history.__dict__[self._attr] = self._new_group(history)
+                group = self._groups[id(history)] = self._new_group(history)
+                weakref.finalize(history, self._groups.pop, id(history), None)
         if not group:
             return
         self.sink({"t": "rec", "g": group, "r": shortened(record)})
