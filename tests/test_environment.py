@@ -492,3 +492,28 @@ def test_a_streaming_body_reads_in_an_environment(tmp_path):
         inv = sb.function(handler, timeout=30).invoke({})
     assert inv.outcome == "ok", inv.error_text
     assert inv.result == {"first": "hello", "rest": " world"}
+
+
+def test_a_cold_start_imports_compiled_code_and_parses_no_model_again(tmp_path):
+    """What the world's process is spared, an environment is spared too: its read-only task root holds the
+    modules compiled once, and its clients take the service model the template parsed (each environment
+    still makes its own clients, as on Lambda)."""
+    handler = _handler(tmp_path, """
+        import os, sys
+        import boto3
+        from sandbox.events import orders_in
+        from sandbox.services import send_confirmation_email
+
+        def handler(event, context):
+            mine = boto3.client("dynamodb")
+            print("compiled", os.path.exists(sys.modules[__name__].__cached__ or ""), "client", id(mine),
+                  "model", id(mine.meta.service_model), "other", id(boto3.client("dynamodb").meta.service_model))
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """)
+    result = _run("concurrent-claims", handler)
+    lines = [e["text"].split() for e in result.history.logs() if e["text"].startswith("compiled")]
+    assert len(lines) == 2 and {w[1] for w in lines} == {"True"} and lines[0][3] != lines[1][3]
+    # One parsed model for every client of every environment: the template's, inherited at the fork.
+    assert len({w[5] for w in lines} | {w[7] for w in lines}) == 1
+    assert not (tmp_path / "__pycache__").exists()  # compiled in the copy, not in the learner's folder

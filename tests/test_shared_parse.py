@@ -1,4 +1,4 @@
-"""Clients share what botocore parses from JSON, and nothing else (sandbox.adapter._SharedParse).
+"""Clients share what botocore parses from JSON, and nothing else (sandbox.parsecache.SharedParse).
 
 The world's own clients and those of handlers in the "thread" isolation share it; each world here asks for it.
 """
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from sandbox import Sandbox, adapter
+from sandbox import Sandbox, adapter, parsecache
 
 HANDLER = textwrap.dedent("""
     import boto3
@@ -79,7 +79,7 @@ def test_only_the_shared_loaders_documents_are_kept(tmp_path):
 
 @given(st.lists(st.integers(0, 11), max_size=60))
 def test_parsed_once_builds_once_per_document_and_never_confuses_documents(uses):
-    cache = adapter._ParsedOnce()
+    cache = parsecache._ParsedOnce()
     documents = [{"n": n} for n in range(12)]
     built: dict[int, object] = {}
     for n in uses:
@@ -95,7 +95,7 @@ def test_parsed_once_builds_once_per_document_and_never_confuses_documents(uses)
 
 def test_parsed_once_serves_threads_side_by_side():
     """A real-threads world builds clients on several threads at once: every one gets its own document's parse."""
-    cache = adapter._ParsedOnce()
+    cache = parsecache._ParsedOnce()
     documents = [{"n": n} for n in range(10)]
     wrong, errors = [], []
 

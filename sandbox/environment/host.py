@@ -16,6 +16,7 @@ exception in that task; the environment is then killed (SIGKILL: no ``finally``,
 from __future__ import annotations
 
 import atexit
+import compileall
 import json
 import os
 import re
@@ -260,6 +261,10 @@ class TaskRootCopies:
             _remove(base)
             raise BadInput(f"the handler's folder {folder} holds {size / 2**20:.0f} MiB; Lambda's unzipped "
                            f"deployment package limit is 250 MB: put the handler in a folder of its own")
+        # Compiled once here: an environment cannot write __pycache__ into its read-only task root, and
+        # would otherwise compile every module again at each cold start (a deployment package may carry
+        # .pyc files too). The code objects name the copy's files, as an import would.
+        compileall.compile_dir(str(target), quiet=2, workers=1)
         for path in [target, *target.rglob("*")]:
             if not path.is_symlink():
                 path.chmod(0o555 if path.is_dir() else 0o444)

@@ -30,6 +30,7 @@ import time
 import traceback
 from typing import Any
 
+from ..parsecache import SharedParse
 from . import guest, wire
 
 #: The services whose models a handler's cold start would otherwise parse again.
@@ -49,9 +50,35 @@ def _warm() -> None:
     # boto3.resource() make after the fork parse nothing from disk. (Nothing of moto or the world is
     # imported here: a handler's `from sandbox import ...` loads only what it uses.)
     boto3.DEFAULT_SESSION = boto3.session.Session(region_name="us-east-1")
+    # Each client the handler makes after the fork takes the model and endpoint rules parsed here, as
+    # clients in the world's own process do (``parsecache``): each cold start still builds its clients.
+    loader = boto3.DEFAULT_SESSION._session.get_component("data_loader")
+    SharedParse(lambda: loader).install()
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
-    boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm")
+    _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
+
+
+def _warm_calls(table: Any) -> None:
+    """Make the calls a run_once makes, answered here with an empty 200, so what botocore builds on a
+    client's first call (operation models, serialisers, parsers, resolved endpoints) is built once,
+    before the fork. Nothing leaves the process; the answers are thrown away."""
+    from botocore.awsrequest import AWSResponse
+
+    class _Empty:
+        def stream(self, **_: Any):
+            yield b"{}"
+
+    guest._SENDER = lambda request=None, **_: AWSResponse(request.url, 200, {}, _Empty())
+    try:
+        table.get_item(Key={"pk": "warm"}, ConsistentRead=True)
+        table.put_item(Item={"pk": "warm"}, ConditionExpression="attribute_not_exists(pk)")
+        table.update_item(Key={"pk": "warm"}, UpdateExpression="SET #s = :s", ExpressionAttributeNames={"#s": "s"},
+                          ExpressionAttributeValues={":s": "warm"})
+        table.delete_item(Key={"pk": "warm"})
+        table.meta.client.get_item(TableName="warm", Key={"pk": {"S": "warm"}})
+    finally:
+        guest._SENDER = None
 
 
 def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> None:
