@@ -75,6 +75,12 @@ _LAZY = {
 }
 
 
+# The HTML views of histories, verdicts and results are registered by ``display``, loaded when one is first shown.
+from . import views as _views  # noqa: E402 (after the light imports above)
+
+_views.PROVIDERS.append("sandbox.display")
+
+
 def __getattr__(name: str):
     """Load the world and the heavy parts (moto, matplotlib, ipywidgets) on first use."""
     if name in _LAZY:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .history import History
+from .views import html_of
 from .vocab import AWS_OK, DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
 
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
@@ -101,10 +102,8 @@ class Verdict:
         n = len(self.findings)
         return f"<Verdict {self.status}: {n} finding{'' if n == 1 else 's'}>"
 
-    def _repr_html_(self) -> str:
-        from .display import verdict_html
-
-        return verdict_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of("verdict", self)
 
 
 def _fmt(t: float) -> str:

@@ -1,22 +1,20 @@
 """How histories, verdicts and run results look in Jupyter: small, readable HTML tables.
 
 Each object keeps a plain-text ``repr`` for the shell; these functions back their
-``_repr_html_``. Everything shown is escaped: a history can carry a learner's text.
+``_repr_html_`` through ``views``, where this module registers them: the objects (a ``History``, a
+``Verdict``, a ``RunResult``, a ``Matrix`` or ``KeyMatrix``) know nothing of their views, and this
+module reads them by what they expose, importing none of them. Everything shown is escaped: a
+history can carry a learner's text.
 """
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .timeline.timefmt import duration
+from .views import register_html
 from .vocab import FindingKind, RecordType, Status
-
-if TYPE_CHECKING:
-    from .checker import Verdict
-    from .history import History
-    from .matrix import KeyMatrix, Matrix
-    from .scenarios.base import RunResult
 
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
@@ -62,7 +60,7 @@ def _who(r: dict[str, Any]) -> str:
     return r.get("inv") or r.get("actor") or r.get("source") or ""
 
 
-def history_html(history: "History") -> str:
+def history_html(history: Any) -> str:
     records = history.events
     shown = records if len(records) <= MAX_ROWS else records[: MAX_ROWS // 2] + records[-MAX_ROWS // 2:]
     rows = [(r["seq"], f"{r['t']:.3f} s", r["type"], _who(r), describe_record(r)) for r in shown]
@@ -80,7 +78,7 @@ def _badge(status: str) -> str:
     return f'<span style="color:white;background:{colour};padding:1px 8px;border-radius:8px">{_e(status)}</span>'
 
 
-def verdict_html(verdict: "Verdict") -> str:
+def verdict_html(verdict: Any) -> str:
     parts = [f"<div>{_badge(verdict.status)} "]
     if not verdict.findings:
         parts.append(_e(verdict.explain().split(": ", 1)[-1]))
@@ -97,7 +95,7 @@ def verdict_html(verdict: "Verdict") -> str:
     return "".join(parts)
 
 
-def result_html(result: "RunResult") -> str:
+def result_html(result: Any) -> str:
     report = result.report()
     calls = ", ".join(f"{k} {v}" for k, v in report["dynamodb_calls"].items()) or "none"
     n = len(report["invocations"])
@@ -106,7 +104,7 @@ def result_html(result: "RunResult") -> str:
     return f"<div>{head}<br>{verdict_html(result.verdict)}</div>"
 
 
-def matrix_html(matrix: "Matrix") -> str:
+def matrix_html(matrix: Any) -> str:
     rows = [(_e(r.scenario), _e(r.source), _badge(r.verdict), r.extra_effects or "", r.lost or "",
              _e(", ".join(r.causes))) for r in matrix.rows]
     return (f"<div><b>{_e(matrix.summary())}</b>"
@@ -114,7 +112,7 @@ def matrix_html(matrix: "Matrix") -> str:
             + "</div>")
 
 
-def key_matrix_html(matrix: "KeyMatrix") -> str:
+def key_matrix_html(matrix: Any) -> str:
     def cell(text):
         if text is None:
             return '<span style="color:#999">n/a</span>'
@@ -123,3 +121,8 @@ def key_matrix_html(matrix: "KeyMatrix") -> str:
 
     rows = [(_e(name), _e(source), *(cell(c) for c in cells)) for name, source, cells in matrix.rows]
     return _table(("scenario", "source", *matrix.keys), rows, raw=True)
+
+
+for _kind, _render in (("history", history_html), ("verdict", verdict_html), ("run", result_html),
+                       ("matrix", matrix_html), ("key-matrix", key_matrix_html)):
+    register_html(_kind, _render)

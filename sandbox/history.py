@@ -49,6 +49,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+from .views import html_of
 from .vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
 
 #: Fields whose value must be a word of the vocabulary, per record type.
@@ -265,7 +266,5 @@ class History:
         n = len(self._events)
         return f"History({n} record{'' if n == 1 else 's'}, meta={self._meta!r})"
 
-    def _repr_html_(self) -> str:
-        from .display import history_html
-
-        return history_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of("history", self)

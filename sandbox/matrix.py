@@ -18,6 +18,7 @@ from typing import Any
 
 from .errors import BadInput
 from .scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
+from .views import html_of
 from .vocab import Status
 
 #: Width of one timeline on the page, in inches; two sit side by side.
@@ -97,10 +98,8 @@ class Matrix:
         return {"handler": self.handler, "seed": self.seed, "verdict": self.status,
                 "rows": [r.to_dict() for r in self.rows]}
 
-    def _repr_html_(self) -> str:
-        from .display import matrix_html
-
-        return matrix_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of("matrix", self)
 
     # -- the page of timelines ---------------------------------------------------------------------
     def showcase(self) -> list[MatrixRow]:
@@ -196,10 +195,8 @@ class KeyMatrix:
         return [k for i, k in enumerate(self.keys)
                 if all(cells[i] in (HOLDS, None) for _, _, cells in self.rows)]
 
-    def _repr_html_(self) -> str:
-        from .display import key_matrix_html
-
-        return key_matrix_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of("key-matrix", self)
 
 
 def key_matrix(scenarios: Iterable[str] | None = None, *, seed: int = 0,

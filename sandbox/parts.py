@@ -41,6 +41,14 @@ class Clock(Protocol):
     def stop(self) -> None: ...
 
 
+class Turn(Protocol):
+    """A task as a scheduling policy sees it: its number, its name and what it waits to do next."""
+
+    tid: int
+    name: str
+    label: str
+
+
 class SchedulerListener(Protocol):
     """Hears the scheduler work (the exhaustive search cuts a run into steps with it)."""
 

@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from .errors import BadInput
-
-if TYPE_CHECKING:
-    from .scheduler import Task
+from .parts import Turn
 
 
 # -- policies --------------------------------------------------------------------------
@@ -21,7 +18,7 @@ class Policy:
 
     name = "policy"
 
-    def choose(self, runnable: Sequence["Task"]) -> "Task":
+    def choose(self, runnable: Sequence[Turn]) -> Turn:
         raise NotImplementedError
 
 

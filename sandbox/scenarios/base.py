@@ -20,6 +20,7 @@ from ..replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
 from ..ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
+from ..views import html_of
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
@@ -162,10 +163,8 @@ class RunResult:
     def __repr__(self) -> str:
         return f"<RunResult {self.scenario} seed={self.seed}: {self.verdict.status}>"
 
-    def _repr_html_(self) -> str:
-        from ..display import result_html
-
-        return result_html(self)
+    def _repr_html_(self) -> str | None:
+        return html_of("run", self)
 
 
 def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float,

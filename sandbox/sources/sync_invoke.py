@@ -43,7 +43,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import boto3
 from botocore.config import Config as BotocoreConfig
@@ -61,7 +61,16 @@ from .base import Source
 if TYPE_CHECKING:
     from ..runtime import Invocation, LambdaFunction
     from ..world import Sandbox
-    from .async_invoke import AsyncInvokeSource, QueuedEvent
+
+
+
+class EventQueue(Protocol):
+    """Where the endpoint puts Event invokes (``async_invoke.AsyncInvokeSource`` is one): ``invoke`` queues an
+    event and returns its entry, which a caller's re-sent attempt ``repeats``."""
+
+    def invoke(self, event: Any, *, keys: list[str] | None = None, accept: bool = True, cause: str = ...,
+               repeats: Any = None) -> Any: ...
+
 
 DOC_RETRIES = "https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
@@ -156,7 +165,7 @@ class EventAttempt:
 
     attempt: int  # botocore's attempt number, from the amz-sdk-request header
     sent: float  # virtual seconds
-    event: "QueuedEvent | None" = field(default=None, repr=False)  # the event it queued (None: nothing)
+    event: Any = field(default=None, repr=False)  # the event it queued (None: nothing)
     ended: float | None = None  # when the caller got the answer, or its read timed out
     result: str | None = None  # "ok" (202 received), "ReadTimeout" (queued, 202 lost) or a short error code
     caller: Any = field(default=None, repr=False, compare=False)  # the task that sent it
@@ -187,12 +196,12 @@ class SyncInvokeEndpoint:
     def __init__(self, sb: "Sandbox"):
         self.world = sb
         self.functions: dict[str, "LambdaFunction"] = {}
-        self.queues: dict[str, "AsyncInvokeSource"] = {}  # function name -> the async queue Event invokes go to
+        self.queues: dict[str, "EventQueue"] = {}  # function name -> the async queue Event invokes go to
         self.attempts: list[InvokeAttempt] = []
         self.event_attempts: list[EventAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
         # amz-sdk-invocation-id -> (the latest event that SDK call had queued, the attempt that queued it)
-        self._last_event: dict[str, tuple["QueuedEvent", int]] = {}
+        self._last_event: dict[str, tuple[Any, int]] = {}
 
     @classmethod
     def of(cls, sb: "Sandbox") -> "SyncInvokeEndpoint":
@@ -206,7 +215,7 @@ class SyncInvokeEndpoint:
         sb.gateway.routes["lambda"] = endpoint
         return endpoint
 
-    def serve(self, fn: "LambdaFunction", queue: "AsyncInvokeSource | None" = None) -> None:
+    def serve(self, fn: "LambdaFunction", queue: "EventQueue | None" = None) -> None:
         """Answer Invoke requests for ``fn``; with ``queue``, Event requests too (they go on that queue)."""
         self.functions[fn.config.name] = fn
         self.functions[fn.config.arn] = fn
@@ -278,7 +287,7 @@ class SyncInvokeEndpoint:
         sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name}, 200)
         return response
 
-    def _queue(self, fn: "LambdaFunction", queue: "AsyncInvokeSource", event: Any, request):
+    def _queue(self, fn: "LambdaFunction", queue: "EventQueue", event: Any, request):
         """Event: queue the event and answer 202 at once; or fail (5xx), or queue it and lose the 202."""
         sb, keys = self.world, _keys_of(event)
         attempt, call_id = self._attempt_of(request)
