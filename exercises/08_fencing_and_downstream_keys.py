@@ -3,7 +3,7 @@
 # check("08") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 08
 # It replaces this file; if you edited the file by hand, it keeps your version as 08_fencing_and_downstream_keys.py.bak.
-# fingerprint of the code below, as written: 6afa732b3b74ce8c
+# fingerprint of the code below, as written: bc732180e3b72eca
 import math
 import os
 import time
@@ -36,7 +36,8 @@ def lock_seconds(context):
 def claim(key, owner, now, lock):
     """Claim ``key`` for ``owner`` (a fresh token per invocation) until ``now + lock``; True if won.
 
-    As in exercise 04, a new key or an expired one may be taken; store the owner in the item.
+    As in exercise 04, a new key or an expired one may be taken (the lock's end in ``expiresAt``, epoch
+    seconds); store the owner in the item.
     """
     # YOUR CODE HERE
     raise NotImplementedError("exercise 08: write this part, then run check(\"08\")")

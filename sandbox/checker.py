@@ -18,16 +18,25 @@ from typing import Any
 
 from .history import History
 from .views import html_of
-from .vocab import AWS_OK, DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus, FindingKind, Outcome, RecordType, Status
+from .vocab import (
+    AWS_OK,
+    DROPPED,
+    DYNAMODB_READS,
+    IDEMPOTENCY_TABLE,
+    Delivery,
+    EffectStatus,
+    FindingKind,
+    ItemStatus,
+    Outcome,
+    RecordType,
+    Status,
+)
 
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
 _SAVES = ("PutItem", "UpdateItem")
-#: Requests to the table that change nothing.
-_READS = ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems", "DescribeTable", "DescribeTimeToLive")
-IN_PROGRESS = "IN_PROGRESS"
-#: What a finished run_once writes, and where the record's expiry is kept.
-COMPLETED = "COMPLETED"
+IN_PROGRESS, COMPLETED = ItemStatus.IN_PROGRESS, ItemStatus.COMPLETED
+#: Where the record's expiry is kept.
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
 
@@ -332,7 +341,7 @@ def record_notes(facts: _Facts) -> list[Finding]:
     by_key: dict[str, list[dict]] = defaultdict(list)
     for writes in facts.table_writes.values():
         for e in writes:
-            if e["result"] == AWS_OK and e.get("key") is not None and e["op"] not in _READS:
+            if e["result"] == AWS_OK and e.get("key") is not None and e["op"] not in DYNAMODB_READS:
                 by_key[e["key"]].append(e)
     notes: list[Finding] = []
     for key, writes in sorted(by_key.items()):

@@ -39,7 +39,7 @@ from typing import Any
 from .dynamo import scalar, table_writes
 from .errors import BadInput
 from .policies import Policy
-from .vocab import Effect, RecordType
+from .vocab import DYNAMODB_READS, Effect, RecordType
 
 #: (space, target, key, mode): a space such as "dynamodb" or "sqs", its table or queue, the item key,
 #: and a mode: READ, WRITE, or FREE (an update that commutes with others like it: freeing a
@@ -50,9 +50,6 @@ READ, WRITE, FREE, ANY = "r", "w", "+", "*"
 TICK = "(clock)"
 #: The label of a task that has not started yet (the scheduler's word).
 FRESH = "start"
-#: DynamoDB operations that only read: two reads of the same item commute.
-READS = frozenset({"GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems", "DescribeTable",
-                   "DescribeTimeToLive", "ListTables", "DescribeContinuousBackups"})
 #: A conditional write that failed its condition changed nothing: it only read the item.
 CONDITION_FAILED = "ConditionalCheckFailed"
 #: Records that say nothing two tasks share: a handler's own log lines, a reader's notes.
@@ -91,7 +88,7 @@ def _aws(r: dict[str, Any]) -> list[Resource]:
     if service == "dynamodb":
         key = r.get("key")
         whole = op in ("Query", "Scan") or key is None
-        mode = READ if op in READS or r.get("result") == CONDITION_FAILED else WRITE
+        mode = READ if op in DYNAMODB_READS or r.get("result") == CONDITION_FAILED else WRITE
         return [("dynamodb", target, ANY if whole else str(key), mode)]
     if service == "dynamodbstreams":  # a table's stream holds every write to it
         return [("dynamodb", target, ANY, WRITE)]
@@ -121,9 +118,9 @@ def request_resources(service: str, op: str, params: dict, status: int) -> list[
     elif op == "BatchGetItem":
         touched += [(table, _item_key(key), READ) for table, body in (params.get("RequestItems") or {}).items()
                     for key in (body or {}).get("Keys") or []]
-    elif op in READS or not touched:
+    elif op in DYNAMODB_READS or not touched:
         touched.append((params.get("TableName"), None if op in ("Query", "Scan") else _item_key(params.get("Key")),
-                        READ if op in READS else WRITE))
+                        READ if op in DYNAMODB_READS else WRITE))
     return [("dynamodb", str(table) if table else ANY, key or ANY, m) for table, key, m in touched]
 
 

@@ -128,6 +128,9 @@ class Scheduler:
         #: Called with the task about to run (None when the world's own thread takes over), so
         #: the runtime can put that task's process (modules, environment) in place.
         self.on_switch: Callable[[Task | None], None] | None = None
+        #: Virtual seconds each step takes (0: steps take no time). Stepping by hand, where every AWS call is
+        #: instant, sets it so the timeline spreads the chosen order over time.
+        self.step_cost = 0.0
         #: Hear each step and each tick (``parts.SchedulerListener``; the exhaustive search cuts runs with them).
         self.listeners: list[SchedulerListener] = []
 
@@ -317,6 +320,9 @@ class Scheduler:
                 for listener in self.listeners:
                     listener.step(task, len(runnable) > 1)
                 self._step(task)
+                if self.step_cost:
+                    self.clock.advance(self.step_cost)
+                    self._fire_due()
                 continue
             next_t = self._next_event_time()
             if next_t is None:

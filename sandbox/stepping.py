@@ -26,6 +26,8 @@ from .scheduler import DEFAULT_WATCHDOG, Task
 #: Real seconds ``step`` waits for the world to reach its next gate (the watchdog fires first).
 STEP_TIMEOUT = 120.0
 
+#: Virtual seconds each step takes while the learner plays the scheduler (AWS calls themselves are instant).
+STEP_TICK = 0.005
 
 @dataclass(frozen=True)
 class Choice:
@@ -96,6 +98,8 @@ class ScenarioRun:
         try:
             with self.world as sb:
                 sb.scheduler.gate = self._gate
+                if self.interactive:  # AWS calls are instant: a tick per step keeps the order on the timeline
+                    sb.scheduler.step_cost = STEP_TICK
                 sb.on_close(self._abandon)
                 sc.drive(sb, deploy(sb, self._handler, self._factory, cfg, sc.environment(cfg)), cfg)
             self._result = RunResult(sc.name, self.seed, cfg, sb.history, check(sb.history))
@@ -165,9 +169,9 @@ class ScenarioRun:
         self._command = ("step", who)
         self._go.release()
         self._wait_for_gate()
-        moved = self._moved or "?"
-        step = Step(len(self.steps) + 1, moved, does.get(moved, "?"), self.world.clock.elapsed(),
-                    self.world.history.since(mark))
+        moved, records = self._moved or "?", self.world.history.since(mark)
+        when = records[0]["t"] if records else self.world.clock.elapsed()  # when it happened, not after its tick
+        step = Step(len(self.steps) + 1, moved, does.get(moved, "?"), when, records)
         self.steps.append(step)
         return step
 

@@ -195,6 +195,19 @@ class WorldMode(StrEnum):
     ENDPOINT = "endpoint"
 
 
+class ItemStatus(StrEnum):
+    """The idempotency record's ``status``: what run_once writes when it claims a key, and once its work is done."""
+
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETED = "COMPLETED"
+
+
+#: DynamoDB requests that read items (the timeline draws them as reads).
+ITEM_READS = ("GetItem", "Query", "Scan", "BatchGetItem", "TransactGetItems")
+#: Every DynamoDB request that changes nothing: item reads and table descriptions. Two of them commute.
+DYNAMODB_READS = frozenset((*ITEM_READS, "DescribeTable", "DescribeTimeToLive", "ListTables",
+                            "DescribeContinuousBackups"))
+
 #: The ``result`` of an ``aws`` record that succeeded; failures hold the error code.
 AWS_OK = "ok"
 CONDITIONAL_CHECK_FAILED = "ConditionalCheckFailed"

@@ -33,7 +33,8 @@ def lock_seconds(context):
 def claim(key, owner, now, lock):
     """Claim ``key`` for ``owner`` (a fresh token per invocation) until ``now + lock``; True if won.
 
-    As in exercise 04, a new key or an expired one may be taken; store the owner in the item.
+    As in exercise 04, a new key or an expired one may be taken (the lock's end in ``expiresAt``, epoch
+    seconds); store the owner in the item.
     """
     try:
         table().put_item(

@@ -60,6 +60,7 @@ def test_a_passed_check_says_what_was_verified_and_what_comes_next():
         assert f"✓ {test.item} ({test.points}/{test.points}): {test.what}" in text
     assert "Campaign: fresh seeds from 7" in text
     assert "<div>" in result._repr_html_() and ex.next.split()[0] in result._repr_html_()
+    assert "Campaign: fresh seeds from 7" in result._repr_html_()  # the notebook shows what the shell prints
 
 
 def test_check_in_a_notebook_takes_the_answer_cell_and_saves_it_beside_the_notebook(tmp_path, monkeypatch):
@@ -196,3 +197,42 @@ def test_check_grades_the_answer_cell_as_last_run_not_the_function_an_earlier_ru
     saved = tmp_path / "02_claim_the_key.py"
     assert "import boto4" in saved.read_text()
     assert not result.passed and "boto4" in str(result)
+
+
+def test_a_failed_drill_says_so_first_and_a_closed_pipe_ends_it_quietly(capsys, monkeypatch):
+    """`drill ... | head` shows the outcome in its first line, and no BrokenPipeError once head has read it."""
+    import os
+
+    from sandbox.grading.__main__ import main
+
+    args = ["drill", "stale-owner", "--handler", f"{MUTANTS / '08_unfenced_save.py'}:handler"]
+    assert main(args) == 1
+    out = capsys.readouterr().out
+    first, second = out.splitlines()[:2]
+    assert "FAILED" in first and second.startswith("what went wrong:")
+    assert "carries o-1" in out and "carries nothing" not in out
+    read, write = os.pipe()
+    os.close(read)
+    saved = os.dup(1)
+    try:
+        os.dup2(write, 1)
+        monkeypatch.setattr(sys, "stdout", os.fdopen(os.dup(1), "w", buffering=1))
+        assert main(args) == 1
+    finally:
+        os.dup2(saved, 1)
+        os.close(write)
+
+
+def test_the_quiz_answers_are_salted_and_stretched_not_a_bare_sha256_of_the_name():
+    import hashlib
+
+    from sandbox.grading.judge import answer_hash
+    from sandbox.grading.quiz import candidate_names
+
+    tests = [t for t in exercise("01").tests if t.question]
+    assert len({t.answer_salt for t in tests}) == len(tests)
+    public = (ROOT / "sandbox" / "grading" / "public_tests.json").read_text()
+    for t in tests:
+        for name in candidate_names():
+            assert hashlib.sha256(f"{t.question}:{name}".encode()).hexdigest() not in public
+        assert answer_hash(t.question, "async-retry", "") != answer_hash(t.question, "async-retry", t.answer_salt)

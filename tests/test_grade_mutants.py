@@ -18,6 +18,8 @@ MUTANTS = ROOT / "tests" / "mutants"
 
 #: mutant file -> (the item it must lose, the hint that names its flaw)
 CATALOGUE = {
+    "01_timeout_for_async_retry": ("B", "wrong-answer"),
+    "01_spontaneous_for_producer_resend": ("C", "wrong-answer"),
     "02_read_then_write": ("one-winner", "read-then-write"),
     "02_effect_before_claim": ("one-winner", "effect-before-claim"),
     "02_swallows_conditional_check": ("one-winner", "claim-ignored"),
@@ -38,10 +40,14 @@ CATALOGUE = {
     "06_case_sensitive_key_header": ("replay", "key-header-case"),
     "06_retry_after_not_a_string": ("conflict", "no-409"),
     "07_whole_batch_fails": ("batch-failure", "batch-not-partial"),
+    "07_claim_for_whole_batch": ("batch-failure", "claim-per-batch"),
     "07_keyed_on_message_id": ("resend", "key-per-delivery"),
     "07_swallows_in_progress_record": ("in-progress", "swallowed-in-progress"),
     "08_unfenced_release": ("fenced-release", "stale-write"),
     "08_no_downstream_key": ("downstream-key", "downstream-key"),
+    "08_unfenced_save": ("fenced-save", "stale-write"),
+    "08_unfenced_delete_own_lock": ("fenced-save", "stale-write"),
+    "08_charge_key_per_attempt": ("downstream-key", "charge-key-per-attempt"),
 }
 
 
@@ -74,6 +80,10 @@ def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name
     [named] = [h for h in failed.hints if h.code == hint]
     text = "\n".join(failure_text(result))
     assert named.text in text
+    if ex.function == "answers":  # a quiz: the hint names the evidence that does not fit, never the answer
+        answer = [t.answer for t in ex.tests if t.item == item and t.answer][0]
+        assert answer not in named.text and "Now look at" in named.text, named.text
+        return
     assert failed.replay and failed.replay in text and f"exercises/{ex.name}.py:handler" in failed.replay
     assert failed.timeline and "timeline:" in text
 
@@ -109,3 +119,28 @@ def test_a_lock_the_handler_sized_too_short_is_not_sent_after_fencing_tokens(tmp
     only = _one_item(ex, "lock-outlasts-work")
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     assert "lock-overlap" in result.hint_codes and "stale-write" not in result.hint_codes, result.hint_codes
+
+
+@pytest.mark.parametrize("name", ["08_unfenced_save", "08_unfenced_delete_own_lock"])
+def test_an_unfenced_write_fails_the_stale_owner_drill_whatever_size_the_lock(name):
+    """The drill ends the first attempts' locks itself, so a lock sized to the remaining time does not hide an
+    unfenced save or delete; the hint says which of the two went through."""
+    from sandbox.grading.drills import judge as judge_drill
+    from sandbox.grading.drills import run_drill
+
+    history = run_drill("stale-owner", f"{MUTANTS / name}.py:handler", seed=0)
+    wrong = judge_drill("stale-owner", history)
+    assert wrong and "stale write" in wrong
+    assert ("overwrote" if "save" in name else "deleted") in wrong
+
+
+def test_the_quiz_signs_match_its_own_timelines_and_tell_every_two_candidates_apart():
+    from sandbox.grading import quiz
+
+    ex = catalog.grading_catalogue()["01"]
+    for t in ex.tests:
+        if t.answer:
+            seen = quiz.evidence(quiz.load(t.question))
+            assert {k: seen[k] for k in quiz.SIGNS[t.answer]} == quiz.SIGNS[t.answer], t.question
+    signs = [tuple(sorted(v.items())) for v in quiz.SIGNS.values()]
+    assert len(set(signs)) == len(signs) and set(quiz.SIGNS) == set(quiz.candidate_names())

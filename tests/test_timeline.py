@@ -318,7 +318,7 @@ def test_end_of_history_after_last_activity_with_lock_that_never_expires():
     h.append("invoke_end", 0.0, inv="inv-1", outcome="ok", error=None)
     _start(h, 1.0, "inv-2")
     h.append("aws", 1.0, inv="inv-2", actor="h", service="dynamodb", op="PutItem", target=TABLE, key="o-1",
-             result="ok", detail={"status": "IN_PROGRESS"})
+             result="ok", detail={"status": "IN_PROGRESS", "condition": "attribute_not_exists(pk)"})
     h.append("invoke_end", 1.0, inv="inv-2", outcome="ok", error=None)
     h.append("note", 2.0, text="hello")
     with warnings.catch_warnings():

@@ -10,6 +10,7 @@ Exit codes: 0 every test passed (or the drill held), 1 something failed, 2 bad i
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -52,14 +53,18 @@ def _drill(args: argparse.Namespace) -> int:
     history = run_drill(args.name, args.handler, args.seed)
     verdict = check(history)
     wrong = judge(args.name, history)
-    print(f"drill {args.name} (seed {args.seed}): {DRILLS[args.name].what}")
-    print(verdict.explain())
+    held = verdict.valid and wrong is None
+    # The outcome first, so that `| head` shows it; the checker's verdict covers effects only, and a drill
+    # can fail with every effect once (a stale write, a wrong answer).
+    print(f"drill {args.name} (seed {args.seed}): {'held' if held else 'FAILED'}. {DRILLS[args.name].what}")
+    if wrong is not None:
+        print(f"what went wrong: {wrong}")
+    print(f"effects: {verdict.explain()}")
     for answer in (drill_result(history) or {}).get("answers", []):
         print(f"  {answer['inv']}: {answer['outcome']}, answered {answer['response']!r}"
               + (f" ({answer['error']})" if answer.get("error") else ""))
-    print(f"drill: {'held' if wrong is None else wrong}")
     print(text_timeline(history))
-    return 0 if verdict.valid and wrong is None else 1
+    return 0 if held else 1
 
 
 def _list() -> int:
@@ -81,6 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except BrokenPipeError:
+        # The reader (`| head`) closed the pipe: stop quietly. Point stdout at nothing, so the flush at exit
+        # does not raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@ the item scores its points only if all of them pass) and is one of:
 - every interleaving of a small concurrent case: ``{"scenario": "concurrent-claims", "exhaustive": true}``;
 - a drill, a small world built to test one promise (``sandbox.grading.drills``): ``{"drill": "replay"}``;
 - a question: ``{"question": "A", "answer": "sqs-batch-failure"}`` (the grader's, hidden) or
-  ``{"question": "A", "answer_sha256": "..."}`` (a public self-check that does not show the answer).
+  ``{"question": "A", "answer_salt": "...", "answer_sha256": "..."}`` (a public self-check that does not show
+  the answer: ``judge.answer_hash``, PBKDF2-SHA256 with the salt).
 
 Common fields: ``item``, ``points``, ``what`` (what passing it verifies, in words), ``expect``
 (extra promises checked on each run, ``sandbox.grading.judge.EXPECTATIONS``), ``campaign``
@@ -52,6 +53,7 @@ class Test:
     question: str | None = None
     answer: str | None = None
     answer_sha256: str | None = None
+    answer_salt: str | None = None
     expect: tuple[str, ...] = ()
     campaign: bool = False
     hidden: bool = False

@@ -12,10 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..checker import COMPLETED, Finding, Verdict
+from ..checker import COMPLETED, IN_PROGRESS, Finding, Verdict
 from ..history import History
 from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, Effect, EffectStatus, FindingKind, Outcome, RecordType
-from .drills import drill_result
+from .drills import drill_result, stale_writes
 
 
 @dataclass(frozen=True)
@@ -67,7 +67,8 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     invs = [i for i in f.invocations if i]
     effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
     hints = []
-    for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _key_per_delivery):
+    for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _batch_claim,
+                 _key_per_delivery):
         hint = rule(run, f, effects)
         if hint is not None:
             hints.append(hint)
@@ -76,7 +77,7 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
                           "the event: keep records at least as long as any source may redeliver it (Lambda's "
                           "async queue keeps an event up to MaximumEventAgeInSeconds, 6 hours by default)"))
     if f.remaining_window:
-        hints.append(_remaining_window(f))
+        hints.append(_remaining_window(run, f))
     return hints
 
 
@@ -144,6 +145,21 @@ def _no_claim(run, f, effects):
                 f"another, or after a reset. Claim the key in the idempotency table")
 
 
+def _batch_claim(run, f, effects):
+    """One claim taken for an invocation that carried several orders: they succeed or fail together."""
+    for inv, effect in effects.items():
+        carried = run.invs.get(inv, {}).get("keys") or []
+        claims = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and _wrote(c)
+                  and (c.get("detail") or {}).get("status") == IN_PROGRESS]
+        touched = {e["key"] for e in run.effects.get(inv, [])}
+        if effect is not None and len(carried) > 1 and len(claims) == 1 and len(touched) > 1:
+            return Hint("claim-per-batch", f"{inv} carried {', '.join(carried)} under one claim "
+                        f"({claims[0].get('key')}): when one of them failed, the claim was given up for all, and the "
+                        f"ones already done came back and were done again. A claim guards work that succeeds or "
+                        f"fails as a whole")
+    return None
+
+
 def _key_per_delivery(run, f, effects):
     keys = {}
     for inv, effect in effects.items():
@@ -163,13 +179,20 @@ def _key_per_delivery(run, f, effects):
                 f"{what}, not the order. Key on what stays the same however the order is delivered again")
 
 
-def _remaining_window(f: Finding) -> Hint:
-    if f.effect == Effect.CHARGE:
-        return Hint("downstream-key", "the charge went through, then the invocation died before it saved: no claim "
-                    "closes that window. Pass an idempotency key downstream, charge_card(order, "
-                    "idempotency_key=...), so the payment API answers the retry with the first charge")
-    return Hint("remaining-window", f"the {f.effect} went out, then the invocation died before saving: no claim "
-                f"closes that window, and an email takes no idempotency key")
+def _remaining_window(run: _Run, f: Finding) -> Hint:
+    if f.effect != Effect.CHARGE:
+        return Hint("remaining-window", f"the {f.effect} went out, then the invocation died before saving: no claim "
+                    f"closes that window, and an email takes no idempotency key")
+    keys = [(e.get("detail") or {}).get("idempotencyKey") for i in f.invocations if i
+            for e in run.effects.get(i, []) if e["kind"] == Effect.CHARGE and e["key"] == f.key
+            and EffectStatus(e["status"]).counted]
+    if len(keys) > 1 and all(keys) and len(set(keys)) == len(keys):
+        return Hint("charge-key-per-attempt", f"each attempt gave the payment API an idempotency key, but a "
+                    f"different one ({', '.join(keys)}): to the API each was a new charge. The key must name what "
+                    f"is being charged, so that every retry of it sends the same key")
+    missing = " and carried no idempotency key" if keys and not any(keys) else ""
+    return Hint("downstream-key", f"the charge went through{missing}, then the invocation died before it saved: "
+                f"no claim closes that window, and the payment API could not tell the retry's charge from a new one")
 
 
 # -- lost orders ------------------------------------------------------------------------------------
@@ -343,11 +366,21 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
     if drill in ("replay", "http-replay") and stale:
         return [Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
                      "older copy (up to a second old): read it with ConsistentRead=True"), DRILL_HINTS[drill]]
+    if drill == "stale-owner" and stale_writes(history):
+        return [_stale_write_hint(stale_writes(history)[0])]
     if drill == "http-replay" and _retry_status(history) == 400:
         return [Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
                      "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
                      "case-insensitive, so look the header up whatever its case")]
     return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+
+
+def _stale_write_hint(f: Finding) -> Hint:
+    write, did = ("delete", "removed") if "deleted the record" in f.text else ("save", "overwrote")
+    return Hint("stale-write", f"{f.invocations[0]}'s {write} went through after {f.invocations[1]} had taken the "
+                f"key over, and {did} that invocation's record: the {write} checked only the key, not who holds the "
+                f"claim now. Each claim stores its own owner token; a save or delete by an invocation whose token "
+                f"is no longer there must be refused")
 
 
 def _retry_status(history: History) -> Any:

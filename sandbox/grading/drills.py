@@ -16,9 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..checker import Finding, check
 from ..events import apigateway_event, make_orders, sqs_record
+from ..faults import ProviderFault
 from ..history import History
-from ..vocab import Outcome, RecordType
+from ..vocab import Effect, FindingKind, Outcome, RecordType
 from ..world import Sandbox
 
 NOTE_PREFIX = "drill-result "
@@ -34,6 +36,8 @@ class Drill:
     drive: Callable[[Sandbox, Any, int], list[Any]]  # -> the invocations whose answers matter
     expect: Callable[[dict[str, Any]], str | None]  # the drill's result -> what is wrong, or None
     timeout: float = 30.0
+    #: What is wrong in the history itself (how the table was written), or None; judged after ``expect``.
+    expect_history: Callable[[History], str | None] | None = None
 
 
 def answer(inv: Any) -> dict[str, Any]:
@@ -74,7 +78,11 @@ def judge(name: str, history: History) -> str | None:
     result = drill_result(history)
     if result is None or result.get("drill") != name:
         return f"the drill {name!r} left no result in the history (it did not finish)"
-    return DRILLS[name].expect(result)
+    drill = DRILLS[name]
+    wrong = drill.expect(result)
+    if wrong is None and drill.expect_history is not None:
+        wrong = drill.expect_history(history)
+    return wrong
 
 
 # -- the worlds -------------------------------------------------------------------------------------
@@ -85,17 +93,17 @@ def _one_order(sb: Sandbox, seed: int, accept: bool = True) -> dict[str, Any]:
     return order
 
 
-def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any) -> list[Any]:
-    a = fn.invoke(first)
+def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any, order: dict[str, Any]) -> list[Any]:
+    a = fn.invoke(first, keys=[order["orderId"]])
     sb.advance(0.3)  # within a second: an eventually consistent read may still see the claim
-    return [a, fn.invoke(second)]
+    return [a, fn.invoke(second, keys=[order["orderId"]])]
 
 
-def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any) -> list[Any]:
+def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any, order: dict[str, Any]) -> list[Any]:
     sb.services.timings.email = SLOW_EMAIL
-    a = fn.start(first)
+    a = fn.start(first, keys=[order["orderId"]])
     sb.advance(1.0)
-    b = fn.start(second)
+    b = fn.start(second, keys=[order["orderId"]])
     sb.run()
     return [a, b]
 
@@ -111,39 +119,77 @@ def _sqs_event(order: dict[str, Any], message_id: str) -> dict[str, Any]:
 
 
 def drive_replay(sb, fn, seed):
-    event = sb.order_event([_one_order(sb, seed)])
-    return _twice_in_a_row(sb, fn, event, event)
+    order = _one_order(sb, seed)
+    event = sb.order_event([order])
+    return _twice_in_a_row(sb, fn, event, event, order)
 
 
 def drive_in_progress(sb, fn, seed):
-    event = sb.order_event([_one_order(sb, seed)])
-    return _while_in_progress(sb, fn, event, event)
+    order = _one_order(sb, seed)
+    event = sb.order_event([order])
+    return _while_in_progress(sb, fn, event, event, order)
 
 
 def drive_http_replay(sb, fn, seed):
     order = _one_order(sb, seed)
     # The retry's client spells the header in lower case (HTTP/2 clients do): the same header, the same key.
-    return _twice_in_a_row(sb, fn, _http(order, 1), _http(order, 2, header="idempotency-key"))
+    return _twice_in_a_row(sb, fn, _http(order, 1), _http(order, 2, header="idempotency-key"), order)
 
 
 def drive_http_conflict(sb, fn, seed):
     order = _one_order(sb, seed)
-    return _while_in_progress(sb, fn, _http(order, 1), _http(order, 2))
+    return _while_in_progress(sb, fn, _http(order, 1), _http(order, 2), order)
 
 
 def drive_http_mismatch(sb, fn, seed):
     order = _one_order(sb, seed)
     changed = {**order, "amount": order["amount"] + 100}
-    return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2))
+    return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2), order)
 
 
 def drive_http_missing_key(sb, fn, seed):
-    return [fn.invoke(_http(_one_order(sb, seed, accept=False), 1, key=None))]
+    order = _one_order(sb, seed, accept=False)
+    return [fn.invoke(_http(order, 1, key=None), keys=[order["orderId"]])]
 
 
 def drive_sqs_in_progress(sb, fn, seed):
-    event = _sqs_event(_one_order(sb, seed), f"m-{seed}")  # the same message, delivered twice at once
-    return _while_in_progress(sb, fn, event, event)
+    order = _one_order(sb, seed)
+    event = _sqs_event(order, f"m-{seed}")  # the same message, delivered twice at once
+    return _while_in_progress(sb, fn, event, event, order)
+
+
+def _end_locks(sb: Sandbox, keys: list[str]) -> None:
+    """End each claim's lock now, from outside the function: whatever the handler sized it to, it has run out
+    (as a lock sized too short does), so a duplicate may take the key over."""
+    past = int(sb.clock.now()) - 1
+    for key in keys:
+        try:
+            sb.table.update_item(Key={"pk": key}, UpdateExpression="SET expiresAt = :past",
+                                 ConditionExpression="attribute_exists(pk)", ExpressionAttributeValues={":past": past})
+        except sb.table.meta.client.exceptions.ConditionalCheckFailedException:
+            pass  # no claim to end: the drill's judge says the duplicate could not take over
+
+
+def drive_stale_owner(sb, fn, seed):
+    """Two slow first attempts lose their keys mid-work to duplicates; then o-1's reaches its save, and o-2's
+    (its email failed) its delete. Each order's email goes out once, so only the record shows the harm."""
+    saver, deleter = make_orders(2, seed)
+    for order in (saver, deleter):
+        sb.accept(order)
+    sb.faults.add(ProviderFault(Effect.EMAIL, saver["orderId"], extra_seconds=SLOW_EMAIL, calls=1),
+                  ProviderFault(Effect.EMAIL, deleter["orderId"], fail=1, extra_seconds=SLOW_EMAIL, calls=1))
+    events = [(sb.order_event([o]), [o["orderId"]]) for o in (saver, deleter)]
+    first = [fn.start(e, keys=keys) for e, keys in events]
+    sb.advance(1.0)
+    _end_locks(sb, [f"order-confirmation#{o['orderId']}" for o in (saver, deleter)])
+    sb.note("the drill ends both claims' locks now (sets their expiresAt to the past), as a lock sized too short "
+            "runs out while its owner still works")
+    sb.advance(1.0)
+    # o-1's duplicate is still working (its email is slower, then fails) when the first attempt saves.
+    sb.faults.add(ProviderFault(Effect.EMAIL, saver["orderId"], fail=1, extra_seconds=3 * SLOW_EMAIL, calls=1))
+    second = [fn.start(e, keys=keys) for e, keys in events]
+    sb.run()
+    return first + second
 
 
 # -- what each promises -----------------------------------------------------------------------------
@@ -241,6 +287,29 @@ def expect_sqs_in_progress(result):
             f"message in batchItemFailures, so SQS delivers it again")
 
 
+def expect_stale_owner(result):
+    answers = _answers(result)
+    if len(answers) != 4:
+        return "the drill's four invocations did not all end"
+    for a in answers[2:]:
+        if "StillInProgressError" in a["error_types"]:
+            return (f"{a['inv']}, a duplicate sent after the first attempt's lock had run out (the drill set its "
+                    f"expiresAt to the past), found the key taken; a claim must take over a key whose expiresAt has "
+                    f"passed")
+    return None
+
+
+def stale_writes(history: History) -> list[Finding]:
+    """The checker's stale writes: it keeps them as notes, since each effect may still have happened once; a
+    drill about fencing makes them the failure."""
+    return [f for f in check(history).findings if f.kind == FindingKind.STALE_WRITE]
+
+
+def expect_no_stale_write(history: History) -> str | None:
+    stale = stale_writes(history)
+    return stale[0].text if stale else None
+
+
 DRILLS: dict[str, Drill] = {d.name: d for d in (
     Drill("replay", "a duplicate delivered right after the first gets the stored result back",
           drive_replay, expect_replay),
@@ -256,4 +325,7 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
           expect_http_missing_key),
     Drill("sqs-in-progress", "a message whose order is in progress elsewhere is reported in batchItemFailures",
           drive_sqs_in_progress, expect_sqs_in_progress),
+    Drill("stale-owner", "a slow attempt whose key a duplicate took over leaves the duplicate's record alone when "
+          "it saves (o-1) or deletes (o-2)", drive_stale_owner, expect_stale_owner, timeout=60.0,
+          expect_history=expect_no_stale_write),
 )}

@@ -22,6 +22,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..vocab import Delivery, RecordType
 from . import notebooks as nb
 from .catalog import (
     EXERCISES_DIR,
@@ -90,12 +91,33 @@ def mysteries(path: Path) -> dict[Path, str]:
     for letter, spec in (meta.get("mysteries") or {}).items():
         result = run_scenario(spec["scenario"], f"{ROOT / 'examples' / 'naive_email.py'}:handler",
                               seed=spec.get("seed", 0), settings=spec.get("settings") or {})
-        data = result.history.to_dict()
-        data["meta"] = {k: v for k, v in data["meta"].items() if k not in ("scenario", "settings")}
+        data = scrubbed(result.history.to_dict())
         data["meta"]["title"] = f"Timeline {letter}"
         folder = EXERCISES_DIR / f"{meta['id']}_{meta['slug']}"
         out[folder / f"{letter}.json"] = nb.dumps(data)
     return out
+
+
+#: Delivery marks that name their scenario ("producer re-send"): the quiz asks for what they say. The
+#: evidence stays: the producer's sends, the request ids, how each invocation ended.
+_NAMING_MARKS = (Delivery.PRODUCER_RESEND, Delivery.SPONTANEOUS_DUPLICATE, Delivery.CALLER_RESEND, Delivery.STALE_COPY)
+
+
+def scrubbed(data: dict) -> dict:
+    """A quiz timeline without what gives its answer away: the scenario's name and settings, each repeat's
+    cause ("retry 1", "client retry"), the marks and notes that explain a repeat in words."""
+    data["meta"] = {k: v for k, v in data["meta"].items() if k not in ("scenario", "settings")}
+    events = []
+    for e in data["events"]:
+        if e["type"] == RecordType.NOTE or (e["type"] == RecordType.DELIVERY and e.get("what") in _NAMING_MARKS):
+            continue
+        if e["type"] == RecordType.INVOKE_START:
+            e = {**e, "cause": "delivered"}
+        if isinstance(e.get("detail"), dict):
+            e = {**e, "detail": {k: v for k, v in e["detail"].items() if k not in ("why", "returns")}}
+        events.append(e)
+    data["events"] = events
+    return data
 
 
 def stale(files: dict[Path, str]) -> list[str]:

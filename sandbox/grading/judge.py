@@ -17,6 +17,7 @@ from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
 from .feedback import replay_command, text_timeline
+from .quiz import wrong_answer_hint
 
 
 @dataclass
@@ -149,21 +150,30 @@ EXPECTATIONS: dict[str, Callable[[History], tuple[str, list[Hint]] | None]] = {
 
 
 # -- judging one run ---------------------------------------------------------------------------------
-def answer_hash(question: str, answer: Any) -> str:
-    """How a public question stores its answer: a hash, so the notebook can check without telling."""
-    return hashlib.sha256(f"{question}:{str(answer).strip().lower()}".encode()).hexdigest()
+#: Rounds of PBKDF2 per answer hash: a guess costs this much work, so reversing a hash is no table lookup.
+HASH_ROUNDS = 20_000
+
+
+def answer_hash(question: str, answer: Any, salt: str = "") -> str:
+    """How a public question stores its answer: salted and stretched, so the notebook can check it without
+    telling, and no table of hashes precomputed for the candidate names matches it."""
+    text = str(answer).strip().lower().encode()
+    return hashlib.pbkdf2_hmac("sha256", text, f"{salt}:{question}".encode(), HASH_ROUNDS).hex()
 
 
 def judge_question(test: Test, answers: Any) -> Failure | None:
     if not isinstance(answers, dict):
         return Failure("failed", f"answers() should return a dict of letter -> scenario name, got {answers!r}")
     given = answers.get(test.question)
-    right = (answer_hash(test.question, given) == test.answer_sha256 if test.answer is None
+    right = (answer_hash(test.question, given, test.answer_salt or "") == test.answer_sha256 if test.answer is None
              else str(given).strip().lower() == test.answer.strip().lower())
     if right:
         return None
-    return Failure("failed", f"timeline {test.question}: {given!r} is not the source behind it",
-                   [Hint("wrong-answer", test.what)] if test.what else [])
+    evidence = wrong_answer_hint(str(test.question), given) if given else None
+    hints = [Hint("wrong-answer", evidence)] if evidence else []
+    if test.what:
+        hints.append(Hint("where-to-look", test.what))
+    return Failure("failed", f"timeline {test.question}: {given!r} is not the source behind it", hints)
 
 
 def judge_run(test: Test, info: RunInfo, history: History | None, handler: str) -> Failure | None:

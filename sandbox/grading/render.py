@@ -68,6 +68,11 @@ def notes(r: "CheckResult") -> list[str]:
     return out
 
 
+def campaign_line(r: "CheckResult") -> str:
+    return (f"Campaign: fresh seeds from {r.campaign_seeds[0]} (check(..., campaign_seed={r.campaign_seeds[0]}) "
+            f"repeats them; from the shell, --campaign-seed {r.campaign_seeds[0]})")
+
+
 def check_text(r: "CheckResult") -> str:
     ex = r.exercise
     head = (f"Exercise {ex.id} · {ex.title}: {r.score}/{r.max_score} on the public tests, "
@@ -78,7 +83,7 @@ def check_text(r: "CheckResult") -> str:
         lines.append(f"(your answer cell was saved to {r.saved_to})")
     lines += [item_line(i) for i in r.items]
     if r.campaign_seeds:
-        lines.append(f"Campaign: fresh seeds from {r.campaign_seeds[0]} (check(..., campaign_seed=N) repeats them)")
+        lines.append(campaign_line(r))
     for item in r.failed:  # every failing item explained, each with its own replay
         lines += [""] + failure_text(item)
     if r.passed:
@@ -112,6 +117,8 @@ def check_html(r: "CheckResult") -> str:
     if r.saved_to:
         parts.append(f"<p>Your answer cell was saved to <code>{esc(r.saved_to)}</code>.</p>")
     parts.append("<ul>" + "".join(f"<li>{esc(item_line(i).strip())}</li>" for i in r.items) + "</ul>")
+    if r.campaign_seeds:
+        parts.append(f"<p>{esc(campaign_line(r))}</p>")
     for n, item in enumerate(r.failed):
         # The first failing item is drawn; each later one is explained in words, folded under its name.
         text = f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>"

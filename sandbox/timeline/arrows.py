@@ -24,6 +24,8 @@ Point = tuple[float, float]
 # data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
+VERTICAL_LEFT_PT = 3  # pt: it runs this far left of the repeat's start, clear of the bars it passes (several
+#   repeats of one invocation then share one straight line, an arrowhead at each), but inside the axes
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
 SHRINK_ACROSS = (7.0, 9.0)  # pt: ... for an arrow from one bar's end to the next bar's start
 ELBOW_MIN_PX = 1  # px: ends closer than this in y get no elbow candidates
@@ -32,8 +34,9 @@ ENDS_CLEAR_PT = 3  # pt beyond the shrink: obstacles this close to either end do
 SAMPLE_PX = 3.0  # px between the points a candidate is tested at ...
 OBSTACLE_PX = 5.0  # ... and between the boxes the chosen path registers
 HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wins ties)
-OUTSIDE_HITS = 3  # a candidate leaving the axes (clipped there) counts as this many hits
-HEAD_SIZE = 16  # arrow head size at full scale (mutation scale)
+OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
+HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
+HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
 ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline")
@@ -94,18 +97,20 @@ def along(points: list[Point], f: float) -> Point:
 
 def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPlacement) -> list[Arrow]:
     """An arrow from each invocation to the one that repeats it, top to bottom."""
-    arrows = []
+    arrows: list[Arrow] = []
     for rec in sorted(c.model.invs.values(), key=lambda r: (c.rows.lane_y[r.inv], r.seq)):
         prev = c.model.invs.get(rec.prev) if rec.prev else None
         if prev is not None and prev.inv != rec.inv:
-            arrows.append(_arrow(c, prev, rec, bars, placed.lane_left))
+            # repeats of one invocation may share the line their arrows start on
+            siblings = tuple(a.owner for a in arrows if a.owner.startswith(f"arrow:{prev.inv}->"))
+            arrows.append(_arrow(c, prev, rec, bars, placed.lane_left, siblings))
     return arrows
 
 
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-           lane_left: dict[str, float]) -> Arrow:
+           lane_left: dict[str, float], siblings: tuple[str, ...] = ()) -> Arrow:
     a, b, shrink, vertical = _ends(c, prev, rec, bars, lane_left)
-    style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}"))
+    style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings))
     owner = f"arrow:{prev.inv}->{rec.inv}"
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
                                      mutation_scale=HEAD_SIZE * c.scale.factor,
@@ -129,7 +134,11 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
     down = 1 if yb > ya else -1  # data y grows downwards
     vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
     if vertical:  # the repeat started while the earlier one was still running
-        return c.px(xb, ya + down * VERTICAL_FROM), c.px(xb, yb - down * VERTICAL_TO), SHRINK_VERTICAL, True
+        inside = c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
+        x = max(c.px(xb, 0)[0] - VERTICAL_LEFT_PT * c.pt, inside)
+        x = min(x, c.px(xb, 0)[0])
+        return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, c.px(xb, yb - down * VERTICAL_TO)[1]),
+                SHRINK_VERTICAL, True)
     b = c.px(xb, yb)
     b = (min(b[0], lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False

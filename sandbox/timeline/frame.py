@@ -16,7 +16,7 @@ from .figure import new_figure
 from .legend import legend_items
 from .model import Model
 from .rows import layout_rows
-from .sizing import PLOT_SHARE, Scale, figure_height, legend_layout, note_room, y_limits
+from .sizing import PLOT_SHARE, Scale, figure_height, fit_title, legend_layout, note_room, title_height, y_limits
 from .style import AXIS_LABEL_PT, GRID_COLOR, TICK_PT, TITLE_PT
 
 H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the axes
@@ -45,7 +45,9 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     items = legend_items(model, squeezed=squeezed)
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
     legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols)
-    fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows), dpi)
+    title = fit_title(title, width, scale.fs(TITLE_PT))
+    fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows,
+                                          title_height(title, scale.fs(TITLE_PT))), dpi)
     fig.get_layout_engine().set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
     canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot())
     _frame(canvas, title, squeezed)

@@ -50,6 +50,8 @@ ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
 ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
 ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines
 ARROW_LINESPACING = 1.05
+BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
+BANDS = "bands"  # their obstacle owner, while arrow labels are placed
 SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
 
 
@@ -178,6 +180,8 @@ def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str
         cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
     cands += [(f, dx, ha, label) for f in ALONG_TWO_LINES for label in (text, two_lines)
               for dx, ha in ((side, "left"), (-side, "right"))]
+    # Beside its head, on the row of the lane it points at, where a band between the two rows is not.
+    cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
     if vertical:  # a short vertical arrow: as a last resort, across its middle
         cands += [(0.5, 0, "center", two_lines)]
     return cands
@@ -187,9 +191,18 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
     """"redelivery at 30.0 s" on (or beside) each repeat arrow long enough to carry it."""
     if c.compact:
         return
+    # A label on a lock or kept band would hide what the band says; other labels may sit there.
+    for p in c.ax.patches:
+        if (p.get_gid() or "").split(":")[0] in BAND_KINDS:
+            c.obs.add(p.get_window_extent(c.renderer), BANDS)
+    said: set[tuple[str, str]] = set()
     for arrow in arrows:
         if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI:
             continue
+        prev = arrow.owner.split("->")[0]
+        if (prev, arrow.text) in said:  # repeats of one invocation, for one cause, at one time: said once
+            continue
+        said.add((prev, arrow.text))
 
         def make(cand, pts=arrow.path):
             f, dx, ha, label = cand
@@ -201,6 +214,7 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
 
         c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False, exclude=(arrow.owner,))
+    c.obs.remove(BANDS)
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:

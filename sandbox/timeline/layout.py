@@ -30,6 +30,13 @@ class Obstacles:
         self.owners.append(owner)
         self._cache = None
 
+    def remove(self, owner: str) -> None:
+        """Forget every box ``owner`` registered."""
+        keep = [i for i, o in enumerate(self.owners) if o != owner]
+        self.boxes = [self.boxes[i] for i in keep]
+        self.owners = [self.owners[i] for i in keep]
+        self._cache = None
+
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self._cache is None:
             ext = np.array([b.extents for b in self.boxes]) if self.boxes else np.zeros((0, 4))

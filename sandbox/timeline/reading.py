@@ -207,18 +207,21 @@ class HistoryReader:
         elif op in (PUT, UPDATE, DELETE):
             if inv is not None:
                 warning = self.owners.write(inv, key, op, detail.get("status"), seq)
-            style = self._write(op, inv, key, t, expires, completed)
+            style = self._write(op, inv, key, t, expires, completed, conditional=bool(detail.get("condition")))
         if warning is not None:
             style = "stale_write"
         if style is not None and inv is not None:
             self.model.marks.append(Mark(inv, t, seq, style, warning=warning, note=note))
 
     def _write(self, op: str, inv: str | None, key: str, t: float, expires: float | None,
-               completed: bool) -> str | None:
+               completed: bool, conditional: bool) -> str | None:
         """A write that took effect: the windows it opens or closes, and its marker (None: no marker)."""
-        if op == PUT:  # a claim, or a result written in one go (no claim: read-then-write's put)
-            self.windows.replace(WindowKind.KEPT if completed else WindowKind.LOCK, inv, key, t, expires)
-            return "write" if completed else "claim_won"
+        if op == PUT and conditional and not completed:  # a claim: it won because its condition held
+            self.windows.replace(WindowKind.LOCK, inv, key, t, expires)
+            return "claim_won"
+        if op == PUT:  # a record written whatever the table held (read-then-write's put): no claim, whatever it says
+            self.windows.replace(WindowKind.KEPT, inv, key, t, expires)
+            return "write"
         if op == UPDATE and completed:
             self.windows.replace(WindowKind.KEPT, inv, key, t, expires)
         elif op == DELETE:

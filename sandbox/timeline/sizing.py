@@ -31,7 +31,10 @@ REFERENCE_DPI = 100  # sizes given in px are px at this resolution, scaled with 
 GAP_LABEL_ROOM = 0.8  # data units below the last lane for "30 s skipped" labels
 ROOM_BELOW = 0.1  # data units between the bottom of the last row and the x axis
 
-TITLE_IN = 0.42  # in: the title and the space around it (measured: 0.40)
+TITLE_IN = 0.42  # in: the title and the space around it (measured: 0.40) ...
+TITLE_LINE_EM = 1.2  # ... and each further line of a long title, in ems of its size
+TITLE_SHARE = 0.96  # a title may take this fraction of the figure's width; a longer one is broken in two
+TITLE_BREAKS = (" · ", ": ", "; ", ", ", " ")  # where a long title breaks, the most natural first
 X_AXIS_IN = 0.63  # in: tick labels and the axis label (measured: 0.62)
 LEGEND_ROW_IN = 0.215  # in: one row of legend entries at 11 pt (measured: 0.21 to 0.22) ...
 MARGIN_IN = 0.15  # in: ... the padding around the legend, and the margin below it
@@ -85,10 +88,10 @@ def note_room(model: Model, width: float, scale: Scale) -> float:
 
 
 @functools.lru_cache(maxsize=4096)
-def text_width_in(text: str, size: float) -> float:
+def text_width_in(text: str, size: float, weight: str = "normal") -> float:
     """Inches a line of ``text`` takes at ``size`` points in the timeline's font (measured, not guessed)."""
     with matplotlib_style():
-        prop = FontProperties(size=size)
+        prop = FontProperties(size=size, weight=weight)
         width, _, _ = _RULER.get_text_width_height_descent(text, prop, ismath=False)
     return width / _RULER.dpi
 
@@ -144,8 +147,36 @@ def y_limits(rows: Rows, squeezed: bool) -> tuple[float, float]:
     return rows.bottom + ROOM_BELOW + gap_label_room(squeezed), rows.top
 
 
-def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float) -> float:
+def fit_title(title: str, width: float, size: float) -> str:
+    """``title``, broken into two lines where it reads best when it is wider than the figure (``width`` in)."""
+    room = width * TITLE_SHARE
+
+    def fits(line: str) -> bool:
+        return text_width_in(line, size, "bold") <= room
+
+    if fits(title):
+        return title
+    for sep in TITLE_BREAKS:
+        splits = []
+        start = title.find(sep)
+        while start > 0:
+            head, tail = title[:start] + sep.rstrip(), title[start + len(sep):]
+            if fits(head) and fits(tail):  # the most even split at the most natural break
+                splits.append((abs(len(head) - len(tail)), head, tail))
+            start = title.find(sep, start + 1)
+        if splits:
+            _, head, tail = min(splits)
+            return f"{head}\n{tail}"
+    return "\n".join(textwrap.wrap(title, max(MIN_LEGEND_CHARS, len(title) // 2 + 1)))
+
+
+def title_height(title: str, size: float) -> float:
+    """Inches the title takes with the space around it."""
+    return TITLE_IN + title.count("\n") * TITLE_LINE_EM * size / 72
+
+
+def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float, title_in: float = TITLE_IN) -> float:
     """Inches: title, lanes, x axis, legend (``legend_rows`` rows of entries) and margin, within the limits."""
-    height = (TITLE_IN + (rows.height + ROOM_BELOW + gap_label_room(squeezed)) * scale.lane_in + X_AXIS_IN
+    height = (title_in + (rows.height + ROOM_BELOW + gap_label_room(squeezed)) * scale.lane_in + X_AXIS_IN
               + legend_rows * LEGEND_ROW_IN + MARGIN_IN)
     return min(max(height, MIN_HEIGHT_IN), MAX_HEIGHT_IN)

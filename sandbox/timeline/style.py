@@ -145,7 +145,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "write_refused": ({"marker": r"$\oslash$", "ms": 15, "mfc": OI_BLUE, "mec": OI_BLUE, "mew": 0.6},
                       "update/delete refused (ConditionalCheckFailed)"),
     "write": ({"marker": "s", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
-              "result written (PutItem, no claim)"),
+              "record written (PutItem without a condition: no claim)"),
     "stale_write": ({"marker": "d", "ms": 13, "mfc": OI_VERMILLION, "mec": "black", "mew": 1.0},
                     "STALE write: to a record another invocation took over"),
     "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
