@@ -31,24 +31,14 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _type_checking_blocks(tree: ast.AST) -> set[int]:
-    inside: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            inside |= {id(n) for stmt in node.body for n in ast.walk(stmt)}
-    return inside
-
-
-def imports_of(path: Path, known: set[str]) -> set[str]:
-    """Modules of the package that ``path`` imports at run time (function-level imports included)."""
+def imports_of(path: Path, known: set[str], me: str | None = None) -> set[str]:
+    """Modules of the package that ``path`` imports, by any import statement wherever it stands (in a function or
+    under ``TYPE_CHECKING`` too): each is a dependency a reader must follow."""
     tree = ast.parse(path.read_text())
-    skip = _type_checking_blocks(tree)
-    me = module_name(path)
+    me = me or module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     out = set()
     for node in ast.walk(tree):
-        if id(node) in skip:
-            continue
         if isinstance(node, ast.Import):
             out |= {a.name for a in node.names if a.name in known}
         elif isinstance(node, ast.ImportFrom):
@@ -83,6 +73,15 @@ def test_no_import_cycles_in_the_package():
         if name not in state:
             visit(name, [name])
     assert cycles == []
+
+
+def test_an_import_under_type_checking_or_in_a_function_counts(tmp_path):
+    known = {module_name(p) for p in MODULES}
+    assert "sandbox.history" not in imports_of(PACKAGE / "display.py", known)
+    fake = tmp_path / "display.py"
+    fake.write_text((PACKAGE / "display.py").read_text() + "\nif TYPE_CHECKING:\n    from .history import History\n"
+                    "def f():\n    from .checker import check\n")
+    assert {"sandbox.history", "sandbox.checker"} <= imports_of(fake, known, me="sandbox.display")
 
 
 def test_core_parts_never_import_the_world():

@@ -4,12 +4,36 @@ from __future__ import annotations
 import base64
 import html
 import io
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from .catalog import Exercise
 from .judge import ItemResult, TestResult
 
-if TYPE_CHECKING:
-    from .check import CheckResult
+
+class Checked(Protocol):
+    """What a check found, as this module reads it (``check.CheckResult`` is the one there is)."""
+
+    exercise: Exercise
+    handler: str
+    items: list[ItemResult]
+    seconds: float
+    campaign_seeds: list[int]
+    preview: str | None
+    saved_to: str | None
+    backup: str | None
+    tests_changed: str | None
+
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def failed(self) -> list[ItemResult]: ...
+
+    @property
+    def score(self) -> int: ...
+
+    @property
+    def max_score(self) -> int: ...
 
 PASS, FAIL = "✓", "✗"
 
@@ -54,7 +78,7 @@ def item_line(item: ItemResult) -> str:
     return f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} [{runs} run{'' if runs == 1 else 's'}]"
 
 
-def notes(r: "CheckResult") -> list[str]:
+def notes(r: Checked) -> list[str]:
     """What the learner must know before reading the score: work kept aside, a tests list that is not the exercise's."""
     out = []
     if r.backup:
@@ -68,12 +92,12 @@ def notes(r: "CheckResult") -> list[str]:
     return out
 
 
-def campaign_line(r: "CheckResult") -> str:
+def campaign_line(r: Checked) -> str:
     return (f"Campaign: fresh seeds from {r.campaign_seeds[0]} (check(..., campaign_seed={r.campaign_seeds[0]}) "
             f"repeats them; from the shell, --campaign-seed {r.campaign_seeds[0]})")
 
 
-def check_text(r: "CheckResult") -> str:
+def check_text(r: Checked) -> str:
     ex = r.exercise
     head = (f"Exercise {ex.id} · {ex.title}: {r.score}/{r.max_score} on the public tests, "
             f"in {r.seconds:.1f} s, checking {r.handler}")
@@ -107,7 +131,7 @@ def _png(history: Any) -> str | None:
         return None
 
 
-def check_html(r: "CheckResult") -> str:
+def check_html(r: Checked) -> str:
     esc = html.escape
     ex = r.exercise
     color = "#1a7f37" if r.passed else "#cf222e"
