@@ -35,7 +35,6 @@ from .vocab import (
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
 _SAVES = ("PutItem", "UpdateItem")
-IN_PROGRESS, COMPLETED = ItemStatus.IN_PROGRESS, ItemStatus.COMPLETED
 #: Where the record's expiry is kept.
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
@@ -195,7 +194,7 @@ class _Facts:
             return None
         saves = [e for e in self.table_writes.get(first.get("inv"), [])
                  if _write_op(e) in _SAVES and e["result"] == AWS_OK and e["seq"] > first["seq"]
-                 and (e.get("detail") or {}).get("status") == COMPLETED
+                 and (e.get("detail") or {}).get("status") == ItemStatus.COMPLETED
                  and isinstance((e.get("detail") or {}).get(TTL_ATTRIBUTE), (int, float))]
         if not saves:
             return None
@@ -352,7 +351,7 @@ def record_notes(facts: _Facts) -> list[Finding]:
 def _key_notes(facts: _Facts, key: str, writes: list[dict]) -> list[Finding]:
     notes, owner = [], None  # owner: the claim (write) that holds the key now
     for e in writes:
-        claim = _write_op(e) == "PutItem" and (e.get("detail") or {}).get("status") == IN_PROGRESS
+        claim = _write_op(e) == "PutItem" and (e.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS
         if claim and owner is not None and owner["inv"] != e["inv"] and _running(facts, owner["inv"], e["t"]):
             notes.append(_overlap(facts, key, owner, e))
         elif not claim and owner is not None and owner["inv"] != e["inv"] and _took_over(writes, e, owner):

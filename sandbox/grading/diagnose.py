@@ -12,9 +12,18 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..checker import COMPLETED, IN_PROGRESS, Finding, Verdict
+from ..checker import Finding, Verdict
 from ..history import History
-from ..vocab import AWS_OK, CONDITIONAL_CHECK_FAILED, Effect, EffectStatus, FindingKind, Outcome, RecordType
+from ..vocab import (
+    AWS_OK,
+    CONDITIONAL_CHECK_FAILED,
+    Effect,
+    EffectStatus,
+    FindingKind,
+    ItemStatus,
+    Outcome,
+    RecordType,
+)
 from .drills import drill_result, stale_writes
 
 
@@ -150,7 +159,7 @@ def _batch_claim(run, f, effects):
     for inv, effect in effects.items():
         carried = run.invs.get(inv, {}).get("keys") or []
         claims = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and _wrote(c)
-                  and (c.get("detail") or {}).get("status") == IN_PROGRESS]
+                  and (c.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS]
         touched = {e["key"] for e in run.effects.get(inv, [])}
         if effect is not None and len(carried) > 1 and len(claims) == 1 and len(touched) > 1:
             return Hint("claim-per-batch", f"{inv} carried {', '.join(carried)} under one claim "
@@ -227,7 +236,7 @@ def _claims(run: _Run, inv: str, order: str | None = None) -> list[dict]:
     if named:
         return named
     return [c for c in won if not any(w["t"] >= c["t"] and w.get("key") == c.get("key") and w["result"] == AWS_OK
-                                      and (w.get("detail") or {}).get("status") == COMPLETED
+                                      and (w.get("detail") or {}).get("status") == ItemStatus.COMPLETED
                                       for w in run.calls.get(inv, []) if w is not c)]
 
 

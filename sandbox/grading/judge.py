@@ -10,9 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checker import IN_PROGRESS, Verdict, check
+from ..checker import Verdict, check
 from ..history import History
-from ..vocab import AWS_OK, Delivery, RecordType, Status
+from ..vocab import AWS_OK, Delivery, ItemStatus, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
@@ -132,7 +132,7 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
         inv = invs.get(e.get("inv"))
         expires = detail.get("expiresAt")
         if (e.get("op") != "PutItem" or e.get("result") != AWS_OK or inv is None
-                or detail.get("status") != IN_PROGRESS or not isinstance(expires, (int, float))):
+                or detail.get("status") != ItemStatus.IN_PROGRESS or not isinstance(expires, (int, float))):
             continue
         lock_end, work_end = float(expires) - epoch, inv.get("end")
         if isinstance(work_end, (int, float)) and work_end > lock_end + 1.0:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..vocab import ItemStatus
 from .text import short_key
 
-IN_PROGRESS = "IN_PROGRESS"  # the status a claim writes
 PUT, DELETE = "PutItem", "DeleteItem"
 
 
@@ -25,7 +25,7 @@ class Owners:
 
     def write(self, inv: str, key: str, op: str, status: object, seq: int) -> str | None:
         """A successful write to ``key``; the warning for a stale one, else None."""
-        claim = op == PUT and status == IN_PROGRESS
+        claim = op == PUT and status == ItemStatus.IN_PROGRESS
         held = self.owner.get(key)
         mine = self.first_write.setdefault(key, {})
         warning = None

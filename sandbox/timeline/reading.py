@@ -15,9 +15,11 @@ from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,
     IDEMPOTENCY_TABLE,
+    ITEM_READS,
     Effect,
     EffectStatus,
     FindingKind,
+    ItemStatus,
     Outcome,
     RecordType,
     SourceKind,
@@ -33,9 +35,7 @@ from .windows import TableWindows
 # membership tests for record strings (on Python 3.11, "ok" in Outcome raises TypeError)
 KNOWN_OUTCOMES = frozenset(Outcome)
 EFFECT_KINDS = frozenset(Effect)
-COMPLETED = "COMPLETED"  # the item status a finished handler writes
 PUT, UPDATE, DELETE = "PutItem", "UpdateItem", "DeleteItem"
-READ_OPS = ("GetItem", "Query", "BatchGetItem", "Scan", "TransactGetItems")
 LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
 #: The (service, op) of records, made outside any invocation, that are a caller's requests, by lane group: an
 #: SDK's Lambda Invoke, an HTTP client's request through API Gateway (IAM's execute-api:Invoke), and a Step
@@ -196,9 +196,9 @@ class HistoryReader:
             result = CONDITIONAL_CHECK_FAILED  # a transaction cancelled by the claim's condition
         expires_at = fields.number(detail.get(IDEMPOTENCY_TABLE.ttl_attribute))
         expires = None if expires_at is None else expires_at - self.epoch
-        completed = detail.get("status") == COMPLETED
+        completed = detail.get("status") == ItemStatus.COMPLETED
         style = warning = note = None
-        if op in READ_OPS:
+        if op in ITEM_READS:
             style = "read" if result == AWS_OK else "table_error"
         elif result != AWS_OK:
             style = _failed_write_style(op, result)
