@@ -26,6 +26,8 @@ Figures and their targets:
   reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced);
 - every lesson on a fresh kernel, top to bottom, and the whole course (each < 15 s, course < 2 min;
   ``bench_notebooks``; ``--quick`` times lesson 00 only);
+- a slider move of every widget in the course (rerun, timeline, verdict map) over a bare run of the same
+  settings (<= 3x; ``bench_widgets``; ``--quick``: three moves each);
 - isolation on a hub: 8 Jupyter kernels at once, each running a scenario with its own seed (the same
   seed twice gives the same history), and the memory (RSS) per kernel (``isolation``; ``--quick``: 2).
 """
@@ -52,6 +54,7 @@ from .bench_environments import environment_misses, environment_table
 from .bench_environments import measure as environments_measure
 from .bench_grading import grading_bench, grading_misses, grading_table
 from .bench_notebooks import notebook_misses, notebook_table, notebook_times
+from .bench_widgets import widget_misses, widget_table, widget_times
 from .isolation import measure as isolation_measure
 from .isolation import table as isolation_table
 from .scenarios import SCENARIOS, run_scenario
@@ -450,6 +453,7 @@ def run(quick: bool = False) -> dict[str, Any]:
         "dynamodb_costs": dynamodb_costs(),
         "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
         "notebooks": notebook_times(quick),
+        "widgets": widget_times(quick),
         "grading": grading_bench(quick),
         "isolation": isolation_measure(2 if quick else 8),
         "environments": environments_measure(2 if quick else 9),
@@ -474,6 +478,7 @@ def misses(r: dict[str, Any]) -> list[str]:
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
     out += _exploration_misses(r.get("exploration", {}))
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
+    out += widget_misses(r["widgets"]) if "widgets" in r else []
     out += grading_misses(r["grading"]) if "grading" in r else []
     out += [f"isolation: {p}" for p in r["isolation"]["problems"]] if "isolation" in r else []
     out += environment_misses(r["environments"]) if "environments" in r else []
@@ -504,6 +509,7 @@ def table(r: dict[str, Any]) -> str:
     lines += [r["dynamodb_costs"]["text"], ""]
     lines += exploration_table(r.get("exploration", {})) + [""]
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
+    lines += widget_table(r["widgets"]) + [""] if "widgets" in r else []
     lines += grading_table(r["grading"]) + [""] if "grading" in r else []
     lines += isolation_table(r["isolation"]) + [""] if "isolation" in r else []
     lines += environment_table(r["environments"]) + [""] if "environments" in r else []

@@ -12,8 +12,10 @@ combination the scenario refuses shows "refused". Results are remembered per sce
 file, seed and settings, so redrawing a map, or moving its marker, runs nothing again.
 
 ``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
-shows both, one above the other: the frame follows the explorer's two controls, and moving any
-other control reruns the grid.
+shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
+the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
+moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
+ringed point, where it falls.
 """
 from __future__ import annotations
 
@@ -194,18 +196,58 @@ def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
     return True
 
 
-def _draw_mark(ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
-    """Frame the cell of the current setting (a frame between cells for a value between theirs)."""
-    from matplotlib.patches import Rectangle
+class NowMark:
+    """The current setting on the map: a frame on its cell, or a ringed point where it falls between cells.
 
-    xv, yv = mark[grid.x.name], mark[grid.y.name]
-    px, py = grid.x.position(xv), grid.y.position(yv)
-    for colour, lw in (("black", 5.0), ("white", 1.5)):
-        ax.add_patch(Rectangle((px - 0.47, py - 0.45), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
-                               zorder=5))
-    ax.text(px - 0.47, py + 0.45, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
-            bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+    Its artists are made once and moved by ``place``, so a linked map moves them without
+    redrawing the grid.
+    """
+
+    def __init__(self, ax):
+        from matplotlib.patches import Rectangle
+
+        self.frames = [ax.add_patch(Rectangle((0, 0), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
+                                              zorder=5)) for colour, lw in (("black", 5.0), ("white", 1.5))]
+        self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
+                              clip_on=False)[0]
+                      for size, face, edge, mew in ((26, "none", "black", 5.0), (26, "none", "white", 1.5),
+                                                    (7, "black", "white", 1.5))]
+        self.tab = ax.text(0, 0, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
+                           bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+
+    @property
+    def artists(self) -> list:
+        return [*self.frames, *self.point, self.tab]
+
+    def place(self, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
+        """Put the mark on ``mark``'s setting; returns the legend's words for it."""
+        xv, yv = mark[grid.x.name], mark[grid.y.name]
+        px, py = grid.x.position(xv), grid.y.position(yv)
+        on_cell = xv in grid.x.values and yv in grid.y.values
+        self.tab.set_visible(True)
+        for frame in self.frames:
+            frame.set_xy((px - 0.47, py - 0.45))
+            frame.set_visible(on_cell)
+        for ring in self.point:
+            ring.set_data([px], [py])
+            ring.set_visible(not on_cell)
+        if on_cell:
+            self.tab.set_position((px - 0.47, py + 0.45))
+            self.tab.set(ha="left", va="center")
+        else:  # just above the point, in the upper part of its row: clear of every cell's word
+            self.tab.set_position((px, py + 0.2))
+            self.tab.set(ha="center", va="bottom")
+        return now_words(grid, xv, yv)
+
+
+def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
+
+
+def _draw_mark(ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
+    """Mark the current setting (see ``NowMark``); returns the legend's words for it."""
+    ax.now_mark = NowMark(ax)
+    return ax.now_mark.place(grid, mark)
 
 
 def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
@@ -225,7 +267,13 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
                      equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
-    """The map of ``grid``: a cell per combination, ``mark`` framed, ``equal_line`` naming the dashed x = y line."""
+    """The map of ``grid``: a cell per combination, ``mark`` marked, ``equal_line`` naming the dashed x = y line."""
+    return _map_figure(grid, mark, title, equal_line, width, None)
+
+
+def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | None, equal_line: str | None,
+                width: float, room: str | None) -> VerdictMapFigure:
+    """``draw_verdict_map``; ``room`` is the widest legend words the mark will have (a linked map's mark moves)."""
     height = HEAD_IN + ROW_IN * max(3, len(grid.y.values))
     fig = VerdictMapFigure(figsize=(width, height), dpi=DPI, layout="constrained")
     FigureCanvasAgg(fig)
@@ -238,7 +286,7 @@ def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
-    _legend(fig, grid, now, equal_line)
+    _legend(fig, grid, room or now, equal_line)
     return fig
 
 
@@ -250,11 +298,62 @@ def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[st
     return draw_verdict_map(grid, mark=mark, title=title, equal_line=equal_line)
 
 
+class MapPicture:
+    """A map drawn once, whose mark moves: ``png(mark)`` redraws only the mark over the grid's pixels.
+
+    The grid, its words, the dashed line and the legend are drawn once into a background; a
+    move pastes that back and draws the mark and its legend words on it: the same pixels as a
+    picture drawn afresh with the mark there (the legend keeps room for the widest words the
+    mark can have, so it does not shift as they change).
+    """
+
+    def __init__(self, grid: VerdictGrid, mark: Mapping[str, Any], *, title: str | None = None,
+                 equal_line: str | None = None, width: float = WIDTH_IN):
+        from .widgets import quick_text
+
+        self.grid = grid
+        self.figure = _map_figure(grid, mark, title, equal_line, width, _widest_words(grid))
+        self.mark: NowMark = self.figure.axes[0].now_mark
+        self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
+        moving = [*self.mark.artists, self.words]
+        for artist in moving:
+            artist.set_visible(False)
+        with quick_text():
+            self.figure.canvas.draw()
+        self.figure.set_layout_engine("none")  # keep the places the background was drawn with
+        self._background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+        self.words.set_visible(True)
+
+    def png(self, mark: Mapping[str, Any]) -> bytes:
+        import numpy as np
+
+        from .widgets import png_of_pixels, quick_text
+
+        canvas = self.figure.canvas
+        canvas.restore_region(self._background)
+        self.words.set_text(self.mark.place(self.grid, mark))
+        with quick_text():
+            for artist in [*self.mark.artists, self.words]:
+                if artist.get_visible():
+                    self.figure.draw_artist(artist)
+        return png_of_pixels(np.asarray(canvas.buffer_rgba()))
+
+
+def _widest_words(grid: VerdictGrid) -> str:
+    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks."""
+    xt = max((grid.x.tick(v).replace("\n", " ") for v in grid.x.values), key=len)
+    yt = max((grid.y.tick(v).replace("\n", " ") for v in grid.y.values), key=len)
+    return f"now: {grid.x.name} {xt}.0, {grid.y.name} {yt}.0"
+
+
 class LinkedVerdictMap:
-    """A ``SettingsExplorer`` with a verdict map under it that follows its controls: see the module docstring.
+    """A ``SettingsExplorer`` with a verdict map beside its controls that follows them: see the module docstring.
 
     The cells run with the explorer's current values (``settings``, a dict or a function of a
-    cell's values, shapes them further, as the explorer's own ``run`` does).
+    cell's values, shapes them further, as the explorer's own ``run`` does). A move along the
+    map's axes only moves the mark; a move of another setting reruns the cells, at once when
+    set from Python, and one cell at a time between the browser's messages (``status`` counts
+    them) when moved in the browser.
     """
 
     def __init__(self, explorer: Any, handler: Any, *, x: Any, y: Any, settings: Any = None, seed: int = 0,
@@ -265,40 +364,96 @@ class LinkedVerdictMap:
         self.x, self.y = Axis.of(x), Axis.of(y)
         self.settings, self.title, self.equal_line = settings, title, equal_line
         self.image = widgets.Image(format="png", layout={"max_width": "100%"})
-        self.widget = widgets.VBox([explorer.widget, self.image])
+        self.image.add_class("sandbox-map")
+        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # cells still to come
         self.grid: VerdictGrid | None = None
-        self.figure: VerdictMapFigure | None = None
+        self.picture: MapPicture | None = None
         self._shared: dict[str, Any] | None = None
-        for control in explorer.controls.values():
-            control.observe(self._changed, names="value")
+        self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
+        side = widgets.VBox([self.image, self.status], layout={"max_width": "100%"})
+        top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
+        self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.output])
+        explorer.followers.append(self)
         self.redraw()
+
+    @property
+    def figure(self) -> VerdictMapFigure | None:
+        return self.picture.figure if self.picture else None
 
     @property
     def mark(self) -> dict[str, Any]:
         values = self.explorer.values()
         return {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
 
+    def _shared_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if k not in (self.x.name, self.y.name)}
+
     def _cell(self, shared: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
         return lambda values: _cell_settings(self.settings, {**shared, **values})
 
-    def _changed(self, change: dict) -> None:
-        self.redraw()
+    def _regrid(self, grid: VerdictGrid, shared: dict[str, Any]) -> None:
+        self.grid, self._shared, self._filling = grid, shared, None
+        self.picture = MapPicture(grid, self.mark, title=self.title, equal_line=self.equal_line)
 
     def redraw(self) -> VerdictMapFigure:
-        """Rerun the grid if a setting off the axes changed, then move the frame to the current values."""
-        shared = {k: v for k, v in self.explorer.values().items() if k not in (self.x.name, self.y.name)}
+        """Rerun the grid if a setting off the axes changed, then move the mark to the current values."""
+        shared = self._shared_of(self.explorer.values())
         if shared != self._shared:
-            self.grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
-                                     settings=self._cell(shared), seed=self.seed)
-            self._shared = shared
-        self.figure = draw_verdict_map(self.grid, mark=self.mark, title=self.title, equal_line=self.equal_line)
-        self.image.value = self.figure._repr_png_()
+            self._regrid(verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
+                                      settings=self._cell(shared), seed=self.seed), shared)
+        self.image.value = self.picture.png(self.mark)
+        self.status.value = ""
+        self.image.remove_class("sandbox-stale")
         return self.figure
+
+    def stale(self) -> None:
+        self.image.add_class("sandbox-stale")
+
+    def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> Callable[[], None]:
+        """What the map shows with the explorer's new run: the mark moved, or its cells still to come."""
+        shared = self._shared_of(values)
+        if shared == self._shared:
+            self._filling = None
+            png = self.picture.png(self.mark)
+            return lambda: self._show(png)
+        if loop is None:  # set from Python: run the cells now, show them with the rest
+            grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
+                                settings=self._cell(shared), seed=self.seed)
+            self._regrid(grid, shared)
+            png = self.picture.png(self.mark)
+            return lambda: self._show(png)
+        if shared != self._filling:
+            self._filling = shared
+            grid = VerdictGrid(self.explorer.scenario.name, self.x, self.y)
+            loop.call_soon(self._fill, grid, shared, loop)
+        return lambda: None  # the map stays marked stale; _fill shows it when its cells are all run
+
+    def _show(self, png: bytes) -> None:
+        self.image.value = png
+        self.status.value = ""
+        self.image.remove_class("sandbox-stale")
+
+    def _fill(self, grid: VerdictGrid, shared: dict[str, Any], loop: Any) -> None:
+        """Run one cell, then give the browser's messages their turn before the next; show the map when done."""
+        if shared != self._filling:
+            return  # a later setting's cells are being run instead
+        todo = [(xv, yv) for yv in self.y.values for xv in self.x.values if (xv, yv) not in grid.cells]
+        if todo:
+            xv, yv = todo[0]
+            cfg = self._cell(shared)({self.x.name: xv, self.y.name: yv})
+            grid.cells[(xv, yv)], grid.notes[(xv, yv)] = _judge(grid.scenario, self.handler, self.seed, cfg)
+            total = len(self.x.values) * len(self.y.values)
+            self.status.value = (f'<span class="sandbox-redrawing">verdict map: {len(grid.cells)} of {total} '
+                                 f"cells run for the new settings…</span>")
+            loop.call_soon(self._fill, grid, shared, loop)
+            return
+        self._regrid(grid, shared)
+        self._show(self.picture.png(self.mark))
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)
 
 
 def linked_verdict_map(explorer: Any, handler: Any, *, x: Sequence, y: Sequence, **kw: Any) -> LinkedVerdictMap:
-    """A ``LinkedVerdictMap``: ``explorer`` and, under it, a verdict map whose frame follows its controls."""
+    """A ``LinkedVerdictMap``: ``explorer`` and, beside its controls, a verdict map whose mark follows them."""
     return LinkedVerdictMap(explorer, handler, x=x, y=y, **kw)

@@ -48,7 +48,7 @@ EXERCISE = "exercises/02_claim_the_key.ipynb"
 
 # Lesson 10's live dashboard: the cell that builds the lock explorer and its linked verdict map.
 DASHBOARD_CELL = 'LOCK = "lock-shorter-than-work"'
-LOCK_SLIDER = "lock_seconds"
+LOCK_SLIDER = "lock seconds"  # the control's words; its tooltip names the setting, lock_seconds
 WORK_SECONDS = 30  # slow_email_seconds as the lesson first draws it: the first attempt's email takes 30 s
 LOCK_BELOW_WORK = 10  # two PageUp presses from 0 (noUiSlider's page step is 5 steps of 1 s)
 DASHBOARD_WINDOW_HEIGHT = 2000
@@ -159,18 +159,33 @@ def test_start_notebook_runs_all_cells_and_shows_timelines_and_verdicts(page, la
 
 # -- lesson 10: drag the lock below the work and back ------------------------------------------------
 def dashboard_state(dashboard) -> dict:
-    """What the lock dashboard shows: the slider's value, the verdict badge, and prints of both pictures."""
+    """What the lock dashboard shows: the slider's value, the verdict badge, prints of both pictures, the stale mark."""
     slider = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER)
-    images = dashboard.locator(".widget-image")
     html = dashboard.locator(".widget-html", has_text=" · seed ").first
     return {
         "lock": int(slider.locator(".noUi-handle").get_attribute("aria-valuenow").split(".")[0]),
         "readout": slider.locator(".widget-readout").text_content().strip(),
         "verdict": html.locator("span").first.text_content().strip(),
         "verdict_text": html.text_content(),
-        "timeline": images.nth(0).evaluate(IMAGE_PRINT_JS),
-        "map": images.nth(1).evaluate(IMAGE_PRINT_JS),
+        "timeline": dashboard.locator(".sandbox-timeline").evaluate(IMAGE_PRINT_JS),
+        "map": dashboard.locator(".sandbox-map").evaluate(IMAGE_PRINT_JS),
+        "redrawing": dashboard.locator(".sandbox-redrawing").count() > 0,
     }
+
+
+def never_mixed(dashboard, before: dict, seconds: float) -> list[dict]:
+    """Watch the dashboard for ``seconds`` after a move: a new verdict comes with both pictures new.
+
+    Returns the states seen; fails on one that shows a new verdict beside an old picture, unmarked.
+    """
+    seen, deadline = [], time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        state = dashboard_state(dashboard)
+        seen.append(state)
+        moved = state["verdict_text"] != before["verdict_text"]
+        mixed = moved and (state["timeline"] == before["timeline"] or state["map"] == before["map"])
+        assert not (mixed and not state["redrawing"]), f"a mixed state: {state} after {before}"
+    return seen
 
 
 def settle(page, dashboard, before: dict, verdict: str, says: str = "", timeout: float = 60) -> dict:
@@ -206,6 +221,11 @@ def test_lesson_10_lock_slider_below_the_work_turns_the_verdict_invalid_and_back
     # The lesson's last cell sets the lock to 0 (as long as the invocation can run): valid.
     valid = dashboard_state(dashboard)
     assert (valid["lock"], valid["readout"], valid["verdict"]) == (0, "0", "valid"), valid
+    assert not valid["redrawing"], valid
+    # The map sits where the eye is: beside the sliders, or just under them.
+    slider_box = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER).bounding_box()
+    map_box = dashboard.locator(".sandbox-map").bounding_box()
+    assert map_box["y"] - slider_box["y"] < 250, (slider_box, map_box)
     save_screenshot(page, "10-lock-0-valid.png")
 
     # A learner's drag, from the keyboard: focus the slider's handle, two pages up (0 -> 10 s < 30 s of work).
@@ -213,12 +233,14 @@ def test_lesson_10_lock_slider_below_the_work_turns_the_verdict_invalid_and_back
     handle.focus()
     handle.press("PageUp")
     handle.press("PageUp")
+    never_mixed(dashboard, valid, 1.5)
     invalid = settle(page, dashboard, valid, "invalid", says=f"with a lock until {LOCK_BELOW_WORK}.0 s")
     assert invalid["lock"] == LOCK_BELOW_WORK < WORK_SECONDS, invalid
     assert invalid["readout"] == str(LOCK_BELOW_WORK), invalid
     assert "email sent 2 times" in invalid["verdict_text"], invalid["verdict_text"]
     assert "lock overlap" in invalid["verdict_text"], invalid["verdict_text"]
     assert invalid["map"] != valid["map"], "the verdict map's frame did not move with the slider"
+    assert not invalid["redrawing"], invalid
     save_screenshot(page, "10-lock-10-invalid.png")
 
     # And back: Home puts the lock at 0 again.

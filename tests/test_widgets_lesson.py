@@ -128,7 +128,11 @@ def test_a_dict_of_settings_is_shared_by_every_cell_and_a_refused_cell_says_so()
 
 def _frames(fig):
     return [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_facecolor()[3] == 0
-            and p.get_linewidth() >= 4]
+            and p.get_linewidth() >= 4 and p.get_visible()]
+
+
+def _points(fig):
+    return [line for line in fig.axes[0].lines if line.get_marker() == "o" and line.get_visible()]
 
 
 def test_the_current_setting_is_framed_on_its_cell_or_between_cells():
@@ -140,9 +144,11 @@ def test_the_current_setting_is_framed_on_its_cell_or_between_cells():
     assert frame.get_xy() == pytest.approx((0 - 0.47, 1 - 0.45))  # the cell (3600, 7200): column 0, row 1
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend == ["✓ valid", "✗ invalid", "now: keep_for 1 h, throttled_for 2 h"]
+    # Between cells: a ringed point where the setting falls, no frame straddling four half cells.
     between = draw_verdict_map(fig.grid, mark={"keep_for": 9000, "throttled_for": 7200})
-    [frame] = _frames(between)
-    assert frame.get_xy()[0] == pytest.approx((9000 - 3600) / (14400 - 3600) - 0.47)
+    assert _frames(between) == [] and _points(between)
+    for point in _points(between):
+        assert tuple(point.get_xydata()[0]) == pytest.approx(((9000 - 3600) / (14400 - 3600), 1))
     assert between._repr_png_()[:4] == b"\x89PNG"
 
 
@@ -175,7 +181,10 @@ def test_the_linked_map_follows_its_explorer():
     explorer = lock_explorer(plot=False)
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
                               settings=duplicate_after_lock)
-    assert isinstance(view, LinkedVerdictMap) and explorer.widget in view.widget.children
+    assert isinstance(view, LinkedVerdictMap)
+    [top, *below] = view.widget.children
+    assert top.children == (explorer.controls_box, top.children[1])  # the map beside (or just under) the controls
+    assert view.image in top.children[1].children and below[:2] == [explorer.verdict, explorer.image]
     assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
     assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}
     grid, image = view.grid, view.image.value
@@ -185,3 +194,103 @@ def test_the_linked_map_follows_its_explorer():
     assert view.grid is not grid and view.grid.cells[(10, 30)] == "valid"
     explorer.controls["lock_seconds"].value = 10
     assert explorer.result.status == view.grid.status(10, 30) == "valid"  # the map and the explorer agree
+
+
+# -- answering at once -------------------------------------------------------------------------------
+def test_controls_are_labelled_in_words_with_the_settings_name_in_the_tooltip():
+    explorer = explore_settings(LOCK, ARTICLE, only=["lock_seconds", "slow_email_seconds"], plot=False,
+                                labels={"slow_email_seconds": "work seconds"})
+    lock_s, work_s = explorer.controls["lock_seconds"], explorer.controls["slow_email_seconds"]
+    assert (lock_s.description, work_s.description) == ("lock seconds", "work seconds")
+    assert lock_s.tooltip.startswith("lock_seconds: RUN_ONCE_LOCK_SECONDS")
+    assert work_s.tooltip.startswith("slow_email_seconds: ")
+    assert explore_settings("ttl-lag", ARTICLE, only=["ttl_lag"], plot=False).controls["ttl_lag"].description \
+        == "TTL lag"
+
+
+def test_a_burst_of_browser_moves_runs_only_the_latest_value_and_marks_the_pictures_stale_at_once():
+    import asyncio
+
+    from sandbox.widgets import STALE
+
+    explorer = lock_explorer()
+    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock)
+    control, runs, image, map_image = explorer.controls["lock_seconds"], explorer.runs, explorer.image.value, \
+        view.image.value
+    shown = explorer.shown
+
+    async def burst():
+        for value in (11, 12, 13):  # as the browser sends them: comm messages, one after the other
+            control.set_state({"value": value})
+        stale = (explorer.status.value, STALE in explorer.image._dom_classes, STALE in view.image._dom_classes,
+                 explorer.image.value == image, explorer.runs)
+        for _ in range(200):
+            await asyncio.sleep(0.02)
+            if explorer.shown > shown:
+                break
+        return stale
+
+    status, timeline_stale, map_stale, old_picture, runs_then = asyncio.run(burst())
+    assert "redrawing for lock seconds 13" in status and timeline_stale and map_stale and old_picture
+    assert runs_then == runs  # nothing ran while the moves came in
+    assert explorer.runs == runs + 1 and explorer.result.settings["lock_seconds"] == 13  # only the latest
+    assert explorer.status.value == "" and STALE not in explorer.image._dom_classes
+    assert STALE not in view.image._dom_classes and explorer.image.value != image and view.image.value != map_image
+    assert explorer.shown == shown + 1  # the verdict, the timeline and the map shown in one go
+
+
+def test_the_map_mark_moves_without_running_or_redrawing_the_cells(monkeypatch):
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from sandbox import verdict_map as vm
+
+    explorer = lock_explorer(plot=False)
+    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock, equal_line="lock = work")
+    picture, grid = view.picture, view.grid
+    monkeypatch.setattr(vm, "_judge", lambda *a: pytest.fail("a cell ran again"))
+    monkeypatch.setattr(vm, "_map_figure", lambda *a: pytest.fail("the grid was drawn again"))
+    for lock_s in (13, 45, 0):
+        explorer.controls["lock_seconds"].value = lock_s
+        assert view.picture is picture and view.grid is grid and view.mark["lock_seconds"] == lock_s
+    monkeypatch.undo()
+    # A mark moved three times leaves no trace: the map is the one drawn afresh with the mark where it is now.
+    fresh = vm.MapPicture(grid, view.mark, equal_line="lock = work").png(view.mark)
+    pixels = [np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")) for png in (view.image.value, fresh)]
+    assert pixels[0].shape == pixels[1].shape and (pixels[0] == pixels[1]).all()
+
+
+def test_the_explorers_timeline_is_the_plots_pixel_for_pixel():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from sandbox.widgets import timeline_png
+
+    result = run_scenario(LOCK, ARTICLE, settings=duplicate_after_lock({"lock_seconds": 13, "function_timeout": 40}))
+    fast, plain = timeline_png(result, 9.0), result.plot(width=9.0)._repr_png_()
+    fast, plain = (np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")) for png in (fast, plain))
+    assert fast.shape == plain.shape and (fast == plain).all()
+
+
+def test_the_bench_moves_every_widget_in_the_course():
+    import json
+    import re
+
+    from sandbox.bench_widgets import WIDGETS
+
+    from conftest import ROOT
+
+    moved = {name for _, name, _ in WIDGETS.values()}
+    first_controls = set()
+    for notebook in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb")]:
+        for cell in json.loads(notebook.read_text())["cells"]:
+            source = "".join(cell["source"])
+            for call in re.finditer(r"explore_settings\((.*?)\)\n", source, re.S):
+                first_controls.add((notebook.name, re.search(r'only=\["(\w+)"', call.group(1)).group(1)))
+    assert first_controls and {name for _, name in first_controls} <= moved, first_controls
