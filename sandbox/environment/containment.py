@@ -7,11 +7,19 @@ of its own and a new ``/proc``; it has no network (its own empty network namespa
 capabilities, and runs as user 65534 ("nobody") in a user namespace of its own. It cannot see
 ``solutions/``, hidden tests, the grader's output or other students' files, because none of
 them is mounted there. Its one way out is the channel the world reads.
+
+When the grader runs as root (Gradescope does), a user namespace alone maps "nobody" back to root
+outside it; so the template is started as an unprivileged system user (``rwh-grader``, which the
+Gradescope bundle's ``setup.sh`` creates; ``RWH_GRADER_USER`` names another) whenever that user exists
+and can reach Python and the sandbox. ``unprivileged_user`` says which, and ``containment_summary`` says
+it in words.
 """
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
+import stat
 import sys
 from pathlib import Path
 
@@ -21,6 +29,8 @@ from ..errors import BadInput
 _SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache",
            "/etc/localtime", "/etc/ssl/certs")
 NOBODY = 65534
+#: The unprivileged user a contained template runs as when the grader is root.
+GRADER_USER = "rwh-grader"
 
 
 class ContainmentUnavailable(BadInput):
@@ -67,3 +77,44 @@ def bwrap_command(command: list[str], readable: list[str]) -> list[str]:
     for path in [*_package_roots(), *readable]:
         args += ["--ro-bind", path, path]
     return [*args, "--chdir", "/", *command]
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Can a user with no claim on ``path`` read it (every folder above it searchable by others)?"""
+    real = Path(os.path.realpath(path))
+    try:
+        for folder in [*reversed(real.parents), real]:
+            mode = folder.stat().st_mode
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return False
+        return bool(real.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def unprivileged_user() -> tuple[str, int, int] | None:
+    """(name, uid, gid) to start contained environments as; None: as this process's own user.
+
+    Only for a root grader, when the user exists and can reach this Python and the sandbox package."""
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("RWH_GRADER_USER", GRADER_USER)
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    if entry.pw_uid == 0 or not all(map(_reachable_by_others, [sys.executable, *_package_roots()])):
+        return None
+    return name, entry.pw_uid, entry.pw_gid
+
+
+def containment_summary() -> str:
+    """Who a contained environment's code runs as, in words (the grader prints it)."""
+    user = unprivileged_user()
+    if user is not None:
+        return f"submissions' code runs as the unprivileged user {user[0]} (uid {user[1]}), under bubblewrap"
+    if os.geteuid() == 0:
+        return (f"submissions' code runs under bubblewrap as 'nobody' in a user namespace, which is root outside "
+                f"it: create the system user {GRADER_USER} (the Gradescope bundle's setup.sh does) with a Python "
+                f"it can read, and it runs as that user instead")
+    return f"submissions' code runs under bubblewrap as your own user (uid {os.geteuid()}), never as root"

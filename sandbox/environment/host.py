@@ -96,7 +96,7 @@ class Template:
     _instances: dict[bool, "Template"] = {}
 
     def __init__(self, contained: bool = False) -> None:
-        from .containment import bwrap_command
+        from .containment import bwrap_command, unprivileged_user
 
         self.contained = contained
         _sweep_leftovers()
@@ -108,10 +108,13 @@ class Template:
         self.envs_tmp = Path(tempfile.mkdtemp(prefix=f"rwh-envs-{os.getpid()}-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "sandbox.environment.template", str(theirs.fileno()), str(self.envs_tmp)]
+        user = None
         if contained:
             command = bwrap_command(command, readable=[str(self.roots)])
+            user = unprivileged_user()
+        as_user = {"user": user[1], "group": user[2], "extra_groups": []} if user is not None else {}
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        env=_template_env())
+                                        env=_template_env(), **as_user)
         theirs.close()
         self.lock = threading.Lock()
         self.ready = False

@@ -37,14 +37,36 @@ SETUP_SH = """#!/usr/bin/env bash
 # Gradescope runs this once, when it builds the autograder image.
 set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
-if ! python3 -m venv --help >/dev/null 2>&1; then
-  apt-get update && apt-get install -y python3 python3-venv python3-pip
+export DEBIAN_FRONTEND=noninteractive
+# The sandbox needs Python 3.11 or newer. Gradescope's Ubuntu images may have an older python3 (22.04's is
+# 3.10): then the distribution's python3.11 is installed (Ubuntu 22.04 has it in universe) and used instead.
+newest_python() {
+  for candidate in python3.13 python3.12 python3.11 python3; do
+    if command -v "$candidate" >/dev/null 2>&1 &&
+       "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null; then
+      echo "$candidate"; return 0
+    fi
+  done
+  return 1
+}
+if ! PYTHON="$(newest_python)"; then
+  echo "setup.sh: python3 is $(python3 --version 2>&1 || echo missing), older than 3.11: installing python3.11"
+  apt-get update && apt-get install -y python3.11 python3.11-venv
+  PYTHON=python3.11
+fi
+echo "setup.sh: using $PYTHON ($("$PYTHON" --version 2>&1))"
+if ! "$PYTHON" -m venv --help >/dev/null 2>&1 || ! "$PYTHON" -c 'import ensurepip' 2>/dev/null; then
+  apt-get update && apt-get install -y "$(basename "$PYTHON")-venv"
 fi
 # bubblewrap contains every submission's code (no network, nothing of the machine in sight).
 if ! command -v bwrap >/dev/null 2>&1; then
   apt-get update && apt-get install -y bubblewrap
 fi
-python3 -m venv "$ROOT/venv"
+# Submissions' code runs as this unprivileged user, under bubblewrap, never as root.
+if ! id -u rwh-grader >/dev/null 2>&1; then
+  useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin rwh-grader
+fi
+"$PYTHON" -m venv "$ROOT/venv"
 "$ROOT/venv/bin/python" -m pip install --disable-pip-version-check --progress-bar off \\
   -r "$ROOT/source/requirements.txt" -c "$ROOT/source/constraints.txt"
 """
@@ -107,8 +129,11 @@ def build(out: Path, exercises: Sequence[str] = ()) -> Path:
 
 def run(root: Path) -> int:
     """Grade ``root/submission`` as one student; write ``root/results/results.json``."""
+    from ..environment.containment import containment_summary
     from . import batch
     from .grader import Limits
+
+    print(containment_summary())
 
     source, submission, results = root / "source", root / "submission", root / "results"
     catalogue = grading_catalogue(source / "tests.json")
