@@ -1186,3 +1186,18 @@ def test_every_drawing_stage_reads_only_what_an_earlier_stage_adds():
     # labels, most important first: required ones before the optional ones
     assert names.index("label_required_events") < names.index("label_redeliveries") < names.index("label_arrows")
     assert names.index("freeze") < names.index("place_markers")
+
+
+def test_the_visibility_timeout_is_read_from_its_field_never_from_words():
+    """A FIFO send deduplicated "within the 300 s deduplication interval" says nothing of the visibility timeout."""
+    from sandbox.timeline.queues import QueueReader
+    from sandbox.vocab import Delivery, SourceKind
+
+    reader = QueueReader()
+    reader.delivery(1.0, {"source": SourceKind.SQS, "what": Delivery.SEND_DEDUPLICATED,
+                          "detail": {"why": "re-sent within the 300 s deduplication interval: SQS accepted it"}})
+    assert reader.timeout is None
+    reader.delivery(2.0, {"source": SourceKind.SQS, "what": Delivery.REDELIVERY,
+                          "detail": {"messageIds": ["m-1"], "visibilityTimeout": 30,
+                                     "why": "not deleted within the 30 s visibility timeout"}})
+    assert reader.timeout == 30

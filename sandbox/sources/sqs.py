@@ -502,6 +502,7 @@ class SqsEventSourceMapping(Source):
                 keys=self._keys(ids), inv=prev,
                 detail={"messageIds": ids,
                         "receiveCounts": [self._receive_count(m) for m in again],
+                        "visibilityTimeout": self.visibility_timeout,
                         "why": f"not deleted within the {self.visibility_timeout} s visibility timeout, so SQS "
                                f"made it visible again"},
             )
@@ -670,6 +671,7 @@ class SqsEventSourceMapping(Source):
         whole = "" if partial else "the whole batch, already-handled messages included, "
         self.world.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=self._keys(ids), inv=inv.id,
             detail={"messageIds": ids, "reason": reason, "partial": partial,
+                    "visibilityTimeout": self.visibility_timeout,
                     "returns": f"{whole}becomes visible again {self.visibility_timeout} s after it was received"},
         )
 

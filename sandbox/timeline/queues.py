@@ -17,7 +17,6 @@ a ``quiet-queue wait`` record names the invocation whose poller held its batch p
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from ..vocab import Delivery, SourceKind
@@ -25,7 +24,6 @@ from . import fields
 from .model import Batching, Hidden, Invocation
 
 VISIBILITY_SETTING = "visibility_timeout"  # the SQS scenarios' setting
-_SECONDS = re.compile(r"(?:within the|visible again) (\d+(?:\.\d+)?) s")
 SAME_TIME = 1e-6  # s: a receive this close to the invoke had no batching window
 
 
@@ -59,15 +57,13 @@ class QueueReader:
         self.receives.append(_Receive(t, seq, actor, ids))
 
     def delivery(self, t: float, r: dict, seq: int = 0) -> None:
-        """A delete ends the messages' hiding; the poller's words may say the visibility timeout."""
+        """A delete ends the messages' hiding; a redelivery or a failed batch carries the visibility timeout."""
         detail = fields.detail(r)
         if r.get("what") == Delivery.DELETED:
             self.deletes.append((t, fields.str_list(detail.get("messageIds"))))
         if self.timeout is None and r.get("source") == SourceKind.SQS:
-            for words in (detail.get("why"), detail.get("returns")):
-                m = _SECONDS.search(words) if isinstance(words, str) else None
-                if m:
-                    self.timeout = float(m.group(1))
+            value = fields.number(detail.get("visibilityTimeout"))
+            self.timeout = value if value is not None and value > 0 else None
         if r.get("source") == SourceKind.SQS:
             self._held(fields.text(r.get("what")), detail, seq, fields.optional_text(r.get("inv")))
 
