@@ -309,7 +309,7 @@ class MapPicture:
 
     def __init__(self, grid: VerdictGrid, mark: Mapping[str, Any], *, title: str | None = None,
                  equal_line: str | None = None, width: float = WIDTH_IN):
-        from .widgets import quick_text
+        from .quicktext import quick_text
 
         self.grid = grid
         self.figure = _map_figure(grid, mark, title, equal_line, width, _widest_words(grid))
@@ -327,7 +327,7 @@ class MapPicture:
     def png(self, mark: Mapping[str, Any]) -> bytes:
         import numpy as np
 
-        from .widgets import png_of_pixels, quick_text
+        from .quicktext import png_of_pixels, quick_text
 
         canvas = self.figure.canvas
         canvas.restore_region(self._background)

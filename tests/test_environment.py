@@ -506,14 +506,14 @@ def test_a_cold_start_imports_compiled_code_and_parses_no_model_again(tmp_path):
 
         def handler(event, context):
             mine = boto3.client("dynamodb")
-            print("compiled", os.path.exists(sys.modules[__name__].__cached__ or ""), "client", id(mine),
+            print("compiled", os.path.exists(sys.modules[__name__].__cached__ or ""), "pid", os.getpid(),
                   "model", id(mine.meta.service_model), "other", id(boto3.client("dynamodb").meta.service_model))
             for order in orders_in(event):
                 send_confirmation_email(order)
     """)
     result = _run("concurrent-claims", handler)
     lines = [e["text"].split() for e in result.history.logs() if e["text"].startswith("compiled")]
-    assert len(lines) == 2 and {w[1] for w in lines} == {"True"} and lines[0][3] != lines[1][3]
+    assert len(lines) == 2 and {w[1] for w in lines} == {"True"} and lines[0][3] != lines[1][3]  # two environments
     # One parsed model for every client of every environment: the template's, inherited at the fork.
     assert len({w[5] for w in lines} | {w[7] for w in lines}) == 1
     assert not (tmp_path / "__pycache__").exists()  # compiled in the copy, not in the learner's folder

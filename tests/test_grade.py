@@ -63,7 +63,7 @@ def _mixed_folder(root):
         else:
             shutil.copyfile(source, path)
 
-    put(f"alice/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
+    put("alice/claim key FINAL v2.py", ROOT / "solutions" / f"{CLAIM}.py")  # misnamed: its name has the words
     put("bella.ipynb", ROOT / "solutions" / f"{CLAIM}.ipynb")  # the notebook names its exercise
     put(f"carl_{CLAIM}.py", ROOT / "exercises" / f"{CLAIM}.py")  # the stub, as generated
     put(f"dina/{CLAIM}.py", MUTANTS / "02_read_then_write.py")
@@ -80,10 +80,14 @@ def _mixed_folder(root):
     put(f"otto/{CLAIM}.py", CHEATS / "deletes_duplicates.py")
     put(f"pia/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
     put("pia/01_name_the_source.py", ROOT / "solutions" / "01_name_the_source.py")
+    put("pia/README.md", text="my notes\n")  # noise: named in grades.csv, never graded
+    put("pia/__pycache__/x.cpython-311.pyc", text="")
     put(f"quinn/{CLAIM}.py", text=SEED_GAMER)
     put(f"rosa/{CLAIM}.ipynb", text="{ this is not a notebook")
     put(f"sam/{CLAIM}.py", ROOT / "solutions" / f"{CLAIM}.py")
     put(f"sam/.ipynb_checkpoints/{CLAIM}-checkpoint.py", ROOT / "exercises" / f"{CLAIM}.py")
+    put(f"sam/{CLAIM}.ipynb", ROOT / "solutions" / f"{CLAIM}.ipynb")  # beside the .py: the notebook is graded
+    put("class-notes.txt", text="not a submission\n")
     put(f"tara/{CLAIM}.py", CHEATS / "hides_effects.py")
     return sub, {"alice": 9, "bella": 9, "carl": 0, "dina": 2, "emil": 2, "fay": 0, "gus": 0, "hana": 0, "ivan": 0,
                  "jon": 0, "kim": 0, "lea": 0, "max": 0, "nia": 0, "otto": 0, "pia": 15, "quinn": None, "rosa": 0,
@@ -115,24 +119,38 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     # How fast a class is graded is a benchmark figure (bench_grading), not asserted here.
     sub, expected = _mixed_folder(tmp_path)
     out = tmp_path / "results"
-    code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "2",
-                           "--submission-timeout", "30", "--no-progress"])
+    roster, manifest = tmp_path / "roster.csv", tmp_path / "submitted_at.csv"
+    roster.write_text("student,id,email\n" + "".join(f"{s},{100 + i},{s}@uni.example\n"
+                                                     for i, s in enumerate([*expected, "zed"])))
+    manifest.write_text("student,submitted_at\nfay,2030-01-02T01:00:00+00:00\n")
+    # A fixed batch seed: the read-then-write answer holds on some seeds, and credit per seed counts them.
+    code = grade_cli.main([str(sub), "--out", str(out), "--jobs", "2", "--timeout", "2", "--seed", "5000",
+                           "--submission-timeout", "30", "--no-progress", "--roster", str(roster),
+                           "--lms", "canvas", "--lms", "moodle", "--deadline", "2030-01-01T00:00:00+00:00",
+                           "--submitted-at", str(manifest)])
     assert code == 0
-    assert "20 student(s) x 2 exercise(s)" in capsys.readouterr().out
+    summary = capsys.readouterr().out
+    # the rate counts the submissions graded (20 of exercise 02, pia's 01), not the "not submitted" pairs
+    assert "graded 21 submission(s) of 21 student(s) x 2 exercise(s)" in summary
+    assert "class-notes.txt: not a student's folder" in summary and "README.md: not a .py file" in summary
 
     with (out / "grades.csv").open() as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    assert set(rows) == set(expected)
-    assert list(next(iter(rows.values()))) == ["student", "score", "max_score", "01_name_the_source", CLAIM, "notes"]
+    assert set(rows) == set(expected) | {"zed"}  # zed is on the roster, with nothing handed in
+    assert list(next(iter(rows.values()))) == ["student", "id", "email", "score", "max_score", "01_name_the_source",
+                                               CLAIM, "submitted_at", "late_by", "notes", "ignored_files"]
+    assert (rows["zed"]["id"], rows["zed"]["score"], rows["zed"]["max_score"]) == ("120", "0", "15")
+    _every_file_is_graded_or_named(sub, out, rows)
+    _the_gradebook_files_and_late_work(out, rows)
     for student, score in expected.items():
         assert rows[student]["max_score"] == "15", student
         if score is not None:
-            assert int(rows[student]["score"]) == score, (student, rows[student], _reasons(_report(out, student)))
+            assert float(rows[student]["score"]) == score, (student, rows[student], _reasons(_report(out, student)))
 
     # hard-coding the public seeds earns nothing: every seeded test runs on fresh seeds
     quinn = _claim(_report(out, "quinn"))
     assert [i["item"] for i in quinn["items"] if i["tests"][0]["kind"] == "seeds" and i["passed"]] == []
-    assert int(rows["quinn"]["score"]) < 9
+    assert float(rows["quinn"]["score"]) < 9
 
     # each broken submission's reason is stated
     reasons = {s: _reasons(_report(out, s)) for s in expected}
@@ -156,14 +174,48 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     assert "'NoneType' object has no attribute 'services'" in reasons["tara"]  # active.current() is None there
     assert not any(_claim(_report(out, s))["tampering"] for s in expected)
 
-    # sam's checkpoint copy was not graded; the Gradescope files agree with the CSV
-    assert _report(out, "sam")["ignored"] == []
+    # the Gradescope files agree with the CSV
     for student, row in rows.items():
         gs = json.loads((out / student / "results.json").read_text())
-        assert gs["score"] == int(row["score"])
+        assert gs["score"] == float(row["score"])
+        assert gs["execution_time"] >= (1 if student in ("alice", "pia") else 0)
         assert sum(t["max_score"] for t in gs["tests"]) == 15
         assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
         assert (out / student / "feedback.txt").read_text().startswith(f"{student}: {row['score']}/15")
+
+
+def _every_file_is_graded_or_named(sub, out, rows):
+    """Each file in a student's folder was graded (its report names it) or is named in ignored_files, with why."""
+    for folder in (p for p in sub.iterdir() if p.is_dir()):
+        graded = {e["source"] for e in _report(out, folder.name)["exercises"] if e["source"]}
+        ignored = rows[folder.name]["ignored_files"]
+        for path in (p for p in folder.rglob("*") if p.is_file()):
+            rel = path.relative_to(folder)
+            assert rel.name in graded or f"{rel}: " in ignored or f"{rel.parts[0]}/ (" in ignored, (rel, ignored)
+    assert "graded claim key FINAL v2.py: its name has exercise 02's words" in rows["alice"]["notes"]
+    assert float(rows["alice"]["score"]) == 9
+    assert (f"{CLAIM}.py: not graded; {CLAIM}.ipynb was, for exercise 02 (the notebook's answer cell is the answer"
+            in rows["sam"]["ignored_files"]) and "the two hold the same code" in rows["sam"]["ignored_files"]
+    assert ".ipynb_checkpoints/ (1 file): Jupyter's autosave copies" in rows["sam"]["ignored_files"]
+    assert "Not graded:" in (out / "sam" / "feedback.txt").read_text()
+
+
+def _the_gradebook_files_and_late_work(out, rows):
+    """Canvas's and Moodle's import files (headers as their import documentation gives them), and lateness."""
+    with (out / "canvas.csv").open() as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01_name_the_source", CLAIM]
+    assert canvas[1] == ["Points Possible", "", "", "", "", "6", "9"] and len(canvas) == 2 + len(rows)
+    assert ["alice", "", "100", "alice@uni.example", "", "0", "9"] in canvas
+    with (out / "moodle.csv").open() as f:
+        moodle = list(csv.reader(f))
+    assert moodle[0] == ["Student", "ID number", "Email address", "01_name_the_source", CLAIM]
+    assert ["pia", "115", "pia@uni.example", "6", "9"] in moodle
+    # file times are before the 2030 deadline; fay's time comes from the manifest, a day and an hour late
+    assert rows["fay"]["late_by"] == "1d 01:00:00" and rows["fay"]["submitted_at"] == "2030-01-02T01:00:00+00:00"
+    assert "submitted_at from --submitted-at" in rows["fay"]["notes"]
+    assert {r["late_by"] for s, r in rows.items() if s != "fay"} == {""}
+    assert rows["zed"]["submitted_at"] == "" and rows["alice"]["submitted_at"]
 
 
 def test_the_grader_names_a_rewritten_history_and_a_patched_checker_as_tampering():
@@ -194,7 +246,9 @@ def test_discovery_reads_folders_files_and_notebook_metadata(tmp_path):
     (tmp_path / "dee.py").write_text("")
     subs = {s.student: s for s in batch.discover(tmp_path, cat, [])}
     assert {k: sorted(v.files) for k, v in subs.items()} == {"ann": ["02"], "ben": ["03"], "cy": ["04"], "dee": []}
-    assert subs["ann"].ignored == ["notes.py"] and subs["dee"].ignored == ["dee.py"]
+    assert subs["ann"].ignored == ["notes.py: names no exercise (not its name, its notebook metadata or its code)",
+                                   ".ipynb_checkpoints/ (1 file): Jupyter's autosave copies"]
+    assert subs["dee"].ignored == ["dee.py: names no exercise (not its name, its notebook metadata or its code)"]
     only = {s.student: s for s in batch.discover(tmp_path, cat, ["05"])}
     assert sorted(only["dee"].files) == ["05"]  # one exercise graded: a bare file is its answer
 
@@ -293,7 +347,7 @@ def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys
 
     with (out / "grades.csv").open() as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
-    assert {s: int(r["score"]) for s, r in rows.items()} == {"pipe": 0, "spawn": 0, "shell": 0, "frames": 0,
+    assert {s: float(r["score"]) for s, r in rows.items()} == {"pipe": 0, "spawn": 0, "shell": 0, "frames": 0,
                                                                "honest": 9}
     hidden = [t.item for t in grading_catalogue()["02"].tests if t.hidden]
     assert hidden
@@ -301,6 +355,6 @@ def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys
         feedback = (out / student / "feedback.txt").read_text()
         assert not any(item in feedback for item in hidden), student
         gradescope = json.loads((out / student / "results.json").read_text())
-        assert gradescope["score"] == int(rows[student]["score"])
+        assert gradescope["score"] == float(rows[student]["score"])
     assert not canary.exists() and not loot.exists()  # nothing written outside the environment
     assert sorted(p.name for p in sub.rglob("*") if p.is_file()) == [f"{CLAIM}.py"] * 5

@@ -24,6 +24,8 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("exercise", help="its number (02) or name (02_claim_the_key)")
     c.add_argument("--handler", help="the answer file (default: exercises/NN_slug.py)")
     c.add_argument("--campaign-seed", type=int, help="the campaign's first seed (default: a fresh one)")
+    c.add_argument("--watchdog", type=float, metavar="SECONDS",
+                   help="real seconds an invocation may run without reaching the sandbox (default: the grader's)")
     d = sub.add_parser("drill", help="run one drill against a handler and show what happened")
     d.add_argument("name")
     d.add_argument("--handler", required=True, help="path/to/file.py:function")
@@ -36,9 +38,11 @@ def _check(args: argparse.Namespace) -> int:
     from .catalog import EXERCISES_DIR, exercise
     from .check import check
 
+    if args.watchdog is not None and args.watchdog <= 0:
+        raise BadInput(f"--watchdog must be more than 0, got {args.watchdog:g}")
     ex = exercise(args.exercise)
     handler = args.handler or str(EXERCISES_DIR / f"{ex.name}.py")
-    result = check(ex.id, handler, campaign_seed=args.campaign_seed)
+    result = check(ex.id, handler, campaign_seed=args.campaign_seed, watchdog=args.watchdog)
     print(result)
     return 0 if result.passed else 1
 

@@ -1,16 +1,11 @@
-"""Grading a folder of submissions: find them, grade each in its own process, in parallel, and write
-``grades.csv``, one JSON report per student and Gradescope's ``results.json``.
-
-A submissions folder holds, for each student, either
-
-- a folder named after the student, with one file per exercise (``02_claim_the_key.py`` or the
-  notebook ``02_claim_the_key.ipynb``; a notebook's metadata also names its exercise), or
-- one file named after the student: ``alice_02_claim_the_key.py``, ``alice.ipynb`` (the notebook
-  names its exercise), or ``alice.py`` with ``--exercise 02``.
+"""Grading a folder of submissions: find them (``sandbox.grading.discovery``), grade each in its own
+process, in parallel, and write ``grades.csv``, one JSON report per student and Gradescope's
+``results.json``.
 
 Every student gets a row for every exercise graded (an exercise they did not hand in scores zero,
-"not submitted"). One fresh seed range serves the whole batch, so every student meets the same
-hidden runs, and none of them are the public tests' seeds.
+"not submitted"), and every file in their folder is either graded or named, with the reason, in
+the row's ``ignored_files``. One fresh seed range serves the whole batch, so every student meets
+the same hidden runs, and none of them are the public tests' seeds.
 """
 from __future__ import annotations
 
@@ -23,30 +18,27 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput
-from . import notebooks as nb
 from .catalog import EXERCISES_DIR, KIT, Exercise
+from .discovery import SUFFIXES, Submission, _add, _answer_files, discover, exercise_of  # noqa: F401 (the API)
+from .gradebook import ROSTER_IN_GRADES, Person, late_text
 from .grader import ExerciseGrade, Limits, answer_source, fresh_seed, grade, not_graded
-
-SUFFIXES = (".py", ".ipynb")
-_SKIPPED_PARTS = (".ipynb_checkpoints", "__pycache__", "__MACOSX")
-
-
-@dataclass
-class Submission:
-    student: str
-    files: dict[str, Path] = field(default_factory=dict)  # exercise id -> file
-    ignored: list[str] = field(default_factory=list)  # files that name no exercise, or a second one
 
 
 @dataclass
 class StudentGrade:
     student: str
     grades: list[ExerciseGrade]
-    ignored: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # "file: why it was not graded"
+    notes: dict[str, str] = field(default_factory=dict)  # exercise id -> how a misnamed file was recognised
+    submitted_at: datetime | None = None
+    time_source: str | None = None
+    late_seconds: float | None = None  # past the deadline; None without one
+    person: Person | None = None  # the roster's line
 
     @property
     def score(self) -> int:
@@ -56,83 +48,28 @@ class StudentGrade:
     def max_score(self) -> int:
         return sum(g.max_score for g in self.grades)
 
+    @property
+    def seconds(self) -> float:
+        return sum(g.seconds for g in self.grades)
+
     def feedback(self, hidden: bool = False) -> str:
         """What the student reads (hidden tests only counted), or with ``hidden``, the instructor's full text."""
         lines = [f"{self.student}: {self.score}/{self.max_score}"]
+        lines += [f"Exercise {ex_id}: {note}" for ex_id, note in sorted(self.notes.items())]
+        if self.late_seconds:
+            lines.append(f"Submitted {late_text(self.late_seconds)} after the deadline.")
         if self.ignored:
-            lines.append("Ignored (no exercise recognised, or a second file for one): " + ", ".join(self.ignored))
+            lines.append("Not graded:")
+            lines += [f"  - {entry}" for entry in self.ignored]
         for g in self.grades:
             lines += ["", g.feedback(hidden=hidden)]
         return "\n".join(lines)
 
     def to_dict(self) -> dict[str, Any]:
         return {"student": self.student, "score": self.score, "max_score": self.max_score, "ignored": self.ignored,
+                "notes": self.notes, "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
+                "time_source": self.time_source, "late_seconds": self.late_seconds,
                 "exercises": [g.to_dict() for g in self.grades]}
-
-
-# -- finding submissions -----------------------------------------------------------------------------
-def exercise_of(path: Path, catalogue: dict[str, Exercise], only: list[str]) -> str | None:
-    """Which exercise a file answers: a notebook's metadata, an exercise name in the file name, or
-    the one exercise being graded."""
-    if path.suffix == ".ipynb":
-        try:
-            meta = nb.exercise_meta(json.loads(path.read_text(errors="replace")))
-        except (ValueError, OSError):
-            meta = None
-        if meta and str(meta.get("id")) in catalogue:
-            return str(meta["id"])
-    stem = path.stem.lower()
-    for ex in catalogue.values():
-        if ex.name in stem:
-            return ex.id
-    match = re.match(r"^(?:ex(?:ercise)?[_-]?)?(\d{2})(?:[_.-]|$)", stem)
-    if match and match.group(1) in catalogue:
-        return match.group(1)
-    return only[0] if len(only) == 1 else None
-
-
-def _student_from_file(path: Path, ex: Exercise | None) -> str:
-    stem = path.stem
-    if ex is not None and ex.name in stem.lower():
-        start = stem.lower().index(ex.name)
-        stem = (stem[:start] + stem[start + len(ex.name):]).strip("_-. ") or stem
-    return stem
-
-
-def _answer_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES and p.name != KIT
-                  and not any(part in _SKIPPED_PARTS for part in p.parts))
-
-
-def discover(folder: Path, catalogue: dict[str, Exercise], only: list[str]) -> list[Submission]:
-    if not folder.exists():
-        raise BadInput(f"no submissions folder {folder}")
-    if not folder.is_dir():
-        raise BadInput(f"{folder} is a file; give the folder that holds the submissions")
-    by_student: dict[str, Submission] = {}
-    for entry in sorted(folder.iterdir()):
-        if entry.name.startswith(".") or entry.name in _SKIPPED_PARTS:
-            continue
-        if entry.is_dir():
-            sub = by_student.setdefault(entry.name, Submission(entry.name))
-            for path in _answer_files(entry):
-                _add(sub, path, exercise_of(path, catalogue, only), entry)
-        elif entry.suffix in SUFFIXES:
-            ex_id = exercise_of(entry, catalogue, only)
-            student = _student_from_file(entry, catalogue.get(ex_id) if ex_id else None)
-            _add(by_student.setdefault(student, Submission(student)), entry, ex_id, folder)
-    subs = list(by_student.values())
-    if not subs:
-        raise BadInput(f"{folder} holds no submissions (a folder per student, or .py / .ipynb files)")
-    return subs
-
-
-def _add(sub: Submission, path: Path, ex_id: str | None, base: Path) -> None:
-    shown = str(path.relative_to(base)) if path.is_relative_to(base) else path.name
-    if ex_id is None or ex_id in sub.files:
-        sub.ignored.append(shown)
-    else:
-        sub.files[ex_id] = path
 
 
 # -- grading -----------------------------------------------------------------------------------------
@@ -171,7 +108,14 @@ def grade_all(subs: list[Submission], exercises: list[Exercise], *, jobs: int, s
             bar.update()
             if on_done is not None:
                 on_done(key[0], result)
-    return [StudentGrade(s.student, [grades[(s.student, ex.id)] for ex in exercises], s.ignored) for s in subs]
+    return [StudentGrade(s.student, [grades[(s.student, ex.id)] for ex in exercises], s.ignored,
+                         {i: n for i, n in s.notes.items() if i in {ex.id for ex in exercises}},
+                         s.submitted_at, s.time_source) for s in subs]
+
+
+def graded_count(students: list[StudentGrade]) -> int:
+    """Submissions the grader ran: (student, exercise) pairs with a file, not the "not submitted" ones."""
+    return sum(1 for s in students for g in s.grades if g.source is not None)
 
 
 # -- writing -----------------------------------------------------------------------------------------
@@ -180,8 +124,9 @@ def safe_name(student: str) -> str:
 
 
 def gradescope_results(student: StudentGrade) -> dict[str, Any]:
-    """Gradescope's results.json: one test per graded item, hidden items shown once grades are published
-    (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
+    """Gradescope's results.json: one test per graded item, hidden items shown once grades are published, and
+    ``execution_time``, the seconds grading took (https://gradescope-autograders.readthedocs.io/en/latest/specs/,
+    "Output format")."""
     tests = []
     for g in student.grades:
         for item in g.items:
@@ -189,8 +134,8 @@ def gradescope_results(student: StudentGrade) -> dict[str, Any]:
             tests.append({"name": f"{g.exercise.name} · {item.item}", "score": item.score, "max_score": item.points,
                           "status": "passed" if item.passed else "failed", "output": output,
                           "visibility": "after_published" if item.hidden else "visible"})
-    return {"score": student.score, "output": student.feedback(), "visibility": "visible",
-            "stdout_visibility": "hidden", "tests": tests}
+    return {"score": student.score, "execution_time": round(student.seconds), "output": student.feedback(),
+            "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
 def _item_output(g: ExerciseGrade, item: Any) -> list[str]:
@@ -202,15 +147,20 @@ def _item_output(g: ExerciseGrade, item: Any) -> list[str]:
     return lines + failure_text(item)
 
 
-def write_results(out: Path, students: list[StudentGrade], exercises: list[Exercise], seed: int | None) -> None:
+def write_results(out: Path, students: list[StudentGrade], exercises: list[Exercise], seed: int | None,
+                  roster: bool = False) -> None:
+    """``grades.csv`` and each student's reports; with ``roster``, the roster's id and email columns too."""
     out.mkdir(parents=True, exist_ok=True)
     with (out / "grades.csv").open("w", newline="") as f:
         w = csv.writer(f)
-        w.writerow(["student", "score", "max_score", *[ex.name for ex in exercises], "notes"])
+        ids = list(ROSTER_IN_GRADES) if roster else []
+        w.writerow(["student", *ids, "score", "max_score", *[ex.name for ex in exercises], "submitted_at", "late_by",
+                    "notes", "ignored_files"])
         for s in students:
-            notes = "; ".join(f"{g.exercise.id}: {'TAMPERING' if g.tampering else g.reason}" for g in s.grades
-                              if g.tampering or (g.reason and g.reason != "not submitted"))
-            w.writerow([s.student, s.score, s.max_score, *[g.score for g in s.grades], notes])
+            person = [s.person.id, s.person.email] if s.person else ["", ""]
+            w.writerow([s.student, *person[:len(ids)], s.score, s.max_score, *[g.score for g in s.grades],
+                        s.submitted_at.isoformat(timespec="seconds") if s.submitted_at else "",
+                        late_text(s.late_seconds), "; ".join(_notes(s)), "; ".join(s.ignored)])
     for s in students:
         folder = out / safe_name(s.student)
         folder.mkdir(exist_ok=True)
@@ -220,6 +170,17 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
         (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n")
         (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n")
         (folder / "feedback.txt").write_text(s.feedback() + "\n")
+        from .report_html import write_feedback_html
+        write_feedback_html(folder, s)
+
+
+def _notes(s: StudentGrade) -> list[str]:
+    notes = [f"{ex_id}: {note}" for ex_id, note in sorted(s.notes.items())]
+    notes += [f"{g.exercise.id}: {'TAMPERING' if g.tampering else g.reason}" for g in s.grades
+              if g.tampering or (g.reason and g.reason != "not submitted")]
+    if s.submitted_at and s.time_source and s.time_source != "file time":
+        notes.append(f"submitted_at from {s.time_source}")
+    return notes
 
 
 def _replay_file(folder: Path, g: ExerciseGrade) -> str:

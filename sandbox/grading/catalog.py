@@ -1,8 +1,8 @@
 """The exercises and their tests, read from the notebooks (or from a grader's ``tests.json``).
 
 Each exercise notebook keeps its tests in the cell tagged ``tests`` as data, ``TESTS = [...]``:
-a list of dicts, one per test. A test belongs to a graded *item* (several tests may share one;
-the item scores its points only if all of them pass) and is one of:
+a list of dicts, one per test. A test belongs to a graded *item* (several tests may share one)
+and is one of:
 
 - a scenario run over seeds: ``{"scenario": "async-retry", "seeds": 2, "settings": {...}}``;
 - every interleaving of a small concurrent case: ``{"scenario": "concurrent-claims", "exhaustive": true}``;
@@ -10,6 +10,13 @@ the item scores its points only if all of them pass) and is one of:
 - a question: ``{"question": "A", "answer": "sqs-batch-failure"}`` (the grader's, hidden) or
   ``{"question": "A", "answer_salt": "...", "answer_sha256": "..."}`` (a public self-check that does not show
   the answer: ``judge.answer_hash``, PBKDF2-SHA256 with the salt).
+
+Credit: an item's ``points`` are its weight in the exercise. A scenario run over several seeds measures
+something graded, the share of its seeds that hold, and gives that share of its item's points (credit per
+seed, ``Test.partial``: every seed is run, "3 of 4 seeds held: 1.5 of 2 points", kept to hundredths). The
+rest are all or nothing: one broken interleaving of an exhaustive search is a proof of the bug, a drill tests
+one promise, a question has one answer. An item scores all its points when every test passes; otherwise
+nothing, unless every failed test gives credit per seed, and then the share of its seeds that held.
 
 Common fields: ``item``, ``points``, ``what`` (what passing it verifies, in words), ``expect``
 (extra promises checked on each run, ``sandbox.grading.judge.EXPECTATIONS``), ``campaign``
@@ -65,6 +72,11 @@ class Test:
         if self.drill is not None:
             return "drill"
         return "exhaustive" if self.exhaustive else "seeds"
+
+    @property
+    def partial(self) -> bool:
+        """Whether the test gives credit per seed: a scenario over several seeds (see the module's docstring)."""
+        return self.kind == "seeds" and self.seeds > 1
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "expect": list(self.expect)}

@@ -248,11 +248,13 @@ def _preview(ex: Exercise, spec: str) -> str | None:
     return f"{p['scenario']} (seed {p.get('seed', 0)}) with your handler: {result.verdict.explain()}"
 
 
-def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = None) -> CheckResult:
+def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = None,
+          watchdog: float | None = None) -> CheckResult:
     """Check exercise ``ref`` ("02"): its public tests and a seeded campaign, against your answer.
 
     ``handler``: a file to check instead (``path/to/file.py``); by default the notebook's answer
-    cell (saved as ``exercises/NN_slug.py``), or that file when there is no notebook.
+    cell (saved as ``exercises/NN_slug.py``), or that file when there is no notebook. ``watchdog``: real
+    seconds an invocation may run without reaching the sandbox (default: the grader's, ``runner.WATCHDOG``).
     """
     started = time.perf_counter()
     ex = exercise(ref)
@@ -267,7 +269,7 @@ def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = N
     shown = shown_path(path)
     base = campaign_seed if campaign_seed is not None else random.randrange(1000, 1_000_000)
     campaign = list(range(base, base + max((t.seeds for t in ex.tests if t.campaign), default=0)))
-    items = judge.items(ex, run_tests(ex, path, shown, campaign))
+    items = judge.items(ex, run_tests(ex, path, shown, campaign, watchdog))
     preview = _preview(ex, f"{path}:{ex.function}") if all(i.passed for i in items) else None
     return CheckResult(ex, f"{shown}:{ex.function}", items, time.perf_counter() - started, campaign, preview, saved,
                        shown_path(backup) if backup else None, changed)

@@ -121,7 +121,7 @@ def _witness(recorder, channel: Channel):
 
 def run(job: dict[str, Any], channel: Channel) -> None:
     from .catalog import Test
-    from .runner import Runner
+    from .runner import WATCHDOG, Runner
 
     os.environ["RWH_ISOLATION"] = job.get("isolation", "contained")
     _prepare()
@@ -139,7 +139,7 @@ def run(job: dict[str, Any], channel: Channel) -> None:
     if error is not None:
         return
     runner = Runner(job["handler"], recorder, lambda info: channel.send({"t": "run", "info": info.to_dict()}),
-                    watchdog=job.get("watchdog", 2.0))
+                    watchdog=job.get("watchdog", WATCHDOG))
     for entry in job["tests"]:
         channel.send({"t": "test-start", "i": entry["index"]})
         summary = runner.run_test(entry["index"], Test.from_dict(entry["test"]), entry["seeds"])

@@ -45,6 +45,7 @@ from .child import PIPE_DONE, PIPE_EFFECT
 from .judge import ItemResult, RunInfo, TestResult
 from .recorder import digest
 from .render import failure_text, item_line
+from .runner import WATCHDOG
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class Limits:
     startup_seconds: float = 60.0  # the child importing the sandbox, before any submission code
     memory_mb: int = 2048
     cpu_seconds: int = 600
-    watchdog: float = 2.0  # real seconds an invocation may run without reaching the sandbox
+    watchdog: float = WATCHDOG  # real seconds an invocation may run without reaching the sandbox
     max_records: int = 200_000  # records one test may write (a handler printing megabytes)
     submission_seconds: float = 600.0  # real time for all of a submission's tests together
     #: Where the submission's code runs: "contained" (execution environments under bubblewrap) or,

@@ -58,6 +58,45 @@ class Failure:
                 "seed": self.seed, "script": self.script, "timeline": self.timeline, "replay": self.replay}
 
 
+class Points(float):
+    """A score with a fraction in it, kept to hundredths.
+
+    Sums of them stay in hundredths (no 2.1700000000000004 in a CSV) and they print as people write
+    scores ("1.5", "3"), so every report that adds and prints item scores shows partial credit sensibly
+    without knowing about it. Whole scores stay ``int``: a grade without partial credit reads as before.
+    """
+
+    def __new__(cls, value: float) -> "Points":
+        return super().__new__(cls, round(float(value), 2))
+
+    def __add__(self, other: Any) -> Any:
+        if not isinstance(other, (int, float)):
+            return NotImplemented
+        return Points(float(self) + float(other))
+
+    __radd__ = __add__
+
+    def __str__(self) -> str:
+        return f"{float(self):g}"
+
+    __repr__ = __str__
+
+    def __format__(self, spec: str) -> str:
+        if spec and (spec[-1].isalpha() or spec[-1] == "%" or "." in spec):
+            return float.__format__(self, spec)
+        return float.__format__(self, spec + "g")
+
+
+def as_score(value: float) -> int | Points:
+    """A score as it is kept: an ``int`` when whole, else ``Points`` (hundredths)."""
+    rounded = round(float(value), 2)
+    return int(rounded) if rounded.is_integer() else Points(rounded)
+
+
+#: How the grader starts the reason of a test stopped for tampering; judging withdraws all partial credit then.
+TAMPERING = "tampering: "
+
+
 @dataclass
 class TestResult:
     test: Test
@@ -66,15 +105,32 @@ class TestResult:
     failure: Failure | None = None
     reason: str | None = None  # why the test could not be judged (a hang, a crash, tampering)
     truncated: bool = False
+    held: int = 0  # seeds that held, counted for a test that gives credit per seed (``Test.partial``)
+
+    @property
+    def credit(self) -> float:
+        """The share of the test earned: all of it, nothing, or for a test judged per seed, the share that held."""
+        if self.passed:
+            return 1.0
+        if self.reason is not None or not self.test.partial:
+            return 0.0
+        return min(self.held, self.test.seeds) / self.test.seeds
 
     def to_dict(self) -> dict[str, Any]:
         return {"item": self.test.item, "kind": self.test.kind, "hidden": self.test.hidden, "passed": self.passed,
                 "runs": self.runs, "reason": self.reason, "truncated": self.truncated,
+                "partial": self.test.partial, "held": self.held if self.test.partial else None,
                 "failure": self.failure.to_dict() if self.failure else None}
 
 
 @dataclass
 class ItemResult:
+    """A graded item: its points are its weight in the exercise.
+
+    It scores them all when every test passes. When one fails, it scores nothing unless every failed test
+    gives credit per seed (``Test.partial``): then it scores the share of its seeded tests' seeds that held.
+    """
+
     item: str
     points: int
     what: str
@@ -86,8 +142,28 @@ class ItemResult:
         return bool(self.tests) and all(t.passed for t in self.tests)
 
     @property
-    def score(self) -> int:
-        return self.points if self.passed else 0
+    def partial(self) -> bool:
+        """Whether the item can earn part of its points (the feedback says "credit per seed")."""
+        return any(t.test.partial for t in self.tests)
+
+    @property
+    def seeds(self) -> tuple[int, int]:
+        """(seeds that held, seeds run) over the item's tests judged per seed."""
+        judged = [t for t in self.tests if t.test.partial]
+        return (sum(round(t.credit * t.test.seeds) for t in judged), sum(t.test.seeds for t in judged))
+
+    @property
+    def credit(self) -> float:
+        if self.passed:
+            return 1.0
+        if any(not t.test.partial for t in self.tests if not t.passed):
+            return 0.0
+        held, total = self.seeds
+        return held / total if total else 0.0
+
+    @property
+    def score(self) -> int | Points:
+        return self.points if self.passed else as_score(self.points * self.credit)
 
     @property
     def failure(self) -> TestResult | None:
@@ -100,6 +176,7 @@ class ItemResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"item": self.item, "points": self.points, "score": self.score, "passed": self.passed,
+                "partial": self.partial, "seeds_held": list(self.seeds) if self.partial else None,
                 "what": self.what, "hidden": self.hidden, "hints": self.hint_codes,
                 "tests": [t.to_dict() for t in self.tests]}
 
@@ -225,7 +302,13 @@ def problem(test: Test, history: History, verdict: Verdict | None = None) -> tup
 
 
 def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
-    """Group test results into the exercise's items (an item scores only if all its tests passed)."""
+    """Group test results into the exercise's items (``ItemResult`` says what each scores).
+
+    A submission caught tampering earns nothing: the grader fails every test that passed, and the seeds
+    that held in a failed test are withdrawn here, where the tampered test's reason is first seen."""
+    if any((r.reason or "").startswith(TAMPERING) for r in results):
+        for r in results:
+            r.held = 0
     out: dict[str, ItemResult] = {}
     for r in results:
         t = r.test
@@ -237,14 +320,22 @@ def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
 
 def judge_test(test: Test, infos: list[RunInfo], history_of: Callable[[int], History | None], handler: str,
                summary: dict[str, Any] | None = None) -> TestResult:
-    """A test's result from its runs: it fails at its first broken complete run."""
+    """A test's result from its runs: it fails at its first broken complete run. A test judged per seed
+    (``Test.partial``) has every run judged, to count the seeds that held; its failure is still the first."""
     complete = [i for i in infos if i.complete]
     runs = len(infos)
+    first, held = None, 0
     for info in complete:
         history = history_of(info.group) if info.group else None
         failure = judge_run(test, info, history, handler)
-        if failure is not None:
-            return TestResult(test, False, runs, failure)
+        if failure is None:
+            held += 1
+        elif first is None:
+            first = failure
+        if first is not None and not test.partial:
+            break
+    if first is not None:
+        return TestResult(test, False, runs, first, held=held if test.partial else 0)
     if not complete:
         return TestResult(test, False, runs, reason="no run of this test finished")
-    return TestResult(test, True, runs, truncated=bool((summary or {}).get("truncated")))
+    return TestResult(test, True, runs, truncated=bool((summary or {}).get("truncated")), held=held)

@@ -30,12 +30,16 @@ class Checked(Protocol):
     def failed(self) -> list[ItemResult]: ...
 
     @property
-    def score(self) -> int: ...
+    def score(self) -> float: ...
 
     @property
     def max_score(self) -> int: ...
 
 PASS, FAIL = "✓", "✗"
+#: Which items give partial credit, said once wherever the items are listed (each item's line is tagged).
+CREDIT_RULE = ("Credit: an item tagged 'credit per seed' earns the share of its seeds that held; one tagged "
+               "'all or nothing' (every interleaving, a drill, a question, a single seed) earns its points only "
+               "if it passes.")
 
 
 def _where(t: TestResult) -> str:
@@ -52,12 +56,27 @@ def _where(t: TestResult) -> str:
     return what
 
 
+def _plural(n: float, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def credit_text(item: ItemResult) -> str | None:
+    """What a failed item judged per seed still earned: "3 of 4 seeds held: 1.5 of 2 points"."""
+    if item.passed or not item.partial:
+        return None
+    held, total = item.seeds
+    return f"{held} of {_plural(total, 'seed')} held: {item.score} of {_plural(item.points, 'point')}"
+
+
 def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
     """The lines that tell one failed item: where, what happened, why, the timeline, the replay."""
     t = item.failure
     if t is None:
         return []
     lines = [f"{item.item} failed: {_where(t)}"]
+    credit = credit_text(item)
+    if credit:
+        lines.append(f"  {credit} (credit per seed)")
     if t.reason:
         return lines + [f"  {t.reason}"]
     f = t.failure
@@ -72,10 +91,25 @@ def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
     return lines
 
 
+def credit_tag(item: ItemResult) -> str:
+    if not item.partial:
+        return "all or nothing"
+    held, total = item.seeds
+    return "credit per seed" + ("" if item.passed else f": {held} of {total} held")
+
+
 def item_line(item: ItemResult) -> str:
     mark = PASS if item.passed else FAIL
     runs = sum(t.runs for t in item.tests)
-    return f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} [{runs} run{'' if runs == 1 else 's'}]"
+    return (f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} "
+            f"[{_plural(runs, 'run')}, {credit_tag(item)}]")
+
+
+def hidden_line(secret: list[ItemResult]) -> str:
+    """What the student is told of the hidden items: how many passed and the points, never what they test."""
+    passed = sum(i.passed for i in secret)
+    return (f"hidden tests: {passed} of {len(secret)} items passed ({sum(i.score for i in secret)}/"
+            f"{sum(i.points for i in secret)} points); what they test is not shown")
 
 
 def notes(r: Checked) -> list[str]:
@@ -106,6 +140,7 @@ def check_text(r: Checked) -> str:
     if r.saved_to:
         lines.append(f"(your answer cell was saved to {r.saved_to})")
     lines += [item_line(i) for i in r.items]
+    lines.append(CREDIT_RULE)
     if r.campaign_seeds:
         lines.append(campaign_line(r))
     for item in r.failed:  # every failing item explained, each with its own replay
@@ -119,7 +154,8 @@ def check_text(r: Checked) -> str:
     return "\n".join(lines)
 
 
-def _png(history: Any) -> str | None:
+def timeline_png(history: Any) -> str | None:
+    """A history's timeline drawn as a PNG, base64 (for a ``data:`` URI), or None if it cannot be drawn."""
     try:
         from ..timeline import plot_timeline
 
@@ -129,6 +165,21 @@ def _png(history: Any) -> str | None:
         return base64.b64encode(buf.getvalue()).decode()
     except Exception:  # a figure is a bonus: the text timeline says the same
         return None
+
+
+def failure_html(item: ItemResult, draw: bool = True) -> str:
+    """One failed item in HTML: the words of ``failure_text``, the failing run's timeline drawn (with ``draw``),
+    and the timeline in words, folded. Everything from the run (a submission's errors, its output) is escaped."""
+    esc = html.escape
+    f = item.failure.failure if item.failure else None
+    parts = [f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>"]
+    picture = timeline_png(f.history) if draw and f is not None and f.history is not None else None
+    if picture:
+        parts.append(f"<img alt='timeline of the failing run' style='max-width:100%' "
+                     f"src='data:image/png;base64,{picture}'/>")
+    if f is not None and f.timeline:
+        parts.append(f"<details><summary>timeline in words</summary><pre>{esc(f.timeline)}</pre></details>")
+    return "".join(parts)
 
 
 def check_html(r: Checked) -> str:
@@ -141,23 +192,13 @@ def check_html(r: Checked) -> str:
     if r.saved_to:
         parts.append(f"<p>Your answer cell was saved to <code>{esc(r.saved_to)}</code>.</p>")
     parts.append("<ul>" + "".join(f"<li>{esc(item_line(i).strip())}</li>" for i in r.items) + "</ul>")
+    parts.append(f"<p><small>{esc(CREDIT_RULE)}</small></p>")
     if r.campaign_seeds:
         parts.append(f"<p>{esc(campaign_line(r))}</p>")
     for n, item in enumerate(r.failed):
         # The first failing item is drawn; each later one is explained in words, folded under its name.
-        text = f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>"
-        f = item.failure.failure if item.failure else None
-        if n:
-            parts.append(f"<details><summary>{esc(item_line(item).strip())}</summary>{text}")
-        else:
-            parts.append(text)
-            picture = _png(f.history) if f is not None and f.history is not None else None
-            if picture:
-                parts.append(f"<img style='max-width:100%' src='data:image/png;base64,{picture}'/>")
-        if f is not None and f.timeline:
-            parts.append(f"<details><summary>timeline in words</summary><pre>{esc(f.timeline)}</pre></details>")
-        if n:
-            parts.append("</details>")
+        body = failure_html(item, draw=not n)
+        parts.append(f"<details><summary>{esc(item_line(item).strip())}</summary>{body}</details>" if n else body)
     if r.passed:
         parts.append("<p>All the public tests pass. The grader also runs hidden tests, with fresh seeds.</p>")
         if ex.next:

@@ -3,7 +3,8 @@ drills and questions. The runner reports each run (``RunInfo``) as it ends; judg
 caller's (``judge``), on the recorder's copy of each history.
 
 A test stops at its first broken run: one counterexample is enough to fail it, and a wrong
-handler should cost the grader little time.
+handler should cost the grader little time. A test that gives credit per seed (``Test.partial``)
+runs every seed, since its credit is the share that held.
 """
 from __future__ import annotations
 
@@ -14,14 +15,17 @@ from typing import Any
 from ..checker import check
 from ..errors import BadInput
 from ..history import History
-from ..vocab import Outcome, Status
+from ..scheduler import DEFAULT_WATCHDOG
+from ..vocab import Outcome, RecordType, Status
 from . import drills, judge
 from .catalog import Test
 from .judge import RunInfo
 from .recorder import Recorder, digest
 
-#: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop).
-WATCHDOG = 2.0
+#: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop):
+#: the one watchdog check() and the grader share (``python -m sandbox.grade --watchdog``). Generous, so a
+#: heavy but correct handler on a loaded machine is never taken for a blocked one.
+WATCHDOG = DEFAULT_WATCHDOG
 
 
 class _Broken(Exception):
@@ -61,7 +65,9 @@ class Runner:
                 history = run_scenario(test.scenario, self.handler, seed=seed, settings=test.settings,
                                        watchdog=self.watchdog).history
             runs += 1
-            if self._report(index, test, history, seed=seed):
+            # Credit per seed runs every seed, but a blocked handler (the watchdog stopped it) would block on
+            # every seed again: one is enough, and the rest cost the class's grading time.
+            if self._report(index, test, history, seed=seed) and (not test.partial or _blocked(history)):
                 break
         return {"runs": runs, "truncated": False}
 
@@ -128,3 +134,8 @@ class Runner:
         self.emit(RunInfo(index, self.recorder.group_of(history), status=verdict.status, length=len(events),
                           digest=digest(events), **info))
         return verdict.status != Status.VALID or judge.problem(test, history, verdict) is not None
+
+
+def _blocked(history: History | None) -> bool:
+    """Did the watchdog stop one of the run's invocations (code that never reached the sandbox)?"""
+    return history is None or any(e.get("blocked") for e in history.of_type(RecordType.INVOKE_END))
