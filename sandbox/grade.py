@@ -133,13 +133,14 @@ def _check_paths(args: argparse.Namespace) -> None:
         print("warning: --unsafe-no-sandbox: submissions run as you, can read the solutions and your files, and "
               "reach the network; grade only code you trust this way", file=sys.stderr)
         return
-    from .environment.containment import ContainmentUnavailable, check_available
+    from .environment.containment import ContainmentUnavailable, check_available, containment_summary
 
     try:
         check_available()
     except ContainmentUnavailable as exc:
         raise BadInput(f"{exc}. The grader runs every submission contained by the operating system; to grade "
                        "trusted code without containment, pass --unsafe-no-sandbox") from None
+    print(containment_summary(), file=sys.stderr)
 
 
 def _assignment(args: argparse.Namespace, catalogue: dict) -> Assignment:
