@@ -27,7 +27,7 @@ from .scheduler import DEFAULT_WATCHDOG, Task
 STEP_TIMEOUT = 120.0
 
 #: Virtual seconds each step takes while the learner plays the scheduler (AWS calls themselves are instant).
-STEP_TICK = 0.005
+STEP_TICK = 0.025
 
 @dataclass(frozen=True)
 class Choice:

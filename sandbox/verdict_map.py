@@ -171,8 +171,10 @@ def _draw_cells(ax, grid: VerdictGrid) -> None:
     for (xv, yv), status in grid.cells.items():
         i, j = grid.x.values.index(xv), grid.y.values.index(yv)
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white", lw=2.5))
+        # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
         ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT, color=TEXT_COLOURS[status],
-                fontweight="bold", zorder=4)
+                fontweight="bold", zorder=4,
+                bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status], "edgecolor": "none"})
     ax.set_xlim(-0.5, len(grid.x.values) - 0.5)
     ax.set_ylim(-0.5, len(grid.y.values) - 0.5)
     ax.set_xticks(range(len(grid.x.values)), [grid.x.tick(v) for v in grid.x.values], fontsize=LABEL_PT)

@@ -32,7 +32,8 @@ class TtlLag(Scenario):
     # scenarios draw each item's lag, up to two days (DOC_TTL_API).
     common = override(Scenario.common,
                       ttl_lag=(6 * 3600.0, f"seconds between an item's expiresAt and its deletion by TTL (DynamoDB "
-                                           f"deletes lazily, {TTL_WORDS}; exactly 6 h here)"),
+                                           f"deletes lazily, {TTL_WORDS}; here every item waits exactly this "
+                                           f"long)"),
                       ttl_exact=(True, "delete every expired item exactly ttl_lag seconds after its expiresAt (this "
                                        "scenario shows one lag; the others draw each item's)"))
 
