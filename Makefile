@@ -91,14 +91,15 @@ lint: setup
 # pytest exits 5 when it collects no test: make passes that on as a failure.
 test: setup
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto --durations=15 -m "not gradescope" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --durations=15 -m "not grading" $(PYTEST_ARGS)
 
-# The Gradescope bundle built and run from scratch: setup.sh on an image whose python3 is 3.10 (a venv,
-# the grading requirements from the registry, the unprivileged grading user), then run_autograder.
-# Needs root, as Gradescope's image build has; it takes a minute or two.
-.PHONY: test-gradescope
-test-gradescope: setup
-	$(BIN)/python -m pytest -m gradescope -rA tests/test_gradescope_setup.py
+# The grader end to end (about three minutes): a class of twenty mixed submissions graded into grades.csv,
+# the gradebook files and feedback; and the Gradescope bundle built and run from scratch (setup.sh on an
+# image whose python3 is 3.10: a venv, the grading requirements from the registry, the unprivileged
+# grading user; then run_autograder). Needs root, as Gradescope's image build has.
+.PHONY: test-grading
+test-grading: setup
+	$(BIN)/python -m pytest -n auto -m grading -rA tests/test_grade.py tests/test_gradescope_setup.py
 
 # The runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (noxfile.py), each in a venv of
 # its own under .nox/. Interpreters are found on PATH, and in pyenv's folder when there is one.
@@ -128,7 +129,7 @@ chromium:
 # The inner loop: everything but the tests marked slow (long campaigns, exhaustive
 # searches, the golden fingerprints) and the notebook ones (real kernels, the browser).
 test-fast: setup
-	$(BIN)/python -m pytest -n auto -m "not slow and not notebook" --durations=15 $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto -m "not slow and not notebook and not grading" --durations=15 $(PYTEST_ARGS)
 
 bench: setup
 	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)
@@ -148,7 +149,7 @@ help:
 	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...)"
 	@echo "make test-fast        the tests not marked slow or notebook (about a third of the time)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
-	@echo "make test-gradescope  the Gradescope bundle's setup.sh and run_autograder from scratch (as root)"
+	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
 	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"
 	@echo "make lint             ruff alone"
 	@echo "make reset-notebooks  strip outputs from notebooks/ and exercises/, keeping your code edits"

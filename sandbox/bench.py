@@ -435,7 +435,11 @@ def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
 
 
 # -- report -------------------------------------------------------------------------------------
-def run(quick: bool = False) -> dict[str, Any]:
+#: Sections a run may leave out (``--skip``): each has a test of its own as well (test_bench_notebooks, test_hub).
+SKIPPABLE = ("exploration", "notebooks", "widgets", "grading", "isolation", "environments")
+
+
+def run(quick: bool = False, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     repeat = 1 if quick else 5
     walls = scenario_walls(repeat, QUICK_SCENARIOS if quick else None)
     results = {
@@ -451,13 +455,12 @@ def run(quick: bool = False) -> dict[str, Any]:
                                          [10, 30] if quick else [100, 1000, 10000], 1 if quick else 3),
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
         "dynamodb_costs": dynamodb_costs(),
-        "exploration": exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
-        "notebooks": notebook_times(quick),
-        "widgets": widget_times(quick),
-        "grading": grading_bench(quick),
-        "isolation": isolation_measure(2 if quick else 8),
-        "environments": environments_measure(2 if quick else 9),
     }
+    sections = {"exploration": lambda: exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
+                "notebooks": lambda: notebook_times(quick), "widgets": lambda: widget_times(quick),
+                "grading": lambda: grading_bench(quick), "isolation": lambda: isolation_measure(2 if quick else 8),
+                "environments": lambda: environments_measure(2 if quick else 9)}
+    results.update({name: measure() for name, measure in sections.items() if name not in skip})
     results["misses"] = misses(results)
     return results
 
@@ -476,7 +479,7 @@ def misses(r: dict[str, Any]) -> list[str]:
             out.append(f"whole run: {name} {v['prebuilt_ratio_x']}x the calls on prebuilt clients (target <= 3x)")
     out += [f"cost per order: {name} varies {v['flatness_x']}x across sizes (target <= 1.5x)"
             for name, v in r["cost_per_order"].items() if v["flatness_x"] > TARGETS["cost_flatness_x"]]
-    out += _exploration_misses(r.get("exploration", {}))
+    out += _exploration_misses(r["exploration"]) if "exploration" in r else []
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
     out += widget_misses(r["widgets"]) if "widgets" in r else []
     out += grading_misses(r["grading"]) if "grading" in r else []
@@ -507,7 +510,7 @@ def table(r: dict[str, Any]) -> str:
     lines += ["", f"Peak memory: {m['traced_peak_mib']} MiB traced for {m['scenario']} with {m['orders']} orders; "
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]
     lines += [r["dynamodb_costs"]["text"], ""]
-    lines += exploration_table(r.get("exploration", {})) + [""]
+    lines += exploration_table(r["exploration"]) + [""] if "exploration" in r else []
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
     lines += widget_table(r["widgets"]) + [""] if "widgets" in r else []
     lines += grading_table(r["grading"]) + [""] if "grading" in r else []
@@ -522,8 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m sandbox.bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes and one repetition (a smoke run)")
     p.add_argument("--out", default="bench-results.json", help="where to write the JSON results")
+    p.add_argument("--skip", action="append", default=[], choices=SKIPPABLE, help="leave this section out")
     args = p.parse_args(argv)
-    results = run(quick=args.quick)
+    results = run(quick=args.quick, skip=tuple(args.skip))
     out = Path(args.out)
     out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     text = table(results)

@@ -105,6 +105,10 @@ def run(args: argparse.Namespace) -> int:
     limits = Limits(test_seconds=args.timeout, submission_seconds=args.submission_timeout, memory_mb=args.memory,
                     watchdog=args.watchdog, isolation="process" if args.unsafe_no_sandbox else "contained")
     jobs = args.jobs or batch.default_jobs()
+    if not args.unsafe_no_sandbox:
+        from .environment.containment import containment_summary
+
+        print(containment_summary())
     started = time.perf_counter()
     students = batch.grade_all(subs, exercises, jobs=jobs, seed=seed, limits=limits, kit=args.kit,
                                progress=not args.no_progress)
@@ -133,14 +137,13 @@ def _check_paths(args: argparse.Namespace) -> None:
         print("warning: --unsafe-no-sandbox: submissions run as you, can read the solutions and your files, and "
               "reach the network; grade only code you trust this way", file=sys.stderr)
         return
-    from .environment.containment import ContainmentUnavailable, check_available, containment_summary
+    from .environment.containment import ContainmentUnavailable, check_available
 
     try:
         check_available()
     except ContainmentUnavailable as exc:
         raise BadInput(f"{exc}. The grader runs every submission contained by the operating system; to grade "
                        "trusted code without containment, pass --unsafe-no-sandbox") from None
-    print(containment_summary(), file=sys.stderr)
 
 
 def _assignment(args: argparse.Namespace, catalogue: dict) -> Assignment:

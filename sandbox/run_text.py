@@ -82,6 +82,8 @@ def text_timeline(history: History, limit: int = TIMELINE_LINES) -> str:
         text = _line(e, seen)
         if text is not None:
             who = e.get("inv") or e.get("source") or ""
+            if e["type"] == RecordType.DELIVERY and who == e.get("source"):
+                text = text.removeprefix(f"{who} ")  # a source's own line names it once, in the "who" column
             lines.append(f"{_time(e['t']):>10}  {who:<7} {text}")
     if len(lines) > limit:
         lines = lines[:limit] + [f"{'':>10}  ... and {len(lines) - limit} more lines"]

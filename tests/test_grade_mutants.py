@@ -32,13 +32,14 @@ CATALOGUE = {
     "04_lock_shorter_than_work": ("lock-outlasts-work", "lock-overlap"),
     "04_fixed_lock_hidden_by_no_expiry": ("lock-outlasts-work", "lock-too-short"),
     "04_retention_too_short": ("retention", "retention-too-short"),
+    "04_short_retention_claim_ignores_expiry": ("retention", "retention-too-short"),
     "05_keyed_on_message_id": ("sqs-resend", "key-per-delivery"),
     "05_keyed_on_aws_request_id": ("sdk-retry", "key-per-delivery"),
     "05_keyed_on_email_and_amount": ("distinct-orders", "key-collision"),
     "06_no_409_in_progress": ("conflict", "no-409"),
     "06_no_payload_check": ("mismatch", "no-422"),
     "06_case_sensitive_key_header": ("replay", "key-header-case"),
-    "06_retry_after_not_a_string": ("conflict", "no-409"),
+    "06_retry_after_not_a_string": ("conflict", "retry-after"),
     "07_whole_batch_fails": ("batch-failure", "batch-not-partial"),
     "07_claim_for_whole_batch": ("batch-failure", "claim-per-batch"),
     "07_keyed_on_message_id": ("resend", "key-per-delivery"),
@@ -46,7 +47,8 @@ CATALOGUE = {
     "08_unfenced_release": ("fenced-release", "stale-write"),
     "08_no_downstream_key": ("downstream-key", "downstream-key"),
     "08_unfenced_save": ("fenced-save", "stale-write"),
-    "08_unfenced_delete_own_lock": ("fenced-save", "stale-write"),
+    "08_unfenced_delete_own_lock": ("fenced-release", "stale-write"),
+    "08_unfenced_lock_from_remaining_time": ("fenced-release", "stale-write"),
     "08_charge_key_per_attempt": ("downstream-key", "charge-key-per-attempt"),
 }
 
@@ -86,6 +88,23 @@ def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name
         return
     assert failed.replay and failed.replay in text and f"exercises/{ex.name}.py:handler" in failed.replay
     assert failed.timeline and "timeline:" in text
+
+
+#: mutant file -> an item it must keep: each item tests its own point, whatever else the answer gets wrong
+KEEPS = {
+    "04_no_expiry_in_condition": "retention",  # a claim that ignores expiry neither saves nor sinks a retention
+    "08_unfenced_save": "fenced-release",  # a fenced delete passes, whatever the save does
+}
+
+
+@pytest.mark.parametrize("name", sorted(KEEPS))
+def test_a_mutant_keeps_the_items_that_do_not_test_its_flaw(tmp_path, name):
+    ex = catalog.grading_catalogue()[name[:2]]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / f"{name}.py", answer)
+    only = _one_item(ex, KEEPS[name])
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
+    assert result.passed, (name, result.hint_codes)
 
 
 def test_a_refused_claim_that_is_ignored_is_not_called_module_level_state(tmp_path):

@@ -2,7 +2,7 @@
 ``python3`` is too old (3.10), then ``run_autograder`` on one submission.
 
 It makes a venv and installs the grading requirements, so it takes a minute or two and needs the package
-registry: it runs in ``make test-gradescope`` (CI runs it after ``make test``), not in ``make test``. It
+registry: it runs in ``make test-grading`` (CI runs it after ``make test``), not in ``make test``. It
 needs root, as Gradescope's image build has: ``setup.sh`` creates the unprivileged user that runs every
 submission's code.
 """
@@ -23,7 +23,7 @@ from sandbox.grading import autograder
 
 from conftest import ROOT
 
-pytestmark = pytest.mark.gradescope
+pytestmark = pytest.mark.grading
 #: An interpreter older than the sandbox supports, as Ubuntu 22.04's python3 is.
 OLD_PYTHON = Path("/root/.pyenv/versions/3.10.13/bin/python3.10")
 SUBMISSION = ROOT / "solutions" / "02_claim_the_key.ipynb"

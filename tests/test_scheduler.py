@@ -48,8 +48,9 @@ def test_read_then_write_breaks_for_some_seeds():
 
 
 @pytest.mark.slow
-def test_conditional_put_holds_for_seeds_0_to_199():
-    bad = [s for s in range(200) if run_scenario("concurrent-claims", CONDITIONAL_PUT, seed=s).status != "valid"]
+def test_conditional_put_holds_for_seeds_0_to_59():
+    # A slice: the exhaustive search below covers every schedule of three copies, and make campaign 200 seeds.
+    bad = [s for s in range(60) if run_scenario("concurrent-claims", CONDITIONAL_PUT, seed=s).status != "valid"]
     assert bad == []
 
 

@@ -5,16 +5,21 @@
     python -m sandbox.grading drill replay --handler exercises/03_store_and_replay.py:handler --seed 1
     python -m sandbox.grading list
 
-Exit codes: 0 every test passed (or the drill held), 1 something failed, 2 bad input.
+Exit codes: 0 every test passed (or the drill held), 1 something failed, 2 bad input, and 141 when whoever
+reads the output stops early (`| head`): the command ends quietly, as ``python -m sandbox`` does.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Sequence
 
 from ..errors import BadInput
+
+#: The exit status of a program stopped by a closed pipe (128 + SIGPIPE), as ``sandbox.cli`` ends.
+BROKEN_PIPE = 141
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -79,22 +84,33 @@ def _list() -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "check":
+        return _check(args)
+    if args.command == "drill":
+        return _drill(args)
+    return _list()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "check":
-            return _check(args)
-        if args.command == "drill":
-            return _drill(args)
-        return _list()
+        code = _run(args)
+        sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit
+        return code
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
-        # The reader (`| head`) closed the pipe: stop quietly. Point stdout at nothing, so the flush at exit
-        # does not raise again.
+        _stop_writing_to_stdout()
+        return BROKEN_PIPE
+
+
+def _stop_writing_to_stdout() -> None:
+    """The reader (`| head`) closed the pipe: point stdout at /dev/null, so the flush at exit cannot fail again
+    (Python's SIGPIPE advice)."""
+    with contextlib.suppress(OSError, ValueError):  # in-process callers may have no real stdout
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1
 
 
 if __name__ == "__main__":

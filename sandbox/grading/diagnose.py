@@ -120,8 +120,8 @@ def _stale_read(run, f, effects):
             continue
         if any((c.get("detail") or {}).get("stale") for c in run.before(inv, effect["seq"], "GetItem")):
             return Hint("stale-read", f"{inv} read the item with an eventually consistent read, which returned "
-                        f"a copy up to a second old (the item had just been written): read with "
-                        f"ConsistentRead=True, or better, let the conditional put decide")
+                        f"a copy up to a second old (the item had just been written): a read that decides must see "
+                        f"the latest write, or better, let the claim's write itself decide")
     return None
 
 
@@ -134,9 +134,9 @@ def _read_then_write(run, f, effects):
         blind = [c for c in calls
                  if c["op"] == "PutItem" and _wrote(c) and not (c.get("detail") or {}).get("condition")]
         if reads and blind and reads[0]["seq"] < blind[0]["seq"]:
-            return Hint("read-then-write", "you read, then wrote: two invocations can both read 'missing' before "
-                        "either writes (a race). Make the check and the write one atomic step: a PutItem with a "
-                        "ConditionExpression (attribute_not_exists(pk))")
+            return Hint("read-then-write", f"{inv} read the key, then wrote it unconditionally: two invocations can "
+                        f"both read 'missing' before either writes (a race). The check and the write must be one "
+                        f"atomic step, which DynamoDB does for a single write, not for a read followed by a write")
     return None
 
 
@@ -274,8 +274,8 @@ def _no_expiry(run, carriers, order):
             if refused[-1]["t"] >= float(expires) - run.epoch:
                 return Hint("trusts-ttl", f"{inv}'s lock expired at {float(expires) - run.epoch:.0f} s, but the "
                             f"item was still in the table (TTL deletes expired items lazily, even days later) and the "
-                            f"retries' claims were refused: check the expiry in the claim's condition itself "
-                            f"(attribute_not_exists(pk) OR expiresAt < :now)")
+                            f"retry's claim at {refused[-1]['t']:.0f} s was refused: the claim's condition treated "
+                            f"an expired lock as a live one")
     return None
 
 
@@ -328,15 +328,18 @@ def _note_hints(verdict: Verdict, imposed_lock: bool = True) -> list[Hint]:
     pointing at it would send the learner after the wrong fix."""
     out = []
     overlap = any(f.kind == FindingKind.OVERLAP for f in verdict.findings)
-    if overlap:
+    if overlap and not imposed_lock:  # a lock the scenario imposed is short on purpose: not the handler's flaw
         out.append(Hint("lock-overlap", "the lock ran out while its owner was still working, so a duplicate took "
-                        "the key over and both did the work: a lock must outlast the work it guards (size it to the "
-                        "invocation's remaining time, context.get_remaining_time_in_millis())"))
-    if any(f.kind == FindingKind.STALE_WRITE for f in verdict.findings) and (imposed_lock or not overlap):
-        out.append(Hint("stale-write", "an invocation whose lock had been taken over then deleted (or overwrote) "
-                        "the record of the invocation that took over: make the save and the delete conditional on "
-                        "still owning the claim (store an owner token, a fencing token, in the claim)"))
+                        f"the key over and both did the work: {LOCK_RULE}"))
+    stale = [f for f in verdict.findings if f.kind == FindingKind.STALE_WRITE]
+    if stale and (imposed_lock or not overlap):
+        out.append(_stale_write_hint(stale[0]))
     return out
+
+
+#: What every lock hint says of its size, in the same words wherever the flaw shows (the evidence says the rest).
+LOCK_RULE = ("a lock must last as long as its owner can still be working, and how long that can be is something "
+             "the invocation itself can tell")
 
 
 def _unique(hints: list[Hint]) -> list[Hint]:
@@ -350,17 +353,20 @@ def _unique(hints: list[Hint]) -> list[Hint]:
 
 # -- drills and expectations -------------------------------------------------------------------------
 DRILL_HINTS: dict[str, Hint] = {
-    "replay": Hint("no-replay", "store the result with the COMPLETED record (in the same update that marks it "
-                   "done) and return it to a duplicate: the duplicate's caller needs the answer the first one got"),
+    "replay": Hint("no-replay", "the duplicate did not get the first delivery's result back: its caller needs "
+                   "the answer the first one got, so the result must be kept with the COMPLETED record and be what "
+                   "a duplicate returns"),
     "in-progress": Hint("swallowed-in-progress", "a duplicate that finds the key IN_PROGRESS must fail (raise "
                         "StillInProgressError): if it returns success, the source deletes the event, and if the owner "
                         "then fails, nobody is left to retry it"),
     "http-replay": Hint("no-replay", "store the whole response (status and body) as the result, and return it "
                         "as it is to a retry with the same Idempotency-Key"),
-    "http-conflict": Hint("no-409", "catch the in-progress error (KeyInProgressError, a StillInProgressError) "
-                          "and answer 409 with a Retry-After header (its retry_after seconds)"),
-    "http-mismatch": Hint("no-422", "pass the request's payload to run_once (payload=order), so a key reused "
-                          "for another request raises PayloadMismatchError, and answer 422"),
+    "http-conflict": Hint("no-409", "a retry that arrives while the first request is still being processed was "
+                          "not answered 409 Conflict: the in-progress error (KeyInProgressError) must become that "
+                          "answer, telling the client when to try again"),
+    "http-mismatch": Hint("no-422", "the same Idempotency-Key came back with another body (another amount) and "
+                          "was not refused: run_once can tell only if it is given the request's payload to compare "
+                          "with the first, and such a request is answered 422"),
     "http-missing-key": Hint("no-400", "without an Idempotency-Key header there is nothing to deduplicate on: "
                              "answer 400 before doing any work"),
     "sqs-in-progress": Hint("swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named "
@@ -369,14 +375,23 @@ DRILL_HINTS: dict[str, Hint] = {
 }
 
 
+#: The drills in which a slow attempt loses its key to a duplicate: the flaw they find is an unfenced write.
+STALE_OWNER_DRILLS = ("stale-owner", "stale-release", "stale-save")
+
+
 def drill_hints(drill: str, history: History) -> list[Hint]:
+    """The hint for what this drill's run shows: each rule reads the run, and the drill's own hint is the last
+    resort (a stale read is named instead of a missing result, a string header instead of a missing 409)."""
     run = _Run(history)
     stale = any((c.get("detail") or {}).get("stale") for calls in run.calls.values() for c in calls)
     if drill in ("replay", "http-replay") and stale:
         return [Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
-                     "older copy (up to a second old): read it with ConsistentRead=True"), DRILL_HINTS[drill]]
-    if drill == "stale-owner" and stale_writes(history):
+                     "older copy (up to a second old), not the result just saved: a read that decides must see the "
+                     "latest write")]
+    if drill in STALE_OWNER_DRILLS and stale_writes(history):
         return [_stale_write_hint(stale_writes(history)[0])]
+    if drill == "http-conflict" and _retry_status(history) == 409 and _retry_status(history, 0) in range(200, 300):
+        return [_retry_after_hint(history)]
     if drill == "http-replay" and _retry_status(history) == 400:
         return [Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
                      "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
@@ -392,18 +407,32 @@ def _stale_write_hint(f: Finding) -> Hint:
                 f"is no longer there must be refused")
 
 
-def _retry_status(history: History) -> Any:
-    """The status code the drill's second request was answered with, if it answered one."""
+def _retry_after_hint(history: History) -> Hint:
     answers = (drill_result(history) or {}).get("answers") or []
-    response = answers[1].get("response") if len(answers) > 1 and isinstance(answers[1], dict) else None
+    headers = ((answers[1].get("response") or {}).get("headers") or {}) if len(answers) > 1 else {}
+    value = next((v for k, v in headers.items() if str(k).lower() == "retry-after"), None)
+    if value is None:
+        got = "no Retry-After header: the client is not told when to try again"
+    elif isinstance(value, str):
+        got = f"Retry-After {value!r}: the client reads it as whole seconds to wait, digits only"
+    else:
+        got = (f"Retry-After {value!r}, of type {type(value).__name__}: a proxy response's header values are "
+               f"strings")
+    return Hint("retry-after", f"the retry was answered 409, with {got}")
+
+
+def _retry_status(history: History, n: int = 1) -> Any:
+    """The status code the drill's second request (``n``: another) was answered with, if it answered one."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    response = answers[n].get("response") if len(answers) > n and isinstance(answers[n], dict) else None
     return response.get("statusCode") if isinstance(response, dict) else None
 
 
 def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
     reasons = [str((d.get("detail") or {}).get("reason", "")) for d in deliveries]
     if any("messageId" in r or "itemIdentifier" in r for r in reasons):
-        return [Hint("wrong-identifier", "batchItemFailures must name each failed record by its messageId "
-                     "({'itemIdentifier': record['messageId']}); anything else makes Lambda fail the whole batch")]
-    return [Hint("batch-not-partial", "the whole batch failed and came back, records already handled included: "
-                 "handle each record on its own, catch its error, and name only the failed ones in "
+        return [Hint("wrong-identifier", "batchItemFailures must name each failed record by the messageId it came "
+                     "with (as each entry's itemIdentifier); anything else makes Lambda fail the whole batch")]
+    return [Hint("batch-not-partial", "one record's failure failed the whole batch, so every record in it came "
+                 "back: handle each record on its own, catch its error, and name only the failed ones in "
                  "batchItemFailures")]

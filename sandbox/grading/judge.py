@@ -190,8 +190,20 @@ def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
         return None
     d = whole[0]
     reason = (d.get("detail") or {}).get("reason", "")
-    return (f"a batch carrying {', '.join(d.get('keys') or [])} failed as a whole at {d['t']:.1f} s ({reason}), so "
-            f"its records came back, the ones already handled included", diagnose.batch_hints(whole))
+    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): no record was named in "
+            f"batchItemFailures, so every record of the batch came back, any already handled included",
+            diagnose.batch_hints(whole))
+
+
+def _batch_words(d: dict[str, Any]) -> str:
+    """The batch of a delivery record, said by the orders it carried and the messages that carried none."""
+    keys = list(d.get("keys") or [])
+    messages = len((d.get("detail") or {}).get("messageIds") or []) or len(keys)
+    others = messages - len(keys)
+    no_order = f"{others} message{'' if others == 1 else 's'} whose body held no order"
+    if not keys:
+        return f"a batch of {no_order}"
+    return f"a batch carrying {', '.join(keys)}" + (f" and {no_order}" if others > 0 else "")
 
 
 def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
@@ -215,8 +227,8 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
         if isinstance(work_end, (int, float)) and work_end > lock_end + 1.0:
             return (f"{e['inv']}'s lock on {e.get('key')} ran out at {lock_end:.0f} s while {e['inv']} was still "
                     f"working, until {work_end:.1f} s: a duplicate arriving in between would find the key free",
-                    [Hint("lock-too-short", "a lock must last as long as its owner can still be working; the "
-                          "invocation knows how long that is")])
+                    [Hint("lock-too-short", f"{e['inv']}'s lock ended {work_end - lock_end:.0f} s before its "
+                          f"work did: {diagnose.LOCK_RULE}")])
     return None
 
 

@@ -55,7 +55,7 @@ DELIVERS = {
 SIGNS: dict[str, dict[str, Any]] = {
     "sqs-batch-failure": {"lane": Src.SQS, "first_end": Outcome.ERROR, "same_request": False, "sent_twice": False,
                           "received_again": True},
-    "sqs-visibility-timeout": {"lane": Src.SQS, "first_end": Outcome.OK, "same_request": False, "sent_twice": False,
+    "sqs-visibility-timeout": {"lane": Src.SQS, "first_end": "running", "same_request": False, "sent_twice": False,
                                "received_again": True},
     "sqs-spontaneous-duplicate": {"lane": Src.SQS, "first_end": Outcome.OK, "same_request": False, "sent_twice": False,
                                   "received_again": False},
@@ -85,12 +85,16 @@ _ENDS = {Outcome.ERROR: "had ended with an error", Outcome.TIMEOUT: "had timed o
          "running": "was still running"}
 
 
+#: When the source handed the repeat over: what ``first_end`` is read at.
+_HANDOVER = "when the source hands the repeat over (for a message received again, when it is received)"
+
+
 def _feature_text(feature: str, value: Any) -> str:
     """What a timeline with this value of ``feature`` shows, said of its repeat."""
     if feature == "lane":
         return f"the repeat comes through {_LANES.get(value, value)}"
     if feature == "first_end":
-        return f"when the repeat starts, the first invocation {_ENDS.get(value, value)}"
+        return f"{_HANDOVER}, the first invocation {_ENDS.get(value, value)}"
     if feature == "same_request":
         return "the repeat keeps the first invocation's request id" if value else "the repeat has a new request id"
     if feature == "sent_twice":
@@ -98,6 +102,19 @@ def _feature_text(feature: str, value: Any) -> str:
                 else "the producer sent each order once")
     return ("the source received the same message again before the repeat (a redelivery mark)" if value
             else "no message was received a second time before the repeat")
+
+
+def _question(feature: str, seen: dict[str, Any]) -> str:
+    """Where on the timeline ``feature`` shows, asked of its two invocations: the evidence, never its value (a
+    value can name the answer: only one candidate comes through API Gateway)."""
+    first, repeat = seen["first"], seen["repeat"]
+    return {
+        "lane": f"which lane is {repeat} on?",
+        "first_end": f"how did {first} stand when the source handed {repeat} over (a message received again is "
+                     f"handed over when it is received: the redelivery mark)?",
+        "same_request": f"do {first} and {repeat} have the same request id?",
+        "sent_twice": "how many sends did the producer make, for how many orders?",
+    }.get(feature, f"was any message received a second time (a redelivery mark) before {repeat}?")
 
 
 def _folder() -> Path:
@@ -144,11 +161,15 @@ def evidence(history: History) -> dict[str, Any] | None:
         return None
     order = min(repeated, key=lambda k: invs[done[k][1]]["t"])  # the first repeat on the timeline
     a, b = invs[done[order][0]], invs[done[order][1]]
-    ended = a.get("end") is not None and a["end"] <= b["t"] + 1e-9
     sends = _producer_sends(history)
     accepted = history.of_type(RecordType.ACCEPT)
-    again = any(e.get("what") == Delivery.REDELIVERY and order in (e.get("keys") or [])
-                and e["t"] <= b["t"] for e in history.of_type(RecordType.DELIVERY))
+    marks = [e["t"] for e in history.of_type(RecordType.DELIVERY) if e.get("what") == Delivery.REDELIVERY
+             and order in (e.get("keys") or []) and a["t"] <= e["t"] <= b["t"]]
+    again = bool(marks)
+    # How the first stood when the source handed the repeat over: a message received again was handed over when it
+    # was received (SQS may do that while its first receiver still works), anything else when the repeat started.
+    handover = marks[-1] if marks else b["t"]
+    ended = a.get("end") is not None and a["end"] <= handover + 1e-9
     return {"lane": a.get("source"), "first_end": str(a.get("outcome")) if ended else "running",
             "same_request": a.get("request_id") == b.get("request_id"), "sent_twice": len(sends) > len(accepted),
             "received_again": again, "order": order, "first": a["inv"], "repeat": b["inv"],
@@ -172,8 +193,8 @@ def wrong_answer_hint(letter: str, given: Any) -> str | None:
     where = (f"look at {seen['order']}'s two emails on timeline {str(letter).upper()}: {seen['first']} did the "
              f"first, {seen['repeat']} the repeat, {seen['gap']} s later")
     told = "; ".join(_feature_text(f, SIGNS[name][f]) for f in differ[:2])
-    found = "; ".join(_feature_text(f, seen[f]) for f in differ[:2])
-    return f"in {name}, {told}. Now {where}: there, {found}"
+    asked = " ".join(_question(f, seen) for f in differ[:2])
+    return f"in {name}, {told}. Now {where}. {asked[0].upper()}{asked[1:]}"
 
 
 def invocation_table(history: History) -> str:

@@ -167,12 +167,14 @@ def timeline_png(history: Any) -> str | None:
         return None
 
 
-def failure_html(item: ItemResult, draw: bool = True) -> str:
-    """One failed item in HTML: the words of ``failure_text``, the failing run's timeline drawn (with ``draw``),
-    and the timeline in words, folded. Everything from the run (a submission's errors, its output) is escaped."""
+def failure_html(item: ItemResult, draw: bool = True, head: bool = True) -> str:
+    """One failed item in HTML: the words of ``failure_text`` (without its first line, where it failed, unless
+    ``head``: a fold shows that line as its title), the failing run's timeline drawn (with ``draw``), and the
+    timeline in words, folded. Everything from the run (a submission's errors, its output) is escaped."""
     esc = html.escape
     f = item.failure.failure if item.failure else None
-    parts = [f"<pre>{esc(chr(10).join(failure_text(item, timeline=False)))}</pre>"]
+    lines = failure_text(item, timeline=False)
+    parts = [f"<pre>{esc(chr(10).join(lines if head else lines[1:]))}</pre>"]
     picture = timeline_png(f.history) if draw and f is not None and f.history is not None else None
     if picture:
         parts.append(f"<img alt='timeline of the failing run' style='max-width:100%' "
@@ -196,9 +198,13 @@ def check_html(r: Checked) -> str:
     if r.campaign_seeds:
         parts.append(f"<p>{esc(campaign_line(r))}</p>")
     for n, item in enumerate(r.failed):
-        # The first failing item is drawn; each later one is explained in words, folded under its name.
-        body = failure_html(item, draw=not n)
-        parts.append(f"<details><summary>{esc(item_line(item).strip())}</summary>{body}</details>" if n else body)
+        # The first failing item is drawn; each later one is explained in words, folded under where it failed
+        # (the list above already has its line).
+        if not n:
+            parts.append(failure_html(item))
+            continue
+        title = failure_text(item, timeline=False)[0]
+        parts.append(f"<details><summary>{esc(title)}</summary>{failure_html(item, draw=False, head=False)}</details>")
     if r.passed:
         parts.append("<p>All the public tests pass. The grader also runs hidden tests, with fresh seeds.</p>")
         if ex.next:
