@@ -238,11 +238,11 @@ def test_reduced_and_full_agree_on_every_handler(name):
 
 
 @pytest.mark.slow
-# Three copies cost a full search of hundreds of schedules each: a handler with no claim, one in module
-# state, and the improved run_once (conditional writes that fail and read). claim_only and the exercise's
-# solution make the same conditional put; the two-copy checks above cover them.
+# Three copies cost a full search of hundreds of schedules each: a handler with no claim, and one in module
+# state. The improved run_once's full search of three copies runs in make bench (its exploration section);
+# claim_only and the exercise's solution make the same conditional put, which the two-copy checks cover.
 @pytest.mark.usefixtures("thread_isolation")
-@pytest.mark.parametrize("name", ["naive_email.py", "module_set.py", "idempotent.py"])
+@pytest.mark.parametrize("name", ["naive_email.py", "module_set.py"])
 def test_reduced_and_full_agree_on_three_copies(name):
     reduced, full = agree(name, {"copies": 3})
     assert reduced.schedules * 10 <= full.schedules or full.schedules < 50
@@ -250,7 +250,7 @@ def test_reduced_and_full_agree_on_three_copies(name):
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("thread_isolation")
-@settings(max_examples=6, deadline=None)
+@settings(max_examples=4, deadline=None)
 @given(seed=st.integers(0, 1000), name=st.sampled_from(["read_then_write.py", "claim_only.py", "article.py"]))
 def test_reduced_and_full_agree_whatever_the_seed(seed, name):
     cfg = {"copies": 2}
