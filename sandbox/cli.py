@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import json
 import os
 import re
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
-from .run_text import PROGRAM, replay_command, text_timeline
+from .present.run_text import PROGRAM, replay_command, text_timeline
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
 BAD_INPUT = 2
@@ -33,8 +34,24 @@ class _Parser(argparse.ArgumentParser):
         raise BadInput(message)
 
 
+#: The package's other command lines, reached from the one console script too: ``rwh NAME ARGS`` runs that module's
+#: ``main`` with ``PREFIX + ARGS`` in this process (``rwh check 02`` is ``python -m sandbox.grading check 02``).
+ELSEWHERE: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "check": ("sandbox.grading.__main__", ("check",), "check an exercise: its public tests and a seeded campaign"),
+    "drill": ("sandbox.grading.__main__", ("drill",), "replay an exercise's drill against your answer"),
+    "exercises": ("sandbox.grading.__main__", ("list",), "list the exercises and their drills"),
+    "grade": ("sandbox.grading.classroom", (), "grade a folder of submissions into grades.csv and feedback"),
+    "autograder": ("sandbox.grading.autograder", (), "build or run the Gradescope autograder bundle"),
+    "campaign": ("sandbox.analysis.campaign", (), "every strategy against every scenario, many seeds"),
+    "bench": ("sandbox.bench.suite", (), "speed and memory figures (make bench)"),
+    "strip-outputs": ("sandbox.tools.strip_outputs", (), "strip outputs from notebooks, keeping code edits"),
+}
+
+
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROGRAM, description="Run duplicate-delivery scenarios against a Lambda handler.")
+    p = _Parser(prog=PROGRAM, description="Run duplicate-delivery scenarios against a Lambda handler.",
+                epilog="Also installed as the console script rwh (rwh run no-fault --handler ...). "
+                       "Each command's --help says more.")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     listing = sub.add_parser("scenarios", help="list the scenarios and their settings")
     listing.add_argument("--brief", action="store_true", help="one line per scenario: name, kind, what it shows")
@@ -79,7 +96,14 @@ def _parser() -> argparse.ArgumentParser:
     matrix.add_argument("--json", action="store_true", help="print the matrix as JSON")
     matrix.add_argument("--plot", metavar="PAGE.png",
                         help="save one small timeline per source on one page (png, svg or pdf)")
+    _elsewhere(sub)
     return p
+
+
+def _elsewhere(sub: Any) -> None:
+    """The other command lines, listed in ``--help`` (their own parsers read their arguments)."""
+    for name, (_module, _prefix, about) in ELSEWHERE.items():
+        sub.add_parser(name, help=about, add_help=False)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -103,7 +127,11 @@ def _stop_writing_to_stdout() -> None:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words and words[0] in ELSEWHERE:
+        module, prefix, _about = ELSEWHERE[words[0]]
+        return int(importlib.import_module(module).main([*prefix, *words[1:]]) or 0)
+    args = _parser().parse_args(words)
     if args.command == "scenarios":
         print(_scenario_list(args.brief))
         return 0
@@ -207,11 +235,11 @@ def _run_outside(args: argparse.Namespace, scenario: Any, overrides: dict[str, s
         raise BadInput("--policy and --script choose interleavings in the deterministic world; free threads "
                        "(--real-threads, --endpoint) interleave as the operating system schedules them")
     if args.endpoint:
-        from .endpoint import run_on_endpoint
+        from .modes.endpoint import run_on_endpoint
 
         return run_on_endpoint(scenario, args.handler, endpoint=args.endpoint, allow_real_aws=args.real_aws,
                                seed=args.seed, settings=overrides)
-    from .realthreads import run_real_threads
+    from .modes.realthreads import run_real_threads
 
     return run_real_threads(scenario, args.handler, seed=args.seed, settings=overrides)
 
@@ -233,7 +261,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _check_handler_file(spec: str) -> None:
     """Refuse, in one line, handler files Python cannot import (the environments' loader checks the rest)."""
-    from .loader import HandlerSpec
+    from .runtime.loader import HandlerSpec
 
     HandlerSpec.parse(spec).source()
 
@@ -260,8 +288,8 @@ def _save_plot(result: Any, path: Path, what: str = "timeline") -> None:
 
 # -- matrix ------------------------------------------------------------------------------------------
 def _matrix(args: argparse.Namespace) -> int:
-    from .loader import check_handler
-    from .matrix import duplicate_matrix
+    from .analysis.matrix import duplicate_matrix
+    from .runtime.loader import check_handler
     from .world import Sandbox
 
     _check_handler_file(args.handler)
@@ -281,7 +309,7 @@ def _matrix(args: argparse.Namespace) -> int:
 # -- exhaustive --------------------------------------------------------------------------------------
 def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any], overrides: dict[str, str],
                 plot: Path | None) -> int:
-    from .explore import explore_scenario
+    from .modes.explore import explore_scenario
 
     limit = args.max_schedules or DEFAULT_MAX_SCHEDULES
     if not args.json:  # the size of the tree is known only once it has been walked
@@ -367,7 +395,7 @@ def _replay_first_broken(args: argparse.Namespace, scenario: str, settings: dict
     """The first broken schedule, run again on its own (None when nothing broke)."""
     if found.first_broken is None:
         return None
-    from .policies import ReplayPolicy
+    from .core.policies import ReplayPolicy
     from .scenarios import run_scenario
 
     return run_scenario(scenario, args.handler, seed=args.seed, settings=settings,

@@ -10,12 +10,13 @@ import struct
 import subprocess
 import sys
 import termios
+from pathlib import Path
 
 import pytest
 
 from sandbox import run_scenario
 from sandbox.cli import BROKEN_PIPE, main
-from sandbox.explore import Exploration
+from sandbox.modes.explore import Exploration
 
 from conftest import ROOT, example
 
@@ -271,13 +272,13 @@ def test_exhaustive_stopped_at_its_cap_exits_2():
 
 
 def test_exhaustive_with_an_unknown_schedule_and_no_invalid_one_exits_2(monkeypatch, capsys):
-    import sandbox.explore
+    import sandbox.modes.explore
 
     def unknown(*args, **kw):
         return Exploration(schedules=4, broken=1, verdicts={"valid": 3, "unknown": 1}, first_broken=[1],
                            first_broken_verdict="unknown", max_schedules=kw["max_schedules"])
 
-    monkeypatch.setattr(sandbox.explore, "explore_scenario", unknown)
+    monkeypatch.setattr(sandbox.modes.explore, "explore_scenario", unknown)
     assert main(["run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["verdict"] == "unknown"
 
@@ -360,3 +361,18 @@ def test_exhaustive_shows_a_progress_bar_on_a_terminal_only():
     assert code == 2 and err == ""  # piped: no bar
     code, out, err = run_on_a_terminal(*few, "--json")
     assert code == 2 and err == "" and json.loads(out)["schedules"] == 5
+
+
+def test_one_console_script_reaches_every_command(capsys):
+    """``rwh`` (pyproject's console script, sandbox.cli:main) lists the other command lines and runs them."""
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in ("run", "matrix", "check", "drill", "grade", "autograder", "bench"))
+    assert main(["exercises"]) == 0  # python -m sandbox.grading list
+    assert "02" in capsys.readouterr().out
+    assert main(["check", "99"]) == 2  # the grading command line's own bad-input exit
+    assert "99" in capsys.readouterr().err
+    script = Path(sys.executable).with_name("rwh")  # installed beside the venv's python by make setup
+    done = subprocess.run([str(script), "exercises"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "02" in done.stdout
