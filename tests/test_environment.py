@@ -214,7 +214,7 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
 def test_environments_hold_nothing_of_the_world(tmp_path):
     handler = _handler(tmp_path, """
         import sys
-        from sandbox import active
+        from sandbox.core import active
         from sandbox.events import orders_in
         from sandbox.core.services import send_confirmation_email
 

@@ -32,7 +32,8 @@ import os
 
 import boto3
 
-from sandbox import active, orders_in, send_confirmation_email
+from sandbox import orders_in, send_confirmation_email
+from sandbox.core import active
 
 
 def handler(event, context):

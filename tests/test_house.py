@@ -281,7 +281,8 @@ def test_after_a_world_closes_plain_boto3_behaves_as_without_the_sandbox():
 
 def test_the_shared_loader_taken_before_any_world_leaves_worlds_working():
     """A benchmark or a notebook may take the shared service models first: worlds still answer locally."""
-    code = ("from sandbox import adapter, run_scenario\n"
+    code = ("from sandbox import run_scenario\n"
+            "from sandbox.aws import adapter\n"
             "adapter.shared_loader()\n"
             "try:\n"
             "    adapter.boto3_session('us-east-1')\n"
