@@ -26,6 +26,7 @@ that the same seed gives the same history, byte for byte.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from typing import Any
@@ -35,6 +36,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.text import Annotation, Text
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
+from syrupy.terminal import disable_color
 
 from sandbox import SCENARIOS, run_scenario
 
@@ -208,14 +210,16 @@ RUNS = [pytest.param(s, h, seed, id=f"{s}-{h}-seed{seed}") for s in SCENARIOS fo
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("scenario", "handler", "seed"), RUNS)
-def test_run(scenario, handler, seed, snapshot):
+def test_run(scenario, handler, seed, snapshot, request):
     got = texts_of(run(scenario, handler, seed), parts(seed))
     differ = []
-    for part in got:  # compare every part, so a changed picture with an unchanged history says so
-        try:
-            assert got[part] == snapshot(name=part)
-        except AssertionError as exc:
-            differ.append(f"{part}:\n{exc}")
+    for part, text in got.items():  # compare every part, so a changed picture with an unchanged history says so
+        stored = snapshot(name=part)
+        if not stored == text:
+            # syrupy's diff, whole: pytest would cut an assertion's explanation to a few lines of these long ones
+            with disable_color() if request.config.option.no_colors else contextlib.nullcontext():
+                diff = "\n".join(stored.get_assert_diff())
+            differ.append(f"{part}: - snapshot, + this run\n{diff}")
     if differ:
         pytest.fail("\n\n".join(differ), pytrace=False)
 
@@ -247,4 +251,5 @@ def test_every_scenario_and_handler_has_its_snapshots(request):
     names = {p.name for p in folder.glob("*.txt")}
     want = {f"test_run[{s}-{h}-seed{seed}][{part}].txt" for s in SCENARIOS for h in HANDLERS for seed in FULL_SEEDS
             for part in parts(seed)} | {f"test_other_seeds[{s}-{h}].txt" for s in SCENARIOS for h in HANDLERS}
-    assert sorted(want - names) == [] and sorted(names - want) == []
+    assert sorted(want - names) == [], "missing: run make snapshots"
+    assert sorted(names - want) == [], "made by no test: run make snapshots"
