@@ -44,7 +44,7 @@ from conftest import example
 
 HANDLERS = {"naive": "naive_email.py", "idempotent": "idempotent.py"}
 FULL_SEEDS = (0, 1)  # history and report in full; make test compares these ...
-PICTURE_SEED = 0  # ... and this seed's picture (drawing one costs about as much as a run)
+PICTURE_SEED = 0  # ... and this seed's picture (drawing one costs about half a run)
 OTHER_SEEDS = range(2, 10)  # a line of digests each, with seed 1's picture; make golden compares these too
 
 
