@@ -56,7 +56,8 @@ def imports_of(path: Path, known: set[str], me: str | None = None) -> set[str]:
 def test_no_import_cycles_in_the_package():
     known = {module_name(p) for p in MODULES}
     graph = {module_name(p): imports_of(p, known) for p in MODULES}
-    assert graph["sandbox.world"] >= {"sandbox.gateway", "sandbox.runtime", "sandbox.services", "sandbox.ttl"}
+    assert graph["sandbox.world"] >= {"sandbox.aws.gateway", "sandbox.runtime.functions", "sandbox.core.services",
+                                      "sandbox.aws.ttl"}
     state: dict[str, int] = {}
     cycles = []
 
@@ -77,11 +78,11 @@ def test_no_import_cycles_in_the_package():
 
 def test_an_import_under_type_checking_or_in_a_function_counts(tmp_path):
     known = {module_name(p) for p in MODULES}
-    assert "sandbox.history" not in imports_of(PACKAGE / "display.py", known)
+    assert "sandbox.core.history" not in imports_of(PACKAGE / "display.py", known)
     fake = tmp_path / "display.py"
     fake.write_text((PACKAGE / "display.py").read_text() + "\nif TYPE_CHECKING:\n    from .history import History\n"
                     "def f():\n    from .checker import check\n")
-    assert {"sandbox.history", "sandbox.checker"} <= imports_of(fake, known, me="sandbox.display")
+    assert {"sandbox.core.history", "sandbox.analysis.checker"} <= imports_of(fake, known, me="sandbox.present.display")
 
 
 def test_core_parts_never_import_the_world():
@@ -111,13 +112,13 @@ VOCABULARY = {m.value for enum in (vocab.RecordType, vocab.Outcome, vocab.Cause,
     vocab.SourceKind.S3.value, vocab.SourceKind.STEPFUNCTIONS.value}  # also the names of AWS services (botocore's)
 #: Words that mean something else where they stand.
 ALLOWED = {
-    ("sandbox/services.py", "email"): "an order's email address field",
+    ("sandbox/core/services.py", "email"): "an order's email address field",
     ("sandbox/grading/child.py", "effect"): "the kind of a message on the grading pipe",
     ("sandbox/grading/child.py", "done"): "the kind of a message on the grading pipe",
     ("sandbox/grading/batch.py", "failed"): "a test's status in Gradescope's results.json",
     ("sandbox/grading/judge.py", "failed"): "a graded test's status",
-    ("sandbox/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
-    **{("sandbox/environment/wire.py", word): "a message kind or field on an environment's channel"
+    ("sandbox/present/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
+    **{("sandbox/runtime/environment/wire.py", word): "a message kind or field on an environment's channel"
        for word in ("error", "aws", "effect", "log", "stream")},
 }
 
@@ -345,8 +346,8 @@ def test_every_kind_of_world_differs_only_in_its_parts():
     """The deterministic, real-threads and endpoint worlds are one ``Sandbox`` built from different recipes:
     each part answers its protocol, and the parts every world shares are the same classes."""
     from sandbox import parts
-    from sandbox.endpoint import EndpointSandbox
-    from sandbox.realthreads import RealThreadsSandbox
+    from sandbox.modes.endpoint import EndpointSandbox
+    from sandbox.modes.realthreads import RealThreadsSandbox
     from sandbox.world import assemble
 
     protocols = {"clock": parts.Clock, "scheduler": parts.TaskScheduler, "gateway": parts.AwsGateway,
@@ -366,6 +367,6 @@ def test_every_kind_of_world_differs_only_in_its_parts():
 
 
 def _no_forwarder():
-    from sandbox.http_gateway import Forwarder
+    from sandbox.aws.http_gateway import Forwarder
 
     return Forwarder("http://127.0.0.1:9")  # never used: the world is built, not opened
