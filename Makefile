@@ -14,7 +14,7 @@ BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 
-.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean help reset-notebooks html
+.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean help reset-notebooks html golden snapshots
 
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
@@ -93,6 +93,15 @@ test: setup
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto --durations=15 -m "not grading" $(PYTEST_ARGS)
 
+# The golden snapshots (tests/__snapshots__/test_golden/, described in tests/test_golden.py): every scenario's
+# history, report and timeline. make test compares seeds 0 and 1; make golden compares all ten. After a change
+# that alters runs on purpose, make snapshots rewrites them all (git diff tests/__snapshots__ shows what changed).
+golden: setup
+	$(BIN)/python -m pytest -n auto -q tests/test_golden.py --golden-all $(PYTEST_ARGS)
+
+snapshots: setup
+	$(BIN)/python -m pytest -n auto -q tests/test_golden.py --snapshot-update $(PYTEST_ARGS)
+
 # The grader end to end (about three minutes): a class of twenty mixed submissions graded into grades.csv,
 # the gradebook files and feedback; and the Gradescope bundle built and run from scratch (setup.sh on an
 # image whose python3 is 3.10: a venv, the grading requirements from the registry, the unprivileged
@@ -127,7 +136,7 @@ chromium:
 	fi
 
 # The inner loop: everything but the tests marked slow (long campaigns, exhaustive
-# searches, the golden fingerprints) and the notebook ones (real kernels, the browser).
+# searches, the golden snapshots) and the notebook ones (real kernels, the browser).
 test-fast: setup
 	$(BIN)/python -m pytest -n auto -m "not slow and not notebook and not grading" --durations=15 $(PYTEST_ARGS)
 
@@ -151,6 +160,8 @@ help:
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
 	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
 	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"
+	@echo "make golden           compare every scenario's seeds 0-9 with the golden snapshots (make test: seeds 0-1)"
+	@echo "make snapshots        rewrite the golden snapshots after a change that alters runs on purpose"
 	@echo "make lint             ruff alone"
 	@echo "make reset-notebooks  strip outputs from notebooks/ and exercises/, keeping your code edits"
 	@echo "make html             run every lesson and render it to out/html/"

@@ -2,7 +2,7 @@
 
 ``make test`` runs everything on the project's Python (3.11). Here the runtime (execution
 environments, AWS's runtime client, threads and signals in a handler), fidelity, grading and
-golden-history tests run on 3.12 and 3.13, each in a venv of its own from the same pins. A
+golden-snapshot tests run on 3.12 and 3.13, each in a venv of its own from the same pins. A
 missing interpreter fails the run in CI (``CI=true``) rather than skipping it.
 """
 from __future__ import annotations

@@ -37,6 +37,23 @@ def no_real_sleep():
         adapter.real_sleep = original
 
 
+def pytest_addoption(parser):
+    parser.addoption("--golden-all", action="store_true",
+                     help="compare every golden seed (tests/test_golden.py), not only seeds 0 and 1")
+
+
+@pytest.hookimpl(trylast=True)  # after syrupy has seen every item: a deselected one's snapshot is kept, not unused
+def pytest_collection_modifyitems(config, items):
+    """Leave out the tests marked golden_all (seeds 2-9 of every scenario) unless --golden-all asks for them or
+    --snapshot-update rewrites the snapshots (which must take every seed)."""
+    if config.getoption("--golden-all") or config.getoption("--snapshot-update", default=False):
+        return
+    left_out = [item for item in items if item.get_closest_marker("golden_all")]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if not item.get_closest_marker("golden_all")]
+
+
 def pytest_terminal_summary(terminalreporter):
     """Name every browser UI test's outcome at the end of the run, so a skipped one cannot pass unseen."""
     from ui_support import report_ui_tests

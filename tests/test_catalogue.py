@@ -188,7 +188,7 @@ def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
 
 
 # The same seed gives the same history: test_golden.py runs every scenario in one process and compares each
-# history with its fingerprint taken in another (python tests/golden_runs.py --check: all ten seeds).
+# history with its snapshot taken in another (make golden: all ten seeds).
 
 
 def test_the_readme_lists_every_scenario_in_order_with_its_source():
