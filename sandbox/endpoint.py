@@ -39,7 +39,7 @@ from .errors import BadInput, RealAwsRefused
 from .freethreads import DEFAULT_BUDGET
 from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY
 from .http_gateway import Forwarder
-from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, run_in_world, short_settings
+from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, short_settings
 from .vocab import WorldMode
 
 MODE = WorldMode.ENDPOINT
@@ -222,6 +222,8 @@ def run_on_endpoint(scenario: Any, handler: Any = None, *, endpoint: str, allow_
                     seed: int = 0, settings: dict[str, Any] | None = None,
                     factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario against ``endpoint`` with namespaced resources, delete them, and judge the run."""
+    from .scenarios.base import run_in_world
+
     target = parse_endpoint(endpoint, allow_real_aws=allow_real_aws)
     sc, cfg = short_settings(scenario, settings, mode=MODE, runnable=ENDPOINT_SCENARIOS)
     credentials = endpoint_credentials(target)

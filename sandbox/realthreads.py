@@ -33,7 +33,6 @@ from collections.abc import Callable
 from typing import Any
 
 from . import adapter
-from .checker import check
 from .errors import BadInput
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
 from .http_gateway import Forwarder, HttpGateway
@@ -250,18 +249,6 @@ class RealThreadsSandbox(Sandbox):
             adapter.real_sleep(0.5)
 
 
-def run_in_world(world: Sandbox, scenario: Any, handler: Any, cfg: dict[str, Any],
-                 factory: Callable[[], Callable] | None = None):
-    """Drive one scenario in ``world`` (opened and closed here) and judge it: the runner's steps, any world."""
-    from .scenarios.base import RunResult, deploy
-
-    started = time.perf_counter()
-    with world as sb:
-        scenario.drive(sb, deploy(sb, handler, factory, cfg, scenario.environment(cfg)), cfg)
-        history = sb.history
-    return RunResult(scenario.name, world.seed, cfg, history, check(history), time.perf_counter() - started)
-
-
 def short_settings(scenario: Any, settings: dict[str, Any] | None = None, mode: str = MODE,
                    runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple[Any, dict]:
     """The scenario (if the mode runs it) and its resolved settings: the short ones, then ``settings``."""
@@ -273,6 +260,8 @@ def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0, setti
                      factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario on free threads against moto's HTTP server and judge it (a ``RunResult``)."""
     sc, cfg = short_settings(scenario, settings)
+    from .scenarios.base import run_in_world
+
     world = RealThreadsSandbox(seed, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], budget=budget,
                                meta={"scenario": sc.name, "settings": cfg})
     return run_in_world(world, sc, handler, cfg, factory)
