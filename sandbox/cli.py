@@ -11,7 +11,6 @@ import argparse
 import contextlib
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -123,11 +122,6 @@ def _scenario_list(brief: bool) -> str:
     # the README's table marks code with backticks; a terminal shows the words alone
     return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {sc.headline.replace('`', '')}"
                      for sc in SCENARIOS.values())
-
-
-def first_sentence(text: str) -> str:
-    """Up to the first full stop that ends a sentence (one followed by a capital letter, or the end)."""
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", " ".join(text.split()), maxsplit=1)[0]
 
 
 # -- run ---------------------------------------------------------------------------------------------

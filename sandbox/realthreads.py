@@ -9,10 +9,16 @@ the virtual clock away and keeps everything else:
 - AWS is moto's own server (``moto.server.ThreadedMotoServer``) on 127.0.0.1, reached over HTTP
   by ``http_gateway.HttpGateway``, which still makes every request atomic with the sandbox's
   one lock, as the in-process world does (moto is not thread safe either way);
-- the scenario, its delivery source, the Lambda runtime model, the services and the checker
-  are the deterministic world's own: ``run_real_threads`` calls the scenario's ``drive`` on a
-  ``RealThreadsSandbox``, a ``Sandbox`` built from another recipe (``real_threads``: the wall
-  clock, free threads, the HTTP gateway; ``world.assemble`` wires the rest as for every world);
+- ``run_real_threads`` calls the scenario's ``drive`` on a ``RealThreadsSandbox``. It swaps exactly
+  the four parts its recipe (``real_threads``) makes: the clock (``freethreads.WallClock``), the
+  scheduler (``freethreads.FreeScheduler``), the gateway (``http_gateway.HttpGateway``) and the
+  Lambda runtime (``FreeThreadsRuntime``: a container's process is swapped in only while its code
+  loads, ``SharedProcesses``, and an invocation picks its container under a lock,
+  ``FreeThreadsFunction``). ``world.assemble``
+  wires the rest as for every world, so the scenario, its delivery source, the history, the
+  services, the TTL sweeper and the checker are the deterministic world's own. The world itself
+  sets no replica lag and no AWS latency, creates its table through the endpoint's API, and starts
+  its history's clock once that table is ready;
 - a handler file runs in the same execution environments (``sandbox.environment``: an OS process
   each, AWS's runtime client, its own /tmp); their requests reach the HTTP gateway through the
   same channel, their sleeps are real ones. A handler passed as a Python function (not a cell)
