@@ -113,15 +113,15 @@ def _main(argv: Sequence[str] | None) -> int:
 
 # -- scenarios ---------------------------------------------------------------------------------------
 def _scenario_list(brief: bool) -> str:
+    from tabulate import tabulate
+
     from .scenarios import SCENARIOS
 
     if not brief:
         return "\n\n".join(sc.describe() for sc in SCENARIOS.values())
-    name_width = max(len(sc.name) for sc in SCENARIOS.values())
-    kind_width = max(len(sc.kind) for sc in SCENARIOS.values())
     # the README's table marks code with backticks; a terminal shows the words alone
-    return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {sc.headline.replace('`', '')}"
-                     for sc in SCENARIOS.values())
+    return tabulate([(sc.name, sc.kind, sc.headline.replace("`", "")) for sc in SCENARIOS.values()],
+                    tablefmt="plain", disable_numparse=True)
 
 
 # -- run ---------------------------------------------------------------------------------------------
