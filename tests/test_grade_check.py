@@ -238,3 +238,18 @@ def test_the_quiz_answers_are_salted_and_stretched_not_a_bare_sha256_of_the_name
         for name in candidate_names():
             assert hashlib.sha256(f"{t.question}:{name}".encode()).hexdigest() not in public
         assert answer_hash(t.question, "async-retry", "") != answer_hash(t.question, "async-retry", t.answer_salt)
+
+
+def test_the_quiz_lists_each_invocation_with_its_lane_times_and_request_id_in_columns():
+    import re
+
+    from sandbox.grading.quiz import invocation_table, load
+
+    history = load("B")
+    invs = history.invocations()
+    lines = invocation_table(history).splitlines()
+    assert lines[0].split() == ["inv", "lane", "start", "end", "ended", "request", "id", "carries"]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[2:2 + len(invs)]]
+    assert [r[0] for r in rows] == list(invs) and len(invs) >= 2
+    for row, inv in zip(rows, invs.values()):
+        assert row[1:3] == [inv["source"], f"{inv['t']:.1f} s"] and row[5] == inv["request_id"][:8]
