@@ -9,7 +9,7 @@ import sys
 
 import nbformat
 
-from sandbox import grade as grade_cli
+from sandbox.grading import classroom as grade_cli
 
 from conftest import ROOT
 

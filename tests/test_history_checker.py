@@ -257,7 +257,7 @@ def test_records_must_use_the_vocabulary(record, words):
 def test_the_checker_and_the_timeline_find_the_same_stale_write():
     """One ownership rule: inv-2 takes o-1 over while inv-1 still runs (a lock overlap), inv-1 then deletes
     inv-2's record (stale), and inv-3, which never held the key, writes it without being stale."""
-    from sandbox.timeline.reading import read_history
+    from sandbox.present.timeline.reading import read_history
 
     h = History({"seed": 1, "scenario": "hand-built", "table": "idempotency", "epoch": 0})
     h.append("accept", 0, key="o-1", expects=["email"], source="sqs")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..scheduler import DEFAULT_WATCHDOG
+from ..core.scheduler import DEFAULT_WATCHDOG
 from .base import RunResult, Scenario, open_world, run_in_world
 from .catalog import get_scenario
 
