@@ -12,7 +12,6 @@ import contextlib
 import importlib
 import json
 import os
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -142,20 +141,15 @@ def _main(argv: Sequence[str] | None) -> int:
 
 # -- scenarios ---------------------------------------------------------------------------------------
 def _scenario_list(brief: bool) -> str:
+    from tabulate import tabulate
+
     from .scenarios import SCENARIOS
 
     if not brief:
         return "\n\n".join(sc.describe() for sc in SCENARIOS.values())
-    name_width = max(len(sc.name) for sc in SCENARIOS.values())
-    kind_width = max(len(sc.kind) for sc in SCENARIOS.values())
     # the README's table marks code with backticks; a terminal shows the words alone
-    return "\n".join(f"{sc.name:<{name_width}}  {sc.kind:<{kind_width}}  {sc.headline.replace('`', '')}"
-                     for sc in SCENARIOS.values())
-
-
-def first_sentence(text: str) -> str:
-    """Up to the first full stop that ends a sentence (one followed by a capital letter, or the end)."""
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z0-9(])", " ".join(text.split()), maxsplit=1)[0]
+    return tabulate([(sc.name, sc.kind, sc.headline.replace("`", "")) for sc in SCENARIOS.values()],
+                    tablefmt="plain", disable_numparse=True)
 
 
 # -- run ---------------------------------------------------------------------------------------------

@@ -12,9 +12,15 @@ credentials, whatever the caller's environment holds, and nothing can reach the 
 The world's own parts (clock, scheduler, history, gateway, nemesis, runtime, services, TTL
 sweeper) each receive the few parts they use, never the world. ``assemble`` is the one place they
 are wired; a ``parts.Recipe`` picks the four that differ between the deterministic, real-threads and
-endpoint worlds (clock, scheduler, gateway, runtime). The delivery sources and the
-scenarios that drive them are above the world: they take it whole (``source.world``) and use its
-public methods (``accept``, ``record_delivery``, ``function``, ``run``) and parts.
+endpoint worlds (clock, scheduler, gateway, runtime).
+
+The delivery sources and the scenarios that drive them sit above the world and take it whole
+(``source.world``, a scenario's ``sb``). They use this of it, and nothing else (a house test
+holds them to this list): its writers to the history (``accept``, ``record_delivery``, ``note``);
+``function``, ``run``, ``order_event``, ``on_aws`` and ``new_uuid``; its parts (``scheduler``,
+``clock``, ``gateway``, ``faults``, ``history``, ``services``, ``sweeper``); its seeded ``rng``
+and ``seed``; and its AWS clients and names (``dynamodb``, ``sqs``, ``kinesis``, ``region``,
+``table_name``).
 """
 from __future__ import annotations
 

@@ -43,8 +43,9 @@ def test_the_table_has_a_row_per_strategy_and_a_column_per_situation():
     lines = text.splitlines()
     assert lines[0] == "DynamoDB calls per invocation"
     assert all(s in lines[1] for s in SITUATIONS)
-    assert lines[2].split()[0] == "article" and "2 (PutItem, GetItem)" in lines[2]
-    assert lines[3].split()[0] == "improved" and "1 (PutItem)" in lines[3]
+    by_name = {line.split()[0]: line for line in lines[2:]}
+    assert "2 (PutItem, GetItem)" in by_name["article"] and "1 (PutItem)" in by_name["improved"]
+    assert by_name["article"].index("2 (PutItem") == lines[1].index(FIRST_RUN)  # under its situation
     assert describe(()) == "0" and describe(("PutItem",)) == "1 (PutItem)"
     assert all(line == line.rstrip() for line in lines)
 

@@ -2,6 +2,7 @@
 each solution passes its public tests, and each student version, as generated, fails them all."""
 import json
 
+import nbformat
 import pytest
 
 from sandbox.grading import catalog, generate
@@ -34,9 +35,9 @@ def test_the_student_notebooks_hold_no_solution_no_hidden_test_and_no_answer_key
     for name in PLANNED:
         text = (ROOT / "exercises" / f"{name}.ipynb").read_text()
         assert "### BEGIN" not in text and "### END" not in text
-        student = json.loads(text)
-        assert "mysteries" not in json.dumps(student["metadata"])
-        for cell in student["cells"]:
+        student = nbformat.reads(text, as_version=4)
+        assert "mysteries" not in json.dumps(student.metadata)
+        for cell in student.cells:
             assert cell.get("outputs", []) == []
         solution = nb.read(ROOT / "solutions" / f"{name}.ipynb")
         hidden = catalog.from_notebook(solution, with_hidden=True)

@@ -2,12 +2,13 @@
 explanation, a hint naming the flaw, the timeline and the one replay command, the same one the shell's
 exhaustive search prints; on success: what was verified and what the next exercise adds."""
 import html
-import json
 import linecache
 import shlex
 import shutil
 import subprocess
 import sys
+
+import nbformat
 
 from sandbox.grading import check
 from sandbox.grading.catalog import exercise
@@ -96,8 +97,8 @@ def _run_in_notebook(cell, code="result = check('02')", extra=None):
 
 
 def _stub_cell():
-    notebook = json.loads((ROOT / "exercises" / "02_claim_the_key.ipynb").read_text())
-    return "".join(next(c["source"] for c in notebook["cells"] if "answer" in c["metadata"].get("tags", [])))
+    notebook = nbformat.read(ROOT / "exercises" / "02_claim_the_key.ipynb", as_version=4)
+    return next(c.source for c in notebook.cells if "answer" in c.metadata.get("tags", []))
 
 
 def test_check_keeps_an_answer_written_in_the_file_as_bak_and_says_so(tmp_path, monkeypatch):
@@ -145,10 +146,10 @@ def test_check_runs_the_exercises_own_tests_whatever_the_notebooks_tests_list_sa
     assert _run_in_notebook(cell, extra={"TESTS": own}).tests_changed is None
 
     # the notebook saved with a shorter TESTS cell, checked from the shell: the same tests, the same note
-    notebook = json.loads((tmp_path / "02_claim_the_key.ipynb").read_text())
-    cell_ = next(c for c in notebook["cells"] if "tests" in c["metadata"].get("tags", []))
-    cell_["source"] = [f"TESTS = {kept!r}\n"]
-    (tmp_path / "02_claim_the_key.ipynb").write_text(json.dumps(notebook))
+    notebook = nbformat.read(tmp_path / "02_claim_the_key.ipynb", as_version=4)
+    cell_ = next(c for c in notebook.cells if "tests" in c.metadata.get("tags", []))
+    cell_.source = f"TESTS = {kept!r}\n"
+    nbformat.write(notebook, tmp_path / "02_claim_the_key.ipynb")
     shell = check("02", str(tmp_path / "02_claim_the_key.py"), campaign_seed=3)
     assert [i.item for i in shell.items] == list(ex.items)
     assert shell.tests_changed == "it lacks one-winner, campaign-copies"
@@ -161,11 +162,11 @@ def test_the_public_tests_come_from_the_package_not_from_the_notebooks_a_learner
 
     own = exercise("02").tests
     for path in (ROOT / "exercises").glob("[0-9][0-9]_*.ipynb"):
-        notebook = json.loads(path.read_text())
-        for cell in notebook["cells"]:
-            if "tests" in cell["metadata"].get("tags", []):
-                cell["source"] = ["TESTS = []\n"]  # every test deleted, and the notebook saved
-        (tmp_path / path.name).write_text(json.dumps(notebook))
+        notebook = nbformat.read(path, as_version=4)
+        for cell in notebook.cells:
+            if "tests" in cell.metadata.get("tags", []):
+                cell.source = "TESTS = []\n"  # every test deleted, and the notebook saved
+        nbformat.write(notebook, tmp_path / path.name)
     monkeypatch.setattr(catalog, "EXERCISES_DIR", tmp_path)
     catalog._public_catalogue.cache_clear()
     try:
@@ -237,3 +238,18 @@ def test_the_quiz_answers_are_salted_and_stretched_not_a_bare_sha256_of_the_name
         for name in candidate_names():
             assert hashlib.sha256(f"{t.question}:{name}".encode()).hexdigest() not in public
         assert answer_hash(t.question, "async-retry", "") != answer_hash(t.question, "async-retry", t.answer_salt)
+
+
+def test_the_quiz_lists_each_invocation_with_its_lane_times_and_request_id_in_columns():
+    import re
+
+    from sandbox.grading.quiz import invocation_table, load
+
+    history = load("B")
+    invs = history.invocations()
+    lines = invocation_table(history).splitlines()
+    assert lines[0].split() == ["inv", "lane", "start", "end", "ended", "request", "id", "carries"]
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[2:2 + len(invs)]]
+    assert [r[0] for r in rows] == list(invs) and len(invs) >= 2
+    for row, inv in zip(rows, invs.values()):
+        assert row[1:3] == [inv["source"], f"{inv['t']:.1f} s"] and row[5] == inv["request_id"][:8]

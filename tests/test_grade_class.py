@@ -4,9 +4,9 @@ submission: discovery and the exports are tested on folders and grades made for 
 test_grade.py grades)."""
 import csv
 import inspect
-import json
 import shutil
 
+import nbformat
 import pytest
 
 from sandbox.errors import BadInput
@@ -46,9 +46,9 @@ def _class_of_thirty_two(root):
                       "lin": "07_whole_batch_fails", "mo": "02_effect_before_claim"}.items():
         _put(root, f"{s}/{NAMES[mutant[:2]]}.py", MUTANTS / f"{mutant}.py")
     _put(root, "oli/claim key FINAL v2.py", S / f"{NAMES['02']}.py")
-    notebook = json.loads((S / f"{NAMES['05']}.ipynb").read_text())
-    notebook["metadata"].pop("retries_exercise", None)
-    _put(root, "pat/homework.ipynb", text=json.dumps(notebook))
+    notebook = nbformat.read(S / f"{NAMES['05']}.ipynb", as_version=4)
+    notebook.metadata.pop("retries_exercise", None)
+    _put(root, "pat/homework.ipynb", text=nbformat.writes(notebook))
     _put(root, "quin/my answer.py", E / f"{NAMES['03']}.py")
     _put(root, "rae/final.py", text="\n".join((S / f"{NAMES['07']}.py").read_text().splitlines()[6:]) + "\n")
     for s in ("sol", "tom", "uma", "vic"):

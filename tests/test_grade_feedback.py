@@ -7,6 +7,8 @@ import shlex
 import subprocess
 import sys
 
+import nbformat
+
 from sandbox.grading import classroom as grade_cli
 
 from conftest import ROOT
@@ -76,12 +78,12 @@ def test_student_feedback_counts_hidden_tests_and_the_report_keeps_them_with_a_r
 
 def test_a_notebook_submission_is_replayed_from_the_code_the_grader_ran(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    notebook = json.loads((ROOT / "exercises" / f"{CLAIM}.ipynb").read_text())  # the stub fails every test
-    _, out = _grade(tmp_path, {"ezra.ipynb": json.dumps(notebook)})
+    notebook = nbformat.read(ROOT / "exercises" / f"{CLAIM}.ipynb", as_version=4)  # the stub fails every test
+    _, out = _grade(tmp_path, {"ezra.ipynb": nbformat.writes(notebook)})
     ex = json.loads((out / "ezra" / "report.json").read_text())["exercises"][0]
     assert ex["replays"] and all(r["submitted"].split(" --handler ")[1].startswith(f"results/ezra/{CLAIM}.py:handler")
                                  for r in ex["replays"])
-    cell = "".join(next(c["source"] for c in notebook["cells"] if "answer" in c["metadata"].get("tags", [])))
+    cell = next(c.source for c in notebook.cells if "answer" in c.metadata.get("tags", []))
     assert (out / "ezra" / f"{CLAIM}.py").read_text() == cell
 
 

@@ -252,3 +252,33 @@ def test_records_must_use_the_vocabulary(record, words):
     with pytest.raises(ValueError, match=words):
         h.append(kind, 0.0, **record)
     assert len(h) == 0
+
+
+def test_the_checker_and_the_timeline_find_the_same_stale_write():
+    """One ownership rule: inv-2 takes o-1 over while inv-1 still runs (a lock overlap), inv-1 then deletes
+    inv-2's record (stale), and inv-3, which never held the key, writes it without being stale."""
+    from sandbox.present.timeline.reading import read_history
+
+    h = History({"seed": 1, "scenario": "hand-built", "table": "idempotency", "epoch": 0})
+    h.append("accept", 0, key="o-1", expects=["email"], source="sqs")
+
+    def write(t, inv, op, status=None):
+        h.append("aws", t, inv=inv, actor=inv, service="dynamodb", op=op, target="idempotency", key="o-1",
+                 result="ok", detail={"status": status} if status else {})
+
+    end_1 = _run(h, "inv-1", 0.0, keys=["o-1"])
+    write(0.1, "inv-1", "PutItem", "IN_PROGRESS")
+    end_2 = _run(h, "inv-2", 5.0, cause="redelivery", prev="inv-1", keys=["o-1"])
+    write(5.1, "inv-2", "PutItem", "IN_PROGRESS")
+    write(6.0, "inv-1", "DeleteItem")
+    end_1(6.5)
+    h.append("effect", 7.0, inv="inv-2", kind="email", key="o-1", status="done", detail={})
+    end_2(7.5)
+    end_3 = _run(h, "inv-3", 8.0, keys=["o-1"])
+    write(8.1, "inv-3", "UpdateItem", "COMPLETED")
+    end_3(8.5)
+
+    notes = [(f.kind, f.invocations) for f in check(h).notes]
+    assert notes == [("lock overlap", ["inv-1", "inv-2"]), ("stale write", ["inv-1", "inv-2"])]
+    stale = [(m.inv, m.t, m.warning) for m in read_history(h).marks if m.style == "stale_write"]
+    assert stale == [("inv-1", 6.0, "stale write: deleted inv-2's o-1 record")]

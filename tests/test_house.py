@@ -96,6 +96,30 @@ def test_core_parts_never_import_the_world():
         assert "sandbox.world" not in imports_of(PACKAGE / f"{name}.py", known), name
 
 
+def test_sources_and_scenarios_use_only_what_the_world_docstring_lists():
+    """world.py's docstring names what the sources and scenarios, which take the world whole, may use of it."""
+    import re
+
+    import sandbox.scenarios
+    import sandbox.sources
+    import sandbox.world
+
+    (paragraph,) = [p for p in sandbox.world.__doc__.split("\n\n") if p.startswith("The delivery sources")]
+    listed = set(re.findall(r"``(\w+)``", paragraph)) - {"sb"}
+    used = set()
+    for folder in (*sandbox.sources.__path__, *sandbox.scenarios.__path__):
+        for path in Path(folder).glob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text())):
+                base = node.value if isinstance(node, ast.Attribute) else None
+                if (isinstance(base, ast.Name) and base.id in ("world", "sb")) or (
+                        isinstance(base, ast.Attribute) and base.attr == "world"
+                        and isinstance(base.value, ast.Name) and base.value.id == "self"):
+                    used.add(node.attr)
+    assert {"scheduler", "record_delivery", "accept"} <= used  # the walk sees the sources' reach
+    assert used - listed == set(), "used but not in world.py's docstring"
+    assert listed - used == set(), "in world.py's docstring but unused"
+
+
 def test_no_function_is_longer_than_fifty_lines():
     long = []
     for path in MODULES:

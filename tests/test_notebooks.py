@@ -7,11 +7,13 @@ objectives at the top, a recap at the end, a "Try it" section, a pointer to an e
 AWS's own pages behind the AWS claims.
 """
 import re
+import warnings
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from nbformat.warnings import MissingIDFieldWarning
 
 from conftest import ROOT
 
@@ -35,7 +37,9 @@ def test_the_notebooks_are_numbered_in_course_order():
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_stored_without_outputs(path: Path):
-    nb = nbformat.read(path, as_version=4)
+    with warnings.catch_warnings():  # a cell without an id gets a random one from Jupyter's next save: a diff
+        warnings.simplefilter("error", MissingIDFieldWarning)
+        nb = nbformat.read(path, as_version=4)
     nbformat.validate(nb)
     dirty = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
     assert dirty == [], f"{path.name}: cells {dirty} were stored with outputs"

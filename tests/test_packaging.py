@@ -20,8 +20,8 @@ REQUIREMENT_FILES = ("requirements.txt", "requirements-dev.txt")
 EXPECTED_DIRECT = {
     "requirements.txt": {
         "boto3", "botocore", "moto", "time-machine", "matplotlib", "numpy",
-        "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm", "flask", "flask-cors",
-        "awslambdaric",
+        "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm", "tabulate", "flask",
+        "flask-cors", "awslambdaric",
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",

@@ -19,10 +19,10 @@ from sandbox.modes.realthreads import (
     MotoServer,
     RealThreadsSandbox,
     compare_modes,
-    run_in_world,
     run_real_threads,
     short_settings,
 )
+from sandbox.scenarios.base import run_in_world
 from sandbox.vocab import Outcome, RecordType
 from tests.conftest import example
 

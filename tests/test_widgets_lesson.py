@@ -286,8 +286,9 @@ def test_the_explorers_timeline_is_the_plots_pixel_for_pixel():
 
 
 def test_the_bench_moves_every_widget_in_the_course():
-    import json
     import re
+
+    import nbformat
 
     from sandbox.bench.widgets import WIDGETS
 
@@ -296,8 +297,8 @@ def test_the_bench_moves_every_widget_in_the_course():
     moved = {name for _, name, _ in WIDGETS.values()}
     first_controls = set()
     for notebook in [*(ROOT / "notebooks").glob("*.ipynb"), *(ROOT / "exercises").glob("*.ipynb")]:
-        for cell in json.loads(notebook.read_text())["cells"]:
-            source = "".join(cell["source"])
+        for cell in nbformat.read(notebook, as_version=4).cells:
+            source = cell.source
             for call in re.finditer(r"explore_settings\((.*?)\)\n", source, re.S):
                 first_controls.add((notebook.name, re.search(r'only=\["(\w+)"', call.group(1)).group(1)))
     assert first_controls and {name for _, name in first_controls} <= moved, first_controls

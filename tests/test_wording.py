@@ -1,10 +1,10 @@
-"""The words people read: counts in the right number, suggestions for typos, first sentences."""
+"""The words people read: counts in the right number, suggestions for typos."""
 import pytest
 
 from sandbox import SCENARIOS, History, run_scenario
 from sandbox.analysis.checker import Finding, Verdict
 from sandbox.analysis.matrix import Matrix, MatrixRow
-from sandbox.cli import first_sentence, main
+from sandbox.cli import main
 from sandbox.errors import BadInput
 from sandbox.present.display import history_html, result_html
 
@@ -30,16 +30,6 @@ def test_a_setting_name_like_nothing_gets_the_list_only():
     with pytest.raises(BadInput) as caught:
         SCENARIOS["no-fault"].resolve({"zzz": 1})
     assert "did you mean" not in str(caught.value) and "its settings are: " in str(caught.value)
-
-
-@pytest.mark.parametrize("text, first", [
-    ("One thing happens. Then another.", "One thing happens."),
-    ("A 5 s wait (the default). 30 s later it retries.", "A 5 s wait (the default)."),
-    ("No full stop at all", "No full stop at all"),
-    ("Spread\n   over lines. Next.", "Spread over lines."),
-])
-def test_first_sentence(text, first):
-    assert first_sentence(text) == first
 
 
 def _finding(key: str) -> Finding:

@@ -407,9 +407,9 @@ def summary(board: Scoreboard) -> list[str]:
 
 
 def scoreboard_text(board: Scoreboard) -> str:
-    width = 11
-    label = max([len("scenario / variant"), *(len(c.name) + 2 for c in board.columns)])
-    heads = [_header(s, width) for s in board.strategies]
+    from tabulate import tabulate
+
+    heads = ["\n".join(_header(s, 11)) for s in board.strategies]
     rate = board.runs / board.wall_s if board.wall_s else 0.0
     strategies, columns = len(board.strategies), len(board.columns)
     lines = [f"Campaign: {strategies} strateg{'y' if strategies == 1 else 'ies'} x {columns} scenario "
@@ -418,13 +418,12 @@ def scoreboard_text(board: Scoreboard) -> str:
              f"{board.workers} "
              f"worker{'s' if board.workers > 1 else ''} ({rate:.1f} runs/s)",
              "A cell: 'valid' (every seed), or the first failing seed and its verdict. "
-             "* = outside the improved handler's assumptions.", "",
-             " " * label + "".join(f" {top:<{width}}" for top, _ in heads),
-             "scenario / variant".ljust(label) + "".join(f" {bottom:<{width}}" for _, bottom in heads)]
+             "* = outside the improved handler's assumptions.", ""]
+    body = []
     for col in board.columns:
         mark = "" if col.variant.within else " *"
-        row = [cell_text(board.cell(s, col)) for s in board.strategies]
-        lines.append((col.name + mark).ljust(label) + "".join(f" {c:<{width}}" for c in row))
+        body.append([col.name + mark, *(cell_text(board.cell(s, col)) for s in board.strategies)])
+    lines.append(tabulate(body, ["\nscenario / variant", *heads], tablefmt="simple", disable_numparse=True))
     lines += ["", "Summary:", *summary(board), "", "The improved handler's assumptions:"]
     lines += [f"  - {a}" for a in ASSUMPTIONS]
     return "\n".join(lines)

@@ -31,6 +31,7 @@ from ..vocab import (
     RecordType,
     Status,
 )
+from .ownership import Ownership
 
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
@@ -349,17 +350,15 @@ def record_notes(facts: _Facts) -> list[Finding]:
 
 
 def _key_notes(facts: _Facts, key: str, writes: list[dict]) -> list[Finding]:
-    notes, owner = [], None  # owner: the claim (write) that holds the key now
+    notes, owners = [], Ownership()
     for e in writes:
-        claim = _write_op(e) == "PutItem" and (e.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS
-        if claim and owner is not None and owner["inv"] != e["inv"] and _running(facts, owner["inv"], e["t"]):
-            notes.append(_overlap(facts, key, owner, e))
-        elif not claim and owner is not None and owner["inv"] != e["inv"] and _took_over(writes, e, owner):
-            notes.append(_stale(facts, key, owner, e))
-        if claim:
-            owner = e
-        elif _write_op(e) == "DeleteItem" and owner is not None and owner["inv"] == e["inv"]:
-            owner = None
+        write = owners.write(e["inv"], key, _write_op(e), (e.get("detail") or {}).get("status"), e["seq"], e)
+        if write.over is None:
+            continue
+        if write.claim and _running(facts, write.over.inv, e["t"]):
+            notes.append(_overlap(facts, key, write.over.record, e))
+        elif write.stale:
+            notes.append(_stale(facts, key, write.over.record, e))
     return notes
 
 
@@ -367,11 +366,6 @@ def _running(facts: _Facts, inv_id: str, t: float) -> bool:
     inv = facts.invs.get(inv_id) or {}
     end = inv.get("end")
     return end is None or end > t
-
-
-def _took_over(writes: list[dict], e: dict, owner: dict) -> bool:
-    """Did ``e``'s invocation claim this key before ``owner`` took it over?"""
-    return any(w["inv"] == e["inv"] and w["seq"] < owner["seq"] for w in writes)
 
 
 def _lock_end(facts: _Facts, claim: dict) -> float | None:

@@ -16,6 +16,7 @@ DynamoDB bills each of these calls as a request
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -67,12 +68,9 @@ def describe(ops: tuple[str, ...]) -> str:
 
 def cost_table(rows: dict[str, dict[str, tuple[str, ...]]] | None = None) -> str:
     """The DynamoDB calls per invocation, a row per strategy and a column per situation, as text."""
+    from tabulate import tabulate
+
     rows = cost_rows() if rows is None else rows
-    cells = {name: [describe(row[s]) for s in SITUATIONS] for name, row in rows.items()}
-    widths = [max(len(s), *(len(c[i]) for c in cells.values())) for i, s in enumerate(SITUATIONS)]
-    first = max(len("strategy"), *(len(n) for n in cells))
-    lines = ["DynamoDB calls per invocation",
-             "  " + "strategy".ljust(first) + "".join(f"  {s:<{w}}" for s, w in zip(SITUATIONS, widths))]
-    for name, row in cells.items():
-        lines.append("  " + name.ljust(first) + "".join(f"  {c:<{w}}" for c, w in zip(row, widths)))
-    return "\n".join(line.rstrip() for line in lines)
+    body = [(name, *(describe(row[s]) for s in SITUATIONS)) for name, row in rows.items()]
+    table = tabulate(body, ("strategy", *SITUATIONS), tablefmt="simple", disable_numparse=True)
+    return "DynamoDB calls per invocation\n" + textwrap.indent(table, "  ")

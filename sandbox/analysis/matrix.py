@@ -77,13 +77,12 @@ class Matrix:
 
     def table(self) -> str:
         """The matrix as fixed-width text, with a summary line under it."""
+        from tabulate import tabulate
+
         head = ("scenario", "source", "verdict", "extra effects", "lost", "repeated by")
-        body = [(r.scenario, r.source, r.verdict, str(r.extra_effects), str(r.lost), ", ".join(r.causes) or "-")
+        body = [(r.scenario, r.source, r.verdict, r.extra_effects, r.lost, ", ".join(r.causes) or "-")
                 for r in self.rows]
-        widths = [max(len(c) for c in col) for col in zip(head, *body)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines) + "\n\n" + self.summary()
+        return tabulate(body, head, tablefmt="simple") + "\n\n" + self.summary()
 
     def summary(self) -> str:
         bad = [r for r in self.rows if r.verdict != Status.VALID]
@@ -184,12 +183,11 @@ class KeyMatrix:
     rows: list[tuple[str, str, list[str | None]]]  # (scenario, source, a cell per key)
 
     def table(self) -> str:
+        from tabulate import tabulate
+
         head = ("scenario", "source", *self.keys)
         body = [(name, source, *(c or "n/a" for c in cells)) for name, source, cells in self.rows]
-        widths = [max(len(c) for c in col) for col in zip(head, *body)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in [head, *body]]
-        lines.insert(1, "  ".join("-" * w for w in widths))
-        return "\n".join(lines)
+        return tabulate(body, head, tablefmt="simple", disable_numparse=True)
 
     def holds_everywhere(self) -> list[str]:
         """The keys no applicable scenario broke."""

@@ -82,10 +82,6 @@ def _refuse_send(self, request):
         "request must be answered locally (was this client created before the world opened?)")
 
 
-def installed() -> bool:
-    return bool(_saved)
-
-
 def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region: str = "us-east-1") -> None:
     """Put the sandbox's hooks in place (see the module docstring)."""
     if _saved:

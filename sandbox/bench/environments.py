@@ -16,9 +16,12 @@ import json
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
+
+from tabulate import tabulate
 
 from .. import paths
 from ..runtime.environment import host
@@ -126,10 +129,11 @@ def environment_misses(r: dict[str, Any]) -> list[str]:
 
 
 def environment_table(r: dict[str, Any]) -> list[str]:
-    lines = ["Execution environments as processes (medians; each ratio against the thread isolation, same run)"]
-    for name, v in r["runs"].items():
-        lines.append(f"  {name:<24}thread {v['thread_ms']:>8.1f} ms   process {v['process_ms']:>8.1f} ms   "
-                     f"{v['ratio_x']:.2f}x")
+    table = tabulate([[name, v["thread_ms"], v["process_ms"], f"{v['ratio_x']:.2f}x"] for name, v in r["runs"].items()],
+                     ["run", "thread ms", "process ms", "ratio"], tablefmt="simple", floatfmt=".1f",
+                     colalign=("left", "right", "right", "right"))
+    lines = ["Execution environments as processes (medians; each ratio against the thread isolation, same run)",
+             *textwrap.indent(table, "  ").splitlines()]
     c, t = r["cold_start"], r["round_trip"]
     lines.append(f"  cold start: {c['fork_to_ready_ms']} ms fork to ready, then {c['empty_handler_init_ms']} ms "
                  f"for an empty handler's init")

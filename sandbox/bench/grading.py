@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
+
+from tabulate import tabulate
 
 from .. import paths
 
@@ -95,6 +98,7 @@ def grading_table(r: dict[str, Any]) -> list[str]:
     lines = [f"Grading (python -m sandbox grade): {t['submissions']} submissions "
              "(solutions, stubs, mutants) in "
              f"{t['wall_s']} s with {t['jobs']} at once: {t['submissions_per_min']} submissions/min",
-             "check() (public tests and a campaign), seconds:      solution   stub"]
-    lines += [f"  {name:<48}{v['solutions']:>9.2f}{v['exercises']:>7.2f}" for name, v in r["check_s"].items()]
-    return lines
+             "check() (public tests and a campaign), seconds:"]
+    table = tabulate([[name, v["solutions"], v["exercises"]] for name, v in r["check_s"].items()],
+                     ["exercise", "solution", "stub"], tablefmt="simple", floatfmt=".2f")
+    return lines + textwrap.indent(table, "  ").splitlines()

@@ -24,6 +24,7 @@ import json
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -165,13 +166,16 @@ def measure(kernels: int = 8) -> dict[str, Any]:
 
 
 def table(run: dict[str, Any]) -> list[str]:
+    from tabulate import tabulate  # not at the top: the grading child imports this module and never prints it
+
     lines = [f"Isolation: {run['kernels']} Jupyter kernels at once, each running {run['scenario']} with "
-             f"{run['handler']} (nbclient), in {run['wall_s']} s",
-             f"  {'seed':>4}{'pid':>9}  {'history':<18}{'verdict':<9}{'emails':>7}{'ports':>6}{'RSS MiB':>9}"
-             f"{'peak MiB':>10}{'wall s':>8}"]
-    for r in run["rows"]:
-        lines.append(f"  {r['seed']:>4}{r['pid']:>9}  {r['fingerprint']:<18}{r['verdict']:<9}{r['emails']:>7}"
-                     f"{r['ports_opened']:>6}{r['rss_mib']:>9.1f}{r['peak_rss_mib']:>10.1f}{r['kernel_wall_s']:>8.2f}")
+             f"{run['handler']} (nbclient), in {run['wall_s']} s"]
+    body = [[r["seed"], r["pid"], r["fingerprint"], r["verdict"], r["emails"], r["ports_opened"],
+             f"{r['rss_mib']:.1f}", f"{r['peak_rss_mib']:.1f}", f"{r['kernel_wall_s']:.2f}"] for r in run["rows"]]
+    table = tabulate(body, ["seed", "pid", "history", "verdict", "emails", "ports", "RSS MiB", "peak MiB", "wall s"],
+                     tablefmt="simple", colalign=("right", "right", "left", "left", *["right"] * 5),
+                     disable_numparse=True)
+    lines += textwrap.indent(table, "  ").splitlines()
     lines.append(f"  memory per kernel: median {run['rss_median_mib']} MiB, max {run['rss_max_mib']} MiB RSS; "
                  + ("same seed, same history in every kernel and in this process"
                     if not run["problems"] else "PROBLEMS: " + "; ".join(run["problems"])))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -123,18 +124,23 @@ def notebook_misses(r: dict[str, Any]) -> list[str]:
 
 
 def notebook_table(r: dict[str, Any]) -> list[str]:
-    lines = ["Notebooks (fresh kernel, top to bottom; wall s includes the kernel's start)",
-             f"  {'notebook':<36}{'wall s':>8}{'kernel s':>10}{'CPU s':>7}{'cells':>7}  slowest cell"]
+    from tabulate import tabulate  # not at the top: the grading child imports this module (through isolation)
+
+    body = []
     for name, row in r["notebooks"].items():
         slow = row["slowest_cell"]
         note = f"#{slow['index']} {slow['wall_s']:.1f} s" if slow else "-"
         if row["error"]:
             note += f"  FAILED: {row['error']}"
-        lines.append(f"  {name:<36}{row['wall_s']:>8.1f}{row['kernel_start_s']:>10.1f}{_s(row['kernel_cpu_s']):>7}"
-                     f"{row['code_cells']:>7}  {note}")
+        body.append([name, f"{row['wall_s']:.1f}", f"{row['kernel_start_s']:.1f}", _s(row["kernel_cpu_s"]),
+                     row["code_cells"], note])
     scope = "the whole course" if r["complete"] else f"{len(r['notebooks'])} of the lessons"
-    lines.append(f"  {'total':<36}{r['course_s']:>8.1f}{'':>10}{_s(r['course_kernel_cpu_s']):>7}  {scope} "
-                 f"(targets: each < {TARGETS['notebook_s']:g} s, course < {TARGETS['course_s']:g} s)")
+    body.append(["total", f"{r['course_s']:.1f}", "", _s(r["course_kernel_cpu_s"]), "",
+                 f"{scope} (targets: each < {TARGETS['notebook_s']:g} s, course < {TARGETS['course_s']:g} s)"])
+    table = tabulate(body, ["notebook", "wall s", "kernel s", "CPU s", "cells", "slowest cell"], tablefmt="simple",
+                     colalign=("left", "right", "right", "right", "right", "left"), disable_numparse=True)
+    lines = ["Notebooks (fresh kernel, top to bottom; wall s includes the kernel's start)",
+             *textwrap.indent(table, "  ").splitlines()]
     lines.append(f"  load average before and after: {r['load_before']} -> {r['load_after']} on {r['cores']} cores "
                  "(other work slows the wall times; CPU s, the kernel's own CPU time, "
                  "hardly changes with it)")

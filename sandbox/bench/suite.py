@@ -43,11 +43,14 @@ import resource
 import statistics
 import subprocess
 import sys
+import textwrap
 import time
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from tabulate import tabulate
 
 from .. import paths
 from ..aws import adapter, gateway
@@ -310,17 +313,26 @@ def one_core():
         setter(0, before)
 
 
+def _table(body: list[list[Any]], head: list[str] | None = None, last: str = "right") -> list[str]:
+    """Rows under their heads (if any), names on the left, figures on the right, indented under a title."""
+    columns = max(map(len, [*body, head or []]))
+    align = ("left", *["right"] * (columns - 2), last)[:columns]
+    return textwrap.indent(tabulate(body, head or (), tablefmt="simple" if head else "plain", colalign=align,
+                                    disable_numparse=True), "  ").splitlines()
+
+
 def overhead_table(rows: dict[str, dict[str, Any]]) -> list[str]:
     pinned = all(v.get("pinned") for v in rows.values())
-    lines = ["", "Overhead (scenario wall / the same AWS calls on bare moto)"
-             + (", on one core; on every core for comparison" if pinned else ""),
-             f"  {'scenario':<22}{'run s':>8}{'cold s':>8}{'ratio':>7}{'prebuilt s':>12}{'ratio':>7}{'plain':>7}"
-             f"{'calls':>7}" + (f"{'every core':>22}" if pinned else "")]
+    head = ["scenario", "run s", "cold s", "ratio", "prebuilt s", "ratio", "plain", "calls"]
+    head += ["\n".join(("every core", h)) for h in ("ratio", "prebuilt")] if pinned else []
+    body = []
     for name, v in rows.items():
+        row = [name, f"{v['scenario_s']:.3f}", f"{v['raw_moto_s']:.3f}", f"{v['ratio_x']:.2f}x",
+               f"{v['prebuilt_s']:.3f}", f"{v['prebuilt_ratio_x']:.2f}x", f"{v['plain_x']:.2f}x", v["aws_calls"]]
         every = v.get("every_core", {})
-        lines.append(f"  {name:<22}{v['scenario_s']:>8.3f}{v['raw_moto_s']:>8.3f}{v['ratio_x']:>6.2f}x"
-                     f"{v['prebuilt_s']:>12.3f}{v['prebuilt_ratio_x']:>6.2f}x{v['plain_x']:>6.2f}x{v['aws_calls']:>7}"
-                     + (f"{every['ratio_x']:>13.2f}x{every['prebuilt_ratio_x']:>7.2f}x" if pinned else ""))
+        body.append(row + ([f"{every['ratio_x']:.2f}x", f"{every['prebuilt_ratio_x']:.2f}x"] if pinned else []))
+    lines = ["", "Overhead (scenario wall / the same AWS calls on bare moto)"
+             + (", on one core; on every core for comparison" if pinned else ""), *_table(body, head)]
     lines.append("  plain: cold / prebuilt, the whole-run ratio of a sandbox adding nothing to plain boto3 (its cold "
                  "starts are the handler's own; a run's clients share what botocore parses, so it can go below)")
     return lines
@@ -426,13 +438,13 @@ def _exploration_misses(rows: dict[str, dict[str, Any]]) -> list[str]:
 
 
 def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
-    lines = ["Exhaustive exploration of concurrent-claims (schedules and wall s; full: every interleaving)",
-             f"  {'handler x copies':<24}{'reduced':>9}{'s':>8}{'full':>9}{'s':>8}  verdict"]
+    body = []
     for name, row in rows.items():
         red, full = row["reduced"], row.get("full")
-        rest = f"{full['schedules']:>9}{full['wall_s']:>8.1f}" if full else f"{'not run':>9}{'':>8}"
-        lines.append(f"  {name:<24}{red['schedules']:>9}{red['wall_s']:>8.1f}{rest}  {red['status']}")
-    return lines
+        rest = [full["schedules"], f"{full['wall_s']:.1f}"] if full else ["not run", ""]
+        body.append([name, red["schedules"], f"{red['wall_s']:.1f}", *rest, red["status"]])
+    return ["Exhaustive exploration of concurrent-claims (schedules and wall s; full: every interleaving)",
+            *_table(body, ["handler x copies", "reduced", "s", "full", "s", "verdict"], last="left")]
 
 
 # -- report -------------------------------------------------------------------------------------
@@ -490,13 +502,12 @@ def misses(r: dict[str, Any]) -> list[str]:
 
 
 def table(r: dict[str, Any]) -> str:
-    width = max(24, *(len(name) + 2 for name in r["scenario_wall"]))
+    walls = [[name, f"{v['wall_s']:.3f}", f"{v['virtual_s']:.1f}", v["aws_calls"], v["verdict"]]
+             for name, v in r["scenario_wall"].items()]
     lines = ["Scenario wall time (median, default settings, idempotent handler)",
-             f"  {'scenario':<{width}}{'wall s':>9}{'virtual s':>12}{'aws calls':>11}  verdict"]
-    for name, v in r["scenario_wall"].items():
-        lines.append(f"  {name:<{width}}{v['wall_s']:>9.3f}{v['virtual_s']:>12.1f}{v['aws_calls']:>11}  {v['verdict']}")
+             *_table(walls, ["scenario", "wall s", "virtual s", "aws calls", "verdict"], last="left")]
     lines += ["", "Time compression (virtual s per wall s)"]
-    lines += [f"  {name:<24}{x:>12,.0f}x" for name, x in r["compression"].items()]
+    lines += _table([[name, f"{x:,.0f}x"] for name, x in r["compression"].items()])
     c = r["cli_start"]
     lines += ["", f"CLI start: {c['cli_s']:.3f} s for `run no-fault`, {c['bare_import_s']:.3f} s for a bare import "
               f"of boto3 and moto's models: {c['ratio_x']:.2f}x"]
@@ -504,9 +515,8 @@ def table(r: dict[str, Any]) -> str:
     k = r["campaign"]
     lines += ["", f"Campaign: {k['runs']} runs on {k['cores']} cores in {k['wall_s']} s: {k['runs_per_s']} runs/s"]
     lines += ["", "Cost per order (ms)"]
-    for name, v in r["cost_per_order"].items():
-        sizes = "  ".join(f"{n}: {s['ms_per_order']:.2f}" for n, s in v["sizes"].items())
-        lines.append(f"  {name:<24}{sizes}   flat within {v['flatness_x']}x")
+    lines += _table([[name, *(f"{n}: {s['ms_per_order']:.2f}" for n, s in v["sizes"].items()),
+                      f"flat within {v['flatness_x']}x"] for name, v in r["cost_per_order"].items()], last="left")
     m = r["memory"]
     lines += ["", f"Peak memory: {m['traced_peak_mib']} MiB traced for {m['scenario']} with {m['orders']} orders; "
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]

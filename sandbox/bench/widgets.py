@@ -16,9 +16,12 @@ import argparse
 import json
 import statistics
 import sys
+import textwrap
 import time
 from collections.abc import Callable
 from typing import Any
+
+from tabulate import tabulate
 
 from .. import paths
 
@@ -118,10 +121,11 @@ def widget_misses(r: dict[str, Any]) -> list[str]:
 
 
 def widget_table(r: dict[str, Any]) -> list[str]:
+    table = tabulate([[label, v["move_ms"], v["bare_ms"], f"{v['ratio_x']:.2f}x"] for label, v in r["widgets"].items()],
+                     ["widget (control)", "move", "bare", "ratio"], tablefmt="simple", floatfmt=".1f",
+                     colalign=("left", "right", "right", "right"))
     lines = ["Widgets: a slider move (rerun, timeline, map) against a bare run of the same settings (medians, ms)",
-             f"  {'widget (control)':<48}{'move':>8}{'bare':>8}{'ratio':>8}"]
-    lines += [f"  {label:<48}{v['move_ms']:>8.1f}{v['bare_ms']:>8.1f}{v['ratio_x']:>7.2f}x"
-              for label, v in r["widgets"].items()]
+             *textwrap.indent(table, "  ").splitlines()]
     if r.get("map_cells_s") is not None:
         lines.append(f"  lock dashboard: a new function timeout reruns the map's 20 cells in {r['map_cells_s']} s "
                      f"(in the browser, one cell at a time after the move is shown)")

@@ -24,7 +24,7 @@ from .clock import VirtualClock
 from .policies import Policy, RandomPolicy
 
 #: A task's states (the scheduler's own words, never written to a history).
-NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "finished", "given up"
+RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "runnable", "sleeping", "waiting", "finished", "given up"
 
 _local = threading.local()
 #: Real seconds a task may run without reaching a yield point before it counts as blocked.

@@ -77,10 +77,12 @@ def _drill(args: argparse.Namespace) -> int:
 
 
 def _list() -> int:
+    from tabulate import tabulate
+
     from .catalog import exercises
 
-    for ex in exercises().values():
-        print(f"{ex.name:<32} {ex.title} ({ex.max_score} points in public tests)")
+    print(tabulate([(ex.name, f"{ex.title} ({ex.max_score} points in public tests)") for ex in exercises().values()],
+                   tablefmt="plain", disable_numparse=True))
     return 0
 
 

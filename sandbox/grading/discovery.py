@@ -18,7 +18,6 @@ and ``Submission.notes`` says how it was recognised.
 """
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -101,7 +100,7 @@ def _named(path: Path, catalogue: dict[str, Exercise]) -> str | None:
 
 def _notebook(path: Path) -> dict | None:
     try:
-        data = json.loads(path.read_text(errors="replace"))
+        data = nb.read(path)
     except (ValueError, OSError):
         return None
     return data if isinstance(data, dict) else None

@@ -37,7 +37,6 @@ from typing import Any
 
 from ..errors import BadInput
 
-LMS_FORMATS = ("canvas", "moodle")
 #: A roster's columns (the first three required), and what each holds.
 ROSTER_COLUMNS = {"student": "the submission's folder or file name", "id": "the institution's student id",
                   "email": "the student's address", "name": "the name the gradebook shows",

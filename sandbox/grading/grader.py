@@ -84,7 +84,7 @@ def answer_source(path: Path, ex: Exercise) -> str:
     if path.suffix != ".ipynb":
         raise BadInput(f"{path.name}: a submission is a .py file or a notebook (.ipynb)")
     try:
-        notebook = json.loads(path.read_text(errors="replace"))
+        notebook = nb.read(path)
     except json.JSONDecodeError as exc:
         raise BadInput(f"{path.name} is not a notebook (not JSON: {exc})") from None
     cells = nb.tagged(notebook, nb.ANSWER_TAG)

@@ -11,6 +11,12 @@ markers instructors know from nbgrader:
 Two cells are tagged (cell metadata ``tags``): ``answer``, the cell the learner writes (its
 code is also the handler file ``exercises/NN_slug.py``), and ``tests``, which holds
 ``TESTS = [...]``, the tests as data (see ``sandbox.grading.catalog``).
+
+Notebooks are read and written here as JSON, not through nbformat: nbformat's import loads jsonschema
+and its format checkers (``rfc3987-syntax`` builds a grammar at import), 1.8 s of CPU that a learner's
+first ``check()`` or ``mystery()`` and every grading run would pay, for validation and version
+conversion that nothing here needs (a submission that is not what we expect is refused with its
+reason). The layout written is nbformat's own, so the files are the same either way.
 """
 from __future__ import annotations
 
@@ -32,8 +38,9 @@ class MarkerError(ValueError):
     """A cell's markers do not pair up."""
 
 
-def read(path: str | Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
+def read(path: str | Path) -> Any:
+    """A notebook file's JSON (a submission's undecodable bytes replaced); ValueError if it is not JSON."""
+    return json.loads(Path(path).read_text(errors="replace"))
 
 
 def dumps(notebook: dict[str, Any]) -> str:

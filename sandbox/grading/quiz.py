@@ -129,10 +129,10 @@ def candidate_names() -> list[str]:
 
 def candidates() -> None:
     """Print the scenarios a timeline may come from, each with what delivers its repeat."""
-    names = candidate_names()
-    width = max(len(n) for n in names)
-    for name in names:
-        print(f"{name:<{width}}  {DELIVERS.get(name, '')}")
+    from tabulate import tabulate
+
+    print(tabulate([(name, DELIVERS.get(name, "")) for name in candidate_names()], tablefmt="plain",
+                   disable_numparse=True))
 
 
 def load(letter: str) -> History:
@@ -199,12 +199,15 @@ def wrong_answer_hint(letter: str, given: Any) -> str | None:
 
 def invocation_table(history: History) -> str:
     """Each invocation in one line: lane, start, end, how it ended, request id, the orders it carried."""
-    lines = ["inv     lane        start      end        ended    request id  carries"]
+    from tabulate import tabulate
+
+    rows = []
     for inv in history.invocations().values():
-        end = inv.get("end")
-        lines.append(f"{inv['inv']:<7} {str(inv.get('source')):<11} {inv['t']:>7.1f} s  "
-                     f"{(f'{end:7.1f} s' if end is not None else '      -  '):<9}  {str(inv.get('outcome')):<8} "
-                     f"{str(inv.get('request_id'))[:8]:<11} {', '.join(inv.get('keys') or [])}")
+        end = "-" if inv.get("end") is None else f"{inv['end']:.1f} s"
+        rows.append((inv["inv"], inv.get("source"), f"{inv['t']:.1f} s", end, inv.get("outcome"),
+                     str(inv.get("request_id"))[:8], ", ".join(inv.get("keys") or [])))
+    lines = [tabulate(rows, ("inv", "lane", "start", "end", "ended", "request id", "carries"), tablefmt="simple",
+                      colalign=("left", "left", "right", "right"), disable_numparse=True)]
     sends = _producer_sends(history)
     if sends:
         orders = len(history.of_type(RecordType.ACCEPT))

@@ -54,9 +54,7 @@ class Recorder:
     def __init__(self, sink: Sink, on_record: Callable[[dict[str, Any]], None] | None = None):
         self.sink, self.on_record = sink, on_record
         self.count = 0
-        self.last_world_group: int | None = None
         self.last_world_history: History | None = None
-        self.foreign = 0
         #: Each history heard, by id: its group (0 if foreign), forgotten when the history is.
         self._groups: dict[int, int] = {}
         self._lock = threading.Lock()
@@ -92,10 +90,9 @@ class Recorder:
     def _new_group(self, history: History) -> int:
         world = active.current()
         if world is None or world.history is not history:
-            self.foreign += 1
             return 0
         self.count += 1
-        group = self.last_world_group = self.count
+        group = self.count
         self.last_world_history = history
         self.sink({"t": "group", "g": group, "meta": history.meta})
         return group

@@ -31,8 +31,9 @@ globals) need the full search: ``explore_scenario`` never reduces for them.
 """
 from __future__ import annotations
 
+import contextlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -489,21 +490,25 @@ def search(run: Callable[[DporPolicy], Trace], max_schedules: int = 5000, *,
 def run_traced(scenario: Any, handler: Any, policy: DporPolicy, *, seed: int = 0,
                settings: dict | None = None, watchdog: float | None = None) -> Trace:
     """One run of a scenario under ``policy``, cut into steps, with what each step touched."""
-    from ..analysis.checker import check
     from ..core.scheduler import DEFAULT_WATCHDOG
-    from ..scenarios.base import deploy, open_world
+    from ..scenarios.base import open_world, run_in_world
     from ..scenarios.catalog import get_scenario
 
     sc = get_scenario(scenario) if isinstance(scenario, str) else scenario
     cfg = sc.resolve(settings)
+    tracers: list[_Tracer] = []
+
+    @contextlib.contextmanager
+    def traced(sb: Any) -> Iterator[None]:
+        tracers.append(_Tracer(sb, policy))
+        tracers[-1].install()
+        yield
+        tracers[-1].close()  # the last step ends with the drive, before the world closes
+
     verdict = None
     try:
-        with open_world(sc, cfg, seed, policy, DEFAULT_WATCHDOG if watchdog is None else watchdog) as sb:
-            tracer = _Tracer(sb, policy)
-            tracer.install()
-            sc.drive(sb, deploy(sb, handler, None, cfg, sc.environment(cfg)), cfg)
-            tracer.close()
-            verdict = check(sb.history).status
+        world = open_world(sc, cfg, seed, policy, DEFAULT_WATCHDOG if watchdog is None else watchdog)
+        verdict = run_in_world(world, sc, handler, cfg, during=traced).status
     except Redundant:
         pass
-    return Trace(verdict, tracer.steps, list(policy.decisions))
+    return Trace(verdict, tracers[0].steps, list(policy.decisions))

@@ -40,7 +40,7 @@ from ..core import active
 from ..errors import BadInput, RealAwsRefused
 from ..vocab import WorldMode
 from .freethreads import DEFAULT_BUDGET
-from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, run_in_world, short_settings
+from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, short_settings
 
 MODE = WorldMode.ENDPOINT
 REAL_AWS_FLAG = "--i-understand-this-uses-real-aws"
@@ -222,6 +222,8 @@ def run_on_endpoint(scenario: Any, handler: Any = None, *, endpoint: str, allow_
                     seed: int = 0, settings: dict[str, Any] | None = None,
                     factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario against ``endpoint`` with namespaced resources, delete them, and judge the run."""
+    from ..scenarios.base import run_in_world
+
     target = parse_endpoint(endpoint, allow_real_aws=allow_real_aws)
     sc, cfg = short_settings(scenario, settings, mode=MODE, runnable=ENDPOINT_SCENARIOS)
     credentials = endpoint_credentials(target)

@@ -9,10 +9,16 @@ the virtual clock away and keeps everything else:
 - AWS is moto's own server (``moto.server.ThreadedMotoServer``) on 127.0.0.1, reached over HTTP
   by ``http_gateway.HttpGateway``, which still makes every request atomic with the sandbox's
   one lock, as the in-process world does (moto is not thread safe either way);
-- the scenario, its delivery source, the Lambda runtime model, the services and the checker
-  are the deterministic world's own: ``run_real_threads`` calls the scenario's ``drive`` on a
-  ``RealThreadsSandbox``, a ``Sandbox`` built from another recipe (``real_threads``: the wall
-  clock, free threads, the HTTP gateway; ``world.assemble`` wires the rest as for every world);
+- ``run_real_threads`` calls the scenario's ``drive`` on a ``RealThreadsSandbox``. It swaps exactly
+  the four parts its recipe (``real_threads``) makes: the clock (``freethreads.WallClock``), the
+  scheduler (``freethreads.FreeScheduler``), the gateway (``http_gateway.HttpGateway``) and the
+  Lambda runtime (``FreeThreadsRuntime``: a container's process is swapped in only while its code
+  loads, ``SharedProcesses``, and an invocation picks its container under a lock,
+  ``FreeThreadsFunction``). ``world.assemble``
+  wires the rest as for every world, so the scenario, its delivery source, the history, the
+  services, the TTL sweeper and the checker are the deterministic world's own. The world itself
+  sets no replica lag and no AWS latency, creates its table through the endpoint's API, and starts
+  its history's clock once that table is ready;
 - a handler file runs in the same execution environments (``sandbox.runtime.environment``: an OS process
   each, AWS's runtime client, its own /tmp); their requests reach the HTTP gateway through the
   same channel, their sleeps are real ones. A handler passed as a Python function (not a cell)
@@ -32,7 +38,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.checker import check
 from ..aws import adapter
 from ..aws.http_gateway import Forwarder, HttpGateway
 from ..errors import BadInput
@@ -250,18 +255,6 @@ class RealThreadsSandbox(Sandbox):
             adapter.real_sleep(0.5)
 
 
-def run_in_world(world: Sandbox, scenario: Any, handler: Any, cfg: dict[str, Any],
-                 factory: Callable[[], Callable] | None = None):
-    """Drive one scenario in ``world`` (opened and closed here) and judge it: the runner's steps, any world."""
-    from ..scenarios.base import RunResult, deploy
-
-    started = time.perf_counter()
-    with world as sb:
-        scenario.drive(sb, deploy(sb, handler, factory, cfg, scenario.environment(cfg)), cfg)
-        history = sb.history
-    return RunResult(scenario.name, world.seed, cfg, history, check(history), time.perf_counter() - started)
-
-
 def short_settings(scenario: Any, settings: dict[str, Any] | None = None, mode: str = MODE,
                    runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple[Any, dict]:
     """The scenario (if the mode runs it) and its resolved settings: the short ones, then ``settings``."""
@@ -273,6 +266,8 @@ def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0, setti
                      factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario on free threads against moto's HTTP server and judge it (a ``RunResult``)."""
     sc, cfg = short_settings(scenario, settings)
+    from ..scenarios.base import run_in_world
+
     world = RealThreadsSandbox(seed, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], budget=budget,
                                meta={"scenario": sc.name, "settings": cfg})
     return run_in_world(world, sc, handler, cfg, factory)

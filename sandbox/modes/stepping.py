@@ -15,8 +15,9 @@ steps nothing in the world moves.
 """
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,18 +92,11 @@ class ScenarioRun:
 
     # -- the director thread -------------------------------------------------------------------
     def _direct(self) -> None:
-        from ..analysis.checker import check
-        from ..scenarios.base import RunResult, deploy
+        from ..scenarios.base import run_in_world
 
-        sc, cfg = self.scenario, self._cfg
         try:
-            with self.world as sb:
-                sb.scheduler.gate = self._gate
-                if self.interactive:  # AWS calls are instant: a tick per step keeps the order on the timeline
-                    sb.scheduler.step_cost = STEP_TICK
-                sb.on_close(self._abandon)
-                sc.drive(sb, deploy(sb, self._handler, self._factory, cfg, sc.environment(cfg)), cfg)
-            self._result = RunResult(sc.name, self.seed, cfg, sb.history, check(sb.history))
+            self._result = run_in_world(self.world, self.scenario, self._handler, self._cfg, self._factory,
+                                        during=self._attended)
         except WorldClosed:
             self._closed_early = True
             self._error = SandboxError("this scenario run was closed before it finished")
@@ -111,6 +105,15 @@ class ScenarioRun:
         finally:
             self._done.set()
             self._at_gate.release()
+
+    @contextlib.contextmanager
+    def _attended(self, sb: Any) -> Iterator[None]:
+        """The run in ``sb`` waits at the gate before every step."""
+        sb.scheduler.gate = self._gate
+        if self.interactive:  # AWS calls are instant: a tick per step keeps the order on the timeline
+            sb.scheduler.step_cost = STEP_TICK
+        sb.on_close(self._abandon)
+        yield
 
     def _gate(self, runnable: list[Task]) -> Task | None:
         """Called by the scheduler before each step: wait for the caller's word."""

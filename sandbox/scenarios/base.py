@@ -7,13 +7,16 @@ world; the checker judges the history afterwards (Maelstrom keeps the two apart)
 """
 from __future__ import annotations
 
+import contextlib
 import difflib
+import time
 from collections import Counter
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.checker import Verdict
+from ..analysis.checker import Verdict, check
 from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
 from ..core.history import History
@@ -175,9 +178,17 @@ def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watc
                    meta={"scenario": sc.name, "settings": cfg}, isolation=isolation)
 
 
-def deploy(sb: Sandbox, handler: Any, factory: Callable[[], Callable] | None, cfg: dict[str, Any],
-           environment: dict[str, str] | None = None):
-    """Set the world's provider timings and deploy the handler as the scenario's function."""
-    sb.services.timings.email = cfg["email_seconds"]
-    sb.services.timings.charge = cfg["charge_seconds"]
-    return sb.function(handler, factory=factory, timeout=cfg["function_timeout"], environment=environment)
+def run_in_world(world: Sandbox, scenario: "Scenario", handler: Any, cfg: dict[str, Any],
+                 factory: Callable[[], Callable] | None = None,
+                 during: Callable[[Sandbox], AbstractContextManager[Any]] | None = None) -> RunResult:
+    """The one recipe of a run: open ``world``, deploy ``handler`` as ``scenario``'s function, drive the scenario,
+    close the world, and judge its history. ``cfg`` is the scenario's resolved settings. ``during(sb)``, if given,
+    is a context the deploy and the drive run in while the world is open (a tracer, a learner's gate)."""
+    started = time.perf_counter()
+    with world as sb, during(sb) if during else contextlib.nullcontext():
+        sb.services.timings.email = cfg["email_seconds"]
+        sb.services.timings.charge = cfg["charge_seconds"]
+        fn = sb.function(handler, factory=factory, timeout=cfg["function_timeout"],
+                         environment=scenario.environment(cfg))
+        scenario.drive(sb, fn, cfg)
+    return RunResult(scenario.name, world.seed, cfg, sb.history, check(sb.history), time.perf_counter() - started)

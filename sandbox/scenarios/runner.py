@@ -1,13 +1,11 @@
 """One run of a scenario: a fresh world, the handler deployed, the scenario driven, the history judged."""
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from typing import Any
 
-from ..analysis.checker import check
 from ..core.scheduler import DEFAULT_WATCHDOG
-from .base import RunResult, Scenario, deploy, open_world
+from .base import RunResult, Scenario, open_world, run_in_world
 from .catalog import get_scenario
 
 
@@ -18,8 +16,4 @@ def run_scenario(scenario: "str | Scenario", handler: Any = None, *, seed: int =
     """Run one scenario against a handler in a fresh world and judge it (``isolation``: see ``Sandbox``)."""
     sc = get_scenario(scenario) if isinstance(scenario, str) else scenario
     cfg = sc.resolve(settings)
-    started = time.perf_counter()
-    with open_world(sc, cfg, seed, policy, watchdog, isolation) as sb:
-        sc.drive(sb, deploy(sb, handler, factory, cfg, sc.environment(cfg)), cfg)
-        history = sb.history
-    return RunResult(sc.name, seed, cfg, history, check(history), time.perf_counter() - started)
+    return run_in_world(open_world(sc, cfg, seed, policy, watchdog, isolation), sc, handler, cfg, factory)

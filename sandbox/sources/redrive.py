@@ -214,7 +214,6 @@ class Operator(Source):
         self.client = boto3.client("sqs", region_name=world.region)
         self.task: "Task | None" = None
         self.waiting = alarm  # for the first dead letter
-        self.alarm_at: float | None = None
         self.handle: str | None = None
         world.on_aws(self._on_aws)
 
@@ -235,12 +234,11 @@ class Operator(Source):
         return self.task is not None and self.task.done and not self.moves.active()
 
     def _run(self) -> None:
-        sched, clock = self.world.scheduler, self.world.clock
+        sched = self.world.scheduler
         while self.waiting and not self.queue.dead_letters():
             sched.wait_signal((self.kind, "dead letters", self.queue.url), timeout=60.0,
                               label="operator: waiting for the DLQ alarm")
         self.waiting = False
-        self.alarm_at = clock.elapsed() if self.alarm else None
         sched.sleep(self.delay, label="operator: fixing the bug")
         waiting = len(self.queue.dead_letters())
         self.world.note(f"{self.name}: the bug is fixed; redriving {waiting} message(s) from {self.queue.dlq_name} "

@@ -9,6 +9,15 @@ whose size changed: git takes a new size for a change without running the filter
 ``python -m sandbox.tools.strip_outputs FILE...`` strips files in place (``make reset-notebooks``); with
 no file it filters stdin to stdout, as git calls it. Both ways run the same ``strip``, so a reset
 notebook is byte for byte what git stores.
+
+Why not nbstripout: it can do the same, byte for byte, given ``--keep-id`` (by default it renumbers
+cell ids "0", "1"...) and six ``--extra-keys`` naming each ``language_info`` field a kernel adds
+(``version``, ``codemirror_mode``, ``file_extension``, ``mimetype``, ``nbconvert_exporter``,
+``pygments_lexer``, where ``strip`` keeps the name and drops whatever else). But it reads through nbformat,
+whose import loads jsonschema with its format checkers, and ``rfc3987-syntax`` (in the lock through
+jupyter-events) builds a grammar at import: a call took 1.8 s of CPU against 0.1 s for this module
+(measured on the course's venv). git runs a clean filter once per changed notebook, on ``git status``,
+``git diff`` and ``git add``: after a session of lessons, seconds of waiting for nothing this needs.
 """
 from __future__ import annotations
 

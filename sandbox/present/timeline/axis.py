@@ -86,7 +86,7 @@ class TimeAxis:
             self.bp_x += [x, x + w]
             x += w + gap_w
         self.x_lo, self.x_hi = self.bp_x[0], self.bp_x[-1]
-        self.t_lo, self.t_hi = self.bp_t[0], self.bp_t[-1]
+        self.t_hi = self.bp_t[-1]
 
     def extend_right(self, frac: float) -> None:
         """Add empty room (``frac`` of the final width) after the end."""
