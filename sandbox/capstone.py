@@ -46,6 +46,7 @@ from .campaign import (
 )
 from .errors import BadInput
 from .scenarios import RunResult, run_scenario
+from .timeline import audit
 from .vocab import Status
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,6 +173,7 @@ def tall_figure(board: Scoreboard, title: str = "Which handler survives which du
              "A number: the first seed that broke it. '+ ...': the scenario above, one setting changed.",
              fontsize=10, va="top", color="#333333")
     _tall_legend(fig)
+    audit.record(fig, "scoreboard")
     return fig
 
 

@@ -78,6 +78,7 @@ from typing import Any
 
 import matplotlib
 
+from . import audit
 from .axis import UNITS
 from .drawing import draw
 from .figure import TimelineFigure, empty_figure
@@ -114,9 +115,9 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
         if title is None:
             title = default_title(model.meta)
         width = float(width) if width else DEFAULT_WIDTH
-        if not model.invs:
-            return empty_figure(title, width, dpi)
-        return draw(model, unit, title, width, bool(gaps), dpi)
+        fig = empty_figure(title, width, dpi) if not model.invs else draw(model, unit, title, width, bool(gaps), dpi)
+        audit.record(fig, "timeline")
+    return fig
 
 
 def default_title(meta: dict[str, Any]) -> str:

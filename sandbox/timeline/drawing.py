@@ -154,4 +154,5 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
     """The finished figure for ``model``."""
     canvas, legend = open_canvas(model, unit, title, width, gaps, dpi)
     run_pipeline(canvas, PIPELINE, {"legend": legend})
+    canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
     return canvas.fig

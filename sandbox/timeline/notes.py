@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from matplotlib import patches as mpatches
 from matplotlib import transforms as mtransforms
+from matplotlib.transforms import Bbox
 
 from .canvas import Canvas
 from .lanes import WindowBox
@@ -50,6 +52,7 @@ EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired 
 EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down ...
 EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions of it)
 BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
+LEADER_SAMPLES = 40  # points a leader line is tested at, for markers it would cross
 
 
 def label_window_notes(c: Canvas) -> None:
@@ -127,11 +130,19 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
     (in the claim's blue: the condition did its job) next to each refused write."""
     for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
-        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
+        marks = _crossed(placed, [(p[1], p[2]) for p in cl])
+        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks)
     for _, px, py, text in placed.warn_points:
-        _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT,
+                          marks=_crossed(placed, [(px, py)]))
     for _, px, py, text in placed.refused_points:
-        _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT,
+                          marks=_crossed(placed, [(px, py)]))
+
+
+def _crossed(placed: MarkerPlacement, targets: list[tuple[float, float]]) -> list[Bbox]:
+    """The markers a note's leader line must not cross: all but those it points at."""
+    return [b for b in placed.boxes if not any(b.contains(x, y) for x, y in targets)]
 
 
 def _two_lines(text: str) -> str:
@@ -140,8 +151,22 @@ def _two_lines(text: str) -> str:
 
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
-                      shrink_pt: float = DUP_SHRINK_PT) -> None:
-    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy``."""
+                      shrink_pt: float = DUP_SHRINK_PT, marks: list[Bbox] = ()) -> None:
+    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that
+    crosses none of ``marks`` where it can (a line through a marker reads as pointing at it)."""
+    end = np.array(c.px(*xy))
+
+    def crossings(artist) -> int:
+        box = c.text_box(artist)
+        start = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
+        length = float(np.hypot(*(end - start)))
+        if length <= 0:
+            return 0
+        f = np.linspace(0.0, 1.0 - shrink_pt * c.scale.factor * c.pt / length, LEADER_SAMPLES)[:, None]
+        pts = start + f * (end - start)
+        pts = pts[~((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))]
+        return sum(bool(((pts[:, 0] > m.x0) & (pts[:, 0] < m.x1) & (pts[:, 1] > m.y0) & (pts[:, 1] < m.y1)).any())
+                   for m in marks)
 
     def make(cand):
         (dx, dy), ha, va = cand
@@ -153,7 +178,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
                              arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
                                          "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
 
-    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)
+    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings)
 
 
 def _clusters(points: list[tuple[str, float, float, str]], within: float) -> list[list[tuple[str, float, float, str]]]:
