@@ -143,7 +143,7 @@ def verdict_grid(scenario: str, handler: Any, x: Any, y: Any, *, settings: Any =
     return grid
 
 
-class VerdictMapFigure(Figure):
+class VerdictMapFigure(audit.Audited, Figure):
     """A Figure that shows itself as PNG in Jupyter without pyplot; ``grid`` holds the verdicts drawn."""
 
     grid: VerdictGrid
@@ -272,7 +272,7 @@ def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None
                      equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
     """The map of ``grid``: a cell per combination, ``mark`` marked, ``equal_line`` naming the dashed x = y line."""
     fig = _map_figure(grid, mark, title, equal_line, width, None)
-    audit.record(fig, "verdict map")
+    audit.finish(fig, "verdict map")
     return fig
 
 
@@ -341,7 +341,7 @@ class MapPicture:
             for artist in [*self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
-        audit.record(self.figure, "verdict map", drawn=True)
+        audit.record(self.figure, "verdict map")  # drawn in parts: the grid once, the mark on it
         return png_of_pixels(np.asarray(canvas.buffer_rgba()))
 
 

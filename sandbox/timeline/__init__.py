@@ -116,7 +116,7 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
             title = default_title(model.meta)
         width = float(width) if width else DEFAULT_WIDTH
         fig = empty_figure(title, width, dpi) if not model.invs else draw(model, unit, title, width, bool(gaps), dpi)
-        audit.record(fig, "timeline")
+        audit.finish(fig, "timeline")
     return fig
 
 

@@ -14,9 +14,10 @@
 Bands, bars and cells under marks and words are what those are drawn on: not faults.
 
 With ``RWH_FIGURE_AUDIT=<dir>`` in the environment (read once, at import), every figure the sandbox
-finishes (timelines, verdict maps, the capstone's scoreboard) writes ``<dir>/<pid>-<n>.json``: its kind,
-title, size, the notebook cell that drew it (its source, when in a kernel), what it drew
-where, and its faults. The notebook tests set it for the kernel and fail on any fault.
+finishes (timelines, verdict maps, the capstone's scoreboard) writes ``<dir>/<pid>-<n>.json`` when it is
+first drawn (shown or saved): its kind, title, size, the notebook cell that drew it (its source, when in
+a kernel), what it drew where, and its faults. The notebook tests set it for the kernel and fail on any
+fault.
 """
 from __future__ import annotations
 
@@ -150,8 +151,8 @@ class Drawn:
     """A drawn figure, measured once for every check: its renderer, texts (with boxes and turned outlines) and
     marks."""
 
-    def __init__(self, fig: Figure):
-        self.fig, self.r = fig, fig.canvas.get_renderer()
+    def __init__(self, fig: Figure, renderer=None):
+        self.fig, self.r = fig, renderer if renderer is not None else fig.canvas.get_renderer()
         self.texts = [(t, text_box(t, self.r), text_shape(t, self.r)) for t in texts(fig)]
         self.marks = marks(fig)
 
@@ -377,16 +378,34 @@ def _cell() -> str | None:
     return history[-1] if history else None
 
 
-def record(fig: Figure, kind: str, *, drawn: bool = False) -> None:
-    """When the audit is on, measure ``fig`` (drawing it first unless ``drawn``) and write what was found."""
+class Audited:
+    """A mixin for the sandbox's Figure classes: with the audit on, a figure's first draw after :func:`finish`
+    is measured and recorded, so the audit costs no drawing of its own."""
+
+    audit_kind: str | None = None
+
+    def draw(self, renderer) -> None:
+        super().draw(renderer)
+        kind, self.audit_kind = self.audit_kind, None
+        if kind is not None:
+            record(self, kind, renderer=renderer)
+
+
+def finish(fig: Figure, kind: str) -> None:
+    """``fig`` is complete: with the audit on, its next draw (when it is shown or saved) is recorded as ``kind``."""
+    if AUDIT_DIR is not None:
+        fig.audit_kind = kind
+
+
+def record(fig: Figure, kind: str, *, renderer=None) -> None:
+    """When the audit is on, measure ``fig`` as last drawn (with ``renderer``, else its canvas') and write what
+    was found."""
     if AUDIT_DIR is None:
         return
-    if not drawn:
-        fig.draw_without_rendering()
     title = next((t.get_text() for ax in fig.axes for t in [ax.title] if t.get_text()), "")
     title = title or next((t.get_text() for t in fig.texts if t.get_text()), "")
     w, h = fig.get_size_inches()
-    d = Drawn(fig)
+    d = Drawn(fig, renderer)
     out = {"kind": kind, "title": title, "width_in": round(float(w), 3), "height_in": round(float(h), 3),
            "dpi": fig.dpi, "cell": _cell(), "faults": faults(d), **extents(d)}
     AUDIT_DIR.mkdir(parents=True, exist_ok=True)

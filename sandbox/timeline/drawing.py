@@ -18,10 +18,11 @@ from .arrows import draw_arrows
 from .canvas import Canvas
 from .figure import TimelineFigure
 from .frame import LegendPlan, open_canvas, set_time_ticks
-from .guides import draw_caller_waits, draw_guides
+from .guides import draw_caller_waits, draw_guides, settle_end_line
 from .labels import (
     label_arrows,
     label_caller_results,
+    label_end_line,
     label_other_events,
     label_queue_windows,
     label_redeliveries,
@@ -107,7 +108,7 @@ def fit_xticks(c: Canvas) -> None:
 PIPELINE: tuple[Stage, ...] = (
     # data coordinates, before the layout is frozen
     Stage(draw_row_names, adds="separators"),
-    Stage(draw_end_line, adds="end_label"),
+    Stage(draw_end_line, adds="end_line"),
     Stage(draw_gaps, adds="gap_labels"),
     Stage(draw_windows, adds="window_boxes"),
     Stage(draw_queue_windows, adds="queue_boxes"),
@@ -118,8 +119,9 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(freeze),
     # display space: each stage avoids the obstacles registered before it
     Stage(fit_xticks),
-    Stage(register_static_obstacles, reads=("separators", "gap_labels", "end_label", "queue_boxes")),
+    Stage(register_static_obstacles, reads=("separators", "gap_labels", "queue_boxes")),
     Stage(place_markers, reads=("bars",), adds="markers"),
+    Stage(settle_end_line, reads=("end_line", "bars", "markers")),
     Stage(draw_caller_waits, reads=("markers",), adds="caller_waits"),
     Stage(draw_guides, reads=("markers",)),
     Stage(draw_arrows, reads=("bars", "markers"), adds="arrows"),
@@ -127,6 +129,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(label_window_notes),
     Stage(label_strips),
     Stage(label_required_events, reads=("markers", "pending_bands")),
+    Stage(label_end_line, reads=("end_line",)),
     Stage(label_duplicates, reads=("markers",)),
     Stage(label_queue_windows, reads=("queue_boxes",)),
     Stage(label_caller_results, reads=("markers", "caller_waits")),

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .audit import Audited
 from .style import TEXT_GREY, matplotlib_style
 
 EMPTY_MAX_WIDTH_IN = 10.0  # in: the empty figure is at most this wide ...
@@ -16,7 +17,7 @@ EMPTY_TITLE_PT = 15
 EMPTY_TEXT_PT = 14
 
 
-class TimelineFigure(Figure):
+class TimelineFigure(Audited, Figure):
     """A Figure that shows itself as PNG in Jupyter even without pyplot.
 
     For the figure audit (``audit.py``): ``lanes``, each invocation's lane y and the plot x where it started;

@@ -15,7 +15,7 @@ from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from ..vocab import Delivery, SourceKind
+from ..vocab import Delivery
 from .canvas import Canvas
 from .layout import drift_allowed, row_positions
 from .model import Attempt, Event, Mark
@@ -129,9 +129,10 @@ def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str
             heads.setdefault(e.source, []).append(Item(e.t, e.seq, e.style, e))
     callers = _caller_rows(c, attempt_rows, top_lo, top_hi) if c.model.attempts else []
     for source, items in heads.items():
-        # An Event invoke's caller on the async queue's own line: its markers and the queue's ("queued again")
-        # are spread as one row, each send before what it caused at the same instant.
-        on_line = [r for r in callers if r.y == c.rows.head_y[source]] if source == SourceKind.ASYNC else []
+        # A caller on its source's own line (an Event invoke's on the async queue's, a Task's on Step Functions'):
+        # its markers and the source's ("queued again", "retry scheduled") are spread as one row, each send before
+        # what it caused at the same instant.
+        on_line = [r for r in callers if r.y == c.rows.head_y[source]]
         shared = on_line[0] if on_line else None
         if shared is None:
             rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
