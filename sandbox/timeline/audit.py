@@ -245,27 +245,26 @@ def marks_piled(d: Drawn) -> list[str]:
 def marks_off_time(d: Drawn) -> list[str]:
     """A mark drawn farther from its time than crowding explains (``layout.drift_allowed``): marks that would
     cover each other at their times are set side by side around them, pushed on by the start of their lane or
-    the plot's ends and squeezed gaps, no farther."""
+    the plot's ends, no farther. (A squeezed gap is no excuse: the axis makes room before one, as after the
+    history's end.)"""
     out = []
     for row, ms in d.rows(timed=True).items():
         ms.sort(key=lambda m: (m.want, m.x))
-        lo, hi = _bounds(d.fig, row, ms[0].want)
+        lo, hi = _bounds(d.fig, row)
         allowed = drift_allowed([m.want for m in ms], [m.width / 2 for m in ms], d.px(MARK_PAD_PX), lo, hi)
         out += [f"{m} is drawn {abs(m.x - m.want):.0f} px {'before' if m.x < m.want else 'after'} its time"
                 for m, a in zip(ms, allowed) if abs(m.x - m.want) > a + 2 * d.px(TOUCH_PX)]
     return out
 
 
-def _bounds(fig: Figure, row: str, x: float) -> tuple[float, float]:
-    """Display x a row's marks stay within from ``x`` on: its lane's start (or the plot's), and the next squeezed
-    gap (or the plot's end)."""
+def _bounds(fig: Figure, row: str) -> tuple[float, float]:
+    """Display x a row's marks stay within: its lane's start (or the plot's), and the plot's end."""
     ax = fig.axes[0]
     box = ax.get_window_extent()
     lanes = getattr(fig, "lanes", {})
     inv = row.split(":", 1)[1] if row.startswith("lane:") else None
     lo = float(ax.transData.transform((lanes[inv][1], 0))[0]) if inv in lanes else box.x0
-    gaps = [p.get_window_extent().x0 for p in ax.patches if p.get_gid() == "gap"]
-    return lo, min([g for g in gaps if g >= x - 1], default=box.x1)
+    return lo, box.x1
 
 
 def ticks_colliding(d: Drawn) -> list[str]:

@@ -87,7 +87,8 @@ def _keep_title_on_the_page(c: Canvas) -> None:
 
 def fit_xticks(c: Canvas) -> None:
     """Choose the time ticks again for the plot's real width, then drop a label that would still touch its left
-    neighbour (across a squeezed gap, where two segments' ticks meet)."""
+    neighbour (across a squeezed gap, where two segments' ticks meet): the neighbour, when it is not its busy
+    stretch's only tick and the label is the first of the next (the time a retry came is worth more)."""
     x0, _ = c.px(c.taxis.x_lo, 0)
     x1, _ = c.px(c.taxis.x_hi, 0)
     set_time_ticks(c, (x1 - x0) / (c.taxis.x_hi - c.taxis.x_lo))
@@ -95,10 +96,21 @@ def fit_xticks(c: Canvas) -> None:
     ticks = list(ax.get_xticks())
     labels = [lbl.get_text() for lbl in ax.get_xticklabels()]
     boxes = [lbl.get_window_extent(c.renderer) for lbl in ax.get_xticklabels()]
+    ends = c.taxis.bp_x[1::2]
+    stretch = [next((k for k, end in enumerate(ends) if x <= end + 1e-9), len(ends) - 1) for x in ticks]
+    left = {k: stretch.count(k) for k in set(stretch)}  # ticks each stretch still has
     keep: list[int] = []
     gap = THIN_TICKS_PT * c.fig.dpi / 72
     for i, box in enumerate(boxes):
+        while keep and box.x0 < boxes[keep[-1]].x1 + gap:
+            j = keep[-1]
+            first_of_next = stretch[j] != stretch[i] and (i == 0 or stretch[i - 1] != stretch[i])
+            if not (first_of_next and left[stretch[j]] > 1):
+                break
+            keep.pop()
+            left[stretch[j]] -= 1
         if keep and box.x0 < boxes[keep[-1]].x1 + gap:
+            left[stretch[i]] -= 1
             continue
         keep.append(i)
     if len(keep) < len(ticks):
