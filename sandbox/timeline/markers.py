@@ -176,7 +176,7 @@ def _on_bar(c: Canvas, row: MarkerRow, want: list[float], halves: list[float]) -
     They keep inside the bar (widened to their width when it is shorter) while each stays within its cluster's
     half width of its time (``layout.drift_allowed``); else, a crowd at the bar's end (the last steps of a run
     that crashed) runs on past it, up to the next squeezed gap or the plot's edge, where the axis leaves room
-    (``sizing.tail_room``). Never before the invocation started: the arrow from the run it repeats lands on the
+    (``sizing.make_room``). Never before the invocation started: the arrow from the run it repeats lands on the
     first marker, and would read as an earlier time."""
     bar, pad = row.bar, MARKER_PAD_PT * c.pt
     lo, _ = c.px(bar.get_x(), row.y)

@@ -6,6 +6,7 @@ expired, still in the table" inside an expired band where it has room (optional)
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -153,7 +154,7 @@ def _two_lines(text: str) -> str:
 
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
-                      shrink_pt: float = DUP_SHRINK_PT, marks: list[Bbox] = ()) -> None:
+                      shrink_pt: float = DUP_SHRINK_PT, marks: Sequence[Bbox] = ()) -> None:
     """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that
     crosses none of ``marks`` where it can (a line through a marker reads as pointing at it)."""
     end = np.array(c.px(*xy))

@@ -17,7 +17,7 @@ from matplotlib.font_manager import FontProperties
 from ..vocab import Delivery
 from .axis import TimeAxis
 from .model import Model
-from .rows import Rows
+from .rows import RowKind, Rows
 from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
 from .text import note_text, note_what, outcome_text
 
@@ -87,7 +87,7 @@ def plot_width_in(model: Model, rows: Rows, width: float, scale: Scale) -> float
 
     left = right = 0.0
     for r in rows.all:
-        lane = r.kind == "lane"
+        lane = r.kind == RowKind.LANE
         left = max(left, widest(r.label, LANE_PT) if lane else widest(r.label, HEADING_PT, "bold"))
         if r.sub and not scale.compact:
             left = max(left, widest(r.sub, SMALL_PT))
@@ -140,9 +140,8 @@ def _overflow(taxis: TimeAxis, rows: list[tuple[str, float, list[tuple[float, st
 
 
 def _rows_in(model: Model, since: float, until: float) -> list[tuple[str, float, list[tuple[float, str]]]]:
-    """(row, when its markers may start, its markers (time, style) in time order) for each row whose last marker in
-    the busy stretch [since, until] is in it: lanes by invocation, header rows by source, callers by actor, the
-    sweeper."""
+    """(row, when its markers may start, its markers (time, style) in time order) for each row with markers in the
+    busy stretch [since, until]: lanes by invocation, header rows by source, callers by actor, the sweeper."""
     rows: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
 
     def add(row: str, lower: float, t: float, seq: int, style: str) -> None:
