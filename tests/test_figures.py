@@ -133,7 +133,7 @@ def _page(**marks_at):
     fig = Figure(figsize=(4, 2), dpi=100)
     FigureCanvasAgg(fig)
     ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
-    ax.set(xlim=(0, 100), ylim=(0, 10))
+    ax.set(xlim=(0, 100), ylim=(0, 10), xticks=[], yticks=[])
     for style, pts in marks_at.items():
         ax.add_line(Line2D([p[0] for p in pts], [p[1] for p in pts], ls="none", marker="D", ms=10,
                            gid=f"marker:{style}"))
@@ -155,12 +155,13 @@ def test_the_audit_finds_words_out_of_the_figure_or_on_each_other():
 
 
 def test_the_audit_finds_stacked_marks_and_words_on_marks_but_not_neighbours():
-    fig, ax = _page(claim_lost=[(20, 5), (20, 5), (20, 5)], claim_won=[(60, 5), (64, 5)])
-    ax.text(60, 5, "o-1", ha="center", va="center")
+    """(The plot is 320 px wide for 100 units: a diamond, 20 px wide, is 6.25 units.)"""
+    fig, ax = _page(claim_lost=[(20, 5), (20, 5), (20, 5)], claim_won=[(60, 5), (64, 5)], email_done=[(85, 5)])
+    ax.text(85, 5, "o-1", ha="center", va="center")
     found = _check(fig, audit.marks_overlapping)
     assert len(found) == 3 + 1 and all("overlap" in f for f in found)  # three pairs of one pile, one pair at 60
-    assert _check(fig, audit.texts_on_marks) == ["'o-1' covers claim_won at 179,80"]
-    fig, ax = _page(claim_won=[(20, 5), (27, 5)])  # side by side (a diamond's box is 20 px): apart
+    assert _check(fig, audit.texts_on_marks) == ["'o-1' covers email_done at 312,100"]
+    fig, ax = _page(claim_won=[(20, 5), (27, 5)])  # side by side: apart
     assert _check(fig, audit.marks_overlapping) == []
 
 
@@ -172,7 +173,7 @@ def test_the_audit_finds_marks_staggered_off_their_row_or_far_from_their_time():
     fig.lanes = {"inv-1": (2, 25), "inv-2": (5, 50)}
     assert _check(fig, audit.texts_on_marks) == _check(fig, audit.marks_overlapping) == []
     assert [f.split(" pile up ")[1] for f in _check(fig, audit.marks_piled)] == ["on lane:inv-2"] * 2
-    assert _check(fig, audit.marks_off_time) == ["email_done at 96,50 is drawn 22 px before its time"]
+    assert _check(fig, audit.marks_off_time) == ["email_done at 104,52 is drawn 22 px before its time"]
     assert _check(fig, audit.lanes_drawn_early) == ["inv-1 is drawn from 16 px before it started"]
     fig.mark_times = {"marker:claim_lost": [(50, "lane:inv-2"), (54, "lane:inv-2"), (58, "lane:inv-2")],
                       "marker:email_done": [(20, "lane:inv-1")]}
@@ -183,7 +184,7 @@ def test_the_audit_finds_marks_staggered_off_their_row_or_far_from_their_time():
 def test_the_audit_finds_a_line_through_a_mark_it_does_not_connect():
     fig, ax = _page(email_done=[(50, 5)], email_dup=[(90, 5)])
     ax.add_patch(FancyArrowPatch((10, 5), (80, 5), gid="arrow:inv-1->inv-2"))
-    assert _check(fig, audit.lines_through_marks) == ["arrow:inv-1->inv-2 crosses email_done at 176,80"]
+    assert _check(fig, audit.lines_through_marks) == ["arrow:inv-1->inv-2 crosses email_done at 200,100"]
     ax.annotate("2nd email o-1", xy=(90, 5), xytext=(70, 9), gid="duplicate-note",
                 arrowprops={"arrowstyle": "-"})  # a leader that ends on the duplicate it names
     assert len(_check(fig, audit.lines_through_marks)) == 1

@@ -92,14 +92,22 @@ def texts(fig: Figure) -> list[Text]:
     for ax in fig.axes:
         if not ax.get_visible():
             continue
-        out += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
-        out += ax.get_xticklabels(which="both") + ax.get_yticklabels(which="both")
+        out += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts, *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis)]
         if ax.get_legend() is not None:
             legends.append(ax.get_legend())
     for leg in legends:
         if leg.get_visible():
             out += [*leg.get_texts(), leg.get_title()]
     return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+def _tick_labels(axis) -> list[Text]:
+    """The tick labels an axis draws: those of its ticks within its view (a locator may place more beyond it)."""
+    lo, hi = sorted(axis.get_view_interval())
+    span = (hi - lo) * 1e-9
+    ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+    return [label for tick in ticks if lo - span <= tick.get_loc() <= hi + span
+            for label in (tick.label1, tick.label2) if label.get_visible()]
 
 
 class Mark:
