@@ -1,4 +1,4 @@
-"""The figure audit (``sandbox.timeline.audit``) and the lessons' figures it measures.
+"""The figure audit (``sandbox.present.timeline.audit``) and the lessons' figures it measures.
 
 Every title and label must lie inside the figure, no two labels may overlap, no label may cover a mark, marks may
 not cover each other or pile up on one row, each mark stays near its time and no lane begins before its invocation
@@ -20,8 +20,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch
 
 from sandbox import open_scenario, run_scenario, stage
-from sandbox.timeline import audit, plot_timeline
-from sandbox.timeline.style import matplotlib_style
+from sandbox.present.timeline import audit, plot_timeline
+from sandbox.present.timeline.style import matplotlib_style
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

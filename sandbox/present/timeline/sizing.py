@@ -1,0 +1,266 @@
+"""How big the figure is: inches per lane, the font scale, the room for notes and the legend.
+
+A lane is half an inch tall until the plot would pass :data:`LANES_FIT_IN`; then the
+lanes shrink (and fonts and markers with them, never below :data:`MIN_SCALE`), and
+with very many lanes the figure grows again rather than make lanes unreadably thin.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import textwrap
+from dataclasses import dataclass
+
+from matplotlib.backends.backend_agg import RendererAgg
+from matplotlib.font_manager import FontProperties
+
+from ...vocab import Delivery
+from .axis import TimeAxis
+from .model import Model
+from .rows import RowKind, Rows
+from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
+from .text import note_text, note_what, outcome_text
+
+LANE_IN = 0.6  # in: one lane (one data unit) at full scale
+LANES_FIT_IN = 22  # in: lanes shrink to keep the plot this tall ...
+MIN_LANE_IN = 0.16  # in: ... down to this per lane ...
+LANES_MAX_IN = 44  # in: ... unless even that would pass this height
+MIN_SCALE = 0.55  # fonts and markers shrink with the lanes, but not below this fraction
+COMPACT_BELOW_IN = 0.36  # in per lane: below this, subtitles and optional labels are left out
+MIN_FONT_PT = 6.0  # pt: no text smaller than this
+REFERENCE_DPI = 100  # sizes given in px are px at this resolution, scaled with the figure's dpi
+
+GAP_LABEL_ROOM = 0.8  # data units below the last lane for "30 s skipped" labels
+ROOM_BELOW = 0.1  # data units between the bottom of the last row and the x axis
+
+TITLE_IN = 0.42  # in: the title and the space around it (measured: 0.40) ...
+TITLE_LINE_EM = 1.2  # ... and each further line of a long title, in ems of its size
+TITLE_SHARE = 0.96  # a title may take this fraction of the figure's width; a longer one is broken in two
+TITLE_BREAKS = (" · ", ": ", "; ", ", ", " ")  # where a long title breaks, the most natural first
+X_AXIS_IN = 0.63  # in: tick labels and the axis label (measured: 0.62)
+LEGEND_ROW_IN = 0.215  # in: one row of legend entries at 11 pt (measured: 0.21 to 0.22) ...
+MARGIN_IN = 0.15  # in: ... the padding around the legend, and the margin below it
+MIN_HEIGHT_IN, MAX_HEIGHT_IN = 3.2, 50.0  # in: the figure's height stays within these
+LEGEND_HANDLE_EM = 3.4  # ems: a legend entry's symbol and the space after it
+LEGEND_CHAR_EM = 0.56  # ems: a character in the legend is at most this wide, on average (where to break a line)
+MIN_LEGEND_CHARS = 16  # a legend entry is never broken into lines shorter than this
+LEGEND_SPACING_EM = 2.0  # ems between legend columns
+LEGEND_SHARE = 0.96  # the legend may take this fraction of the figure's width
+TWO_LEGEND_COLUMNS_IN = 6  # in: a narrower figure gets a legend in one column
+LEGEND_SECOND_LINE = 0.6  # a row whose entry takes two lines is this much taller than one row
+
+PLOT_SHARE = 0.6  # about this fraction of the figure's width is the plot (the rest: lane names, outcomes)
+SIDES_IN = 0.4  # in: beside the row names and the outcomes, the layout's padding and the ticks' gaps
+NOTE_PAD_IN = 0.3  # in: room beside the note
+MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
+ROOM_ROUNDS = 4  # times the room is measured again on the axis it squeezed
+MARKER_PAD_PT = 2  # pt between neighbouring markers
+ROW_END_PT = 2  # pt: markers stay this far inside the axes and short of a squeezed gap
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How much to shrink text and markers, from the inches one lane gets."""
+
+    lane_in: float  # inches per data unit
+    factor: float  # 1.0, or less when there are very many lanes
+    compact: bool  # so many lanes that subtitles and optional labels are left out
+
+    @classmethod
+    def for_rows(cls, rows: Rows) -> Scale:
+        per = LANE_IN
+        n_units = rows.height
+        if n_units * per > LANES_FIT_IN:
+            per = max(LANES_FIT_IN / n_units, min(MIN_LANE_IN, LANES_MAX_IN / n_units))
+        return cls(per, max(MIN_SCALE, min(1.0, per / LANE_IN)), per < COMPACT_BELOW_IN)
+
+    def fs(self, base: float) -> float:
+        """The font size for ``base`` points at full scale."""
+        return max(MIN_FONT_PT, round(base * self.factor, 1))
+
+
+def plot_width_in(model: Model, rows: Rows, width: float, scale: Scale) -> float:
+    """Inches the plot will take of the figure's ``width``: what the row names on its left and the outcomes on its
+    right leave (measured as the layout will draw them)."""
+    def widest(text: str, size: float, weight: str = "normal") -> float:
+        return max(text_width_in(line, scale.fs(size), weight) for line in text.split("\n"))
+
+    left = right = 0.0
+    for r in rows.all:
+        lane = r.kind == RowKind.LANE
+        left = max(left, widest(r.label, LANE_PT) if lane else widest(r.label, HEADING_PT, "bold"))
+        if r.sub and not scale.compact:
+            left = max(left, widest(r.sub, SMALL_PT))
+        if lane and r.inv in model.invs:
+            text, lines = outcome_text(model.invs[r.inv])
+            right = max(right, widest(text, LANE_PT))
+            if lines and not scale.compact:
+                right = max(right, widest("\n".join(lines), MESSAGE_PT))
+    return max(width - left - right - SIDES_IN, PLOT_SHARE * width / 2)
+
+
+def make_room(model: Model, taxis: TimeAxis, rows: Rows, width: float, scale: Scale) -> tuple[float, bool]:
+    """Make room on ``taxis`` for the markers that crowd the end of a busy stretch, before the squeezed gap after
+    it; return the fraction of the axis to add after the end of the history, and whether that room holds notes.
+
+    Windows that outlive the history get a note like "o-1 kept 24 h →" in room at the right, after
+    an "end of history" line, so the note never covers a lane. A run that ends with the history (or with its
+    busy stretch) may have more steps than its bar holds: its markers, side by side in time order, run on past
+    the end, and the room holds them too, left of its lane's note. (0.0, False): no room after the end.
+    """
+    notes: dict[str, float] = {}
+    for w in model.windows:
+        if w.end is None or w.end > model.t_end:
+            note_in = text_width_in(note_text([w.key], note_what(w)), scale.fs(SMALL_PT)) + NOTE_PAD_IN
+            notes[w.inv] = max(notes.get(w.inv, 0.0), note_in)
+    plot_in = plot_width_in(model, rows, width, scale)
+    frac = min(MAX_NOTE_ROOM, max(notes.values(), default=0.0) / plot_in)
+    stretches = [_rows_in(model, a, b) for a, b in taxis.busy]
+    extra = [0.0] * len(stretches)
+    for _ in range(ROOM_ROUNDS):  # the room squeezes the axis, so the markers need a little more of it
+        taxis.make_room(extra)
+        per_x = plot_in * (1 - frac) / (taxis.x_hi - taxis.x_lo)
+        over = [_overflow(taxis, marks, (taxis.x(b) - taxis.x_lo) * per_x, per_x, scale)
+                for marks, (_, b) in zip(stretches, taxis.busy)]
+        extra = [max(max(o.values(), default=0.0), 0.0) / per_x for o in over[:-1]] + [0.0]
+        # after the history: each lane's markers, then its note
+        axis_in = plot_in * (1 - frac)
+        last = {row: o + (taxis.x(taxis.busy[-1][1]) - taxis.x_lo) * per_x - axis_in for row, o in over[-1].items()}
+        room = max((max(last.get(row, 0.0), 0.0) + notes.get(row, 0.0) for row in {*last, *notes}), default=0.0)
+        frac = min(MAX_NOTE_ROOM, room / plot_in)
+    taxis.make_room(extra)
+    return frac, bool(notes)
+
+
+def _overflow(taxis: TimeAxis, rows: list[tuple[str, float, list[tuple[float, str]]]], end_in: float, per_x: float,
+              scale: Scale) -> dict[str, float]:
+    """How far (in) each row's markers, side by side, run past ``end_in``."""
+    return {row: _packed_right(taxis, lower, items, per_x, scale) + ROW_END_PT / 72 - end_in
+            for row, lower, items in rows}
+
+
+def _rows_in(model: Model, since: float, until: float) -> list[tuple[str, float, list[tuple[float, str]]]]:
+    """(row, when its markers may start, its markers (time, style) in time order) for each row with markers in the
+    busy stretch [since, until]: lanes by invocation, header rows by source, callers by actor, the sweeper."""
+    rows: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
+
+    def add(row: str, lower: float, t: float, seq: int, style: str) -> None:
+        if since <= t <= until:
+            rows.setdefault(row, (max(lower, since), []))[1].append((t, seq, style))
+
+    for m in model.marks:
+        start = model.invs[m.inv].start if m.inv in model.invs else since
+        add(m.inv or "sweeper", start, m.t, m.seq, m.style)
+    for e in model.events:
+        if e.style != Delivery.PENDING:
+            add(f"head:{e.source}", since, e.t, e.seq, e.style)
+    for a in model.attempts:
+        add(f"caller:{a.actor}", since, a.sent, a.seq, "call_send")
+        add(f"caller:{a.actor}", since, a.t, a.seq, a.style)
+    return [(row, lower, [(t, style) for t, _, style in sorted(items)]) for row, (lower, items) in rows.items()]
+
+
+def _packed_right(taxis: TimeAxis, lower: float, items: list[tuple[float, str]], per_x: float, scale: Scale) -> float:
+    """Inches from the axis' start to the right edge of a row's markers set side by side in time order, each at
+    its time or just after the one before (none before ``lower``)."""
+    pad = MARKER_PAD_PT / 72
+    right = (taxis.x(lower) - taxis.x_lo) * per_x - pad
+    for t, style in items:
+        w = ink_pt(style)[0] * scale.factor / 72
+        right = max(right + pad + w, (taxis.x(t) - taxis.x_lo) * per_x + w / 2)
+    return right
+
+
+@functools.lru_cache(maxsize=4096)
+def text_width_in(text: str, size: float, weight: str = "normal") -> float:
+    """Inches a line of ``text`` takes at ``size`` points in the timeline's font (measured, not guessed)."""
+    with matplotlib_style():
+        prop = FontProperties(size=size, weight=weight)
+        width, _, _ = _RULER.get_text_width_height_descent(text, prop, ismath=False)
+    return width / _RULER.dpi
+
+
+_RULER = RendererAgg(1, 1, 72)
+
+
+def _legend_need(cols: list[list[str]], em: float) -> float:
+    """Inches the legend's columns take side by side."""
+    need = sum(LEGEND_HANDLE_EM * em + max(text_width_in(line, LABEL_PT) for t in col for line in t.split("\n"))
+               for col in cols)
+    return need + (len(cols) - 1) * LEGEND_SPACING_EM * em
+
+
+def _columns(texts: list[str], ncols: int) -> list[list[str]]:
+    """The entries of each column: matplotlib fills a legend's columns top to bottom, ``ceil(n / ncols)`` each."""
+    per = math.ceil(len(texts) / ncols)
+    return [texts[i:i + per] for i in range(0, len(texts), per)]
+
+
+def legend_layout(texts: list[str], width: float) -> tuple[int, list[str], float]:
+    """(columns, entries, rows) for a legend ``width`` inches wide: the most columns (3 at most) that fit; else two
+    (one on a narrow figure) with the long entries broken into two lines. ``rows`` counts a two-line row as
+    :data:`LEGEND_SECOND_LINE` more."""
+    em = LABEL_PT / 72
+    room = width * LEGEND_SHARE
+    if not texts:
+        return 1, texts, 0.0
+    for ncols in (3, 2):
+        cols = _columns(texts, ncols)
+        if len(cols) == ncols and _legend_need(cols, em) <= room:
+            return ncols, texts, float(math.ceil(len(texts) / ncols))
+    ncols = 2 if len(texts) > 1 and width >= TWO_LEGEND_COLUMNS_IN else 1
+    chars = int(((room - (ncols - 1) * LEGEND_SPACING_EM * em) / ncols - LEGEND_HANDLE_EM * em) / (LEGEND_CHAR_EM * em))
+    chars = max(chars, MIN_LEGEND_CHARS)
+    wrapped = ["\n".join(textwrap.wrap(t, chars, max_lines=2, placeholder=" …")) if len(t) > chars else t
+               for t in texts]
+    rows = 0.0
+    cols = _columns(wrapped, ncols)
+    for i in range(len(cols[0])):
+        lines = max(col[i].count("\n") + 1 for col in cols if i < len(col))
+        rows += 1 + (lines - 1) * LEGEND_SECOND_LINE
+    return ncols, wrapped, rows
+
+
+def gap_label_room(squeezed: bool) -> float:
+    """Data units below the last lane for gap labels (none on a linear axis)."""
+    return GAP_LABEL_ROOM if squeezed else 0.0
+
+
+def y_limits(rows: Rows, squeezed: bool) -> tuple[float, float]:
+    """(bottom, top) of the y axis in data units; y grows downwards."""
+    return rows.bottom + ROOM_BELOW + gap_label_room(squeezed), rows.top
+
+
+def fit_title(title: str, width: float, size: float) -> str:
+    """``title``, broken into two lines where it reads best when it is wider than the figure (``width`` in)."""
+    room = width * TITLE_SHARE
+
+    def fits(line: str) -> bool:
+        return text_width_in(line, size, "bold") <= room
+
+    if fits(title):
+        return title
+    for sep in TITLE_BREAKS:
+        splits = []
+        start = title.find(sep)
+        while start > 0:
+            head, tail = title[:start] + sep.rstrip(), title[start + len(sep):]
+            if fits(head) and fits(tail):  # the most even split at the most natural break
+                splits.append((abs(len(head) - len(tail)), head, tail))
+            start = title.find(sep, start + 1)
+        if splits:
+            _, head, tail = min(splits)
+            return f"{head}\n{tail}"
+    return "\n".join(textwrap.wrap(title, max(MIN_LEGEND_CHARS, len(title) // 2 + 1)))
+
+
+def title_height(title: str, size: float) -> float:
+    """Inches the title takes with the space around it."""
+    return TITLE_IN + title.count("\n") * TITLE_LINE_EM * size / 72
+
+
+def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float, title_in: float = TITLE_IN) -> float:
+    """Inches: title, lanes, x axis, legend (``legend_rows`` rows of entries) and margin, within the limits."""
+    height = (title_in + (rows.height + ROOM_BELOW + gap_label_room(squeezed)) * scale.lane_in + X_AXIS_IN
+              + legend_rows * LEGEND_ROW_IN + MARGIN_IN)
+    return min(max(height, MIN_HEIGHT_IN), MAX_HEIGHT_IN)
