@@ -6,6 +6,7 @@ whose prose says "two emails" really produced two emails. The course's shape is 
 objectives at the top, a recap at the end, a "Try it" section, a pointer to an exercise, and
 AWS's own pages behind the AWS claims.
 """
+import json
 import re
 import warnings
 from pathlib import Path
@@ -67,7 +68,10 @@ def test_no_notebook_carries_plumbing(path: Path):
 
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_restart_and_run_all(path: Path):
+def test_restart_and_run_all(path: Path, tmp_path, monkeypatch):
+    """Every cell runs, and every figure the lesson draws reads at the width it is drawn (9 in): the kernel runs
+    with the figure audit on (``sandbox.present.timeline.audit``), which measures each figure as it is drawn."""
+    monkeypatch.setenv("RWH_FIGURE_AUDIT", str(tmp_path))
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell((FACTS / f"{path.stem}.py").read_text()))
     client = NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
@@ -76,6 +80,12 @@ def test_restart_and_run_all(path: Path):
     assert errors == []
     images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
     assert images, f"{path.name} shows no timeline"
+    cells = {c.source: i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
+    figures = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*.json"))]
+    assert len(figures) >= len(images), "a figure the lesson shows was not measured"
+    faults = [f"cell {cells.get(f['cell'], '?')}, {f['kind']} {f['title']!r}: {fault}"
+              for f in figures for fault in f["faults"]]
+    assert faults == [], f"{path.name}:\n" + "\n".join(faults)
 
 
 def test_the_git_filter_strips_outputs_and_leaves_a_clean_notebook_as_it_is(tmp_path):

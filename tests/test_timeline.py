@@ -670,7 +670,10 @@ def test_markers_stay_inside_their_bar_and_before_the_end_of_history():
     assert not _layout_problems(fig)
 
 
-def test_short_invocations_are_not_stretched_on_a_linear_axis():
+def test_short_invocations_are_stretched_only_as_far_as_their_markers_need_on_a_linear_axis():
+    """Four emails in 0.6 s of a 60 s axis: side by side on the bar's line, in time order, the bar widened
+    rightwards to hold them and no further (staggered up and down they would pile up; drawn before the bar's
+    start they would read as earlier)."""
     h = History({"seed": 0, "scenario": "linear", "epoch": EPOCH, "table": TABLE})
     _start(h, 0.0, "inv-1")
     for i in range(4):
@@ -681,8 +684,11 @@ def test_short_invocations_are_not_stretched_on_a_linear_axis():
     fig = plot_timeline(h, gaps=False)
     (bar,) = _patches(fig, "bar:inv-1:")
     px_per_s = _ax(fig).transData.transform((1, 0))[0] - _ax(fig).transData.transform((0, 0))[0]
-    envelope = MARKERS["email_done"][0]["ms"] * fig.dpi / 72 * 1.05
-    assert bar.get_width() * px_per_s <= 0.6 * px_per_s + envelope + 1
+    envelope = 2 * MARKERS["email_done"][0]["ms"] * fig.dpi / 72 + 1.4 * fig.dpi / 72  # ink: 2 wide, and its edge
+    assert bar.get_x() == pytest.approx(0.0)
+    assert bar.get_width() * px_per_s <= 4 * envelope + 3 * 2 * fig.dpi / 72 + 1  # four side by side, 2 pt apart
+    emails = _markers_by_gid(fig)["marker:email_done"].get_xydata()
+    assert len({y for _, y in emails}) == 1 and list(emails[:, 0]) == sorted(emails[:, 0])
     assert not [p for p in _layout_problems(fig) if "covers" in p]
 
 

@@ -31,6 +31,7 @@ from matplotlib.figure import Figure
 
 from .. import paths
 from ..errors import BadInput
+from ..present.timeline import audit
 from ..scenarios import RunResult, run_scenario
 from ..vocab import Status
 from .campaign import (
@@ -142,7 +143,7 @@ def rerun(board: Scoreboard, strategy: str, scenario: str, settings: dict[str, A
 
 
 # -- a scoreboard a notebook page can hold -------------------------------------------------------
-class ScoreboardFigure(Figure):
+class ScoreboardFigure(audit.Audited, Figure):
     """A Figure that shows itself as PNG in Jupyter without pyplot (a notebook shows a bare Figure as text)."""
 
     def _repr_png_(self) -> bytes:
@@ -173,6 +174,7 @@ def tall_figure(board: Scoreboard, title: str = "Which handler survives which du
              "A number: the first seed that broke it. '+ ...': the scenario above, one setting changed.",
              fontsize=10, va="top", color="#333333")
     _tall_legend(fig)
+    audit.finish(fig, "scoreboard")
     return fig
 
 

@@ -30,6 +30,7 @@ from matplotlib.figure import Figure
 
 from ..errors import BadInput
 from ..vocab import Status
+from .timeline import audit
 
 #: What a cell shows when the scenario refuses its combination of settings.
 REFUSED = "refused"
@@ -142,7 +143,7 @@ def verdict_grid(scenario: str, handler: Any, x: Any, y: Any, *, settings: Any =
     return grid
 
 
-class VerdictMapFigure(Figure):
+class VerdictMapFigure(audit.Audited, Figure):
     """A Figure that shows itself as PNG in Jupyter without pyplot; ``grid`` holds the verdicts drawn."""
 
     grid: VerdictGrid
@@ -270,7 +271,9 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
                      equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
     """The map of ``grid``: a cell per combination, ``mark`` marked, ``equal_line`` naming the dashed x = y line."""
-    return _map_figure(grid, mark, title, equal_line, width, None)
+    fig = _map_figure(grid, mark, title, equal_line, width, None)
+    audit.finish(fig, "verdict map")
+    return fig
 
 
 def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | None, equal_line: str | None,
@@ -338,6 +341,7 @@ class MapPicture:
             for artist in [*self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
+        audit.record(self.figure, "verdict map")  # drawn in parts: the grid once, the mark on it
         return png_of_pixels(np.asarray(canvas.buffer_rgba()))
 
 

@@ -16,7 +16,8 @@ What is drawn
   ``inv-3 · redelivery`` with the container and the orders the event carried
   underneath (``container c1 · o-1, o-2, o-3``), and the outcome in words at the
   right (``✓ ok · 409 after 0 s`` when a synchronous caller got an HTTP status);
-* markers in the order they happened, kept inside their invocation's bar:
+* markers in the order they happened, side by side on their invocation's bar
+  (a short bar is widened rightwards to hold them, never drawn before its start):
   idempotency-table claims won/lost, reads, emails and charges (a *duplicate*
   effect - the 2nd or later ``done`` for the same kind and key - is red and
   annotated "2nd email o-1");
@@ -69,7 +70,10 @@ How the package is split (this module holds only the public API):
   every stage, in order, with what it reads and adds), ``lanes.py`` (data-coordinate
   stages), ``layout.py`` (obstacle map, spreading markers), ``markers.py``,
   ``guides.py``, ``arrows.py``, ``notes.py`` and ``labels.py`` (display-space stages),
-  ``legend.py``.
+  ``legend.py``;
+* checking: ``audit.py`` measures a finished figure (words out of it or on each other
+  or on markers, markers piled up or far from their times); ``RWH_FIGURE_AUDIT=<dir>``
+  records every figure as it is drawn, which the notebook tests use.
 """
 from __future__ import annotations
 
@@ -78,6 +82,7 @@ from typing import Any
 
 import matplotlib
 
+from . import audit
 from .axis import UNITS
 from .drawing import draw
 from .figure import TimelineFigure, empty_figure
@@ -114,9 +119,9 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
         if title is None:
             title = default_title(model.meta)
         width = float(width) if width else DEFAULT_WIDTH
-        if not model.invs:
-            return empty_figure(title, width, dpi)
-        return draw(model, unit, title, width, bool(gaps), dpi)
+        fig = empty_figure(title, width, dpi) if not model.invs else draw(model, unit, title, width, bool(gaps), dpi)
+        audit.finish(fig, "timeline")
+    return fig
 
 
 def default_title(meta: dict[str, Any]) -> str:

@@ -65,8 +65,21 @@ class TimeAxis:
             self.segments = segs
             longest = max(b - a for a, b in segs)
             widths = [max(b - a, MIN_SEGMENT * longest) for a, b in segs]
+        self.busy, self.widths = list(self.segments), widths  # as found, before room is made after any of them
         self._breakpoints(widths)
         self.tail = 0.0
+
+    def make_room(self, extra: list[float]) -> None:
+        """Widen each busy stretch by ``extra[i]`` (plot x) after its end, at its own scale, so that the markers
+        crowding its end find room before the squeezed gap after it (at most half the gap's time is taken)."""
+        segs, widths = [], []
+        for i, ((a, b), w, e) in enumerate(zip(self.busy, self.widths, extra)):
+            limit = (self.busy[i + 1][0] - b) / 2 if i + 1 < len(self.busy) else math.inf
+            dt = min(e * (b - a) / w, limit) if w > 0 else 0.0
+            segs.append((a, b + dt))
+            widths.append(w + (dt * w / (b - a) if b > a else 0.0))
+        self.segments = segs
+        self._breakpoints(widths)
 
     def _breakpoints(self, widths: list[float]) -> None:
         """Lay the segments out ``widths`` wide, with equal squeezed gaps between them."""
@@ -88,10 +101,11 @@ class TimeAxis:
         self.x_lo, self.x_hi = self.bp_x[0], self.bp_x[-1]
         self.t_hi = self.bp_t[-1]
 
-    def extend_right(self, frac: float) -> None:
-        """Add empty room (``frac`` of the final width) after the end."""
+    def extend_right(self, frac: float, *, notes: bool = True) -> None:
+        """Add empty room (``frac`` of the final width) after the end: for notes (``tail``: marked by an "end of
+        history" line, no ticks in it) or only for the last markers."""
         extra = (self.x_hi - self.x_lo) * frac / (1 - frac)
-        self.tail = extra
+        self.tail = extra if notes else 0.0
         slope = (self.bp_t[-1] - self.bp_t[-2]) / (self.bp_x[-1] - self.bp_x[-2])
         self.bp_x[-1] += extra
         self.bp_t[-1] += extra * slope

@@ -81,11 +81,13 @@ class Canvas:
         return box.padded(TEXT_PAD_EM * artist.get_fontsize() * self.fig.dpi / 72)
 
     def place(self, make: Callable[[Any], Any], candidates: list[Any], *, required: bool,
-              exclude: tuple[str, ...] = (), owner: str = "label") -> Any:
+              exclude: tuple[str, ...] = (), owner: str = "label",
+              crossings: Callable[[Any], int] | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
         A ``required`` label that finds no free spot goes where it overlaps least;
-        an optional one is left out (None).
+        an optional one is left out (None). ``crossings(artist)`` counts what else a candidate covers (a
+        note's leader line crossing markers), as overlaps.
         """
         axbox = self.axes_box()
         best = None
@@ -99,7 +101,7 @@ class Canvas:
             on_page = box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
             # overlapping a neighbour is bad; running off the page (cut in half) is worse
             score = (self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)
-                     + (0 if on_page else OFF_PAGE_PENALTY))
+                     + (0 if on_page else OFF_PAGE_PENALTY) + (crossings(artist) if crossings else 0))
             if score == 0:
                 self.obs.add(box, owner)
                 return artist

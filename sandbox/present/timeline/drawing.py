@@ -18,10 +18,11 @@ from .arrows import draw_arrows
 from .canvas import Canvas
 from .figure import TimelineFigure
 from .frame import LegendPlan, open_canvas, set_time_ticks
-from .guides import draw_caller_waits, draw_guides
+from .guides import draw_caller_waits, draw_guides, settle_end_line
 from .labels import (
     label_arrows,
     label_caller_results,
+    label_end_line,
     label_other_events,
     label_queue_windows,
     label_redeliveries,
@@ -86,7 +87,8 @@ def _keep_title_on_the_page(c: Canvas) -> None:
 
 def fit_xticks(c: Canvas) -> None:
     """Choose the time ticks again for the plot's real width, then drop a label that would still touch its left
-    neighbour (across a squeezed gap, where two segments' ticks meet)."""
+    neighbour (across a squeezed gap, where two segments' ticks meet): the neighbour, when it is not its busy
+    stretch's only tick and the label is the first of the next (the time a retry came is worth more)."""
     x0, _ = c.px(c.taxis.x_lo, 0)
     x1, _ = c.px(c.taxis.x_hi, 0)
     set_time_ticks(c, (x1 - x0) / (c.taxis.x_hi - c.taxis.x_lo))
@@ -94,10 +96,21 @@ def fit_xticks(c: Canvas) -> None:
     ticks = list(ax.get_xticks())
     labels = [lbl.get_text() for lbl in ax.get_xticklabels()]
     boxes = [lbl.get_window_extent(c.renderer) for lbl in ax.get_xticklabels()]
+    ends = c.taxis.bp_x[1::2]
+    stretch = [next((k for k, end in enumerate(ends) if x <= end + 1e-9), len(ends) - 1) for x in ticks]
+    left = {k: stretch.count(k) for k in set(stretch)}  # ticks each stretch still has
     keep: list[int] = []
     gap = THIN_TICKS_PT * c.fig.dpi / 72
     for i, box in enumerate(boxes):
+        while keep and box.x0 < boxes[keep[-1]].x1 + gap:
+            j = keep[-1]
+            first_of_next = stretch[j] != stretch[i] and (i == 0 or stretch[i - 1] != stretch[i])
+            if not (first_of_next and left[stretch[j]] > 1):
+                break
+            keep.pop()
+            left[stretch[j]] -= 1
         if keep and box.x0 < boxes[keep[-1]].x1 + gap:
+            left[stretch[i]] -= 1
             continue
         keep.append(i)
     if len(keep) < len(ticks):
@@ -107,7 +120,7 @@ def fit_xticks(c: Canvas) -> None:
 PIPELINE: tuple[Stage, ...] = (
     # data coordinates, before the layout is frozen
     Stage(draw_row_names, adds="separators"),
-    Stage(draw_end_line, adds="end_label"),
+    Stage(draw_end_line, adds="end_line"),
     Stage(draw_gaps, adds="gap_labels"),
     Stage(draw_windows, adds="window_boxes"),
     Stage(draw_queue_windows, adds="queue_boxes"),
@@ -118,8 +131,9 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(freeze),
     # display space: each stage avoids the obstacles registered before it
     Stage(fit_xticks),
-    Stage(register_static_obstacles, reads=("separators", "gap_labels", "end_label", "queue_boxes")),
+    Stage(register_static_obstacles, reads=("separators", "gap_labels", "queue_boxes")),
     Stage(place_markers, reads=("bars",), adds="markers"),
+    Stage(settle_end_line, reads=("end_line", "bars", "markers")),
     Stage(draw_caller_waits, reads=("markers",), adds="caller_waits"),
     Stage(draw_guides, reads=("markers",)),
     Stage(draw_arrows, reads=("bars", "markers"), adds="arrows"),
@@ -127,6 +141,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(label_window_notes),
     Stage(label_strips),
     Stage(label_required_events, reads=("markers", "pending_bands")),
+    Stage(label_end_line, reads=("end_line",)),
     Stage(label_duplicates, reads=("markers",)),
     Stage(label_queue_windows, reads=("queue_boxes",)),
     Stage(label_caller_results, reads=("markers", "caller_waits")),
@@ -154,4 +169,5 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
     """The finished figure for ``model``."""
     canvas, legend = open_canvas(model, unit, title, width, gaps, dpi)
     run_pipeline(canvas, PIPELINE, {"legend": legend})
+    canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
     return canvas.fig

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from .audit import Audited
 from .style import TEXT_GREY, matplotlib_style
 
 EMPTY_MAX_WIDTH_IN = 10.0  # in: the empty figure is at most this wide ...
@@ -14,8 +17,15 @@ EMPTY_TITLE_PT = 15
 EMPTY_TEXT_PT = 14
 
 
-class TimelineFigure(Figure):
-    """A Figure that shows itself as PNG in Jupyter even without pyplot."""
+class TimelineFigure(Audited, Figure):
+    """A Figure that shows itself as PNG in Jupyter even without pyplot.
+
+    For the figure audit (``audit.py``): ``lanes``, each invocation's lane y and the plot x where it started;
+    ``mark_times``, for each marker line (by gid), the plot x each of its markers stands for and the row it is
+    on, in the line's order."""
+
+    lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
+    mark_times: Mapping[str, list[tuple[float, str]]] = MappingProxyType({})
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()

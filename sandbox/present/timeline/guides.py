@@ -1,13 +1,14 @@
-"""Lines that hang off markers: a redelivery's guide, and a synchronous caller's waits.
+"""Lines placed by the markers: a redelivery's guide, a synchronous caller's waits, the end of the history.
 
-Both are drawn after the markers (they start at a marker's final position) and
-before the arrows and labels, which must avoid them.
+All are drawn after the markers (they start at a marker's final position, or pass after
+the last) and before the arrows and labels, which must avoid them.
 """
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from matplotlib import lines as mlines
+from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
 from .canvas import Canvas
@@ -21,6 +22,8 @@ GUIDE_LW = 1.3  # pt
 GUIDE_HALF_PX = 2  # px: the guide's obstacle reaches this far left and right
 WAIT_LW = 3  # pt at full scale
 WAIT_HALF_PT = 2  # pt: a wait's obstacle reaches this far above and below it
+END_AFTER_PT = 3  # pt: the "history ends" line passes this far after the last run's bar and markers
+END_LINE_HALF_PX = 1  # px: the end line's obstacle reaches this far left and right
 
 
 class CallerWait(NamedTuple):
@@ -70,3 +73,18 @@ def draw_caller_waits(c: Canvas, placed: MarkerPlacement) -> list[CallerWait]:
         c.obs.add(Bbox.from_extents(sx, sy - half, ex, sy + half), f"caller:{a.actor}")
         waits.append(CallerWait(a, sx, ex))
     return waits
+
+
+def settle_end_line(c: Canvas, end_line: mlines.Line2D | None, bars: dict[str, mpatches.Rectangle],
+                    placed: MarkerPlacement) -> None:
+    """The "history ends" line after all the history drew: a run that ends with the history may have more steps
+    than its bar holds, and its markers run on past the end (``markers._on_bar``); the line follows them."""
+    if end_line is None:
+        return
+    x = c.px(end_line.get_xdata()[0], 0)[0]
+    last = max([r.get_window_extent(c.renderer).x1 for r in bars.values()] + [b.x1 for b in placed.boxes])
+    if last > x:
+        x = last + END_AFTER_PT * c.pt
+        end_line.set_xdata([c.data(x, 0)[0]] * 2)
+    box = c.axes_box()
+    c.obs.add(Bbox.from_extents(x - END_LINE_HALF_PX, box.y0, x + END_LINE_HALF_PX, box.y1), "endline")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 
 from ...vocab import AWS_OK, Delivery, SourceKind
@@ -31,6 +32,7 @@ from .style import (
     TEXT_GREY,
     Z_ARROW_LABEL,
     Z_EVENT_LABEL,
+    Z_GAP_LABEL,
     Z_NOTE,
 )
 from .timefmt import duration
@@ -271,3 +273,27 @@ def label_queue_windows(c: Canvas, queue_boxes: list[QueueBox]) -> None:
             artist.remove()
         if fits:
             c.place(make, fits, required=False, exclude=(queue_owner(box, i),))
+
+
+END_LABEL_GAP_PT = 4  # pt: between the "history ends" line and its label
+END_LABEL_DROP_PX = 1  # px: the label hangs this far below the top of the plot (or stands above its bottom)
+
+
+def label_end_line(c: Canvas, end_line: mlines.Line2D | None) -> None:
+    """"history ends" beside the end line, at the top right of it, else left of it or at the bottom: after the
+    labels that say where an order went, which it must not cover."""
+    if end_line is None:
+        return
+    x = c.px(end_line.get_xdata()[0], 0)[0]
+    box, gap = c.axes_box(), END_LABEL_GAP_PT * c.pt
+    top, bottom = box.y1 - END_LABEL_DROP_PX, box.y0 + END_LABEL_DROP_PX
+    cands = [(x + gap, top, "left", "top"), (x - gap, top, "right", "top"),
+             (x + gap, bottom, "left", "bottom"), (x - gap, bottom, "right", "bottom")]
+
+    def make(cand):
+        px, py, ha, va = cand
+        xd, yd = c.data(px, py)
+        return c.ax.text(xd, yd, "history ends", ha=ha, va=va, fontsize=c.fs(SMALL_PT), color=TEXT_GREY,
+                         fontstyle="italic", zorder=Z_GAP_LABEL, gid="end-label")
+
+    c.place(make, cands, required=True, owner="static")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib import text as mtext
 from matplotlib import transforms as mtransforms
@@ -61,13 +62,10 @@ PENDING_HALF = 0.3  # half a pending band's height
 
 TICK_PAD_PT = 8  # pt: between a row's name and the axes
 OUTCOME_GAP_PT = 8  # pt: between the axes and the outcome column
-END_LABEL_GAP_PT = 4  # pt: between the "history ends" line and its label
-END_LABEL_Y = 0.995  # axes fraction: the label hangs from the top
 GAP_LABEL_Y = 0.012  # axes fraction: "30 s skipped" stands on the bottom
 SEPARATOR_LW, END_LINE_LW, GAP_EDGE_LW, BAR_LW, WINDOW_LW = 1.0, 1.3, 0.9, 0.7, 0.7  # pt
 GAP_ALPHA = 0.85
 SEPARATOR_HALF_PX = 1.5  # px: a separator's obstacle reaches this far above and below it
-END_LINE_HALF_PX = 1  # px: the end line's obstacle reaches this far left and right
 
 
 class WindowBox(NamedTuple):
@@ -130,19 +128,13 @@ def _outcome(c: Canvas, r: Row, right: mtransforms.Transform) -> None:
                 linespacing=MESSAGE_LINESPACING, gid=f"error:{rec.inv}")
 
 
-def draw_end_line(c: Canvas) -> mtext.Text | None:
-    """The "history ends" line, when there is room after the end for notes; returns its label."""
+def draw_end_line(c: Canvas) -> mlines.Line2D | None:
+    """The "history ends" line, when there is room after the end for notes (``guides.settle_end_line`` moves it
+    past the last run's markers, ``labels.label_end_line`` names it)."""
     if not c.taxis.tail:
         return None
-    ax = c.ax
-    x = c.taxis.x(c.model.t_end)
-    ax.axvline(x, color=END_LINE_COLOR, lw=END_LINE_LW, ls=(0, (1.5, 2)), zorder=Z_END_LINE, gid="end-of-history")
-    trans = mtransforms.blended_transform_factory(ax.transData, ax.transAxes) + \
-        mtransforms.ScaledTranslation(END_LABEL_GAP_PT / 72, 0, c.fig.dpi_scale_trans)
-    label = ax.text(x, END_LABEL_Y, "history ends", transform=trans, ha="left", va="top",
-                    fontsize=c.fs(SMALL_PT), color=TEXT_GREY, fontstyle="italic", zorder=Z_GAP_LABEL)
-    label.set_in_layout(False)
-    return label
+    return c.ax.axvline(c.taxis.x(c.model.t_end), color=END_LINE_COLOR, lw=END_LINE_LW, ls=(0, (1.5, 2)),
+                        zorder=Z_END_LINE, gid="end-of-history")
 
 
 def draw_gaps(c: Canvas) -> list[mtext.Text]:
@@ -296,7 +288,7 @@ def draw_throttled(c: Canvas) -> None:
 
 
 def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: list[mtext.Text],
-                              end_label: mtext.Text | None, queue_boxes: list[QueueBox]) -> None:
+                              queue_boxes: list[QueueBox]) -> None:
     """What labels must keep clear of that was drawn before the layout was frozen."""
     axbox = c.axes_box()
     for i, box in enumerate(queue_boxes):
@@ -305,8 +297,5 @@ def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: li
     for y in separators:
         _, py = c.px(0, y)
         c.obs.add(Bbox.from_extents(axbox.x0, py - SEPARATOR_HALF_PX, axbox.x1, py + SEPARATOR_HALF_PX), "separator")
-    for t in gap_labels + ([end_label] if end_label is not None else []):
+    for t in gap_labels:
         c.obs.add(t.get_window_extent(c.renderer), "static")
-    if end_label is not None:
-        px, _ = c.px(c.taxis.x(c.model.t_end), 0)
-        c.obs.add(Bbox.from_extents(px - END_LINE_HALF_PX, axbox.y0, px + END_LINE_HALF_PX, axbox.y1), "endline")

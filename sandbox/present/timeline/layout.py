@@ -107,6 +107,18 @@ def spread(want: list[float], gaps: list[float], lower: float | None,
     return out
 
 
+def drift_allowed(want: list[float], halves: list[float], pad: float, lo: float = -np.inf,
+                  hi: float = np.inf) -> list[float]:
+    """How far each marker (in time order, ``halves`` its half widths) may be drawn from where it wants to be
+    between ``lo`` and ``hi``: as far as the closest placement side by side (``spread``) moves it, and half its
+    own width more."""
+    if not want:
+        return []
+    gaps = [0.0] + [halves[i - 1] + halves[i] + pad for i in range(1, len(want))]
+    best = spread(want, gaps, lo + halves[0], hi - halves[-1])
+    return [abs(b - w) + h for b, w, h in zip(best, want, halves)]
+
+
 def row_positions(want: list[float], halves: list[float], lo: float, hi: float,
                   pad: float) -> tuple[list[float], list[int]]:
     """Marker centres inside [lo, hi], in time order, ``pad`` apart if they fit; if not,

@@ -8,26 +8,22 @@ labels that refer to a marker.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
-from matplotlib.markers import MarkerStyle
 from matplotlib.transforms import Bbox
 
-from ...vocab import Delivery, SourceKind
+from ...vocab import Delivery
 from .canvas import Canvas
-from .layout import row_positions
+from .layout import drift_allowed, row_positions
 from .model import Attempt, Event, Mark
-from .sizing import REFERENCE_DPI
-from .style import MARKERS, Z_MARKER
+from .sizing import MARKER_PAD_PT, REFERENCE_DPI, ROW_END_PT
+from .style import MARKERS, Z_MARKER, ink_pt
 
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
-MARKER_PAD_PT = 2  # pt between neighbouring markers
-OVERHANG_RIGHT = 0.7  # markers that overhang a short bar do so mostly after it (later steps go right)
-ROW_START_PT, ROW_END_PT = 3, 2  # pt: header-row markers stay this far inside the axes and the end of history
+ROW_START_PT = 3  # pt: header-row markers stay this far inside the axes
 # staggering: crowded markers alternate this far above and below the row (data units)
 LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.19, 0.15, 0.16, 0.0  # a diamond is 0.37 tall
 CALLER_OFFSETS = (-0.22, 0.0, 0.22)  # data units: several synchronous callers share the header row
@@ -77,23 +73,12 @@ class MarkerPlacement:
     event_points: list[EventPoint] = field(default_factory=list)
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
     lane_left: dict[str, float] = field(default_factory=dict)  # display x where a lane's first marker begins
+    boxes: list[Bbox] = field(default_factory=list)  # every marker's box, for lines that must not cross them
 
 
 def marker_half(c: Canvas, style: str) -> float:
     """Half a marker's drawn width in display px."""
     return ink_pt(style)[0] * c.scale.factor * 0.5 * c.pt
-
-
-@functools.cache
-def ink_pt(style: str) -> tuple[float, float]:
-    """(width, height) in points at full scale of what a marker draws: its path's extents at its size, plus the
-    edge line. Measured, because a marker's size is not its width: a diamond ("D") is 1.41 times as wide as its
-    size, a "$" glyph half as wide."""
-    kw = MARKERS[style][0]
-    marker = MarkerStyle(kw["marker"])
-    ext = marker.get_path().transformed(marker.get_transform()).get_extents()
-    edge = kw.get("mew", 1.0)
-    return ext.width * kw["ms"] + edge, ext.height * kw["ms"] + edge
 
 
 def set_bar_px(c: Canvas, rect: mpatches.Rectangle, left: float, right: float) -> None:
@@ -102,16 +87,11 @@ def set_bar_px(c: Canvas, rect: mpatches.Rectangle, left: float, right: float) -
     rect.set_width(c.data(right, 0.0)[0] - rect.get_x())
 
 
-def _end_px(c: Canvas) -> float:
-    """Display x of the end of the history."""
-    return c.px(c.taxis.x(c.model.t_end), 0)[0]
-
-
 def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlacement:
     """Every marker, on every row; bars become obstacles once they are final."""
     _widen_short_bars(c, bars)
     placement = MarkerPlacement()
-    by_style: dict[str, list[tuple[float, float]]] = {}
+    by_style: dict[str, list[tuple[float, float, float, str]]] = {}
     for row in _rows(c, bars, placement.attempt_rows):
         _place_row(c, row, by_style, placement)
     _draw(c, by_style)
@@ -121,21 +101,20 @@ def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlace
 
 
 def _widen_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
+    """A bar too short to see grows rightwards: it still starts when its invocation started."""
     min_w = MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI
-    end_px = _end_px(c)
     for rect in bars.values():
         x0, _ = c.px(rect.get_x(), 0)
         x1, _ = c.px(rect.get_x() + rect.get_width(), 0)
         if x1 - x0 < min_w:
-            right = min(x0 + min_w, max(end_px, x1))
-            set_bar_px(c, rect, right - min_w, right)
+            set_bar_px(c, rect, x0, x0 + min_w)
 
 
 def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str, float]) -> list[MarkerRow]:
     """The rows of markers: lanes, then the sweeper, header rows and callers (which fill ``attempt_rows``)."""
     axbox = c.axes_box()
     top_lo = axbox.x0 + ROW_START_PT * c.pt
-    top_hi = max(_end_px(c) - ROW_END_PT * c.pt, top_lo)
+    top_hi = max(axbox.x1 - ROW_END_PT * c.pt, top_lo)
     lanes: dict[str, list[Item]] = {}
     sweeps: list[Item] = []
     for m in c.model.marks:
@@ -150,9 +129,10 @@ def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str
             heads.setdefault(e.source, []).append(Item(e.t, e.seq, e.style, e))
     callers = _caller_rows(c, attempt_rows, top_lo, top_hi) if c.model.attempts else []
     for source, items in heads.items():
-        # An Event invoke's caller on the async queue's own line: its markers and the queue's ("queued again")
-        # are spread as one row, each send before what it caused at the same instant.
-        on_line = [r for r in callers if r.y == c.rows.head_y[source]] if source == SourceKind.ASYNC else []
+        # A caller on its source's own line (an Event invoke's on the async queue's, a Task's on Step Functions'):
+        # its markers and the source's ("queued again", "retry scheduled") are spread as one row, each send before
+        # what it caused at the same instant.
+        on_line = [r for r in callers if r.y == c.rows.head_y[source]]
         shared = on_line[0] if on_line else None
         if shared is None:
             rows.append(MarkerRow(f"head:{source}", c.rows.head_y[source], HEAD_STAGGER, items, top_lo, top_hi))
@@ -190,62 +170,60 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
     return rows
 
 
-def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
-    """The display x range a lane's markers may use: its bar, widened by at most one marker if they do not fit,
-    then, for a short invocation with many steps, reaching past its ends by at most one more; never into a
-    squeezed gap (a marker there would read as seconds or hours later) or past the end of history."""
-    bar = row.bar
+def _on_bar(c: Canvas, row: MarkerRow, want: list[float], halves: list[float]) -> tuple[list[float], list[int]]:
+    """A lane's markers, in time order, on or just after its bar; the bar is widened rightwards to hold them.
+
+    They keep inside the bar (widened to their width when it is shorter) while each stays within its cluster's
+    half width of its time (``layout.drift_allowed``); else, a crowd at the bar's end (the last steps of a run
+    that crashed) runs on past it, up to the next squeezed gap or the plot's edge, where the axis leaves room
+    (``sizing.make_room``). Never before the invocation started: the arrow from the run it repeats lands on the
+    first marker, and would read as an earlier time."""
+    bar, pad = row.bar, MARKER_PAD_PT * c.pt
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
-    floor, ceiling = _free_stretch(c, lo, hi)
-    need = sum(halves) * 2 + MARKER_PAD_PT * c.pt * (len(halves) - 1)
-    if need > hi - lo:  # widen the bar by at most one marker
-        ext = min(need - (hi - lo), 2 * max(halves))
-        r = min(ext, max(0.0, ceiling - hi))
-        hi += r
-        lo -= min(ext - r, max(0.0, lo - floor))
-        set_bar_px(c, bar, lo, hi)
-    if need > hi - lo:  # still too many for the bar: they overhang it by one more marker, later steps to the right
-        left_room, right_room = max(0.0, lo - floor), max(0.0, ceiling - hi)
-        extra = min(need - (hi - lo), 2 * max(halves))  # (farther out they would seem to happen at other times:
-        # what is left over, row_positions squeezes or staggers up and down around the bar)
-        r = min(extra * OVERHANG_RIGHT, right_room)
-        left = min(extra - r, left_room)
-        r = min(extra - left, right_room)
-        lo, hi = lo - left, hi + r
-    return lo, hi
+    ceiling = max(_ceiling(c, hi), hi)
+    need = sum(halves) * 2 + pad * (len(halves) - 1)
+    placed, signs = row_positions(want, halves, lo, max(hi, min(ceiling, lo + need)), pad)
+    allowed = drift_allowed(want, halves, pad, lo, ceiling)
+    if any(signs) or any(abs(p - w) > a + 0.5 for p, w, a in zip(placed, want, allowed)):
+        placed, signs = row_positions(want, halves, lo, ceiling, pad)
+    right = max(p + h for p, h in zip(placed, halves))
+    if right > hi:
+        set_bar_px(c, bar, lo, right)
+    return placed, signs
 
 
-def _free_stretch(c: Canvas, lo: float, hi: float) -> tuple[float, float]:
-    """(left, right) display x a lane's markers may reach from its bar [lo, hi]: the axes' start or the squeezed
-    gap before the bar, and the gap after it or the end of history."""
-    floor, ceiling = c.axes_box().x0 + ROW_START_PT * c.pt, _end_px(c)
-    for _, _, xa, xb in c.taxis.gaps:
-        gap_lo, gap_hi = c.px(xa, 0)[0], c.px(xb, 0)[0]
-        if gap_hi <= lo + 1:
-            floor = max(floor, gap_hi + ROW_START_PT * c.pt)
-        elif gap_lo >= hi - 1:
+def _ceiling(c: Canvas, x: float) -> float:
+    """Display x a row's markers may reach after ``x``: the next squeezed gap, or the plot's right edge."""
+    ceiling = c.axes_box().x1 - ROW_END_PT * c.pt
+    for _, _, xa, _ in c.taxis.gaps:
+        gap_lo = c.px(xa, 0)[0]
+        if gap_lo >= x - 1:
             ceiling = min(ceiling, gap_lo - ROW_END_PT * c.pt)
-    return floor, max(ceiling, hi)
+    return ceiling
 
 
-def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, float]]],
+def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, float, float, str]]],
                placement: MarkerPlacement) -> None:
     """Spread one row's markers, register them as obstacles, and note what refers to them."""
     items = sorted(row.items, key=lambda it: (it[0], it[1]))
     halves = [marker_half(c, it.style) for it in items]
     want = [c.px(c.taxis.x(it.t), row.y)[0] for it in items]
-    lo, hi = _fit_bar(c, row, halves) if row.bar is not None else (row.lo, row.hi)
-    placed, signs = row_positions(want, halves, lo, hi, MARKER_PAD_PT * c.pt)
+    if row.bar is not None:
+        placed, signs = _on_bar(c, row, want, halves)
+    else:
+        placed, signs = row_positions(want, halves, row.lo, row.hi, MARKER_PAD_PT * c.pt)
     if row.bar is not None and placed:
         placement.lane_left[row.owner[len("lane:"):]] = placed[0] - halves[0]
     for item, px, sign, half in zip(items, placed, signs, halves):
         yd = row.y + sign * row.dy
         py = c.px(0.0, yd)[1]
-        by_style.setdefault(item.style, []).append((c.data(px, py)[0], yd))
+        by_style.setdefault(item.style, []).append((c.data(px, py)[0], yd, c.taxis.x(item.t), row.owner))
         tall = ink_pt(item.style)[1] * c.scale.factor * c.pt
         mine = f"head:{item.payload.source}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
-        c.obs.add(Bbox.from_bounds(px - half, py - tall / 2, 2 * half, tall), mine)
+        box = Bbox.from_bounds(px - half, py - tall / 2, 2 * half, tall)
+        c.obs.add(box, mine)
+        placement.boxes.append(box)
         _note(placement, item.payload, px, py, half)
 
 
@@ -268,8 +246,10 @@ def _note(placement: MarkerPlacement, payload: Any, px: float, py: float, half: 
         placement.attempt_px[(id(attempt), payload[1])] = (px, py)
 
 
-def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float]]]) -> None:
-    """One line of markers per style, in the fixed order of ``MARKERS`` (deterministic z-order)."""
+def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float, float, str]]]) -> None:
+    """One line of markers per style, in the fixed order of ``MARKERS`` (deterministic z-order); the figure
+    keeps where each marker stands in time and its row (``TimelineFigure.mark_times``)."""
+    meant = {}
     for name in MARKERS:
         pts = by_style.get(name)
         if not pts:
@@ -280,3 +260,5 @@ def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float]]]) -> None:
                              gid=f"marker:{name}", **kw)
         line.set_in_layout(False)
         c.ax.add_line(line)
+        meant[line.get_gid()] = [(p[2], p[3]) for p in pts]
+    c.fig.mark_times = meant

@@ -6,10 +6,13 @@ expired, still in the table" inside an expired band where it has room (optional)
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from matplotlib import patches as mpatches
 from matplotlib import transforms as mtransforms
+from matplotlib.transforms import Bbox
 
 from .canvas import Canvas
 from .lanes import WindowBox
@@ -50,6 +53,9 @@ EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired 
 EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down ...
 EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions of it)
 BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
+LEADER_SAMPLES = 40  # points a leader line is tested at, for markers it would cross ...
+CROSSING_HITS = 5  # ... each counting as this many overlaps: a line through a marker reads as pointing at it, while
+#   most overlaps are with bands and bars a note may sit on
 
 
 def label_window_notes(c: Canvas) -> None:
@@ -127,11 +133,19 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
     (in the claim's blue: the condition did its job) next to each refused write."""
     for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
-        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note")
+        marks = _crossed(placed, [(p[1], p[2]) for p in cl])
+        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks)
     for _, px, py, text in placed.warn_points:
-        _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT,
+                          marks=_crossed(placed, [(px, py)]))
     for _, px, py, text in placed.refused_points:
-        _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT)
+        _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT,
+                          marks=_crossed(placed, [(px, py)]))
+
+
+def _crossed(placed: MarkerPlacement, targets: list[tuple[float, float]]) -> list[Bbox]:
+    """The markers a note's leader line must not cross: all but those it points at."""
+    return [b for b in placed.boxes if not any(b.contains(x, y) for x, y in targets)]
 
 
 def _two_lines(text: str) -> str:
@@ -140,20 +154,41 @@ def _two_lines(text: str) -> str:
 
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
-                      shrink_pt: float = DUP_SHRINK_PT) -> None:
-    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy``."""
+                      shrink_pt: float = DUP_SHRINK_PT, marks: Sequence[Bbox] = ()) -> None:
+    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that
+    crosses none of ``marks`` where it can (a line through a marker reads as pointing at it)."""
+    end = np.array(c.px(*xy))
+
+    def crossings(artist) -> int:
+        box = c.text_box(artist)
+        start = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
+        length = float(np.hypot(*(end - start)))
+        if length <= 0:
+            return 0
+        f = np.linspace(0.0, 1.0 - shrink_pt * c.scale.factor * c.pt / length, LEADER_SAMPLES)[:, None]
+        pts = start + f * (end - start)
+        pts = pts[~((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))]
+        crossed = sum(bool(((pts[:, 0] > m.x0) & (pts[:, 0] < m.x1) & (pts[:, 1] > m.y0) & (pts[:, 1] < m.y1)).any())
+                      for m in marks)
+        return crossed * CROSSING_HITS
 
     def make(cand):
         (dx, dy), ha, va = cand
-        return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
+        note = c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
                              ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
                              color=color, zorder=Z_DUPLICATE, annotation_clip=False,
                              parse_math=False, gid=gid,
                              bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
                              arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
                                          "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
+        # near a side of the plot, slid back inside it: the leader slants a little instead
+        box, axbox = c.text_box(note), c.axes_box()
+        slide = max(0.0, axbox.x0 - box.x0) - max(0.0, box.x1 - axbox.x1)
+        if slide and box.width < axbox.width:
+            note.xyann = (dx + slide / c.pt, dy)
+        return note
 
-    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True)
+    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings)
 
 
 def _clusters(points: list[tuple[str, float, float, str]], within: float) -> list[list[tuple[str, float, float, str]]]:
@@ -168,8 +203,11 @@ def _clusters(points: list[tuple[str, float, float, str]], within: float) -> lis
 
 
 def _duplicate_candidates(off: float) -> list[Any]:
-    """Offsets (pt) and alignments around the markers: above, below, diagonal, beside, then farther out."""
+    """Offsets (pt) and alignments around the markers: above, below (centred, then ending or starting there, near a
+    side of the plot), diagonal, beside, then farther out."""
     return [((0, off + DUP_LIFT_PT), "center", "bottom"), ((0, -off - DUP_LIFT_PT), "center", "top"),
+            ((0, off + DUP_LIFT_PT), "right", "bottom"), ((0, off + DUP_LIFT_PT), "left", "bottom"),
+            ((0, -off - DUP_LIFT_PT), "right", "top"), ((0, -off - DUP_LIFT_PT), "left", "top"),
             ((off, off), "left", "bottom"), ((off, -off), "left", "top"),
             ((-off, off), "right", "bottom"), ((-off, -off), "right", "top"),
             ((off * DUP_BESIDE, 0), "left", "center"), ((-off * DUP_BESIDE, 0), "right", "center"),

@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from matplotlib.backends.backend_agg import RendererAgg
 from matplotlib.font_manager import FontProperties
 
+from ...vocab import Delivery
+from .axis import TimeAxis
 from .model import Model
-from .rows import Rows
-from .style import LABEL_PT, SMALL_PT, matplotlib_style
-from .text import note_text, note_what
+from .rows import RowKind, Rows
+from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
+from .text import note_text, note_what, outcome_text
 
 LANE_IN = 0.6  # in: one lane (one data unit) at full scale
 LANES_FIT_IN = 22  # in: lanes shrink to keep the plot this tall ...
@@ -48,8 +50,12 @@ TWO_LEGEND_COLUMNS_IN = 6  # in: a narrower figure gets a legend in one column
 LEGEND_SECOND_LINE = 0.6  # a row whose entry takes two lines is this much taller than one row
 
 PLOT_SHARE = 0.6  # about this fraction of the figure's width is the plot (the rest: lane names, outcomes)
+SIDES_IN = 0.4  # in: beside the row names and the outcomes, the layout's padding and the ticks' gaps
 NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
+ROOM_ROUNDS = 4  # times the room is measured again on the axis it squeezed
+MARKER_PAD_PT = 2  # pt between neighbouring markers
+ROW_END_PT = 2  # pt: markers stay this far inside the axes and short of a squeezed gap
 
 
 @dataclass(frozen=True)
@@ -73,18 +79,96 @@ class Scale:
         return max(MIN_FONT_PT, round(base * self.factor, 1))
 
 
-def note_room(model: Model, width: float, scale: Scale) -> float:
-    """The fraction of the axis to add after the end of the history for notes like "o-1 kept 24 h →".
+def plot_width_in(model: Model, rows: Rows, width: float, scale: Scale) -> float:
+    """Inches the plot will take of the figure's ``width``: what the row names on its left and the outcomes on its
+    right leave (measured as the layout will draw them)."""
+    def widest(text: str, size: float, weight: str = "normal") -> float:
+        return max(text_width_in(line, scale.fs(size), weight) for line in text.split("\n"))
 
-    Windows that outlive the history get such a note in extra room at the right, after
-    an "end of history" line, so the note never covers a lane. 0.0: no such window.
+    left = right = 0.0
+    for r in rows.all:
+        lane = r.kind == RowKind.LANE
+        left = max(left, widest(r.label, LANE_PT) if lane else widest(r.label, HEADING_PT, "bold"))
+        if r.sub and not scale.compact:
+            left = max(left, widest(r.sub, SMALL_PT))
+        if lane and r.inv in model.invs:
+            text, lines = outcome_text(model.invs[r.inv])
+            right = max(right, widest(text, LANE_PT))
+            if lines and not scale.compact:
+                right = max(right, widest("\n".join(lines), MESSAGE_PT))
+    return max(width - left - right - SIDES_IN, PLOT_SHARE * width / 2)
+
+
+def make_room(model: Model, taxis: TimeAxis, rows: Rows, width: float, scale: Scale) -> tuple[float, bool]:
+    """Make room on ``taxis`` for the markers that crowd the end of a busy stretch, before the squeezed gap after
+    it; return the fraction of the axis to add after the end of the history, and whether that room holds notes.
+
+    Windows that outlive the history get a note like "o-1 kept 24 h →" in room at the right, after
+    an "end of history" line, so the note never covers a lane. A run that ends with the history (or with its
+    busy stretch) may have more steps than its bar holds: its markers, side by side in time order, run on past
+    the end, and the room holds them too, left of its lane's note. (0.0, False): no room after the end.
     """
-    long_windows = [w for w in model.windows if w.end is None or w.end > model.t_end]
-    if not long_windows:
-        return 0.0
-    longest = max(text_width_in(note_text([w.key], note_what(w)), scale.fs(SMALL_PT)) for w in long_windows)
-    note_in = longest + NOTE_PAD_IN
-    return min(MAX_NOTE_ROOM, note_in / (width * PLOT_SHARE))
+    notes: dict[str, float] = {}
+    for w in model.windows:
+        if w.end is None or w.end > model.t_end:
+            note_in = text_width_in(note_text([w.key], note_what(w)), scale.fs(SMALL_PT)) + NOTE_PAD_IN
+            notes[w.inv] = max(notes.get(w.inv, 0.0), note_in)
+    plot_in = plot_width_in(model, rows, width, scale)
+    frac = min(MAX_NOTE_ROOM, max(notes.values(), default=0.0) / plot_in)
+    stretches = [_rows_in(model, a, b) for a, b in taxis.busy]
+    extra = [0.0] * len(stretches)
+    for _ in range(ROOM_ROUNDS):  # the room squeezes the axis, so the markers need a little more of it
+        taxis.make_room(extra)
+        per_x = plot_in * (1 - frac) / (taxis.x_hi - taxis.x_lo)
+        over = [_overflow(taxis, marks, (taxis.x(b) - taxis.x_lo) * per_x, per_x, scale)
+                for marks, (_, b) in zip(stretches, taxis.busy)]
+        extra = [max(max(o.values(), default=0.0), 0.0) / per_x for o in over[:-1]] + [0.0]
+        # after the history: each lane's markers, then its note
+        axis_in = plot_in * (1 - frac)
+        last = {row: o + (taxis.x(taxis.busy[-1][1]) - taxis.x_lo) * per_x - axis_in for row, o in over[-1].items()}
+        room = max((max(last.get(row, 0.0), 0.0) + notes.get(row, 0.0) for row in {*last, *notes}), default=0.0)
+        frac = min(MAX_NOTE_ROOM, room / plot_in)
+    taxis.make_room(extra)
+    return frac, bool(notes)
+
+
+def _overflow(taxis: TimeAxis, rows: list[tuple[str, float, list[tuple[float, str]]]], end_in: float, per_x: float,
+              scale: Scale) -> dict[str, float]:
+    """How far (in) each row's markers, side by side, run past ``end_in``."""
+    return {row: _packed_right(taxis, lower, items, per_x, scale) + ROW_END_PT / 72 - end_in
+            for row, lower, items in rows}
+
+
+def _rows_in(model: Model, since: float, until: float) -> list[tuple[str, float, list[tuple[float, str]]]]:
+    """(row, when its markers may start, its markers (time, style) in time order) for each row with markers in the
+    busy stretch [since, until]: lanes by invocation, header rows by source, callers by actor, the sweeper."""
+    rows: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
+
+    def add(row: str, lower: float, t: float, seq: int, style: str) -> None:
+        if since <= t <= until:
+            rows.setdefault(row, (max(lower, since), []))[1].append((t, seq, style))
+
+    for m in model.marks:
+        start = model.invs[m.inv].start if m.inv in model.invs else since
+        add(m.inv or "sweeper", start, m.t, m.seq, m.style)
+    for e in model.events:
+        if e.style != Delivery.PENDING:
+            add(f"head:{e.source}", since, e.t, e.seq, e.style)
+    for a in model.attempts:
+        add(f"caller:{a.actor}", since, a.sent, a.seq, "call_send")
+        add(f"caller:{a.actor}", since, a.t, a.seq, a.style)
+    return [(row, lower, [(t, style) for t, _, style in sorted(items)]) for row, (lower, items) in rows.items()]
+
+
+def _packed_right(taxis: TimeAxis, lower: float, items: list[tuple[float, str]], per_x: float, scale: Scale) -> float:
+    """Inches from the axis' start to the right edge of a row's markers set side by side in time order, each at
+    its time or just after the one before (none before ``lower``)."""
+    pad = MARKER_PAD_PT / 72
+    right = (taxis.x(lower) - taxis.x_lo) * per_x - pad
+    for t, style in items:
+        w = ink_pt(style)[0] * scale.factor / 72
+        right = max(right + pad + w, (taxis.x(t) - taxis.x_lo) * per_x + w / 2)
+    return right
 
 
 @functools.lru_cache(maxsize=4096)

@@ -7,12 +7,14 @@ into the picture (the PNG must be byte-identical for the same history).
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterator
 from typing import Any
 
 import matplotlib
 from matplotlib import path as mpath
 from matplotlib import style as mstyle
+from matplotlib.markers import MarkerStyle
 
 from ...vocab import Delivery, Outcome, RecordType
 from .model import WindowKind
@@ -251,6 +253,19 @@ _RC = {
     "figure.facecolor": "white",
     "svg.hashsalt": "retries-will-happen",
 }
+
+
+@functools.cache
+def ink_pt(style: str) -> tuple[float, float]:
+    """(width, height) in points at full scale of what a marker draws: its path's extents at its size, plus the
+    edge line. Measured, because a marker's size is not its width: a diamond ("D") is 1.41 times as wide as its
+    size, a "$" glyph half as wide."""
+    kw = MARKERS[style][0]
+    with matplotlib_style():  # a glyph's path depends on the mathtext font
+        marker = MarkerStyle(kw["marker"])
+        ext = marker.get_path().transformed(marker.get_transform()).get_extents()
+    edge = kw.get("mew", 1.0)
+    return ext.width * kw["ms"] + edge, ext.height * kw["ms"] + edge
 
 
 @contextlib.contextmanager

@@ -29,12 +29,14 @@ def ordinal(n: int) -> str:
 _ERROR_CLASS = re.compile(r"([A-Za-z_][\w.]*(?:Error|Exception|Timeout|Fault)):\s*(.*)")
 _TABLE_KEY = re.compile(r"\b[\w.-]+#([\w.-]+)")  # "order-confirmation#o-1" in an error message
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+_DIGEST = re.compile(r"[0-9a-f]{16,}", re.IGNORECASE)
 
 
 def short_key(key: str) -> str:
-    """"order-confirmation#o-1" -> "o-1"; a UUID (a client's Idempotency-Key, say) -> its first 8 digits and "…"."""
+    """"order-confirmation#o-1" -> "o-1"; a UUID (a client's Idempotency-Key, say) or a hash (Powertools' key, an
+    MD5 of the payload) -> its first 8 digits and "…"."""
     last = key.rsplit("#", 1)[-1] or key
-    return f"{last[:8]}…" if _UUID.fullmatch(last) else last
+    return f"{last[:8]}…" if _UUID.fullmatch(last) or _DIGEST.fullmatch(last) else last
 
 
 def keys_text(keys: list[str], limit: int = 4) -> str:

@@ -1,0 +1,424 @@
+"""The figure audit: where a finished figure's words and marks are drawn, and what a reader could not read.
+
+:func:`faults` measures a figure, once drawn, in display pixels and names each fault it finds:
+
+* a text (title, axis label, tick, lane name, note, legend entry) reaching out of the figure;
+* two texts overlapping (a text with a box counts as its box);
+* a text covering a mark, or two marks covering each other: their shapes, not their boxes, so two
+  diamonds side by side may share their boxes' empty corners, while staggered ones that cross do not;
+* neighbouring tick labels too close to tell apart;
+* on a timeline (its gids): an arrow's label on a lock or kept band, an arrow leaving the plot, a line
+  (repeat arrow or note's leader) crossing a mark it does not point at, and a lane drawn before its
+  invocation started (an arrow landing there reads as an earlier time).
+
+Bands, bars and cells under marks and words are what those are drawn on: not faults.
+
+With ``RWH_FIGURE_AUDIT=<dir>`` in the environment (read once, at import), every figure the sandbox
+finishes (timelines, verdict maps, the capstone's scoreboard) writes ``<dir>/<pid>-<n>.json`` when it is
+first drawn (shown or saved): its kind, title, size, the notebook cell that drew it (its source, when in
+a kernel), what it drew where, and its faults. The notebook tests set it for the kernel and fail on any
+fault.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.markers import MarkerStyle
+from matplotlib.path import Path as MPath
+from matplotlib.text import Annotation, Text
+from matplotlib.transforms import Affine2D, Bbox
+
+from .layout import drift_allowed
+
+ENV = "RWH_FIGURE_AUDIT"
+AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
+
+TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
+TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
+MARK_PAD_PX = 2.8  # px at 100 dpi: marks side by side keep this far apart (the timeline's 2 pt)
+EARLY_PX = 3.0  # px at 100 dpi: a lane's bar or mark may begin this far before its invocation started
+MARK_PREFIX = "marker:"
+BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
+LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
+LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
+#   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
+END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
+
+_count = itertools.count()
+
+
+# -- what is drawn, in display px
+def _px(fig: Figure, px: float) -> float:
+    """``px`` at 100 dpi, at the figure's resolution."""
+    return px * fig.dpi / 100
+
+
+def text_box(t: Text, renderer) -> Bbox:
+    """A text's box as seen: its rounded frame when it has one, else its text (an annotation without its line)."""
+    if isinstance(t, Annotation):
+        t.update_positions(renderer)
+    patch = t.get_bbox_patch()
+    return patch.get_window_extent(renderer) if patch is not None else Text.get_window_extent(t, renderer)
+
+
+def text_shape(t: Text, renderer) -> MPath | None:
+    """The outline of a text turned at an angle (not a multiple of 90°), in display px; None for one that is not.
+    (Its box then holds much that is not the text: two turned tick labels side by side share most of theirs.)"""
+    angle = t.get_rotation()
+    if angle % 90 == 0 or t.get_rotation_mode() != "anchor":
+        return None
+    t.set_rotation(0)  # the same text, level, at the same anchor: then turned about the anchor
+    try:
+        level = text_box(t, renderer)
+    finally:
+        t.set_rotation(angle)
+    ax, ay = t.get_transform().transform(t.get_unitless_position())
+    corners = Affine2D().rotate_deg_around(ax, ay, angle).transform(level.corners()[[0, 1, 3, 2]])
+    return MPath(np.vstack([corners, corners[:1]]), closed=True)
+
+
+def texts(fig: Figure) -> list[Text]:
+    """Every visible, non-empty text: the figure's own, each axes' title, labels, ticks and texts, the legends."""
+    out: list[Text] = list(fig.texts)
+    legends = list(fig.legends)
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        out += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts, *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis)]
+        if ax.get_legend() is not None:
+            legends.append(ax.get_legend())
+    for leg in legends:
+        if leg.get_visible():
+            out += [*leg.get_texts(), leg.get_title()]
+    return [t for t in out if t.get_visible() and t.get_text().strip()]
+
+
+def _tick_labels(axis) -> list[Text]:
+    """The tick labels an axis draws: those of its ticks within its view (a locator may place more beyond it)."""
+    lo, hi = sorted(axis.get_view_interval())
+    span = (hi - lo) * 1e-9
+    ticks = axis.get_major_ticks() + axis.get_minor_ticks()
+    return [label for tick in ticks if lo - span <= tick.get_loc() <= hi + span
+            for label in (tick.label1, tick.label2) if label.get_visible()]
+
+
+class Mark:
+    """A marker as drawn: its style (gid), centre, width and outline (shrunk by what may touch) in display px, and
+    where it stands in time (display x) and its row, when the figure says (``TimelineFigure.mark_times``)."""
+
+    def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, want: float | None, row: str | None):
+        self.gid, self.x, self.y, self.width, self.path, self.want, self.row = gid, x, y, width, path, want, row
+        self.box = path.get_extents()
+
+    def __repr__(self) -> str:
+        return f"{self.gid[len(MARK_PREFIX):]} at {self.x:.0f},{self.y:.0f}"
+
+
+def marks(fig: Figure) -> list[Mark]:
+    """Every timeline marker drawn (lines whose gid starts with ``marker:``)."""
+    out = []
+    touch = _px(fig, TOUCH_PX)
+    meant_by_gid = getattr(fig, "mark_times", {})
+    for ax in fig.axes:
+        for ln in ax.lines:
+            if not (ln.get_visible() and (ln.get_gid() or "").startswith(MARK_PREFIX)):
+                continue
+            outline = _outline(ln, fig.dpi / 72)
+            ext = outline.get_extents()
+            shrink = max(0.0, 1 - 2 * touch / max(ext.width, ext.height, 1e-9))
+            xy = ax.transData.transform(ln.get_xydata())
+            meant = meant_by_gid.get(ln.get_gid())
+            if meant is None or len(meant) != len(xy):
+                meant = [(None, None)] * len(xy)
+            for (x, y), (want, row) in zip(xy, meant):
+                path = outline.transformed(Affine2D().scale(shrink).translate(x, y))
+                want_px = None if want is None else float(ax.transData.transform((want, 0))[0])
+                out.append(Mark(ln.get_gid(), float(x), float(y), ext.width, path, want_px, row))
+    return out
+
+
+def _outline(ln: Line2D, px_per_pt: float) -> MPath:
+    """A line's marker centred on 0, in display px, grown by half its edge."""
+    m = MarkerStyle(ln.get_marker(), ln.get_fillstyle())
+    path = m.get_path().transformed(m.get_transform())
+    ext = path.get_extents()
+    size = max(ext.width, ext.height, 1e-9)
+    scale = (ln.get_markersize() + ln.get_markeredgewidth() / size) * px_per_pt
+    return path.transformed(Affine2D().scale(scale))
+
+
+class Drawn:
+    """A drawn figure, measured once for every check: its renderer, texts (with boxes and turned outlines) and
+    marks."""
+
+    def __init__(self, fig: Figure, renderer=None):
+        self.fig, self.r = fig, renderer if renderer is not None else fig.canvas.get_renderer()
+        self.texts = [(t, text_box(t, self.r), text_shape(t, self.r)) for t in texts(fig)]
+        self.marks = marks(fig)
+
+    def px(self, px: float) -> float:
+        return _px(self.fig, px)
+
+    def overlap(self, a: Bbox, b: Bbox) -> bool:
+        w, h = _shared(a, b)
+        return w > self.px(TOUCH_PX) and h > self.px(TOUCH_PX)
+
+    def rows(self, timed: bool = False) -> dict[str, list[Mark]]:
+        """The marks of each row (those that say where they stand in time, if ``timed``)."""
+        out: dict[str, list[Mark]] = {}
+        for m in self.marks:
+            if m.row is not None and (m.want is not None or not timed):
+                out.setdefault(m.row, []).append(m)
+        return out
+
+
+def _shared(a: Bbox, b: Bbox) -> tuple[float, float]:
+    """Width and height two boxes share (0 when apart)."""
+    return (max(0.0, min(a.x1, b.x1) - max(a.x0, b.x0)), max(0.0, min(a.y1, b.y1) - max(a.y0, b.y0)))
+
+
+def _name(t: Text) -> str:
+    text = t.get_text().replace("\n", " ")
+    return repr(text if len(text) <= 40 else text[:39] + "…")
+
+
+def _shrunk(path: MPath, by: float) -> MPath:
+    """``path`` shrunk about its centre by ``by`` px on each side."""
+    ext = path.get_extents()
+    cx, cy = (ext.x0 + ext.x1) / 2, (ext.y0 + ext.y1) / 2
+    f = max(0.0, 1 - 2 * by / max(ext.width, ext.height, 1e-9))
+    return path.transformed(Affine2D().translate(-cx, -cy).scale(f).translate(cx, cy))
+
+
+def _box_path(box: Bbox) -> MPath:
+    return MPath.unit_rectangle().transformed(Affine2D().scale(box.width, box.height).translate(box.x0, box.y0))
+
+
+# -- the checks: each returns what it found wrong
+def outside_figure(d: Drawn) -> list[str]:
+    page = d.fig.bbox.padded(d.px(TOUCH_PX))
+    return [f"{_name(t)} reaches out of the figure" for t, box, _ in d.texts
+            if not (page.contains(*box.p0) and page.contains(*box.p1))]
+
+
+def texts_overlapping(d: Drawn) -> list[str]:
+    out = []
+    for i, (t1, b1, s1) in enumerate(d.texts):
+        for t2, b2, s2 in d.texts[i + 1:]:
+            if not d.overlap(b1, b2):
+                continue
+            if s1 is not None or s2 is not None:  # turned: their outlines, shrunk by what may touch
+                p1 = _shrunk(s1 if s1 is not None else _box_path(b1), d.px(TOUCH_PX))
+                p2 = _shrunk(s2 if s2 is not None else _box_path(b2), d.px(TOUCH_PX))
+                if not p1.intersects_path(p2, filled=True):
+                    continue
+            out.append(f"{_name(t1)} overlaps {_name(t2)}")
+    return out
+
+
+def texts_on_marks(d: Drawn) -> list[str]:
+    return [f"{_name(t)} covers {m}" for t, box, _ in d.texts for m in d.marks
+            if d.overlap(box, m.box) and m.path.intersects_bbox(box, filled=True)]
+
+
+def marks_overlapping(d: Drawn) -> list[str]:
+    out = []
+    for i, a in enumerate(d.marks):
+        for b in d.marks[i + 1:]:
+            w, h = _shared(a.box, b.box)
+            if w > 0 and h > 0 and a.path.intersects_path(b.path, filled=True):
+                out.append(f"{a} and {b} overlap")
+    return out
+
+
+def marks_piled(d: Drawn) -> list[str]:
+    """Two marks of one row share their time: read along the row, which came first is lost (marks staggered up
+    and down to fit are piled too, even when their shapes miss each other)."""
+    out = []
+    for row, ms in d.rows().items():
+        ms.sort(key=lambda m: m.x)
+        out += [f"{a} and {b} pile up on {row}" for a, b in zip(ms, ms[1:])
+                if min(a.box.x1, b.box.x1) - max(a.box.x0, b.box.x0) > d.px(TOUCH_PX)]
+    return out
+
+
+def marks_off_time(d: Drawn) -> list[str]:
+    """A mark drawn farther from its time than crowding explains (``layout.drift_allowed``): marks that would
+    cover each other at their times are set side by side around them, pushed on by the start of their lane or
+    the plot's ends, no farther. (A squeezed gap is no excuse: the axis makes room before one, as after the
+    history's end.)"""
+    out = []
+    for row, ms in d.rows(timed=True).items():
+        ms.sort(key=lambda m: (m.want, m.x))
+        lo, hi = _bounds(d.fig, row)
+        allowed = drift_allowed([m.want for m in ms], [m.width / 2 for m in ms], d.px(MARK_PAD_PX), lo, hi)
+        out += [f"{m} is drawn {abs(m.x - m.want):.0f} px {'before' if m.x < m.want else 'after'} its time"
+                for m, a in zip(ms, allowed) if abs(m.x - m.want) > a + 2 * d.px(TOUCH_PX)]
+    return out
+
+
+def _bounds(fig: Figure, row: str) -> tuple[float, float]:
+    """Display x a row's marks stay within: its lane's start (or the plot's), and the plot's end."""
+    ax = fig.axes[0]
+    box = ax.get_window_extent()
+    lanes = getattr(fig, "lanes", {})
+    inv = row.split(":", 1)[1] if row.startswith("lane:") else None
+    lo = float(ax.transData.transform((lanes[inv][1], 0))[0]) if inv in lanes else box.x0
+    return lo, box.x1
+
+
+def ticks_colliding(d: Drawn) -> list[str]:
+    out = []
+    for ax in d.fig.axes:
+        ticks = sorted(((t.get_window_extent(d.r), t.get_text()) for t in ax.get_xticklabels()
+                        if t.get_visible() and t.get_text() and t.get_rotation() == 0), key=lambda bt: bt[0].x0)
+        out += [f"ticks {a!r} and {b!r} are {bb.x0 - ba.x1:.0f} px apart"
+                for (ba, a), (bb, b) in zip(ticks, ticks[1:]) if bb.x0 - ba.x1 < d.px(TICK_GAP_PX)]
+    return out
+
+
+def arrow_labels_on_bands(d: Drawn) -> list[str]:
+    out = []
+    for ax in d.fig.axes:
+        bands = [(p.get_gid(), p.get_window_extent(d.r)) for p in ax.patches
+                 if (p.get_gid() or "").split(":")[0] in BAND_KINDS]
+        out += [f"{_name(t)} covers {gid}" for t, box, _ in d.texts if t.axes is ax and t.get_gid() in LINE_LABELS
+                for gid, band in bands if d.overlap(box, band)]
+    return out
+
+
+def arrows_cut_off(d: Drawn) -> list[str]:
+    """An arrow is drawn inside the plot: one that leaves it is clipped to a stray stub."""
+    out = []
+    for ax in d.fig.axes:
+        box = ax.get_window_extent(d.r).padded(d.px(TOUCH_PX))
+        for p in ax.patches:
+            if (p.get_gid() or "").startswith("arrow:"):
+                ext = p.get_window_extent(d.r)  # the arrow as drawn, before the plot clips it
+                if ext.x0 < box.x0 or ext.x1 > box.x1 or ext.y0 < box.y0 or ext.y1 > box.y1:
+                    out.append(f"{p.get_gid()} leaves the plot")
+    return out
+
+
+def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
+    """(gid, path in display px, the marks it points at) of each repeat arrow and each note's leader line."""
+    out = []
+    for ax in fig.axes:
+        out += [(p.get_gid(), p.get_transform().transform_path(p.get_path()), None) for p in ax.patches
+                if (p.get_gid() or "").startswith("arrow:")]
+        out += [(t.get_gid(), t.arrow_patch.get_transform().transform_path(t.arrow_patch.get_path()),
+                 LEADER_TARGETS.get(t.get_gid())) for t in ax.texts
+                if isinstance(t, Annotation) and t.arrow_patch is not None and t.get_visible()]
+    return out
+
+
+def lines_through_marks(d: Drawn) -> list[str]:
+    """A repeat arrow or a note's leader line crossing a mark: it reads as pointing there. The marks at either
+    end of a line are what it connects, and a note's leader may pass over the marks it names."""
+    out = []
+    for gid, path, targets in _lines(d.fig):
+        if not len(path.vertices):
+            continue
+        ext = path.get_extents()
+        ends = (path.vertices[0], path.vertices[-1])
+        for m in d.marks:
+            w, h = _shared(ext, m.box)
+            if not (w > 0 and h > 0) or (targets and targets in m.gid):
+                continue
+            if any(m.path.contains_point(e, radius=d.px(END_PX)) for e in ends):
+                continue
+            if path.intersects_path(m.path, filled=False):
+                out.append(f"{gid} crosses {m}")
+    return out
+
+
+def lanes_drawn_early(d: Drawn) -> list[str]:
+    """A lane's bar and marks begin where its invocation started (``fig.lanes``: inv -> (y, start x) in data
+    units), not before: the arrow from the run it repeats lands on the first of them."""
+    lanes = getattr(d.fig, "lanes", None)
+    if not lanes or not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    rows = d.rows()
+    out = []
+    for inv, (y, x_start) in lanes.items():
+        start = ax.transData.transform((x_start, y))[0]
+        first = [p.get_window_extent(d.r).x0 for p in ax.patches if (p.get_gid() or "").startswith(f"bar:{inv}:")]
+        first += [m.x for m in rows.get(f"lane:{inv}", [])]
+        if first and min(first) < start - d.px(EARLY_PX):
+            out.append(f"{inv} is drawn from {start - min(first):.0f} px before it started")
+    return out
+
+
+CHECKS = (outside_figure, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled, marks_off_time,
+          ticks_colliding, arrow_labels_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
+
+
+def faults(fig: Figure | Drawn) -> list[str]:
+    """What a reader could not read in ``fig``, as it was last drawn (draw it first)."""
+    d = fig if isinstance(fig, Drawn) else Drawn(fig)
+    return [f for check in CHECKS for f in check(d)]
+
+
+def extents(fig: Figure | Drawn) -> dict[str, Any]:
+    """What is drawn where, in display px: each text's box and each mark's."""
+    d = fig if isinstance(fig, Drawn) else Drawn(fig)
+    return {"texts": [[t.get_text(), [round(v, 1) for v in box.extents]] for t, box, _ in d.texts],
+            "marks": [[m.gid, [round(v, 1) for v in m.box.extents]] for m in d.marks]}
+
+
+# -- the opt-in record
+def _cell() -> str | None:
+    """The source of the notebook cell running now (None outside IPython): execution counts differ between
+    IPython's versions while the cell runs, its source does not."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+    return history[-1] if history else None
+
+
+class Audited:
+    """A mixin for the sandbox's Figure classes: with the audit on, a figure's first draw after :func:`finish`
+    is measured and recorded, so the audit costs no drawing of its own."""
+
+    audit_kind: str | None = None
+
+    def draw(self, renderer) -> None:
+        super().draw(renderer)
+        kind, self.audit_kind = self.audit_kind, None
+        if kind is not None:
+            record(self, kind, renderer=renderer)
+
+
+def finish(fig: Figure, kind: str) -> None:
+    """``fig`` is complete: with the audit on, its next draw (when it is shown or saved) is recorded as ``kind``."""
+    if AUDIT_DIR is not None:
+        fig.audit_kind = kind
+
+
+def record(fig: Figure, kind: str, *, renderer=None) -> None:
+    """When the audit is on, measure ``fig`` as last drawn (with ``renderer``, else its canvas') and write what
+    was found."""
+    if AUDIT_DIR is None:
+        return
+    title = next((t.get_text() for ax in fig.axes for t in [ax.title] if t.get_text()), "")
+    title = title or next((t.get_text() for t in fig.texts if t.get_text()), "")
+    w, h = fig.get_size_inches()
+    d = Drawn(fig, renderer)
+    out = {"kind": kind, "title": title, "width_in": round(float(w), 3), "height_in": round(float(h), 3),
+           "dpi": fig.dpi, "cell": _cell(), "faults": faults(d), **extents(d)}
+    AUDIT_DIR.mkdir(parents=True, exist_ok=True)
+    path = AUDIT_DIR / f"{os.getpid()}-{next(_count)}.json"
+    path.write_text(json.dumps(out, ensure_ascii=False, default=_plain))
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else str(v)
