@@ -19,7 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # for annotations only: at run time this module still imports nothing of the sandbox
+    from .codecache import TaskRoots
+    from .process import ProcessSwitch
 
 
 @runtime_checkable
@@ -77,6 +81,10 @@ class TaskScheduler(Protocol):
 
     def wait_for(self, other: Any, timeout: float | None = None, label: str = "wait") -> bool: ...
 
+    def wait_signal(self, key: Any, timeout: float | None = None, label: str = "wait") -> None: ...
+
+    def notify(self, key: Any) -> None: ...
+
     def block_until(self, ready: Callable[[], bool], timeout: float | None = None, label: str = "blocked") -> bool: ...
 
     def kill(self, task: Any, exc: BaseException) -> None: ...
@@ -98,7 +106,15 @@ RequestListener = Callable[[str, str, dict, int], None]
 class AwsGateway(Protocol):
     """Where every AWS request goes: one at a time, faults applied, recorded in the history."""
 
+    #: ``service`` -> what to do before its first request (make the world's table), done once.
+    before_first: dict[str, Callable[[], None]]
+
     def handle(self, service: str, op: str, request: Any) -> Any: ...
+
+    def record(self, service: str, op: str, target: str | None, key: str | None, result: str,
+               detail: dict) -> None: ...
+
+    def serve_locally(self, service: str, op: str, handler: Callable[[dict, Callable[[], Any]], Any]) -> None: ...
 
     def on_request(self, listener: RequestListener) -> None: ...
 
@@ -112,7 +128,15 @@ class LambdaRuntime(Protocol):
     isolation: str
     seed: int
 
-    def deploy(self, handler: Any = None, **settings: Any) -> Any: ...
+    @property
+    def processes(self) -> ProcessSwitch: ...
+
+    @property
+    def task_roots(self) -> TaskRoots: ...
+
+    def deploy(self, handler: Any = None, *, factory: Callable[[], Callable[..., Any]] | None = None,
+               timeout: float = ..., memory_mb: int = ..., name: str = ...,
+               environment: dict[str, str] | None = None) -> Any: ...
 
     def log(self, inv: Any, stream: str, text: str) -> None: ...
 
