@@ -17,6 +17,8 @@ EMPTY_TEXT_PT = 14
 class TimelineFigure(Figure):
     """A Figure that shows itself as PNG in Jupyter even without pyplot."""
 
+    canvas: FigureCanvasAgg  # new_figure gives it one
+
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
         with matplotlib_style():

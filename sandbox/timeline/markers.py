@@ -70,9 +70,10 @@ class MarkerPlacement:
     """Where the markers landed (display px), for what refers to them later."""
 
     attempt_rows: dict[str, float] = field(default_factory=dict)  # caller -> data y of its attempts
-    dup_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # (inv, x, y, text)
-    warn_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # stale writes: (inv, x, y, text)
-    refused_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # refused writes, likewise
+    # (inv, x, y, text); inv None: the sweeper's lane
+    dup_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)
+    warn_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)  # stale writes, likewise
+    refused_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)  # refused writes
     sweep_points: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, key)
     event_points: list[EventPoint] = field(default_factory=list)
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
@@ -190,11 +191,10 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
     return rows
 
 
-def _fit_bar(c: Canvas, row: MarkerRow, halves: list[float]) -> tuple[float, float]:
+def _fit_bar(c: Canvas, row: MarkerRow, bar: mpatches.Rectangle, halves: list[float]) -> tuple[float, float]:
     """The display x range a lane's markers may use: its bar, widened by at most one marker if they do not fit,
     then, for a short invocation with many steps, reaching past its ends by at most one more; never into a
     squeezed gap (a marker there would read as seconds or hours later) or past the end of history."""
-    bar = row.bar
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
     floor, ceiling = _free_stretch(c, lo, hi)
@@ -235,7 +235,7 @@ def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, 
     items = sorted(row.items, key=lambda it: (it[0], it[1]))
     halves = [marker_half(c, it.style) for it in items]
     want = [c.px(c.taxis.x(it.t), row.y)[0] for it in items]
-    lo, hi = _fit_bar(c, row, halves) if row.bar is not None else (row.lo, row.hi)
+    lo, hi = _fit_bar(c, row, row.bar, halves) if row.bar is not None else (row.lo, row.hi)
     placed, signs = row_positions(want, halves, lo, hi, MARKER_PAD_PT * c.pt)
     if row.bar is not None and placed:
         placement.lane_left[row.owner[len("lane:"):]] = placed[0] - halves[0]
