@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from matplotlib.layout_engine import ConstrainedLayoutEngine
+
 from .axis import TimeAxis
 from .canvas import Canvas
 from .figure import new_figure
