@@ -269,7 +269,8 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
 
 
 #: How an invocation that did not return ok ended, in words.
-_ENDING: dict[str | None, str] = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out", Outcome.CRASHED: str(Outcome.CRASHED)}
+_ENDING: dict[str | None, str] = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out",
+                                  Outcome.CRASHED: str(Outcome.CRASHED)}
 
 
 def _late_repeat(facts: _Facts, done: list[dict]) -> tuple[dict, dict, float] | None:

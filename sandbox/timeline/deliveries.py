@@ -20,10 +20,11 @@ from .timefmt import duration
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
-WHERE_PENDING: dict[str, str] = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
-                 SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
-                 SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
-                 SourceKind.STEPFUNCTIONS: "the execution still running"}
+WHERE_PENDING: dict[str, str] = {
+    SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
+    SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
+    SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
+    SourceKind.STEPFUNCTIONS: "the execution still running"}
 
 
 @dataclass
