@@ -108,6 +108,8 @@ class AwsGateway(Protocol):
 
     #: ``service`` -> what to do before its first request (make the world's table), done once.
     before_first: dict[str, Callable[[], None]]
+    #: ``service`` -> what answers its requests instead of moto (``route(op, request)``).
+    routes: dict[str, Callable[[str, Any], Any]]
 
     def handle(self, service: str, op: str, request: Any) -> Any: ...
 
@@ -117,6 +119,9 @@ class AwsGateway(Protocol):
     def serve_locally(self, service: str, op: str, handler: Callable[[dict, Callable[[], Any]], Any]) -> None: ...
 
     def on_request(self, listener: RequestListener) -> None: ...
+
+    def notify(self, service: str, op: str, params: dict, status: int) -> None:
+        """Tell the request listeners of a request answered outside ``handle``."""
 
     def unrecorded(self) -> AbstractContextManager[None]: ...
 
