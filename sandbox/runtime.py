@@ -581,7 +581,9 @@ class LambdaFunction:
         context = LambdaContext(clock, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
         self._record_start(inv, container, cold)
         try:
-            inv.result = marshal_response(container.handler(inv.event, context))
+            handler = container.handler
+            assert handler is not None  # loaded by its cold start
+            inv.result = marshal_response(handler(inv.event, context))
             if inv.crash.hold_after_return:
                 # The Invoke phase ends when the runtime *and every extension* are done, and the
                 # function's timeout covers all of it (lambda-runtime-environment.html).
