@@ -356,6 +356,7 @@ class _bar:
         if self.bar is None:
             return
         if skipped:
+            assert self.bar.total is not None  # given when the bar was made
             self.bar.total -= skipped
         self.bar.update(ran)
         if skipped and not ran:
