@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # for annotations only: at run time this module still imports nothing of the sandbox
     from .codecache import TaskRoots
@@ -148,15 +148,18 @@ class LambdaRuntime(Protocol):
     def close(self) -> None: ...
 
 
+C = TypeVar("C", bound=Clock)  # the kind of clock a recipe makes, which its scheduler is given
+
+
 @dataclass(frozen=True)
-class Recipe:
+class Recipe(Generic[C]):
     """How one kind of world makes the parts that differ between kinds.
 
     ``gateway(clock, scheduler, history, faults, schema, replicas)`` and
     ``runtime(clock, scheduler, history, new_request_id, region, env=...)`` take the shared parts.
     """
 
-    clock: Callable[[], Clock]
-    scheduler: Callable[[Clock], TaskScheduler]
+    clock: Callable[[], C]
+    scheduler: Callable[[C], TaskScheduler]
     gateway: Callable[..., AwsGateway]
     runtime: Callable[..., LambdaRuntime]

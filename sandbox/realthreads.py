@@ -199,7 +199,7 @@ def real_threads(forwarder: Forwarder, budget: float = DEFAULT_BUDGET) -> Recipe
     def gateway(*shared: Any) -> HttpGateway:
         return HttpGateway(*shared, forwarder=forwarder)
 
-    return Recipe(clock=WallClock, scheduler=lambda clock: FreeScheduler(clock, budget),  # type: ignore[arg-type]
+    return Recipe(clock=WallClock, scheduler=lambda clock: FreeScheduler(clock, budget),
                   gateway=gateway, runtime=FreeThreadsRuntime)
 
 

@@ -103,7 +103,7 @@ def deterministic(epoch: float = DEFAULT_EPOCH, policy: Policy | None = None,
                   watchdog: float = DEFAULT_WATCHDOG) -> Recipe:
     """The deterministic world's parts: a virtual clock, one task at a time in ``policy``'s order, moto in-process."""
     return Recipe(clock=lambda: VirtualClock(epoch),
-                  scheduler=lambda clock: Scheduler(clock, policy, watchdog=watchdog),  # type: ignore[arg-type]
+                  scheduler=lambda clock: Scheduler(clock, policy, watchdog=watchdog),
                   gateway=Gateway, runtime=Runtime)
 
 

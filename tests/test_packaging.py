@@ -25,6 +25,7 @@ EXPECTED_DIRECT = {
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
+        "mypy", "types-psutil", "types-tqdm",
     },
 }
 

@@ -429,7 +429,7 @@ class EnvironmentProcess:
         except wire.ChannelClosed:
             exit_ = RuntimeExit(self._exit_status())
             if self.exit_where is not None:
-                exit_.where = self.exit_where  # type: ignore[attr-defined]
+                exit_.where = self.exit_where
             raise exit_ from None
         except wire.ProtocolError as exc:
             self.kill()
