@@ -16,15 +16,12 @@ import itertools
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .clock import VirtualClock
 from .errors import HandlerBlocked, WorldClosed
 from .parts import SchedulerListener
 from .policies import Policy, RandomPolicy
-
-if TYPE_CHECKING:
-    from .runtime import Invocation
 
 #: A task's states (the scheduler's own words, never written to a history).
 NEW, RUNNABLE, SLEEPING, WAITING, DONE, ABANDONED = "new", "runnable", "sleeping", "waiting", "finished", "given up"
@@ -66,7 +63,9 @@ class Task:
         self.result: Any = None
         self.error: BaseException | None = None
         self.resumed_at = 0.0  # real time (perf_counter) the task last went on: the watchdog counts from it
-        self.invocation: Invocation | None = None  # set by the Lambda runtime for invocation tasks
+        # The runtime's Invocation, for an invocation's tasks (typed loosely: the scheduler, below the
+        # runtime, imports nothing of it).
+        self.invocation: Any = None
         #: The task keeps its own watchdog (it waits on an execution environment's channel, and stops
         #: waiting itself): the scheduler interrupts it only if that fails by far.
         self.own_watchdog = False
