@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:  # for annotations only: at run time this module still imports nothing of the sandbox
-    from .codecache import TaskRoots
-    from .process import ProcessSwitch
+    from .runtime.codecache import TaskRoots
+    from .runtime.process import ProcessSwitch
 
 
 @runtime_checkable
