@@ -14,7 +14,7 @@ BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 
-.PHONY: setup lab lint test test-fast test-ui chromium bench campaign clean help reset-notebooks html golden snapshots
+.PHONY: setup lab lint typecheck test test-fast test-ui chromium bench campaign clean help reset-notebooks html golden snapshots
 
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
@@ -88,10 +88,22 @@ autograder: setup
 lint: setup
 	$(BIN)/ruff check .
 
-# pytest exits 5 when it collects no test: make passes that on as a failure.
+# The type checker alone (configured in pyproject.toml: sandbox/, its strictness).
+typecheck: setup
+	$(BIN)/mypy
+
+# mypy runs beside ruff and pytest, not before them: a cold run (no .mypy_cache, as in a fresh clone)
+# is about 15 s of one core, which the tests would otherwise wait for. Its report is printed after the
+# tests', and the target fails if either failed. pytest exits 5 when it collects no test: make passes
+# that on as a failure.
 test: setup
-	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto --durations=15 -m "not grading" $(PYTEST_ARGS)
+	@log=$$(mktemp); $(BIN)/mypy >"$$log" 2>&1 & mypy=$$!; \
+	echo "$(BIN)/mypy  (in the background)"; \
+	echo "$(BIN)/ruff check ."; $(BIN)/ruff check . && \
+	{ echo "$(BIN)/python -m pytest -n auto --durations=15 -m \"not grading\" $(PYTEST_ARGS)"; \
+	  $(BIN)/python -m pytest -n auto --durations=15 -m "not grading" $(PYTEST_ARGS); }; tests=$$?; \
+	wait $$mypy; typed=$$?; echo "mypy:"; cat "$$log"; rm -f "$$log"; \
+	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
 # The golden snapshots (tests/__snapshots__/test_golden/, described in tests/test_golden.py): every scenario's
 # history, report and timeline. make test compares seeds 0 and 1; make golden compares all ten. After a change
@@ -148,14 +160,14 @@ campaign: setup
 	$(BIN)/python -m sandbox campaign $(CAMPAIGN_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build *.egg-info
 	find . -path ./.git -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +
 
 # Every target, one line each (`make` alone runs setup, the first target).
 help:
 	@echo "make setup            create .venv with the pinned packages, and register the notebook git filter"
 	@echo "make lab              setup, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
-	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...)"
+	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...); mypy beside them"
 	@echo "make test-fast        the tests not marked slow or notebook (about a third of the time)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
 	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
@@ -163,6 +175,7 @@ help:
 	@echo "make golden           compare every scenario's seeds 0-9 with the golden snapshots (make test: seeds 0-1)"
 	@echo "make snapshots        rewrite the golden snapshots after a change that alters runs on purpose"
 	@echo "make lint             ruff alone"
+	@echo "make typecheck        mypy alone, on sandbox/ (make test runs it too)"
 	@echo "make reset-notebooks  strip outputs from notebooks/ and exercises/, keeping your code edits"
 	@echo "make html             run every lesson and render it to out/html/"
 	@echo "make exercises        regenerate the student exercises from solutions/"

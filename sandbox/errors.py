@@ -53,6 +53,8 @@ class ProviderError(Exception):
 class RuntimeExit(BaseException):
     """The handler ended its own process (``os._exit``): Lambda reports Runtime.ExitError."""
 
+    #: Set only when an execution environment reports where the code exited (``runtime._where`` asks hasattr).
+    where: str
     def __init__(self, code: object = 0):
         super().__init__(f"Runtime exited with error: exit status {code}")
         self.code = code

@@ -133,7 +133,7 @@ def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: s
                    region: str = "us-east-1") -> dict[str, Any]:
     """One entry of a Kinesis event's ``Records``, from a GetRecords record (data base64-encoded)."""
     data = record["Data"]
-    arrival = record.get("ApproximateArrivalTimestamp")
+    arrival: Any = record.get("ApproximateArrivalTimestamp")  # a datetime from boto3, or a number
     return {
         "kinesis": {
             "kinesisSchemaVersion": "1.0",

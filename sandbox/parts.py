@@ -19,7 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
+
+if TYPE_CHECKING:  # for annotations only: at run time this module still imports nothing of the sandbox
+    from .runtime.codecache import TaskRoots
+    from .runtime.process import ProcessSwitch
 
 
 @runtime_checkable
@@ -77,6 +81,10 @@ class TaskScheduler(Protocol):
 
     def wait_for(self, other: Any, timeout: float | None = None, label: str = "wait") -> bool: ...
 
+    def wait_signal(self, key: Any, timeout: float | None = None, label: str = "wait") -> None: ...
+
+    def notify(self, key: Any) -> None: ...
+
     def block_until(self, ready: Callable[[], bool], timeout: float | None = None, label: str = "blocked") -> bool: ...
 
     def kill(self, task: Any, exc: BaseException) -> None: ...
@@ -98,9 +106,22 @@ RequestListener = Callable[[str, str, dict, int], None]
 class AwsGateway(Protocol):
     """Where every AWS request goes: one at a time, faults applied, recorded in the history."""
 
+    #: ``service`` -> what to do before its first request (make the world's table), done once.
+    before_first: dict[str, Callable[[], None]]
+    #: ``service`` -> what answers its requests instead of moto (``route(op, request)``).
+    routes: dict[str, Callable[[str, Any], Any]]
+
     def handle(self, service: str, op: str, request: Any) -> Any: ...
 
+    def record(self, service: str, op: str, target: str | None, key: str | None, result: str,
+               detail: dict) -> None: ...
+
+    def serve_locally(self, service: str, op: str, handler: Callable[[dict, Callable[[], Any]], Any]) -> None: ...
+
     def on_request(self, listener: RequestListener) -> None: ...
+
+    def notify(self, service: str, op: str, params: dict, status: int) -> None:
+        """Tell the request listeners of a request answered outside ``handle``."""
 
     def unrecorded(self) -> AbstractContextManager[None]: ...
 
@@ -112,22 +133,33 @@ class LambdaRuntime(Protocol):
     isolation: str
     seed: int
 
-    def deploy(self, handler: Any = None, **settings: Any) -> Any: ...
+    @property
+    def processes(self) -> ProcessSwitch: ...
+
+    @property
+    def task_roots(self) -> TaskRoots: ...
+
+    def deploy(self, handler: Any = None, *, factory: Callable[[], Callable[..., Any]] | None = None,
+               timeout: float = ..., memory_mb: int = ..., name: str = ...,
+               environment: dict[str, str] | None = None, check_names: bool = True) -> Any: ...
 
     def log(self, inv: Any, stream: str, text: str) -> None: ...
 
     def close(self) -> None: ...
 
 
+C = TypeVar("C", bound=Clock)  # the kind of clock a recipe makes, which its scheduler is given
+
+
 @dataclass(frozen=True)
-class Recipe:
+class Recipe(Generic[C]):
     """How one kind of world makes the parts that differ between kinds.
 
     ``gateway(clock, scheduler, history, faults, schema, replicas)`` and
     ``runtime(clock, scheduler, history, new_request_id, region, env=...)`` take the shared parts.
     """
 
-    clock: Callable[[], Clock]
-    scheduler: Callable[[Clock], TaskScheduler]
+    clock: Callable[[], C]
+    scheduler: Callable[[C], TaskScheduler]
     gateway: Callable[..., AwsGateway]
     runtime: Callable[..., LambdaRuntime]

@@ -16,7 +16,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import BadInput
 
@@ -129,6 +129,9 @@ class Config:
     rules). ``settings()`` yields the ``Setting`` of each field, ``from_settings(cfg)``
     builds the config from a scenario's resolved values.
     """
+
+    if TYPE_CHECKING:  # every subclass is a dataclass, so dataclasses.fields() takes the class
+        __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
     def __post_init__(self) -> None:
         for setting in self.settings():

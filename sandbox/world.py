@@ -111,7 +111,7 @@ def deterministic(epoch: float = DEFAULT_EPOCH, policy: Policy | None = None,
                   watchdog: float = DEFAULT_WATCHDOG) -> Recipe:
     """The deterministic world's parts: a virtual clock, one task at a time in ``policy``'s order, moto in-process."""
     return Recipe(clock=lambda: VirtualClock(epoch),
-                  scheduler=lambda clock: Scheduler(clock, policy, watchdog=watchdog),  # type: ignore[arg-type]
+                  scheduler=lambda clock: Scheduler(clock, policy, watchdog=watchdog),
                   gateway=Gateway, runtime=Runtime)
 
 
@@ -185,7 +185,8 @@ class Sandbox:
         self.faults = Nemesis()
         recipe = recipe or deterministic(epoch, make_policy(policy, seed), watchdog)
         assemble(self, recipe, meta=meta, replica_lag=replica_lag, ttl_lag=ttl_lag, ttl_drawn=ttl_drawn)
-        if getattr(self.scheduler, "policy", None) is not None and self.scheduler.policy.name == "random":
+        scheduler_policy = getattr(self.scheduler, "policy", None)  # the deterministic scheduler's
+        if scheduler_policy is not None and scheduler_policy.name == "random":
             # Seeded jitter spreads a race's steps over time, so the timeline shows their order. The
             # other policies (scripted, replayed, exhaustive, interactive, round-robin) choose the
             # order themselves, step by step at one instant, so they keep AWS calls instant.

@@ -57,12 +57,15 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
 from ..scenarios import SCENARIOS, run_scenario
 from ..stages import EXAMPLES, STAGES
 from ..vocab import Effect, Status
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 IMPROVED = "improved"
 POWERTOOLS = {"powertools-function": "powertools_function.py", "powertools-decorator": "powertools_decorator.py"}
@@ -339,7 +342,8 @@ class _bar:
     """A tqdm progress bar on stderr whose total shrinks as failing cells skip their later seeds."""
 
     def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total, self.bar = enabled, total, None
+        self.enabled, self.total = enabled, total
+        self.bar: tqdm[Any] | None = None
 
     def __enter__(self) -> Callable[[int, int], None]:
         if self.enabled:
@@ -352,6 +356,7 @@ class _bar:
         if self.bar is None:
             return
         if skipped:
+            assert self.bar.total is not None  # given when the bar was made
             self.bar.total -= skipped
         self.bar.update(ran)
         if skipped and not ran:
@@ -584,6 +589,7 @@ def main(argv: list[str] | None = None) -> int:
     print(text)
     failures = board.improved_failures()
     for cell in failures:
+        assert cell.failure is not None  # improved_failures() gives only failed cells
         print(f"FAIL: {IMPROVED} in {cell.column.name} at seed {cell.failure[0]}: {cell.failure[2]}")
     print(f"\nwrote {out / 'scoreboard.txt'}, {out / 'scoreboard.csv'} and {out / 'scoreboard.png'}")
     return 1 if failures else 0

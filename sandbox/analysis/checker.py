@@ -51,7 +51,7 @@ class Finding:
     key: str
     effect: str | None
     text: str
-    invocations: list[str] = field(default_factory=list)
+    invocations: list[str | None] = field(default_factory=list)  # None: the world's own (no invocation)
     window: tuple[float, float] | None = None
     remaining_window: bool = False
     #: The repeat came after the first invocation's saved result had expired: the idempotency
@@ -137,12 +137,13 @@ class _Facts:
         self.table = history.meta.get("table", "idempotency")
         epoch = history.meta.get("epoch")
         self.epoch = float(epoch) if isinstance(epoch, (int, float)) else 0.0
-        self.invs = history.invocations()
+        # Both by invocation id, looked up with a record's ``inv`` (None for the world's own doings).
+        self.invs: dict[Any, dict[str, Any]] = history.invocations()
         self.owed: dict[str, set[str]] = defaultdict(set)
         self.effects: dict[tuple[str, str], list[dict]] = defaultdict(list)
         self.pending: set[str] = set()
         self.dropped: dict[str, list[dict]] = defaultdict(list)
-        self.table_writes: dict[str, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        self.table_writes: dict[Any, list[dict]] = defaultdict(list)  # inv -> its writes to the table
         self.groups: dict[str, list[str]] = defaultdict(list)  # FIFO message group -> its orders, as sent
         for e in history:
             self._read(e)
@@ -269,7 +270,8 @@ def _duplicate(facts: _Facts, key: str, kind: str, done: list[dict]) -> Finding:
 
 
 #: How an invocation that did not return ok ended, in words.
-_ENDING = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out", Outcome.CRASHED: str(Outcome.CRASHED)}
+_ENDING: dict[str | None, str] = {Outcome.ERROR: "raised an error", Outcome.TIMEOUT: "timed out",
+                                  Outcome.CRASHED: str(Outcome.CRASHED)}
 
 
 def _late_repeat(facts: _Facts, done: list[dict]) -> tuple[dict, dict, float] | None:
@@ -312,12 +314,13 @@ def _out_of_order(facts: _Facts) -> list[Finding]:
     """
     findings = []
     for group, keys in sorted(facts.groups.items()):
-        first = {k: min((e for (_, key), done in facts.effects.items() if key == k for e in done),
-                        key=lambda e: e["seq"], default=None) for k in keys}
+        firsts = {k: min((e for (_, key), done in facts.effects.items() if key == k for e in done),
+                         key=lambda e: e["seq"], default=None) for k in keys}
+        first = {k: e for k, e in firsts.items() if e is not None}  # the orders that got an effect
         for i, key in enumerate(keys):
-            if first[key] is None:
+            if key not in first:
                 continue
-            earlier = [k for k in keys[i + 1:] if first[k] is not None and first[k]["seq"] < first[key]["seq"]]
+            earlier = [k for k in keys[i + 1:] if k in first and first[k]["seq"] < first[key]["seq"]]
             if earlier:
                 later = ", ".join(earlier)
                 text = (f"{key}: its first {first[key]['kind']} came at {_fmt(first[key]['t'])}, after those of "

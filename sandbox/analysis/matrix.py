@@ -54,7 +54,8 @@ class MatrixRow:
 def row_of(result: RunResult) -> MatrixRow:
     verdict = result.verdict
     invs = result.history.invocations()
-    extra = sum(max(0, verdict.effects_per_key.get(f.key, {}).get(f.effect, 0) - 1) for f in verdict.duplicates)
+    extra = sum(max(0, verdict.effects_per_key.get(f.key, {}).get(f.effect, 0) - 1) for f in verdict.duplicates
+                if f.effect is not None)
     causes = dict.fromkeys(invs[i]["cause"] for f in verdict.duplicates for i in f.invocations[1:] if i in invs)
     return MatrixRow(result.scenario, get_scenario(result.scenario).source, verdict.status, extra,
                      len({f.key for f in verdict.lost}), tuple(causes), result)
@@ -215,8 +216,8 @@ def key_matrix(scenarios: Iterable[str] | None = None, *, seed: int = 0,
         sc = get_scenario(name)
         if sc.kind != "duplicate source":
             continue
-        cells = [_key_cell(name, f"{KEYS_FILE}:{k}", seed) if applies[k] is None or sc.source in applies[k]
-                 else None for k in names]
+        cells = [_key_cell(name, f"{KEYS_FILE}:{k}", seed) if _covers(applies[k], sc.source) else None
+                 for k in names]
         rows.append((name, sc.source, cells))
     return KeyMatrix(names, rows)
 
@@ -230,6 +231,11 @@ def _applies_to(path: Path) -> dict[str, tuple[str, ...] | None]:
         if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "APPLIES_TO" for t in node.targets):
             return ast.literal_eval(node.value)
     raise BadInput(f"{path} has no APPLIES_TO")
+
+
+def _covers(sources: tuple[str, ...] | None, source: str) -> bool:
+    """Does a key that applies to ``sources`` (None: to every source) apply to ``source``?"""
+    return sources is None or source in sources
 
 
 def _key_cell(scenario: str, handler: str, seed: int) -> str:

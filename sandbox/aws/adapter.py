@@ -94,7 +94,7 @@ def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region
     _SHARED_PARSE.install()
     botocore.endpoint.Endpoint._send = _refuse_send
     botocore_stubber.enabled = False
-    time.sleep = sleep
+    time.sleep = sleep  # type: ignore[assignment]  # the world's sleep: seconds as a float, as handlers pass
     # boto3's default session is the shared one, made on first use: a run that builds no
     # client never pays for a botocore session.
     boto3.DEFAULT_SESSION = _sessions.get(region)
@@ -128,7 +128,7 @@ _SHARED_PARSE = SharedParse(lambda: _loader)
 
 
 # -- sessions shared by every world ------------------------------------------------------------
-_loader = None
+_loader: Any = None  # botocore's data loader, shared by the worlds' sessions (made on first use)
 _sessions: dict[str, boto3.Session] = {}
 
 
@@ -354,7 +354,7 @@ def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
         def send_to_targets(rule, original_event, transform_input=True):
             receive = _event_routes.get("sink")
             mine = [t for t in rule.targets if _is_lambda_arn(t.get("Arn"))] if receive is not None else []
-            if mine and rule.event_pattern.matches_event(original_event):
+            if receive is not None and mine and rule.event_pattern.matches_event(original_event):
                 for target in mine:
                     receive(rule.name, copy.deepcopy(target), copy.deepcopy(original_event))
             others = [t for t in rule.targets if t not in mine]
@@ -365,7 +365,7 @@ def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
                 finally:
                     rule.targets = kept
 
-        Rule.send_to_targets = send_to_targets
+        Rule.send_to_targets = send_to_targets  # type: ignore[method-assign]  # moto's internals, patched
     _event_routes["sink"] = sink
 
 
@@ -377,7 +377,7 @@ def _unroute_lambda_targets() -> None:
     if "original" in _event_routes:
         from moto.events.models import Rule
 
-        Rule.send_to_targets = _event_routes["original"]
+        Rule.send_to_targets = _event_routes["original"]  # type: ignore[method-assign]  # moto's, put back
     _event_routes.clear()
 
 
@@ -419,7 +419,7 @@ def route_sns_lambda_subscriptions(sink: Callable[[dict], None]) -> None:
                          "attributes": copy.deepcopy(message_attributes or {})})
             return None
 
-        Subscription.publish = publish
+        Subscription.publish = publish  # type: ignore[method-assign]  # moto's internals, patched
     _sinks.setdefault("sns", []).append(sink)
 
 
@@ -450,7 +450,7 @@ def _unroute_services() -> None:
     if "sns" in _originals:
         from moto.sns.models import Subscription
 
-        Subscription.publish = _originals["sns"]
+        Subscription.publish = _originals["sns"]  # type: ignore[method-assign]  # moto's, put back
     if "s3" in _originals:
         from moto.s3 import notifications
 

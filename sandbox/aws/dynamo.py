@@ -70,8 +70,9 @@ _AS_OP = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
           "PutRequest": "PutItem", "DeleteRequest": "DeleteItem"}
 
 
-def table_writes(op: str, params: dict) -> list[tuple[str, str, dict]]:
-    """Every item write a request makes, as (table, single-item op, that op's params).
+def table_writes(op: str, params: dict) -> list[tuple[str | None, str, dict]]:
+    """Every item write a request makes, as (table, single-item op, that op's params); table None: the
+    request names none (moto refuses it).
 
     PutItem, UpdateItem and DeleteItem write one item; TransactWriteItems and BatchWriteItem
     write several, and each counts the same as the single-item call it amounts to (for TTL,
@@ -80,7 +81,7 @@ def table_writes(op: str, params: dict) -> list[tuple[str, str, dict]]:
     if op in ("PutItem", "UpdateItem", "DeleteItem"):
         return [(params.get("TableName"), op, params)]
     if op == "TransactWriteItems":
-        out = []
+        out: list[tuple[str | None, str, dict]] = []
         for entry in params.get("TransactItems") or []:
             for kind, body in (entry or {}).items():
                 if kind in _AS_OP and isinstance(body, dict):

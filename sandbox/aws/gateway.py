@@ -78,7 +78,7 @@ def dispatch(event_name: str, request, **_: Any):
     if world is None:  # a client made inside a world that has closed since: it must not reach AWS
         raise RealAwsRefused(f"refused {event_name.split('.', 1)[-1]}: this client was made inside a sandbox world "
                              "that has closed; make a new client inside an open world")
-    _, service, op = event_name.split(".", 2)
+    _before_send, service, op = event_name.split(".", 2)
     return world.gateway.handle(service, op, request)
 
 
@@ -107,8 +107,8 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
         found = _STREAM_TABLE.search(str(params.get("StreamArn") or params.get("ShardIterator") or ""))
         return (found.group(1) if found else None), None, {}
     if service == "sns" and op == "Publish":  # the topic, and the MessageId SNS gave the message
-        found = _XML_MESSAGE_ID.search(body or b"") if status == 200 else None
-        return arn_name(params.get("TopicArn")), found.group(1).decode() if found else None, {}
+        message_id = _XML_MESSAGE_ID.search(body or b"") if status == 200 else None
+        return arn_name(params.get("TopicArn")), message_id.group(1).decode() if message_id else None, {}
     if service == "s3" and params.get("Bucket"):
         return params["Bucket"], params.get("Key"), {}
     return None, None, {}
@@ -162,7 +162,8 @@ def _error_code(body: bytes, status: int) -> str:
     return error_code(body) or (found.group(1).decode() if found else f"HTTP {status}")
 
 
-def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes, schema: TableSchema):
+def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes,
+                        schema: TableSchema) -> tuple[str | None, str | None, dict[str, Any]]:
     writes = table_writes(op, params)
     if op in ("TransactWriteItems", "BatchWriteItem") and writes:
         # Several writes in one request: the history keeps the one on the idempotency table
@@ -173,7 +174,7 @@ def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes, schema:
         if status != 200:
             detail["reasons"] = cancellation_reasons(body)
         return table, key, detail
-    detail: dict[str, Any] = {}
+    detail = {}
     key = None
     item = params.get("Item") or params.get("Key") or {}
     if item:

@@ -67,7 +67,7 @@ class Forwarder:
             body = json.dumps(new_params).encode()
             headers = {k: v for k, v in headers.items() if k.lower() != "content-length"}  # urllib3 counts anew
         if self.credentials is not None:
-            headers = self._signed(url, request.method, headers, body)
+            headers = self._signed(self.credentials, url, request.method, headers, body)
         try:
             answer = self.pool.request(request.method, url, body=body, headers=headers, redirect=False)
         except urllib3.exceptions.HTTPError as exc:
@@ -75,12 +75,13 @@ class Forwarder:
             raise EndpointConnectionError(endpoint_url=url, error=exc) from None
         return answer.status, dict(answer.headers), answer.data
 
-    def _signed(self, url: str, method: str, headers: dict, body) -> dict:
+    @staticmethod
+    def _signed(credentials: "Credentials", url: str, method: str, headers: dict, body) -> dict:
         found = _SCOPE.search(headers.get("Authorization", ""))
         region, signing_name = found.groups() if found else ("us-east-1", "")
         fresh = AWSRequest(method=method, url=url, data=body,
                            headers={k: v for k, v in headers.items() if k.lower() not in _SIGNATURE_HEADERS})
-        SigV4Auth(self.credentials, signing_name, region).add_auth(fresh)
+        SigV4Auth(credentials, signing_name, region).add_auth(fresh)
         return dict(fresh.headers.items())
 
     def close(self) -> None:

@@ -80,6 +80,7 @@ class SharedParse:
 
     def _endpoint_provider(self, ruleset_data, partition_data, excluded_params=None):
         def build():
+            assert self._originals is not None  # called only while installed
             return self._originals[1](ruleset_data=ruleset_data, partition_data=partition_data,
                                       excluded_params=excluded_params)
 

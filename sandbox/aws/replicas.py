@@ -26,7 +26,7 @@ from . import adapter
 from .dynamo import table_writes
 
 if TYPE_CHECKING:
-    from ..core.clock import VirtualClock
+    from ..parts import Clock
 
 DOC_CONSISTENCY = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html"
 DEFAULT_REPLICA_LAG = 1.0  # seconds
@@ -38,7 +38,7 @@ Version = tuple[float, "dict | None"]  # (virtual seconds, the item from then on
 class Replicas:
     """The recent versions of every item written, and the stale answers they make."""
 
-    def __init__(self, clock: "VirtualClock", region: str, lag: float, seed: int):
+    def __init__(self, clock: "Clock", region: str, lag: float, seed: int):
         self.clock, self.region, self.lag = clock, region, float(lag)
         self.rng = random.Random(f"replicas:{seed}")  # each stale read draws its age from it
         self._versions: dict[tuple[str, str], list[Version]] = {}
@@ -50,6 +50,8 @@ class Replicas:
     def _keys(self, op: str, params: dict) -> list[tuple[str, dict]]:
         out = []
         for table, _, write in table_writes(op, params):
+            if table is None:  # a write naming no table: moto refuses it
+                continue
             key = adapter.item_key(self.region, table, write.get("Item") or write.get("Key") or {})
             if key is not None:
                 out.append((table, key))
@@ -98,7 +100,7 @@ class Replicas:
             return None
         moment = self.as_of()
         data = json.loads(body or b"{}")
-        table = params.get("TableName")
+        table = params["TableName"]  # moto answered 200, so the request named its table
         if op == "GetItem":
             stale, item = self.version(table, params.get("Key") or {}, moment)
             if not stale:

@@ -25,10 +25,8 @@ from . import adapter
 from .dynamo import number_text, table_writes, update_assignments
 
 if TYPE_CHECKING:
-    from ..core.clock import VirtualClock
     from ..core.history import History
-    from ..core.scheduler import Scheduler
-    from .gateway import Gateway
+    from ..parts import AwsGateway, Clock, TaskScheduler
 
 DOC_TTL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 DOC_TTL_API = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html"
@@ -41,7 +39,7 @@ TYPICAL_TTL_LAG = 2 * 24 * 3600.0
 class TtlSweeper:
     """Schedules a delete for every write that sets the TTL attribute on a watched table."""
 
-    def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", gateway: "Gateway",
+    def __init__(self, clock: "Clock", scheduler: "TaskScheduler", history: "History", gateway: "AwsGateway",
                  dynamodb: Callable[[], Any], lag: float, schema: TableSchema = IDEMPOTENCY_TABLE,
                  drawn: bool = False, seed: int = 0):
         self.clock, self.scheduler, self.history, self.gateway = clock, scheduler, history, gateway

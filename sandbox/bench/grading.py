@@ -66,7 +66,7 @@ def check_times(quick: bool) -> dict[str, dict[str, float]]:
     from ..grading.catalog import grading_catalogue
     from ..grading.check import check
 
-    out = {}
+    out: dict[str, Any] = {}
     for ex in grading_catalogue().values():
         if quick and ex.id not in QUICK_EXERCISES:
             continue

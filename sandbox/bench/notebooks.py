@@ -53,8 +53,8 @@ def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
     nb = nbformat.read(path, as_version=4)
     cell_started: dict[int, float] = {}
     cell_s: dict[int, float] = {}
-    cpu = {"s": None}
-    done = {"at": None}
+    cpu: dict[str, float | None] = {"s": None}
+    done: dict[str, float | None] = {"at": None}
 
     def started(cell, cell_index, **_):
         cell_started[cell_index] = time.perf_counter()
@@ -76,7 +76,7 @@ def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
     # Until the last cell finished: the kernel's shutdown afterwards is nobody's wait.
     wall = (done["at"] or time.perf_counter()) - began
     first = min(cell_started.values(), default=began + wall)
-    slowest = max(cell_s, key=cell_s.get, default=None)
+    slowest = max(cell_s, key=lambda index: cell_s[index], default=None)
     return {"wall_s": round(wall, 2), "kernel_start_s": round(first - began, 2),
             "kernel_cpu_s": None if cpu["s"] is None else round(cpu["s"], 2),
             "code_cells": sum(c.cell_type == "code" for c in nb.cells),

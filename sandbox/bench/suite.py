@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import base64
 import contextlib
+import functools
 import json
 import multiprocessing
 import os
@@ -95,7 +96,7 @@ QUICK_SCENARIOS = ("no-fault", "sync-sdk-retry", "async-retry", "ttl-lag", "sqs-
 def scenario_walls(repeat: int, names: tuple[str, ...] | None = None) -> dict[str, dict[str, float]]:
     out = {}
     for name in names or tuple(SCENARIOS):
-        wall, result = _median_wall(lambda name=name: _run(name), repeat)
+        wall, result = _median_wall(functools.partial(_run, name), repeat)
         out[name] = {"wall_s": round(wall, 4), "virtual_s": result.history.end_time(),
                      "verdict": result.status, "aws_calls": len(result.history.of_type(RecordType.AWS))}
     return out
@@ -233,7 +234,8 @@ class _TableCaller(_Caller):
 
     def __init__(self, resource: Any):
         super().__init__("dynamodb", resource.meta.client)
-        self.resource, self.tables = resource, {}
+        self.resource = resource
+        self.tables: dict[str, Any] = {}
 
     def call(self, op: str, params: dict) -> Any:
         from botocore import xform_name
@@ -365,7 +367,7 @@ def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dic
         per = {}
         for n in sizes:
             reps = repeat_small if n <= 1000 else 1
-            wall, result = _median_wall(lambda name=name, n=n: _run(name, orders=n), reps)
+            wall, result = _median_wall(functools.partial(_run, name, orders=n), reps)
             per[str(n)] = {"wall_s": round(wall, 3), "ms_per_order": round(1000 * wall / n, 3),
                            "verdict": result.status}
         costs = [v["ms_per_order"] for v in per.values()]
@@ -373,7 +375,7 @@ def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dic
     return out
 
 
-def peak_memory(name: str, orders: int) -> dict[str, float]:
+def peak_memory(name: str, orders: int) -> dict[str, Any]:
     tracemalloc.start()
     try:
         _run(name, orders=orders)

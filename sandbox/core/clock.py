@@ -4,6 +4,10 @@ from __future__ import annotations
 import datetime as dt
 import sys
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from time_machine import Traveller, travel
 
 
 def _import_time_machine():
@@ -15,7 +19,9 @@ def _import_time_machine():
     if "pytest" in sys.modules or "time_machine" in sys.modules:
         import time_machine
         return time_machine
-    sys.modules["pytest"] = None  # makes `import pytest` fail inside time-machine only
+    # None makes `import pytest` fail inside time-machine only (the import system's rule; typeshed
+    # allows only modules there)
+    sys.modules["pytest"] = None  # type: ignore[assignment]
     try:
         import time_machine
     finally:
@@ -40,8 +46,8 @@ class VirtualClock:
     def __init__(self, epoch: float = DEFAULT_EPOCH):
         self.epoch = float(epoch)
         self._offset = 0.0
-        self._traveller = None
-        self._travel = None
+        self._traveller: Traveller | None = None
+        self._travel: travel | None = None
         self._lock = threading.Lock()
 
     # -- reading -------------------------------------------------------------
@@ -79,7 +85,7 @@ class VirtualClock:
         self._traveller = self._travel.start()
 
     def stop(self) -> None:
-        if self._traveller is None:
+        if self._traveller is None or self._travel is None:  # the second follows from the first
             return
         self._travel.stop()
         self._traveller = None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from ..errors import BadInput, InvocationCrashed
 from ..vocab import Effect
@@ -120,11 +121,14 @@ class Latency:
             raise BadInput(f"latency must be 0 seconds or more, got {self.seconds!r}")
 
 
+_F = TypeVar("_F", AwsFault, ProviderFault)
+
+
 @dataclass
-class _Armed:
+class _Armed(Generic[_F]):
     """A fault with its counters: how often it matched, and fired."""
 
-    fault: AwsFault | ProviderFault
+    fault: _F
     seen: int = 0
     fired: int = 0
 
@@ -133,8 +137,8 @@ class _Armed:
 class Nemesis:
     """The faults of one world and their counters. ``add`` takes any of the values above."""
 
-    aws: list[_Armed] = field(default_factory=list)
-    providers: dict[tuple[str, str], _Armed] = field(default_factory=dict)
+    aws: list[_Armed[AwsFault]] = field(default_factory=list)
+    providers: dict[tuple[str, str], _Armed[ProviderFault]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
     #: Seconds every AWS request from a handler takes when no ``Latency`` names its service, and
     #: the generator that varies it (half to one and a half times; None: always exactly that).
@@ -182,7 +186,7 @@ class Nemesis:
         armed = self.providers.get((effect, order))
         if armed is None:
             return ProviderCall()
-        f: ProviderFault = armed.fault  # type: ignore[assignment]
+        f = armed.fault
         armed.seen += 1
         if f.calls is not None and armed.seen > f.calls:
             return ProviderCall()

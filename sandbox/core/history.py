@@ -46,6 +46,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterable, Iterator
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +54,7 @@ from ..present.views import html_of
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
 
 #: Fields whose value must be a word of the vocabulary, per record type.
-_CHECKS = {
+_CHECKS: dict[str, dict[str, type[StrEnum]]] = {
     RecordType.INVOKE_START: {"source": SourceKind, "cause": Cause},
     RecordType.INVOKE_END: {"outcome": Outcome},
     RecordType.EFFECT: {"kind": Effect, "status": EffectStatus},
@@ -160,7 +161,7 @@ class History:
 
     def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False,
                    where: str | None = None) -> None:
-        extra = {"blocked": True} if blocked else {}
+        extra: dict[str, Any] = {"blocked": True} if blocked else {}
         if where:
             extra["where"] = where
         self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, **extra)

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from typing import TypeVar
 
 from ..errors import BadInput
 from ..parts import Turn
+
+T = TypeVar("T", bound=Turn)  # a policy hands back one of the candidates it was given
 
 
 # -- policies --------------------------------------------------------------------------
@@ -18,7 +21,7 @@ class Policy:
 
     name = "policy"
 
-    def choose(self, runnable: Sequence[Turn]) -> Turn:
+    def choose(self, runnable: Sequence[T]) -> T:
         raise NotImplementedError
 
 
@@ -104,7 +107,7 @@ class ReplayPolicy(Policy):
         return runnable[pick]
 
 
-def make_policy(policy: "str | Policy | None", seed: int) -> Policy:
+def make_policy(policy: "str | Policy | list | tuple | None", seed: int) -> Policy:
     if isinstance(policy, Policy):
         return policy
     if policy in (None, "random"):

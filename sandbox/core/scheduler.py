@@ -53,7 +53,7 @@ class Task:
         self.signal: Any = None  # what a task in wait_signal() waits for
         self.deadline: float | None = None  # elapsed seconds; past it, on_deadline() is raised
         self.on_deadline: Callable[[], BaseException] | None = None
-        self.on_abandon: Callable[[str], None] | None = None
+        self.on_abandon: Callable[[str], object] | None = None
         #: Set when the task's invocation was stopped (timed out, crashed): from then on every
         #: yield point raises it again at once, so no code of a dead invocation reaches the world.
         self.killed: BaseException | None = None
@@ -63,7 +63,9 @@ class Task:
         self.result: Any = None
         self.error: BaseException | None = None
         self.resumed_at = 0.0  # real time (perf_counter) the task last went on: the watchdog counts from it
-        self.invocation = None  # set by the Lambda runtime for invocation tasks
+        # The runtime's Invocation, for an invocation's tasks (typed loosely: the scheduler, below the
+        # runtime, imports nothing of it).
+        self.invocation: Any = None
         #: The task keeps its own watchdog (it waits on an execution environment's channel, and stops
         #: waiting itself): the scheduler interrupts it only if that fails by far.
         self.own_watchdog = False
@@ -75,7 +77,8 @@ class Task:
         self._back = _signal()
         self._fn, self._args, self._kwargs = fn, args, kwargs
         self.thread = threading.Thread(target=self._body, name=f"sandbox:{name}", daemon=True)
-        self.thread._sandbox_internal = True  # the sandbox's own thread, never adopted as a handler's
+        # The sandbox's own thread, never adopted as a handler's: a mark on the Thread that interpose reads.
+        self.thread._sandbox_internal = True  # type: ignore[attr-defined]
 
     @property
     def done(self) -> bool:
@@ -375,6 +378,7 @@ class Scheduler:
         if self._stops(until, stop_when):
             return False
         if task.state == SLEEPING:
+            assert task.wake_at is not None  # a sleeping task knows when it wakes
             self.clock.advance_to(task.wake_at)
             task.state, task.wake_at = RUNNABLE, None
             if self._stops(until, stop_when):
@@ -454,6 +458,7 @@ class Scheduler:
         message = blocked_message(task.name, self.watchdog)
         # A busy Python loop can be interrupted; a blocking C call cannot.
         task.blocked_message = message
+        assert task.thread.ident is not None  # a running task's thread has started
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(task.thread.ident), ctypes.py_object(HandlerBlocked))
         if task._back.acquire(timeout=1.0):
             if isinstance(task.error, HandlerBlocked):

@@ -27,11 +27,10 @@ from ..vocab import Effect, EffectStatus
 from . import active
 
 if TYPE_CHECKING:
+    from ..parts import Clock, TaskScheduler
     from ..runtime.functions import Invocation
-    from .clock import VirtualClock
     from .faults import Nemesis, ProviderCall
     from .history import History
-    from .scheduler import Scheduler
 
 #: How long a provider that hangs keeps its caller waiting: past any Lambda deadline.
 HANG_SECONDS = 10 ** 9
@@ -73,7 +72,7 @@ def _fingerprint(order: dict) -> str:
 class Services:
     """The email outbox and the payment API of one world."""
 
-    def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", faults: "Nemesis"):
+    def __init__(self, clock: "Clock", scheduler: "TaskScheduler", history: "History", faults: "Nemesis"):
         self.clock, self.scheduler, self.history, self.faults = clock, scheduler, history, faults
         self.timings = ServiceTimings()
         self.outbox: list[dict[str, Any]] = []

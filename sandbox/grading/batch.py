@@ -41,7 +41,7 @@ class StudentGrade:
     person: Person | None = None  # the roster's line
 
     @property
-    def score(self) -> int:
+    def score(self) -> float:  # an int unless an item gave partial credit
         return sum(g.score for g in self.grades)
 
     @property
@@ -187,6 +187,7 @@ def _replay_file(folder: Path, g: ExerciseGrade) -> str:
     """The file an instructor replays a failure against: the submitted .py itself, or, when it cannot run
     where it is (a notebook; no run_once_kit.py beside it), the code the grader ran, written to ``folder``."""
     path = g.submitted
+    assert path is not None  # replays are written for submitted files only
     if path.suffix != ".py" or (g.exercise.kit and not (path.parent / KIT).is_file()):
         if not g.replays("-"):
             return _shown(path)

@@ -187,9 +187,10 @@ def from_notebook(notebook: dict[str, Any], with_hidden: bool) -> Exercise:
     meta = nb.exercise_meta(notebook)
     if meta is None:
         raise BadInput(f"the notebook has no {nb.METADATA_KEY} metadata")
-    [cell] = nb.tagged(notebook, nb.TESTS_TAG) or [None]
-    if cell is None:
+    tagged = nb.tagged(notebook, nb.TESTS_TAG)
+    if not tagged:
         raise BadInput(f"exercise {meta['id']}: no cell is tagged {nb.TESTS_TAG!r}")
+    [cell] = tagged
     text = nb.source(cell)
     public = tests_literal(nb.solution_text(text, hidden=False))
     tests = [Test.from_dict(t, hidden=False) for t in public]

@@ -60,7 +60,7 @@ class CheckResult:
         return all(i.passed for i in self.items)
 
     @property
-    def score(self) -> int:
+    def score(self) -> float:  # an int unless an item gave partial credit (then judge.Points)
         return sum(i.score for i in self.items)
 
     @property

@@ -74,6 +74,7 @@ def _wrote(c: dict) -> bool:
 # -- duplicates -------------------------------------------------------------------------------------
 def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     invs = [i for i in f.invocations if i]
+    assert f.effect is not None  # a duplicate names its effect
     effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
     hints = []
     for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _batch_claim,
@@ -197,8 +198,8 @@ def _remaining_window(run: _Run, f: Finding) -> Hint:
             and EffectStatus(e["status"]).counted]
     if len(keys) > 1 and all(keys) and len(set(keys)) == len(keys):
         return Hint("charge-key-per-attempt", f"each attempt gave the payment API an idempotency key, but a "
-                    f"different one ({', '.join(keys)}): to the API each was a new charge. The key must name what "
-                    f"is being charged, so that every retry of it sends the same key")
+                    f"different one ({', '.join(k for k in keys if k)}): to the API each was a new charge. The key "
+                    f"must name what is being charged, so that every retry of it sends the same key")
     missing = " and carried no idempotency key" if keys and not any(keys) else ""
     return Hint("downstream-key", f"the charge went through{missing}, then the invocation died before it saved: "
                 f"no claim closes that window, and the payment API could not tell the retry's charge from a new one")
@@ -240,7 +241,7 @@ def _claims(run: _Run, inv: str, order: str | None = None) -> list[dict]:
                                       for w in run.calls.get(inv, []) if w is not c)]
 
 
-def _refused_later(run: _Run, key: str, after: float) -> list[dict]:
+def _refused_later(run: _Run, key: str | None, after: float) -> list[dict]:
     return [c for calls in run.calls.values() for c in calls
             if c.get("key") == key and c["result"] == CONDITIONAL_CHECK_FAILED and c["t"] > after]
 

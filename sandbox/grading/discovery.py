@@ -135,8 +135,8 @@ def _by_words(path: Path, code: str, catalogue: dict[str, Exercise]) -> tuple[st
     hits = [ex for ex in catalogue.values()
             if (slug := set(ex.slug.split("_")) - _SLUG_FILLER) and slug <= words]
     if len(hits) == 1:
-        words = " ".join(w for w in hits[0].slug.split("_") if w not in _SLUG_FILLER)
-        return hits[0].id, f"its name has exercise {hits[0].id}'s words ({words})"
+        named = " ".join(w for w in hits[0].slug.split("_") if w not in _SLUG_FILLER)
+        return hits[0].id, f"its name has exercise {hits[0].id}'s words ({named})"
     return None
 
 

@@ -55,7 +55,7 @@ def _classes(error: BaseException | None) -> list[str]:
 
 def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = None) -> History:
     drill = DRILLS[name]
-    kw = {"watchdog": watchdog} if watchdog else {}
+    kw: dict[str, Any] = {"watchdog": watchdog} if watchdog else {}
     with Sandbox(seed=seed, meta={"drill": name}, **kw) as sb:
         fn = sb.function(handler, timeout=drill.timeout)
         invs = drill.drive(sb, fn, seed)

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..analysis.checker import check
 from ..core.history import History
@@ -108,7 +108,7 @@ class ExerciseGrade:
     submitted: Path | None = None  # the submitted file, where the grader read it
 
     @property
-    def score(self) -> int:
+    def score(self) -> float:  # an int unless an item gave partial credit (then judge.Points)
         return sum(i.score for i in self.items)
 
     @property
@@ -143,7 +143,7 @@ class ExerciseGrade:
                 lines += [""] + failure_text(item)
         return "\n".join(lines)
 
-    def replays(self, handler: str) -> list[dict[str, str]]:
+    def replays(self, handler: str) -> list[dict[str, Any]]:
         """For each failed item: the replay command the student got and the same run against ``handler``
         (``path/file.py:function``, the submitted file itself)."""
         out = []
@@ -206,6 +206,7 @@ class _Session:
         messages: queue.Queue = queue.Queue()
         threading.Thread(target=_read_lines, args=(read_fd, messages), daemon=True).start()
         threading.Thread(target=self._drain_stderr, args=(proc,), daemon=True).start()
+        assert proc.stdin is not None  # stdin=PIPE
         try:
             proc.stdin.write(json.dumps(self.job).encode())
             proc.stdin.close()
@@ -270,6 +271,7 @@ class _Session:
             info = RunInfo(**message["info"])
             if info.group:
                 info.group = _group_key(self.number, info.group)
+            assert self.current is not None  # the child says which test it runs before its runs
             self.states[self.current].infos.append(info)
         elif kind == "test-start":
             self.current, self.test_records = message["i"], 0
@@ -299,6 +301,7 @@ class _Session:
         return f"the grading process exited with status {code}" + (f": {tail[-1][:300]}" if tail else "")
 
     def _drain_stderr(self, proc: subprocess.Popen) -> None:
+        assert proc.stderr is not None  # stderr=PIPE
         while chunk := proc.stderr.read(65536):
             self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
 
@@ -363,10 +366,15 @@ def grade(ex: Exercise, submission: Path, *, seed: int | None = None, limits: Li
     return result
 
 
+_Text = TypeVar("_Text", str, "str | None")  # a message, or a field that may hold none
+
+
 def _rename(result: ExerciseGrade, names: dict[str, str]) -> None:
     """Say the submitted file's name wherever a message names the grader's temporary copy of it."""
-    def fix(text: str | None) -> str | None:
-        for old, new in (names.items() if text else ()):
+    def fix(text: _Text) -> _Text:
+        if not text:
+            return text
+        for old, new in names.items():
             text = text.replace(old, new)
         return text
 

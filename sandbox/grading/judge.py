@@ -215,7 +215,7 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
     before the moment it was sized for.
     """
     epoch = float(history.meta.get("epoch") or 0.0)
-    invs = history.invocations()
+    invs: dict[Any, dict[str, Any]] = history.invocations()  # looked up with a record's inv (None: the world's)
     for e in history.of_type(RecordType.AWS):
         detail = e.get("detail") or {}
         inv = invs.get(e.get("inv"))
@@ -253,6 +253,7 @@ def answer_hash(question: str, answer: Any, salt: str = "") -> str:
 def judge_question(test: Test, answers: Any) -> Failure | None:
     if not isinstance(answers, dict):
         return Failure("failed", f"answers() should return a dict of letter -> scenario name, got {answers!r}")
+    assert test.question is not None  # a question's test names it
     given = answers.get(test.question)
     right = (answer_hash(test.question, given, test.answer_salt or "") == test.answer_sha256 if test.answer is None
              else str(given).strip().lower() == test.answer.strip().lower())

@@ -62,6 +62,7 @@ class Runner:
             if test.drill is not None:
                 history = drills.run_drill(test.drill, self.handler, seed, self.watchdog)
             else:
+                assert test.scenario is not None  # a test runs a drill or a scenario
                 history = run_scenario(test.scenario, self.handler, seed=seed, settings=test.settings,
                                        watchdog=self.watchdog).history
             runs += 1

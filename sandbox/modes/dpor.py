@@ -56,7 +56,7 @@ CONDITION_FAILED = "ConditionalCheckFailed"
 #: Records that say nothing two tasks share: a handler's own log lines, a reader's notes.
 _PRIVATE = frozenset({RecordType.LOG, RecordType.NOTE})
 #: Effects whose providers keep one shared log (the email outbox numbers its messages).
-_PROVIDER = {Effect.CANCELLATION: Effect.EMAIL}
+_PROVIDER: dict[str | None, str] = {Effect.CANCELLATION: Effect.EMAIL}
 
 
 @dataclass
@@ -468,7 +468,8 @@ def search(run: Callable[[DporPolicy], Trace], max_schedules: int = 5000, *,
     the policy cut it short); ``on_schedule(policy, trace)`` hears of each complete schedule.
     Stops after ``max_schedules`` complete schedules (``truncated`` says whether any were left).
     """
-    found, nodes = Search(), []
+    found = Search()
+    nodes: list[_Node] = []
     prefix: list[str] | None = []
     while prefix is not None:
         chooser = policy(prefix, nodes)

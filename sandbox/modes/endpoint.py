@@ -91,6 +91,7 @@ def parse_endpoint(text: str, *, allow_real_aws: bool = False) -> Endpoint:
 
 def probe(endpoint: Endpoint, timeout: float = 3.0) -> None:
     """Fail early, with a clear BadInput, when nothing listens at the endpoint."""
+    host: str | None  # None: the local host, as for socket.create_connection
     if endpoint.url is None:
         host, port = "dynamodb.us-east-1.amazonaws.com", 443
     else:

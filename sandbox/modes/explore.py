@@ -211,7 +211,7 @@ def explore(run_once: Callable[[ReplayPolicy], str], max_schedules: int = 5000, 
     return result
 
 
-def explore_reduced(run_once: Callable[[ReducedPolicy], Trace], max_schedules: int = 5000, *,
+def explore_reduced(run_once: Callable[[DporPolicy], Trace], max_schedules: int = 5000, *,
                     on_schedule: Callable[[str], None] | None = None) -> Exploration:
     """Like ``explore``, with partial-order reduction: ``run_once(policy)`` returns the run's ``dpor.Trace``.
 
@@ -224,6 +224,7 @@ def explore_reduced(run_once: Callable[[ReducedPolicy], Trace], max_schedules: i
     def heard(policy: DporPolicy, trace: Trace) -> None:
         result._record(str(trace.verdict), policy.taken, getattr(policy, "script", None))
         if on_schedule is not None:
+            assert trace.verdict is not None  # search() reports complete schedules only
             on_schedule(trace.verdict)
 
     found = search(run_once, max_schedules, on_schedule=heard, policy=ReducedPolicy)

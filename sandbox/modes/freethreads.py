@@ -96,7 +96,8 @@ class FreeTask:
         self.finished = threading.Event()
         self._fn, self._args, self._kwargs = fn, args, kwargs
         self.thread = threading.Thread(target=self._body, name=f"sandbox:{name}", daemon=True)
-        self.thread._sandbox_internal = True  # the sandbox's own thread, never adopted as a handler's
+        # The sandbox's own thread, never adopted as a handler's: a mark on the Thread that interpose reads.
+        self.thread._sandbox_internal = True  # type: ignore[attr-defined]
 
     @property
     def done(self) -> bool:

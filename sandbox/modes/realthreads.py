@@ -43,6 +43,7 @@ from ..aws.http_gateway import Forwarder, HttpGateway
 from ..errors import BadInput
 from ..parts import Recipe
 from ..runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, FunctionConfig, LambdaFunction, Runtime
+from ..runtime.process import ProcessContext, ProcessSwitch
 from ..vocab import WorldMode
 from ..world import Sandbox
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
@@ -129,15 +130,15 @@ class SharedProcesses:
 
     _loading = threading.RLock()
 
-    def __init__(self, processes):
+    def __init__(self, processes: ProcessSwitch):
         self._processes = processes
         self._depth = 0
 
     @property
-    def current(self):
+    def current(self) -> ProcessContext | None:
         return self._processes.current
 
-    def activate(self, ctx) -> None:
+    def activate(self, ctx: ProcessContext | None) -> None:
         if self._depth:
             self._processes.activate(ctx)
 
@@ -154,14 +155,16 @@ class SharedProcesses:
                 finally:
                     self._depth -= 1
 
-    def capture(self, ctx) -> None:
+    def capture(self, ctx: ProcessContext) -> None:
         self._processes.capture(ctx)
 
 
 class FreeThreadsFunction(LambdaFunction):
     """A ``LambdaFunction`` whose invocations may pick and start containers at the same moment."""
 
-    def __init__(self, runtime: Runtime, *args, **kwargs):
+    runtime: FreeThreadsRuntime
+
+    def __init__(self, runtime: FreeThreadsRuntime, *args, **kwargs):
         self._picking = threading.Lock()
         with runtime.processes.loading():
             super().__init__(runtime, *args, **kwargs)
@@ -179,16 +182,19 @@ class FreeThreadsFunction(LambdaFunction):
 
 
 class FreeThreadsRuntime(Runtime):
+    processes: SharedProcesses
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.processes = SharedProcesses(self.processes)
 
     def deploy(self, handler: Any = None, *, factory: Callable[[], Callable] | None = None,
                timeout: float = DEFAULT_TIMEOUT, memory_mb: int = DEFAULT_MEMORY_MB,
-               name: str = "orders-handler", environment: dict[str, str] | None = None) -> FreeThreadsFunction:
+               name: str = "orders-handler", environment: dict[str, str] | None = None,
+               check_names: bool = True) -> FreeThreadsFunction:
         config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region,
                                 environment={str(k): str(v) for k, v in (environment or {}).items()})
-        return FreeThreadsFunction(self, handler, config, factory=factory)
+        return FreeThreadsFunction(self, handler, config, factory=factory, check_names=check_names)
 
 
 # -- the world ----------------------------------------------------------------------------------
@@ -198,7 +204,7 @@ def real_threads(forwarder: Forwarder, budget: float = DEFAULT_BUDGET) -> Recipe
     def gateway(*shared: Any) -> HttpGateway:
         return HttpGateway(*shared, forwarder=forwarder)
 
-    return Recipe(clock=WallClock, scheduler=lambda clock: FreeScheduler(clock, budget),  # type: ignore[arg-type]
+    return Recipe(clock=WallClock, scheduler=lambda clock: FreeScheduler(clock, budget),
                   gateway=gateway, runtime=FreeThreadsRuntime)
 
 
@@ -210,11 +216,12 @@ class RealThreadsSandbox(Sandbox):
     """
 
     mode = MODE
+    clock: WallClock  # this world's recipe makes it
 
     def __init__(self, seed: int = 0, *, forwarder: Forwarder | None = None, ttl_lag: float = 0.0,
                  table: str | None = None, meta: dict | None = None, budget: float = DEFAULT_BUDGET,
                  region: str = "us-east-1", ttl_drawn: bool = False):
-        kw = {"table": table} if table else {}
+        kw: dict[str, Any] = {"table": table} if table else {}
         self.forwarder = forwarder or Forwarder(MotoServer.shared().url)
         super().__init__(seed, ttl_lag=ttl_lag, region=region, meta={"mode": self.mode, **(meta or {})},
                          replica_lag=0.0, aws_latency=0.0,

@@ -19,10 +19,13 @@ import contextlib
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..core.scheduler import DEFAULT_WATCHDOG, Task
+from ..core.scheduler import DEFAULT_WATCHDOG, Scheduler, Task
 from ..errors import BadInput, SandboxError, WorldClosed
+
+if TYPE_CHECKING:
+    from ..scenarios.base import RunResult
 
 #: Real seconds ``step`` waits for the world to reach its next gate (the watchdog fires first).
 STEP_TIMEOUT = 120.0
@@ -82,13 +85,19 @@ class ScenarioRun:
         self._at_gate = threading.Semaphore(0)
         self._go = threading.Semaphore(0)
         self._done = threading.Event()
-        self._result = None
+        self._result: RunResult | None = None
         self._error: BaseException | None = None
         self._closed_early = False
         self._aborted = False
         self._director = threading.Thread(target=self._direct, name="sandbox:director", daemon=True)
         self._director.start()
         self._wait_for_gate()
+
+    @property
+    def _scheduler(self) -> Scheduler:
+        scheduler = self.world.scheduler
+        assert isinstance(scheduler, Scheduler)  # open_world makes a deterministic world, whose gate this uses
+        return scheduler
 
     # -- the director thread -------------------------------------------------------------------
     def _direct(self) -> None:
@@ -124,12 +133,12 @@ class ScenarioRun:
             raise WorldClosed("the scenario run was closed")
         command, *args = self._command
         if command == "finish":
-            self.world.scheduler.gate = None
+            self._scheduler.gate = None
             return None
         who = args[0]
         chosen = next((t for t in runnable if t.name == who), None) if who else None
         if chosen is None:  # the policy decides, exactly as it would in an unattended run
-            chosen = runnable[0] if len(runnable) == 1 else self.world.scheduler.policy.choose(runnable)
+            chosen = runnable[0] if len(runnable) == 1 else self._scheduler.policy.choose(runnable)
         self._moved = chosen.name
         return chosen
 
@@ -184,7 +193,7 @@ class ScenarioRun:
         Starting an invocation does nothing another could notice, so tasks that are only
         about to start are stepped too.
         """
-        taken = []
+        taken: list[Step] = []
         while not self.done and len(taken) < limit:
             movers = self._runnable
             fresh = [t for t in movers if t.label == "start"]

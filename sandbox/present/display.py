@@ -18,7 +18,7 @@ from .views import register_html
 
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
-_STATUS_COLOURS = {Status.VALID: "#0a7d45", Status.INVALID: "#b3261e", Status.UNKNOWN: "#8a6d00"}
+_STATUS_COLOURS: dict[str, str] = {Status.VALID: "#0a7d45", Status.INVALID: "#b3261e", Status.UNKNOWN: "#8a6d00"}
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #e5e5e5"
 
 

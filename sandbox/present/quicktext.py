@@ -119,18 +119,20 @@ def quick_text():
         from matplotlib import text as mtext
         from matplotlib.backends import backend_agg
 
-        metrics, layout = mtext._get_text_metrics_with_cache, mtext.Text._get_layout
+        # matplotlib's private text measuring, which its stubs leave out
+        metrics, layout = mtext._get_text_metrics_with_cache, mtext.Text._get_layout  # type: ignore[attr-defined]
         draw_text = backend_agg.RendererAgg.draw_text
         patched = _remembered_metrics(metrics), _remembered_layout(layout), _remembered_draw_text(draw_text)
     except (ImportError, AttributeError):
         yield
         return
-    mtext._get_text_metrics_with_cache, mtext.Text._get_layout, backend_agg.RendererAgg.draw_text = patched
+    (mtext._get_text_metrics_with_cache, mtext.Text._get_layout,  # type: ignore[attr-defined]
+     backend_agg.RendererAgg.draw_text) = patched  # type: ignore[method-assign]
     try:
         yield
     finally:
-        mtext._get_text_metrics_with_cache, mtext.Text._get_layout = metrics, layout
-        backend_agg.RendererAgg.draw_text = draw_text
+        mtext._get_text_metrics_with_cache, mtext.Text._get_layout = metrics, layout  # type: ignore[attr-defined]
+        backend_agg.RendererAgg.draw_text = draw_text  # type: ignore[method-assign]
 
 
 def png_of_pixels(rgba) -> bytes:

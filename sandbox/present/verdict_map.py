@@ -23,7 +23,7 @@ import io
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -31,6 +31,9 @@ from matplotlib.figure import Figure
 from ..errors import BadInput
 from ..vocab import Status
 from .timeline import audit
+
+if TYPE_CHECKING:
+    from matplotlib.artist import Artist
 
 #: What a cell shows when the scenario refuses its combination of settings.
 REFUSED = "refused"
@@ -147,6 +150,8 @@ class VerdictMapFigure(audit.Audited, Figure):
     """A Figure that shows itself as PNG in Jupyter without pyplot; ``grid`` holds the verdicts drawn."""
 
     grid: VerdictGrid
+    canvas: FigureCanvasAgg  # _map_figure gives it one
+    now_mark: NowMark  # the mark of the current setting, when one is drawn
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
@@ -247,10 +252,10 @@ def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
 
 
-def _draw_mark(ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
+def _draw_mark(fig: VerdictMapFigure, ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
     """Mark the current setting (see ``NowMark``); returns the legend's words for it."""
-    ax.now_mark = NowMark(ax)
-    return ax.now_mark.place(grid, mark)
+    fig.now_mark = NowMark(ax)
+    return fig.now_mark.place(grid, mark)
 
 
 def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
@@ -258,12 +263,12 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
     from matplotlib.patches import Patch
 
     shown = [s for s in (Status.VALID, Status.INVALID, Status.UNKNOWN, REFUSED) if s in grid.cells.values()]
-    handles = [Patch(facecolor=COLOURS[s], edgecolor="none", label=CELL_TEXT[s]) for s in shown]
+    handles: list[Artist] = [Patch(facecolor=COLOURS[s], edgecolor="none", label=CELL_TEXT[s]) for s in shown]
     if now:
         handles.append(Patch(facecolor="white", edgecolor="black", lw=3, label=now))
     if equal_line:
         handles.append(Line2D([], [], ls="--", lw=2.2, color="#1F1F1F", label=equal_line))
-    wide = sum(len(h.get_label()) for h in handles) > LEGEND_ROW_CHARS
+    wide = sum(len(str(h.get_label())) for h in handles) > LEGEND_ROW_CHARS
     fig.legend(handles=handles, loc="outside lower center", ncols=min(2 if wide else 3, len(handles)),
                fontsize=LABEL_PT - 1, frameon=False)
 
@@ -287,7 +292,7 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     _draw_cells(ax, grid)
     if equal_line and not _draw_equal_line(ax, grid):
         equal_line = None
-    now = _draw_mark(ax, grid, mark) if mark else None
+    now = _draw_mark(fig, ax, grid, mark) if mark else None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
@@ -318,7 +323,7 @@ class MapPicture:
 
         self.grid = grid
         self.figure = _map_figure(grid, mark, title, equal_line, width, _widest_words(grid))
-        self.mark: NowMark = self.figure.axes[0].now_mark
+        self.mark: NowMark = self.figure.now_mark
         self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
         moving = [*self.mark.artists, self.words]
         for artist in moving:
@@ -387,6 +392,11 @@ class LinkedVerdictMap:
         return self.picture.figure if self.picture else None
 
     @property
+    def _drawn(self) -> MapPicture:
+        assert self.picture is not None  # the first redraw, in __init__, made it
+        return self.picture
+
+    @property
     def mark(self) -> dict[str, Any]:
         values = self.explorer.values()
         return {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
@@ -407,10 +417,10 @@ class LinkedVerdictMap:
         if shared != self._shared:
             self._regrid(verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
                                       settings=self._cell(shared), seed=self.seed), shared)
-        self.image.value = self.picture.png(self.mark)
+        self.image.value = self._drawn.png(self.mark)
         self.status.value = ""
         self.image.remove_class("sandbox-stale")
-        return self.figure
+        return self._drawn.figure
 
     def stale(self) -> None:
         self.image.add_class("sandbox-stale")
@@ -420,13 +430,13 @@ class LinkedVerdictMap:
         shared = self._shared_of(values)
         if shared == self._shared:
             self._filling = None
-            png = self.picture.png(self.mark)
+            png = self._drawn.png(self.mark)
             return lambda: self._show(png)
         if loop is None:  # set from Python: run the cells now, show them with the rest
             grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
                                 settings=self._cell(shared), seed=self.seed)
             self._regrid(grid, shared)
-            png = self.picture.png(self.mark)
+            png = self._drawn.png(self.mark)
             return lambda: self._show(png)
         if shared != self._filling:
             self._filling = shared
@@ -454,7 +464,7 @@ class LinkedVerdictMap:
             loop.call_soon(self._fill, grid, shared, loop)
             return
         self._regrid(grid, shared)
-        self._show(self.picture.png(self.mark))
+        self._show(self._drawn.png(self.mark))
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)

@@ -21,6 +21,7 @@ import asyncio
 import html
 import io
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
 from typing import Any
 
 import ipywidgets as widgets
@@ -77,10 +78,10 @@ def _numeric(setting: Setting, value: Any, span: tuple[float, float, float] | No
     if span is not None:
         lo, hi = max(lo, span[0]), min(hi, span[1])
     if setting.kind is int:
-        step = int(span[2]) if span else 1
+        int_step = int(span[2]) if span else 1
         if hi - lo <= SLIDER_INT_SPAN:
-            return widgets.IntSlider(value=int(value), min=int(lo), max=int(hi), step=step, **common)
-        return widgets.BoundedIntText(value=int(value), min=int(lo), max=int(hi), step=step, **common)
+            return widgets.IntSlider(value=int(value), min=int(lo), max=int(hi), step=int_step, **common)
+        return widgets.BoundedIntText(value=int(value), min=int(lo), max=int(hi), step=int_step, **common)
     step = span[2] if span else _nice_step((hi - lo) / FLOAT_STEPS)
     if hi - lo <= SLIDER_FLOAT_SPAN:
         return widgets.FloatSlider(value=float(value), min=float(lo), max=float(hi), step=step, **common)
@@ -117,15 +118,20 @@ def timeline_png(result: Any, width: float) -> bytes:
     return drawn if isinstance(drawn, bytes) else png_of_pixels(drawn)
 
 
+def _timeline_style() -> Callable[[], AbstractContextManager[None]] | None:
+    try:
+        from .timeline.style import matplotlib_style
+    except ImportError:  # the timeline styles its own pictures some other way: let it draw
+        return None
+    return matplotlib_style
+
+
 def timeline_pixels(result: Any, width: float):
     """The timeline of ``result`` as an RGBA array (or PNG bytes, where the timeline cannot give its pixels)."""
     import numpy as np
     from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    try:
-        from .timeline.style import matplotlib_style
-    except ImportError:  # the timeline styles its own pictures some other way: let it draw
-        matplotlib_style = None
+    matplotlib_style = _timeline_style()
     with quick_text():
         fig = result.plot(width=width)
         if matplotlib_style is None:
@@ -202,7 +208,8 @@ class SettingsExplorer:
         self.image = widgets.Image(format="png", layout={"max_width": "100%"})
         self.image.add_class("sandbox-timeline")
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
-        self.result, self.runs, self.shown = None, 0, 0
+        self.result: Any = None  # the last run's result (None: refused, or not run yet)
+        self.runs, self.shown = 0, 0
         self.followers: list[Any] = []
         self._asked = 0  # moves so far; a pending rerun for an earlier one is dropped
         for control in self.controls.values():
@@ -259,7 +266,7 @@ class SettingsExplorer:
         self._show(result._repr_html_(), png, values, loop)
         return result
 
-    def _show(self, verdict: str, png: Any, values: dict[str, Any], loop: Any) -> None:
+    def _show(self, verdict: str | None, png: Any, values: dict[str, Any], loop: Any) -> None:
         """Everything prepared first, then shown in one go: the page never mixes two settings.
 
         ``png`` is the timeline's future PNG (None: no timeline to show).

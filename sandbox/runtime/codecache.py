@@ -14,6 +14,10 @@ import functools
 import importlib.machinery
 import sys
 from types import CodeType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from _typeshed.importlib import PathEntryFinderProtocol
 
 
 @functools.lru_cache(maxsize=256)
@@ -25,7 +29,9 @@ def compiled(path: str, source: bytes) -> CodeType:
 class CachedSourceLoader(importlib.machinery.SourceFileLoader):
     """A source file loader whose compile step is :func:`compiled` (everything else is the standard one)."""
 
-    def source_to_code(self, data, path, *, _optimize=-1):  # noqa: D102 (importlib's own signature)
+    # typeshed declares InspectLoader.source_to_code a staticmethod; SourceLoader's (which the import
+    # system calls, on the loader) is a method with a private _optimize keyword.
+    def source_to_code(self, data, path, *, _optimize=-1):  # type: ignore[override]  # noqa: D102
         if _optimize != -1 or not isinstance(data, bytes):
             return super().source_to_code(data, path, _optimize=_optimize)
         return compiled(str(path), data)
@@ -47,21 +53,18 @@ class TaskRoots:
     """
 
     def __init__(self):
-        self._saved: dict[str, object] = {}
+        self._saved: dict[str, tuple[bool, PathEntryFinderProtocol | None]] = {}  # (had an entry, its finder)
 
     def add(self, folder: str) -> None:
         if folder in self._saved:
             return
-        self._saved[folder] = sys.path_importer_cache.get(folder, _ABSENT)
+        self._saved[folder] = (folder in sys.path_importer_cache, sys.path_importer_cache.get(folder))
         sys.path_importer_cache[folder] = task_root_finder(folder)
 
     def restore(self) -> None:
-        for folder, before in self._saved.items():
-            if before is _ABSENT:
-                sys.path_importer_cache.pop(folder, None)
-            else:
+        for folder, (present, before) in self._saved.items():
+            if present:
                 sys.path_importer_cache[folder] = before
+            else:
+                sys.path_importer_cache.pop(folder, None)
         self._saved.clear()
-
-
-_ABSENT = object()

@@ -38,7 +38,7 @@ from ..errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout,
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
-from .process import ProcessContext, Processes
+from .process import ProcessContext, Processes, ProcessSwitch
 
 if TYPE_CHECKING:
     from ..core.clock import VirtualClock
@@ -186,7 +186,7 @@ class Runtime:
         self.clock, self.scheduler, self.history = clock, scheduler, history
         self.new_request_id = new_request_id
         self.region = region
-        self.processes = Processes()
+        self.processes: ProcessSwitch = Processes()
         #: Handler folders whose modules each cold start imports without compiling them again.
         self.task_roots = TaskRoots()
         self.base_env = env or (lambda: {})
@@ -217,6 +217,7 @@ class Runtime:
     def adopt_thread(self, thread: Any) -> Task:
         """A thread the running invocation started becomes one of its tasks (see ``interpose``)."""
         inv = current_invocation()
+        assert inv is not None  # interpose adopts only threads an invocation's code starts
         task = self.scheduler.spawn(thread.run, name=f"{inv.id}/{thread.name}", daemon=True)
         task.invocation = inv
         inv.children.append(task)
@@ -392,11 +393,13 @@ class LambdaFunction:
 
         rt = self.runtime
         template = Template.get(contained=rt.isolation == "contained")
-        if rt.task_root_copies is None:
-            rt.task_root_copies = TaskRootCopies(template)
-        config = self.environment_config(container.id, str(rt.task_root_copies.copy_of(self.task_root)))
+        copies = rt.task_root_copies
+        if copies is None:
+            copies = rt.task_root_copies = TaskRootCopies(template)
+        assert self.task_root is not None  # environments run handler files, which have a folder
+        config = self.environment_config(container.id, str(copies.copy_of(self.task_root)))
         snapshot = self._snapshot_environment(config) if self.snapstart else None
-        env = EnvironmentProcess(config, rt.task_root_copies, template, snapshot=snapshot,
+        env = EnvironmentProcess(config, copies, template, snapshot=snapshot,
                                  share_tmp=self._join_environment(container))
         rt.environments.append(env)
         container.env = env
@@ -452,9 +455,10 @@ class LambdaFunction:
 
         rt = self.runtime
         if self._snapshot is None or self._snapshot.dead:
+            copies = rt.task_root_copies
+            assert copies is not None  # _start_environment made them
             environ = {**config["environ"], "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start"}
-            snapshot = EnvironmentProcess({**config, "environ": environ}, rt.task_root_copies,
-                                          rt.task_root_copies.template)
+            snapshot = EnvironmentProcess({**config, "environ": environ}, copies, copies.template)
             rt.environments.append(snapshot)
             snapshot.logs = self._log_of_current
             try:
@@ -520,21 +524,24 @@ class LambdaFunction:
         rt = self.runtime
         inv = Invocation(self, rt.next_id(), fresh_event(event), source, cause, prev, list(keys or []), crash,
                          request_id or rt.new_request_id())
-        inv.task = rt.scheduler.spawn(self._run, inv, name=inv.id)
-        inv.task.invocation = inv
-        inv.task.on_abandon = lambda message: self.stop(inv, Outcome.ERROR, HandlerBlocked(message), blocked=True)
+        inv.task = task = rt.scheduler.spawn(self._run, inv, name=inv.id)
+        task.invocation = inv
+        task.on_abandon = lambda message: self.stop(inv, Outcome.ERROR, HandlerBlocked(message), blocked=True)
         return inv
 
     def invoke(self, event: Any, **kw: Any) -> Invocation:
         """Invoke and wait for the outcome (from a task or from the world's own thread)."""
         inv = self.start(event, **kw)
+        assert inv.task is not None  # start() gave it its task
         self.runtime.scheduler.wait_for(inv.task, label=f"wait {inv.id}")
         return inv
 
     def _run(self, inv: Invocation) -> Any:
+        task = inv.task
+        assert task is not None  # this runs as that task
         # An environment's task waits on its channel and keeps the watchdog itself, counting only the
         # time the learner's code runs (not the template's start, nor the world's own work).
-        inv.task.own_watchdog = self.in_processes
+        task.own_watchdog = self.in_processes
         try:
             container, cold = self._container()
         except (Exception, SystemExit, RuntimeExit) as exc:
@@ -550,7 +557,7 @@ class LambdaFunction:
         try:
             self._call_handler(inv, container, cold)
         finally:
-            inv.task.deadline = None
+            task.deadline = None
             container.busy = False
         return inv.result
 
@@ -567,13 +574,16 @@ class LambdaFunction:
 
     def _call_handler(self, inv: Invocation, container: Container, cold: bool) -> None:
         clock, task, timeout = self.runtime.clock, inv.task, self.config.timeout
+        assert task is not None  # this runs as that task
         deadline = clock.now() + timeout
         task.deadline = clock.elapsed() + timeout
         task.on_deadline = lambda: self.stop(inv, Outcome.TIMEOUT, LambdaTimeout(_timeout_text(timeout)))
         context = LambdaContext(clock, self.config, inv.request_id, deadline, container.id.rsplit("/", 1)[-1])
         self._record_start(inv, container, cold)
         try:
-            inv.result = marshal_response(container.handler(inv.event, context))
+            handler = container.handler
+            assert handler is not None  # loaded by its cold start
+            inv.result = marshal_response(handler(inv.event, context))
             if inv.crash.hold_after_return:
                 # The Invoke phase ends when the runtime *and every extension* are done, and the
                 # function's timeout covers all of it (lambda-runtime-environment.html).
@@ -591,7 +601,7 @@ class LambdaFunction:
             self._finish(inv, Outcome.CRASHED, "the world closed while this invocation was still running")
             raise
         except HandlerBlocked as exc:  # the watchdog interrupted a busy loop
-            self.stop(inv, Outcome.ERROR, exc, text=str(exc) or inv.task.blocked_message, blocked=True)
+            self.stop(inv, Outcome.ERROR, exc, text=str(exc) or task.blocked_message, blocked=True)
         except MarshalError as exc:  # the runtime could not send the response: a function error
             inv.error = exc
             self._finish(inv, Outcome.ERROR, f"Runtime.MarshalError: {exc}")
@@ -685,8 +695,9 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
         return {"errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}
     exc = inv.error
-    if isinstance(getattr(exc, "payload", None), dict) and "error_type" in vars(exc):
-        return {**exc.payload, "requestId": rid}  # awslambdaric's own payload
+    payload = getattr(exc, "payload", None)
+    if isinstance(payload, dict) and "error_type" in vars(exc):
+        return {**payload, "requestId": rid}  # awslambdaric's own payload
     if isinstance(exc, BaseException):
         frames = traceback.extract_tb(exc.__traceback__)
         return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,

@@ -25,16 +25,19 @@ import sys
 import threading
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core import active
 from ..core.scheduler import current_task
 from ..errors import RuntimeExit
 from ..vocab import LogStream
 
+if TYPE_CHECKING:
+    from ..core.scheduler import Task
+
 _saved: dict[str, Any] = {}
 _local = threading.local()  # set while this thread starts a real thread: its own waits stay ordinary
-_adopted: "weakref.WeakSet[threading.Thread]" = weakref.WeakSet()  # handler threads run as tasks
+_adopted: "weakref.WeakSet[_AdoptedThread]" = weakref.WeakSet()  # handler threads run as tasks
 
 
 def _invocation():
@@ -50,7 +53,28 @@ def _exit(code: int = 0) -> None:
 
 
 # -- threads ---------------------------------------------------------------------------------------
-def _thread_start(self: threading.Thread) -> None:
+class _AdoptedThread(Protocol):
+    """A ``threading.Thread`` as the world adopts it: its task, and CPython's private "started" event."""
+
+    name: str
+    _sandbox_task: Task
+    _started: threading.Event
+    _is_stopped: bool
+
+
+class _ConditionInternals(Protocol):
+    """The private parts of CPython's ``threading.Condition`` that its ``wait``, redone below, uses."""
+
+    _waiters: collections.deque
+
+    def _is_owned(self) -> bool: ...
+
+    def _release_save(self) -> Any: ...
+
+    def _acquire_restore(self, state: Any) -> None: ...
+
+
+def _thread_start(self: _AdoptedThread) -> None:
     world = active.current()
     if world is None or getattr(self, "_sandbox_internal", False) or _invocation() is None:
         # Thread.start waits for the new thread to run; that wait must not hand the turn to
@@ -78,13 +102,13 @@ def _thread_is_alive(self: threading.Thread) -> bool:
     return _saved["is_alive"](self) if task is None else not task.done
 
 
-def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
+def _condition_wait(self: _ConditionInternals, timeout: float | None = None) -> bool:
     world = active.current()
     if world is None or current_task() is None or getattr(_local, "starting", False):
         return _saved["wait"](self, timeout)
     if not self._is_owned():
         raise RuntimeError("cannot wait on un-acquired lock")
-    waiter = threading._allocate_lock()
+    waiter = threading._allocate_lock()  # type: ignore[attr-defined]  # as Condition.wait does; private
     waiter.acquire()
     self._waiters.append(waiter)
     saved_state = self._release_save()
@@ -175,18 +199,20 @@ class _LambdaLogHandler(logging.Handler):
 
 
 # -- installing ------------------------------------------------------------------------------------
+#: What an open world replaces: (owner, attribute, replacement); ``_saved`` keeps each original under
+#: the attribute's name.
+_REPLACED: tuple[tuple[Any, str, Any], ...] = (
+    (os, "_exit", _exit), (threading.Thread, "start", _thread_start), (threading.Thread, "join", _thread_join),
+    (threading.Thread, "is_alive", _thread_is_alive), (threading.Condition, "wait", _condition_wait),
+    (queue, "SimpleQueue", CooperativeSimpleQueue))
+
+
 def install(log_sink: Callable[[Any, str, str], None]) -> None:
     if _saved:
         raise RuntimeError("the sandbox's interpositions are already installed")
-    _saved.update(_exit=os._exit, start=threading.Thread.start, join=threading.Thread.join,
-                  is_alive=threading.Thread.is_alive, wait=threading.Condition.wait,
-                  simple_queue=queue.SimpleQueue, stdout=sys.stdout, stderr=sys.stderr)
-    os._exit = _exit
-    threading.Thread.start = _thread_start
-    threading.Thread.join = _thread_join
-    threading.Thread.is_alive = _thread_is_alive
-    threading.Condition.wait = _condition_wait
-    queue.SimpleQueue = CooperativeSimpleQueue
+    _saved.update({name: getattr(owner, name) for owner, name, _ in _REPLACED}, stdout=sys.stdout, stderr=sys.stderr)
+    for owner, name, replacement in _REPLACED:
+        setattr(owner, name, replacement)
     sys.stdout = _Router(sys.stdout, LogStream.STDOUT, log_sink)
     sys.stderr = _Router(sys.stderr, LogStream.STDERR, log_sink)
     _saved["log_handler"] = _LambdaLogHandler(log_sink)
@@ -196,12 +222,8 @@ def install(log_sink: Callable[[Any, str, str], None]) -> None:
 def uninstall() -> None:
     if not _saved:
         return
-    os._exit = _saved["_exit"]
-    threading.Thread.start = _saved["start"]
-    threading.Thread.join = _saved["join"]
-    threading.Thread.is_alive = _saved["is_alive"]
-    threading.Condition.wait = _saved["wait"]
-    queue.SimpleQueue = _saved["simple_queue"]
+    for owner, name, _ in _REPLACED:
+        setattr(owner, name, _saved[name])
     for thread in list(_adopted):
         # Its task has ended with the world: let threading (and concurrent.futures at exit) see it stopped.
         thread._is_stopped = True

@@ -97,6 +97,7 @@ def load_handler(spec: "str | HandlerSpec", module_name: str | None = None) -> C
     name = module_name or parsed.module
     parsed.source()  # checked here; the loader reads it again, through its compiled-code cache
     loader_spec = importlib.util.spec_from_file_location(name, path, loader=CachedSourceLoader(name, str(path)))
+    assert loader_spec is not None and loader_spec.loader is not None  # a loader was given
     module = importlib.util.module_from_spec(loader_spec)
     sys.modules[name] = module  # as an import does: the module can import itself and be found by name
     try:

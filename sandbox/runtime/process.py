@@ -23,6 +23,7 @@ import sys
 import sysconfig
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Protocol
 
 from ..paths import PACKAGE
 
@@ -81,6 +82,8 @@ class Environment:
     """
 
     __slots__ = ("variables", "raw", "_encoded")
+    # (whether for an os._Environ, {encoded key: (key, value, encoded value)}); None until first needed
+    _encoded: tuple[bool, dict[Any, tuple[str, str, Any]]] | None
 
     def __init__(self, variables: dict[str, str], raw: dict | None = None):
         self.variables, self.raw, self._encoded = variables, raw, None
@@ -149,6 +152,17 @@ class ProcessContext:
     @property
     def env(self) -> dict[str, str]:
         return self.environment.variables
+
+
+class ProcessSwitch(Protocol):
+    """What the runtime calls on its processes: ``Processes``, or real threads' ``SharedProcesses``."""
+
+    @property
+    def current(self) -> ProcessContext | None: ...
+
+    def activate(self, ctx: ProcessContext | None) -> None: ...
+
+    def capture(self, ctx: ProcessContext) -> None: ...
 
 
 class Processes:
@@ -220,6 +234,7 @@ class Processes:
     def _leave(self, ctx: ProcessContext) -> None:
         self._take_out(ctx)
         sys.modules.update(self._base_private)
+        assert self._base_env is not None  # captured by _enter
         self._base_env.install(ctx.environment.raw)
         sys.path[:] = self._base_path or sys.path
 
@@ -278,4 +293,5 @@ def _environ_raw() -> dict:
     every variable. Two copies are equal exactly when the environments are (the encoding is one-to-one).
     Code that replaced ``os.environ`` with a plain mapping gets a plain copy (its encoding is the identity)."""
     environ = os.environ
-    return environ._data.copy() if isinstance(environ, os._Environ) else dict(environ)
+    # _data: _Environ's encoded mapping, which typeshed leaves out (it is private).
+    return environ._data.copy() if isinstance(environ, os._Environ) else dict(environ)  # type: ignore[attr-defined]

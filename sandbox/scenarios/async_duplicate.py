@@ -6,6 +6,8 @@ because the async queue itself is eventually consistent
 """
 from __future__ import annotations
 
+import functools
+
 from ..events import make_orders
 from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
@@ -30,6 +32,5 @@ class AsyncDuplicate(Scenario):
     def drive(self, sb, fn, cfg):
         source = from_settings(sb, fn, cfg)
         for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
-            source.invoke_at(i * cfg["interval"],
-                             lambda order=order: sb.order_event([order]))
+            source.invoke_at(i * cfg["interval"], functools.partial(sb.order_event, [order]))
         run_until_idle(sb, source)

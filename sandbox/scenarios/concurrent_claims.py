@@ -15,7 +15,7 @@ class ConcurrentClaims(Scenario):
     summary = ("The same order event is delivered N times at the same moment (an async duplicate, a second "
                "SQS poller, a client retry), so N invocations run side by side in N containers. Only a "
                "claim that is one atomic conditional write lets exactly one of them send the email.")
-    settings = (
+    settings: tuple[Setting, ...] = (
         Setting("copies", 2, "how many identical deliveries arrive at once", None, 1, 16),
         Setting("orders", 1, "how many distinct orders (each delivered `copies` times)", None, 1, 100_000),
         Setting("interval", 5.0, "virtual seconds between two distinct orders", None, 0, 3600),

@@ -56,8 +56,9 @@ SERVICE, OP, API_NAME = "execute-api", "Invoke", "orders-api"
 CLIENT_TIMEOUT = "ReadTimeout"
 REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 #: API Gateway's own answers (supported-gateway-response-types.html, services-apigateway-errors.html).
-GATEWAY_TIMEOUT = {"status": 504, "gatewayResponse": "INTEGRATION_TIMEOUT", "message": "Endpoint request timed out"}
-BAD_GATEWAY = {"status": 502, "message": "Internal server error"}
+GATEWAY_TIMEOUT: dict[str, Any] = {"status": 504, "gatewayResponse": "INTEGRATION_TIMEOUT",
+                                   "message": "Endpoint request timed out"}
+BAD_GATEWAY: dict[str, Any] = {"status": 502, "message": "Internal server error"}
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class ClientRequest:
 
 class ApiGatewaySource(Source):
     """An HTTP client that POSTs orders to ``/orders`` through API Gateway, retrying as ``config`` says."""
+
+    function: LambdaFunction  # it invokes one
 
     kind = SourceKind.APIGATEWAY
 

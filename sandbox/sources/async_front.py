@@ -51,6 +51,8 @@ class AsyncFront(Source):
     with ``hand_off``.
     """
 
+    function: LambdaFunction  # it invokes one
+
     #: The service, as the history's sentences name it ("SNS", "S3").
     service: str = ""
     #: Why an event still in the service's hands when the run stopped is pending.

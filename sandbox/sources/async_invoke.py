@@ -163,6 +163,8 @@ class AsyncInvokeSource(Source):
     when ``config.on_failure_destination`` is on.
     """
 
+    function: LambdaFunction  # it invokes one
+
     kind = SourceKind.ASYNC
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", config: AsyncConfig | None = None, *,
@@ -411,6 +413,8 @@ class AsyncInvokeCaller(Source):
     endpoint itself waits ``read_timeout`` (virtually) before the read times out, as the
     synchronous endpoint does.
     """
+
+    function: LambdaFunction  # it invokes one
 
     kind = SourceKind.ASYNC
 

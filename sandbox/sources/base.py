@@ -31,8 +31,10 @@ class Source(ABC):
     #: The ``SourceKind`` written in the history for its invocations.
     kind: str = ""
 
-    def __init__(self, world: "Sandbox", function: "LambdaFunction"):
-        self.world, self.function = world, function
+    def __init__(self, world: "Sandbox", function: "LambdaFunction | None"):
+        self.world = world
+        #: The function it invokes; None for the world's own senders (producers, an operator), which invoke none.
+        self.function = function
 
     def start(self) -> "Source":
         return self

@@ -132,7 +132,7 @@ class DdbStreamSource(ShardSource):
         return self.streams.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params = {"ShardIterator": iterator}
+        params: dict[str, Any] = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.streams.get_records(**params)

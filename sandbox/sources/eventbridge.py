@@ -124,6 +124,8 @@ class EventBridgeSource(Source):
     hand-offs Lambda refused, and events it dropped.
     """
 
+    function: LambdaFunction  # it invokes one
+
     kind = SourceKind.EVENTBRIDGE
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", config: EventBridgeConfig | None = None,

@@ -232,7 +232,7 @@ class ClientProducer(Source):
         if error is not None:
             self.failed.append({"key": key, "error": error, "ids": ids})
             sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
-        if again:
+        if again and key is not None:  # (again says key is not None)
             self._sent_again(key, ids)
         elif key is not None:
             self.first_send[key] = (sb.clock.elapsed(), ids)

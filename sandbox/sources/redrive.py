@@ -91,8 +91,9 @@ class MessageMoveTasks:
 
     def __init__(self, world: "Sandbox", *queues: "SqsQueue"):
         self.world = world
-        self.by_dlq = {q.dlq_arn: q for q in queues if q.dlq_arn}
-        self.by_arn = {q.arn: q for q in queues}
+        # Looked up with a request's ARNs, which may be missing (None).
+        self.by_dlq: dict[str | None, SqsQueue] = {q.dlq_arn: q for q in queues if q.dlq_arn}
+        self.by_arn: dict[str | None, SqsQueue] = {q.arn: q for q in queues}
         if not self.by_dlq:
             raise BadInput("redrive needs a queue with a dead-letter queue (max_receive_count above 0)")
         if any(q.fifo is not None for q in queues):
@@ -117,12 +118,10 @@ class MessageMoveTasks:
             if source_arn in self.by_arn:
                 return self._error("UnsupportedOperation", "Source queue must be configured as a Dead Letter Queue.")
             return self._error("ResourceNotFoundException", f"The resource {source_arn} does not exist.")
-        destination = queue
-        if params.get("DestinationArn"):
-            destination = self.by_arn.get(params["DestinationArn"])
-            if destination is None:
-                return self._error("ResourceNotFoundException", f"The resource {params['DestinationArn']} "
-                                   "does not exist.")
+        destination = self.by_arn.get(params["DestinationArn"]) if params.get("DestinationArn") else queue
+        if destination is None:
+            return self._error("ResourceNotFoundException", f"The resource {params['DestinationArn']} "
+                               "does not exist.")
         rate = params.get("MaxNumberOfMessagesPerSecond")
         if rate is not None and not (isinstance(rate, int) and 1 <= rate <= MAX_RATE):
             return self._error("InvalidParameterValue", f"MaxNumberOfMessagesPerSecond must be 1 to {MAX_RATE}, "

@@ -45,7 +45,7 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BadInput, SandboxError
 from ..events import iso_millis
@@ -91,7 +91,7 @@ class ShardMapping(Config):
                                  None, 0.001, 3600)
 
     #: The page that says the same for this mapping's service, for each page cited above.
-    CITES = {}
+    CITES: ClassVar[dict[str | None, str]] = {}
 
     @classmethod
     def settings(cls, **defaults: Any):
@@ -140,6 +140,8 @@ class ShardSource(Source):
     says how to read it: ``_iterator``, ``_get_records``, ``record_counts`` and, per record,
     ``seq``, ``aws_seq``, ``arrival``, ``key`` and ``event_record``.
     """
+
+    function: LambdaFunction  # it invokes one
 
     #: The field of an on-failure message that describes the batch.
     batch_info = ""

@@ -347,6 +347,8 @@ class SqsEventSourceMapping(Source):
     the queue's visibility timeout (read with a real GetQueueAttributes call).
     """
 
+    function: LambdaFunction  # it invokes one
+
     kind = SourceKind.SQS
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", queue: SqsQueue,
@@ -464,6 +466,7 @@ class SqsEventSourceMapping(Source):
                 batch += got
             if not batch:
                 return batch, clock.elapsed()
+            assert first_at is not None  # set when the first message came
             if len(batch) >= cfg.batch_size or cfg.batching_window == 0:
                 return batch, first_at
             left = first_at + cfg.gathers_for() - clock.elapsed()
@@ -712,11 +715,11 @@ class SqsEventSourceMapping(Source):
         again = [m["MessageId"] for m in batch if self._receive_count(m) > 1]
         if again:
             return Cause.REDELIVERY, self._latest(self.tracked[i].last_inv for i in again)
-        copies = [i for i in ids if self.tracked[i].order is not None
-                  and self.first_message_of.get(self.tracked[i].order) != i]
-        if copies:
+        resent = [order for i in ids if (order := self.tracked[i].order) is not None
+                  and self.first_message_of.get(order) != i]
+        if resent:
             # A second message for an order already delivered: the producer sent it twice.
-            firsts = [self.first_message_of[self.tracked[i].order] for i in copies]
+            firsts = [self.first_message_of[order] for order in resent]
             return Cause.PRODUCER_RESEND, self._latest(self.tracked[f].last_inv for f in firsts)
         return Cause.FIRST_DELIVERY, None
 

@@ -204,6 +204,8 @@ class Execution:
 class StepFunctionsSource(Source):
     """A state machine whose one Task invokes the function synchronously, retrying as ``config`` says."""
 
+    function: LambdaFunction  # it invokes one
+
     kind = SourceKind.STEPFUNCTIONS
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", config: TaskRetryConfig | None = None, *,
@@ -307,6 +309,7 @@ class StepFunctionsSource(Source):
     def _next_retry(self, execution: Execution, attempt: TaskAttempt) -> tuple[float | None, str]:
         """Seconds until the next attempt, or None and why the execution fails now."""
         cfg = self.config
+        assert attempt.error is not None  # only a failed attempt is retried
         if not cfg.matches(attempt.error):
             return None, f"no retrier matches {attempt.error} (ErrorEquals {', '.join(cfg.errors)})"
         if attempt.retry_count >= cfg.max_attempts:

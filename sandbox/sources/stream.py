@@ -100,6 +100,7 @@ class StreamSource(ShardSource):
 
     kind = SourceKind.STREAM
     batch_info = "KinesisBatchInfo"
+    mapping: StreamMapping
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", mapping: StreamMapping | None = None,
                  **settings: Any):
@@ -140,13 +141,14 @@ class StreamSource(ShardSource):
 
     # -- reading Kinesis -------------------------------------------------------------------
     def _iterator(self, shard: Shard, kind: str, sequence: int | str | None = None) -> str:
-        params = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id, "ShardIteratorType": kind}
+        params: dict[str, Any] = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id,
+                                  "ShardIteratorType": kind}
         if sequence is not None:
             params["StartingSequenceNumber"] = str(sequence)
         return self.world.kinesis.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params = {"ShardIterator": iterator}
+        params: dict[str, Any] = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.world.kinesis.get_records(**params)

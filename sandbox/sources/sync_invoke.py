@@ -250,6 +250,7 @@ class SyncInvokeEndpoint:
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
         if invocation_type == "Event":
+            assert queue is not None  # refused above
             return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
 
@@ -368,8 +369,9 @@ class SyncInvokeEndpoint:
             try:
                 return _json_response(url, 200, headers, json.dumps(inv.result).encode()), None, inv.result
             except (TypeError, ValueError) as exc:
-                payload = {"errorMessage": f"Unable to marshal response: {exc}", "errorType": "Runtime.MarshalError",
-                           "requestId": inv.request_id, "stackTrace": []}
+                payload: dict[str, Any] = {"errorMessage": f"Unable to marshal response: {exc}",
+                                           "errorType": "Runtime.MarshalError",
+                                           "requestId": inv.request_id, "stackTrace": []}
         else:
             payload = function_error_payload(inv)
         headers["X-Amz-Function-Error"] = "Unhandled"
@@ -418,6 +420,8 @@ class SyncInvokeSource(Source):
     ``Invoke`` with ``config``'s retry and timeout settings. botocore then does whatever it
     does, retries included.
     """
+
+    function: LambdaFunction  # it invokes one
 
     kind = SourceKind.SYNC
 

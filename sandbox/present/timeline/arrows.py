@@ -165,4 +165,5 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         score = (hits + OUTSIDE_HITS * bool(outside.any())) * HIT_COST + i  # cut off by the axes: hardly seen
         if best is None or score < best[0]:
             best = (score, style, pts)
+    assert best is not None  # there is always the straight arc
     return best[1], best[2]

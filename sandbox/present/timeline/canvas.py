@@ -76,9 +76,11 @@ class Canvas:
     def text_box(self, artist: mtext.Text) -> Bbox:
         """Display box of a text (without an annotation's arrow), padded for its bbox patch."""
         if isinstance(artist, mtext.Annotation):
+            assert self.renderer is not None  # labels are placed once the layout is frozen
             artist.update_positions(self.renderer)
         box = mtext.Text.get_window_extent(artist, self.renderer)
-        return box.padded(TEXT_PAD_EM * artist.get_fontsize() * self.fig.dpi / 72)
+        # get_fontsize() gives points (a float); matplotlib's stubs also allow a str
+        return box.padded(TEXT_PAD_EM * float(artist.get_fontsize()) * self.fig.dpi / 72)
 
     def place(self, make: Callable[[Any], Any], candidates: list[Any], *, required: bool,
               exclude: tuple[str, ...] = (), owner: str = "label",

@@ -20,10 +20,11 @@ from .timefmt import duration
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
-WHERE_PENDING = {SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
-                 SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
-                 SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
-                 SourceKind.STEPFUNCTIONS: "the execution still running"}
+WHERE_PENDING: dict[str, str] = {
+    SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
+    SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
+    SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
+    SourceKind.STEPFUNCTIONS: "the execution still running"}
 
 
 @dataclass
@@ -130,7 +131,7 @@ class DeliveryReader:
             return d.event("retry_scheduled")
         # a failed stream batch split in two: name the halves
         prev = self._last_event("retry_scheduled", d.t)
-        if prev is not None and prev.label.startswith(SPLIT_PREFIX):
+        if prev is not None and prev.label is not None and prev.label.startswith(SPLIT_PREFIX):
             prev.label += f" | {d.keys_text}"
             return None
         return d.event("retry_scheduled", f"{SPLIT_PREFIX}: {d.keys_text}")
@@ -138,7 +139,7 @@ class DeliveryReader:
     def dead_lettered(self, d: DeliveryRecord) -> Event | None:
         who = d.keys_text or "an unreadable message"
         prev = self._last_event("dropped", d.t)
-        if prev is not None and prev.label.endswith(DLQ_SUFFIX):
+        if prev is not None and prev.label is not None and prev.label.endswith(DLQ_SUFFIX):
             # several messages moved at once: one marker, one label
             prev.label = prev.label[:-len(DLQ_SUFFIX)] + f", {who}{DLQ_SUFFIX}"
             return None
@@ -204,7 +205,7 @@ class DeliveryReader:
     def redriven(self, d: DeliveryRecord) -> Event | None:
         who = d.keys_text or "a message"
         prev = self._last_event("moved_back", d.t)
-        if prev is not None and prev.label.endswith(REDRIVE_SUFFIX):
+        if prev is not None and prev.label is not None and prev.label.endswith(REDRIVE_SUFFIX):
             # several messages moved at once: one marker, one label
             prev.label = prev.label[:-len(REDRIVE_SUFFIX)] + f", {who}{REDRIVE_SUFFIX}"
             return None

@@ -40,4 +40,5 @@ def str_list(v: Any) -> list[str]:
 
 def detail(r: dict) -> dict:
     """A record's ``detail`` dict, or an empty one."""
-    return r.get("detail") if isinstance(r.get("detail"), dict) else {}
+    found = r.get("detail")
+    return found if isinstance(found, dict) else {}

@@ -27,6 +27,8 @@ class TimelineFigure(Audited, Figure):
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
     mark_times: Mapping[str, list[tuple[float, str]]] = MappingProxyType({})
 
+    canvas: FigureCanvasAgg  # new_figure gives it one
+
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
         with matplotlib_style():

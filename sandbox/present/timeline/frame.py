@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from matplotlib.layout_engine import ConstrainedLayoutEngine
+
 from .axis import TimeAxis
 from .canvas import Canvas
 from .figure import new_figure
@@ -48,7 +50,9 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     title = fit_title(title, width, scale.fs(TITLE_PT))
     fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows,
                                           title_height(title, scale.fs(TITLE_PT))), dpi)
-    fig.get_layout_engine().set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
+    engine = fig.get_layout_engine()
+    assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's
+    engine.set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
     canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot())
     _frame(canvas, title, squeezed)
     x_span = canvas.taxis.x_hi - canvas.taxis.x_lo

@@ -96,11 +96,13 @@ def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float,
 
 def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool) -> None:
     kw = _event_style(c, e)
+    label = e.label
+    assert label is not None  # only labelled events are placed
 
     def make(cand):
         x, y, ha, va = cand
         xd, yd = c.data(x, y)
-        return c.ax.text(xd, yd, e.label, ha=ha, va=va, **kw)
+        return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
     c.place(make, cands, required=required or e.style in REQUIRED_LABELS, exclude=(f"head:{e.source}:{e.seq}",))
 
@@ -176,7 +178,7 @@ def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str
     """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
     text, vertical = arrow.text, arrow.vertical
     two_lines = text.replace(" at ", "\nat ", 1)
-    cands = []
+    cands: list[tuple[float, float, str, str]] = []
     if not vertical:
         cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
         cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]

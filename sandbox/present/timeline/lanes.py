@@ -89,9 +89,9 @@ def draw_row_names(c: Canvas) -> list[float]:
         lbl.set_fontsize(c.fs(LANE_PT) if r.kind == RowKind.LANE else c.fs(HEADING_PT))
         if r.kind != RowKind.LANE:
             lbl.set_fontweight("bold")
-    subs = [r for r in c.rows.all if r.sub] if not c.compact else []
+    subs = [(r.y, r.sub) for r in c.rows.all if r.sub] if not c.compact else []
     if subs:
-        ax.set_yticks([r.y + SUB_DROP for r in subs], labels=[r.sub for r in subs], minor=True)
+        ax.set_yticks([y + SUB_DROP for y, _ in subs], labels=[sub for _, sub in subs], minor=True)
         for lbl in ax.get_yticklabels(minor=True):
             lbl.set_parse_math(False)
             lbl.set_fontsize(c.fs(SMALL_PT))
@@ -117,6 +117,7 @@ def _separator(c: Canvas, r: Row) -> float:
 def _outcome(c: Canvas, r: Row, right: mtransforms.Transform) -> None:
     """The outcome in words right of the axes (``right``), with the error (or failed items) below if there is room."""
     ax = c.ax
+    assert r.inv is not None  # a lane's row
     rec = c.model.invs[r.inv]
     text, lines = outcome_text(rec)
     two = bool(lines) and not c.compact
@@ -245,6 +246,7 @@ def draw_bars(c: Canvas) -> dict[str, mpatches.Rectangle]:
             rect = mpatches.Rectangle((x0, y - BAR_HALF), max(x1 - x0, 0.0), 2 * BAR_HALF, **RUNNING_BAR,
                                       zorder=Z_BAR, gid=f"bar:{rec.inv}:running")
         else:
+            assert rec.end is not None  # an ended invocation's
             x1 = tx.x(rec.end)
             partial = rec.outcome == Outcome.OK and bool(rec.failed_items)  # ok, but some items failed
             rect = mpatches.Rectangle((x0, y - BAR_HALF), max(x1 - x0, 0.0), 2 * BAR_HALF,

@@ -66,9 +66,10 @@ class MarkerPlacement:
     """Where the markers landed (display px), for what refers to them later."""
 
     attempt_rows: dict[str, float] = field(default_factory=dict)  # caller -> data y of its attempts
-    dup_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # (inv, x, y, text)
-    warn_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # stale writes: (inv, x, y, text)
-    refused_points: list[tuple[str, float, float, str]] = field(default_factory=list)  # refused writes, likewise
+    # (inv, x, y, text); inv None: the sweeper's lane
+    dup_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)
+    warn_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)  # stale writes, likewise
+    refused_points: list[tuple[str | None, float, float, str]] = field(default_factory=list)  # refused writes
     sweep_points: list[tuple[float, float, str]] = field(default_factory=list)  # (x, y, key)
     event_points: list[EventPoint] = field(default_factory=list)
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)

@@ -114,7 +114,9 @@ def label_strips(c: Canvas) -> None:
         spans[(w.inv, w.key)] = (min(a, x0), max(b, x1))
     gap = STRIP_LABEL_GAP_PT * c.pt
     for (inv, key), (x0, x1) in spans.items():
-        top, h = c.rows.strip(inv, key)
+        strip = c.rows.strip(inv, key)
+        assert strip is not None  # spans has only keys with a strip
+        top, h = strip
         (px0, py), (px1, _) = c.px(x0, top + h / 2), c.px(x1, top + h / 2)
         cands = [(px0 - gap, "right"), (px0 + gap, "left"), (px1 + gap, "left")]
 
@@ -191,9 +193,10 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
     c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings)
 
 
-def _clusters(points: list[tuple[str, float, float, str]], within: float) -> list[list[tuple[str, float, float, str]]]:
+def _clusters(points: list[tuple[str | None, float, float, str]],
+              within: float) -> list[list[tuple[str | None, float, float, str]]]:
     """Duplicates that sit close together on one lane (in display px), grouped."""
-    clusters: list[list[tuple[str, float, float, str]]] = []
+    clusters: list[list[tuple[str | None, float, float, str]]] = []
     for p in points:
         if clusters and clusters[-1][-1][0] == p[0] and p[1] - clusters[-1][-1][1] < within:
             clusters[-1].append(p)

@@ -49,7 +49,8 @@ class QueueReader:
 
     @classmethod
     def for_meta(cls, meta: dict) -> QueueReader:
-        settings = meta.get("settings") if isinstance(meta.get("settings"), dict) else {}
+        found = meta.get("settings")
+        settings = found if isinstance(found, dict) else {}
         value = fields.number(settings.get(VISIBILITY_SETTING))
         return cls(timeout=value if value is not None and value > 0 else None)
 
@@ -101,7 +102,7 @@ class QueueReader:
         again = [o.t for o in self.receives if o.seq > r.seq and set(o.ids) & set(r.ids)]
         out = r.t + self.timeout if self.timeout is not None else None
         ran_out = out is not None and out <= t_end and (not ends or ends[0] > out)
-        if ran_out:
+        if ran_out and out is not None:
             end = out
         elif ends:
             end = ends[0]
@@ -116,7 +117,8 @@ class QueueReader:
     def _batching(self) -> list[Batching]:
         """Each SQS invocation's batch: gathered by one poller from its first receive on (then, if the function
         was throttled, held through the 429s)."""
-        steps = sorted([(r.seq, r) for r in self.receives] + self.starts + self.drops, key=lambda s: s[0])
+        steps: list[tuple[int, _Receive | Invocation | str]] = sorted(
+            [*[(r.seq, r) for r in self.receives], *self.starts, *self.drops], key=lambda s: s[0])
         gathering: dict[str, _Receive] = {}  # poller -> the first receive of the batch it holds
         windows = []
         for _, step in steps:

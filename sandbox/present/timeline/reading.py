@@ -40,8 +40,10 @@ LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
 #: The (service, op) of records, made outside any invocation, that are a caller's requests, by lane group: an
 #: SDK's Lambda Invoke, an HTTP client's request through API Gateway (IAM's execute-api:Invoke), and a Step
 #: Functions Task's attempt through the optimized Lambda integration (arn:aws:states:::lambda:invoke).
-CALLER_SERVICES = {(LAMBDA, INVOKE): SourceKind.SYNC, ("execute-api", INVOKE): SourceKind.APIGATEWAY,
-                   ("states", "lambda:invoke"): SourceKind.STEPFUNCTIONS}
+#: Looked up with whatever a record holds.
+CALLER_SERVICES: dict[tuple[object, object], SourceKind] = {
+    (LAMBDA, INVOKE): SourceKind.SYNC, ("execute-api", INVOKE): SourceKind.APIGATEWAY,
+    ("states", "lambda:invoke"): SourceKind.STEPFUNCTIONS}
 #: A Lambda Invoke record's ``invocation_type`` when it was asynchronous: it queued an event (drawn on the
 #: async queue's row) and the caller's answer, if it got one, was a bare status (202).
 EVENT_INVOKE = "Event"
@@ -52,8 +54,7 @@ def read_history(history: Any) -> Model:
     """Everything the timeline draws, read from ``history`` (its records and ``meta``)."""
     meta = dict(getattr(history, "meta", None) or {})
     records = list(history)
-    times = [fields.number(r.get("t")) for r in records]
-    times = [t for t in times if t is not None]
+    times = [t for r in records if (t := fields.number(r.get("t"))) is not None]
     reader = HistoryReader(meta, t_end=max(times) if times else 0.0)
     for i, r in enumerate(records):
         reader.read(i, r)
@@ -81,7 +82,8 @@ class HistoryReader:
         t = fields.number(r.get("t"))
         if t is None:
             return
-        seq = r.get("seq") if isinstance(r.get("seq"), int) else i
+        found = r.get("seq")
+        seq = found if isinstance(found, int) else i
         typ = r.get("type")
         read_type = _READERS.get(typ) if isinstance(typ, str) else None
         if read_type is not None:
@@ -125,7 +127,7 @@ class HistoryReader:
         self.queues.invoked(seq, self.model.invs[inv])
 
     def invoke_end(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        rec = self.model.invs.get(inv)
+        rec = self.model.invs.get(inv) if inv is not None else None
         if rec is None or not rec.running or t < rec.start:
             return
         rec.running = False

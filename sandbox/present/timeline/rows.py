@@ -17,7 +17,7 @@ from ...vocab import RecordType, SourceKind
 from .model import Invocation, Model, Window
 from .text import heading_text, lane_sub, outcome_text
 
-SOURCE_LABELS = {
+SOURCE_LABELS: dict[str, str] = {
     SourceKind.SQS: "SQS poller",
     SourceKind.ASYNC: "Async event queue",
     SourceKind.SYNC: "Synchronous caller (SDK retries)",
@@ -84,8 +84,8 @@ class Rows:
 
     all: list[Row]
     busy: set[str]  # sources whose header rows show labelled delivery events (taller rows)
-    lane_y: dict[str, float] = field(init=False)
-    head_y: dict[str, float] = field(init=False)
+    lane_y: dict[str | None, float] = field(init=False)  # by invocation (every lane has one)
+    head_y: dict[str | None, float] = field(init=False)  # by source (every header row has one)
     sweeper_y: float | None = field(init=False)
 
     def __post_init__(self) -> None:

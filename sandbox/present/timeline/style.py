@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 from matplotlib import path as mpath
@@ -18,6 +18,9 @@ from matplotlib.markers import MarkerStyle
 
 from ...vocab import Delivery, Outcome, RecordType
 from .model import WindowKind
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 # Okabe-Ito colour-blind-safe palette.
 OI_ORANGE = "#E69F00"
@@ -86,13 +89,19 @@ SMALL_PT = 10  # subtitles, error lines, notes, gap and arrow labels
 LABEL_PT = 11  # what must be read: where an order went, duplicates, what a caller saw; the legend
 MESSAGE_PT = 9  # the lines under a lane's outcome (an error's class and message), a strip's key
 
-# Patch styles shared by a drawn item and its legend entry.
-RUNNING_BAR = {"facecolor": "#DCEFFA", "edgecolor": OI_SKY, "hatch": "///", "lw": 1.0}  # still running
-PENDING_BAND = {"facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}  # orders left in a source
-HIDDEN_STYLE = {"facecolor": "#E6D8F0", "edgecolor": "#8E6AA8", "lw": 0.9}  # received, invisible until the timeout ...
-HIDDEN_DONE_STYLE = {"facecolor": "#F5F0F9", "edgecolor": "#A98BBF", "lw": 0.8, "ls": (0, (3, 2))}  # ... or deleted
-BATCHING_STYLE = {"facecolor": "#F3F3F3", "edgecolor": "#5A5A5A", "ls": (0, (3, 2)), "lw": 1.0}  # batching window
-THROTTLED_BAND = {"facecolor": "#FDF1EA", "edgecolor": OI_VERMILLION, "ls": "--", "lw": 0.8}  # Lambda said 429
+# Patch styles shared by a drawn item and its legend entry: keyword arguments to matplotlib's Patch.
+PatchStyle = dict[str, Any]
+RUNNING_BAR: PatchStyle = {"facecolor": "#DCEFFA", "edgecolor": OI_SKY, "hatch": "///", "lw": 1.0}  # still running
+PENDING_BAND: PatchStyle = {  # orders left in a source
+    "facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}
+HIDDEN_STYLE: PatchStyle = {  # received, invisible until the timeout ...
+    "facecolor": "#E6D8F0", "edgecolor": "#8E6AA8", "lw": 0.9}
+HIDDEN_DONE_STYLE: PatchStyle = {  # ... or deleted
+    "facecolor": "#F5F0F9", "edgecolor": "#A98BBF", "lw": 0.8, "ls": (0, (3, 2))}
+BATCHING_STYLE: PatchStyle = {  # batching window
+    "facecolor": "#F3F3F3", "edgecolor": "#5A5A5A", "ls": (0, (3, 2)), "lw": 1.0}
+THROTTLED_BAND: PatchStyle = {  # Lambda said 429
+    "facecolor": "#FDF1EA", "edgecolor": OI_VERMILLION, "ls": "--", "lw": 0.8}
 
 WINDOW_STYLE = {  # kind -> (face, edge, hatch, legend text)
     WindowKind.KEPT: (KEPT_COLOR, KEPT_EDGE, None, "result kept (COMPLETED, until TTL)"),
@@ -243,7 +252,7 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "delivery_other", "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout",
                        "task_timeout")
 
-_RC = {
+_RC: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",
     "mathtext.fontset": "dejavusans",
     "axes.unicode_minus": True,

@@ -14,7 +14,8 @@ from .model import Invocation, Window, WindowKind
 from .timefmt import duration
 
 # an outcome reads as its own name, except a timeout; None: no invoke_end yet
-OUTCOME_WORDS = {**{o: o.value for o in Outcome}, Outcome.TIMEOUT: "timed out", None: "still running"}
+OUTCOME_WORDS: dict[str | None, str] = {**{o: o.value for o in Outcome}, Outcome.TIMEOUT: "timed out",
+                                        None: "still running"}
 MESSAGE_CHARS = 28  # an error or batch-failure message under the outcome is wrapped at this many characters ...
 MESSAGE_LINES = 2  # ... onto at most this many lines (after the exception's class, on a line of its own)
 HEADING_CHARS = 18  # a source's name longer than this is broken in two, before its "(...)"

@@ -249,7 +249,7 @@ def _send_aws(channel: Channel):
             yield self.getvalue()
 
     def before_send(event_name: str = "", request=None, **_: Any):
-        _, service, op = event_name.split(".", 2)
+        _before_send, service, op = event_name.split(".", 2)
         body = request.body
         if hasattr(body, "read"):
             body = body.read()

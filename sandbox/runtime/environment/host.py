@@ -113,7 +113,7 @@ class Template:
         if contained:
             command = bwrap_command(command, readable=[str(self.roots)])
             user = unprivileged_user()
-        as_user = {"user": user[1], "group": user[2], "extra_groups": []} if user is not None else {}
+        as_user: dict[str, Any] = {"user": user[1], "group": user[2], "extra_groups": []} if user is not None else {}
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
                                         env=_template_env(), **as_user)
         theirs.close()
@@ -426,11 +426,12 @@ class EnvironmentProcess:
         except wire.TimedOut:
             self.kill()
             task = current_task()
+            assert task is not None  # an invocation's task waits on its environment
             raise HandlerBlocked(blocked_message(task.name, task.sched.watchdog)) from None
         except wire.ChannelClosed:
             exit_ = RuntimeExit(self._exit_status())
             if self.exit_where is not None:
-                exit_.where = self.exit_where  # type: ignore[attr-defined]
+                exit_.where = self.exit_where
             raise exit_ from None
         except wire.ProtocolError as exc:
             self.kill()

@@ -99,8 +99,8 @@ def run(handler: str, client) -> None:
     except _Fault as fault:
         client.post_init_error(_error(fault.message, fault.kind, fault.trace))
         sys.exit(1)
-    except Exception:
-        kind, value, tb = sys.exc_info()
+    except Exception as exc:
+        kind, value, tb = type(exc), exc, exc.__traceback__
         client.post_init_error(_error(str(value), kind.__name__, _trace(tb)))
         sys.exit(1)
     while True:
@@ -112,8 +112,8 @@ def run(handler: str, client) -> None:
             client.post_invocation_error(job.invoke_id, json.dumps(_error(fault.message, fault.kind, fault.trace,
                                                                           job.invoke_id)))
             continue
-        except Exception:
-            kind, value, tb = sys.exc_info()
+        except Exception as exc:
+            kind, value, tb = type(exc), exc, exc.__traceback__
             make_xray_fault(kind.__name__, str(value))
             client.post_invocation_error(job.invoke_id, json.dumps(_error(str(value), kind.__name__, _trace(tb),
                                                                           job.invoke_id)))

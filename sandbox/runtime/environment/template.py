@@ -235,9 +235,9 @@ def serve(control: socket.socket, tmp_root: str) -> None:
             children.kill(int(message["pid"]), block=False)
             continue
         elif kind == "status":
-            answer = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
+            answer: dict[str, Any] = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
         else:
-            answer: dict[str, Any] = {"error": f"unknown request {kind!r}"}
+            answer = {"error": f"unknown request {kind!r}"}
         children.reap()
         control.sendall(wire.encode(answer))
     children.kill_all()

@@ -23,7 +23,7 @@ import queue
 import selectors
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from . import wire
 
@@ -72,6 +72,7 @@ class Turns:
         self.asking.append(me)
         self._pass(me)
         answer, me.answer = me.answer, None
+        assert answer is not None  # _pass returns once the world has answered
         return answer
 
     def wait(self, test: Callable[[], bool], timeout: float | None) -> bool:
@@ -99,7 +100,7 @@ class Turns:
         self._pass(me)
 
     # -- threads ---------------------------------------------------------------------------
-    def started(self, thread: threading.Thread) -> _Turn:
+    def started(self, thread: _TurnThread) -> _Turn:
         turn = _Turn(thread.name)
         turn.state = READY
         self.order.append(turn)
@@ -126,6 +127,7 @@ class Turns:
                 break
             if self.asking:
                 turn = self.asking.popleft()
+                assert turn.message is not None  # an asking thread's request
                 turn.answer = self._ask(turn.message)
                 turn.message, turn.state = None, READY
                 continue
@@ -154,12 +156,12 @@ class Turns:
         return None
 
     def _sleep_to_first_timer(self) -> bool:
-        timed = [t for t in self.order if t.state == WAITS and t.deadline is not None]
+        timed = [(t, t.deadline) for t in self.order if t.state == WAITS and t.deadline is not None]
         if not timed:
             return False
-        first = min(timed, key=lambda t: t.deadline)
+        first, deadline = min(timed, key=lambda pair: pair[1])
         now = self._now()
-        seconds = first.sleep_for if first.sleep_for is not None and now == first.asked_at else first.deadline - now
+        seconds = first.sleep_for if first.sleep_for is not None and now == first.asked_at else deadline - now
         self._ask({"t": wire.Kind.SLEEP, "seconds": max(0.0, seconds)})
         now = self._now()
         for turn in self.order:
@@ -186,6 +188,26 @@ def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
 #: This environment's turns, once installed.
 TURNS: Turns | None = None
 _saved: dict[str, Any] = {}
+
+
+class _TurnThread(Protocol):
+    """A ``threading.Thread`` taking turns: its ``run`` wrapped, and its turn noted on it."""
+
+    name: str
+    run: Callable[[], None]
+    _rwh_turn: _Turn
+
+
+class _ConditionInternals(Protocol):
+    """The private parts of CPython's ``threading.Condition`` that its ``wait``, redone below, uses."""
+
+    _waiters: collections.deque
+
+    def _is_owned(self) -> bool: ...
+
+    def _release_save(self) -> Any: ...
+
+    def _acquire_restore(self, state: Any) -> None: ...
 
 
 class TurnLock:
@@ -230,6 +252,7 @@ class TurnSimpleQueue:
     put_nowait = put
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
+        assert TURNS is not None  # the queue replaces SimpleQueue only once turns are installed
         if not TURNS.wait(lambda: bool(self._items), timeout if block else 0):
             raise queue.Empty
         return self._items.popleft()
@@ -244,18 +267,19 @@ class TurnSimpleQueue:
         return len(self._items)
 
 
-def _start(self: threading.Thread) -> None:
-    if TURNS.mine() is None:
+def _start(self: _TurnThread) -> None:
+    turns = TURNS
+    if turns is None or turns.mine() is None:
         return _saved["start"](self)
-    turn = TURNS.started(self)
+    turn = turns.started(self)
     run = self.run
 
     def run_in_turn() -> None:
-        TURNS.enter(turn)
+        turns.enter(turn)
         try:
             run()
         finally:
-            TURNS.leave(turn)
+            turns.leave(turn)
 
     self.run = run_in_turn
     self._rwh_turn = turn
@@ -269,9 +293,10 @@ def _start(self: threading.Thread) -> None:
 
 def _join(self: threading.Thread, timeout: float | None = None) -> None:
     turn = getattr(self, "_rwh_turn", None)
-    if turn is None or TURNS.mine() is None:
+    turns = TURNS
+    if turn is None or turns is None or turns.mine() is None:
         return _saved["join"](self, timeout)
-    if TURNS.wait(lambda: turn.state == ENDED, timeout):
+    if turns.wait(lambda: turn.state == ENDED, timeout):
         _saved["join"](self)  # it has left its turn for good: only its last bytecodes remain
 
 
@@ -280,8 +305,9 @@ def _is_alive(self: threading.Thread) -> bool:
     return _saved["is_alive"](self) if turn is None else turn.state != ENDED
 
 
-def _condition_wait(self: threading.Condition, timeout: float | None = None) -> bool:
-    if TURNS.mine() is None or _get_ident() in _saved["starting"]:
+def _condition_wait(self: _ConditionInternals, timeout: float | None = None) -> bool:
+    turns = TURNS
+    if turns is None or turns.mine() is None or _get_ident() in _saved["starting"]:
         return _saved["wait"](self, timeout)
     if not self._is_owned():
         raise RuntimeError("cannot wait on un-acquired lock")
@@ -290,7 +316,7 @@ def _condition_wait(self: threading.Condition, timeout: float | None = None) -> 
     self._waiters.append(waiter)
     saved_state = self._release_save()
     try:
-        took = TURNS.wait(lambda: waiter.acquire(False), timeout)
+        took = turns.wait(lambda: waiter.acquire(False), timeout)
         if not took:
             try:
                 self._waiters.remove(waiter)
@@ -301,13 +327,14 @@ def _condition_wait(self: threading.Condition, timeout: float | None = None) -> 
         self._acquire_restore(saved_state)
 
 
-def _selector_select(selector_class: type) -> Callable:
+def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
     original = selector_class.select
 
     def select(self, timeout: float | None = None):
         # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others.
-        if TURNS.mine() is not None:
-            TURNS.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout))
+        turns = TURNS
+        if turns is not None and turns.mine() is not None:
+            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout))
             return original(self, 0)
         return original(self, timeout)
 
@@ -320,13 +347,14 @@ def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], f
     TURNS = Turns(ask, now)
     _saved.update(start=threading.Thread.start, join=threading.Thread.join, is_alive=threading.Thread.is_alive,
                   wait=threading.Condition.wait, starting=set())
-    threading.Thread.start = _start
-    threading.Thread.join = _join
-    threading.Thread.is_alive = _is_alive
-    threading.Condition.wait = _condition_wait
-    threading.Lock = threading._allocate_lock = TurnLock
-    threading.RLock = threading._PyRLock
-    queue.SimpleQueue = TurnSimpleQueue
+    py_rlock = threading._PyRLock  # type: ignore[attr-defined]  # CPython's RLock in Python, private
+    replaced: tuple[tuple[Any, str, Any], ...] = (
+        (threading.Thread, "start", _start), (threading.Thread, "join", _join),
+        (threading.Thread, "is_alive", _is_alive), (threading.Condition, "wait", _condition_wait),
+        (threading, "Lock", TurnLock), (threading, "_allocate_lock", TurnLock), (threading, "RLock", py_rlock),
+        (queue, "SimpleQueue", TurnSimpleQueue))
+    for owner, name, replacement in replaced:  # for good: the environment's process ends with them
+        setattr(owner, name, replacement)
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
         cls = getattr(selectors, name, None)
         if cls is not None:
