@@ -26,7 +26,7 @@ EXPECTED_DIRECT = {
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
         "syrupy",
-        "mypy", "types-psutil", "types-tqdm",
+        "mypy", "types-psutil", "types-tabulate", "types-tqdm",
     },
 }
 

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from .. import paths
 from ..errors import BadInput
@@ -143,7 +142,7 @@ def rerun(board: Scoreboard, strategy: str, scenario: str, settings: dict[str, A
 
 
 # -- a scoreboard a notebook page can hold -------------------------------------------------------
-class ScoreboardFigure(audit.Audited, Figure):
+class ScoreboardFigure(audit.Audited):
     """A Figure that shows itself as PNG in Jupyter without pyplot (a notebook shows a bare Figure as text)."""
 
     def _repr_png_(self) -> bytes:

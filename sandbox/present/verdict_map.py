@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from ..errors import BadInput
 from ..vocab import Status
@@ -146,7 +145,7 @@ def verdict_grid(scenario: str, handler: Any, x: Any, y: Any, *, settings: Any =
     return grid
 
 
-class VerdictMapFigure(audit.Audited, Figure):
+class VerdictMapFigure(audit.Audited):
     """A Figure that shows itself as PNG in Jupyter without pyplot; ``grid`` holds the verdicts drawn."""
 
     grid: VerdictGrid

@@ -26,9 +26,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
@@ -93,8 +94,9 @@ def texts(fig: Figure) -> list[Text]:
         if not ax.get_visible():
             continue
         out += [ax.title, ax.xaxis.label, ax.yaxis.label, *ax.texts, *_tick_labels(ax.xaxis), *_tick_labels(ax.yaxis)]
-        if ax.get_legend() is not None:
-            legends.append(ax.get_legend())
+        legend = ax.get_legend()
+        if legend is not None:
+            legends.append(legend)
     for leg in legends:
         if leg.get_visible():
             out += [*leg.get_texts(), leg.get_title()]
@@ -141,7 +143,7 @@ def marks(fig: Figure) -> list[Mark]:
             for (x, y), (want, row) in zip(xy, meant):
                 path = outline.transformed(Affine2D().scale(shrink).translate(x, y))
                 want_px = None if want is None else float(ax.transData.transform((want, 0))[0])
-                out.append(Mark(ln.get_gid(), float(x), float(y), ext.width, path, want_px, row))
+                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, want_px, row))
     return out
 
 
@@ -160,7 +162,8 @@ class Drawn:
     marks."""
 
     def __init__(self, fig: Figure, renderer=None):
-        self.fig, self.r = fig, renderer if renderer is not None else fig.canvas.get_renderer()
+        # The sandbox's figures draw on matplotlib's Agg canvas, the one with a renderer to hand.
+        self.fig, self.r = fig, renderer if renderer is not None else cast(FigureCanvasAgg, fig.canvas).get_renderer()
         self.texts = [(t, text_box(t, self.r), text_shape(t, self.r)) for t in texts(fig)]
         self.marks = marks(fig)
 
@@ -257,11 +260,11 @@ def marks_off_time(d: Drawn) -> list[str]:
     history's end.)"""
     out = []
     for row, ms in d.rows(timed=True).items():
-        ms.sort(key=lambda m: (m.want, m.x))
+        timed = sorted(((m.want, m) for m in ms if m.want is not None), key=lambda wm: (wm[0], wm[1].x))
         lo, hi = _bounds(d.fig, row)
-        allowed = drift_allowed([m.want for m in ms], [m.width / 2 for m in ms], d.px(MARK_PAD_PX), lo, hi)
-        out += [f"{m} is drawn {abs(m.x - m.want):.0f} px {'before' if m.x < m.want else 'after'} its time"
-                for m, a in zip(ms, allowed) if abs(m.x - m.want) > a + 2 * d.px(TOUCH_PX)]
+        allowed = drift_allowed([w for w, _ in timed], [m.width / 2 for _, m in timed], d.px(MARK_PAD_PX), lo, hi)
+        out += [f"{m} is drawn {abs(m.x - w):.0f} px {'before' if m.x < w else 'after'} its time"
+                for (w, m), a in zip(timed, allowed) if abs(m.x - w) > a + 2 * d.px(TOUCH_PX)]
     return out
 
 
@@ -310,12 +313,12 @@ def arrows_cut_off(d: Drawn) -> list[str]:
 
 def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
     """(gid, path in display px, the marks it points at) of each repeat arrow and each note's leader line."""
-    out = []
+    out: list[tuple[str, MPath, str | None]] = []
     for ax in fig.axes:
-        out += [(p.get_gid(), p.get_transform().transform_path(p.get_path()), None) for p in ax.patches
+        out += [(p.get_gid() or "", p.get_transform().transform_path(p.get_path()), None) for p in ax.patches
                 if (p.get_gid() or "").startswith("arrow:")]
-        out += [(t.get_gid(), t.arrow_patch.get_transform().transform_path(t.arrow_patch.get_path()),
-                 LEADER_TARGETS.get(t.get_gid())) for t in ax.texts
+        out += [(t.get_gid() or "", t.arrow_patch.get_transform().transform_path(t.arrow_patch.get_path()),
+                 LEADER_TARGETS.get(t.get_gid() or "")) for t in ax.texts
                 if isinstance(t, Annotation) and t.arrow_patch is not None and t.get_visible()]
     return out
 
@@ -325,10 +328,11 @@ def lines_through_marks(d: Drawn) -> list[str]:
     end of a line are what it connects, and a note's leader may pass over the marks it names."""
     out = []
     for gid, path, targets in _lines(d.fig):
-        if not len(path.vertices):
+        vertices = np.asarray(path.vertices)
+        if not len(vertices):
             continue
         ext = path.get_extents()
-        ends = (path.vertices[0], path.vertices[-1])
+        ends = ((float(vertices[0][0]), float(vertices[0][1])), (float(vertices[-1][0]), float(vertices[-1][1])))
         for m in d.marks:
             w, h = _shared(ext, m.box)
             if not (w > 0 and h > 0) or (targets and targets in m.gid):
@@ -385,8 +389,8 @@ def _cell() -> str | None:
     return history[-1] if history else None
 
 
-class Audited:
-    """A mixin for the sandbox's Figure classes: with the audit on, a figure's first draw after :func:`finish`
+class Audited(Figure):
+    """The base of the sandbox's Figure classes: with the audit on, a figure's first draw after :func:`finish`
     is measured and recorded, so the audit costs no drawing of its own."""
 
     audit_kind: str | None = None
@@ -398,7 +402,7 @@ class Audited:
             record(self, kind, renderer=renderer)
 
 
-def finish(fig: Figure, kind: str) -> None:
+def finish(fig: Audited, kind: str) -> None:
     """``fig`` is complete: with the audit on, its next draw (when it is shown or saved) is recorded as ``kind``."""
     if AUDIT_DIR is not None:
         fig.audit_kind = kind

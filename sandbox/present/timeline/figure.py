@@ -17,7 +17,7 @@ EMPTY_TITLE_PT = 15
 EMPTY_TEXT_PT = 14
 
 
-class TimelineFigure(Audited, Figure):
+class TimelineFigure(Audited):
     """A Figure that shows itself as PNG in Jupyter even without pyplot.
 
     For the figure audit (``audit.py``): ``lanes``, each invocation's lane y and the plot x where it started;

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import numpy as np
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
@@ -81,7 +82,7 @@ def settle_end_line(c: Canvas, end_line: mlines.Line2D | None, bars: dict[str, m
     than its bar holds, and its markers run on past the end (``markers._on_bar``); the line follows them."""
     if end_line is None:
         return
-    x = c.px(end_line.get_xdata()[0], 0)[0]
+    x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
     last = max([r.get_window_extent(c.renderer).x1 for r in bars.values()] + [b.x1 for b in placed.boxes])
     if last > x:
         x = last + END_AFTER_PT * c.pt

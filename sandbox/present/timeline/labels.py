@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 
@@ -286,7 +287,7 @@ def label_end_line(c: Canvas, end_line: mlines.Line2D | None) -> None:
     labels that say where an order went, which it must not cover."""
     if end_line is None:
         return
-    x = c.px(end_line.get_xdata()[0], 0)[0]
+    x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
     box, gap = c.axes_box(), END_LABEL_GAP_PT * c.pt
     top, bottom = box.y1 - END_LABEL_DROP_PX, box.y0 + END_LABEL_DROP_PX
     cands = [(x + gap, top, "left", "top"), (x - gap, top, "right", "top"),

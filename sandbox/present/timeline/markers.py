@@ -180,6 +180,7 @@ def _on_bar(c: Canvas, row: MarkerRow, want: list[float], halves: list[float]) -
     (``sizing.make_room``). Never before the invocation started: the arrow from the run it repeats lands on the
     first marker, and would read as an earlier time."""
     bar, pad = row.bar, MARKER_PAD_PT * c.pt
+    assert bar is not None  # called for the rows of lanes, which have one
     lo, _ = c.px(bar.get_x(), row.y)
     hi, _ = c.px(bar.get_x() + bar.get_width(), row.y)
     ceiling = max(_ceiling(c, hi), hi)
@@ -257,9 +258,9 @@ def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float, float, str]]])
             continue
         kw = dict(MARKERS[name][0])
         kw["ms"] = kw["ms"] * c.scale.factor
-        line = mlines.Line2D([p[0] for p in pts], [p[1] for p in pts], ls="none", zorder=Z_MARKER,
-                             gid=f"marker:{name}", **kw)
+        gid = f"marker:{name}"
+        line = mlines.Line2D([p[0] for p in pts], [p[1] for p in pts], ls="none", zorder=Z_MARKER, gid=gid, **kw)
         line.set_in_layout(False)
         c.ax.add_line(line)
-        meant[line.get_gid()] = [(p[2], p[3]) for p in pts]
+        meant[gid] = [(p[2], p[3]) for p in pts]
     c.fig.mark_times = meant
