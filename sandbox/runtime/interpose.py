@@ -34,6 +34,7 @@ from ..vocab import LogStream
 
 if TYPE_CHECKING:
     from ..core.scheduler import Task
+    from .environment.turns import ConditionInternals
 
 _saved: dict[str, Any] = {}
 _local = threading.local()  # set while this thread starts a real thread: its own waits stay ordinary
@@ -60,18 +61,6 @@ class _AdoptedThread(Protocol):
     _sandbox_task: Task
     _started: threading.Event
     _is_stopped: bool
-
-
-class _ConditionInternals(Protocol):
-    """The private parts of CPython's ``threading.Condition`` that its ``wait``, redone below, uses."""
-
-    _waiters: collections.deque
-
-    def _is_owned(self) -> bool: ...
-
-    def _release_save(self) -> Any: ...
-
-    def _acquire_restore(self, state: Any) -> None: ...
 
 
 def _thread_start(self: _AdoptedThread) -> None:
@@ -102,7 +91,7 @@ def _thread_is_alive(self: threading.Thread) -> bool:
     return _saved["is_alive"](self) if task is None else not task.done
 
 
-def _condition_wait(self: _ConditionInternals, timeout: float | None = None) -> bool:
+def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> bool:
     world = active.current()
     if world is None or current_task() is None or getattr(_local, "starting", False):
         return _saved["wait"](self, timeout)

@@ -137,13 +137,15 @@ class DeliveryReader:
         return d.event("retry_scheduled", f"{SPLIT_PREFIX}: {d.keys_text}")
 
     def dead_lettered(self, d: DeliveryRecord) -> Event | None:
-        who = d.keys_text or "an unreadable message"
-        prev = self._last_event("dropped", d.t)
-        if prev is not None and prev.label is not None and prev.label.endswith(DLQ_SUFFIX):
-            # several messages moved at once: one marker, one label
-            prev.label = prev.label[:-len(DLQ_SUFFIX)] + f", {who}{DLQ_SUFFIX}"
+        return self._moved(d, "dropped", d.keys_text or "an unreadable message", DLQ_SUFFIX)
+
+    def _moved(self, d: DeliveryRecord, kind: str, who: str, suffix: str) -> Event | None:
+        """Messages moved between queues: several at one moment share one marker and one label."""
+        prev = self._last_event(kind, d.t)
+        if prev is not None and prev.label is not None and prev.label.endswith(suffix):
+            prev.label = prev.label[:-len(suffix)] + f", {who}{suffix}"
             return None
-        return d.event("dropped", f"{who}{DLQ_SUFFIX}")
+        return d.event(kind, f"{who}{suffix}")
 
     def discarded(self, d: DeliveryRecord) -> Event:
         who = d.keys_text or "a batch"
@@ -203,13 +205,7 @@ class DeliveryReader:
         return d.event("send_dedup", label)
 
     def redriven(self, d: DeliveryRecord) -> Event | None:
-        who = d.keys_text or "a message"
-        prev = self._last_event("moved_back", d.t)
-        if prev is not None and prev.label is not None and prev.label.endswith(REDRIVE_SUFFIX):
-            # several messages moved at once: one marker, one label
-            prev.label = prev.label[:-len(REDRIVE_SUFFIX)] + f", {who}{REDRIVE_SUFFIX}"
-            return None
-        return d.event("moved_back", f"{who}{REDRIVE_SUFFIX}")
+        return self._moved(d, "moved_back", d.keys_text or "a message", REDRIVE_SUFFIX)
 
     def throttled(self, d: DeliveryRecord) -> Event:
         """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""

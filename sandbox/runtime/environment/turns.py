@@ -198,7 +198,7 @@ class _TurnThread(Protocol):
     _rwh_turn: _Turn
 
 
-class _ConditionInternals(Protocol):
+class ConditionInternals(Protocol):
     """The private parts of CPython's ``threading.Condition`` that its ``wait``, redone below, uses."""
 
     _waiters: collections.deque
@@ -305,7 +305,7 @@ def _is_alive(self: threading.Thread) -> bool:
     return _saved["is_alive"](self) if turn is None else turn.state != ENDED
 
 
-def _condition_wait(self: _ConditionInternals, timeout: float | None = None) -> bool:
+def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> bool:
     turns = TURNS
     if turns is None or turns.mine() is None or _get_ident() in _saved["starting"]:
         return _saved["wait"](self, timeout)
