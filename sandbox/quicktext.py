@@ -19,6 +19,7 @@ _metrics: dict[tuple, Any] = {}
 _layouts: dict[tuple, Any] = {}  # a Text's layout, without its position
 _strings: dict[tuple, list] = {}  # a string's glyphs and their offsets
 _glyphs: dict[tuple, tuple] = {}
+_masks: dict[tuple, Any] = {}  # a string's glyphs as one mask, by their sub-pixel offsets
 
 
 def _remembered_metrics(original: Callable) -> Callable:
@@ -79,8 +80,50 @@ def _glyph(font, size: float, dpi: float, index: int, turn, sub: tuple[int, int]
     return found
 
 
+def _string_masks(items: list, size: float, dpi: float, turn, px, py, flags, antialiased: bool) -> list[tuple]:
+    """The glyphs of one string as a few masks, each placed relative to the first glyph: (mask, column, row).
+
+    Agg blends each glyph on its own, so two glyphs whose ink shares a pixel go in successive masks,
+    blended in the order the glyphs come (a run of glyphs that do not touch is one mask).
+    """
+    import numpy as np
+
+    placed = []
+    for (font, index, _, _), gx, gy in zip(items, px, py):
+        buffer, left, top = _glyph(font, size, dpi, index, turn, (gx & 63, gy & 63), flags, antialiased)
+        if buffer.size:
+            placed.append((buffer, left + (gx >> 6) - (px[0] >> 6), (py[0] >> 6) - (top + (gy >> 6))))
+    if not placed:
+        return []
+    col0, row0 = min(c for _, c, _ in placed), min(r for _, _, r in placed)
+    inked = np.zeros((max(r + b.shape[0] for b, _, r in placed) - row0,
+                      max(c + b.shape[1] for b, c, _ in placed) - col0), bool)
+    runs: list[list] = [[]]
+    for buffer, col, row in placed:
+        window = inked[row - row0:row - row0 + buffer.shape[0], col - col0:col - col0 + buffer.shape[1]]
+        ink = buffer > 0
+        if (window & ink).any():
+            runs.append([])
+            inked[:] = False
+        window |= ink
+        runs[-1].append((buffer, col, row))
+    masks = []
+    for run in runs:
+        col0, row0 = min(c for _, c, _ in run), min(r for _, _, r in run)
+        mask = np.zeros((max(r + b.shape[0] for b, _, r in run) - row0, max(c + b.shape[1] for b, c, _ in run) - col0),
+                        np.uint8)
+        for buffer, col, row in run:
+            mask[row - row0:row - row0 + buffer.shape[0], col - col0:col - col0 + buffer.shape[1]] |= buffer
+        masks.append((mask, col0, row0))
+    return masks
+
+
 def _remembered_draw_text(original: Callable) -> Callable:
-    """Agg's draw_text, laying out each string and rendering each glyph once (as Agg does, pixel for pixel)."""
+    """Agg's draw_text, laying out each string and rendering it once (as Agg does, pixel for pixel).
+
+    An upright string is drawn as masks of its glyphs (``_string_masks``), each glyph at the sub-pixel
+    offset Agg would give it: a blend or two instead of one per glyph.
+    """
     import numpy as np
     from matplotlib.backends.backend_agg import get_hinting_flag
 
@@ -89,20 +132,40 @@ def _remembered_draw_text(original: Callable) -> Callable:
             return original(self, gc, x, y, s, prop, angle, ismath, mtext)
         flags = get_hinting_flag()
         key = (s, prop.copy(), self.dpi, flags)
-        items = _strings.get(key)
-        if items is None:
+        laid = _strings.get(key)
+        if laid is None:
             if len(_strings) > _CACHE_CAP:
                 _strings.clear()
             font = self._prepare_font(prop)
-            items = _strings[key] = [(i.ft_object, i.glyph_index, i.x, i.y) for i in font._layout(s, flags=flags)]
+            items = [(i.ft_object, i.glyph_index, i.x, i.y) for i in font._layout(s, flags=flags)]
+            laid = _strings[key] = (items, np.array([i[2] for i in items], float),
+                                    np.array([i[3] for i in items], float))
+        items, dxs, dys = laid
+        if not items:
+            return
         size, aa = prop.get_size_in_points(), gc.get_antialiased()
         cos, sin = math.cos(math.radians(angle)), math.sin(math.radians(angle))
         turn = (0x10000 * np.array([[cos, -sin], [sin, cos]])).round().astype(int)
-        for font, index, dx, dy in items:
-            px, py = round(0x40 * (x + dx * cos - dy * sin)), round(0x40 * (self.height - y + dx * sin + dy * cos))
-            buffer, left, top = _glyph(font, size, self.dpi, index, turn, (px & 63, py & 63), flags, aa)
-            self._renderer.draw_text_image(buffer, left + (px >> 6),
-                                           int(self.height) - (top + (py >> 6)) + buffer.shape[0], 0, gc)
+        # The same arithmetic as drawing glyph by glyph, for all glyphs at once (numpy rounds half to even, as round).
+        px = np.rint(0x40 * (x + dxs * cos - dys * sin)).astype(np.int64)
+        py = np.rint(0x40 * (self.height - y + dxs * sin + dys * cos)).astype(np.int64)
+        if angle == 0:  # Agg blends an upright mask pixel by pixel: a string's masks draw what its glyphs do
+            shape = (key, size, aa, (px & 63).tobytes(), (py & 63).tobytes(), (px - px[0]).tobytes(),
+                     (py - py[0]).tobytes())
+            masks = _masks.get(shape)
+            if masks is None:
+                if len(_masks) > _CACHE_CAP:
+                    _masks.clear()
+                masks = _masks[shape] = _string_masks(items, size, self.dpi, turn, px.tolist(), py.tolist(),
+                                                      flags, aa)
+            col, row = int(px[0] >> 6), int(self.height) - int(py[0] >> 6)
+            for mask, dcol, drow in masks:
+                self._renderer.draw_text_image(mask, col + dcol, row + drow + mask.shape[0], 0, gc)
+            return
+        for (font, index, _, _), gx, gy in zip(items, px.tolist(), py.tolist()):
+            buffer, left, top = _glyph(font, size, self.dpi, index, turn, (gx & 63, gy & 63), flags, aa)
+            self._renderer.draw_text_image(buffer, left + (gx >> 6),
+                                           int(self.height) - (top + (gy >> 6)) + buffer.shape[0], 0, gc)
     return draw_text
 
 
