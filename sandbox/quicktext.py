@@ -9,8 +9,9 @@ they are missing, the block draws as usual.
 from __future__ import annotations
 
 import contextlib
-import io
 import math
+import struct
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -199,12 +200,22 @@ def quick_text():
 def png_of_pixels(rgba) -> bytes:
     """PNG bytes of an RGBA array, compressed lightly (a widget's picture is sent once and thrown away).
 
-    An opaque picture is written as RGB: the same pixels, in three quarters of the bytes.
+    An opaque picture is written as RGB: the same pixels, in three quarters of the bytes. The rows
+    are left unfiltered: on flat-coloured figures that compresses as small as PIL's adaptive
+    filters do, in less than half the time.
     """
-    from PIL import Image
+    import numpy as np
 
-    if (rgba[..., 3] == 255).all():
-        rgba = rgba[..., :3]
-    buf = io.BytesIO()
-    Image.fromarray(rgba).save(buf, format="png", compress_level=3)
-    return buf.getvalue()
+    pixels = np.asarray(rgba, np.uint8)
+    colour = 6  # RGBA
+    if (pixels[..., 3] == 255).all():
+        pixels, colour = pixels[..., :3], 2  # RGB
+    height, width, channels = pixels.shape
+    rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row starts with its filter: 0, none
+    rows[:, 1:] = pixels.reshape(height, width * channels)
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, colour, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(rows, 3)) + chunk(b"IEND", b""))
