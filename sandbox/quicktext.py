@@ -170,6 +170,36 @@ def _remembered_draw_text(original: Callable) -> Callable:
     return draw_text
 
 
+def _shared_clip_box(original: Callable) -> Callable:
+    """``Artist.set_clip_path``, giving every artist clipped by the same rectangle one clip box, not one each.
+
+    Matplotlib builds a new transformed box (and the rectangle's transform under it) for each artist
+    an Axes clips, ticks included, and works each one out again at every draw; they are all the same box.
+    """
+    import weakref
+
+    from matplotlib.artist import Artist
+    from matplotlib.patches import Rectangle
+    from matplotlib.transforms import Bbox, TransformedBbox
+
+    boxes: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def set_clip_path(self, path, transform=None):
+        if transform is not None or type(path) is not Rectangle:
+            return original(self, path, transform)
+        # What the rectangle's transform is made of when asked: its place and size, and what it is drawn in.
+        made_of = (tuple(path.get_xy()), path.get_width(), path.get_height(), path.get_angle(),
+                   path.rotation_point, Artist.get_transform(path))
+        known = boxes.get(path)
+        if known is None or known[0] != made_of:
+            known = boxes[path] = (made_of, TransformedBbox(Bbox.unit(), path.get_transform()))
+        self.clipbox = known[1]
+        self._clippath = None
+        self.pchanged()
+        self.stale = True
+    return set_clip_path
+
+
 @contextlib.contextmanager
 def quick_text():
     """While drawing in this block, text is measured and rendered once per string and glyph, not per figure.
@@ -180,21 +210,24 @@ def quick_text():
     replaces, the block draws as usual.
     """
     try:
+        from matplotlib import artist as martist
         from matplotlib import text as mtext
         from matplotlib.backends import backend_agg
 
         metrics, layout = mtext._get_text_metrics_with_cache, mtext.Text._get_layout
-        draw_text = backend_agg.RendererAgg.draw_text
-        patched = _remembered_metrics(metrics), _remembered_layout(layout), _remembered_draw_text(draw_text)
+        draw_text, clip = backend_agg.RendererAgg.draw_text, martist.Artist.set_clip_path
+        patched = (_remembered_metrics(metrics), _remembered_layout(layout), _remembered_draw_text(draw_text),
+                   _shared_clip_box(clip))
     except (ImportError, AttributeError):
         yield
         return
-    mtext._get_text_metrics_with_cache, mtext.Text._get_layout, backend_agg.RendererAgg.draw_text = patched
+    (mtext._get_text_metrics_with_cache, mtext.Text._get_layout, backend_agg.RendererAgg.draw_text,
+     martist.Artist.set_clip_path) = patched
     try:
         yield
     finally:
         mtext._get_text_metrics_with_cache, mtext.Text._get_layout = metrics, layout
-        backend_agg.RendererAgg.draw_text = draw_text
+        backend_agg.RendererAgg.draw_text, martist.Artist.set_clip_path = draw_text, clip
 
 
 def png_of_pixels(rgba) -> bytes:
