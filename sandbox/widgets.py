@@ -126,19 +126,17 @@ def timeline_pixels(result: Any, width: float):
         from .timeline.style import matplotlib_style
     except ImportError:  # the timeline styles its own pictures some other way: let it draw
         matplotlib_style = None
-    with quick_text():
+    if matplotlib_style is None:
+        with quick_text():
+            return result.plot(width=width)._repr_png_()
+    with quick_text(), matplotlib_style():  # one style for drawing and saving: the plot's own changes nothing
         fig = result.plot(width=width)
-        if matplotlib_style is None:
-            return fig._repr_png_()
-        frozen = fig.get_layout_engine()
-        if isinstance(frozen, PlaceHolderLayoutEngine):
-            # The layout is frozen: without an engine, savefig skips the dry run it makes to lay out again.
+        if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
+            # The layout is frozen: without an engine, savefig skips the dry run it makes to lay out again
+            # (in this style no rcParam puts an engine back in its place).
             fig.set_layout_engine(None)
-            if fig.get_layout_engine() is not None:  # the rcParams asked for a layout engine: keep the frozen one
-                fig.set_layout_engine(frozen)
         buf = io.BytesIO()
-        with matplotlib_style():
-            fig.savefig(buf, format="rgba", dpi=fig.dpi)
+        fig.savefig(buf, format="rgba", dpi=fig.dpi)
     renderer = fig.canvas.get_renderer()
     return np.frombuffer(buf.getvalue(), np.uint8).reshape(int(renderer.height), int(renderer.width), 4)
 

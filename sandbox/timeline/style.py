@@ -7,6 +7,7 @@ into the picture (the PNG must be byte-identical for the same history).
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -253,8 +254,22 @@ _RC = {
 }
 
 
+_inside = threading.local()  # set while a thread draws in matplotlib_style()
+
+
 @contextlib.contextmanager
 def matplotlib_style() -> Iterator[None]:
-    """Matplotlib defaults + our overrides, whatever style the caller has set."""
-    with mstyle.context("default"), matplotlib.rc_context(_RC):
+    """Matplotlib defaults + our overrides, whatever style the caller has set.
+
+    Inside another ``matplotlib_style()`` block it changes nothing: the style is already ours, and
+    setting every rcParam again costs about a millisecond, on every widget redraw.
+    """
+    if getattr(_inside, "active", False):
         yield
+        return
+    with mstyle.context("default"), matplotlib.rc_context(_RC):
+        _inside.active = True
+        try:
+            yield
+        finally:
+            _inside.active = False
