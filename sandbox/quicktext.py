@@ -245,7 +245,9 @@ def png_of_pixels(rgba) -> bytes:
         pixels, colour = pixels[..., :3], 2  # RGB
     height, width, channels = pixels.shape
     rows = np.zeros((height, 1 + width * channels), np.uint8)  # each row starts with its filter: 0, none
-    rows[:, 1:] = pixels.reshape(height, width * channels)
+    body = rows[:, 1:]
+    body.shape = (height, width, channels)  # a view still: the pixels are copied once, straight into their rows
+    body[...] = pixels
 
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
