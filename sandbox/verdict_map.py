@@ -15,7 +15,7 @@ file, seed and settings, so redrawing a map, or moving its marker, runs nothing 
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
 the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
 moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
-ringed point, where it falls.
+ringed point, where it falls, and the words of the cells around it step aside (``NowMark``).
 """
 from __future__ import annotations
 
@@ -297,10 +297,11 @@ class NowMark:
         best = None
         for at, ha, va in tabs:
             tx, ty = to_px(at)
-            tab = _box(tx, ty, self._extent(self.tab, " now ", ha, va, CELL_PT - 1))
+            extent = self._extent(self.tab, " now ", ha, va, CELL_PT - 1)
+            tab = _box(tx, ty, extent)
             off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
-            places = {w: self._aside(w, [ring, _box(*tab[:2], (0, 0, tab[2] - tab[0], tab[3] - tab[1]),
-                                                    WORDS_CLEAR_PT * pt)], cx, cy, pt) for w in near}
+            blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
+            places = {w: self._aside(w, blocked, cx, cy, pt) for w in near}
             score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()))
             if best is None or score < best[0]:
                 best = (score, (at, ha, va), places)
