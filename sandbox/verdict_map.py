@@ -536,7 +536,6 @@ class LinkedVerdictMap:
         self.picture: MapPicture | None = None
         self._shared: dict[str, Any] | None = None
         self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
-        self._early: tuple | None = None  # (picture, mark, future of its PNG) drawn while the explorer ran
         side = widgets.VBox([self.image, self.status], layout={"max_width": "100%"})
         top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
         self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.output])
@@ -576,28 +575,12 @@ class LinkedVerdictMap:
     def stale(self) -> None:
         self.image.add_class("sandbox-stale")
 
-    def ahead(self, values: Mapping[str, Any]) -> Any:
-        """The moved mark's picture, drawn on the widgets' thread while the explorer runs (None: the cells rerun)."""
-        from .widgets import aside
-
-        self._early = None
-        if self._shared_of(values) != self._shared:
-            return None
-        mark = {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
-        future = aside(self.picture.png, mark)
-        self._early = (self.picture, mark, future)
-        return future
-
     def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> Callable[[], None]:
         """What the map shows with the explorer's new run: the mark moved, or its cells still to come."""
         shared = self._shared_of(values)
         if shared == self._shared:
             self._filling = None
-            early, self._early = self._early, None
-            if early is not None and early[0] is self.picture and early[1] == self.mark:
-                png = early[2].result()
-            else:
-                png = self.picture.png(self.mark)
+            png = self.picture.png(self.mark)
             return lambda: self._show(png)
         if loop is None:  # set from Python: run the cells now, show them with the rest
             grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,

@@ -144,28 +144,21 @@ def timeline_pixels(result: Any, width: float):
 _encoder: Any = None
 
 
-def aside(fn: Callable[..., Any], *args: Any) -> Any:
-    """A future of ``fn(*args)``, run on the widgets' one helper thread (jobs run there one after another)."""
-    global _encoder
-    from concurrent.futures import ThreadPoolExecutor
-
-    if _encoder is None:
-        _encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-png")
-    return _encoder.submit(fn, *args)
-
-
 def encode_aside(pixels) -> Any:
     """A future of ``pixels`` as PNG, compressed on a thread of its own while the caller draws the rest.
 
     zlib lets go of the interpreter while it compresses, so this runs beside the map's drawing.
     """
-    from concurrent.futures import Future
+    global _encoder
+    from concurrent.futures import Future, ThreadPoolExecutor
 
     if isinstance(pixels, bytes):
         done: Future = Future()
         done.set_result(pixels)
         return done
-    return aside(png_of_pixels, pixels)
+    if _encoder is None:
+        _encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-png")
+    return _encoder.submit(png_of_pixels, pixels)
 
 
 def _browser_loop(change: dict) -> asyncio.AbstractEventLoop | None:
@@ -185,9 +178,7 @@ class SettingsExplorer:
     scenario against ``handler`` with ``seed``. ``extra`` are controls of the caller's own
     (a handler's lock seconds, say) whose values reach ``run`` alongside the settings.
     ``labels`` names controls in words ({"slow_email_seconds": "work seconds"}).
-    ``followers`` (a verdict map, say) are told of each change: ``stale()`` at once,
-    ``ahead(values)`` (if they have it) as the run starts, for what they can draw without it,
-    which runs on a thread while the scenario runs and returns its future (or None), and
+    ``followers`` (a verdict map, say) are told of each change: ``stale()`` at once, and
     ``follow(values, result, loop)`` once the run is done, returning what to show, which is
     shown with the verdict and the timeline.
     """
@@ -255,20 +246,12 @@ class SettingsExplorer:
         values = self.values()
         if self.output.outputs:
             self.output.clear_output()
-        # The world mostly waits on the handler's process while it runs: a follower draws what needs no run
-        # meanwhile, and is done before the timeline is drawn (matplotlib draws one picture at a time).
-        early = [follower.ahead(values) for follower in self.followers if hasattr(follower, "ahead")]
         try:
             result = self._run(values)
         except BadInput as exc:
             self.result = None
-            _wait(early)
             self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(exc))}</span>', None, values, loop)
             return None
-        except BaseException:
-            _wait(early)
-            raise
-        _wait(early)
         self.result = result
         png = encode_aside(timeline_pixels(result, self.width)) if self.plot else None
         self._show(result._repr_html_(), png, values, loop)
@@ -293,12 +276,6 @@ class SettingsExplorer:
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)
-
-
-def _wait(futures: list) -> None:
-    for future in futures:
-        if future is not None:
-            future.result()
 
 
 def _shown_value(value: Any) -> str:
