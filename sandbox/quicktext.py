@@ -29,13 +29,13 @@ def _remembered_metrics(original: Callable) -> Callable:
     def metrics(renderer, text, fontprop, ismath, dpi):
         if ismath:
             return original(renderer, text, fontprop, ismath, dpi)
-        key = (type(renderer), text, fontprop.copy(), dpi, mpl.rcParams["text.hinting"],
+        key = (type(renderer), text, fontprop, dpi, mpl.rcParams["text.hinting"],
                mpl.rcParams["text.hinting_factor"], mpl.rcParams["text.kerning_factor"])
         found = _metrics.get(key)
         if found is None:
             if len(_metrics) > _CACHE_CAP:
                 _metrics.clear()
-            found = _metrics[key] = original(renderer, text, fontprop, ismath, dpi)
+            found = _metrics[_kept(key, 2)] = original(renderer, text, fontprop, ismath, dpi)
         return found
     return metrics
 
@@ -48,7 +48,7 @@ def _remembered_layout(original: Callable) -> Callable:
     def layout(self, renderer):
         if self.get_wrap() or self.get_usetex():
             return original(self, renderer)
-        key = (type(renderer), self.get_text(), self._fontproperties.copy(), self.get_figure(root=True).dpi,
+        key = (type(renderer), self.get_text(), self._fontproperties, self.get_figure(root=True).dpi,
                self._linespacing, self._get_multialignment(), self.get_rotation(), self._horizontalalignment,
                self._verticalalignment, self.get_rotation_mode(), self._parse_math, mpl.rcParams["text.hinting"],
                mpl.rcParams["text.hinting_factor"], mpl.rcParams["text.kerning_factor"])
@@ -56,10 +56,15 @@ def _remembered_layout(original: Callable) -> Callable:
         if found is None:
             if len(_layouts) > _CACHE_CAP:
                 _layouts.clear()
-            found = _layouts[key] = original(self, renderer)
+            found = _layouts[_kept(key, 2)] = original(self, renderer)
         bbox, info, descent = found
         return Bbox(bbox.get_points().copy()), info, descent
     return layout
+
+
+def _kept(key: tuple, at: int) -> tuple:
+    """``key`` to store, its font properties (at ``at``) copied: a lookup may use the text's own, which can change."""
+    return (*key[:at], key[at].copy(), *key[at + 1:])
 
 
 def _glyph(font, size: float, dpi: float, index: int, turn, sub: tuple[int, int], flags, antialiased: bool):
@@ -132,13 +137,14 @@ def _remembered_draw_text(original: Callable) -> Callable:
         if ismath or (mtext is not None and (mtext.get_fontfeatures() or mtext.get_language())):
             return original(self, gc, x, y, s, prop, angle, ismath, mtext)
         flags = get_hinting_flag()
-        key = (s, prop.copy(), self.dpi, flags)
+        key = (s, prop, self.dpi, flags)
         laid = _strings.get(key)
         if laid is None:
             if len(_strings) > _CACHE_CAP:
                 _strings.clear()
             font = self._prepare_font(prop)
             items = [(i.ft_object, i.glyph_index, i.x, i.y) for i in font._layout(s, flags=flags)]
+            key = _kept(key, 1)
             laid = _strings[key] = (items, np.array([i[2] for i in items], float),
                                     np.array([i[3] for i in items], float))
         items, dxs, dys = laid
@@ -157,8 +163,8 @@ def _remembered_draw_text(original: Callable) -> Callable:
             if masks is None:
                 if len(_masks) > _CACHE_CAP:
                     _masks.clear()
-                masks = _masks[shape] = _string_masks(items, size, self.dpi, turn, px.tolist(), py.tolist(),
-                                                      flags, aa)
+                masks = _masks[(_kept(key, 1), *shape[1:])] = _string_masks(items, size, self.dpi, turn,
+                                                                            px.tolist(), py.tolist(), flags, aa)
             col, row = int(px[0] >> 6), int(self.height) - int(py[0] >> 6)
             for mask, dcol, drow in masks:
                 self._renderer.draw_text_image(mask, col + dcol, row + drow + mask.shape[0], 0, gc)
