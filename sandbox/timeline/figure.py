@@ -39,7 +39,10 @@ def freeze_layout(fig: Figure) -> None:
     """
     engine = fig.get_layout_engine()
     if fig.axes and engine is not None:
-        engine.execute(fig)
+        try:
+            engine.execute(fig)
+        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
+            pass
     fig.set_layout_engine("none")
 
 
