@@ -433,7 +433,10 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     _legend(fig, grid, room or now, equal_line)
     if mark:
         # The mark moves the words it would cover, measured where they are drawn: lay out once and keep it.
-        fig.get_layout_engine().execute(fig)
+        try:
+            fig.get_layout_engine().execute(fig)
+        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
+            pass
         fig.set_layout_engine("none")
         ax.now_mark = NowMark(ax, words)
         ax.now_mark.place(grid, mark)
