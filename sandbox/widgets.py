@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import io
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -120,7 +119,6 @@ def timeline_png(result: Any, width: float) -> bytes:
 def timeline_pixels(result: Any, width: float):
     """The timeline of ``result`` as an RGBA array (or PNG bytes, where the timeline cannot give its pixels)."""
     import numpy as np
-    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
     try:
         from .timeline.style import matplotlib_style
@@ -131,14 +129,10 @@ def timeline_pixels(result: Any, width: float):
             return result.plot(width=width)._repr_png_()
     with quick_text(), matplotlib_style():  # one style for drawing and saving: the plot's own changes nothing
         fig = result.plot(width=width)
-        if isinstance(fig.get_layout_engine(), PlaceHolderLayoutEngine):
-            # The layout is frozen: without an engine, savefig skips the dry run it makes to lay out again
-            # (in this style no rcParam puts an engine back in its place).
-            fig.set_layout_engine(None)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="rgba", dpi=fig.dpi)
-    renderer = fig.canvas.get_renderer()
-    return np.frombuffer(buf.getvalue(), np.uint8).reshape(int(renderer.height), int(renderer.width), 4)
+        # Drawn as savefig draws it (the figure is white, as savefig would paint it), without copying its pixels
+        # out twice: nothing draws on this figure again.
+        fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())
 
 
 _encoder: Any = None
