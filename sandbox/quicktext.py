@@ -67,8 +67,15 @@ def _kept(key: tuple, at: int) -> tuple:
     return (*key[:at], key[at].copy(), *key[at + 1:])
 
 
-def _glyph(font, size: float, dpi: float, index: int, turn, sub: tuple[int, int], flags, antialiased: bool):
-    """One glyph's bitmap at a sub-pixel offset, rendered once: (buffer, left, top)."""
+def _glyph(font, size: float, dpi: float, index: int, turn, sub: tuple[int, int], flags, antialiased: bool,
+           sized: list):
+    """One glyph's bitmap at a sub-pixel offset, rendered once: (buffer, left, top), cut to its ink (the blank
+    rows and columns around it blend nothing).
+
+    ``sized`` holds the font and size last set while drawing this string: FreeType starts afresh at each
+    size it is given, even the same one, so the glyphs of one string are rendered at one setting.
+    """
+    import numpy as np
     from matplotlib.ft2font import RenderMode
 
     key = (font.fname, font.style_name, size, dpi, index, turn.tobytes(), sub, flags, antialiased)
@@ -76,50 +83,48 @@ def _glyph(font, size: float, dpi: float, index: int, turn, sub: tuple[int, int]
     if found is None:
         if len(_glyphs) > _CACHE_CAP:
             _glyphs.clear()
-        font.set_size(size, dpi)
+        if sized[0] != (font, size, dpi):
+            font.set_size(size, dpi)
+            sized[0] = (font, size, dpi)
         font._set_transform(turn, list(sub))
         bitmap = font._render_glyph(index, flags, RenderMode.NORMAL if antialiased else RenderMode.MONO)
-        buffer = bitmap.buffer.copy()
+        buffer, left, top = bitmap.buffer, bitmap.left, bitmap.top
+        rows, columns = np.flatnonzero(buffer.any(axis=1)), np.flatnonzero(buffer.any(axis=0))
+        if rows.size:
+            buffer = buffer[rows[0]:rows[-1] + 1, columns[0]:columns[-1] + 1]
+            left, top = left + int(columns[0]), top - int(rows[0])
+        buffer = buffer.copy() if rows.size else np.zeros((0, 0), np.uint8)
         if not antialiased:
             buffer *= 0xff
-        found = _glyphs[key] = (buffer, bitmap.left, bitmap.top)
+        found = _glyphs[key] = (buffer, left, top)
     return found
 
 
 def _string_masks(items: list, size: float, dpi: float, turn, px, py, flags, antialiased: bool) -> list[tuple]:
     """The glyphs of one string as a few masks, each placed relative to the first glyph: (mask, column, row).
 
-    Agg blends each glyph on its own, so two glyphs whose ink shares a pixel go in successive masks,
-    blended in the order the glyphs come (a run of glyphs that do not touch is one mask).
+    Agg blends each glyph on its own, so two glyphs whose ink boxes meet go in successive masks,
+    blended in the order the glyphs come (a run of glyphs that keep apart is one mask).
     """
     import numpy as np
 
-    placed = []
-    for (font, index, _, _), gx, gy in zip(items, px, py):
-        buffer, left, top = _glyph(font, size, dpi, index, turn, (gx & 63, gy & 63), flags, antialiased)
-        if buffer.size:
-            placed.append((buffer, left + (gx >> 6) - (px[0] >> 6), (py[0] >> 6) - (top + (gy >> 6))))
-    if not placed:
-        return []
-    col0, row0 = min(c for _, c, _ in placed), min(r for _, _, r in placed)
-    inked = np.zeros((max(r + b.shape[0] for b, _, r in placed) - row0,
-                      max(c + b.shape[1] for b, c, _ in placed) - col0), bool)
     runs: list[list] = [[]]
-    for buffer, col, row in placed:
-        window = inked[row - row0:row - row0 + buffer.shape[0], col - col0:col - col0 + buffer.shape[1]]
-        ink = buffer > 0
-        if (window & ink).any():
+    sized = [None]
+    for (font, index, _, _), gx, gy in zip(items, px, py):
+        buffer, left, top = _glyph(font, size, dpi, index, turn, (gx & 63, gy & 63), flags, antialiased, sized)
+        if not buffer.size:
+            continue
+        col, row = left + (gx >> 6) - (px[0] >> 6), (py[0] >> 6) - (top + (gy >> 6))
+        rows, cols = row + buffer.shape[0], col + buffer.shape[1]
+        if any(row < r1 and r0 < rows and col < c1 and c0 < cols for _, c0, r0, c1, r1 in runs[-1]):
             runs.append([])
-            inked[:] = False
-        window |= ink
-        runs[-1].append((buffer, col, row))
+        runs[-1].append((buffer, col, row, cols, rows))
     masks = []
-    for run in runs:
-        col0, row0 = min(c for _, c, _ in run), min(r for _, _, r in run)
-        mask = np.zeros((max(r + b.shape[0] for b, _, r in run) - row0, max(c + b.shape[1] for b, c, _ in run) - col0),
-                        np.uint8)
-        for buffer, col, row in run:
-            mask[row - row0:row - row0 + buffer.shape[0], col - col0:col - col0 + buffer.shape[1]] |= buffer
+    for run in filter(None, runs):
+        col0, row0 = min(g[1] for g in run), min(g[2] for g in run)
+        mask = np.zeros((max(g[4] for g in run) - row0, max(g[3] for g in run) - col0), np.uint8)
+        for buffer, col, row, cols, rows in run:
+            mask[row - row0:rows - row0, col - col0:cols - col0] = buffer
         masks.append((mask, col0, row0))
     return masks
 
@@ -169,8 +174,9 @@ def _remembered_draw_text(original: Callable) -> Callable:
             for mask, dcol, drow in masks:
                 self._renderer.draw_text_image(mask, col + dcol, row + drow + mask.shape[0], 0, gc)
             return
+        sized = [None]
         for (font, index, _, _), gx, gy in zip(items, px.tolist(), py.tolist()):
-            buffer, left, top = _glyph(font, size, self.dpi, index, turn, (gx & 63, gy & 63), flags, aa)
+            buffer, left, top = _glyph(font, size, self.dpi, index, turn, (gx & 63, gy & 63), flags, aa, sized)
             self._renderer.draw_text_image(buffer, left + (gx >> 6),
                                            int(self.height) - (top + (gy >> 6)) + buffer.shape[0], 0, gc)
     return draw_text
