@@ -53,7 +53,7 @@ $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml |
 .PHONY: git-filter
 git-filter:
 	@if git rev-parse --git-dir >/dev/null 2>&1; then \
-	  git config filter.strip-outputs.clean "$(abspath $(BIN))/python -m sandbox.strip_outputs"; \
+	  git config filter.strip-outputs.clean "$(abspath $(BIN))/python -m sandbox.tools.strip_outputs"; \
 	  git config filter.strip-outputs.smudge cat; fi
 
 # Jupyter refuses to run as root (containers, CI) unless told it may.
@@ -65,14 +65,14 @@ lab: setup git-filter
 
 # Put the lessons and exercises back as they came (outputs gone; your edits to code cells stay).
 reset-notebooks: setup
-	$(BIN)/python -m sandbox.strip_outputs $(wildcard notebooks/*.ipynb exercises/*.ipynb)
+	$(BIN)/python -m sandbox.tools.strip_outputs $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 
 # The executed course as static HTML, for reading without a kernel: out/html/ (lesson links lead to pages).
 html: setup
 	rm -rf out/html && mkdir -p out/html
 	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=300 \
 	  --output-dir out/html notebooks/*.ipynb
-	$(BIN)/python -m sandbox.html_links out/html notebooks
+	$(BIN)/python -m sandbox.tools.html_links out/html notebooks
 	@echo "open out/html/00_start_here.html"
 
 # The student notebooks and answer files, regenerated from solutions/ (CI fails when they are stale).
@@ -136,7 +136,7 @@ bench: setup
 
 # Every strategy x every scenario and variant x seeds, on every core: campaign-results/.
 campaign: setup
-	$(BIN)/python -m sandbox.campaign $(CAMPAIGN_ARGS)
+	$(BIN)/python -m sandbox campaign $(CAMPAIGN_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -18,7 +18,7 @@ event carries one, but each survives some repeats and not others:
 - ``by_event_id`` (EventBridge and async events): survives EventBridge's and Lambda's own
   retries, not a producer's second PutEvents, which is a new event with a new ``id``.
 
-``sandbox.matrix.key_matrix()`` runs each of them through the scenarios of the sources it
+``sandbox.analysis.matrix.key_matrix()`` runs each of them through the scenarios of the sources it
 applies to, and says where each key holds and what breaks it.
 """
 import hashlib

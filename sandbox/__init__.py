@@ -12,6 +12,7 @@ import importlib.util
 
 try:  # a Python without the project's packages (not .venv's) gets one line saying which to use
     # What a handler imports: light, and all an execution environment loads (no moto, no world).
+    from .core.services import charge_card, send_cancellation_email, send_confirmation_email
     from .errors import (
         BadInput,
         HandlerBlocked,
@@ -23,7 +24,6 @@ try:  # a Python without the project's packages (not .venv's) gets one line sayi
         StillInProgressError,
     )
     from .events import make_orders, orders_in, owed_effects, removed_by_ttl
-    from .services import charge_card, send_cancellation_email, send_confirmation_email
     from .vocab import Cause, Delivery, Effect, EffectStatus, Outcome, SourceKind, Status
 
     _missing = next((name for name in ("boto3", "moto", "time_machine") if importlib.util.find_spec(name) is None),
@@ -31,54 +31,54 @@ try:  # a Python without the project's packages (not .venv's) gets one line sayi
     if _missing is not None:
         raise ModuleNotFoundError(f"No module named {_missing!r}", name=_missing)
 except ModuleNotFoundError as missing:
-    from .missing_packages import refuse
+    from .tools.missing_packages import refuse
 
     refuse(missing)
 
 #: The world and everything that reads or drives it, loaded on first use (moto, matplotlib, ipywidgets):
 #: ``from sandbox import Sandbox`` works as ever, and a handler's ``from sandbox import orders_in`` stays light.
 _LAZY = {
-    "Finding": ("sandbox.checker", "Finding"),
-    "Verdict": ("sandbox.checker", "Verdict"),
-    "check": ("sandbox.checker", "check"),
-    "VirtualClock": ("sandbox.clock", "VirtualClock"),
-    "AwsFault": ("sandbox.faults", "AwsFault"),
-    "CrashPlan": ("sandbox.faults", "CrashPlan"),
-    "Latency": ("sandbox.faults", "Latency"),
-    "ProviderFault": ("sandbox.faults", "ProviderFault"),
-    "History": ("sandbox.history", "History"),
-    "FunctionConfig": ("sandbox.runtime", "FunctionConfig"),
-    "LambdaContext": ("sandbox.runtime", "LambdaContext"),
+    "Finding": ("sandbox.analysis.checker", "Finding"),
+    "Verdict": ("sandbox.analysis.checker", "Verdict"),
+    "check": ("sandbox.analysis.checker", "check"),
+    "VirtualClock": ("sandbox.core.clock", "VirtualClock"),
+    "AwsFault": ("sandbox.core.faults", "AwsFault"),
+    "CrashPlan": ("sandbox.core.faults", "CrashPlan"),
+    "Latency": ("sandbox.core.faults", "Latency"),
+    "ProviderFault": ("sandbox.core.faults", "ProviderFault"),
+    "History": ("sandbox.core.history", "History"),
+    "FunctionConfig": ("sandbox.runtime.functions", "FunctionConfig"),
+    "LambdaContext": ("sandbox.runtime.functions", "LambdaContext"),
     "SCENARIOS": ("sandbox.scenarios", "SCENARIOS"),
     "RunResult": ("sandbox.scenarios", "RunResult"),
     "get_scenario": ("sandbox.scenarios", "get_scenario"),
     "run_scenario": ("sandbox.scenarios", "run_scenario"),
     "Setting": ("sandbox.settings", "Setting"),
-    "Choice": ("sandbox.stepping", "Choice"),
-    "ScenarioRun": ("sandbox.stepping", "ScenarioRun"),
-    "Step": ("sandbox.stepping", "Step"),
-    "open_scenario": ("sandbox.stepping", "open_scenario"),
+    "Choice": ("sandbox.modes.stepping", "Choice"),
+    "ScenarioRun": ("sandbox.modes.stepping", "ScenarioRun"),
+    "Step": ("sandbox.modes.stepping", "Step"),
+    "open_scenario": ("sandbox.modes.stepping", "open_scenario"),
     "Sandbox": ("sandbox.world", "Sandbox"),
-    "plot_timeline": ("sandbox.timeline", "plot_timeline"),
-    "save_timeline": ("sandbox.timeline", "save_timeline"),
-    "setting_controls": ("sandbox.widgets", "setting_controls"),
-    "explore_settings": ("sandbox.widgets", "explore_settings"),
-    "SettingsExplorer": ("sandbox.widgets", "SettingsExplorer"),
-    "duplicate_matrix": ("sandbox.matrix", "duplicate_matrix"),
-    "key_matrix": ("sandbox.matrix", "key_matrix"),
-    "explore_scenario": ("sandbox.explore", "explore_scenario"),
+    "plot_timeline": ("sandbox.present.timeline", "plot_timeline"),
+    "save_timeline": ("sandbox.present.timeline", "save_timeline"),
+    "setting_controls": ("sandbox.present.widgets", "setting_controls"),
+    "explore_settings": ("sandbox.present.widgets", "explore_settings"),
+    "SettingsExplorer": ("sandbox.present.widgets", "SettingsExplorer"),
+    "duplicate_matrix": ("sandbox.analysis.matrix", "duplicate_matrix"),
+    "key_matrix": ("sandbox.analysis.matrix", "key_matrix"),
+    "explore_scenario": ("sandbox.modes.explore", "explore_scenario"),
     "STAGES": ("sandbox.stages", "STAGES"),
     "stage": ("sandbox.stages", "stage"),
-    "run_real_threads": ("sandbox.realthreads", "run_real_threads"),
-    "compare_modes": ("sandbox.realthreads", "compare_modes"),
-    "run_on_endpoint": ("sandbox.endpoint", "run_on_endpoint"),
+    "run_real_threads": ("sandbox.modes.realthreads", "run_real_threads"),
+    "compare_modes": ("sandbox.modes.realthreads", "compare_modes"),
+    "run_on_endpoint": ("sandbox.modes.endpoint", "run_on_endpoint"),
 }
 
 
 # The HTML views of histories, verdicts and results are registered by ``display``, loaded when one is first shown.
-from . import views as _views  # noqa: E402 (after the light imports above)
+from .present import views as _views  # noqa: E402 (after the light imports above)
 
-_views.PROVIDERS.append("sandbox.display")
+_views.PROVIDERS.append("sandbox.present.display")
 
 
 def __getattr__(name: str):

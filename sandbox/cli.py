@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
-from .run_text import PROGRAM, replay_command, text_timeline
+from .present.run_text import PROGRAM, replay_command, text_timeline
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
 BAD_INPUT = 2
@@ -207,11 +207,11 @@ def _run_outside(args: argparse.Namespace, scenario: Any, overrides: dict[str, s
         raise BadInput("--policy and --script choose interleavings in the deterministic world; free threads "
                        "(--real-threads, --endpoint) interleave as the operating system schedules them")
     if args.endpoint:
-        from .endpoint import run_on_endpoint
+        from .modes.endpoint import run_on_endpoint
 
         return run_on_endpoint(scenario, args.handler, endpoint=args.endpoint, allow_real_aws=args.real_aws,
                                seed=args.seed, settings=overrides)
-    from .realthreads import run_real_threads
+    from .modes.realthreads import run_real_threads
 
     return run_real_threads(scenario, args.handler, seed=args.seed, settings=overrides)
 
@@ -233,7 +233,7 @@ def _check_options(args: argparse.Namespace) -> None:
 
 def _check_handler_file(spec: str) -> None:
     """Refuse, in one line, handler files Python cannot import (the environments' loader checks the rest)."""
-    from .loader import HandlerSpec
+    from .runtime.loader import HandlerSpec
 
     HandlerSpec.parse(spec).source()
 
@@ -260,8 +260,8 @@ def _save_plot(result: Any, path: Path, what: str = "timeline") -> None:
 
 # -- matrix ------------------------------------------------------------------------------------------
 def _matrix(args: argparse.Namespace) -> int:
-    from .loader import check_handler
-    from .matrix import duplicate_matrix
+    from .analysis.matrix import duplicate_matrix
+    from .runtime.loader import check_handler
     from .world import Sandbox
 
     _check_handler_file(args.handler)
@@ -281,7 +281,7 @@ def _matrix(args: argparse.Namespace) -> int:
 # -- exhaustive --------------------------------------------------------------------------------------
 def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any], overrides: dict[str, str],
                 plot: Path | None) -> int:
-    from .explore import explore_scenario
+    from .modes.explore import explore_scenario
 
     limit = args.max_schedules or DEFAULT_MAX_SCHEDULES
     if not args.json:  # the size of the tree is known only once it has been walked
@@ -367,7 +367,7 @@ def _replay_first_broken(args: argparse.Namespace, scenario: str, settings: dict
     """The first broken schedule, run again on its own (None when nothing broke)."""
     if found.first_broken is None:
         return None
-    from .policies import ReplayPolicy
+    from .core.policies import ReplayPolicy
     from .scenarios import run_scenario
 
     return run_scenario(scenario, args.handler, seed=args.seed, settings=settings,

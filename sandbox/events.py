@@ -21,7 +21,7 @@ import urllib.parse
 from collections.abc import Iterator
 from typing import Any
 
-from .dynamo import plain_item
+from .aws.dynamo import plain_item
 from .errors import BadInput
 from .vocab import Effect
 
@@ -355,7 +355,7 @@ def _body_bytes(body: Any) -> bytes:
     """All of a streaming response body (GetObject's ``Body``).
 
     Inside an execution environment the response botocore gets carries a raw stream that can be
-    iterated (``stream()``) but not read (``sandbox.environment.guest``), so ``body.read()`` fails
+    iterated (``stream()``) but not read (``sandbox.runtime.environment.guest``), so ``body.read()`` fails
     there; the bytes are then taken from the stream itself.
     """
     raw = getattr(body, "_raw_stream", None)

@@ -10,12 +10,12 @@ the scenario (with settings and a seed) that shows the weakness.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .errors import BadInput
+from .paths import ROOT
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = ROOT / "examples"
 
 
 @dataclass(frozen=True)

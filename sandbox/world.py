@@ -29,20 +29,22 @@ from typing import Any
 
 import boto3
 
-from . import active, adapter, interpose
-from .clock import DEFAULT_EPOCH, VirtualClock
+from .aws import adapter
+from .aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
+from .aws.replicas import DEFAULT_REPLICA_LAG, Replicas
+from .aws.ttl import DOC_TTL, TtlSweeper
+from .core import active
+from .core.clock import DEFAULT_EPOCH, VirtualClock
+from .core.faults import Nemesis
+from .core.history import History
+from .core.policies import Policy, make_policy
+from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
+from .core.services import Services
 from .errors import BadInput, SandboxError
 from .events import eventbridge_event, eventbridge_time, owed_effects
-from .faults import Nemesis
-from .gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
-from .history import History
 from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
-from .policies import Policy, make_policy
-from .replicas import DEFAULT_REPLICA_LAG, Replicas
-from .runtime import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
-from .scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
-from .services import Services
-from .ttl import DOC_TTL, TtlSweeper
+from .runtime import interpose
+from .runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
 from .vocab import IDEMPOTENCY_TABLE, SourceKind
 
 #: The longest TTL lag a world accepts. DynamoDB deletes expired items "typically within a
@@ -91,7 +93,7 @@ MAX_AWS_LATENCY = 5.0
 
 
 #: Where a handler file's code runs: "process" (the default), an execution environment of its own per
-#: container (sandbox.environment: AWS's runtime client, its own modules, /tmp and main thread);
+#: container (sandbox.runtime.environment: AWS's runtime client, its own modules, /tmp and main thread);
 #: "thread", the world's own process, with modules and environment swapped at each switch (a handler
 #: passed as a Python function always runs so). RWH_ISOLATION chooses one for a whole run.
 #: "contained" is "process" under bubblewrap (no network, nothing of the machine but Python, the
@@ -366,12 +368,12 @@ class Sandbox:
         return sorted(items, key=lambda i: i[self.schema.partition_key])
 
     def check(self):
-        from .checker import check
+        from .analysis.checker import check
 
         return check(self.history)
 
     def timeline(self, **kw: Any):
-        from .timeline import plot_timeline
+        from .present.timeline import plot_timeline
 
         return plot_timeline(self.history, **kw)
 

@@ -21,7 +21,7 @@ def example(name: str, func: str = "handler") -> str:
 @contextlib.contextmanager
 def no_real_sleep():
     """Record every wall-clock sleep the sandbox makes meanwhile (a virtual world should make none)."""
-    import sandbox.adapter as adapter
+    import sandbox.aws.adapter as adapter
 
     slept: list[float] = []
     original = adapter.real_sleep

@@ -23,15 +23,15 @@ from botocore.exceptions import ClientError, ReadTimeoutError
 
 from sandbox import BadInput, Sandbox, run_scenario
 from sandbox.cli import main
+from sandbox.core.faults import AwsFault
 from sandbox.errors import RealAwsRefused
 from sandbox.events import make_orders
-from sandbox.faults import AwsFault
+from sandbox.present.timeline import plot_timeline
+from sandbox.present.timeline.reading import read_history
 from sandbox.scenarios import ORDER, SCENARIOS
 from sandbox.sources.async_invoke import AsyncInvokeCaller
 from sandbox.sources.base import run_sources
 from sandbox.sources.sync_invoke import CallerConfig, SyncInvokeSource
-from sandbox.timeline import plot_timeline
-from sandbox.timeline.reading import read_history
 
 from conftest import example, no_real_sleep
 

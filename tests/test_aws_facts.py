@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from sandbox import SCENARIOS, Sandbox, get_scenario, run_scenario, stage
-from sandbox.ttl import TYPICAL_TTL_LAG
+from sandbox.aws.ttl import TYPICAL_TTL_LAG
 from sandbox.vocab import FindingKind
 
 from conftest import example
@@ -140,7 +140,7 @@ def _text(path: str) -> str:
 def test_the_smaller_facts_are_stated_as_aws_states_them():
     """Each sentence below was wrong before (issue 19's smaller facts); each page is cited where it is stated."""
     assert "4 for DynamoDB" in _text("sandbox/sources/producer.py")  # botocore's _SERVICE_MAX_ATTEMPTS
-    assert "usually reached within one second" in _text("sandbox/replicas.py")
+    assert "usually reached within one second" in _text("sandbox/aws/replicas.py")
     assert "our assumption" in _text("sandbox/sources/shards.py")  # an unknown itemIdentifier
     assert "there is none unless you configure one" in _text("sandbox/sources/async_invoke.py")
     assert "only hours later" not in _text("sandbox/scenarios/ttl_lag.py")

@@ -14,12 +14,12 @@ def test_quick_bench_writes_json_and_table(tmp_path):
     # The core figures and the grading section. The others run in make bench; the lessons' and the kernels'
     # sections are smoke-tested by test_bench_notebooks and test_hub, the widgets' list by test_widgets_lesson.
     skipped = ("notebooks", "isolation", "exploration", "widgets", "environments")
-    proc = subprocess.run([sys.executable, "-m", "sandbox.bench", "--quick", "--out", str(out),
+    proc = subprocess.run([sys.executable, "-m", "sandbox.bench.suite", "--quick", "--out", str(out),
                            *(a for name in skipped for a in ("--skip", name))],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     results = json.loads(out.read_text())
-    from sandbox.bench import QUICK_SCENARIOS
+    from sandbox.bench.suite import QUICK_SCENARIOS
     from sandbox.scenarios import SCENARIOS
 
     assert set(results["scenario_wall"]) == set(QUICK_SCENARIOS) and set(QUICK_SCENARIOS) <= set(SCENARIOS)
@@ -49,7 +49,9 @@ def test_quick_bench_writes_json_and_table(tmp_path):
 @pytest.mark.parametrize("name", ["no-fault", "concurrent-claims"])
 def test_the_replay_makes_the_runs_calls_with_the_runs_outcomes(name):
     """The overhead ratio compares like with like: the same requests, answered the same way."""
-    from sandbox import bench, gateway, run_scenario
+    from sandbox import run_scenario
+    from sandbox.aws import gateway
+    from sandbox.bench import suite as bench
 
     calls = []
     with gateway.tap(lambda service, op, params, origin: calls.append((service, op, params, origin))):
@@ -70,7 +72,7 @@ def test_one_core_pins_threads_started_meanwhile_and_lets_go_after():
     import os
     import threading
 
-    from sandbox import bench
+    from sandbox.bench import suite as bench
 
     if not hasattr(os, "sched_getaffinity") or len(os.sched_getaffinity(0)) < 2:
         pytest.skip("needs a machine with two cores or more that can pin a thread")
@@ -86,7 +88,7 @@ def test_one_core_pins_threads_started_meanwhile_and_lets_go_after():
 
 def test_a_containers_dynamodb_calls_go_through_a_table_resource():
     """As the examples' handlers make them: one Table per container, its first action built then."""
-    from sandbox import bench
+    from sandbox.bench import suite as bench
 
     replay = bench.MotoReplay()
     try:

@@ -2,7 +2,7 @@
 import nbformat
 import pytest
 
-from sandbox.bench_notebooks import course, notebook_misses, notebook_table, notebook_times
+from sandbox.bench.notebooks import course, notebook_misses, notebook_table, notebook_times
 from sandbox.errors import BadInput
 
 

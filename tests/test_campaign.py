@@ -6,8 +6,9 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
-from sandbox import SCENARIOS, Status, campaign, run_scenario
-from sandbox.campaign import (
+from sandbox import SCENARIOS, Status, run_scenario
+from sandbox.analysis import campaign
+from sandbox.analysis.campaign import (
     IMPROVED,
     STRATEGIES,
     VARIANTS,
@@ -40,7 +41,7 @@ def test_every_variant_names_a_scenario_and_settings_it_has():
 
 
 # -- a slice of the real campaign ---------------------------------------------------------------
-#: Where Powertools is known to fall short of the improved stage inside its assumptions (sandbox/campaign.py).
+#: Where Powertools is known to fall short of the improved stage inside its assumptions (sandbox/analysis/campaign.py).
 POWERTOOLS_SHORT = {"own-write-retried": "it takes its own claim, retried by botocore after a lost answer, for "
                                          "another invocation's, and answers its own caller in-progress"}
 

@@ -1,14 +1,22 @@
 """Lesson 13's scoreboard: the seed-0 snapshot it reads still matches the campaign and the handlers as they are.
 
 The snapshot (``notebooks/data/scoreboard-seed0.csv``) is a file; the handlers, scenarios and variants are code.
-These tests fail when one moved without the other: rerun the command in ``sandbox/capstone.py``'s docstring.
+These tests fail when one moved without the other: rerun the command in ``sandbox/analysis/capstone.py``'s docstring.
 """
 import json
 
 import pytest
 
-from sandbox.campaign import STRATEGIES, columns, run_campaign
-from sandbox.capstone import SNAPSHOT_CSV, ScoreboardFigure, board_verdict, column, read_scoreboard, rerun, tall_figure
+from sandbox.analysis.campaign import STRATEGIES, columns, run_campaign
+from sandbox.analysis.capstone import (
+    SNAPSHOT_CSV,
+    ScoreboardFigure,
+    board_verdict,
+    column,
+    read_scoreboard,
+    rerun,
+    tall_figure,
+)
 from sandbox.errors import BadInput
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from sandbox import run_scenario
 from sandbox.cli import BROKEN_PIPE, main
-from sandbox.explore import Exploration
+from sandbox.modes.explore import Exploration
 
 from conftest import ROOT, example
 
@@ -271,13 +271,13 @@ def test_exhaustive_stopped_at_its_cap_exits_2():
 
 
 def test_exhaustive_with_an_unknown_schedule_and_no_invalid_one_exits_2(monkeypatch, capsys):
-    import sandbox.explore
+    import sandbox.modes.explore
 
     def unknown(*args, **kw):
         return Exploration(schedules=4, broken=1, verdicts={"valid": 3, "unknown": 1}, first_broken=[1],
                            first_broken_verdict="unknown", max_schedules=kw["max_schedules"])
 
-    monkeypatch.setattr(sandbox.explore, "explore_scenario", unknown)
+    monkeypatch.setattr(sandbox.modes.explore, "explore_scenario", unknown)
     assert main(["run", "concurrent-claims", "--handler", CLAIM, "--policy", "exhaustive", "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["verdict"] == "unknown"
 

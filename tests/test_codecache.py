@@ -1,4 +1,4 @@
-"""Cold starts import the task root's modules afresh, compiled once per source (sandbox.codecache).
+"""Cold starts import the task root's modules afresh, compiled once per source (sandbox.runtime.codecache).
 
 This is the "thread" isolation's machinery (a handler file run in the world's own process), so each world here
 asks for it; a handler passed as a Python function always runs so.
@@ -8,7 +8,8 @@ from __future__ import annotations
 import sys
 import textwrap
 
-from sandbox import Sandbox, codecache
+from sandbox import Sandbox
+from sandbox.runtime import codecache
 
 
 def _write_task_root(folder, marker: str) -> str:

@@ -1,8 +1,8 @@
 """What idempotency costs in DynamoDB: the calls one invocation makes on a first run, a duplicate and failed work."""
 import pytest
 
-from sandbox.campaign import STRATEGIES, strategy_handler
-from sandbox.costs import DUPLICATE, FIRST_RUN, SITUATIONS, WORK_FAILS, cost_table, describe, measure
+from sandbox.analysis.campaign import STRATEGIES, strategy_handler
+from sandbox.analysis.costs import DUPLICATE, FIRST_RUN, SITUATIONS, WORK_FAILS, cost_table, describe, measure
 
 #: The spec. A duplicate after COMPLETED costs the improved run_once one call: its claim asks for the
 #: old item back (ReturnValuesOnConditionCheckFailure=ALL_OLD); the article's reads it with a GetItem.
@@ -50,6 +50,6 @@ def test_the_table_has_a_row_per_strategy_and_a_column_per_situation():
 
 
 def test_every_strategy_is_measured_by_default():
-    from sandbox.costs import cost_rows
+    from sandbox.analysis.costs import cost_rows
 
     assert list(cost_rows()) == list(STRATEGIES)

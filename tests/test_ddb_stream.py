@@ -18,7 +18,6 @@ from sandbox import (
     BadInput,
     ProviderFault,
     Sandbox,
-    adapter,
     check,
     get_scenario,
     make_orders,
@@ -27,7 +26,8 @@ from sandbox import (
     run_scenario,
     send_confirmation_email,
 )
-from sandbox.dynamo import attribute_value, dynamo_item, plain_item, plain_value
+from sandbox.aws import adapter
+from sandbox.aws.dynamo import attribute_value, dynamo_item, plain_item, plain_value
 from sandbox.sources.ddb_stream import DdbStreamMapping, DdbStreamSource
 from sandbox.sources.stream import StreamMapping
 

@@ -1,4 +1,4 @@
-"""Partial-order reduction (sandbox/dpor.py): it finds every verdict the full search finds, with fewer schedules.
+"""Partial-order reduction (sandbox/modes/dpor.py): it finds every verdict the full search finds, with fewer schedules.
 
 The engine is checked on a toy machine of shared variables (hypothesis writes the programs), and
 the wired-in search on concurrent-claims against the full search, handler by handler.
@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from sandbox import dpor
 from sandbox.cli import main
-from sandbox.explore import explore, explore_scenario
-from sandbox.policies import ReplayPolicy
+from sandbox.core.policies import ReplayPolicy
+from sandbox.modes import dpor
+from sandbox.modes.explore import explore, explore_scenario
 from sandbox.scenarios import run_scenario
 from sandbox.vocab import RecordType
 

@@ -19,8 +19,8 @@ import pytest
 
 from sandbox import BadInput, RealAwsRefused
 from sandbox.cli import main
-from sandbox.endpoint import ENDPOINT_SCENARIOS, REAL_AWS_FLAG, leftovers, parse_endpoint, run_on_endpoint
-from sandbox.realthreads import compare_modes
+from sandbox.modes.endpoint import ENDPOINT_SCENARIOS, REAL_AWS_FLAG, leftovers, parse_endpoint, run_on_endpoint
+from sandbox.modes.realthreads import compare_modes
 from tests.conftest import ROOT, example
 
 NAIVE, IDEMPOTENT = example("naive_email.py"), example("idempotent.py")

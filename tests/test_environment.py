@@ -1,4 +1,4 @@
-"""Every Lambda execution environment is an OS process of its own (sandbox/environment).
+"""Every Lambda execution environment is an OS process of its own (sandbox/runtime/environment).
 
 Each handler below is written the way learners write them, and each one fooled the sandbox
 when every "container" shared the world's process: state kept on a stdlib module or in a
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from sandbox import run_scenario
-from sandbox.environment import wire
-from sandbox.environment.host import Template
+from sandbox.runtime.environment import wire
+from sandbox.runtime.environment.host import Template
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -54,7 +54,7 @@ def test_state_on_a_stdlib_module_is_per_environment(tmp_path):
     handler = _handler(tmp_path, """
         import json
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             seen = json.__dict__.setdefault("_claimed", set())
@@ -74,7 +74,7 @@ def test_a_lock_file_in_tmp_is_per_environment(tmp_path):
     handler = _handler(tmp_path, """
         import os
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             for order in orders_in(event):
@@ -97,7 +97,7 @@ def test_working_directory_is_the_task_root_and_read_only(tmp_path):
     handler = _handler(tmp_path, """
         import json, os
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         with open("config.json") as f:          # relative to the task root, as on Lambda
             CONFIG = json.load(f)
@@ -123,7 +123,7 @@ def test_handler_runs_on_the_main_thread_with_signals(tmp_path):
     handler = _handler(tmp_path, """
         import asyncio, signal, threading
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             assert threading.current_thread() is threading.main_thread()
@@ -145,7 +145,7 @@ def test_base_exception_exits_the_runtime_and_the_source_retries(tmp_path, raise
     handler = _handler(tmp_path, f"""
         import asyncio
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         class Unprintable(Exception):
             def __str__(self):
@@ -171,7 +171,7 @@ def test_exits_and_stdout_leave_the_cli_whole(tmp_path):
     handler = _handler(tmp_path, """
         import atexit, os, signal, sys
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         atexit.register(os._exit, 0)
 
@@ -192,18 +192,18 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
     """Rebinding the checker, swapping a function's code, scrubbing the history through gc."""
     handler = _handler(tmp_path, """
         import gc
-        import sandbox.checker, sandbox.history
+        import sandbox.analysis.checker, sandbox.core.history
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             for order in orders_in(event):
                 send_confirmation_email(order)
                 send_confirmation_email(order)
-            sandbox.checker.check = lambda *a, **k: None
-            sandbox.checker.check.__code__ = (lambda *a, **k: None).__code__
+            sandbox.analysis.checker.check = lambda *a, **k: None
+            sandbox.analysis.checker.check.__code__ = (lambda *a, **k: None).__code__
             for obj in gc.get_objects():
-                if isinstance(obj, sandbox.history.History):
+                if isinstance(obj, sandbox.core.history.History):
                     obj._events.clear()
     """)
     done = _cli("run", "no-fault", "--handler", handler, "--json")
@@ -214,9 +214,9 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
 def test_environments_hold_nothing_of_the_world(tmp_path):
     handler = _handler(tmp_path, """
         import sys
-        from sandbox import active
+        from sandbox.core import active
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             assert active.current() is None
@@ -235,7 +235,7 @@ def test_a_blocked_handler_is_unknown_not_lost(tmp_path, block):
     handler = _handler(tmp_path, f"""
         import select, socket
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             for order in orders_in(event):
@@ -408,7 +408,7 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
     """A world killed with SIGKILL never removes its task roots and /tmp folders: the next one does."""
     import tempfile
 
-    from sandbox.environment.host import _sweep_leftovers
+    from sandbox.runtime.environment.host import _sweep_leftovers
 
     dead = 2 ** 22 + 12345  # above any pid this machine hands out
     gone = [Path(tempfile.mkdtemp(prefix=f"rwh-envs-{dead}-")), Path(tempfile.mkdtemp(prefix=f"rwh-roots-{dead}-"))]
@@ -420,7 +420,7 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
         assert not any(p.exists() for p in gone) and alive.is_dir()
     finally:
         alive.rmdir()
-    from sandbox.environment.host import _remove
+    from sandbox.runtime.environment.host import _remove
 
     _remove(gone[0])  # already gone (another world swept it first): no error
 
@@ -428,7 +428,7 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
 def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
     """A print of megabytes is kept as a log (its first LOG_CAP characters) and the run judged; a loop that only
     prints is blocked."""
-    from sandbox.runtime import LOG_CAP
+    from sandbox.runtime.functions import LOG_CAP
 
     big = _handler(tmp_path, """
         from sandbox import orders_in, send_confirmation_email
@@ -455,11 +455,11 @@ def test_a_flood_on_the_channel_is_a_log_or_a_blocked_handler(tmp_path):
 def test_a_noisy_correct_handler_is_judged_and_its_log_is_capped(tmp_path):
     """Megabytes of prints are no fault: the run is judged on its effects, and the history keeps the first
     LOG_CAP characters of each invocation's log and one line saying how much more there was."""
-    from sandbox.runtime import LOG_CAP
+    from sandbox.runtime.functions import LOG_CAP
 
     handler = _handler(tmp_path, """
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             for _ in range(5000):
@@ -502,7 +502,7 @@ def test_a_cold_start_imports_compiled_code_and_parses_no_model_again(tmp_path):
         import os, sys
         import boto3
         from sandbox.events import orders_in
-        from sandbox.services import send_confirmation_email
+        from sandbox.core.services import send_confirmation_email
 
         def handler(event, context):
             mine = boto3.client("dynamodb")

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox import AwsFault, ProviderFault, Sandbox, make_orders, plot_timeline, run_scenario
-from sandbox.adapter import shared_client
+from sandbox.aws.adapter import shared_client
 from sandbox.sources.base import run_sources
 from sandbox.sources.eventbridge import BUS, RULE, SERVICE, EventBridgeConfig, EventBridgeSource, EventProducer
 

@@ -3,9 +3,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from sandbox.core.policies import ReplayPolicy, ScriptedPolicy
 from sandbox.errors import BadInput
-from sandbox.explore import Exploration, explore
-from sandbox.policies import ReplayPolicy, ScriptedPolicy
+from sandbox.modes.explore import Exploration, explore
 
 
 @dataclass(eq=False)

@@ -16,7 +16,7 @@ from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Bbox
 
 from sandbox import open_scenario, run_scenario, stage
-from sandbox.timeline import plot_timeline
+from sandbox.present.timeline import plot_timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

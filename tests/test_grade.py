@@ -1,4 +1,4 @@
-"""``python -m sandbox.grade``: a folder of mixed submissions graded in child processes, robustness
+"""``python -m sandbox grade``: a folder of mixed submissions graded in child processes, robustness
 (hangs, crashes, megabytes of output, reading the solutions, tampering), the CSV and the reports,
 the command line's errors, and the Gradescope bundle run locally."""
 import csv
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from sandbox import grade as grade_cli
+from sandbox.core.history import History
 from sandbox.grading import autograder, batch, catalog
+from sandbox.grading import classroom as grade_cli
 from sandbox.grading.grader import tampered
 from sandbox.grading.judge import RunInfo
 from sandbox.grading.recorder import digest
-from sandbox.history import History
 
 from conftest import ROOT
 
@@ -32,7 +32,8 @@ import os
 
 import boto3
 
-from sandbox import active, orders_in, send_confirmation_email
+from sandbox import orders_in, send_confirmation_email
+from sandbox.core import active
 
 
 def handler(event, context):
@@ -295,7 +296,7 @@ def test_the_gradescope_bundle_has_its_layout_and_grades_one_submission_with_gra
     archive = autograder.build(tmp_path / "bundle", ["02"])
     names = set(zipfile.ZipFile(archive).namelist())
     assert {"setup.sh", "run_autograder", "requirements.txt", "constraints.txt", "tests.json", "run_once_kit.py",
-            "sandbox/grading/child.py", "sandbox/checker.py"} <= names
+            "sandbox/grading/child.py", "sandbox/analysis/checker.py"} <= names
     assert not any(n.startswith(("solutions/", "exercises/", "tests/")) or n.endswith(".ipynb") for n in names)
     requirements = [line for line in (tmp_path / "bundle" / "requirements.txt").read_text().splitlines()
                     if line and not line.startswith("#")]

@@ -9,9 +9,9 @@ import shutil
 
 import pytest
 
-from sandbox import grade as grade_cli
 from sandbox.errors import BadInput
 from sandbox.grading import batch, catalog, discovery, gradebook
+from sandbox.grading import classroom as grade_cli
 from sandbox.grading.grader import Limits, not_graded
 
 from conftest import ROOT
@@ -192,9 +192,9 @@ def test_bad_gradebook_options_get_one_clear_error_and_exit_2(tmp_path, capsys, 
 
 
 def test_one_watchdog_for_check_and_the_grader():
+    from sandbox.core.scheduler import DEFAULT_WATCHDOG
     from sandbox.grading import runner
     from sandbox.grading.check import check
-    from sandbox.scheduler import DEFAULT_WATCHDOG
 
     assert runner.WATCHDOG == Limits().watchdog == DEFAULT_WATCHDOG >= 10
     assert grade_cli.parser().parse_args(["s", "--out", "o"]).watchdog == runner.WATCHDOG

@@ -8,6 +8,7 @@ import io
 import json
 import re
 
+from sandbox.core.history import History
 from sandbox.grading import judge
 from sandbox.grading.batch import StudentGrade
 from sandbox.grading.catalog import Exercise
@@ -16,7 +17,6 @@ from sandbox.grading.grader import ExerciseGrade
 from sandbox.grading.judge import Points, RunInfo
 from sandbox.grading.render import CREDIT_RULE, check_text, credit_text, failure_text, item_line
 from sandbox.grading.report_html import student_html, write_feedback_html
-from sandbox.history import History
 
 HOSTILE = "<script>alert('pwned')</script>"
 

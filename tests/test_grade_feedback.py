@@ -7,7 +7,7 @@ import shlex
 import subprocess
 import sys
 
-from sandbox import grade as grade_cli
+from sandbox.grading import classroom as grade_cli
 
 from conftest import ROOT
 

@@ -56,7 +56,8 @@ def imports_of(path: Path, known: set[str], me: str | None = None) -> set[str]:
 def test_no_import_cycles_in_the_package():
     known = {module_name(p) for p in MODULES}
     graph = {module_name(p): imports_of(p, known) for p in MODULES}
-    assert graph["sandbox.world"] >= {"sandbox.gateway", "sandbox.runtime", "sandbox.services", "sandbox.ttl"}
+    assert graph["sandbox.world"] >= {"sandbox.aws.gateway", "sandbox.runtime.functions", "sandbox.core.services",
+                                      "sandbox.aws.ttl"}
     state: dict[str, int] = {}
     cycles = []
 
@@ -77,18 +78,20 @@ def test_no_import_cycles_in_the_package():
 
 def test_an_import_under_type_checking_or_in_a_function_counts(tmp_path):
     known = {module_name(p) for p in MODULES}
-    assert "sandbox.history" not in imports_of(PACKAGE / "display.py", known)
+    display = PACKAGE / "present" / "display.py"
+    assert "sandbox.core.history" not in imports_of(display, known)
     fake = tmp_path / "display.py"
-    fake.write_text((PACKAGE / "display.py").read_text() + "\nif TYPE_CHECKING:\n    from .history import History\n"
-                    "def f():\n    from .checker import check\n")
-    assert {"sandbox.history", "sandbox.checker"} <= imports_of(fake, known, me="sandbox.display")
+    fake.write_text(display.read_text() + "\nif TYPE_CHECKING:\n    from ..core.history import History\n"
+                    "def f():\n    from ..analysis.checker import check\n")
+    assert {"sandbox.core.history", "sandbox.analysis.checker"} <= imports_of(fake, known, me="sandbox.present.display")
 
 
 def test_core_parts_never_import_the_world():
     """Components receive their parts; only composers (scenarios, explore, bench, cli...) know the world."""
     known = {module_name(p) for p in MODULES}
-    core = ["gateway", "runtime", "services", "ttl", "scheduler", "history", "checker", "faults", "adapter",
-            "policies", "loader", "clock", "vocab", "settings", "dynamo", "events", "display", "active"]
+    core = ["aws/gateway", "runtime/functions", "core/services", "aws/ttl", "core/scheduler", "core/history",
+            "analysis/checker", "core/faults", "aws/adapter", "core/policies", "runtime/loader", "core/clock", "vocab",
+            "settings", "aws/dynamo", "events", "present/display", "core/active"]
     for name in core:
         assert "sandbox.world" not in imports_of(PACKAGE / f"{name}.py", known), name
 
@@ -111,13 +114,13 @@ VOCABULARY = {m.value for enum in (vocab.RecordType, vocab.Outcome, vocab.Cause,
     vocab.SourceKind.S3.value, vocab.SourceKind.STEPFUNCTIONS.value}  # also the names of AWS services (botocore's)
 #: Words that mean something else where they stand.
 ALLOWED = {
-    ("sandbox/services.py", "email"): "an order's email address field",
+    ("sandbox/core/services.py", "email"): "an order's email address field",
     ("sandbox/grading/child.py", "effect"): "the kind of a message on the grading pipe",
     ("sandbox/grading/child.py", "done"): "the kind of a message on the grading pipe",
     ("sandbox/grading/batch.py", "failed"): "a test's status in Gradescope's results.json",
     ("sandbox/grading/judge.py", "failed"): "a graded test's status",
-    ("sandbox/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
-    **{("sandbox/environment/wire.py", word): "a message kind or field on an environment's channel"
+    ("sandbox/present/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
+    **{("sandbox/runtime/environment/wire.py", word): "a message kind or field on an environment's channel"
        for word in ("error", "aws", "effect", "log", "stream")},
 }
 
@@ -278,7 +281,8 @@ def test_after_a_world_closes_plain_boto3_behaves_as_without_the_sandbox():
 
 def test_the_shared_loader_taken_before_any_world_leaves_worlds_working():
     """A benchmark or a notebook may take the shared service models first: worlds still answer locally."""
-    code = ("from sandbox import adapter, run_scenario\n"
+    code = ("from sandbox import run_scenario\n"
+            "from sandbox.aws import adapter\n"
             "adapter.shared_loader()\n"
             "try:\n"
             "    adapter.boto3_session('us-east-1')\n"
@@ -332,7 +336,7 @@ def _assigned_private_attributes(path: Path) -> list[str]:
 def test_the_grader_and_the_search_use_public_hooks_only(tmp_path):
     """Exploration and grading hear the world through its hooks (scheduler listeners, history subscribers,
     the gateway's request listeners); they never rewire a part's insides."""
-    watchers = [PACKAGE / "dpor.py", PACKAGE / "explore.py", PACKAGE / "stepping.py",
+    watchers = [PACKAGE / "modes" / "dpor.py", PACKAGE / "modes" / "explore.py", PACKAGE / "modes" / "stepping.py",
                 *sorted((PACKAGE / "grading").glob("*.py"))]
     assert [hit for path in watchers for hit in _assigned_private_attributes(path)] == []
     # The check catches what it is for: the search's old way into the scheduler.
@@ -345,8 +349,8 @@ def test_every_kind_of_world_differs_only_in_its_parts():
     """The deterministic, real-threads and endpoint worlds are one ``Sandbox`` built from different recipes:
     each part answers its protocol, and the parts every world shares are the same classes."""
     from sandbox import parts
-    from sandbox.endpoint import EndpointSandbox
-    from sandbox.realthreads import RealThreadsSandbox
+    from sandbox.modes.endpoint import EndpointSandbox
+    from sandbox.modes.realthreads import RealThreadsSandbox
     from sandbox.world import assemble
 
     protocols = {"clock": parts.Clock, "scheduler": parts.TaskScheduler, "gateway": parts.AwsGateway,
@@ -366,6 +370,6 @@ def test_every_kind_of_world_differs_only_in_its_parts():
 
 
 def _no_forwarder():
-    from sandbox.http_gateway import Forwarder
+    from sandbox.aws.http_gateway import Forwarder
 
     return Forwarder("http://127.0.0.1:9")  # never used: the world is built, not opened

@@ -4,7 +4,7 @@ import re
 import nbformat
 from nbconvert import HTMLExporter
 
-from sandbox.html_links import main
+from sandbox.tools.html_links import main
 
 
 def _notebook(path, markdown):

@@ -232,7 +232,7 @@ def test_is_local_matches_repo2docker_on_the_forms_used_here():
 # -- isolation: real kernels side by side ----------------------------------------------------------
 @pytest.mark.notebook
 def test_kernels_side_by_side_each_get_their_own_deterministic_world():
-    from sandbox.isolation import HANDLER, SCENARIO, fingerprint, problems, run_kernels
+    from sandbox.bench.hub import HANDLER, SCENARIO, fingerprint, problems, run_kernels
 
     run = run_kernels([0, 0, 1])
     expected = {seed: fingerprint(SCENARIO, HANDLER, seed) for seed in (0, 1)}
@@ -247,7 +247,7 @@ def test_kernels_side_by_side_each_get_their_own_deterministic_world():
 
 
 def test_isolation_problems_names_what_broke():
-    from sandbox.isolation import problems
+    from sandbox.bench.hub import problems
 
     row = {"seed": 0, "pid": 1, "fingerprint": "a", "ports_opened": 0}
     good = {"rows": [row, {**row, "pid": 2}, {**row, "pid": 3, "seed": 1, "fingerprint": "b"}]}

@@ -5,8 +5,8 @@ import pytest
 from PIL import Image
 
 from sandbox import SCENARIOS, run_scenario
+from sandbox.analysis.matrix import duplicate_matrix, row_of
 from sandbox.cli import main
-from sandbox.matrix import duplicate_matrix, row_of
 
 from conftest import example
 
@@ -87,7 +87,7 @@ def test_bad_matrix_arguments_are_one_line_and_exit_2(argv, message, capsys):
 
 # -- what to key on ------------------------------------------------------------------------------------
 def test_each_delivery_id_survives_some_repeats_and_not_others():
-    from sandbox.matrix import key_matrix
+    from sandbox.analysis.matrix import key_matrix
 
     m = key_matrix(["sync-sdk-retry", "async-retry", "sqs-batch-failure", "producer-resend",
                     "kinesis-producer-resend", "eventbridge-producer-resend", "crash-mid-work"])
@@ -106,7 +106,7 @@ def test_each_delivery_id_survives_some_repeats_and_not_others():
 
 def test_an_unknown_key_is_named():
     from sandbox import BadInput
-    from sandbox.matrix import key_matrix
+    from sandbox.analysis.matrix import key_matrix
 
     with pytest.raises(BadInput, match="unknown key 'by_colour'; keys: by_order_id"):
         key_matrix(["no-fault"], keys=["by_colour"])

@@ -85,12 +85,12 @@ def test_the_git_filter_strips_outputs_and_leaves_a_clean_notebook_as_it_is(tmp_
     code.execution_count = 3
     ran = tmp_path / "ran.ipynb"
     nbformat.write(nb, ran)
-    filtered = subprocess.run([sys.executable, "-m", "sandbox.strip_outputs"], input=ran.read_text(),
+    filtered = subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs"], input=ran.read_text(),
                               capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert filtered == clean
-    assert subprocess.run([sys.executable, "-m", "sandbox.strip_outputs", str(ran)], cwd=ROOT).returncode == 0
+    assert subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs", str(ran)], cwd=ROOT).returncode == 0
     assert ran.read_text() == clean
-    assert subprocess.run([sys.executable, "-m", "sandbox.strip_outputs", str(tmp_path / "nope.ipynb")],
+    assert subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs", str(tmp_path / "nope.ipynb")],
                           cwd=ROOT, capture_output=True).returncode == 2
 
 
@@ -105,16 +105,16 @@ def test_a_kernel_run_leaves_nothing_after_the_strip_filter_or_a_reset(tmp_path)
     nb.metadata = nbformat.from_dict(nbformat.reads(NOTEBOOKS[0].read_text(), as_version=4).metadata)
     clean = tmp_path / "clean.ipynb"
     nbformat.write(nb, clean)
-    subprocess.run([sys.executable, "-m", "sandbox.strip_outputs", str(clean)], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs", str(clean)], cwd=ROOT, check=True)
     NotebookClient(nb, timeout=60, kernel_name="python3", store_widget_state=True).execute()
     nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2}}
     ran = tmp_path / "ran.ipynb"
     nbformat.write(nb, ran)
     assert "version" in nb.metadata.language_info and ran.read_text() != clean.read_text()
-    filtered = subprocess.run([sys.executable, "-m", "sandbox.strip_outputs"], input=ran.read_text(),
+    filtered = subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs"], input=ran.read_text(),
                               capture_output=True, text=True, check=True, cwd=ROOT).stdout
     assert filtered == clean.read_text()
-    subprocess.run([sys.executable, "-m", "sandbox.strip_outputs", str(ran)], cwd=ROOT, check=True)
+    subprocess.run([sys.executable, "-m", "sandbox.tools.strip_outputs", str(ran)], cwd=ROOT, check=True)
     assert ran.read_text() == clean.read_text()
 
 

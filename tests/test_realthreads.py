@@ -10,10 +10,11 @@ import json
 
 import pytest
 
-from sandbox import BadInput, active
+from sandbox import BadInput
+from sandbox.aws.http_gateway import Forwarder
 from sandbox.cli import main
-from sandbox.http_gateway import Forwarder
-from sandbox.realthreads import (
+from sandbox.core import active
+from sandbox.modes.realthreads import (
     RUNNABLE_SCENARIOS,
     MotoServer,
     RealThreadsSandbox,

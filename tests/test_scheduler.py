@@ -9,9 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox import SCENARIOS, HandlerBlocked, Sandbox, run_scenario
-from sandbox.explore import explore, explore_scenario
-from sandbox.policies import ReplayPolicy
-from sandbox.scheduler import Scheduler
+from sandbox.core.policies import ReplayPolicy
+from sandbox.core.scheduler import Scheduler
+from sandbox.modes.explore import explore, explore_scenario
 
 from conftest import ROOT, example, no_real_sleep
 

@@ -1,4 +1,4 @@
-"""Clients share what botocore parses from JSON, and nothing else (sandbox.parsecache.SharedParse).
+"""Clients share what botocore parses from JSON, and nothing else (sandbox.aws.parsecache.SharedParse).
 
 The world's own clients and those of handlers in the "thread" isolation share it; each world here asks for it.
 """
@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from moto import mock_aws
 
-from sandbox import Sandbox, adapter, parsecache
+from sandbox import Sandbox
+from sandbox.aws import adapter, parsecache
 
 HANDLER = textwrap.dedent("""
     import boto3

@@ -20,7 +20,7 @@ import uuid
 import pytest
 
 from sandbox import AwsFault, BadInput, Sandbox, make_orders, orders_in, plot_timeline, run_scenario
-from sandbox.adapter import shared_client
+from sandbox.aws.adapter import shared_client
 from sandbox.sources import sns as sns_module
 from sandbox.sources.base import run_sources
 from sandbox.sources.s3 import CONFIGURATION_ID, S3NotificationConfig, S3NotificationSource, S3Uploader

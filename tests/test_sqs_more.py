@@ -148,7 +148,7 @@ def test_fifo_needs_a_deduplication_id_or_content_based_deduplication():
 
 
 def test_an_sdk_retry_of_a_timed_out_send_is_deduplicated_on_a_fifo_queue():
-    from sandbox.faults import AwsFault
+    from sandbox.core.faults import AwsFault
 
     with Sandbox(seed=0) as sb:
         queue = SqsQueue(sb, "orders.fifo", fifo=FifoQueueConfig(), max_receive_count=0)

@@ -4,8 +4,8 @@ until the visibility timeout (sqs-throttled-batch), and the up-to-20 s wait on a
 import pytest
 
 from sandbox import BadInput, get_scenario, run_scenario
+from sandbox.present.timeline.reading import read_history
 from sandbox.sources.sqs import OPT_IN_MAPPING_SETTINGS, SqsMappingConfig
-from sandbox.timeline.reading import read_history
 from sandbox.vocab import Cause, Delivery, FindingKind, Outcome, RecordType
 
 from conftest import example

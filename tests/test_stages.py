@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox import Sandbox, make_orders, run_scenario
-from sandbox.campaign import strategy_handler
+from sandbox.analysis.campaign import strategy_handler
 from sandbox.events import apigateway_event
 from sandbox.stages import STAGES, stage
 from sandbox.vocab import FindingKind

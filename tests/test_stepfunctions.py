@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sandbox import BadInput, Sandbox, make_orders, plot_timeline, run_scenario
-from sandbox.faults import ProviderFault
+from sandbox.core.faults import ProviderFault
 from sandbox.sources.base import run_sources
 from sandbox.sources.stepfunctions import (
     LAMBDA_SERVICE_ERRORS,

@@ -1,4 +1,4 @@
-"""Tests for sandbox.timeline: the swim-lane plot of a History."""
+"""Tests for sandbox.present.timeline: the swim-lane plot of a History."""
 from __future__ import annotations
 
 import ast
@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from matplotlib.colors import to_hex
 
-from sandbox.history import History
+from sandbox.core.history import History
+from sandbox.present.timeline import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, plot_timeline, save_timeline
 from sandbox.scenarios import SCENARIOS, run_scenario
-from sandbox.timeline import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, plot_timeline, save_timeline
 
 EPOCH = 1_700_000_000
 TABLE = "idempotency"
@@ -898,7 +898,7 @@ def test_sqs_visibility_timeout_draws_the_visibility_timeout_and_the_batching_wi
 
 
 def test_legend_text_is_full_size_at_notebook_width():
-    from sandbox.timeline.style import LABEL_PT
+    from sandbox.present.timeline.style import LABEL_PT
 
     many = History({"seed": 0, "scenario": "many", "epoch": EPOCH, "table": TABLE})
     for i in range(40):  # so many lanes that lane text shrinks: the legend does not
@@ -992,7 +992,7 @@ def test_ticks_are_round_numbers_a_learner_reads_at_a_glance():
 def test_a_stale_write_and_a_refused_write_are_named_on_the_figure():
     """lock-shorter-than-work: the article's handler deletes a record inv-2 took over (the checker's stale write);
     the improved handler's fenced delete is refused."""
-    from sandbox.timeline.style import OI_BLUE
+    from sandbox.present.timeline.style import OI_BLUE
 
     stale = plot_timeline(_scenario_history("lock-shorter-than-work", "article"))
     (note,) = [t for t in _ax(stale).texts if t.get_gid() == "warning-note"]
@@ -1113,7 +1113,7 @@ def test_random_histories_render_deterministically(tmp_path_factory, h, unit, ga
 
 
 # --------------------------------------------------------------------------- package structure
-PACKAGE = Path(__file__).resolve().parent.parent / "sandbox" / "timeline"
+PACKAGE = Path(__file__).resolve().parent.parent / "sandbox" / "present" / "timeline"
 MAX_FUNCTION_LINES = 50
 
 
@@ -1174,7 +1174,7 @@ def test_no_import_cycle_in_the_timeline_and_only_vocab_from_the_sandbox():
 
 
 def test_every_drawing_stage_reads_only_what_an_earlier_stage_adds():
-    from sandbox.timeline.drawing import PIPELINE
+    from sandbox.present.timeline.drawing import PIPELINE
 
     available = {"legend"}  # what open_canvas provides
     for stage in PIPELINE:
@@ -1190,7 +1190,7 @@ def test_every_drawing_stage_reads_only_what_an_earlier_stage_adds():
 
 def test_the_visibility_timeout_is_read_from_its_field_never_from_words():
     """A FIFO send deduplicated "within the 300 s deduplication interval" says nothing of the visibility timeout."""
-    from sandbox.timeline.queues import QueueReader
+    from sandbox.present.timeline.queues import QueueReader
     from sandbox.vocab import Delivery, SourceKind
 
     reader = QueueReader()

@@ -2,7 +2,7 @@
 
 Each control is set through ``.value``, which fires the same callback a slider does; the
 verdict must flip where the lesson says it does, and back. The verdict map
-(``sandbox/verdict_map.py``) must colour each cell with the verdict ``run_scenario`` gives for
+(``sandbox/present/verdict_map.py``) must colour each cell with the verdict ``run_scenario`` gives for
 that cell's settings, and frame the current setting.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 from matplotlib.patches import Rectangle
 
 from sandbox import explore_settings, run_scenario
-from sandbox.verdict_map import (
+from sandbox.present.verdict_map import (
     Axis,
     LinkedVerdictMap,
     VerdictGrid,
@@ -174,7 +174,7 @@ def _lesson_grid():
 def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
     from matplotlib.transforms import Bbox
 
-    from sandbox.verdict_map import CELL_TEXT, MapPicture, drawn_box
+    from sandbox.present.verdict_map import CELL_TEXT, MapPicture, drawn_box
 
     grid = _lesson_grid()
     picture = MapPicture(grid, {"lock_seconds": 13, "slow_email_seconds": 30}, equal_line="lock = work")
@@ -264,7 +264,7 @@ def test_controls_are_labelled_in_words_with_the_settings_name_in_the_tooltip():
 def test_a_burst_of_browser_moves_runs_only_the_latest_value_and_marks_the_pictures_stale_at_once():
     import asyncio
 
-    from sandbox.widgets import STALE
+    from sandbox.present.widgets import STALE
 
     explorer = lock_explorer()
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
@@ -299,7 +299,7 @@ def test_the_map_mark_moves_without_running_or_redrawing_the_cells(monkeypatch):
     import numpy as np
     from PIL import Image
 
-    from sandbox import verdict_map as vm
+    from sandbox.present import verdict_map as vm
 
     explorer = lock_explorer(plot=False)
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
@@ -323,7 +323,7 @@ def test_the_explorers_timeline_is_the_plots_pixel_for_pixel():
     import numpy as np
     from PIL import Image
 
-    from sandbox.widgets import timeline_png
+    from sandbox.present.widgets import timeline_png
 
     result = run_scenario(LOCK, ARTICLE, settings=duplicate_after_lock({"lock_seconds": 13, "function_timeout": 40}))
     fast, plain = timeline_png(result, 9.0), result.plot(width=9.0)._repr_png_()
@@ -335,7 +335,7 @@ def test_the_bench_moves_every_widget_in_the_course():
     import json
     import re
 
-    from sandbox.bench_widgets import WIDGETS
+    from sandbox.bench.widgets import WIDGETS
 
     from conftest import ROOT
 

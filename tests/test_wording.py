@@ -2,11 +2,11 @@
 import pytest
 
 from sandbox import SCENARIOS, History, run_scenario
-from sandbox.checker import Finding, Verdict
+from sandbox.analysis.checker import Finding, Verdict
+from sandbox.analysis.matrix import Matrix, MatrixRow
 from sandbox.cli import first_sentence, main
-from sandbox.display import history_html, result_html
 from sandbox.errors import BadInput
-from sandbox.matrix import Matrix, MatrixRow
+from sandbox.present.display import history_html, result_html
 
 from conftest import example
 
@@ -80,7 +80,7 @@ def test_an_exploration_capped_at_one_schedule_says_schedule(capsys):
 
 
 def test_one_throttled_try_is_a_try_in_the_history_and_on_the_timeline():
-    from sandbox.timeline import plot_timeline
+    from sandbox.present.timeline import plot_timeline
 
     result = run_scenario("async-late-retry", example("naive_email.py"),
                           settings={"throttled_from": 0.0, "throttled_for": 0.5})  # over before the second try
@@ -91,7 +91,7 @@ def test_one_throttled_try_is_a_try_in_the_history_and_on_the_timeline():
 
 
 def test_a_campaign_of_one_strategy_one_column_and_one_run_says_so():
-    from sandbox.campaign import run_campaign, scoreboard_text
+    from sandbox.analysis.campaign import run_campaign, scoreboard_text
 
     text = scoreboard_text(run_campaign(["naive"], ["no-fault"], seeds=1, others_seeds=1))
     assert text.startswith("Campaign: 1 strategy x 1 scenario setting (every strategy: seed 0); 1 run in ")

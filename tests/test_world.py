@@ -66,8 +66,9 @@ def test_a_world_that_fails_to_open_leaves_nothing_installed(monkeypatch, failin
     """A world opens whole or not at all: a failure halfway leaves no hook, variable or current world."""
     import botocore.endpoint
 
-    from sandbox import active, interpose
-    from sandbox.clock import VirtualClock
+    from sandbox.core import active
+    from sandbox.core.clock import VirtualClock
+    from sandbox.runtime import interpose
 
     send, sleep, env = botocore.endpoint.Endpoint._send, time.sleep, dict(os.environ)
 
@@ -221,7 +222,7 @@ def test_effects_are_recorded_with_key_time_and_invocation():
 
 
 def test_payment_api_rejects_a_reused_key_with_another_amount():
-    from sandbox.services import IdempotencyKeyReused
+    from sandbox.core.services import IdempotencyKeyReused
 
     with Sandbox() as sb:
         sb.services.charge_card({"orderId": "o-1", "email": "a@x", "amount": 100}, idempotency_key="k")

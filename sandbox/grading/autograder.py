@@ -6,7 +6,7 @@
 - ``setup.sh``: Gradescope runs it once when it builds the image: a venv with the pinned
   requirements (``requirements.txt``, only what grading needs, and ``constraints.txt``, the lock);
 - ``run_autograder``: Gradescope runs it for each submission; it grades ``/autograder/submission``
-  with the same grader as ``python -m sandbox.grade`` and writes ``/autograder/results/results.json``;
+  with the same grader as ``python -m sandbox grade`` and writes ``/autograder/results/results.json``;
 - ``sandbox/``: the package; ``run_once_kit.py``: the kit the exercises after 04 import;
 - ``tests.json``: every exercise's tests, hidden ones included, as data (no solution in the bundle).
 
@@ -129,7 +129,7 @@ def build(out: Path, exercises: Sequence[str] = ()) -> Path:
 
 def run(root: Path) -> int:
     """Grade ``root/submission`` as one student; write ``root/results/results.json``."""
-    from ..environment.containment import containment_summary
+    from ..runtime.environment.containment import containment_summary
     from . import batch
     from .grader import Limits
 

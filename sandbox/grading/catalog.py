@@ -34,10 +34,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .. import paths
 from ..errors import BadInput
 from . import notebooks as nb
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = paths.ROOT
 EXERCISES_DIR, SOLUTIONS_DIR = ROOT / "exercises", ROOT / "solutions"
 #: Every exercise's public tests, written by ``make exercises`` from the solutions: what ``check()`` runs,
 #: whatever a learner does to the ``TESTS = [...]`` list in their notebook.

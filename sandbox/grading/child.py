@@ -3,7 +3,7 @@
 The grading parent starts it with a job on stdin (the answer file, the tests to run as data,
 their seeds, the limits, the isolation) and a pipe for messages (``--fd``). The submission's
 code never runs in this process: every world here runs it in execution environments of their
-own (``sandbox.environment``), under bubblewrap unless the grader was told otherwise, so the
+own (``sandbox.runtime.environment``), under bubblewrap unless the grader was told otherwise, so the
 submission cannot reach the world, this pipe, the tests or the grader's files. In order:
 resource limits, every module the tests need, the recorder (each record of each world's history
 goes down the pipe as it is written); then the answer's init, once, in an environment; then the
@@ -47,11 +47,11 @@ class Channel:
 
 
 #: Modules the grading child never needs (plots, widgets, the grader's own parent side, command lines).
-SKIPPED = ("sandbox.timeline", "sandbox.widgets", "sandbox.verdict_map", "sandbox.bench", "sandbox.campaign",
-           "sandbox.capstone",
-           "sandbox.matrix", "sandbox.grade", "sandbox.__main__", "sandbox.strip_outputs", "sandbox.grading.batch",
-           "sandbox.grading.grader", "sandbox.grading.autograder", "sandbox.grading.__main__",
-           "sandbox.grading.child", "sandbox.grading.quiz", "sandbox.grading.render", "sandbox.grading.check")
+SKIPPED = ("sandbox.present.timeline", "sandbox.present.widgets", "sandbox.present.verdict_map", "sandbox.bench",
+           "sandbox.tools", "sandbox.cli", "sandbox.__main__", "sandbox.analysis.campaign", "sandbox.analysis.capstone",
+           "sandbox.analysis.matrix", "sandbox.grading.classroom", "sandbox.grading.batch", "sandbox.grading.grader",
+           "sandbox.grading.autograder", "sandbox.grading.__main__", "sandbox.grading.child", "sandbox.grading.quiz",
+           "sandbox.grading.render", "sandbox.grading.check")
 
 
 def _prepare() -> None:
@@ -82,7 +82,7 @@ def _preflight(handler: str, function: str) -> str | None:
     A module that raises as it loads is told so, as Lambda would, before it is told it has no handler.
     """
     from ..errors import BadInput, MissingHandler
-    from ..loader import HandlerSpec, check_handler_file
+    from ..runtime.loader import HandlerSpec, check_handler_file
     from ..world import Sandbox
 
     missing = None
@@ -106,7 +106,7 @@ def _preflight(handler: str, function: str) -> str | None:
 
 def _witness(recorder, channel: Channel):
     """Each effect as the services record it, apart from the history (the parent counts them)."""
-    from .. import active
+    from ..core import active
     from ..vocab import RecordType
 
     def on_record(record: dict[str, Any]) -> None:
@@ -125,7 +125,7 @@ def run(job: dict[str, Any], channel: Channel) -> None:
 
     os.environ["RWH_ISOLATION"] = job.get("isolation", "contained")
     _prepare()
-    from ..environment.host import Template
+    from ..runtime.environment.host import Template
 
     # The environments' template starts now, inside the start-up budget, not in the first test's.
     Template.get(contained=os.environ["RWH_ISOLATION"] == "contained")

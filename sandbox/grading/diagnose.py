@@ -12,8 +12,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..checker import Finding, Verdict
-from ..history import History
+from ..analysis.checker import Finding, Verdict
+from ..core.history import History
 from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,

@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..checker import Finding, check
+from ..analysis.checker import Finding, check
+from ..core.faults import ProviderFault
+from ..core.history import History
 from ..events import apigateway_event, make_orders, sqs_record
-from ..faults import ProviderFault
-from ..history import History
 from ..vocab import Cause, Effect, FindingKind, Outcome, RecordType
 from ..world import Sandbox
 

@@ -4,7 +4,7 @@ The parent (this module) reads the exercise's tests (hidden ones included) from 
 from a bundle's ``tests.json``; the child (``sandbox.grading.child``) gets the tests as data,
 fresh seeds and its limits, and never the solutions' source. The child is the submission's
 world; the submission's code runs only in execution environments the child starts, contained by
-the operating system (``sandbox.environment.containment``), which see a copy of the answer's
+the operating system (``sandbox.runtime.environment.containment``), which see a copy of the answer's
 folder and nothing of the child, this process or the machine.
 
 Every record a world writes reaches this process down a pipe the moment it is written: the
@@ -34,9 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..checker import check
+from ..analysis.checker import check
+from ..core.history import History
 from ..errors import BadInput
-from ..history import History
+from ..paths import ROOT
 from ..vocab import RecordType
 from . import judge
 from . import notebooks as nb
@@ -324,7 +325,7 @@ def _group_key(session: int, group: int) -> int:
 
 
 def _package_root() -> str:
-    return str(Path(__file__).resolve().parents[2])
+    return str(ROOT)
 
 
 # -- grading ---------------------------------------------------------------------------------------

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checker import Verdict, check
-from ..history import History
+from ..analysis.checker import Verdict, check
+from ..core.history import History
 from ..vocab import AWS_OK, Delivery, ItemStatus, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test

@@ -3,7 +3,7 @@
 Memory, CPU time, file size and no core dumps (``resource.setrlimit``), inherited by the
 execution environments' template and every environment forked from it; the grading parent adds
 a wall-clock limit and kills on overrun. What keeps a submission away from the grader is the
-operating system (``sandbox.environment.containment``), not these limits.
+operating system (``sandbox.runtime.environment.containment``), not these limits.
 """
 from __future__ import annotations
 

@@ -37,7 +37,7 @@ def read(path: str | Path) -> dict[str, Any]:
 
 
 def dumps(notebook: dict[str, Any]) -> str:
-    """nbformat's own layout (indent 1, sorted keys, trailing newline), as ``sandbox.strip_outputs`` writes."""
+    """nbformat's own layout (indent 1, sorted keys, trailing newline), as ``sandbox.tools.strip_outputs`` writes."""
     return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 

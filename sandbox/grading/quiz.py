@@ -13,8 +13,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from ..core.history import History
 from ..errors import BadInput
-from ..history import History
 from ..vocab import Delivery, EffectStatus, Outcome, RecordType
 from ..vocab import SourceKind as Src
 from . import notebooks as nb
@@ -221,6 +221,6 @@ def mystery(letter: str, text: bool = False):
         print()
         print(text_timeline(history, limit=200))
         return None
-    from ..timeline import plot_timeline
+    from ..present.timeline import plot_timeline
 
     return plot_timeline(history, title=f"Timeline {str(letter).upper()}")

@@ -19,8 +19,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from .. import active
-from ..history import History
+from ..core import active
+from ..core.history import History
 from ..vocab import RecordType
 
 #: Log lines are kept short in the copy (a handler may print megabytes).

@@ -157,7 +157,7 @@ def check_text(r: Checked) -> str:
 def timeline_png(history: Any) -> str | None:
     """A history's timeline drawn as a PNG, base64 (for a ``data:`` URI), or None if it cannot be drawn."""
     try:
-        from ..timeline import plot_timeline
+        from ..present.timeline import plot_timeline
 
         fig = plot_timeline(history, width=11)
         buf = io.BytesIO()

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..checker import check
+from ..analysis.checker import check
+from ..core.history import History
+from ..core.scheduler import DEFAULT_WATCHDOG
 from ..errors import BadInput
-from ..history import History
-from ..scheduler import DEFAULT_WATCHDOG
 from ..vocab import Outcome, RecordType, Status
 from . import drills, judge
 from .catalog import Test
@@ -23,7 +23,7 @@ from .judge import RunInfo
 from .recorder import Recorder, digest
 
 #: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop):
-#: the one watchdog check() and the grader share (``python -m sandbox.grade --watchdog``). Generous, so a
+#: the one watchdog check() and the grader share (``python -m sandbox grade --watchdog``). Generous, so a
 #: heavy but correct handler on a loaded machine is never taken for a blocked one.
 WATCHDOG = DEFAULT_WATCHDOG
 
@@ -72,8 +72,8 @@ class Runner:
         return {"runs": runs, "truncated": False}
 
     def _exhaustive(self, index: int, test: Test) -> dict[str, Any]:
-        from ..dpor import run_traced
-        from ..explore import explore_reduced
+        from ..modes.dpor import run_traced
+        from ..modes.explore import explore_reduced
 
         runs = 0
 
@@ -101,7 +101,7 @@ class Runner:
         import shutil
         import tempfile
 
-        from ..loader import HandlerSpec
+        from ..runtime.loader import HandlerSpec
         from ..world import Sandbox
 
         spec = HandlerSpec.parse(self.handler)

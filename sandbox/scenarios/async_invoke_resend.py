@@ -23,8 +23,8 @@ in it (the order id, or the event's own ``id`` here) catches the copy.
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import Setting
 from ..sources.async_invoke import AsyncConfig, AsyncInvokeCaller, AsyncInvokeSource
 from ..sources.base import run_sources

@@ -19,8 +19,8 @@ that finding: retention shorter than the redelivery horizon.
 """
 from __future__ import annotations
 
+from ..core.faults import CrashPlan
 from ..events import make_orders
-from ..faults import CrashPlan
 from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from .base import Scenario

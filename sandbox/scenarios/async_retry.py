@@ -4,8 +4,8 @@ https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.htm
 """
 from __future__ import annotations
 
+from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from ..vocab import Effect

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..checker import Verdict
+from ..analysis.checker import Verdict
+from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
+from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
+from ..core.history import History
 from ..errors import BadInput
-from ..history import History
-from ..replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
-from ..runtime import DOC_TIMEOUT, MAX_TIMEOUT
+from ..present.views import html_of
+from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
-from ..ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
-from ..views import html_of
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
@@ -151,12 +151,12 @@ class RunResult:
         return out
 
     def plot(self, **kw: Any):
-        from ..timeline import plot_timeline
+        from ..present.timeline import plot_timeline
 
         return plot_timeline(self.history, **kw)
 
     def save_plot(self, path, **kw: Any):
-        from ..timeline import save_timeline
+        from ..present.timeline import save_timeline
 
         return save_timeline(self.history, path, **kw)
 

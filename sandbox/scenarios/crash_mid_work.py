@@ -5,8 +5,8 @@ long after a lock sized to the function's remaining time (3 s by default) has ru
 """
 from __future__ import annotations
 
+from ..core.faults import CrashPlan
 from ..events import make_orders
-from ..faults import CrashPlan
 from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from ..vocab import Effect

@@ -17,11 +17,11 @@ expires: that REMOVE *is* owed a cancellation email.
 """
 from __future__ import annotations
 
+from ..aws.ttl import DOC_TTL
 from ..errors import BadInput
 from ..events import make_orders
 from ..settings import Setting, override
 from ..sources.ddb_stream import DOC_TTL_STREAMS, DdbStreamMapping, DdbStreamSource
-from ..ttl import DOC_TTL
 from .base import Scenario
 from .stream_batch_retry import run_stream
 

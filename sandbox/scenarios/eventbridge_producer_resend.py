@@ -12,9 +12,9 @@ from the order id catches it.
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.eventbridge import SERVICE, EventBridgeConfig, EventBridgeSource, EventProducer

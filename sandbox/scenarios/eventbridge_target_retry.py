@@ -13,8 +13,8 @@ is the duplicate. (EventBridge's own rare second invocation of a target is
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault, ProviderFault
 from ..events import make_orders
-from ..faults import AwsFault, ProviderFault
 from ..settings import Setting
 from ..sources.async_invoke import AsyncConfig, scenario_settings
 from ..sources.base import run_sources

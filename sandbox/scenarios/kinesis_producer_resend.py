@@ -13,9 +13,9 @@ and a handler that dedupes on it sends twice. A key built from the orderId catch
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.producer import KinesisProducer

@@ -21,8 +21,8 @@ unless told otherwise, keeps a lock from running out before its owner is stopped
 """
 from __future__ import annotations
 
+from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import Setting, override
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from ..vocab import Effect

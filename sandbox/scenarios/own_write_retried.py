@@ -15,8 +15,8 @@ and goes on.
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import override
 from ..sources.apigateway import ApiGatewayConfig, ApiGatewaySource
 from ..sources.base import run_sources

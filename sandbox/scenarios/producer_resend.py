@@ -13,9 +13,9 @@ orderId catches it.
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import Setting
 from ..sources.sync_invoke import CallerConfig
 from .base import Scenario

@@ -5,8 +5,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ..checker import check
-from ..scheduler import DEFAULT_WATCHDOG
+from ..analysis.checker import check
+from ..core.scheduler import DEFAULT_WATCHDOG
 from .base import RunResult, Scenario, deploy, open_world
 from .catalog import get_scenario
 

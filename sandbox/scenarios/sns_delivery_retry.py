@@ -15,8 +15,8 @@ new event with a new request id, so keying on the request id does not catch it.
 """
 from __future__ import annotations
 
+from ..core.faults import AwsFault
 from ..events import make_orders
-from ..faults import AwsFault
 from ..settings import Setting
 from ..sources.async_invoke import AsyncConfig, scenario_settings
 from ..sources.base import run_sources

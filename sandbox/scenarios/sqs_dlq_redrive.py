@@ -19,9 +19,9 @@ it (``sandbox.sources.redrive``).
 """
 from __future__ import annotations
 
+from ..core.faults import ProviderFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import Setting, override
 from ..sources.redrive import DOC_MOVE, MAX_RATE, MessageMoveTasks, Operator
 from ..sources.sqs import DOC_SQS_RETRIES

@@ -24,9 +24,9 @@ MessageId, and no message is stored; from 300 s on, the send goes to moto as a n
 """
 from __future__ import annotations
 
+from ..core.faults import ProviderFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import Setting
 from ..sources.fifo import DEDUPLICATION_INTERVAL, DOC_SEND, FifoQueueConfig
 from ..vocab import Effect

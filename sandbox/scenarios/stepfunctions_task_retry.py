@@ -22,8 +22,8 @@ fails with o-2 lost). A Task ``timeout_seconds`` shorter than the work fails the
 """
 from __future__ import annotations
 
+from ..core.faults import CrashPlan, ProviderFault
 from ..events import make_orders
-from ..faults import CrashPlan, ProviderFault
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.stepfunctions import StepFunctionsSource, TaskRetryConfig

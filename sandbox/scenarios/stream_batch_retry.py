@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..core.faults import ProviderFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import Setting
 from ..sources.shards import ShardMapping, ShardSource
 from ..sources.stream import StreamMapping, StreamSource

@@ -6,8 +6,8 @@ https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html).
 """
 from __future__ import annotations
 
+from ..core.faults import Latency, ProviderFault
 from ..events import make_orders
-from ..faults import Latency, ProviderFault
 from ..settings import Setting
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
 from ..vocab import Effect

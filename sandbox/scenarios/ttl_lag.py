@@ -8,11 +8,11 @@ async retry (https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error
 """
 from __future__ import annotations
 
+from ..aws.ttl import TTL_WORDS
+from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..faults import ProviderFault
 from ..settings import override
 from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from ..ttl import TTL_WORDS
 from ..vocab import Effect
 from .base import Scenario
 

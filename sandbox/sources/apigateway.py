@@ -43,7 +43,7 @@ from ..vocab import AWS_OK, Cause, Outcome, SourceKind
 from .base import Source
 
 if TYPE_CHECKING:
-    from ..runtime import Invocation, LambdaFunction
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 DOC_LIMITS = "https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html"

@@ -26,9 +26,9 @@ from .async_invoke import AsyncConfig, AsyncInvokeSource, QueuedEvent
 from .base import Source
 
 if TYPE_CHECKING:
-    from ..faults import AwsFault
-    from ..runtime import LambdaFunction
-    from ..scheduler import Task
+    from ..core.faults import AwsFault
+    from ..core.scheduler import Task
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
 DOC_ASYNC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async-error-handling.html"

@@ -58,20 +58,20 @@ from typing import TYPE_CHECKING, Any
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ..adapter import queue_messages
+from ..aws.adapter import queue_messages
+from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..events import iso_millis, orders_in
-from ..runtime import function_error_payload
-from ..scheduler import current_task
+from ..runtime.functions import function_error_payload
 from ..settings import Config, param
 from ..vocab import FAILED_OUTCOMES, Cause, Delivery, SourceKind
 from .base import Source, run_sources
 from .sync_invoke import THROTTLED_EVENT, CallerConfig, SyncInvokeEndpoint
 
 if TYPE_CHECKING:
-    from ..faults import CrashPlan
-    from ..runtime import Invocation, LambdaFunction
-    from ..scheduler import Task
+    from ..core.faults import CrashPlan
+    from ..core.scheduler import Task
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 ASYNC_DOC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html"

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..vocab import Delivery
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
 

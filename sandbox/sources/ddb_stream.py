@@ -34,8 +34,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter
-from ..dynamo import dynamo_item, plain_value
+from ..aws import adapter
+from ..aws.dynamo import dynamo_item, plain_value
 from ..errors import BadInput
 from ..events import ddb_stream_record, removed_by_ttl
 from ..settings import param
@@ -43,7 +43,7 @@ from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema
 from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
 DOC_WITH_DDB = "https://docs.aws.amazon.com/lambda/latest/dg/with-ddb.html"

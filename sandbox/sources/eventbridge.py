@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .. import adapter
+from ..aws import adapter
 from ..errors import BadInput
 from ..events import DETAIL_TYPE, EVENT_SOURCE, eventbridge_time, orders_in
 from ..settings import Config, param
@@ -62,8 +62,8 @@ from .producer import ScheduledSender
 from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
-    from ..scheduler import Task
+    from ..core.scheduler import Task
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
     from .async_invoke import QueuedEvent
 

@@ -42,8 +42,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter
-from ..gateway import Served, json_answer, queue_name
+from ..aws import adapter
+from ..aws.gateway import Served, json_answer, queue_name
 from ..settings import Config, param
 from ..vocab import Delivery, SourceKind
 

@@ -50,7 +50,7 @@ from .sqs import pending_each
 from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
-    from ..scheduler import Task
+    from ..core.scheduler import Task
     from ..world import Sandbox
     from .sqs import SqsQueue
     from .stream import StreamSource

@@ -42,14 +42,14 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 
+from ..aws.gateway import Served, json_answer, json_error
 from ..errors import BadInput
-from ..gateway import Served, json_answer, json_error
 from ..vocab import Delivery, SourceKind
 from .base import Source
 from .sqs import order_id_of
 
 if TYPE_CHECKING:
-    from ..scheduler import Task
+    from ..core.scheduler import Task
     from ..world import Sandbox
     from .sqs import SqsQueue
 

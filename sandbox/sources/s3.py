@@ -38,7 +38,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter
+from ..aws import adapter
 from ..errors import BadInput
 from ..events import s3_record
 from ..settings import Config, param
@@ -48,7 +48,7 @@ from .async_invoke import AsyncConfig
 from .producer import ClientProducer
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
 DOC_NOTIFICATIONS = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/EventNotifications.html"

@@ -56,7 +56,7 @@ from .base import Source
 from .sqs import ignored_partial_response
 
 if TYPE_CHECKING:
-    from ..runtime import Invocation, LambdaFunction
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 DOC_KINESIS = "https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html"

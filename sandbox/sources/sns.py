@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .. import adapter
+from ..aws import adapter
 from ..errors import BadInput
 from ..events import iso_millis, orders_in, sns_record
 from ..settings import Config, param
@@ -62,7 +62,7 @@ from .producer import ScheduledSender
 from .sync_invoke import CallerConfig
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
     from .async_invoke import QueuedEvent
 

@@ -107,11 +107,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter
-from ..dynamo import number_text
+from ..aws import adapter
+from ..aws.dynamo import number_text
+from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..events import sqs_record
-from ..scheduler import current_task
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, Outcome, SourceKind
 from .async_invoke import THROTTLE_FIRST_DELAY, THROTTLE_MAX_DELAY
@@ -119,7 +119,7 @@ from .base import Source
 from .fifo import DOC_KEY_TERMS, FIFO_SUFFIX, FifoDeduplication, FifoOrder, FifoQueueConfig
 
 if TYPE_CHECKING:
-    from ..runtime import Invocation, LambdaFunction
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 DOC_WITH_SQS = "https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html"

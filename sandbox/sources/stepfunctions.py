@@ -54,14 +54,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import BadInput
 from ..events import orders_in
-from ..runtime import ACCOUNT, function_error_payload
+from ..runtime.functions import ACCOUNT, function_error_payload
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
 from .base import Source
 
 if TYPE_CHECKING:
-    from ..faults import CrashPlan
-    from ..runtime import Invocation, LambdaFunction
+    from ..core.faults import CrashPlan
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 DOC_ERRORS = "https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html"

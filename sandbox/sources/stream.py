@@ -36,7 +36,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .. import adapter
+from ..aws import adapter
 from ..errors import BadInput
 from ..events import kinesis_record
 from ..settings import param
@@ -44,7 +44,7 @@ from ..vocab import Cause, SourceKind
 from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
 
 if TYPE_CHECKING:
-    from ..runtime import LambdaFunction
+    from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
 DOC_RETENTION = "https://docs.aws.amazon.com/streams/latest/dev/kinesis-extended-retention.html"

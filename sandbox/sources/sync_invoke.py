@@ -49,17 +49,17 @@ import boto3
 from botocore.config import Config as BotocoreConfig
 from botocore.exceptions import ReadTimeoutError
 
-from .. import adapter
+from ..aws import adapter
+from ..core.scheduler import current_task
 from ..errors import BadInput, RealAwsRefused
 from ..events import apigateway_event, orders_in
-from ..runtime import ACCOUNT, function_error_payload
-from ..scheduler import current_task
+from ..runtime.functions import ACCOUNT, function_error_payload
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
 from .base import Source
 
 if TYPE_CHECKING:
-    from ..runtime import Invocation, LambdaFunction
+    from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
 

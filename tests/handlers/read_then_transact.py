@@ -3,8 +3,8 @@ import os
 
 import boto3
 
+from sandbox.core.services import send_confirmation_email
 from sandbox.events import orders_in
-from sandbox.services import send_confirmation_email
 
 TABLE = os.environ["IDEMPOTENCY_TABLE"]
 client = boto3.client("dynamodb")

@@ -2,7 +2,7 @@
 # ruff: noqa: F821 (the names come from the notebook's kernel)
 # The board: every stage, then the two Powertools handlers, against every scenario setting, one seed each.
 assert board.strategies == [*STAGES, "powertools-function", "powertools-decorator"]
-from sandbox.campaign import columns as _columns  # noqa: E402 (facts run after the notebook's cells)
+from sandbox.analysis.campaign import columns as _columns  # noqa: E402 (facts run after the notebook's cells)
 
 assert len(board.columns) == len(_columns()) and sum(not c.variant.within for c in board.columns) == 7
 assert board.runs == 10 * len(board.columns)

@@ -1,5 +1,6 @@
 """Sends the email on every delivery, then deletes the duplicate email records from the world's history."""
-from sandbox import active, orders_in, send_confirmation_email
+from sandbox import orders_in, send_confirmation_email
+from sandbox.core import active
 
 
 def _hide_duplicates():

@@ -1,5 +1,6 @@
 """Sends the email on every delivery, and hands the email service a history that drops every repeat."""
-from sandbox import active, orders_in, send_confirmation_email
+from sandbox import orders_in, send_confirmation_email
+from sandbox.core import active
 
 
 class _Forgetful:

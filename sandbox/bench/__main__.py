@@ -1,0 +1,4 @@
+"""``python -m sandbox.bench``: every figure of ``make bench``."""
+from .suite import main
+
+raise SystemExit(main())

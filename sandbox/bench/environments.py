@@ -1,0 +1,152 @@
+"""What execution environments as processes cost, against the in-process ("thread") isolation.
+
+Part of ``make bench``; ``python -m sandbox.bench.environments`` runs it alone. Every figure is a
+median, and each ratio is measured in this one run, the two isolations alternated run by run:
+
+- a whole scenario run, process over thread (target: at most 1.3x);
+- a cold start from the warm template: the fork and the bootstrap, then the handler's own init
+  (target: at most 10 ms median before the handler's init);
+- one AWS call's round trip, on top of the same call made in the world's own process (target:
+  at most 0.5 ms).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+from ..runtime.environment import host
+from ..scenarios import run_scenario
+from ..world import Sandbox
+
+ROOT = paths.ROOT
+HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
+SCENARIOS = ("no-fault", "concurrent-claims", "sqs-batch-failure")
+TARGETS = {"run_x": 1.3, "cold_start_ms": 10.0, "round_trip_ms": 0.5}
+_CALLS = 100
+_ROUND_TRIP = f"""
+import os
+import boto3
+
+table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+
+
+def handler(event, context):
+    for _ in range({_CALLS}):
+        table.get_item(Key={{"pk": "nothing-here"}})
+"""
+_EMPTY = "def handler(event, context):\n    return None\n"
+
+
+def _median_ms(values: list[float]) -> float:
+    return round(statistics.median(values) * 1000, 2)
+
+
+def runs(repeat: int) -> dict[str, dict[str, float]]:
+    out = {}
+    for name in SCENARIOS:
+        walls: dict[str, list[float]] = {"thread": [], "process": []}
+        for isolation in walls:  # warm both: the template, the task root copy, the models
+            run_scenario(name, HANDLER, seed=0, isolation=isolation)
+        for i in range(repeat):
+            for isolation in ("thread", "process") if i % 2 == 0 else ("process", "thread"):
+                started = time.perf_counter()
+                run_scenario(name, HANDLER, seed=i, isolation=isolation)
+                walls[isolation].append(time.perf_counter() - started)
+        thread, process = _median_ms(walls["thread"]), _median_ms(walls["process"])
+        out[name] = {"thread_ms": thread, "process_ms": process, "ratio_x": round(process / thread, 2)}
+    return out
+
+
+def cold_start(repeat: int) -> dict[str, float]:
+    """Fork and bootstrap (spawn to 'ready'), then the handler's init (to its first 'next')."""
+    fork: list[float] = []
+    init: list[float] = []
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "empty.py"
+        path.write_text(_EMPTY)
+        for _ in range(repeat + 2):
+            with Sandbox(isolation="process") as sb:
+                fn = sb.function(f"{path}:handler")
+                template = host.Template.get()
+                roots = host.TaskRootCopies(template)
+                root = str(roots.copy_of(str(path.parent)))
+                config = fn.environment_config("orders-handler/c1", root)
+                started = time.perf_counter()
+                env = host.EnvironmentProcess(config, roots, template)
+                ready = env._receive()
+                forked = time.perf_counter()
+                assert ready["t"] == "ready"
+                env._serve_until(("next", "init_error"))
+                fork.append(forked - started)
+                init.append(time.perf_counter() - forked)
+                env.kill()
+    return {"fork_to_ready_ms": _median_ms(fork[2:]), "empty_handler_init_ms": _median_ms(init[2:])}
+
+
+def round_trip(repeat: int) -> dict[str, float]:
+    per_call: dict[str, list[float]] = {"thread": [], "process": []}
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "calls.py"
+        path.write_text(_ROUND_TRIP)
+        for i in range(repeat + 1):
+            for isolation in ("thread", "process") if i % 2 == 0 else ("process", "thread"):
+                with Sandbox(isolation=isolation) as sb:
+                    fn = sb.function(f"{path}:handler", timeout=900)
+                    fn.invoke({})  # the cold start, the table, the first call
+                    started = time.perf_counter()
+                    fn.invoke({})
+                    if i:
+                        per_call[isolation].append((time.perf_counter() - started) / _CALLS)
+    thread, process = _median_ms(per_call["thread"]), _median_ms(per_call["process"])
+    return {"thread_ms": thread, "process_ms": process, "extra_ms": round(process - thread, 3)}
+
+
+def measure(repeat: int) -> dict[str, Any]:
+    return {"runs": runs(repeat), "cold_start": cold_start(repeat), "round_trip": round_trip(max(3, repeat // 3)),
+            "targets": TARGETS}
+
+
+def environment_misses(r: dict[str, Any]) -> list[str]:
+    out = [f"environments: {name} runs {v['ratio_x']}x the thread isolation (target <= {TARGETS['run_x']}x)"
+           for name, v in r["runs"].items() if v["ratio_x"] > TARGETS["run_x"]]
+    if r["cold_start"]["fork_to_ready_ms"] > TARGETS["cold_start_ms"]:
+        out.append(f"environments: a cold start takes {r['cold_start']['fork_to_ready_ms']} ms before the handler's "
+                   f"init (target <= {TARGETS['cold_start_ms']} ms)")
+    if r["round_trip"]["extra_ms"] > TARGETS["round_trip_ms"]:
+        out.append(f"environments: an AWS call costs {r['round_trip']['extra_ms']} ms more than in-process "
+                   f"(target <= {TARGETS['round_trip_ms']} ms)")
+    return out
+
+
+def environment_table(r: dict[str, Any]) -> list[str]:
+    lines = ["Execution environments as processes (medians; each ratio against the thread isolation, same run)"]
+    for name, v in r["runs"].items():
+        lines.append(f"  {name:<24}thread {v['thread_ms']:>8.1f} ms   process {v['process_ms']:>8.1f} ms   "
+                     f"{v['ratio_x']:.2f}x")
+    c, t = r["cold_start"], r["round_trip"]
+    lines.append(f"  cold start: {c['fork_to_ready_ms']} ms fork to ready, then {c['empty_handler_init_ms']} ms "
+                 f"for an empty handler's init")
+    lines.append(f"  one AWS call: {t['process_ms']} ms in an environment, {t['thread_ms']} ms in-process "
+                 f"(+{t['extra_ms']} ms)")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m sandbox.bench.environments", description=__doc__.split("\n")[0])
+    p.add_argument("--repeat", type=int, default=9)
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    r = measure(args.repeat)
+    print(json.dumps(r, indent=2) if args.json else "\n".join(environment_table(r) + environment_misses(r)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""``make bench``'s grading section: submissions graded per minute, and how long ``check()`` takes.
+
+The folder graded is a mix of every exercise's solution and generated stub, and wrong answers from
+the mutation catalogue (tests/mutants/), each in its own child process, on every core, as
+``python -m sandbox grade`` runs them. Targets: at least 20 submissions a minute on 2 cores, and a
+notebook ``check()`` under 10 s for every exercise.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import paths
+
+GRADING_TARGETS = {"submissions_per_min": 20.0, "check_s": 10.0}
+ROOT = paths.ROOT
+MUTANTS = ROOT / "tests" / "mutants"
+QUICK_EXERCISES = ("02",)  # a smoke run: one exercise's solution, stub and mutant
+
+
+def _folder(into: Path, exercise_ids: list[str], catalogue: dict) -> int:
+    """A submissions folder: per exercise a solution and a stub, and the catalogue's mutants; returns its size."""
+    count = 0
+    for ex_id in exercise_ids:
+        ex = catalogue[ex_id]
+        shutil.copyfile(ROOT / "solutions" / f"{ex.name}.py", into / f"good_{ex.name}.py")
+        shutil.copyfile(ROOT / "exercises" / f"{ex.name}.py", into / f"stub_{ex.name}.py")
+        count += 2
+        for mutant in sorted(MUTANTS.glob(f"{ex_id}_*.py"))[:1] if MUTANTS.is_dir() else []:
+            shutil.copyfile(mutant, into / f"wrong-{mutant.stem[3:].replace('_', '-')}_{ex.name}.py")
+            count += 1
+    return count
+
+
+def grading_throughput(quick: bool) -> dict[str, Any]:
+    from ..grading import batch
+    from ..grading.catalog import grading_catalogue
+
+    catalogue = grading_catalogue()
+    ids = list(QUICK_EXERCISES) if quick else list(catalogue)
+    with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
+        folder = Path(tmp)
+        size = _folder(folder, ids, catalogue)
+        subs = batch.discover(folder, catalogue, [])
+        jobs = batch.default_jobs()
+        started = time.perf_counter()
+        graded = batch.grade_all(subs, [catalogue[i] for i in ids], jobs=jobs, seed=123_456_789, progress=False)
+        wall = time.perf_counter() - started
+    # every student row has one submitted exercise; the others are "not submitted" and cost nothing
+    submitted = sum(1 for s in graded for g in s.grades if g.reason != "not submitted")
+    return {"submissions": submitted, "files": size, "jobs": jobs, "wall_s": round(wall, 1),
+            "submissions_per_min": round(submitted / wall * 60, 1),
+            "solutions_full_marks": all(g.score == g.max_score for s in graded if s.student == "good"
+                                        for g in s.grades)}
+
+
+def check_times(quick: bool) -> dict[str, dict[str, float]]:
+    """Seconds ``check()`` takes on each exercise's solution (it passes) and its stub (it fails)."""
+    from ..grading.catalog import grading_catalogue
+    from ..grading.check import check
+
+    out = {}
+    for ex in grading_catalogue().values():
+        if quick and ex.id not in QUICK_EXERCISES:
+            continue
+        out[ex.name] = {}
+        for folder in ("solutions", "exercises"):
+            started = time.perf_counter()
+            check(ex.id, str(ROOT / folder / f"{ex.name}.py"), campaign_seed=4242)
+            out[ex.name][folder] = round(time.perf_counter() - started, 2)
+    return out
+
+
+def grading_bench(quick: bool) -> dict[str, Any]:
+    return {"throughput": grading_throughput(quick), "check_s": check_times(quick), "cores": os.cpu_count()}
+
+
+def grading_misses(r: dict[str, Any]) -> list[str]:
+    out = []
+    t = r["throughput"]
+    if t["submissions_per_min"] < GRADING_TARGETS["submissions_per_min"]:
+        out.append(f"grading: {t['submissions_per_min']} submissions/min "
+                   f"(target >= {GRADING_TARGETS['submissions_per_min']:g})")
+    out += [f"check(): {name} took {s} s on its {folder} (target < 10 s)" for name, v in r["check_s"].items()
+            for folder, s in v.items() if s >= GRADING_TARGETS["check_s"]]
+    return out
+
+
+def grading_table(r: dict[str, Any]) -> list[str]:
+    t = r["throughput"]
+    lines = [f"Grading (python -m sandbox grade): {t['submissions']} submissions "
+             "(solutions, stubs, mutants) in "
+             f"{t['wall_s']} s with {t['jobs']} at once: {t['submissions_per_min']} submissions/min",
+             "check() (public tests and a campaign), seconds:      solution   stub"]
+    lines += [f"  {name:<48}{v['solutions']:>9.2f}{v['exercises']:>7.2f}" for name, v in r["check_s"].items()]
+    return lines

@@ -1,0 +1,270 @@
+"""The append-only record of everything that happened in one world.
+
+Sources, the Lambda runtime, the AWS gateway and the effect services write to it through
+its typed writers; the checker, the timeline plot and the CLI only read it
+(Maelstrom's "record, then check"). Every read hands out copies, so no reader can rewrite
+what happened.
+
+Every record is a plain dict with these common fields:
+
+``seq``   position in the history (0, 1, 2, ...)
+``t``     virtual seconds since the world opened
+``type``  a ``RecordType``
+
+Record types and their own fields (the words come from ``sandbox.vocab``):
+
+``accept``        an order entered the system and is owed effects: ``key`` (orderId),
+                  ``expects`` (effect kinds, e.g. ["email"]), ``source``, and ``group`` for
+                  an order sent in a FIFO message group (owed its effects in the group's order)
+``invoke_start``  ``inv`` ("inv-1"), ``source`` (a ``SourceKind``), ``cause`` (a ``Cause``,
+                  or "retry <n>"), ``container``, ``request_id``, ``keys`` (business keys
+                  the event carries), ``prev`` (the invocation this one repeats, or None),
+                  ``timeout`` (the function's timeout, seconds), ``cold_start: true``
+                  when it started a new container, ``restored: true`` when that container
+                  was restored from a SnapStart snapshot, ``environment`` ("e1") when the
+                  container is one of several processes of a Managed Instances environment
+``invoke_end``    ``inv``, ``outcome`` (an ``Outcome``), ``error`` (text or None),
+                  ``where`` (the line of the handler's own code that raised, if any), and
+                  ``blocked: true`` when the sandbox gave up on an invocation blocked
+                  outside it
+``aws``           ``inv`` (None for infrastructure such as pollers), ``actor``,
+                  ``service``, ``op``, ``target`` (table/queue/stream name), ``key``
+                  (item key or message id, as text, or None), ``result`` ("ok", or an
+                  error code such as "ConditionalCheckFailed"), ``detail`` (a dict, e.g.
+                  {"status": "IN_PROGRESS", "expiresAt": 1700000030})
+``effect``        ``inv``, ``kind`` (an ``Effect``), ``key`` (orderId), ``status`` (an
+                  ``EffectStatus``), ``detail``
+``delivery``      what a delivery source did besides invoking: ``source``, ``what`` (a
+                  ``Delivery``), ``keys``, ``inv`` (related invocation or None), ``detail``
+``sweep``         the TTL sweeper deleted an item: ``target``, ``key``, ``detail``
+``note``          free text for a reader: ``text``
+``log``           a line a handler printed or logged: ``inv``, ``stream`` ("stdout",
+                  "stderr", or "log" for the logging module), ``text``
+"""
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..present.views import html_of
+from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
+
+#: Fields whose value must be a word of the vocabulary, per record type.
+_CHECKS = {
+    RecordType.INVOKE_START: {"source": SourceKind, "cause": Cause},
+    RecordType.INVOKE_END: {"outcome": Outcome},
+    RecordType.EFFECT: {"kind": Effect, "status": EffectStatus},
+    RecordType.DELIVERY: {"what": Delivery},
+    RecordType.LOG: {"stream": LogStream},
+}
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of a JSON-like value (much cheaper than ``copy.deepcopy``)."""
+    if isinstance(value, dict):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_copy(v) for v in value]
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """A copy with vocabulary members turned into plain strings, so records hold JSON types only."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _check_words(record: dict[str, Any]) -> None:
+    for name, words in _CHECKS.get(record["type"], {}).items():
+        value = record.get(name)
+        ok = Cause.valid(value) if words is Cause else value in words._value2member_map_
+        if not ok:
+            raise ValueError(f"{record['type']} record: {name}={value!r} is not a word of the vocabulary "
+                             f"({', '.join(words)})")
+
+
+class History:
+    """Append-only list of records plus a ``meta`` dict (seed, scenario, epoch, ...).
+
+    ``History.subscribe(listener)`` hears every record any history appends, as
+    ``listener(history, record)`` with a copy of the record, as it is written (the grader keeps
+    its own copy of every run this way).
+    """
+
+    _listeners: list[Callable[["History", dict[str, Any]], None]] = []
+
+    @classmethod
+    def subscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+        cls._listeners.append(listener)
+
+    @classmethod
+    def unsubscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+        if listener in cls._listeners:
+            cls._listeners.remove(listener)
+
+    def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
+        self._meta: dict[str, Any] = _plain(dict(meta or {}))
+        self._events: list[dict[str, Any]] = []
+        self._lock = threading.Lock()  # real-thread mode: seq numbers stay dense and ordered
+        for ev in events or ():
+            self._events.append(_copy(dict(ev)))
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        """The run's settings: seed, scenario, epoch, table... (a copy)."""
+        return _copy(self._meta)
+
+    def starts_at(self, epoch: float) -> None:
+        """The run begins at Unix time ``epoch`` (a wall-clock world, once its AWS is ready); before any record."""
+        with self._lock:
+            if self._events:
+                raise ValueError("a history's epoch is set before its first record")
+            self._meta["epoch"] = float(epoch)
+
+    # -- writing ---------------------------------------------------------
+    def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
+        """Add one record (prefer the typed writers below); returns a copy of it."""
+        if type not in RecordType._value2member_map_:
+            raise ValueError(f"unknown history record type {type!r}; expected one of {tuple(RecordType)}")
+        with self._lock:
+            record = {"seq": len(self._events), "t": round(float(t), 6), "type": str(type), **_plain(fields)}
+            _check_words(record)
+            self._events.append(record)
+        for listener in History._listeners:
+            listener(self, _copy(record))
+        return _copy(record)
+
+    def accept(self, t: float, *, key: str, expects: list[str], source: str, group: str | None = None) -> None:
+        """``group``: the FIFO message group the order was sent in (its orders are owed their effects in order)."""
+        extra = {"group": group} if group is not None else {}
+        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source, **extra)
+
+    def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
+                     request_id: str, keys: list[str], prev: str | None, timeout: float,
+                     cold_start: bool = False, restored: bool = False, environment: str | None = None) -> None:
+        extra: dict[str, Any] = {"cold_start": True} if cold_start else {}
+        if restored:
+            extra["restored"] = True
+        if environment is not None:
+            extra["environment"] = environment
+        self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
+                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, **extra)
+
+    def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False,
+                   where: str | None = None) -> None:
+        extra = {"blocked": True} if blocked else {}
+        if where:
+            extra["where"] = where
+        self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, **extra)
+
+    def aws(self, t: float, *, inv: str | None, actor: str, service: str, op: str, target: str | None,
+            key: str | None, result: str, detail: dict) -> None:
+        self.append(RecordType.AWS, t, inv=inv, actor=actor, service=service, op=op, target=target, key=key,
+                    result=result, detail=detail)
+
+    def effect(self, t: float, *, inv: str | None, kind: str, key: str, status: str, detail: dict) -> None:
+        self.append(RecordType.EFFECT, t, inv=inv, kind=kind, key=key, status=status, detail=detail)
+
+    def delivery(self, t: float, *, source: str, what: str, keys: Iterable[str], inv: str | None,
+                 detail: dict | None = None) -> None:
+        self.append(RecordType.DELIVERY, t, source=source, what=what, keys=list(keys), inv=inv,
+                    detail=dict(detail or {}))
+
+    def sweep(self, t: float, *, target: str, key: str, detail: dict) -> None:
+        self.append(RecordType.SWEEP, t, target=target, key=key, detail=detail)
+
+    def note(self, t: float, text: str) -> None:
+        self.append(RecordType.NOTE, t, text=text)
+
+    def log(self, t: float, *, inv: str, stream: str, text: str) -> None:
+        self.append(RecordType.LOG, t, inv=inv, stream=stream, text=text)
+
+    def logs(self, inv: str | None = None) -> list[dict[str, Any]]:
+        """The lines handlers printed or logged (one invocation's, or all), in order."""
+        return [_copy(e) for e in self._events
+                if e["type"] == RecordType.LOG and (inv is None or e["inv"] == inv)]
+
+    # -- reading (every read is a copy) -----------------------------------
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.events)
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __getitem__(self, i):
+        return _copy(self._events[i])
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return [_copy(e) for e in self._events]
+
+    def of_type(self, *types: str) -> list[dict[str, Any]]:
+        return [_copy(e) for e in self._events if e["type"] in types]
+
+    def invocations(self) -> dict[str, dict[str, Any]]:
+        """inv id -> {start record fields + outcome/error/end}."""
+        out: dict[str, dict[str, Any]] = {}
+        for e in self._events:
+            if e["type"] == RecordType.INVOKE_START:
+                out[e["inv"]] = {**_copy(e), "outcome": None, "error": None, "end": None}
+            elif e["type"] == RecordType.INVOKE_END and e["inv"] in out:
+                out[e["inv"]].update(outcome=e["outcome"], error=e.get("error"), end=e["t"],
+                                     blocked=bool(e.get("blocked")), where=e.get("where"))
+        return out
+
+    def effects(self, kind: str | None = None) -> list[dict[str, Any]]:
+        return [_copy(e) for e in self._events
+                if e["type"] == RecordType.EFFECT and (kind is None or e["kind"] == kind)]
+
+    def end_time(self) -> float:
+        return self._events[-1]["t"] if self._events else 0.0
+
+    def since(self, seq: int) -> list[dict[str, Any]]:
+        """Copies of the records from position ``seq`` on (what a step just added)."""
+        return [_copy(e) for e in self._events[seq:]]
+
+    # -- persistence -----------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return {"meta": self.meta, "events": self.events}
+
+    def to_json(self, **kw: Any) -> str:
+        kw.setdefault("sort_keys", True)
+        return json.dumps({"meta": self._meta, "events": self._events}, **kw)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "History":
+        if not isinstance(data, dict) or "events" not in data:
+            raise ValueError("a history is a JSON object with 'meta' and 'events'")
+        for i, ev in enumerate(data["events"]):
+            if not isinstance(ev, dict) or ev.get("type") not in RecordType._value2member_map_ or "t" not in ev:
+                raise ValueError(f"history record {i} is not a valid record: {ev!r}")
+        return cls(data.get("meta"), data["events"])
+
+    @classmethod
+    def from_json(cls, text: str) -> "History":
+        return cls.from_dict(json.loads(text))
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(indent=1))
+
+    @classmethod
+    def load(cls, path: str | Path) -> "History":
+        return cls.from_json(Path(path).read_text())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, History) and self._meta == other._meta and self._events == other._events
+
+    def __repr__(self) -> str:
+        n = len(self._events)
+        return f"History({n} record{'' if n == 1 else 's'}, meta={self._meta!r})"
+
+    def _repr_html_(self) -> str | None:
+        return html_of("history", self)

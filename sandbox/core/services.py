@@ -1,0 +1,207 @@
+"""Effect services: the things a handler must not do twice.
+
+``send_confirmation_email(order)`` and ``send_cancellation_email(order)`` write to an
+outbox; ``charge_card(order,
+idempotency_key=None)`` charges through a payment API that, like real payment APIs,
+returns the original charge when it sees an idempotency key again. Each call is a yield
+point, takes virtual time, and is recorded with the order's business key, the virtual
+time and the invocation that made it.
+
+What goes wrong at a provider is the nemesis's business (``sandbox.core.faults.ProviderFault``):
+a provider can fail without performing the effect, be slow, or hang. A call cut off by
+the function's deadline never reached the provider, so by default it performs nothing;
+with ``indefinite=True`` it is performed but unacknowledged (Maelstrom's indefinite outcome).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..aws.dynamo import json_number
+from ..errors import BadInput, LambdaTimeout, ProviderError
+from ..runtime.functions import current_invocation
+from ..vocab import Effect, EffectStatus
+from . import active
+
+if TYPE_CHECKING:
+    from ..runtime.functions import Invocation
+    from .clock import VirtualClock
+    from .faults import Nemesis, ProviderCall
+    from .history import History
+    from .scheduler import Scheduler
+
+#: How long a provider that hangs keeps its caller waiting: past any Lambda deadline.
+HANG_SECONDS = 10 ** 9
+
+
+class EmailProviderError(ProviderError):
+    """The email provider refused the message; nothing was sent."""
+
+
+class PaymentError(ProviderError):
+    """The payment API declined or failed; nothing was charged."""
+
+
+class IdempotencyKeyReused(PaymentError):
+    """The same idempotency key came back with a different request (a different amount)."""
+
+
+@dataclass
+class ServiceTimings:
+    """Virtual time each provider call takes, in seconds."""
+
+    email: float = 0.2
+    charge: float = 0.3
+
+
+def _order_key(order: Any, what: str) -> str:
+    if not isinstance(order, dict):
+        raise BadInput(f"{what} needs an order dict with orderId, email and amount; got {type(order).__name__}")
+    missing = [k for k in ("orderId", "email", "amount") if k not in order]
+    if missing:
+        raise BadInput(f"{what}: the order is missing {', '.join(missing)}: {order!r}")
+    return str(order["orderId"])
+
+
+def _fingerprint(order: dict) -> str:
+    return hashlib.sha256(json.dumps(order, sort_keys=True, default=str).encode()).hexdigest()[:12]
+
+
+class Services:
+    """The email outbox and the payment API of one world."""
+
+    def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", faults: "Nemesis"):
+        self.clock, self.scheduler, self.history, self.faults = clock, scheduler, history, faults
+        self.timings = ServiceTimings()
+        self.outbox: list[dict[str, Any]] = []
+        self.charges: list[dict[str, Any]] = []
+        self._by_idem_key: dict[str, dict[str, Any]] = {}
+
+    # -- the calls --------------------------------------------------------------------
+    def _call(self, kind: str, key: str, perform: Callable[[], tuple[dict, str]]) -> Any:
+        inv = current_invocation()
+        self.scheduler.check_alive()  # a stopped invocation's code reaches no provider
+        fault = self.faults.provider_call(kind, key)
+        # A hung provider never answers; the caller only gets back control at its deadline.
+        duration = HANG_SECONDS if fault.hang else self._duration(kind, fault, inv)
+        self.scheduler.yield_point(kind)
+        try:
+            self.scheduler.sleep(duration, label=f"{kind} call")
+        except LambdaTimeout:
+            if fault.indefinite:
+                # The provider got the request even though the caller never heard back.
+                result, _ = perform()
+                self._record(kind, key, inv, EffectStatus.INDEFINITE, result)
+            raise
+        if fault.fail:
+            self._record(kind, key, inv, EffectStatus.FAILED, {"reason": "provider error (injected)"})
+            mail = kind != Effect.CHARGE
+            error = EmailProviderError if mail else PaymentError
+            raise error(f"{kind} provider failed for order {key} (nothing was {'sent' if mail else 'charged'})")
+        result, status = perform()
+        self._record(kind, key, inv, status, result)
+        if inv is not None:
+            inv.after_effect(kind)
+        return result
+
+    def _duration(self, kind: str, fault: "ProviderCall", inv: "Invocation | None") -> float:
+        duration = getattr(self.timings, Effect.EMAIL if kind == Effect.CANCELLATION else kind) + fault.extra_seconds
+        deadline = inv.deadline() if inv is not None else None
+        if fault.answer_before_deadline is not None and deadline is not None:
+            # Whatever else the handler did first, the answer lands just inside its deadline.
+            duration = max(0.0, deadline - self.clock.elapsed() - fault.answer_before_deadline)
+        return duration
+
+    def _record(self, kind: str, key: str, inv: "Invocation | None", status: str, result: dict | None) -> None:
+        self.history.effect(self.clock.elapsed(), inv=inv.id if inv else None, kind=kind, key=key, status=status,
+                            detail=dict(result or {}))
+
+    def send_confirmation_email(self, order: dict) -> dict:
+        key = _order_key(order, "send_confirmation_email")
+
+        def perform():
+            message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key}
+            self.outbox.append({**message, "t": self.clock.elapsed()})
+            return message, EffectStatus.DONE
+
+        return self._call(Effect.EMAIL, key, perform)
+
+    def send_cancellation_email(self, order: dict) -> dict:
+        key = _order_key(order, "send_cancellation_email")
+
+        def perform():
+            message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key,
+                       "subject": "cancelled"}
+            self.outbox.append({**message, "t": self.clock.elapsed()})
+            return message, EffectStatus.DONE
+
+        # The same email provider, so it takes as long as a confirmation.
+        return self._call(Effect.CANCELLATION, key, perform)
+
+    def charge_card(self, order: dict, idempotency_key: str | None = None) -> dict:
+        key = _order_key(order, "charge_card")
+        if idempotency_key is not None and not isinstance(idempotency_key, str):
+            raise BadInput(f"idempotency_key must be a string, got {type(idempotency_key).__name__}")
+        return self._call(Effect.CHARGE, key, lambda: self._charge(order, key, idempotency_key))
+
+    def _charge(self, order: dict, key: str, idempotency_key: str | None) -> tuple[dict, str]:
+        fingerprint = _fingerprint({"amount": order["amount"], "orderId": key})
+        if idempotency_key is not None and idempotency_key in self._by_idem_key:
+            first = self._by_idem_key[idempotency_key]
+            if first["fingerprint"] != fingerprint:
+                raise IdempotencyKeyReused(
+                    f"idempotency key {idempotency_key!r} was first used for a different request "
+                    f"(amount {first['amount']}), now amount {order['amount']}")
+            return {k: v for k, v in first.items() if k != "fingerprint"}, EffectStatus.DEDUPLICATED
+        charge = {"chargeId": f"ch_{len(self.charges) + 1:04d}", "orderId": key, "amount": order["amount"],
+                  "idempotencyKey": idempotency_key}
+        self.charges.append({**charge, "t": self.clock.elapsed()})
+        if idempotency_key is not None:
+            self._by_idem_key[idempotency_key] = {**charge, "fingerprint": fingerprint}
+        return charge, EffectStatus.DONE
+
+
+#: In an execution environment (its own process), where effects go: ``call(kind, args)`` asks the world.
+_remote: Callable[[str, dict], Any] | None = None
+
+
+def connect(call: Callable[[str, dict], Any]) -> None:
+    """Send this process's effects to the world with ``call`` (an execution environment's channel)."""
+    global _remote
+    _remote = call
+
+
+def _plain(value: Any) -> Any:
+    """An order as JSON carries it (a DynamoDB resource hands back numbers as Decimal)."""
+    return json.loads(json.dumps(value, default=json_number))
+
+
+def _services() -> Services:
+    world = active.current()
+    if world is None:
+        raise BadInput("effect services work inside a world: use `with Sandbox(seed=...) as sb:` first")
+    return world.services
+
+
+def send_confirmation_email(order: dict) -> dict:
+    """Send the order's confirmation email. Returns ``{"messageId", "to", "orderId"}``."""
+    if _remote is not None:
+        return _remote("send_confirmation_email", {"order": _plain(order)})
+    return _services().send_confirmation_email(order)
+
+
+def send_cancellation_email(order: dict) -> dict:
+    """Tell the customer their order is cancelled. Returns ``{"messageId", "to", "orderId", "subject"}``."""
+    if _remote is not None:
+        return _remote("send_cancellation_email", {"order": _plain(order)})
+    return _services().send_cancellation_email(order)
+
+
+def charge_card(order: dict, idempotency_key: str | None = None) -> dict:
+    """Charge the order's amount. With an idempotency key, a repeat returns the first charge."""
+    if _remote is not None:
+        return _remote("charge_card", {"order": _plain(order), "idempotency_key": idempotency_key})
+    return _services().charge_card(order, idempotency_key=idempotency_key)

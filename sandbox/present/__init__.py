@@ -1,0 +1,2 @@
+"""How runs are shown: HTML views, timelines, verdict maps, text and the notebooks' widgets.
+"""

@@ -1,0 +1,98 @@
+"""A run in plain text: its timeline as lines, and the one command that replays it.
+
+The command line (``python -m sandbox run ... --policy exhaustive``) and the exercises' feedback
+(``sandbox.grading``) both print these, so the shell and the notebook point at the same
+counterexample in the same words.
+"""
+from __future__ import annotations
+
+import shlex
+from typing import Any
+
+from ..core.history import History
+from ..vocab import EffectStatus, RecordType
+
+#: How a replay command names the CLI (what the README tells people to type).
+PROGRAM = "python -m sandbox"
+TIMELINE_LINES = 40
+
+
+def _setting_text(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def replay_command(handler: str, *, scenario: str | None = None, settings: dict[str, Any] | None = None,
+                   seed: int | None = None, script: list[str] | None = None, drill: str | None = None) -> str:
+    """The one command that replays a run: the CLI's own ``--script`` form for a schedule."""
+    if drill is not None:
+        words = ["python", "-m", "sandbox.grading", "drill", drill, "--handler", handler]
+        return shlex.join(words + (["--seed", str(seed)] if seed else []))
+    words = [*PROGRAM.split(), "run", str(scenario), "--handler", handler]
+    if seed:
+        words += ["--seed", str(seed)]
+    for key, value in (settings or {}).items():
+        words += ["--set", f"{key}={_setting_text(value)}"]
+    if script:
+        words += ["--script", ",".join(script)]
+    return shlex.join(words)
+
+
+def _aws_text(e: dict[str, Any]) -> str:
+    detail = e.get("detail") or {}
+    what = f"DynamoDB {e['op']} {e.get('key') or ''}".rstrip()
+    if detail.get("condition"):
+        what += f" if {detail['condition']}"
+    if e["op"] == "GetItem":
+        found = "found" if detail.get("found") else "not found"
+        if detail.get("status"):
+            found += f" ({detail['status']})"
+        return f"{what}: {found}" + (" [an eventually consistent read, stale]" if detail.get("stale") else "")
+    if detail.get("status"):
+        what += f" status={detail['status']}"
+    return f"{what}: {e['result']}"
+
+
+def _line(e: dict[str, Any], seen: dict[tuple[str, str], int]) -> str | None:
+    kind = e["type"]
+    if kind == RecordType.INVOKE_START:
+        return (f"start ({e['source']}, {e['cause']}; carries {', '.join(e.get('keys') or []) or 'nothing'}) "
+                f"in container {str(e.get('container') or '-').rsplit('/', 1)[-1]}")
+    if kind == RecordType.INVOKE_END:
+        return f"end: {e['outcome']}" + (f" ({e['error']})" if e.get("error") else "")
+    if kind == RecordType.AWS and e.get("service") == "dynamodb" and e.get("inv"):
+        return _aws_text(e)
+    if kind == RecordType.EFFECT:
+        n = seen[(e["kind"], e["key"])] = seen.get((e["kind"], e["key"]), 0) + EffectStatus(e["status"]).counted
+        extra = f"  <-- {_ordinal(n)} {e['kind']} for {e['key']}" if n > 1 else ""
+        return f"{e['kind']} {e['key']}: {e['status']}{extra}"
+    if kind == RecordType.DELIVERY:
+        return f"{e['source']} {e['what']}: {', '.join(e.get('keys') or [])}"
+    return None
+
+
+def _ordinal(n: int) -> str:
+    return {2: "2nd", 3: "3rd"}.get(n, f"{n}th")
+
+
+def text_timeline(history: History, limit: int = TIMELINE_LINES) -> str:
+    """The run as lines of ``time  who  what``: invocations, table calls, effects, deliveries."""
+    seen: dict[tuple[str, str], int] = {}
+    lines = []
+    for e in history:
+        text = _line(e, seen)
+        if text is not None:
+            who = e.get("inv") or e.get("source") or ""
+            if e["type"] == RecordType.DELIVERY and who == e.get("source"):
+                text = text.removeprefix(f"{who} ")  # a source's own line names it once, in the "who" column
+            lines.append(f"{_time(e['t']):>10}  {who:<7} {text}")
+    if len(lines) > limit:
+        lines = lines[:limit] + [f"{'':>10}  ... and {len(lines) - limit} more lines"]
+    return "\n".join(lines)
+
+
+def _time(t: float) -> str:
+    if t < 120:
+        return f"{t:.3f} s"
+    if t < 3600:
+        return f"{t / 60:.1f} min"
+    return f"{t / 3600:.2f} h"

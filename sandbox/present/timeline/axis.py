@@ -1,0 +1,232 @@
+"""The time axis: virtual seconds to plot x, with long idle gaps squeezed, and tick labels.
+
+Lambda invocations last milliseconds while retries come seconds or minutes later,
+so by default long idle stretches are squeezed into narrow bands and short busy
+stretches are widened (a piecewise-linear map); the tick labels always show true
+virtual time, as seconds, ``min:s`` or ``h:mm:ss`` (``timefmt.py``).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ...vocab import Delivery, SourceKind, WorldMode
+from .model import Model
+from .timefmt import HOURS, MINUTES, SECONDS, clock, tick_label
+
+UNITS = ("auto", SECONDS, MINUTES, HOURS)
+AXIS_LABELS = {SECONDS: "time (s)", MINUTES: "time (min:s)", HOURS: "time (h:mm:ss)"}
+AUTO_MINUTES_OVER = 180  # s: a longer history reads in min:s ...
+AUTO_HOURS_OVER = 3600  # s: ... and a still longer one in h:mm:ss
+MIN_SPAN = 1e-3  # s: the shortest axis (a history with one instant)
+# s between ticks: round numbers in each unit (1-2-5 seconds; whole seconds, then minutes and hours on a clock) ...
+_SUBSECOND = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5)
+_CLOCK = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400)
+NICE_STEPS = {SECONDS: _SUBSECOND + tuple(k * 10 ** e for e in range(6) for k in (1, 2, 5)),
+              MINUTES: _CLOCK, HOURS: _CLOCK}
+#: ... and, when a busy stretch is too short to hold one of those, finer ones (coarsest first): "1:00.5"
+FALLBACK_STEPS = {SECONDS: (), MINUTES: _SUBSECOND[::-1], HOURS: _SUBSECOND[::-1]}
+TICK_CHAR_EM = 0.62  # a tick label's characters are at most this wide (digits), in ems ...
+TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
+
+# squeezing idle gaps (all fractions of the history's span or of the longest busy stretch)
+LINEAR_PAD = 0.025  # linear axis: empty room at both ends, fraction of the span
+JOIN_TOLERANCE = 0.1  # activity closer than this fraction of the span is one busy stretch
+GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are squeezed
+MIN_LONGEST = 0.01  # the longest busy stretch counts as at least this fraction of the span
+SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
+MIN_SEGMENT = 0.45  # a busy stretch is drawn at least this fraction as wide as the widest
+GAP_WIDTH = 0.095  # each squeezed gap: this fraction of the axis width ...
+GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
+
+
+class TimeAxis:
+    """Maps virtual seconds t to plot x (piecewise linear when gaps are squeezed)."""
+
+    def __init__(self, model: Model, unit: str, gaps: Any):
+        spans = _activity(model)
+        lo = min(a for a, _ in spans)
+        hi = max(max(b for _, b in spans), model.t_end)
+        self.span = max(hi - min(lo, 0.0), MIN_SPAN)
+        self.t_min = lo  # when the history's first activity happened
+        if unit == "auto":
+            unit = HOURS if self.span > AUTO_HOURS_OVER else MINUTES if self.span > AUTO_MINUTES_OVER else SECONDS
+        if unit not in UNITS[1:]:
+            raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
+        self.unit = unit
+        # a world on the wall clock (real threads, an endpoint) records real seconds, not virtual ones
+        self.clock_name = "wall-clock" if model.meta.get("mode") in tuple(WorldMode) else "virtual"
+        segs = _busy(spans, lo, hi) if gaps else None
+        if not segs or len(segs) < 2:
+            pad = LINEAR_PAD * self.span
+            self.segments = [(min(lo, 0.0) - pad, hi + pad)]
+            widths = [self.segments[0][1] - self.segments[0][0]]
+        else:
+            self.segments = segs
+            longest = max(b - a for a, b in segs)
+            widths = [max(b - a, MIN_SEGMENT * longest) for a, b in segs]
+        self._breakpoints(widths)
+        self.tail = 0.0
+
+    def _breakpoints(self, widths: list[float]) -> None:
+        """Lay the segments out ``widths`` wide, with equal squeezed gaps between them."""
+        busy = sum(widths)
+        n = len(self.segments) - 1
+        frac = min(GAP_WIDTH, GAPS_WIDTH / n) if n else 0.0
+        gap_w = busy * frac / (1 - n * frac) if n else 0.0
+        self.bp_t: list[float] = []
+        self.bp_x: list[float] = []
+        self.gaps: list[tuple[float, float, float, float]] = []  # (ta, tb, xa, xb)
+        x = self.segments[0][0]  # linear axis: x == t; squeezed: x == t up to the first gap
+        for i, ((a, b), w) in enumerate(zip(self.segments, widths)):
+            if i:
+                ta = self.segments[i - 1][1]
+                self.gaps.append((ta, a, x - gap_w, x))
+            self.bp_t += [a, b]
+            self.bp_x += [x, x + w]
+            x += w + gap_w
+        self.x_lo, self.x_hi = self.bp_x[0], self.bp_x[-1]
+        self.t_lo, self.t_hi = self.bp_t[0], self.bp_t[-1]
+
+    def extend_right(self, frac: float) -> None:
+        """Add empty room (``frac`` of the final width) after the end."""
+        extra = (self.x_hi - self.x_lo) * frac / (1 - frac)
+        self.tail = extra
+        slope = (self.bp_t[-1] - self.bp_t[-2]) / (self.bp_x[-1] - self.bp_x[-2])
+        self.bp_x[-1] += extra
+        self.bp_t[-1] += extra * slope
+        self.x_hi, self.t_hi = self.bp_x[-1], self.bp_t[-1]
+        self.segments[-1] = (self.segments[-1][0], self.t_hi)
+
+    def x(self, t: float) -> float:
+        bt, bx = self.bp_t, self.bp_x
+        if t <= bt[0]:
+            return bx[0] + (t - bt[0]) * (bx[1] - bx[0]) / (bt[1] - bt[0])
+        if t >= bt[-1]:
+            return bx[-1] + (t - bt[-1]) * (bx[-1] - bx[-2]) / (bt[-1] - bt[-2])
+        for i in range(1, len(bt)):
+            if t <= bt[i]:
+                ta, tb, xa, xb = bt[i - 1], bt[i], bx[i - 1], bx[i]
+                if tb == ta:
+                    return xb
+                return xa + (t - ta) * (xb - xa) / (tb - ta)
+        return bx[-1]  # pragma: no cover
+
+    def segment_widths(self) -> list[float]:
+        """Each segment's width in plot x (data units)."""
+        return [self.bp_x[2 * i + 1] - self.bp_x[2 * i] for i in range(len(self.segments))]
+
+    @property
+    def label(self) -> str:
+        return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
+
+    def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
+        """Tick positions and labels, chosen per segment: ``seg_px`` is each segment's width in px, ``em_px`` the
+        tick font's size in px, ``until`` the last time a tick may show. Each segment gets the finest round step
+        whose labels do not touch."""
+        xs: list[float] = []
+        labels: list[str] = []
+        for (a, b), px in zip(self.segments, seg_px):
+            px_per_s = px / max(b - a, 1e-12)
+            if until is not None:
+                b = min(b, until)
+            if b < a:
+                continue
+            vals, dec = self._segment_ticks(a, b, px_per_s, em_px)
+            for v in vals:
+                xs.append(self.x(v))
+                labels.append(tick_label(v, dec, self.unit))
+        return xs, labels
+
+    def _segment_ticks(self, a: float, b: float, px_per_s: float, em_px: float) -> tuple[list[float], int]:
+        """(values, decimals) of the ticks on [a, b]: the finest step whose labels fit, or a single tick."""
+        chosen: tuple[list[float], int] = ([], 0)
+        narrowest = (TICK_CHAR_EM + TICK_GAP_EM) * em_px  # px: no label is narrower than one character and a gap
+        for step in NICE_STEPS[self.unit]:
+            many = math.floor(b / step + 1e-9) - math.ceil(a / step - 1e-9) > 0
+            if many and step * px_per_s < narrowest:
+                continue  # several ticks that cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
+            vals, dec = self._tick_values(a, b, step), _decimals(step)
+            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
+            if len(vals) == 1:
+                return vals, self._fewest_decimals(vals[0], step)
+            if vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
+                return vals, dec
+            if len(vals) > 1:
+                chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
+        for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
+            vals = self._tick_values(a, b, step)
+            if vals:
+                return vals[:1], _decimals(step)
+        return chosen
+
+    def _fewest_decimals(self, v: float, step: float) -> int:
+        """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
+        coarser = [s for s in NICE_STEPS[self.unit] if s >= step and abs(v / s - round(v / s)) < 1e-9]
+        return _decimals(max(coarser, default=step))
+
+    def _tick_values(self, a: float, b: float, step: float) -> list[float]:
+        first = math.ceil(a / step - 1e-9)
+        last = math.floor(b / step + 1e-9)
+        vals = [round(k * step, 9) for k in range(first, last + 1)]
+        # no negative ticks, unless the history itself starts before 0
+        return [v for v in vals if v >= 0 or self.t_min < 0]
+
+    def clock(self, t: float) -> str:
+        """A point in time for a label, in the axis' unit: "30.0 s", "3:00.8", "6:00:03"."""
+        return clock(t, self.unit)
+
+
+def _decimals(step: float) -> int:
+    """Decimals a tick label needs for ticks ``step`` seconds apart: 0.05 -> 2, 0.5 -> 1, 5 -> 0."""
+    return max(0, -math.floor(math.log10(step) + 1e-9))
+
+
+def _activity(model: Model) -> list[tuple[float, float]]:
+    """(start, end) of everything drawn: invocations, markers, source events, caller attempts."""
+    spans: list[tuple[float, float]] = []
+    for rec in model.invs.values():
+        spans.append((rec.start, rec.end if rec.end is not None else max(model.t_end, rec.start)))
+    for m in model.marks:
+        spans.append((m.t, m.t))
+    for e in model.events:
+        spans.append((e.t, e.t))
+        if e.style == Delivery.THROTTLED and e.t0 is not None:  # when the throttling began is worth seeing
+            spans.append((e.t0, e.t0))
+    for a in model.attempts:
+        if a.source == SourceKind.ASYNC:
+            # An Event invoke's caller waits only for a 202 that was lost: nothing happens meanwhile, so only
+            # the ends are activity, and a long read timeout can be squeezed like any idle stretch.
+            spans += [(a.sent, a.sent), (a.t, a.t)]
+        else:
+            spans.append((a.sent, a.t))
+    for b in model.batching:  # a poller holding its batch is what some runs are about: never squeezed away
+        spans.append((b.start, b.end))
+    spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis
+    return spans
+
+
+def _busy(spans: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]] | None:
+    """The busy stretches, padded, when there are long idle gaps between them (else None)."""
+    span = max(hi - lo, 1e-9)
+    segs: list[list[float]] = []
+    for a, b in sorted(spans):
+        if segs and a - segs[-1][1] <= JOIN_TOLERANCE * span:
+            segs[-1][1] = max(segs[-1][1], b)
+        else:
+            segs.append([a, b])
+    while True:  # only squeeze gaps much longer than the busy stretches they separate
+        longest = max(max(b - a for a, b in segs), MIN_LONGEST * span)
+        merged: list[list[float]] = []
+        for a, b in segs:
+            if merged and a - merged[-1][1] <= GAP_FACTOR * longest:
+                merged[-1][1] = max(merged[-1][1], b)
+            else:
+                merged.append([a, b])
+        if len(merged) == len(segs):
+            break
+        segs = merged
+    if len(segs) < 2:
+        return None
+    pad = SEGMENT_PAD * longest  # segs did not change since longest was measured
+    return [(a - pad, b + pad) for a, b in segs]

@@ -1,0 +1,273 @@
+"""Labels placed without covering anything: source events, caller results, arrow causes, sweeps.
+
+Each kind of label has a list of candidate positions around what it names; the
+first candidate that overlaps nothing already drawn wins (:meth:`Canvas.place`).
+The pipeline in ``drawing.py`` runs these stages most important first, so a
+required label (where a lost order went, what a caller finally saw) is never
+crowded out by an optional one; optional labels that find no free spot are left out.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from matplotlib import patches as mpatches
+
+from ...vocab import AWS_OK, Delivery, SourceKind
+from .arrows import Arrow, along, path_length
+from .canvas import Canvas
+from .guides import CallerWait
+from .lanes import PENDING_HALF, QueueBox, queue_owner
+from .markers import EventPoint, MarkerPlacement
+from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
+from .sizing import REFERENCE_DPI
+from .style import (
+    ARROW_COLOR,
+    EVENT_TEXT,
+    LABEL_EDGE,
+    LABEL_PT,
+    MESSAGE_PT,
+    QUEUE_TEXT,
+    SMALL_PT,
+    TEXT_GREY,
+    Z_ARROW_LABEL,
+    Z_EVENT_LABEL,
+    Z_NOTE,
+)
+from .timefmt import duration
+
+REQUIRED_LABELS = ("dropped", Delivery.PENDING)  # where a lost or stuck order went: always labelled
+
+EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
+EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
+EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
+EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
+EVENT_STEPS = (1, 2, 3)  # ... this many times
+PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
+PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
+CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
+MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
+ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
+ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
+ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines
+ARROW_LINESPACING = 1.05
+BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
+BANDS = "bands"  # their obstacle owner, while arrow labels are placed
+SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
+
+
+def _event_style(c: Canvas, e: Event) -> dict:
+    """Text properties: required labels are bold, black and boxed in black."""
+    strong = e.style in REQUIRED_LABELS
+    return {"fontsize": c.fs(LABEL_PT if strong else SMALL_PT), "color": "black" if strong else EVENT_TEXT,
+            "fontweight": "bold" if strong else "normal", "zorder": Z_EVENT_LABEL, "parse_math": False,
+            "gid": f"event-label:{e.style}",
+            "bbox": {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black" if strong else LABEL_EDGE,
+                     "lw": 1.0 if strong else 0.6}}
+
+
+def _beside_marker(c: Canvas, p: EventPoint) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) around a header-row marker: beside it, above, below, then farther out."""
+    pt, half = c.pt, p.half
+    off = half + EVENT_GAP_PT * pt
+    clear = max(half, EVENT_CLEAR_PT * pt * c.scale.factor) + EVENT_CLEAR_PAD_PT * pt
+    up, down = clear, -clear
+    offsets = [(off, 0, "left", "center"), (-off, 0, "right", "center"),
+               (-half, up, "left", "bottom"), (half, up, "right", "bottom"), (0, up, "center", "bottom"),
+               (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
+    offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in EVENT_STEPS]
+    offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in EVENT_STEPS]
+    return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
+
+
+def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) on a pending band (its right end first), then above it."""
+    y = c.rows.head_y[e.source]
+    x0, y0 = c.px(rect.get_x(), y)
+    x1, _ = c.px(rect.get_x() + rect.get_width(), y)
+    off = PENDING_INSET_PT * c.pt
+    top = c.px(0, y - PENDING_HALF)[1] + PENDING_LIFT_PT * c.pt
+    return [(x1 - off, y0, "right", "center"), ((x0 + x1) / 2, y0, "center", "center"),
+            (x0 + off, y0, "left", "center"), (x1 + off, y0, "left", "center"),
+            (x1 - off, top, "right", "bottom"), ((x0 + x1) / 2, top, "center", "bottom"),
+            (x0 + off, top, "left", "bottom")]
+
+
+def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool) -> None:
+    kw = _event_style(c, e)
+
+    def make(cand):
+        x, y, ha, va = cand
+        xd, yd = c.data(x, y)
+        return c.ax.text(xd, yd, e.label, ha=ha, va=va, **kw)
+
+    c.place(make, cands, required=required or e.style in REQUIRED_LABELS, exclude=(f"head:{e.source}:{e.seq}",))
+
+
+def label_required_events(c: Canvas, placed: MarkerPlacement,
+                          pending_bands: list[tuple[Event, mpatches.Rectangle]]) -> None:
+    """Where a lost order went, and what was still pending: always labelled."""
+    for p in placed.event_points:
+        if p.event.style in REQUIRED_LABELS:
+            _label_event(c, p.event, _beside_marker(c, p), required=True)
+    for e, rect in pending_bands:
+        if e.label:
+            _label_event(c, e, _on_band(c, e, rect), required=True)
+
+
+def _label_optional(c: Canvas, points: Iterable[EventPoint]) -> None:
+    if c.compact:
+        return
+    for p in points:
+        _label_event(c, p.event, _beside_marker(c, p), required=False)
+
+
+def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:
+    """"received again while inv-1 still runs": before the arrow labels, which say less."""
+    _label_optional(c, (p for p in placed.event_points if p.event.style == Delivery.REDELIVERY))
+
+
+def label_other_events(c: Canvas, placed: MarkerPlacement) -> None:
+    """The remaining header-row labels (redeliveries and required ones were placed earlier)."""
+    done = (*REQUIRED_LABELS, Delivery.REDELIVERY)
+    _label_optional(c, (p for p in placed.event_points if p.event.style not in done))
+
+
+#: HTTP reason phrases for what API Gateway answers itself.
+HTTP_REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+def _caller_text(a: Attempt) -> str:
+    if a.source == SourceKind.STEPFUNCTIONS:  # a Task's attempt: it succeeded, or failed with an error name
+        return "Task succeeded" if a.result == AWS_OK else f"Task failed: {a.result}"
+    if a.result == READ_TIMEOUT:
+        return "gave up: its own timeout" if a.source == SourceKind.APIGATEWAY else "gave up: ReadTimeoutError"
+    if a.result == AWS_OK:
+        return f"got {a.status}" if a.status is not None else "got the response"
+    if a.http_status is not None:
+        return f"gave up after {a.http_status} {HTTP_REASONS.get(a.http_status, '')}".rstrip()
+    return f"got {a.function_error or a.result}"
+
+
+def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerWait]) -> None:
+    """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"."""
+    for a, _, ex in waits:
+        if not a.final:
+            continue
+        _, py = c.px(0, placed.attempt_rows[a.actor])
+        text = _caller_text(a)
+        off = up = CALLER_GAP_PT * c.pt
+        cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
+                 (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
+                 (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
+
+        def make(cand, text=text):
+            x, yy, ha, va = cand
+            xd, yd = c.data(x, yy)
+            return c.ax.text(xd, yd, text, ha=ha, va=va, zorder=Z_EVENT_LABEL, parse_math=False, gid="caller-label",
+                             fontsize=c.fs(LABEL_PT), fontweight="bold", color="black",
+                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
+
+        c.place(make, cands, required=True)
+
+
+def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:
+    """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
+    text, vertical = arrow.text, arrow.vertical
+    two_lines = text.replace(" at ", "\nat ", 1)
+    cands = []
+    if not vertical:
+        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
+        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
+    cands += [(f, dx, ha, label) for f in ALONG_TWO_LINES for label in (text, two_lines)
+              for dx, ha in ((side, "left"), (-side, "right"))]
+    # Beside its head, on the row of the lane it points at, where a band between the two rows is not.
+    cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
+    if vertical:  # a short vertical arrow: as a last resort, across its middle
+        cands += [(0.5, 0, "center", two_lines)]
+    return cands
+
+
+def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
+    """"redelivery at 30.0 s" on (or beside) each repeat arrow long enough to carry it."""
+    if c.compact:
+        return
+    # A label on a lock or kept band would hide what the band says; other labels may sit there.
+    for p in c.ax.patches:
+        if (p.get_gid() or "").split(":")[0] in BAND_KINDS:
+            c.obs.add(p.get_window_extent(c.renderer), BANDS)
+    said: set[tuple[str, str]] = set()
+    for arrow in arrows:
+        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI:
+            continue
+        prev = arrow.owner.split("->")[0]
+        if (prev, arrow.text) in said:  # repeats of one invocation, for one cause, at one time: said once
+            continue
+        said.add((prev, arrow.text))
+
+        def make(cand, pts=arrow.path):
+            f, dx, ha, label = cand
+            px, py = along(pts, f)
+            xd, yd = c.data(px + dx, py)
+            return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=ARROW_LINESPACING,
+                             fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
+                             gid="arrow-label", fontstyle="italic",
+                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
+
+        c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False, exclude=(arrow.owner,))
+    c.obs.remove(BANDS)
+
+
+def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
+    """The key next to each TTL sweeper marker, where there is room."""
+    for px, py, label in placed.sweep_points:
+        xy = c.data(px, py)
+        off = SWEEP_GAP_PT * c.scale.factor
+
+        def make(cand, xy=xy, label=label):
+            (dx, dy), ha = cand
+            return c.ax.annotate(label, xy=xy, xytext=(dx, dy), textcoords="offset points", ha=ha,
+                                 va="center", fontsize=c.fs(SMALL_PT), color=TEXT_GREY, zorder=Z_NOTE,
+                                 parse_math=False, annotation_clip=False, gid="sweep-label")
+
+        c.place(make, [((off, 0), "left"), ((-off, 0), "right")], required=False)
+
+
+QUEUE_INSET_PT = 3  # pt: a poller's window label keeps this far inside the band
+
+
+def _queue_text(w: Hidden | Batching) -> list[str]:
+    """What a poller's window says, longest first ([]: nothing to say)."""
+    if isinstance(w, Batching):
+        held = duration(w.end - w.start)
+        if w.kind == Delivery.THROTTLED:
+            return [f"throttled (429): {w.note}, {held}", f"429: {w.note}", "429"]
+        if w.kind == Delivery.QUIET_QUEUE_WAIT:
+            return [f"quiet queue: held {held} ({w.note})", f"quiet queue: {held}", f"held {held}"]
+        return [f"batching window {held}", f"batching {held}"]
+    if w.ran_out and w.timeout is not None:
+        vt = duration(w.timeout)
+        return [f"invisible until the {vt} visibility timeout ran out", f"invisible: {vt} visibility timeout",
+                f"{vt} visibility timeout"]
+    return []  # deleted in time: the band says enough
+
+
+def label_queue_windows(c: Canvas, queue_boxes: list[QueueBox]) -> None:
+    """"batching window 4 s" in a poller's batching window, and what ended an invisible stretch, inside its band:
+    the longest wording that fits, or nothing when the band is too short."""
+    for i, box in enumerate(queue_boxes):
+        yd = box.y0 + box.h / 2
+        (x0, y), (x1, _) = c.px(box.x0, yd), c.px(box.x1, yd)
+        room = x1 - x0 - 2 * QUEUE_INSET_PT * c.pt
+
+        def make(label, yd=yd, x=(x0 + x1) / 2, y=y):
+            return c.ax.text(c.data(x, y)[0], yd, label, ha="center", va="center", fontsize=c.fs(MESSAGE_PT),
+                             color=QUEUE_TEXT, zorder=Z_EVENT_LABEL, parse_math=False, gid="queue-label")
+
+        fits = []
+        for words in _queue_text(box.window):
+            artist = make(words)
+            if c.text_box(artist).width <= room:
+                fits.append(words)
+            artist.remove()
+        if fits:
+            c.place(make, fits, required=False, exclude=(queue_owner(box, i),))

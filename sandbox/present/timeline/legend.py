@@ -1,0 +1,166 @@
+"""The legend: an entry for each kind of thing this particular figure shows, and nothing else.
+
+Order is fixed (outcomes, partial batches, table windows, markers in
+``LEGEND_MARKER_ORDER``, pending bands, caller waits, repeat arrows, squeezed gaps),
+so the same history always gives the same legend. Two custom handlers draw the
+entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wait.
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from matplotlib import lines as mlines
+from matplotlib import patches as mpatches
+from matplotlib.figure import Figure
+from matplotlib.legend_handler import HandlerPatch, HandlerTuple
+
+from ...vocab import Delivery, Outcome, SourceKind
+from .model import END_MARKER, Model, WindowKind
+from .style import (
+    ARROW_COLOR,
+    BATCHING_STYLE,
+    GAP_COLOR,
+    GAP_EDGE,
+    HIDDEN_DONE_STYLE,
+    HIDDEN_STYLE,
+    LEGEND_MARKER_ORDER,
+    MARKERS,
+    OI_ORANGE,
+    OUTCOME_COLORS,
+    PENDING_BAND,
+    RUNNING_BAR,
+    THROTTLED_BAND,
+    WAIT_COLOR,
+    WINDOW_STYLE,
+)
+from .text import OUTCOME_WORDS
+
+HANDLE_LENGTH, HANDLE_HEIGHT = 2.2, 1.1  # font sizes: a legend entry's symbol
+COLUMN_SPACING = 2.0  # font sizes between legend columns
+BORDER_PAD = 0.2  # font sizes between the legend and the axes
+ARROW_HEAD_EM = 1.1  # the legend arrow's head, in font sizes
+WAIT_INSET_PX = 2  # px: a legend wait line's inset from its box
+
+
+class _ArrowHandler(HandlerPatch):
+    """Legend entry for a repeat arrow."""
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+        y = height / 2 - ydescent
+        p = mpatches.FancyArrowPatch((-xdescent, y), (width - xdescent, y), arrowstyle="-|>",
+                                     mutation_scale=fontsize * ARROW_HEAD_EM, color=ARROW_COLOR, lw=1.6)
+        p.set_transform(trans)
+        return [p]
+
+
+class _WaitHandler(HandlerPatch):
+    """Legend entry for a synchronous caller's attempt: send, wait, read timeout."""
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+        y = height / 2 - ydescent
+        x0, x1 = -xdescent + WAIT_INSET_PX, width - xdescent - WAIT_INSET_PX
+        line = mlines.Line2D([x0, x1], [y, y], color=WAIT_COLOR, lw=3, solid_capstyle="butt")
+        kw = dict(MARKERS["call_send"][0])
+        send = mlines.Line2D([x0], [y], ls="none", **kw)
+        for a in (line, send):
+            a.set_transform(trans)
+        return [line, send]
+
+
+@functools.cache
+def _marker_handle(name: str) -> mlines.Line2D:
+    """A legend handle showing one marker style (the legend copies its look and leaves it as it was, so one does)."""
+    return mlines.Line2D([], [], ls="none", **MARKERS[name][0])
+
+
+def _outcome_items(m: Model) -> list[tuple[Any, str]]:
+    """An entry per outcome the lanes show (with the end marker that goes with it)."""
+    items: list[tuple[Any, str]] = []
+    outcomes = {rec.outcome for rec in m.invs.values()}
+    for outcome in (*Outcome, None):
+        if outcome not in outcomes:
+            continue
+        if outcome is None:
+            items.append((mpatches.Patch(**RUNNING_BAR), "still running when the history ends"))
+            continue
+        patch = mpatches.Patch(facecolor=OUTCOME_COLORS[outcome], edgecolor="black", lw=0.6)
+        if outcome in END_MARKER:
+            items.append(((patch, _marker_handle(END_MARKER[outcome])), f"invocation → {OUTCOME_WORDS[outcome]}"))
+        else:
+            items.append((patch, f"invocation → {OUTCOME_WORDS[outcome]}"))
+    if any(rec.outcome == Outcome.OK and rec.failed_items for rec in m.invs.values()):
+        patch = mpatches.Patch(facecolor=OUTCOME_COLORS[Outcome.OK], edgecolor="black", lw=0.6,
+                               hatch="\\\\", hatchcolor=OI_ORANGE)
+        items.append((patch, "ok, but reported failed batch items"))
+    return items
+
+
+def _handoff_text(m: Model) -> str:
+    """What a failed hand-off's marker stands for: the service whose row shows it retries it."""
+    sources = {e.source for e in m.events if e.style == Delivery.DELIVERY_FAILED}
+    if sources <= {SourceKind.EVENTBRIDGE}:
+        return MARKERS[Delivery.DELIVERY_FAILED][1]
+    who = "SNS retries it" if sources == {SourceKind.SNS} else "the service retries it"
+    return f"the hand-off to Lambda failed (500): {who}"
+
+
+def _wait_text(sources: set[str]) -> str:
+    """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
+    if sources == {SourceKind.APIGATEWAY}:
+        return "client sends POST /orders, waits for the answer"
+    if sources == {SourceKind.STEPFUNCTIONS}:
+        return "the Task invokes the function, waits for its result"
+    if sources & {SourceKind.APIGATEWAY, SourceKind.STEPFUNCTIONS}:
+        return "caller sends a request, waits for the answer"
+    return "caller sends Invoke, waits for the answer"
+
+
+def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
+    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
+    items = _outcome_items(m)
+    kinds = {w.kind for w in m.windows}
+    for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
+        if kind in kinds:
+            face, edge, hatch, text = WINDOW_STYLE[kind]
+            items.append((mpatches.Patch(facecolor=face, edgecolor=edge, hatch=hatch, lw=0.8), text))
+    styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
+    for name in LEGEND_MARKER_ORDER:
+        if name in styles and name != "call_send":
+            text = _handoff_text(m) if name == Delivery.DELIVERY_FAILED else MARKERS[name][1]
+            items.append((_marker_handle(name), text))
+    if Delivery.PENDING in styles:
+        items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
+    if any(w.ran_out for w in m.hidden):
+        items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until the visibility timeout ran out"))
+    if any(not w.ran_out for w in m.hidden):
+        items.append((mpatches.Patch(**HIDDEN_DONE_STYLE), "received, invisible until deleted"))
+    if any(b.kind == "" for b in m.batching):
+        items.append((mpatches.Patch(**BATCHING_STYLE), "poller waits out its batching window"))
+    if any(b.kind == Delivery.QUIET_QUEUE_WAIT for b in m.batching):
+        items.append((mpatches.Patch(**BATCHING_STYLE), "quiet queue: poller holds the batch past its window"))
+    if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events) or any(
+            b.kind == Delivery.THROTTLED for b in m.batching):
+        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, retried with back off"))
+    if m.attempts:
+        items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
+    if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):
+        items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
+    if squeezed:
+        items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor=GAP_EDGE, ls="--", lw=0.8),
+                      "long idle time, squeezed (read the ticks)"))
+    return items
+
+
+def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: float) -> None:
+    """The legend below the axes, in ``ncols`` columns."""
+    if not items:
+        return
+    handles = [h for h, _ in items]
+    labels = [t for _, t in items]
+    fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False,
+               fontsize=fontsize, handlelength=HANDLE_LENGTH, handleheight=HANDLE_HEIGHT,
+               columnspacing=COLUMN_SPACING, borderaxespad=BORDER_PAD,
+               handler_map={tuple: HandlerTuple(ndivide=1),
+                            mpatches.FancyArrowPatch: _ArrowHandler(),
+                            mpatches.Rectangle: _WaitHandler()})

@@ -1,0 +1,215 @@
+"""The rows of the timeline, top to bottom, and where each sits (y in data units).
+
+One row per Lambda invocation (its lane), grouped under a header row per delivery
+source, plus a "TTL sweeper" row on top when records were swept. A lane is 1.0 tall,
+taller when it holds records for several keys (a strip per key under its bar) or when
+its outcome has an error message of several lines. Header rows that carry labelled
+delivery events are taller, so their labels fit above the markers; a header row with
+nothing on it is thin (it only names the group); an SQS poller's row gets a strip under
+its markers for the time the messages it received stayed invisible.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from ...vocab import RecordType, SourceKind
+from .model import Invocation, Model, Window
+from .text import heading_text, lane_sub, outcome_text
+
+SOURCE_LABELS = {
+    SourceKind.SQS: "SQS poller",
+    SourceKind.ASYNC: "Async event queue",
+    SourceKind.SYNC: "Synchronous caller (SDK retries)",
+    SourceKind.STREAM: "Kinesis stream poller",
+    SourceKind.DIRECT: "Direct invoke (no retries)",
+    SourceKind.APIGATEWAY: "HTTP client → API Gateway (client retries)",
+    SourceKind.EVENTBRIDGE: "EventBridge rule → Lambda",
+    SourceKind.DDB_STREAM: "DynamoDB stream poller",
+    SourceKind.SNS: "SNS topic → Lambda",
+    SourceKind.S3: "S3 bucket notification → Lambda",
+    SourceKind.STEPFUNCTIONS: "Step Functions Task → Lambda (Retry)",
+}
+
+# row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)
+LANE_HALF = 0.5
+SWEEPER = (0.5, 0.55, 0.65)  # the sweeper's row: (above, its separator, below)
+HEAD_PLAIN = (0.45, 0.45, 0.4)  # a header row without labelled events ...
+HEAD_BUSY = (0.5, 0.65, 0.8)  # ... one that shows labelled delivery events ...
+HEAD_EMPTY = (0.3, 0.3, 0.3)  # ... and one with nothing on it (one line of text)
+HIDDEN_FROM = 0.24  # an SQS poller's row: the strip for invisible messages starts this far below its centre ...
+HIDDEN_H = 0.3  # ... is this tall ...
+HIDDEN_PAD = 0.12  # ... and keeps this far from the separator
+GROUP_GAP = 0.2  # between a group's last lane and the next header row ...
+GROUP_GAP_BUSY = 0.35  # ... or a busy header row, so its labels clear the lane above
+BUSY_TOP = 0.3  # extra room above a busy header row at the very top
+
+# a lane holding records for several keys: one strip per key under its bar
+STRIPS_FROM = 0.33  # the first strip starts this far below the lane's centre ...
+STRIP_STEP = 0.3  # ... each takes this much ...
+STRIP_H = 0.24  # ... of which the band is this tall
+MAX_STRIPS = 5  # more keys than this: full-height bands, see-through
+STRIPS_PAD = 0.1  # below the last strip
+# the lines under a lane's outcome (an error's class and message)
+MESSAGE_TOP = 0.08  # the first line starts this far below the lane's centre
+MESSAGE_LINE = 0.29  # each line takes this much (9 pt at full scale)
+MESSAGE_PAD = 0.12
+
+
+class RowKind(StrEnum):
+    LANE = "lane"  # one invocation
+    HEADING = "heading"  # a delivery source: what it did besides invoking
+    SWEEPER = "sweeper"  # the TTL sweeper's deletions
+
+
+@dataclass
+class Row:
+    """One row of the plot: an invocation's lane, a source's header row, or the TTL sweeper."""
+
+    y: float
+    kind: RowKind
+    label: str
+    inv: str | None = None
+    sub: str | None = None
+    source: str | None = None
+    above: float = LANE_HALF  # how far the row reaches above its centre ...
+    below: float = LANE_HALF  # ... and below it
+    sep: float = 0.0  # a header row's (or the sweeper's) separator line: this far below its centre
+    keys: list[str] = field(default_factory=list)  # a lane's keys with a strip each (several keys)
+
+
+@dataclass
+class Rows:
+    """All rows in order, and where to find a lane, a header row or the sweeper by name."""
+
+    all: list[Row]
+    busy: set[str]  # sources whose header rows show labelled delivery events (taller rows)
+    lane_y: dict[str, float] = field(init=False)
+    head_y: dict[str, float] = field(init=False)
+    sweeper_y: float | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lane_y = {r.inv: r.y for r in self.all if r.kind == RowKind.LANE}
+        self.head_y = {r.source: r.y for r in self.all if r.kind == RowKind.HEADING}
+        self.sweeper_y = next((r.y for r in self.all if r.kind == RowKind.SWEEPER), None)
+        self.strips = {r.inv: r.keys for r in self.all if r.kind == RowKind.LANE and r.keys}
+
+    @property
+    def busy_top(self) -> bool:
+        """The first row is a busy header row: it needs room above it."""
+        first = self.all[0]
+        return first.kind == RowKind.HEADING and first.source in self.busy
+
+    @property
+    def top(self) -> float:
+        """Data y of the top of the first row (negative: the first row's centre is 0)."""
+        return -self.all[0].above - (BUSY_TOP if self.busy_top else 0.0)
+
+    @property
+    def bottom(self) -> float:
+        last = self.all[-1]
+        return last.y + last.below
+
+    @property
+    def height(self) -> float:
+        """Data units from the top of the first row to the bottom of the last."""
+        return self.bottom - self.top
+
+    def strip(self, inv: str, key: str) -> tuple[float, float] | None:
+        """(top, height) of ``key``'s strip under ``inv``'s bar, if the lane has strips."""
+        keys = self.strips.get(inv)
+        if not keys or key not in keys:
+            return None
+        return self.lane_y[inv] + STRIPS_FROM + keys.index(key) * STRIP_STEP, STRIP_H
+
+    def hidden_strip(self, source: str) -> tuple[float, float]:
+        """(top, height) of the strip under a poller's markers for its invisible messages."""
+        return self.head_y[source] + HIDDEN_FROM, HIDDEN_H
+
+
+def busy_sources(model: Model) -> set[str]:
+    """Sources whose header rows show labelled delivery events (they get taller rows)."""
+    return {e.source for e in model.events if e.label} | {a.source for a in model.attempts}
+
+
+#: The async queue's header row when a caller's Event invokes are drawn on it.
+ASYNC_WITH_CALLER = "Caller → async event queue (SDK retries)"
+
+#: A source that hands its events to another comes right above it: EventBridge, SNS and S3 feed Lambda's async queue.
+UPSTREAM = {SourceKind.EVENTBRIDGE: SourceKind.ASYNC, SourceKind.SNS: SourceKind.ASYNC, SourceKind.S3: SourceKind.ASYNC}
+
+
+def _groups(model: Model) -> dict[str, list[Invocation]]:
+    """Invocations per source, in start order; a source that only did other things gets an empty group."""
+    groups: dict[str, list[Invocation]] = {}
+    for rec in model.invs.values():  # history order = start order
+        groups.setdefault(rec.source, []).append(rec)
+    for e in model.events:
+        groups.setdefault(e.source, [])
+    for a in model.attempts:
+        groups.setdefault(a.source, [])
+    order = list(groups)
+    for up, down in UPSTREAM.items():
+        if up in order and down in order:
+            order.remove(up)
+            order.insert(order.index(down), up)
+    return {source: sorted(groups[source], key=lambda r: (r.start, r.seq)) for source in order}
+
+
+def lane_keys(windows: list[Window]) -> dict[str, list[str]]:
+    """The keys each lane holds windows for, in the order first claimed."""
+    keys: dict[str, list[str]] = {}
+    for w in sorted(windows, key=lambda w: w.start):
+        mine = keys.setdefault(w.inv, [])
+        if w.key not in mine:
+            mine.append(w.key)
+    return keys
+
+
+def _lane(rec: Invocation, keys: list[str]) -> Row:
+    """An invocation's lane, as tall as its strips and the lines under its outcome need."""
+    label = rec.inv if not rec.cause else f"{rec.inv} · {rec.cause}"
+    strips = keys if 1 < len(keys) <= MAX_STRIPS else []
+    below = LANE_HALF
+    if strips:
+        below = max(below, STRIPS_FROM + len(strips) * STRIP_STEP + STRIPS_PAD)
+    lines = len(outcome_text(rec)[1])
+    if lines:
+        below = max(below, MESSAGE_TOP + lines * MESSAGE_LINE + MESSAGE_PAD)
+    return Row(0.0, RowKind.LANE, label, rec.inv, lane_sub(rec), rec.source, above=LANE_HALF, below=below, keys=strips)
+
+
+def _heading(model: Model, source: str, busy: set[str]) -> Row:
+    """A source's header row: taller when busy, thin when nothing is drawn on it."""
+    drawn = any(e.source == source for e in model.events) or any(a.source == source for a in model.attempts)
+    callers = source == SourceKind.ASYNC and any(a.source == source for a in model.attempts)
+    label = heading_text(ASYNC_WITH_CALLER if callers else SOURCE_LABELS.get(source, source))
+    hidden = source == SourceKind.SQS and bool(model.hidden)
+    above, sep, below = HEAD_BUSY if source in busy else HEAD_PLAIN if drawn or hidden or "\n" in label \
+        else HEAD_EMPTY
+    if hidden:
+        room = max(0.0, HIDDEN_FROM + HIDDEN_H + HIDDEN_PAD - sep)
+        sep, below = sep + room, below + room
+    return Row(0.0, RowKind.HEADING, label, source=source, above=above, below=below, sep=sep)
+
+
+def layout_rows(model: Model) -> Rows:
+    """The rows top to bottom, with their y in data units."""
+    rows: list[Row] = []
+    if any(m.style == RecordType.SWEEP for m in model.marks):
+        above, sep, below = SWEEPER
+        rows.append(Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=above, below=below, sep=sep))
+    busy = busy_sources(model)
+    keys = lane_keys(model.windows)
+    for source, recs in _groups(model).items():
+        head = _heading(model, source, busy)
+        if rows:
+            head.above += GROUP_GAP_BUSY if source in busy else GROUP_GAP
+        rows.append(head)
+        rows += [_lane(rec, keys.get(rec.inv, [])) for rec in recs]
+    y = 0.0
+    for i, row in enumerate(rows):
+        if i:
+            y += rows[i - 1].below + row.above
+        row.y = y
+    return Rows(rows, busy)

@@ -1,0 +1,628 @@
+"""A verdict map: one scenario run over a grid of two settings, each cell coloured by its verdict.
+
+    fig = verdict_map("lock-shorter-than-work", "examples/article.py:handler",
+                      x=("lock_seconds", [5, 10, 20, 30, 40]),
+                      y=("slow_email_seconds", [10, 20, 30, 45]),
+                      mark={"lock_seconds": 10, "slow_email_seconds": 30})
+    fig                     # in Jupyter: the map, with the current setting framed
+
+``settings`` is what every cell shares: a dict, or a function from a cell's values to the
+settings it runs with (to move a third setting with the two on the axes, say). A cell whose
+combination the scenario refuses shows "refused". Results are remembered per scenario, handler
+file, seed and settings, so redrawing a map, or moving its marker, runs nothing again.
+
+``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
+shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
+the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
+moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
+ringed point, where it falls, and the words of the cells around it step aside (``NowMark``).
+"""
+from __future__ import annotations
+
+import io
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
+
+from ..errors import BadInput
+from ..vocab import Status
+
+#: What a cell shows when the scenario refuses its combination of settings.
+REFUSED = "refused"
+#: Cell colours (Okabe-Ito, as the timelines use) and the word written in each cell.
+COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
+CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
+TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
+WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.62, 1.9  # figure width; height per grid row and for title, axes and legend
+DPI = 100
+TITLE_PT, LABEL_PT, CELL_PT = 15, 13, 11.5
+CELL_SMALL_PT = 10  # a cell's words moved aside for the ring may shrink to this to fit
+LEGEND_ROW_CHARS = 60  # legend labels longer than this in all go two to a row
+CELL_EDGE_PT = 2.5  # the white line between cells
+POINT_PT, POINT_EDGE_PT = 26, 5.0  # the ring around a setting between cells: its size and its black edge
+WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
+WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
+
+_remembered: dict[tuple, tuple[str, tuple[str, ...]]] = {}
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One setting along one side of the map: its name, the values tried, and how to label it."""
+
+    name: str
+    values: tuple
+    label: str
+    #: Tick labels for some values, in words ({0: "rest of the run"}); the others are written as numbers.
+    ticks: tuple = ()
+
+    @classmethod
+    def of(cls, spec: Any) -> Axis:
+        """From ``(name, values)``, ``(name, values, label)`` or ``(name, values, label, {value: tick label})``."""
+        if isinstance(spec, Axis):
+            return spec
+        name, values, *rest = spec
+        values = tuple(values)
+        if not values:
+            raise BadInput(f"the axis {name!r} has no values to try")
+        ticks = tuple((rest[1] if len(rest) > 1 else {}).items())
+        return cls(name, values, rest[0] if rest else name, ticks)
+
+    def tick(self, value: Any) -> str:
+        return dict(self.ticks).get(value) or _label(value)
+
+    def position(self, value: Any) -> float:
+        """Where ``value`` sits along the axis, in cell units (between cells when it is between values)."""
+        values = self.values
+        if value in values:
+            return float(values.index(value))
+        numeric = [v for v in values if isinstance(v, (int, float))]
+        if len(numeric) != len(values) or not isinstance(value, (int, float)):
+            raise BadInput(f"{value!r} is not one of the values of {self.name}: {list(values)}")
+        if value <= values[0]:
+            return 0.0 if value == values[0] else -0.45
+        if value >= values[-1]:
+            return len(values) - 0.55
+        i = next(k for k in range(1, len(values)) if values[k] >= value)
+        return i - 1 + (value - values[i - 1]) / (values[i] - values[i - 1])
+
+
+@dataclass
+class VerdictGrid:
+    """The verdict of every cell: ``status(x, y)``, and the checker's notes (lock overlap, stale write)."""
+
+    scenario: str
+    x: Axis
+    y: Axis
+    cells: dict[tuple, str] = field(default_factory=dict)
+    notes: dict[tuple, tuple[str, ...]] = field(default_factory=dict)
+
+    def status(self, x: Any, y: Any) -> str:
+        return self.cells[(x, y)]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per cell: both settings, the verdict and the notes."""
+        return [{self.x.name: xv, self.y.name: yv, "verdict": self.cells[(xv, yv)],
+                 "notes": list(self.notes[(xv, yv)])} for yv in self.y.values for xv in self.x.values]
+
+    def where(self, status: str) -> list[tuple]:
+        """The cells (x, y) with this verdict."""
+        return [cell for cell, s in self.cells.items() if s == status]
+
+
+def _cell_settings(settings: Any, values: dict[str, Any]) -> dict[str, Any]:
+    if callable(settings):
+        return dict(settings(dict(values)))
+    return {**(settings or {}), **values}
+
+
+def _judge(scenario: str, handler: Any, seed: int, cfg: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """Run one cell (or remember it): its verdict and the kinds of note the checker made."""
+    from ..scenarios import run_scenario
+
+    key = (scenario, handler, seed, tuple(sorted(cfg.items()))) if isinstance(handler, str) else None
+    if key is not None and key in _remembered:
+        return _remembered[key]
+    try:
+        result = run_scenario(scenario, handler, seed=seed, settings=cfg)
+        judged = (str(result.status), tuple(dict.fromkeys(str(n.kind) for n in result.verdict.notes)))
+    except BadInput:
+        judged = (REFUSED, ())
+    if key is not None:
+        _remembered[key] = judged
+    return judged
+
+
+def verdict_grid(scenario: str, handler: Any, x: Any, y: Any, *, settings: Any = None, seed: int = 0) -> VerdictGrid:
+    """Run ``scenario`` against ``handler`` once per cell of ``x`` × ``y`` (see the module docstring)."""
+    grid = VerdictGrid(scenario, Axis.of(x), Axis.of(y))
+    for yv in grid.y.values:
+        for xv in grid.x.values:
+            cfg = _cell_settings(settings, {grid.x.name: xv, grid.y.name: yv})
+            grid.cells[(xv, yv)], grid.notes[(xv, yv)] = _judge(scenario, handler, seed, cfg)
+    return grid
+
+
+class VerdictMapFigure(Figure):
+    """A Figure that shows itself as PNG in Jupyter without pyplot; ``grid`` holds the verdicts drawn."""
+
+    grid: VerdictGrid
+
+    def _repr_png_(self) -> bytes:
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", dpi=self.dpi)
+        return buf.getvalue()
+
+
+def _label(value: Any) -> str:
+    """A tick label: whole hours or minutes as such (3600 -> "1 h", 1800 -> "30 min"), other values as they are."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value >= 3600 and value % 900 == 0:
+            return f"{value / 3600:g} h"
+        if value >= 120 and value % 60 == 0:
+            return f"{value // 60} min"
+    return f"{value:g}" if isinstance(value, (int, float)) else str(value)
+
+
+def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
+    """The cells, their words and the axes; returns each cell's words by its (x, y) values."""
+    from matplotlib.patches import Rectangle
+
+    words = {}
+    for (xv, yv), status in grid.cells.items():
+        i, j = grid.x.values.index(xv), grid.y.values.index(yv)
+        ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white",
+                               lw=CELL_EDGE_PT))
+        # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
+        words[(xv, yv)] = ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT,
+                                  color=TEXT_COLOURS[status], fontweight="bold", zorder=4, multialignment="center",
+                                  bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status],
+                                        "edgecolor": "none"})
+    ax.set_xlim(-0.5, len(grid.x.values) - 0.5)
+    ax.set_ylim(-0.5, len(grid.y.values) - 0.5)
+    ax.set_xticks(range(len(grid.x.values)), [grid.x.tick(v) for v in grid.x.values], fontsize=LABEL_PT)
+    ax.set_yticks(range(len(grid.y.values)), [grid.y.tick(v) for v in grid.y.values], fontsize=LABEL_PT)
+    ax.set_xlabel(grid.x.label, fontsize=LABEL_PT)
+    ax.set_ylabel(grid.y.label, fontsize=LABEL_PT)
+    ax.tick_params(length=0)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    return words
+
+
+def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
+    """A dashed line where the two settings are equal (both axes numeric, in the same unit)."""
+    lo = max(min(grid.x.values), min(grid.y.values))
+    hi = min(max(grid.x.values), max(grid.y.values))
+    if lo >= hi:
+        return False
+    points = [lo + (hi - lo) * k / 100 for k in range(101)]
+    ax.plot([grid.x.position(v) for v in points], [grid.y.position(v) for v in points], ls="--", lw=2.2,
+            color="#1F1F1F", zorder=2)
+    return True
+
+
+class NowMark:
+    """The current setting on the map: a frame on its cell, or a ringed point where it falls between cells.
+
+    Its artists are made once and moved by ``place``, so a linked map moves them without
+    redrawing the grid. A point between cells would sit on the words of the cells around it:
+    those words move aside within their cells, clear of the point and its "now" tab (``moved``),
+    and go back when the mark moves on. Where a cell has no room beside the point for its words,
+    they are left out (its colour still says the verdict). The tab goes above the point, or else
+    below it or beside it, on the page, wherever fewest words are left out. ``place`` measures, so
+    the figure's layout must be fixed.
+    """
+
+    def __init__(self, ax, words: Mapping[tuple, Any] | None = None):
+        from matplotlib.patches import Rectangle
+
+        self.ax = ax
+        self.frames = [ax.add_patch(Rectangle((0, 0), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
+                                              zorder=5)) for colour, lw in (("black", 5.0), ("white", 1.5))]
+        self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
+                              clip_on=False)[0]
+                      for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
+                                                    (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
+        self.tab = ax.text(0, 0, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
+                           bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+        self.words = dict(words or {})
+        self._home = {word: (word.get_position(), word.get_text()) for word in self.words.values()}
+        self._extents: dict[tuple, tuple] = {}
+        self.moved: list = []  # the cells' words the last ``place`` moved aside
+
+    @property
+    def artists(self) -> list:
+        return [*self.frames, *self.point, self.tab]
+
+    def place(self, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
+        """Put the mark on ``mark``'s setting; returns the legend's words for it."""
+        xv, yv = mark[grid.x.name], mark[grid.y.name]
+        px, py = grid.x.position(xv), grid.y.position(yv)
+        on_cell = xv in grid.x.values and yv in grid.y.values
+        if not on_cell:
+            px, py = self._within_grid(px, py)
+        self.tab.set_visible(True)
+        for frame in self.frames:
+            frame.set_xy((px - 0.47, py - 0.45))
+            frame.set_visible(on_cell)
+        for ring in self.point:
+            ring.set_data([px], [py])
+            ring.set_visible(not on_cell)
+        self.words_home()
+        if on_cell:
+            self.tab.set_position((px - 0.47, py + 0.45))
+            self.tab.set(ha="left", va="center")
+        else:
+            self._clear_of_words(px, py)
+        return now_words(grid, xv, yv)
+
+    def _within_grid(self, px: float, py: float) -> tuple[float, float]:
+        """A setting beyond an axis' first or last value is drawn just inside the edge cell, the whole ring on
+        the grid: not over the tick labels or past the page."""
+        (x0, y0), (x1, y1) = self.ax.transData.transform([(0, 0), (1, 1)])
+        reach = (POINT_PT + POINT_EDGE_PT) / 2 * self.ax.get_figure(root=True).dpi / 72
+        inside = []
+        for p, (lo, hi), cell_px in ((px, self.ax.get_xlim(), abs(x1 - x0)), (py, self.ax.get_ylim(), abs(y1 - y0))):
+            margin = min(reach / cell_px, 0.5)
+            inside.append(p if lo + 0.5 <= p <= hi - 0.5 else min(max(p, lo + margin), hi - margin))
+        return inside[0], inside[1]
+
+    def words_home(self) -> None:
+        """Every cell's words back in the middle of its cell."""
+        for word in self.moved:
+            position, text = self._home[word]
+            word.set(position=position, text=text, ha="center", va="center", fontsize=CELL_PT, visible=True)
+        self.moved = []
+
+    def _clear_of_words(self, px: float, py: float) -> None:
+        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps."""
+        to_px, from_px = self.ax.transData.transform, self.ax.transData.inverted().transform
+        pt = self.ax.get_figure(root=True).dpi / 72
+        cx, cy = to_px((px, py))
+        reach = (POINT_PT + POINT_EDGE_PT) / 2 * pt  # the ring's outer edge
+        ring = _box(cx, cy, (-reach, -reach, reach, reach), WORDS_CLEAR_PT * pt)
+        tabs = [((px, py + 0.2), "center", "bottom"), ((px, py - 0.2), "center", "top"),  # above, sitting on the ring
+                (from_px((cx + reach, cy)), "left", "center"), (from_px((cx - reach, cy)), "right", "center")]
+        near = [w for w in self.words.values() if abs(self._home[w][0][0] - px) <= 1.5
+                and abs(self._home[w][0][1] - py) <= 1.5]
+        page = self.ax.get_figure(root=True).bbox
+        best = None
+        for at, ha, va in tabs:
+            tx, ty = to_px(at)
+            extent = self._extent(self.tab, " now ", ha, va, CELL_PT - 1)
+            tab = _box(tx, ty, extent)
+            off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
+            blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
+            places = {w: self._aside(w, blocked, cx, cy, pt) for w in near}
+            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()))
+            if best is None or score < best[0]:
+                best = (score, (at, ha, va), places)
+            if score == (False, 0):
+                break
+        _, (at, ha, va), places = best
+        self.tab.set(position=at, ha=ha, va=va)
+        for word, spot in places.items():
+            if spot is _LEFT_OUT:
+                word.set_visible(False)
+            elif spot is not None:
+                x, y, ha, va, text, size = spot
+                word.set(position=from_px((x, y)), text=text, ha=ha, va=va, fontsize=size)
+            if spot is not None:
+                self.moved.append(word)
+
+    def _aside(self, word, blocked: list, cx: float, cy: float, pt: float) -> tuple:
+        """Where ``word`` goes, inside its cell and clear of ``blocked``: (x, y, ha, va, text, size), None where
+        it is already clear, ``_LEFT_OUT`` where there is no room.
+
+        Away from the point along the way it is off the cell's middle (across, then up or down), on one
+        line, then on two; last, into a corner; at the cell's size, then a little smaller.
+        """
+        (i, j), text = self._home[word]
+        to_px = self.ax.transData.transform
+        (x0, y0), (x1, y1) = to_px((i - 0.5, j - 0.5)), to_px((i + 0.5, j + 0.5))
+        edge, inset = CELL_EDGE_PT / 2 * pt, (CELL_EDGE_PT / 2 + WORDS_INSET_PT) * pt
+        cell = (x0 + edge, y0 + edge, x1 - edge, y1 - edge)
+        home = _box(*to_px((i, j)), self._extent(word, text, "center", "center", CELL_PT))
+        if not _overlap(home, blocked):
+            return None
+        mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+        across = [(x0 + inset, "left"), (x1 - inset, "right")][:: 1 if cx >= mx else -1]
+        updown = [(y0 + inset, "bottom"), (y1 - inset, "top")][:: 1 if cy >= my else -1]
+        texts = list(dict.fromkeys([text, text.replace(" ", "\n", 1)]))
+        sideways = [(x, my, ha, "center", t) for t in texts for x, ha in across]
+        vertical = [(mx, y, "center", va, t) for t in texts for y, va in updown]
+        corners = [(x, y, ha, va, t) for t in texts for x, ha in across for y, va in updown]
+        first, then = (sideways, vertical) if abs(cx - mx) / (x1 - x0) >= abs(cy - my) / (y1 - y0) else \
+            (vertical, sideways)
+        for spot in [(*spot, size) for size in (CELL_PT, CELL_SMALL_PT) for spot in first + then + corners]:
+            x, y, ha, va, t, size = spot
+            box = _box(x, y, self._extent(word, t, ha, va, size))
+            if cell[0] <= box[0] and box[2] <= cell[2] and cell[1] <= box[1] and box[3] <= cell[3] \
+                    and not _overlap(box, blocked):
+                return spot
+        return _LEFT_OUT
+
+    def _extent(self, text, words: str, ha: str, va: str, size: float) -> tuple:
+        """Where ``text`` showing ``words`` with this alignment and size covers, background box included, in
+        pixels from its anchor; measured once (all cells' words share their font and box, the tab has its own)."""
+        key = (text is self.tab, words, ha, va, size)
+        found = self._extents.get(key)
+        if found is None:
+            renderer = self.ax.get_figure(root=True).canvas.get_renderer()
+            saved = text.get_text(), text.get_horizontalalignment(), text.get_verticalalignment(), text.get_fontsize()
+            text.set(text=words, ha=ha, va=va, fontsize=size)
+            ax_, ay_ = text.get_transform().transform(text.get_position())
+            box = drawn_box(text, renderer)
+            text.set(text=saved[0], ha=saved[1], va=saved[2], fontsize=saved[3])
+            found = self._extents[key] = (box.x0 - ax_, box.y0 - ay_, box.x1 - ax_, box.y1 - ay_)
+        return found
+
+
+_LEFT_OUT = ("left out",)  # a cell's words with no room beside the point
+
+
+def _box(x: float, y: float, extent: tuple, pad: float = 0.0) -> tuple:
+    """``extent`` (from an anchor) placed at (x, y), grown by ``pad``: (x0, y0, x1, y1)."""
+    return x + extent[0] - pad, y + extent[1] - pad, x + extent[2] + pad, y + extent[3] + pad
+
+
+def _overlap(box: tuple, others: list) -> float:
+    """Square pixels ``box`` (x0, y0, x1, y1) shares with ``others``."""
+    return sum(max(0.0, min(box[2], o[2]) - max(box[0], o[0])) * max(0.0, min(box[3], o[3]) - max(box[1], o[1]))
+               for o in others)
+
+
+def drawn_box(text, renderer):
+    """The display box a text covers, its background box included."""
+    box = text.get_window_extent(renderer)
+    patch = text.get_bbox_patch()
+    if patch is None:
+        return box
+    text.update_bbox_position_size(renderer)
+    return Bbox.union([box, patch.get_window_extent(renderer)])
+
+
+def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
+    return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
+
+
+def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    shown = [s for s in (Status.VALID, Status.INVALID, Status.UNKNOWN, REFUSED) if s in grid.cells.values()]
+    handles = [Patch(facecolor=COLOURS[s], edgecolor="none", label=CELL_TEXT[s]) for s in shown]
+    if now:
+        handles.append(Patch(facecolor="white", edgecolor="black", lw=3, label=now))
+    if equal_line:
+        handles.append(Line2D([], [], ls="--", lw=2.2, color="#1F1F1F", label=equal_line))
+    wide = sum(len(h.get_label()) for h in handles) > LEGEND_ROW_CHARS
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(2 if wide else 3, len(handles)),
+               fontsize=LABEL_PT - 1, frameon=False)
+
+
+def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
+                     equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
+    """The map of ``grid``: a cell per combination, ``mark`` marked, ``equal_line`` naming the dashed x = y line."""
+    return _map_figure(grid, mark, title, equal_line, width, None)
+
+
+def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | None, equal_line: str | None,
+                width: float, room: str | None) -> VerdictMapFigure:
+    """``draw_verdict_map``; ``room`` is the widest legend words the mark will have (a linked map's mark moves)."""
+    height = HEAD_IN + ROW_IN * max(3, len(grid.y.values))
+    fig = VerdictMapFigure(figsize=(width, height), dpi=DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    fig.grid = grid
+    ax = fig.add_subplot()
+    words = _draw_cells(ax, grid)
+    if equal_line and not _draw_equal_line(ax, grid):
+        equal_line = None
+    now = now_words(grid, mark[grid.x.name], mark[grid.y.name]) if mark else None
+    title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
+    ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
+                 pad=14, parse_math=False)
+    _legend(fig, grid, room or now, equal_line)
+    if mark:
+        # The mark moves the words it would cover, measured where they are drawn: lay out once and keep it.
+        try:
+            fig.get_layout_engine().execute(fig)
+        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
+            pass
+        fig.set_layout_engine("none")
+        ax.now_mark = NowMark(ax, words)
+        ax.now_mark.place(grid, mark)
+    return fig
+
+
+def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[str, Any] | None = None,
+                settings: Any = None, seed: int = 0, title: str | None = None,
+                equal_line: str | None = None) -> VerdictMapFigure:
+    """Run the grid (``verdict_grid``) and draw it (``draw_verdict_map``); ``fig.grid`` holds the verdicts."""
+    grid = verdict_grid(scenario, handler, x, y, settings=settings, seed=seed)
+    return draw_verdict_map(grid, mark=mark, title=title, equal_line=equal_line)
+
+
+class MapPicture:
+    """A map drawn once, whose mark moves: ``png(mark)`` redraws only the mark over the grid's pixels.
+
+    The grid, its words, the dashed line and the legend are drawn once into a background, and the
+    grid once more without the cells' words; a move pastes the background back, lifts the words
+    the mark moves aside (``NowMark``) off their cells, draws them where they go, and draws the mark
+    and its legend words: the same pixels as a picture drawn afresh with the mark there (the legend
+    keeps room for the widest words the mark can have, so it does not shift as they change).
+    """
+
+    def __init__(self, grid: VerdictGrid, mark: Mapping[str, Any], *, title: str | None = None,
+                 equal_line: str | None = None, width: float = WIDTH_IN):
+        import numpy as np
+
+        from .quicktext import quick_text
+
+        self.grid = grid
+        self.figure = _map_figure(grid, mark, title, equal_line, width, _widest_words(grid))
+        self.mark: NowMark = self.figure.axes[0].now_mark
+        self.mark.words_home()
+        self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
+        canvas, cell_words = self.figure.canvas, list(self.mark.words.values())
+        for artist in [*self.mark.artists, self.words, *cell_words]:
+            artist.set_visible(False)
+        with quick_text():
+            canvas.draw()
+            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words
+            for word in cell_words:
+                word.set_visible(True)
+                self.figure.draw_artist(word)
+        self._background = np.array(canvas.buffer_rgba())
+        renderer, height = canvas.get_renderer(), self._bare.shape[0]
+        self._lift = {}  # where each cell's words are drawn in the background: (rows, columns)
+        for word in cell_words:
+            box = drawn_box(word, renderer)
+            self._lift[word] = (slice(max(0, int(height - box.y1) - 1), int(height - box.y0) + 2),
+                                slice(max(0, int(box.x0) - 1), int(box.x1) + 2))
+        self.words.set_visible(True)
+
+    def png(self, mark: Mapping[str, Any]) -> bytes:
+        import numpy as np
+
+        from .quicktext import png_of_pixels, quick_text
+
+        pixels = np.asarray(self.figure.canvas.buffer_rgba())
+        pixels[...] = self._background
+        self.words.set_text(self.mark.place(self.grid, mark))
+        for word in self.mark.moved:
+            rows, columns = self._lift[word]
+            pixels[rows, columns] = self._bare[rows, columns]
+        with quick_text():
+            for artist in [*self.mark.moved, *self.mark.artists, self.words]:
+                if artist.get_visible():
+                    self.figure.draw_artist(artist)
+        return png_of_pixels(pixels)
+
+
+def _widest_words(grid: VerdictGrid) -> str:
+    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks."""
+    xt = max((grid.x.tick(v).replace("\n", " ") for v in grid.x.values), key=len)
+    yt = max((grid.y.tick(v).replace("\n", " ") for v in grid.y.values), key=len)
+    return f"now: {grid.x.name} {xt}.0, {grid.y.name} {yt}.0"
+
+
+class LinkedVerdictMap:
+    """A ``SettingsExplorer`` with a verdict map beside its controls that follows them: see the module docstring.
+
+    The cells run with the explorer's current values (``settings``, a dict or a function of a
+    cell's values, shapes them further, as the explorer's own ``run`` does). A move along the
+    map's axes only moves the mark; a move of another setting reruns the cells, at once when
+    set from Python, and one cell at a time between the browser's messages (``status`` counts
+    them) when moved in the browser.
+    """
+
+    def __init__(self, explorer: Any, handler: Any, *, x: Any, y: Any, settings: Any = None, seed: int = 0,
+                 title: str | None = None, equal_line: str | None = None):
+        import ipywidgets as widgets
+
+        self.explorer, self.handler, self.seed = explorer, handler, seed
+        self.x, self.y = Axis.of(x), Axis.of(y)
+        self.settings, self.title, self.equal_line = settings, title, equal_line
+        self.image = widgets.Image(format="png", layout={"max_width": "100%"})
+        self.image.add_class("sandbox-map")
+        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # cells still to come
+        self.grid: VerdictGrid | None = None
+        self.picture: MapPicture | None = None
+        self._shared: dict[str, Any] | None = None
+        self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
+        side = widgets.VBox([self.image, self.status], layout={"max_width": "100%"})
+        top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
+        self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.output])
+        explorer.followers.append(self)
+        self.redraw()
+
+    @property
+    def figure(self) -> VerdictMapFigure | None:
+        return self.picture.figure if self.picture else None
+
+    @property
+    def mark(self) -> dict[str, Any]:
+        values = self.explorer.values()
+        return {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
+
+    def _shared_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in values.items() if k not in (self.x.name, self.y.name)}
+
+    def _cell(self, shared: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        return lambda values: _cell_settings(self.settings, {**shared, **values})
+
+    def _regrid(self, grid: VerdictGrid, shared: dict[str, Any]) -> None:
+        self.grid, self._shared, self._filling = grid, shared, None
+        self.picture = MapPicture(grid, self.mark, title=self.title, equal_line=self.equal_line)
+
+    def redraw(self) -> VerdictMapFigure:
+        """Rerun the grid if a setting off the axes changed, then move the mark to the current values."""
+        shared = self._shared_of(self.explorer.values())
+        if shared != self._shared:
+            self._regrid(verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
+                                      settings=self._cell(shared), seed=self.seed), shared)
+        self.image.value = self.picture.png(self.mark)
+        self.status.value = ""
+        self.image.remove_class("sandbox-stale")
+        return self.figure
+
+    def stale(self) -> None:
+        self.image.add_class("sandbox-stale")
+
+    def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> Callable[[], None]:
+        """What the map shows with the explorer's new run: the mark moved, or its cells still to come."""
+        shared = self._shared_of(values)
+        if shared == self._shared:
+            self._filling = None
+            png = self.picture.png(self.mark)
+            return lambda: self._show(png)
+        if loop is None:  # set from Python: run the cells now, show them with the rest
+            grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
+                                settings=self._cell(shared), seed=self.seed)
+            self._regrid(grid, shared)
+            png = self.picture.png(self.mark)
+            return lambda: self._show(png)
+        if shared != self._filling:
+            self._filling = shared
+            grid = VerdictGrid(self.explorer.scenario.name, self.x, self.y)
+            loop.call_soon(self._fill, grid, shared, loop)
+        return lambda: None  # the map stays marked stale; _fill shows it when its cells are all run
+
+    def _show(self, png: bytes) -> None:
+        self.image.value = png
+        self.status.value = ""
+        self.image.remove_class("sandbox-stale")
+
+    def _fill(self, grid: VerdictGrid, shared: dict[str, Any], loop: Any) -> None:
+        """Run one cell, then give the browser's messages their turn before the next; show the map when done."""
+        if shared != self._filling:
+            return  # a later setting's cells are being run instead
+        todo = [(xv, yv) for yv in self.y.values for xv in self.x.values if (xv, yv) not in grid.cells]
+        if todo:
+            xv, yv = todo[0]
+            cfg = self._cell(shared)({self.x.name: xv, self.y.name: yv})
+            grid.cells[(xv, yv)], grid.notes[(xv, yv)] = _judge(grid.scenario, self.handler, self.seed, cfg)
+            total = len(self.x.values) * len(self.y.values)
+            self.status.value = (f'<span class="sandbox-redrawing">verdict map: {len(grid.cells)} of {total} '
+                                 f"cells run for the new settings…</span>")
+            loop.call_soon(self._fill, grid, shared, loop)
+            return
+        self._regrid(grid, shared)
+        self._show(self.picture.png(self.mark))
+
+    def _repr_mimebundle_(self, **kw: Any):
+        return self.widget._repr_mimebundle_(**kw)
+
+
+def linked_verdict_map(explorer: Any, handler: Any, *, x: Sequence, y: Sequence, **kw: Any) -> LinkedVerdictMap:
+    """A ``LinkedVerdictMap``: ``explorer`` and, beside its controls, a verdict map whose mark follows them."""
+    return LinkedVerdictMap(explorer, handler, x=x, y=y, **kw)

@@ -1,0 +1,121 @@
+"""Containment by the operating system: bubblewrap around the environments' template.
+
+The grader runs every submission's environments contained (Debian's ``bubblewrap``,
+https://github.com/containers/bubblewrap): the template, and so each environment forked from
+it, sees the Python installation, the sandbox package and the task roots read-only, a ``/tmp``
+of its own and a new ``/proc``; it has no network (its own empty network namespace), no
+capabilities, and runs as user 65534 ("nobody") in a user namespace of its own. It cannot see
+``solutions/``, hidden tests, the grader's output or other students' files, because none of
+them is mounted there. Its one way out is the channel the world reads.
+
+When the grader runs as root (Gradescope does), a user namespace alone maps "nobody" back to root
+outside it; so the template is started as an unprivileged system user (``rwh-grader``, which the
+Gradescope bundle's ``setup.sh`` creates; ``RWH_GRADER_USER`` names another) whenever that user exists
+and can reach Python and the sandbox. ``unprivileged_user`` says which, and ``containment_summary`` says
+it in words.
+"""
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+from ...errors import BadInput
+from ...paths import PACKAGE
+
+#: System folders Python and its C extensions load from (each bound read-only if it exists).
+_SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc/alternatives", "/etc/ld.so.cache",
+           "/etc/localtime", "/etc/ssl/certs")
+NOBODY = 65534
+#: The unprivileged user a contained template runs as when the grader is root.
+GRADER_USER = "rwh-grader"
+
+
+class ContainmentUnavailable(BadInput):
+    """bubblewrap is missing or cannot make namespaces here (asking for containment is then bad input)."""
+
+
+def bwrap_path() -> str:
+    found = shutil.which("bwrap")
+    if found is None:
+        raise ContainmentUnavailable(
+            "bubblewrap (bwrap) is not installed: on Debian or Ubuntu run `sudo apt-get install bubblewrap`")
+    return found
+
+
+def check_available() -> None:
+    """Raise ``ContainmentUnavailable``, saying why, unless bubblewrap can make its namespaces here."""
+    import subprocess
+
+    command = bwrap_command(["/bin/true"], readable=[])
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ContainmentUnavailable(f"bubblewrap could not run: {exc}") from None
+    if done.returncode != 0:
+        raise ContainmentUnavailable(f"bubblewrap cannot contain processes here: {done.stderr.strip()[:300]} "
+                                     "(it needs user namespaces; in a container, run it with them allowed)")
+
+
+def _package_roots() -> list[str]:
+    """Python itself, the environment's packages, and this sandbox package."""
+    sandbox_dir = str(PACKAGE)
+    roots = {os.path.realpath(sys.base_prefix), os.path.realpath(sys.prefix), sys.prefix, sandbox_dir}
+    roots.update(p for p in sys.path if p and os.path.isdir(p) and "site-packages" in p)
+    return sorted(roots)
+
+
+def bwrap_command(command: list[str], readable: list[str]) -> list[str]:
+    """``command`` under bubblewrap, seeing only Python, the sandbox and ``readable``, all read-only."""
+    args = [bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+    for path in _SYSTEM:
+        args += ["--ro-bind-try", path, path]
+    for path in [*_package_roots(), *readable]:
+        args += ["--ro-bind", path, path]
+    return [*args, "--chdir", "/", *command]
+
+
+def _reachable_by_others(path: str) -> bool:
+    """Can a user with no claim on ``path`` read it (every folder above it searchable by others)?"""
+    real = Path(os.path.realpath(path))
+    try:
+        for folder in [*reversed(real.parents), real]:
+            mode = folder.stat().st_mode
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return False
+        return bool(real.stat().st_mode & stat.S_IROTH)
+    except OSError:
+        return False
+
+
+def unprivileged_user() -> tuple[str, int, int] | None:
+    """(name, uid, gid) to start contained environments as; None: as this process's own user.
+
+    Only for a root grader, when the user exists and can reach this Python and the sandbox package."""
+    if os.geteuid() != 0:
+        return None
+    name = os.environ.get("RWH_GRADER_USER", GRADER_USER)
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    if entry.pw_uid == 0 or not all(map(_reachable_by_others, [sys.executable, *_package_roots()])):
+        return None
+    return name, entry.pw_uid, entry.pw_gid
+
+
+def containment_summary() -> str:
+    """Who a contained environment's code runs as, in words (the grader prints it)."""
+    user = unprivileged_user()
+    if user is not None:
+        return f"submissions' code runs as the unprivileged user {user[0]} (uid {user[1]}), under bubblewrap"
+    if os.geteuid() == 0:
+        return (f"submissions' code runs under bubblewrap as 'nobody' in a user namespace, which is root outside "
+                f"it: create the system user {GRADER_USER} (the Gradescope bundle's setup.sh does) with a Python "
+                f"it can read, and it runs as that user instead")
+    return f"submissions' code runs under bubblewrap as your own user (uid {os.geteuid()}), never as root"

@@ -1,0 +1,264 @@
+"""The warm template: a process that forks one execution environment per cold start.
+
+Starting Python and importing boto3, botocore and the runtime client takes about half a
+second; Lambda's own cold starts do not pay that for each environment, and neither should
+the sandbox's. The template does it once, parses the service models the course uses, and
+then forks: a cold start costs a fork and the handler's own init. The template never holds
+anything of a world (it is started before any, from a fresh interpreter), so a forked
+environment has nothing of the world in its memory to read.
+
+The world talks to the template on a control socket: ``spawn`` (with the environment's
+channel passed as a file descriptor) answers with the new process's id, ``kill`` ends one
+with SIGKILL, and ``status`` reports how one ended. ``spawn`` with ``share_tmp`` (a pid) makes
+another process of that one's execution environment, with the same ``/tmp`` (Lambda Managed
+Instances run several processes per environment); a shared ``/tmp`` is removed with the last
+process that uses it. The template reaps every child, and
+ends them all when the world goes away (its control socket closes).
+"""
+from __future__ import annotations
+
+import atexit
+import gc
+import os
+import select
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any
+
+from ...aws.parsecache import SharedParse
+from . import guest, wire
+
+#: The services whose models a handler's cold start would otherwise parse again.
+WARM_SERVICES = ("dynamodb", "sqs", "kinesis", "events", "lambda", "sns", "s3", "stepfunctions")
+
+
+def _warm() -> None:
+    """Import and parse what every environment needs, once."""
+    import awslambdaric.bootstrap  # noqa: F401  (loaded here so a fork needs no import)
+    import boto3
+    import botocore.handlers
+
+    from ...core import services  # noqa: F401
+
+    botocore.handlers.BUILTIN_HANDLERS.append(("before-send", guest.before_send))
+    # The default session's loader keeps every JSON document it read: clients that boto3.client() and
+    # boto3.resource() make after the fork parse nothing from disk. (Nothing of moto or the world is
+    # imported here: a handler's `from sandbox import ...` loads only what it uses.)
+    boto3.DEFAULT_SESSION = boto3.session.Session(region_name="us-east-1")
+    # Each client the handler makes after the fork takes the model and endpoint rules parsed here, as
+    # clients in the world's own process do (``parsecache``): each cold start still builds its clients.
+    loader = boto3.DEFAULT_SESSION._session.get_component("data_loader")
+    SharedParse(lambda: loader).install()
+    for name in WARM_SERVICES:
+        boto3.DEFAULT_SESSION.client(name)
+    _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
+
+
+def _warm_calls(table: Any) -> None:
+    """Make the calls a run_once makes, answered here with an empty 200, so what botocore builds on a
+    client's first call (operation models, serialisers, parsers, resolved endpoints) is built once,
+    before the fork. Nothing leaves the process; the answers are thrown away."""
+    from botocore.awsrequest import AWSResponse
+
+    class _Empty:
+        def stream(self, **_: Any):
+            yield b"{}"
+
+    guest._SENDER = lambda request=None, **_: AWSResponse(request.url, 200, {}, _Empty())
+    try:
+        table.get_item(Key={"pk": "warm"}, ConsistentRead=True)
+        table.put_item(Item={"pk": "warm"}, ConditionExpression="attribute_not_exists(pk)")
+        table.update_item(Key={"pk": "warm"}, UpdateExpression="SET #s = :s", ExpressionAttributeNames={"#s": "s"},
+                          ExpressionAttributeValues={":s": "warm"})
+        table.delete_item(Key={"pk": "warm"})
+        table.meta.client.get_item(TableName="warm", Key={"pk": {"S": "warm"}})
+    finally:
+        guest._SENDER = None
+
+
+def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> None:
+    """A forked environment waiting for its function: never returns.
+
+    It does what every environment does first (``guest.prepare``), then waits for its config and
+    channel. Forking ahead keeps the fork off a cold start's path; nothing of a function has run here.
+    """
+    for sock in inherited:  # the world's control socket, the other spares' orders: none of them is ours
+        sock.close()
+    code: Any = 0
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        guest.prepare(tmp)
+        data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
+        orders.close()
+        if not data or not fds:
+            os._exit(0)  # the template is ending: it was never used
+        guest.run(socket.socket(fileno=fds[0]), wire.decode(data))
+    except SystemExit as exc:
+        code = exc.code
+        guest.report_exit(exc)
+    except BaseException as exc:  # noqa: BLE001 - as Python ends on an uncaught exception, exit status 1
+        # Its last line only: the frames are the runtime's own, with this machine's paths in them.
+        sys.stderr.write("".join(traceback.format_exception_only(type(exc), exc)))
+        code = 1
+    try:
+        atexit._run_exitfuncs()
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001 - the process is ending either way
+        pass
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):
+        code = 1
+    os._exit(code & 0xFF)
+
+
+class _Children:
+    def __init__(self, control: socket.socket, tmp_root: str) -> None:
+        self.control = control
+        self.tmp_root = tmp_root  # each environment's /tmp is a folder in it
+        self.tmp: dict[int, str] = {}
+        self.live: set[int] = set()
+        self.ended: dict[int, int] = {}
+        self.spares: list[tuple[int, socket.socket]] = []
+        self.dying: set[int] = set()  # killed, not yet reaped
+
+    def fork_spare(self) -> None:
+        self._fork_sharing(tempfile.mkdtemp(prefix="env-", dir=self.tmp_root))
+
+    def _fork_sharing(self, tmp: str) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            _spare([self.control, mine, *(orders for _, orders in self.spares)], theirs, tmp)
+        theirs.close()
+        self.live.add(pid)
+        self.tmp[pid] = tmp
+        self.spares.append((pid, mine))
+
+    def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
+        """Hand a spare its function and channel; it becomes that environment (or, with ``share_tmp``, a
+        fresh fork becomes another process of the environment that process ``share_tmp`` belongs to)."""
+        if share_tmp is not None and share_tmp in self.tmp:
+            self._fork_sharing(self.tmp[share_tmp])
+            pid, orders = self.spares.pop()
+        else:
+            if not self.spares:
+                self.fork_spare()
+            pid, orders = self.spares.pop(0)
+        socket.send_fds(orders, [wire.encode(config)], [channel])
+        orders.close()
+        return pid
+
+    def reap(self, pid: int = -1, block: bool = False) -> None:
+        while True:
+            try:
+                found, status = os.waitpid(pid, 0 if block else os.WNOHANG)
+            except ChildProcessError:
+                return
+            if found == 0:
+                return
+            self.live.discard(found)
+            if found in self.dying:  # killed: nobody asks how it ended
+                self.dying.discard(found)
+            else:
+                self.ended[found] = os.waitstatus_to_exitcode(status)
+            tmp = self.tmp.pop(found, "")
+            if tmp and tmp not in self.tmp.values():  # its last process: the environment's /tmp goes
+                shutil.rmtree(tmp, ignore_errors=True)
+            if pid != -1:
+                return
+
+    def status(self, pid: int, wait: float) -> int | None:
+        deadline = time.monotonic() + wait
+        while pid not in self.ended and time.monotonic() < deadline:
+            self.reap(pid)
+            if pid not in self.ended:
+                time.sleep(0.002)
+        return self.ended.pop(pid, None)
+
+    def kill(self, pid: int, block: bool = True) -> None:
+        if pid in self.live:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            self.dying.add(pid)
+            if block:
+                self.reap(pid, block=True)
+
+    def kill_all(self) -> None:
+        for pid in list(self.live):
+            self.kill(pid)
+
+
+#: Environments forked ahead, waiting for a function: a burst of this many cold starts (two copies of a
+#: concurrent claim, say) needs no fork on its path.
+SPARES = 2
+
+
+def _pending(control: socket.socket, wait: float = 0.0) -> bool:
+    return bool(select.select([control], [], [], wait)[0])
+
+
+def serve(control: socket.socket, tmp_root: str) -> None:
+    """Answer the world's requests; between them, while none is waiting, fork spares and reap."""
+    children = _Children(control, tmp_root)
+    while True:
+        if len(children.spares) < SPARES and not _pending(control):
+            children.fork_spare()
+            continue
+        children.reap()
+        if children.dying and not _pending(control, 0.005):
+            continue  # a killed environment is still going: reap it soon, without holding up a request
+        try:
+            data, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
+        except OSError:
+            break
+        if not data:
+            break
+        message = wire.decode(data)
+        kind = message.get("t")
+        if kind == "spawn":
+            share = message.get("share_tmp")
+            pid = children.spawn(message["config"], fds[0], share if isinstance(share, int) else None)
+            os.close(fds[0])
+            control.sendall(wire.encode({"pid": pid}))
+            continue
+        elif kind == "kill":  # no answer, and no wait for it to end: the world goes on at once
+            children.kill(int(message["pid"]), block=False)
+            continue
+        elif kind == "status":
+            answer = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
+        else:
+            answer: dict[str, Any] = {"error": f"unknown request {kind!r}"}
+        children.reap()
+        control.sendall(wire.encode(answer))
+    children.kill_all()
+
+
+def main() -> None:
+    control = socket.socket(fileno=int(sys.argv[1]))
+    # The environments' /tmp folders: in the world's folder for them, or (contained) this /tmp's own.
+    tmp_root = sys.argv[2] if len(sys.argv) > 2 and os.path.isdir(sys.argv[2]) else tempfile.mkdtemp(prefix="rwh-")
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the world's terminal is the world's to handle
+    _warm()
+    # Everything loaded so far is shared with every fork, copy-on-write: keep the collector from
+    # touching it (a collection in a child would copy page after page of the template).
+    gc.collect()
+    gc.freeze()
+    try:
+        control.sendall(wire.encode({"ready": True}))
+        serve(control, tmp_root)
+    except OSError:  # the world went away (a command line that stopped early): nothing to serve
+        pass
+
+
+if __name__ == "__main__":
+    main()
