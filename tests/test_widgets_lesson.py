@@ -14,6 +14,7 @@ from sandbox import explore_settings, run_scenario
 from sandbox.present.verdict_map import (
     Axis,
     LinkedVerdictMap,
+    VerdictGrid,
     draw_verdict_map,
     linked_verdict_map,
     verdict_grid,
@@ -157,6 +158,51 @@ def test_the_current_setting_is_framed_on_its_cell_or_between_cells():
     for point in _points(between):
         assert tuple(point.get_xydata()[0]) == pytest.approx(((9000 - 3600) / (14400 - 3600), 1))
     assert between._repr_png_()[:4] == b"\x89PNG"
+
+
+def _lesson_grid():
+    """Lesson 10's lock map, its verdicts filled in by hand (valid where the lock outlasts the work): nothing runs."""
+    xs, ys = (0, 10, 20, 30, 45), (10, 20, 30, 45)
+    grid = VerdictGrid(LOCK, Axis.of(("lock_seconds", xs, "lock (s)", {0: "0: rest\nof the run"})),
+                       Axis.of(("slow_email_seconds", ys, "work (s)")))
+    for x in xs:
+        for y in ys:
+            grid.cells[(x, y)], grid.notes[(x, y)] = ("valid" if x == 0 or x >= y else "invalid"), ()
+    return grid
+
+
+def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
+    from matplotlib.transforms import Bbox
+
+    from sandbox.present.verdict_map import CELL_TEXT, MapPicture, drawn_box
+
+    grid = _lesson_grid()
+    picture = MapPicture(grid, {"lock_seconds": 13, "slow_email_seconds": 30}, equal_line="lock = work")
+    ax, renderer = picture.figure.axes[0], picture.figure.canvas.get_renderer()
+    now, pt = picture.mark, picture.figure.dpi / 72
+    moved, left_out = set(), set()
+    # Between columns (near a cell's middle, too), between rows, both, and beyond the last value of each axis.
+    for lock_s, work_s in [(13, 30), (11, 30), (9, 30), (27, 44), (13, 25), (20, 15), (10, 19), (60, 30), (45, 1)]:
+        picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s})
+        ring = now.point[0].get_window_extent(renderer).padded(now.point[0].get_markeredgewidth() / 2 * pt)
+        tab = drawn_box(now.tab, renderer)
+        grid_box = ax.get_window_extent(renderer)
+        assert grid_box.x0 - 1 <= ring.x0 and ring.x1 <= grid_box.x1 + 1, (lock_s, work_s)  # not over the labels
+        assert grid_box.y0 - 1 <= ring.y0 and ring.y1 <= grid_box.y1 + 1, (lock_s, work_s)
+        for (x, y), word in now.words.items():
+            if not word.get_visible():
+                left_out.add((lock_s, work_s, x, y))
+                continue
+            i, j = grid.x.values.index(x), grid.y.values.index(y)
+            cell = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)]))
+            box = drawn_box(word, renderer)
+            assert not box.overlaps(ring) and not box.overlaps(tab), (lock_s, work_s, x, y)
+            assert cell.x0 <= box.x0 and box.x1 <= cell.x1 and cell.y0 <= box.y0 and box.y1 <= cell.y1, (x, y)
+            assert word.get_text().replace("\n", " ") == CELL_TEXT[grid.status(x, y)] and word.get_fontsize() >= 10
+        moved |= {(lock_s, work_s, t.get_text()) for t in now.moved if t.get_visible()}
+    assert {(13, 30, "✗ invalid"), (11, 30, "✗\ninvalid"), (20, 15, "✓ valid")} <= moved
+    # Only where the point covers most of a cell: lock 10 (a column's middle), work 19 (near a row's middle).
+    assert left_out == {(10, 19, 10, 20)}
 
 
 def test_axes_place_values_between_cells_and_name_special_ones():

@@ -15,7 +15,7 @@ file, seed and settings, so redrawing a map, or moving its marker, runs nothing 
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
 the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
 moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
-ringed point, where it falls.
+ringed point, where it falls, and the words of the cells around it step aside (``NowMark``).
 """
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.transforms import Bbox
 
 from ..errors import BadInput
 from ..vocab import Status
@@ -43,7 +44,12 @@ TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: 
 WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.62, 1.9  # figure width; height per grid row and for title, axes and legend
 DPI = 100
 TITLE_PT, LABEL_PT, CELL_PT = 15, 13, 11.5
+CELL_SMALL_PT = 10  # a cell's words moved aside for the ring may shrink to this to fit
 LEGEND_ROW_CHARS = 60  # legend labels longer than this in all go two to a row
+CELL_EDGE_PT = 2.5  # the white line between cells
+POINT_PT, POINT_EDGE_PT = 26, 5.0  # the ring around a setting between cells: its size and its black edge
+WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
+WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
 
 _remembered: dict[tuple, tuple[str, tuple[str, ...]]] = {}
 
@@ -170,16 +176,20 @@ def _label(value: Any) -> str:
     return f"{value:g}" if isinstance(value, (int, float)) else str(value)
 
 
-def _draw_cells(ax, grid: VerdictGrid) -> None:
+def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
+    """The cells, their words and the axes; returns each cell's words by its (x, y) values."""
     from matplotlib.patches import Rectangle
 
+    words = {}
     for (xv, yv), status in grid.cells.items():
         i, j = grid.x.values.index(xv), grid.y.values.index(yv)
-        ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white", lw=2.5))
+        ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white",
+                               lw=CELL_EDGE_PT))
         # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
-        ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT, color=TEXT_COLOURS[status],
-                fontweight="bold", zorder=4,
-                bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status], "edgecolor": "none"})
+        words[(xv, yv)] = ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT,
+                                  color=TEXT_COLOURS[status], fontweight="bold", zorder=4, multialignment="center",
+                                  bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status],
+                                        "edgecolor": "none"})
     ax.set_xlim(-0.5, len(grid.x.values) - 0.5)
     ax.set_ylim(-0.5, len(grid.y.values) - 0.5)
     ax.set_xticks(range(len(grid.x.values)), [grid.x.tick(v) for v in grid.x.values], fontsize=LABEL_PT)
@@ -189,6 +199,7 @@ def _draw_cells(ax, grid: VerdictGrid) -> None:
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
+    return words
 
 
 def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
@@ -207,20 +218,30 @@ class NowMark:
     """The current setting on the map: a frame on its cell, or a ringed point where it falls between cells.
 
     Its artists are made once and moved by ``place``, so a linked map moves them without
-    redrawing the grid.
+    redrawing the grid. A point between cells would sit on the words of the cells around it:
+    those words move aside within their cells, clear of the point and its "now" tab (``moved``),
+    and go back when the mark moves on. Where a cell has no room beside the point for its words,
+    they are left out (its colour still says the verdict). The tab goes above the point, or else
+    below it or beside it, on the page, wherever fewest words are left out. ``place`` measures, so
+    the figure's layout must be fixed.
     """
 
-    def __init__(self, ax):
+    def __init__(self, ax, words: Mapping[tuple, Any] | None = None):
         from matplotlib.patches import Rectangle
 
+        self.ax = ax
         self.frames = [ax.add_patch(Rectangle((0, 0), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
                                               zorder=5)) for colour, lw in (("black", 5.0), ("white", 1.5))]
         self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
                               clip_on=False)[0]
-                      for size, face, edge, mew in ((26, "none", "black", 5.0), (26, "none", "white", 1.5),
-                                                    (7, "black", "white", 1.5))]
+                      for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
+                                                    (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
         self.tab = ax.text(0, 0, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
                            bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+        self.words = dict(words or {})
+        self._home = {word: (word.get_position(), word.get_text()) for word in self.words.values()}
+        self._extents: dict[tuple, tuple] = {}
+        self.moved: list = []  # the cells' words the last ``place`` moved aside
 
     @property
     def artists(self) -> list:
@@ -231,6 +252,8 @@ class NowMark:
         xv, yv = mark[grid.x.name], mark[grid.y.name]
         px, py = grid.x.position(xv), grid.y.position(yv)
         on_cell = xv in grid.x.values and yv in grid.y.values
+        if not on_cell:
+            px, py = self._within_grid(px, py)
         self.tab.set_visible(True)
         for frame in self.frames:
             frame.set_xy((px - 0.47, py - 0.45))
@@ -238,23 +261,144 @@ class NowMark:
         for ring in self.point:
             ring.set_data([px], [py])
             ring.set_visible(not on_cell)
+        self.words_home()
         if on_cell:
             self.tab.set_position((px - 0.47, py + 0.45))
             self.tab.set(ha="left", va="center")
-        else:  # just above the point, in the upper part of its row: clear of every cell's word
-            self.tab.set_position((px, py + 0.2))
-            self.tab.set(ha="center", va="bottom")
+        else:
+            self._clear_of_words(px, py)
         return now_words(grid, xv, yv)
+
+    def _within_grid(self, px: float, py: float) -> tuple[float, float]:
+        """A setting beyond an axis' first or last value is drawn just inside the edge cell, the whole ring on
+        the grid: not over the tick labels or past the page."""
+        (x0, y0), (x1, y1) = self.ax.transData.transform([(0, 0), (1, 1)])
+        reach = (POINT_PT + POINT_EDGE_PT) / 2 * self.ax.get_figure(root=True).dpi / 72
+        inside = []
+        for p, (lo, hi), cell_px in ((px, self.ax.get_xlim(), abs(x1 - x0)), (py, self.ax.get_ylim(), abs(y1 - y0))):
+            margin = min(reach / cell_px, 0.5)
+            inside.append(p if lo + 0.5 <= p <= hi - 0.5 else min(max(p, lo + margin), hi - margin))
+        return inside[0], inside[1]
+
+    def words_home(self) -> None:
+        """Every cell's words back in the middle of its cell."""
+        for word in self.moved:
+            position, text = self._home[word]
+            word.set(position=position, text=text, ha="center", va="center", fontsize=CELL_PT, visible=True)
+        self.moved = []
+
+    def _clear_of_words(self, px: float, py: float) -> None:
+        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps."""
+        to_px, from_px = self.ax.transData.transform, self.ax.transData.inverted().transform
+        pt = self.ax.get_figure(root=True).dpi / 72
+        cx, cy = to_px((px, py))
+        reach = (POINT_PT + POINT_EDGE_PT) / 2 * pt  # the ring's outer edge
+        ring = _box(cx, cy, (-reach, -reach, reach, reach), WORDS_CLEAR_PT * pt)
+        tabs = [((px, py + 0.2), "center", "bottom"), ((px, py - 0.2), "center", "top"),  # above, sitting on the ring
+                (from_px((cx + reach, cy)), "left", "center"), (from_px((cx - reach, cy)), "right", "center")]
+        near = [w for w in self.words.values() if abs(self._home[w][0][0] - px) <= 1.5
+                and abs(self._home[w][0][1] - py) <= 1.5]
+        page = self.ax.get_figure(root=True).bbox
+        best = None
+        for at, ha, va in tabs:
+            tx, ty = to_px(at)
+            extent = self._extent(self.tab, " now ", ha, va, CELL_PT - 1)
+            tab = _box(tx, ty, extent)
+            off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
+            blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
+            places = {w: self._aside(w, blocked, cx, cy, pt) for w in near}
+            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()))
+            if best is None or score < best[0]:
+                best = (score, (at, ha, va), places)
+            if score == (False, 0):
+                break
+        assert best is not None  # the loop tries at least one place
+        _, (at, ha, va), places = best
+        self.tab.set(position=at, ha=ha, va=va)
+        for word, spot in places.items():
+            if spot is _LEFT_OUT:
+                word.set_visible(False)
+            elif spot is not None:
+                x, y, ha, va, text, size = spot
+                word.set(position=from_px((x, y)), text=text, ha=ha, va=va, fontsize=size)
+            if spot is not None:
+                self.moved.append(word)
+
+    def _aside(self, word, blocked: list, cx: float, cy: float, pt: float) -> tuple | None:
+        """Where ``word`` goes, inside its cell and clear of ``blocked``: (x, y, ha, va, text, size), None where
+        it is already clear, ``_LEFT_OUT`` where there is no room.
+
+        Away from the point along the way it is off the cell's middle (across, then up or down), on one
+        line, then on two; last, into a corner; at the cell's size, then a little smaller.
+        """
+        (i, j), text = self._home[word]
+        to_px = self.ax.transData.transform
+        (x0, y0), (x1, y1) = to_px((i - 0.5, j - 0.5)), to_px((i + 0.5, j + 0.5))
+        edge, inset = CELL_EDGE_PT / 2 * pt, (CELL_EDGE_PT / 2 + WORDS_INSET_PT) * pt
+        cell = (x0 + edge, y0 + edge, x1 - edge, y1 - edge)
+        hx, hy = to_px((i, j))
+        home = _box(hx, hy, self._extent(word, text, "center", "center", CELL_PT))
+        if not _overlap(home, blocked):
+            return None
+        mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+        across = [(x0 + inset, "left"), (x1 - inset, "right")][:: 1 if cx >= mx else -1]
+        updown = [(y0 + inset, "bottom"), (y1 - inset, "top")][:: 1 if cy >= my else -1]
+        texts = list(dict.fromkeys([text, text.replace(" ", "\n", 1)]))
+        sideways = [(x, my, ha, "center", t) for t in texts for x, ha in across]
+        vertical = [(mx, y, "center", va, t) for t in texts for y, va in updown]
+        corners = [(x, y, ha, va, t) for t in texts for x, ha in across for y, va in updown]
+        first, then = (sideways, vertical) if abs(cx - mx) / (x1 - x0) >= abs(cy - my) / (y1 - y0) else \
+            (vertical, sideways)
+        for spot in [(*spot, size) for size in (CELL_PT, CELL_SMALL_PT) for spot in first + then + corners]:
+            x, y, ha, va, t, size = spot
+            box = _box(x, y, self._extent(word, t, ha, va, size))
+            if cell[0] <= box[0] and box[2] <= cell[2] and cell[1] <= box[1] and box[3] <= cell[3] \
+                    and not _overlap(box, blocked):
+                return spot
+        return _LEFT_OUT
+
+    def _extent(self, text, words: str, ha: str, va: str, size: float) -> tuple:
+        """Where ``text`` showing ``words`` with this alignment and size covers, background box included, in
+        pixels from its anchor; measured once (all cells' words share their font and box, the tab has its own)."""
+        key = (text is self.tab, words, ha, va, size)
+        found = self._extents.get(key)
+        if found is None:
+            renderer = self.ax.get_figure(root=True).canvas.get_renderer()
+            saved = text.get_text(), text.get_horizontalalignment(), text.get_verticalalignment(), text.get_fontsize()
+            text.set(text=words, ha=ha, va=va, fontsize=size)
+            ax_, ay_ = text.get_transform().transform(text.get_position())
+            box = drawn_box(text, renderer)
+            text.set(text=saved[0], ha=saved[1], va=saved[2], fontsize=saved[3])
+            found = self._extents[key] = (box.x0 - ax_, box.y0 - ay_, box.x1 - ax_, box.y1 - ay_)
+        return found
+
+
+_LEFT_OUT = ("left out",)  # a cell's words with no room beside the point
+
+
+def _box(x: float, y: float, extent: tuple, pad: float = 0.0) -> tuple:
+    """``extent`` (from an anchor) placed at (x, y), grown by ``pad``: (x0, y0, x1, y1)."""
+    return x + extent[0] - pad, y + extent[1] - pad, x + extent[2] + pad, y + extent[3] + pad
+
+
+def _overlap(box: tuple, others: list) -> float:
+    """Square pixels ``box`` (x0, y0, x1, y1) shares with ``others``."""
+    return sum(max(0.0, min(box[2], o[2]) - max(box[0], o[0])) * max(0.0, min(box[3], o[3]) - max(box[1], o[1]))
+               for o in others)
+
+
+def drawn_box(text, renderer):
+    """The display box a text covers, its background box included."""
+    box = text.get_window_extent(renderer)
+    patch = text.get_bbox_patch()
+    if patch is None:
+        return box
+    text.update_bbox_position_size(renderer)
+    return Bbox.union([box, patch.get_window_extent(renderer)])
 
 
 def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
-
-
-def _draw_mark(fig: VerdictMapFigure, ax, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
-    """Mark the current setting (see ``NowMark``); returns the legend's words for it."""
-    fig.now_mark = NowMark(ax)
-    return fig.now_mark.place(grid, mark)
 
 
 def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
@@ -288,14 +432,25 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     FigureCanvasAgg(fig)
     fig.grid = grid
     ax = fig.add_subplot()
-    _draw_cells(ax, grid)
+    words = _draw_cells(ax, grid)
     if equal_line and not _draw_equal_line(ax, grid):
         equal_line = None
-    now = _draw_mark(fig, ax, grid, mark) if mark else None
+    now = now_words(grid, mark[grid.x.name], mark[grid.y.name]) if mark else None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
     _legend(fig, grid, room or now, equal_line)
+    if mark:
+        # The mark moves the words it would cover, measured where they are drawn: lay out once and keep it.
+        engine = fig.get_layout_engine()
+        try:
+            if engine is not None:
+                engine.execute(fig)
+        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
+            pass
+        fig.set_layout_engine("none")
+        fig.now_mark = NowMark(ax, words)
+        fig.now_mark.place(grid, mark)
     return fig
 
 
@@ -310,27 +465,40 @@ def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[st
 class MapPicture:
     """A map drawn once, whose mark moves: ``png(mark)`` redraws only the mark over the grid's pixels.
 
-    The grid, its words, the dashed line and the legend are drawn once into a background; a
-    move pastes that back and draws the mark and its legend words on it: the same pixels as a
-    picture drawn afresh with the mark there (the legend keeps room for the widest words the
-    mark can have, so it does not shift as they change).
+    The grid, its words, the dashed line and the legend are drawn once into a background, and the
+    grid once more without the cells' words; a move pastes the background back, lifts the words
+    the mark moves aside (``NowMark``) off their cells, draws them where they go, and draws the mark
+    and its legend words: the same pixels as a picture drawn afresh with the mark there (the legend
+    keeps room for the widest words the mark can have, so it does not shift as they change).
     """
 
     def __init__(self, grid: VerdictGrid, mark: Mapping[str, Any], *, title: str | None = None,
                  equal_line: str | None = None, width: float = WIDTH_IN):
+        import numpy as np
+
         from .quicktext import quick_text
 
         self.grid = grid
         self.figure = _map_figure(grid, mark, title, equal_line, width, _widest_words(grid))
         self.mark: NowMark = self.figure.now_mark
+        self.mark.words_home()
         self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
-        moving = [*self.mark.artists, self.words]
-        for artist in moving:
+        canvas, cell_words = self.figure.canvas, list(self.mark.words.values())
+        for artist in [*self.mark.artists, self.words, *cell_words]:
             artist.set_visible(False)
         with quick_text():
-            self.figure.canvas.draw()
-        self.figure.set_layout_engine("none")  # keep the places the background was drawn with
-        self._background = self.figure.canvas.copy_from_bbox(self.figure.bbox)
+            canvas.draw()
+            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words
+            for word in cell_words:
+                word.set_visible(True)
+                self.figure.draw_artist(word)
+        self._background = np.array(canvas.buffer_rgba())
+        renderer, height = canvas.get_renderer(), self._bare.shape[0]
+        self._lift = {}  # where each cell's words are drawn in the background: (rows, columns)
+        for word in cell_words:
+            box = drawn_box(word, renderer)
+            self._lift[word] = (slice(max(0, int(height - box.y1) - 1), int(height - box.y0) + 2),
+                                slice(max(0, int(box.x0) - 1), int(box.x1) + 2))
         self.words.set_visible(True)
 
     def png(self, mark: Mapping[str, Any]) -> bytes:
@@ -338,15 +506,17 @@ class MapPicture:
 
         from .quicktext import png_of_pixels, quick_text
 
-        canvas = self.figure.canvas
-        canvas.restore_region(self._background)
+        pixels = np.asarray(self.figure.canvas.buffer_rgba())
+        pixels[...] = self._background
         self.words.set_text(self.mark.place(self.grid, mark))
+        for word in self.mark.moved:
+            rows, columns = self._lift[word]
+            pixels[rows, columns] = self._bare[rows, columns]
         with quick_text():
-            for artist in [*self.mark.artists, self.words]:
+            for artist in [*self.mark.moved, *self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
-        audit.record(self.figure, "verdict map")  # drawn in parts: the grid once, the mark on it
-        return png_of_pixels(np.asarray(canvas.buffer_rgba()))
+        return png_of_pixels(pixels)
 
 
 def _widest_words(grid: VerdictGrid) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import html
-import io
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import AbstractContextManager
 from typing import Any
@@ -129,24 +128,15 @@ def _timeline_style() -> Callable[[], AbstractContextManager[None]] | None:
 def timeline_pixels(result: Any, width: float):
     """The timeline of ``result`` as an RGBA array (or PNG bytes, where the timeline cannot give its pixels)."""
     import numpy as np
-    from matplotlib.layout_engine import PlaceHolderLayoutEngine
 
-    matplotlib_style = _timeline_style()
-    with quick_text():
+    from .timeline.style import matplotlib_style
+
+    with quick_text(), matplotlib_style():  # one style for drawing and saving: the plot's own changes nothing
         fig = result.plot(width=width)
-        if matplotlib_style is None:
-            return fig._repr_png_()
-        frozen = fig.get_layout_engine()
-        if isinstance(frozen, PlaceHolderLayoutEngine):
-            # The layout is frozen: without an engine, savefig skips the dry run it makes to lay out again.
-            fig.set_layout_engine(None)
-            if fig.get_layout_engine() is not None:  # the rcParams asked for a layout engine: keep the frozen one
-                fig.set_layout_engine(frozen)
-        buf = io.BytesIO()
-        with matplotlib_style():
-            fig.savefig(buf, format="rgba", dpi=fig.dpi)
-    renderer = fig.canvas.get_renderer()
-    return np.frombuffer(buf.getvalue(), np.uint8).reshape(int(renderer.height), int(renderer.width), 4)
+        # Drawn as savefig draws it (the figure is white, as savefig would paint it), without copying its pixels
+        # out twice: nothing draws on this figure again.
+        fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba())
 
 
 _encoder: Any = None

@@ -44,8 +44,17 @@ def new_figure(width: float, height: float, dpi: float) -> TimelineFigure:
 
 
 def freeze_layout(fig: Figure) -> None:
-    """Run constrained layout once, then keep it: what is placed afterwards must not move the axes."""
-    fig.draw_without_rendering()
+    """Run constrained layout once, then keep it: what is placed afterwards must not move the axes.
+
+    The engine measures every artist itself; a whole draw without rendering, as matplotlib's
+    ``draw_without_rendering`` makes around it, would measure them all a second time.
+    """
+    engine = fig.get_layout_engine()
+    if fig.axes and engine is not None:
+        try:
+            engine.execute(fig)
+        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
+            pass
     fig.set_layout_engine("none")
 
 

@@ -7,6 +7,7 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from matplotlib import lines as mlines
@@ -67,8 +68,9 @@ class _WaitHandler(HandlerPatch):
         return [line, send]
 
 
+@functools.cache
 def _marker_handle(name: str) -> mlines.Line2D:
-    """A legend handle showing one marker style."""
+    """A legend handle showing one marker style (the legend copies its look and leaves it as it was, so one does)."""
     return mlines.Line2D([], [], ls="none", **MARKERS[name][0])
 
 

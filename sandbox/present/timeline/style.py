@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -276,9 +277,22 @@ def ink_pt(style: str) -> tuple[float, float]:
     edge = kw.get("mew", 1.0)
     return ext.width * kw["ms"] + edge, ext.height * kw["ms"] + edge
 
+_inside = threading.local()  # set while a thread draws in matplotlib_style()
+
 
 @contextlib.contextmanager
 def matplotlib_style() -> Iterator[None]:
-    """Matplotlib defaults + our overrides, whatever style the caller has set."""
-    with mstyle.context("default"), matplotlib.rc_context(_RC):
+    """Matplotlib defaults + our overrides, whatever style the caller has set.
+
+    Inside another ``matplotlib_style()`` block it changes nothing: the style is already ours, and
+    setting every rcParam again costs about a millisecond, on every widget redraw.
+    """
+    if getattr(_inside, "active", False):
         yield
+        return
+    with mstyle.context("default"), matplotlib.rc_context(_RC):
+        _inside.active = True
+        try:
+            yield
+        finally:
+            _inside.active = False
