@@ -2,9 +2,10 @@
 
 Matplotlib measures a string again for every new figure and renders every glyph at every draw; a
 widget redraws the same labels on every slider move. ``quick_text()`` remembers both while a widget
-draws, with the same pixels (tests/test_widgets_lesson.py compares them). It replaces three of
-matplotlib's internals for the length of the block (the constraints file pins matplotlib); where
-they are missing, the block draws as usual.
+draws, with the same pixels (tests/test_widgets_lesson.py compares them), and gives the artists an
+Axes clips one clip box. It replaces four of matplotlib's internals for the length of the block (the
+constraints file pins matplotlib); where they are missing, the block draws as usual.
+``png_of_pixels`` writes a widget's picture as PNG.
 """
 from __future__ import annotations
 
@@ -223,9 +224,9 @@ def quick_text():
     """While drawing in this block, text is measured and rendered once per string and glyph, not per figure.
 
     Matplotlib measures a string again for every new figure, and renders every glyph at every
-    draw; a widget redraws the same words figure after figure. The pixels are the same
-    (tests/test_widgets_lesson.py compares them); where this matplotlib lacks the parts it
-    replaces, the block draws as usual.
+    draw; a widget redraws the same words figure after figure. Artists clipped by one rectangle
+    share one clip box. The pixels are the same (tests/test_widgets_lesson.py compares them);
+    where this matplotlib lacks the parts it replaces, the block draws as usual.
     """
     try:
         from matplotlib import artist as martist
