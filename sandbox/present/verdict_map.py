@@ -550,9 +550,10 @@ class LinkedVerdictMap:
         self.picture: MapPicture | None = None
         self._shared: dict[str, Any] | None = None
         self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
+        self._ready: tuple[dict[str, Any], bytes] | None = None  # (mark, PNG) that ahead() drew during a run
         side = widgets.VBox([self.image, self.status], layout={"max_width": "100%"})
         top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
-        self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.output])
+        self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.legend, explorer.output])
         explorer.followers.append(self)
         self.redraw()
 
@@ -567,7 +568,9 @@ class LinkedVerdictMap:
 
     @property
     def mark(self) -> dict[str, Any]:
-        values = self.explorer.values()
+        return self._mark_of(self.explorer.values())
+
+    def _mark_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
         return {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
 
     def _shared_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
@@ -594,12 +597,20 @@ class LinkedVerdictMap:
     def stale(self) -> None:
         self.image.add_class("sandbox-stale")
 
+    def ahead(self, values: Mapping[str, Any]) -> None:
+        """While the explorer's run goes on: the mark moved, when the cells stay the same."""
+        self._ready = None
+        if self._shared_of(values) == self._shared:
+            mark = self._mark_of(values)
+            self._ready = (mark, self._drawn.png(mark))
+
     def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> Callable[[], None]:
         """What the map shows with the explorer's new run: the mark moved, or its cells still to come."""
         shared = self._shared_of(values)
         if shared == self._shared:
             self._filling = None
-            png = self._drawn.png(self.mark)
+            mark, ready = self._mark_of(values), self._ready
+            png = ready[1] if ready is not None and ready[0] == mark else self._drawn.png(mark)
             return lambda: self._show(png)
         if loop is None:  # set from Python: run the cells now, show them with the rest
             grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import html
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
 from typing import Any
 
 import ipywidgets as widgets
@@ -111,35 +110,50 @@ def setting_controls(scenario: Any, *, only: Iterable[str] | None = None, values
     return {n: control_for(known[n], values.get(n), spans.get(n), labels.get(n)) for n in names}
 
 
-def timeline_png(result: Any, width: float) -> bytes:
-    """The timeline of ``result`` as PNG, pixel for pixel as ``result.plot(width=width)`` shows it."""
-    drawn = timeline_pixels(result, width)
-    return drawn if isinstance(drawn, bytes) else png_of_pixels(drawn)
+def timeline_png(result: Any, width: float, legend: bool = True) -> bytes:
+    """The timeline of ``result`` as PNG, pixel for pixel as ``result.plot(width=width, legend=legend)`` shows it."""
+    return png_of_pixels(timeline_pixels(result, width, legend)[0])
 
 
-def _timeline_style() -> Callable[[], AbstractContextManager[None]] | None:
-    try:
-        from .timeline.style import matplotlib_style
-    except ImportError:  # the timeline styles its own pictures some other way: let it draw
-        return None
-    return matplotlib_style
-
-
-def timeline_pixels(result: Any, width: float):
-    """The timeline of ``result`` as an RGBA array (or PNG bytes, where the timeline cannot give its pixels)."""
+def timeline_pixels(result: Any, width: float, legend: bool = True) -> tuple[Any, Any]:
+    """The timeline of ``result`` as an RGBA array, and the legend it would show (a ``LegendPlan``; None for a
+    history without invocations)."""
     import numpy as np
 
     from .timeline.style import matplotlib_style
 
     with quick_text(), matplotlib_style():  # one style for drawing and saving: the plot's own changes nothing
-        fig = result.plot(width=width)
+        fig = result.plot(width=width, legend=legend)
         # Drawn as savefig draws it (the figure is white, as savefig would paint it), without copying its pixels
         # out twice: nothing draws on this figure again.
         fig.canvas.draw()
-    return np.asarray(fig.canvas.buffer_rgba())
+    return np.asarray(fig.canvas.buffer_rgba()), fig.legend_plan
+
+
+def legend_png(plan: Any, width: float) -> bytes:
+    """The legend of ``plan`` as a picture of its own, ``width`` inches wide (see ``legend_figure``)."""
+    import numpy as np
+
+    from .timeline import SCREEN_DPI, legend_figure
+    from .timeline.style import matplotlib_style
+
+    with quick_text(), matplotlib_style():
+        fig = legend_figure(plan, width, SCREEN_DPI)
+        fig.canvas.draw()
+    return png_of_pixels(np.asarray(fig.canvas.buffer_rgba()))
 
 
 _encoder: Any = None
+
+
+def aside(fn: Callable[..., Any], *args: Any) -> Any:
+    """A future of ``fn(*args)``, run on the widgets' one thread of their own while the caller goes on."""
+    global _encoder
+    from concurrent.futures import ThreadPoolExecutor
+
+    if _encoder is None:
+        _encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-png")
+    return _encoder.submit(fn, *args)
 
 
 def encode_aside(pixels) -> Any:
@@ -147,16 +161,7 @@ def encode_aside(pixels) -> Any:
 
     zlib lets go of the interpreter while it compresses, so this runs beside the map's drawing.
     """
-    global _encoder
-    from concurrent.futures import Future, ThreadPoolExecutor
-
-    if isinstance(pixels, bytes):
-        done: Future = Future()
-        done.set_result(pixels)
-        return done
-    if _encoder is None:
-        _encoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sandbox-png")
-    return _encoder.submit(png_of_pixels, pixels)
+    return aside(png_of_pixels, pixels)
 
 
 def _browser_loop(change: dict) -> asyncio.AbstractEventLoop | None:
@@ -178,7 +183,13 @@ class SettingsExplorer:
     ``labels`` names controls in words ({"slow_email_seconds": "work seconds"}).
     ``followers`` (a verdict map, say) are told of each change: ``stale()`` at once, and
     ``follow(values, result, loop)`` once the run is done, returning what to show, which is
-    shown with the verdict and the timeline.
+    shown with the verdict and the timeline. A follower's ``ahead(values)``, where it has one, is what it
+    can prepare without the run's result (the map's mark moved): it runs on a thread of its own while the
+    scenario runs, since the run mostly waits on its execution environments, and ends before anything
+    here draws (matplotlib draws one figure at a time).
+
+    The timeline's legend is a picture of its own under it (``legend``), drawn again only when a
+    rerun brings other entries: at most moves it is the same, and a move need not draw it.
     """
 
     def __init__(self, scenario: Any, handler: Any = None, *, seed: int = 0, only: Iterable[str] | None = None,
@@ -197,6 +208,9 @@ class SettingsExplorer:
         self.verdict = widgets.HTML()
         self.image = widgets.Image(format="png", layout={"max_width": "100%"})
         self.image.add_class("sandbox-timeline")
+        self.legend = widgets.Image(format="png", layout={"max_width": "100%", "display": "none"})
+        self.legend.add_class("sandbox-legend")
+        self._legend_key: Any = None  # what the legend picture shows: its entries and columns
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
         self.result: Any = None  # the last run's result (None: refused, or not run yet)
         self.runs, self.shown = 0, 0
@@ -205,7 +219,7 @@ class SettingsExplorer:
         for control in self.controls.values():
             control.observe(self._changed, names="value")
         self.controls_box = widgets.VBox([widgets.HTML(STALE_CSS), *self.controls.values(), self.status])
-        self.widget = widgets.VBox([self.controls_box, self.verdict, self.image, self.output])
+        self.widget = widgets.VBox([self.controls_box, self.verdict, self.image, self.legend, self.output])
         self.rerun()
 
     def values(self) -> dict[str, Any]:
@@ -245,27 +259,50 @@ class SettingsExplorer:
         values = self.values()
         if self.output.outputs:
             self.output.clear_output()
+        early = [follower.ahead for follower in self.followers if hasattr(follower, "ahead")]
+        prepared = aside(lambda: [ahead(values) for ahead in early]) if early else None
+        refused: BadInput | None = None
         try:
             result = self._run(values)
         except BadInput as exc:
-            self.result = None
-            self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(exc))}</span>', None, values, loop)
-            return None
+            result, refused = None, exc
+        finally:
+            if prepared is not None:
+                prepared.result()  # done before anything here draws (and what went wrong there is raised here)
         self.result = result
-        png = encode_aside(timeline_pixels(result, self.width)) if self.plot else None
-        self._show(result._repr_html_(), png, values, loop)
+        if refused is not None:
+            self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(refused))}</span>', None, values, loop)
+            return None
+        png, legend = None, None
+        if self.plot:
+            pixels, plan = timeline_pixels(result, self.width, legend=False)
+            png = encode_aside(pixels)
+            legend = self._new_legend(plan)
+        self._show(result._repr_html_(), png, values, loop, legend)
         return result
 
-    def _show(self, verdict: str | None, png: Any, values: dict[str, Any], loop: Any) -> None:
+    def _new_legend(self, plan: Any) -> tuple[Any, bytes] | None:
+        """(key, PNG) of the legend ``plan`` shows when it is not the one on show (None: it is; empty PNG: none)."""
+        key = (plan.texts, plan.ncols) if plan is not None and plan.items else None
+        if key == self._legend_key:
+            return None
+        return key, (legend_png(plan, self.width) if key is not None else b"")
+
+    def _show(self, verdict: str | None, png: Any, values: dict[str, Any], loop: Any,
+              legend: tuple[Any, bytes] | None = None) -> None:
         """Everything prepared first, then shown in one go: the page never mixes two settings.
 
-        ``png`` is the timeline's future PNG (None: no timeline to show).
+        ``png`` is the timeline's future PNG (None: no timeline to show); ``legend`` a new legend (None: the same).
         """
         shows = [follower.follow(values, self.result, loop) for follower in self.followers]
         timeline = png.result() if png is not None else None
         self.verdict.value = verdict
         if timeline is not None:
             self.image.value = timeline
+        if legend is not None:
+            self._legend_key, picture = legend
+            self.legend.value = picture
+            self.legend.layout.display = None if picture else "none"
         for show in shows:
             show()
         self.status.value = ""

@@ -85,13 +85,13 @@ import matplotlib
 from . import audit
 from .axis import UNITS
 from .drawing import draw
-from .figure import TimelineFigure, empty_figure
+from .figure import TimelineFigure, empty_figure, legend_figure
 from .reading import read_history
 from .rows import SOURCE_LABELS
 from .style import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, matplotlib_style
 
-__all__ = ["DUPLICATE_COLOR", "MARKERS", "OUTCOME_COLORS", "SOURCE_LABELS", "TimelineFigure", "plot_timeline",
-           "save_timeline"]
+__all__ = ["DUPLICATE_COLOR", "MARKERS", "OUTCOME_COLORS", "SOURCE_LABELS", "TimelineFigure", "legend_figure",
+           "plot_timeline", "save_timeline"]
 
 SCREEN_DPI = 100  # dpi of the returned figure (notebook display)
 SAVE_DPI = 150  # dpi of save_timeline's PNG (projector-friendly)
@@ -99,7 +99,8 @@ DEFAULT_WIDTH = 9.0  # inches: about 900 px in a notebook (dpi 100), so nothing 
 
 
 def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
-                  width: float | None = None, gaps: Any = "auto", dpi: float = SCREEN_DPI) -> TimelineFigure:
+                  width: float | None = None, gaps: Any = "auto", dpi: float = SCREEN_DPI,
+                  legend: bool = True) -> TimelineFigure:
     """Draw ``history`` as a swim-lane timeline and return the Figure.
 
     ``unit``: "auto" (min:s when the history spans more than 3 minutes, h:mm:ss over
@@ -109,6 +110,8 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
     ``gaps``: "auto" squeezes long idle stretches into labelled grey bands; False keeps
     the time axis strictly linear.
     ``dpi``: resolution the layout is computed for (and the notebook shows).
+    ``legend``: False leaves the legend out, and the figure's height with it; ``fig.legend_plan`` says what it
+    would show, and :func:`legend_figure` draws it as a picture of its own (a widget draws it once, not at every move).
     """
     if unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}, not {unit!r}")
@@ -119,7 +122,10 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
         if title is None:
             title = default_title(model.meta)
         width = float(width) if width else DEFAULT_WIDTH
-        fig = empty_figure(title, width, dpi) if not model.invs else draw(model, unit, title, width, bool(gaps), dpi)
+        if not model.invs:
+            fig = empty_figure(title, width, dpi)
+        else:
+            fig = draw(model, unit, title, width, bool(gaps), dpi, legend)
         audit.finish(fig, "timeline")
     return fig
 

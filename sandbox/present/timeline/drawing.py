@@ -17,7 +17,7 @@ from typing import Any
 from .arrows import draw_arrows
 from .canvas import Canvas
 from .figure import TimelineFigure
-from .frame import LegendPlan, open_canvas, set_time_ticks
+from .frame import open_canvas, set_time_ticks
 from .guides import draw_caller_waits, draw_guides, settle_end_line
 from .labels import (
     label_arrows,
@@ -40,7 +40,7 @@ from .lanes import (
     draw_windows,
     register_static_obstacles,
 )
-from .legend import add_legend
+from .legend import LegendPlan, add_legend
 from .markers import place_markers
 from .model import Model
 from .notes import label_duplicates, label_expired, label_strips, label_window_notes
@@ -63,7 +63,8 @@ class Stage:
 
 
 def draw_legend(c: Canvas, legend: LegendPlan) -> None:
-    add_legend(c.fig, legend.items, legend.ncols, LABEL_PT)  # never smaller: the legend is read at leisure
+    if legend.shown:
+        add_legend(c.fig, legend.items, legend.ncols, LABEL_PT)  # never smaller: the legend is read at leisure
 
 
 def freeze(c: Canvas) -> None:
@@ -165,9 +166,12 @@ def run_pipeline(c: Canvas, stages: tuple[Stage, ...], products: dict[str, Any])
     return products
 
 
-def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: float) -> TimelineFigure:
-    """The finished figure for ``model``."""
-    canvas, legend = open_canvas(model, unit, title, width, gaps, dpi)
-    run_pipeline(canvas, PIPELINE, {"legend": legend})
+def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: float,
+         legend: bool = True) -> TimelineFigure:
+    """The finished figure for ``model`` (without its legend unless ``legend``: ``fig.legend_plan`` says what it
+    would show)."""
+    canvas, plan = open_canvas(model, unit, title, width, gaps, dpi, legend_shown=legend)
+    run_pipeline(canvas, PIPELINE, {"legend": plan})
+    canvas.fig.legend_plan = plan
     canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
     return canvas.fig

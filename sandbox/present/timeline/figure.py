@@ -9,7 +9,9 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from .audit import Audited
-from .style import TEXT_GREY, matplotlib_style
+from .legend import LegendPlan, add_legend
+from .sizing import LEGEND_ROW_IN, MARGIN_IN
+from .style import LABEL_PT, TEXT_GREY, matplotlib_style
 
 EMPTY_MAX_WIDTH_IN = 10.0  # in: the empty figure is at most this wide ...
 EMPTY_HEIGHT_IN = 3.0  # in: ... and this tall
@@ -22,10 +24,11 @@ class TimelineFigure(Audited):
 
     For the figure audit (``audit.py``): ``lanes``, each invocation's lane y and the plot x where it started;
     ``mark_times``, for each marker line (by gid), the plot x each of its markers stands for and the row it is
-    on, in the line's order."""
+    on, in the line's order. ``legend_plan``: the legend it shows, or would show when drawn without it."""
 
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
     mark_times: Mapping[str, list[tuple[float, str]]] = MappingProxyType({})
+    legend_plan: LegendPlan | None = None
 
     canvas: FigureCanvasAgg  # new_figure gives it one
 
@@ -56,6 +59,16 @@ def freeze_layout(fig: Figure) -> None:
         except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
             pass
     fig.set_layout_engine("none")
+
+
+def legend_figure(plan: LegendPlan, width: float, dpi: float) -> TimelineFigure:
+    """The legend of a timeline drawn without it, as a picture of its own ``width`` inches wide: placed under
+    that timeline, the two read as the one figure ``plot_timeline`` draws with its legend."""
+    fig = new_figure(width, plan.rows * LEGEND_ROW_IN + MARGIN_IN, dpi)
+    fig.set_layout_engine("none")
+    with matplotlib_style():
+        add_legend(fig, plan.items, plan.ncols, LABEL_PT, loc="center")
+    return fig
 
 
 def empty_figure(title: str, width: float, dpi: float) -> TimelineFigure:

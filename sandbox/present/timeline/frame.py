@@ -7,15 +7,12 @@ title and time ticks.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from .axis import TimeAxis
 from .canvas import Canvas
 from .figure import new_figure
-from .legend import legend_items
+from .legend import LegendPlan, legend_items
 from .model import Model
 from .rows import layout_rows
 from .sizing import PLOT_SHARE, Scale, figure_height, fit_title, legend_layout, make_room, title_height, y_limits
@@ -26,17 +23,10 @@ TITLE_PAD_PT = 12  # pt: between the title and the plot
 GRID_LW = 0.8  # pt
 
 
-@dataclass(frozen=True)
-class LegendPlan:
-    """The legend the figure was sized for: its entries and columns."""
-
-    items: list[tuple[Any, str]]
-    ncols: int
-
-
 def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
-                dpi: float) -> tuple[Canvas, LegendPlan]:
-    """A sized figure with its axes framed, and the legend it has room for."""
+                dpi: float, legend_shown: bool = True) -> tuple[Canvas, LegendPlan]:
+    """A sized figure with its axes framed, and the legend it has room for (or, when not ``legend_shown``, the
+    legend a picture of its own would show: the figure then has no room for it)."""
     taxis = TimeAxis(model, unit, gaps)
     rows = layout_rows(model)
     scale = Scale.for_rows(rows)
@@ -46,9 +36,9 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     squeezed = bool(taxis.gaps)
     items = legend_items(model, squeezed=squeezed)
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
-    legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols)
+    legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols, legend_rows, legend_shown)
     title = fit_title(title, width, scale.fs(TITLE_PT))
-    fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows,
+    fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows if legend_shown else 0.0,
                                           title_height(title, scale.fs(TITLE_PT))), dpi)
     engine = fig.get_layout_engine()
     assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's

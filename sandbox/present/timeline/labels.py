@@ -218,7 +218,13 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
                              gid="arrow-label", fontstyle="italic",
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
 
-        c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False, exclude=(arrow.owner,))
+        def anchor(cand, pts=arrow.path):
+            f, dx, ha, label = cand
+            px, py = along(pts, f)
+            return px + dx, py, (ha, label)
+
+        c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False, exclude=(arrow.owner,),
+                anchor=anchor)
     c.obs.remove(BANDS)
 
 

@@ -8,6 +8,7 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import Any
 
 from matplotlib import lines as mlines
@@ -41,6 +42,23 @@ COLUMN_SPACING = 2.0  # font sizes between legend columns
 BORDER_PAD = 0.2  # font sizes between the legend and the axes
 ARROW_HEAD_EM = 1.1  # the legend arrow's head, in font sizes
 WAIT_INSET_PX = 2  # px: a legend wait line's inset from its box
+
+
+@dataclass(frozen=True)
+class LegendPlan:
+    """The legend a figure was sized for: its entries, columns and rows (a two-line row counts more, as
+    :func:`sizing.legend_layout` says). ``shown``: drawn below the plot; else left to a picture of its own
+    (:func:`figure.legend_figure`), as a widget shows it, drawn once for every picture with the same entries."""
+
+    items: list[tuple[Any, str]]
+    ncols: int
+    rows: float = 0.0
+    shown: bool = True
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What tells two legends apart: each entry's text stands for one look (a marker, a band, an arrow)."""
+        return tuple(text for _, text in self.items)
 
 
 class _ArrowHandler(HandlerPatch):
@@ -152,13 +170,14 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     return items
 
 
-def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: float) -> None:
-    """The legend below the axes, in ``ncols`` columns."""
+def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: float,
+               loc: str = "outside lower center") -> None:
+    """The legend below the axes (or at ``loc``), in ``ncols`` columns."""
     if not items:
         return
     handles = [h for h, _ in items]
     labels = [t for _, t in items]
-    fig.legend(handles, labels, loc="outside lower center", ncols=ncols, frameon=False,
+    fig.legend(handles, labels, loc=loc, ncols=ncols, frameon=False,
                fontsize=fontsize, handlelength=HANDLE_LENGTH, handleheight=HANDLE_HEIGHT,
                columnspacing=COLUMN_SPACING, borderaxespad=BORDER_PAD,
                handler_map={tuple: HandlerTuple(ndivide=1),

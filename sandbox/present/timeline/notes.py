@@ -161,8 +161,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
     crosses none of ``marks`` where it can (a line through a marker reads as pointing at it)."""
     end = np.array(c.px(*xy))
 
-    def crossings(artist) -> int:
-        box = c.text_box(artist)
+    def crossings(box: Bbox) -> int:
         start = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
         length = float(np.hypot(*(end - start)))
         if length <= 0:
@@ -176,21 +175,30 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
 
     def make(cand):
         (dx, dy), ha, va = cand
-        note = c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
+        return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
                              ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
                              color=color, zorder=Z_DUPLICATE, annotation_clip=False,
                              parse_math=False, gid=gid,
                              bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
                              arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
                                          "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
-        # near a side of the plot, slid back inside it: the leader slants a little instead
-        box, axbox = c.text_box(note), c.axes_box()
+
+    def anchor(cand):
+        (dx, dy), ha, va = cand
+        return end[0] + dx * c.pt, end[1] + dy * c.pt, (ha, va)
+
+    axbox = c.axes_box()
+
+    def adjust(cand, box: Bbox):
+        """Near a side of the plot, slid back inside it: the leader slants a little instead."""
+        (dx, dy), ha, va = cand
         slide = max(0.0, axbox.x0 - box.x0) - max(0.0, box.x1 - axbox.x1)
         if slide and box.width < axbox.width:
-            note.xyann = (dx + slide / c.pt, dy)
-        return note
+            return ((dx + slide / c.pt, dy), ha, va), box.translated(slide, 0)
+        return cand, box
 
-    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings)
+    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings,
+            anchor=anchor, adjust=adjust)
 
 
 def _clusters(points: list[tuple[str | None, float, float, str]],
