@@ -237,14 +237,17 @@ def test_the_linked_map_follows_its_explorer():
     assert isinstance(view, LinkedVerdictMap)
     [top, *below] = view.widget.children
     assert top.children == (explorer.controls_box, top.children[1])  # the map beside (or just under) the controls
-    assert view.image in top.children[1].children and below[:2] == [explorer.verdict, explorer.image]
+    assert view.image in top.children[1].children
+    assert below[:3] == [explorer.verdict, explorer.image, explorer.legend]
     assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
     assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}
     grid, image = view.grid, view.image.value
     explorer.controls["lock_seconds"].value = 45  # an axis moved: the frame moves, the grid stays
     assert view.mark["lock_seconds"] == 45 and view.grid is grid and view.image.value != image
-    explorer.controls["function_timeout"].value = 20  # a setting off the axes: the grid reruns
+    assert view.figure.axes[0].get_title().endswith("(function timeout 60)")
+    explorer.controls["function_timeout"].value = 20  # a setting off the axes: the grid reruns, and its title says so
     assert view.grid is not grid and view.grid.cells[(10, 30)] == "valid"
+    assert view.figure.axes[0].get_title().endswith("(function timeout 20)")
     explorer.controls["lock_seconds"].value = 10
     assert explorer.result.status == view.grid.status(10, 30) == "valid"  # the map and the explorer agree
 
@@ -312,23 +315,49 @@ def test_the_map_mark_moves_without_running_or_redrawing_the_cells(monkeypatch):
         assert view.picture is picture and view.grid is grid and view.mark["lock_seconds"] == lock_s
     monkeypatch.undo()
     # A mark moved three times leaves no trace: the map is the one drawn afresh with the mark where it is now.
-    fresh = vm.MapPicture(grid, view.mark, equal_line="lock = work").png(view.mark)
+    fresh = vm.MapPicture(grid, view.mark, title=view._title(view._shared), equal_line="lock = work").png(view.mark)
     pixels = [np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")) for png in (view.image.value, fresh)]
     assert pixels[0].shape == pixels[1].shape and (pixels[0] == pixels[1]).all()
 
 
-def test_the_explorers_timeline_is_the_plots_pixel_for_pixel():
+def test_the_explorers_timeline_and_legend_are_the_plots_pixel_for_pixel():
     import io
 
     import numpy as np
     from PIL import Image
 
-    from sandbox.present.widgets import timeline_png
+    from sandbox.present.timeline import legend_figure
 
-    result = run_scenario(LOCK, ARTICLE, settings=duplicate_after_lock({"lock_seconds": 13, "function_timeout": 40}))
-    fast, plain = timeline_png(result, 9.0), result.plot(width=9.0)._repr_png_()
-    fast, plain = (np.asarray(Image.open(io.BytesIO(png)).convert("RGBA")) for png in (fast, plain))
-    assert fast.shape == plain.shape and (fast == plain).all()
+    def pixels(png):
+        return np.asarray(Image.open(io.BytesIO(png)).convert("RGBA"))
+
+    explorer = lock_explorer()
+    explorer.controls["lock_seconds"].value = 13
+    plain = explorer.result.plot(width=9.0, legend=False)
+    assert not plain.legends and plain.legend_plan is not None and not plain.legend_plan.shown
+    fast, slow = pixels(explorer.image.value), pixels(plain._repr_png_())
+    assert fast.shape == slow.shape and (fast == slow).all()
+    # The legend is its own picture, with the entries the plot draws under the timeline.
+    whole = explorer.result.plot(width=9.0)
+    assert [t.get_text() for t in whole.legends[0].get_texts()] == list(plain.legend_plan.texts)
+    alone = legend_figure(plain.legend_plan, 9.0, plain.dpi)
+    fast, slow = pixels(explorer.legend.value), pixels(alone._repr_png_())
+    assert fast.shape == slow.shape and (fast == slow).all()
+    assert fast.shape[1] == pixels(explorer.image.value).shape[1]  # as wide as the timeline over it
+
+
+def test_the_legend_is_drawn_again_only_when_its_entries_change(monkeypatch):
+    from sandbox.present import widgets as pw
+
+    explorer = lock_explorer()
+    drawn = []
+    monkeypatch.setattr(pw, "legend_png", lambda plan, width: drawn.append(plan.texts) or b"png")
+    for lock_s in (13, 14, 15):
+        explorer.controls["lock_seconds"].value = lock_s  # the same kinds of marks: the same legend
+    assert drawn == []
+    explorer.controls["lock_seconds"].value = 0  # no overlap, no stale write: fewer entries
+    assert len(drawn) == 1 and explorer.legend.value == b"png"
+    assert "STALE write: to a record another invocation took over" not in drawn[0]
 
 
 def test_the_bench_moves_every_widget_in_the_course():

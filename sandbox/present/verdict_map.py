@@ -581,7 +581,16 @@ class LinkedVerdictMap:
 
     def _regrid(self, grid: VerdictGrid, shared: dict[str, Any]) -> None:
         self.grid, self._shared, self._filling = grid, shared, None
-        self.picture = MapPicture(grid, self.mark, title=self.title, equal_line=self.equal_line)
+        self.picture = MapPicture(grid, self.mark, title=self._title(shared), equal_line=self.equal_line)
+
+    def _title(self, shared: Mapping[str, Any]) -> str:
+        """The map's title, with the settings of the explorer's controls that are off its axes: the cells ran
+        with them, and a learner who moved one must see which map this is."""
+        base = self.title or f"{self.explorer.scenario.name}: the verdict for each {self.x.name} and {self.y.name}"
+        said = [f"{self.explorer.label(name)} {value:g}" if isinstance(value, float) else
+                f"{self.explorer.label(name)} {value}"
+                for name, value in shared.items() if name in self.explorer.controls]
+        return f"{base} ({', '.join(said)})" if said else base
 
     def redraw(self) -> VerdictMapFigure:
         """Rerun the grid if a setting off the axes changed, then move the mark to the current values."""

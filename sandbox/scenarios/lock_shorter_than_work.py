@@ -51,8 +51,9 @@ class LockShorterThanWork(Scenario):
         *scenario_settings(duplicate_probability=1.0, duplicate_delay=12.0),
     )
     common = override(Scenario.common,
-                      function_timeout=(60.0, "the function's timeout in seconds: long enough for the slow email, so "
-                                        "the lock, not the timeout, runs out"))
+                      function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "
+                                        "so the lock runs out first; below the email's time, Lambda stops the "
+                                        "first attempt before it can delete anything"))
 
     def environment(self, cfg):
         return {"RUN_ONCE_LOCK_SECONDS": str(cfg["lock_seconds"])} if cfg["lock_seconds"] else {}
