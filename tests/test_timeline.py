@@ -661,8 +661,9 @@ def test_markers_stay_inside_their_bar_and_before_the_end_of_history():
     fig = plot_timeline(idempotent(), gaps=False)
     ax = _ax(fig)
     r = fig.canvas.get_renderer()
-    (bar,) = _patches(fig, "bar:inv-3:")  # ends at the very end of the history
-    box = bar.get_window_extent(r)
+    # inv-3 ends at the very end of the history; its marks run on past its short bar, in the dotted box after it
+    (bar,) = _patches(fig, "bar:inv-3:")
+    (box,) = [p.get_window_extent(r) for p in _patches(fig, "spill:inv-3")] or [bar.get_window_extent(r)]
     ms = MARKERS["email_dedup"][0]["ms"] * fig.dpi / 72
     (email,) = _markers_by_gid(fig)["marker:email_dedup"].get_xydata()
     x = ax.transData.transform(email)[0]
@@ -670,10 +671,11 @@ def test_markers_stay_inside_their_bar_and_before_the_end_of_history():
     assert not _layout_problems(fig)
 
 
-def test_short_invocations_are_stretched_only_as_far_as_their_markers_need_on_a_linear_axis():
-    """Four emails in 0.6 s of a 60 s axis: side by side on the bar's line, in time order, the bar widened
-    rightwards to hold them and no further (staggered up and down they would pile up; drawn before the bar's
-    start they would read as earlier)."""
+def test_short_invocations_keep_their_length_and_their_markers_run_on_only_as_far_as_they_need():
+    """Four emails in 0.6 s of a 60 s axis: side by side on the bar's line, in time order, the bar as long as the
+    run, and a dotted box after it that holds the markers and no more (staggered up and down they would pile up;
+    drawn before the bar's start they would read as earlier; a bar drawn as long as its markers would show the
+    run still going when it had ended)."""
     h = History({"seed": 0, "scenario": "linear", "epoch": EPOCH, "table": TABLE})
     _start(h, 0.0, "inv-1")
     for i in range(4):
@@ -683,10 +685,14 @@ def test_short_invocations_are_stretched_only_as_far_as_their_markers_need_on_a_
     h.append("invoke_end", 60.6, inv="inv-2", outcome="ok", error=None)
     fig = plot_timeline(h, gaps=False)
     (bar,) = _patches(fig, "bar:inv-1:")
+    (spill,) = _patches(fig, "spill:inv-1")
     px_per_s = _ax(fig).transData.transform((1, 0))[0] - _ax(fig).transData.transform((0, 0))[0]
     envelope = 2 * MARKERS["email_done"][0]["ms"] * fig.dpi / 72 + 1.4 * fig.dpi / 72  # ink: 2 wide, and its edge
     assert bar.get_x() == pytest.approx(0.0)
-    assert bar.get_width() * px_per_s <= 4 * envelope + 3 * 2 * fig.dpi / 72 + 1  # four side by side, 2 pt apart
+    assert bar.get_width() * px_per_s <= max(0.6 * px_per_s, 3 * fig.dpi / 100) + 1e-6  # the run's own length
+    assert spill.get_x() == pytest.approx(bar.get_x() + bar.get_width())  # the box starts where the run ended
+    drawn = (spill.get_x() + spill.get_width()) * px_per_s
+    assert drawn <= 4 * envelope + 3 * 2 * fig.dpi / 72 + 1  # four side by side, 2 pt apart
     emails = _markers_by_gid(fig)["marker:email_done"].get_xydata()
     assert len({y for _, y in emails}) == 1 and list(emails[:, 0]) == sorted(emails[:, 0])
     assert not [p for p in _layout_problems(fig) if "covers" in p]

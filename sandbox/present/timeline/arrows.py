@@ -103,13 +103,13 @@ def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPl
         if prev is not None and prev.inv != rec.inv:
             # repeats of one invocation may share the line their arrows start on
             siblings = tuple(a.owner for a in arrows if a.owner.startswith(f"arrow:{prev.inv}->"))
-            arrows.append(_arrow(c, prev, rec, bars, placed.lane_left, siblings))
+            arrows.append(_arrow(c, prev, rec, bars, placed, siblings))
     return arrows
 
 
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-           lane_left: dict[str, float], siblings: tuple[str, ...] = ()) -> Arrow:
-    a, b, shrink, vertical = _ends(c, prev, rec, bars, lane_left)
+           placed: MarkerPlacement, siblings: tuple[str, ...] = ()) -> Arrow:
+    a, b, shrink, vertical = _ends(c, prev, rec, bars, placed)
     style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings))
     owner = f"arrow:{prev.inv}->{rec.inv}"
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
@@ -125,12 +125,14 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
 
 
 def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-          lane_left: dict[str, float]) -> tuple[Point, Point, tuple[float, float], bool]:
-    """(tail, head) in display px, the shrink at each end, and whether the arrow is vertical."""
-    rp, rr = bars[prev.inv], bars[rec.inv]
+          placed: MarkerPlacement) -> tuple[Point, Point, tuple[float, float], bool]:
+    """(tail, head) in display px, the shrink at each end, and whether the arrow is vertical. The tail leaves where
+    the earlier lane's drawing ends (after the marks a short run spills past its bar)."""
+    lane_left = placed.lane_left
+    rr = bars[rec.inv]
     ya, yb = c.rows.lane_y[prev.inv], c.rows.lane_y[rec.inv]
     xb = rr.get_x()
-    prev_end = rp.get_x() + rp.get_width()
+    prev_end = placed.drawn_end(prev.inv, bars[prev.inv])
     down = 1 if yb > ya else -1  # data y grows downwards
     vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
     if vertical:  # the repeat started while the earlier one was still running

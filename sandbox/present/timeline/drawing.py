@@ -149,7 +149,7 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(label_redeliveries, reads=("markers",)),
     Stage(label_arrows, reads=("arrows",)),
     Stage(label_other_events, reads=("markers",)),
-    Stage(label_expired, reads=("window_boxes", "bars")),
+    Stage(label_expired, reads=("window_boxes", "bars", "markers")),
     Stage(label_sweeps, reads=("markers",)),
 )
 

@@ -2,7 +2,8 @@
 
 Each row (an invocation's lane, a source's header row, the TTL sweeper, a synchronous
 caller's attempts) gets its markers in time order, spread so they never overlap and,
-on a lane, kept inside the invocation's bar (widened a little if they do not fit).
+on a lane, kept inside the invocation's bar (or, when they do not fit, running on over a pale strip after it:
+the bar keeps the run's true length).
 :func:`place_markers` returns where everything landed, for the guides, arrows and
 labels that refer to a marker.
 """
@@ -20,9 +21,10 @@ from .canvas import Canvas
 from .layout import drift_allowed, row_positions
 from .model import Attempt, Event, Mark
 from .sizing import MARKER_PAD_PT, REFERENCE_DPI, ROW_END_PT
-from .style import MARKERS, Z_MARKER, ink_pt
+from .style import MARKERS, SPILL_EDGE, SPILL_FACE, SPILL_LS, SPILL_LW, Z_BAR, Z_MARKER, ink_pt
 
 MIN_BAR_PX = 3  # px at REFERENCE_DPI: a 1 ms invocation is still visible
+SPILL_MIN_PX = 2  # px at REFERENCE_DPI: marks that overhang their bar by less need no strip
 ROW_START_PT = 3  # pt: header-row markers stay this far inside the axes
 # staggering: crowded markers alternate this far above and below the row (data units)
 LANE_STAGGER, SWEEPER_STAGGER, HEAD_STAGGER, CALLER_STAGGER = 0.19, 0.15, 0.16, 0.0  # a diamond is 0.37 tall
@@ -75,6 +77,12 @@ class MarkerPlacement:
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
     lane_left: dict[str, float] = field(default_factory=dict)  # display x where a lane's first marker begins
     boxes: list[Bbox] = field(default_factory=list)  # every marker's box, for lines that must not cross them
+    spills: dict[str, mpatches.Rectangle] = field(default_factory=dict)  # inv -> the pale strip its marks run on
+
+    def drawn_end(self, inv: str, bar: mpatches.Rectangle) -> float:
+        """Data x where a lane's drawing ends: its bar's, or the pale strip's after it."""
+        strip = self.spills.get(inv)
+        return (strip or bar).get_x() + (strip or bar).get_width()
 
 
 def marker_half(c: Canvas, style: str) -> float:
@@ -96,7 +104,7 @@ def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlace
     for row in _rows(c, bars, placement.attempt_rows):
         _place_row(c, row, by_style, placement)
     _draw(c, by_style)
-    for inv, rect in bars.items():
+    for inv, rect in [*bars.items(), *placement.spills.items()]:
         c.obs.add(rect.get_window_extent(c.renderer), f"lane:{inv}")
     return placement
 
@@ -172,7 +180,7 @@ def _callers_of(c: Canvas, actors: list[str], head_y: float, attempt_rows: dict[
 
 
 def _on_bar(c: Canvas, row: MarkerRow, want: list[float], halves: list[float]) -> tuple[list[float], list[int]]:
-    """A lane's markers, in time order, on or just after its bar; the bar is widened rightwards to hold them.
+    """A lane's markers, in time order, on or just after its bar.
 
     They keep inside the bar (widened to their width when it is shorter) while each stays within its cluster's
     half width of its time (``layout.drift_allowed``); else, a crowd at the bar's end (the last steps of a run
@@ -189,10 +197,20 @@ def _on_bar(c: Canvas, row: MarkerRow, want: list[float], halves: list[float]) -
     allowed = drift_allowed(want, halves, pad, lo, ceiling)
     if any(signs) or any(abs(p - w) > a + 0.5 for p, w, a in zip(placed, want, allowed)):
         placed, signs = row_positions(want, halves, lo, ceiling, pad)
-    right = max(p + h for p, h in zip(placed, halves))
-    if right > hi:
-        set_bar_px(c, bar, lo, right)
     return placed, signs
+
+
+def _spill(c: Canvas, inv: str, bar: mpatches.Rectangle, right: float) -> mpatches.Rectangle | None:
+    """A run too short for its marks keeps its true length; its marks go on over a pale strip after the bar (none
+    when they fit): drawn longer, a 0.5 s run would seem to be running 20 s later, when others act."""
+    end = bar.get_x() + bar.get_width()
+    if right - c.px(end, 0.0)[0] < SPILL_MIN_PX * c.fig.dpi / REFERENCE_DPI:
+        return None
+    strip = mpatches.Rectangle((end, bar.get_y()), c.data(right, 0.0)[0] - end, bar.get_height(),
+                               facecolor=SPILL_FACE, edgecolor=SPILL_EDGE, lw=SPILL_LW, ls=SPILL_LS,
+                               zorder=Z_BAR, gid=f"spill:{inv}")
+    c.ax.add_patch(strip)
+    return strip
 
 
 def _ceiling(c: Canvas, x: float) -> float:
@@ -216,7 +234,11 @@ def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, 
     else:
         placed, signs = row_positions(want, halves, row.lo, row.hi, MARKER_PAD_PT * c.pt)
     if row.bar is not None and placed:
-        placement.lane_left[row.owner[len("lane:"):]] = placed[0] - halves[0]
+        inv = row.owner[len("lane:"):]
+        placement.lane_left[inv] = placed[0] - halves[0]
+        strip = _spill(c, inv, row.bar, max(p + h for p, h in zip(placed, halves)))
+        if strip is not None:
+            placement.spills[inv] = strip
     for item, px, sign, half in zip(items, placed, signs, halves):
         yd = row.y + sign * row.dy
         py = c.px(0.0, yd)[1]

@@ -228,7 +228,8 @@ def _duplicate_candidates(off: float) -> list[Any]:
             ((0, DUP_HIGH * off), "center", "bottom"), ((0, -DUP_HIGH * off), "center", "top")]
 
 
-def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpatches.Rectangle]) -> None:
+def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpatches.Rectangle],
+                  placed: MarkerPlacement) -> None:
     """Name the expired-but-not-yet-deleted record where its band has room."""
     if c.compact:
         return
@@ -242,7 +243,7 @@ def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpat
         y = c.rows.lane_y[w.inv]
         text = f"{short_key(w.key)} expired, still in the table (TTL lag) →"
         bar = bars[w.inv]
-        bar_end = c.px(bar.get_x() + bar.get_width(), y)[0]
+        bar_end = c.px(placed.drawn_end(w.inv, bar), y)[0]
         start = max(p0[0], bar_end) + EXPIRED_GAP_PT * c.pt
         steps = [start + f * max(0.0, p1[0] - start) for f in EXPIRED_ALONG]  # farther along when the start is busy
         cands = [(x, y + dy) for x in steps for dy in (0.0, -EXPIRED_NUDGE, EXPIRED_NUDGE)]
