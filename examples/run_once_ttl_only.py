@@ -2,7 +2,7 @@
 
 The claim does carry a lock expiry (``expiresAt``), but its condition is only
 ``attribute_not_exists(pk)``: it counts on TTL deleting the record once the lock runs
-out. TTL deletes lazily, though, typically within a few days, and an expired record still
+out. TTL deletes lazily, though, typically within two days, and an expired record still
 shows up in every read and condition check until then. So after a crash or a timeout
 the stale IN_PROGRESS record keeps refusing the retries. The article's run_once checks
 ``expiresAt < :now`` itself for exactly this reason.

@@ -53,8 +53,8 @@ from .runtime import interpose
 from .runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
 from .vocab import IDEMPOTENCY_TABLE, SourceKind
 
-#: The longest TTL lag a world accepts. DynamoDB deletes expired items "typically within a
-#: few days" and promises no upper bound (howitworks-ttl.html); a week covers the lessons.
+#: The longest TTL lag a world accepts. DynamoDB deletes expired items "typically within two
+#: days of expiration" and promises no upper bound (howitworks-ttl.html); a week covers the lessons.
 MAX_TTL_LAG = 7 * 24 * 3600
 #: The longest replica lag a world models (AWS: consistency is usually reached within a second).
 MAX_REPLICA_LAG = 60.0
@@ -172,7 +172,7 @@ class Sandbox:
             raise BadInput(f"replica_lag must be between 0 and {MAX_REPLICA_LAG:g} seconds, got {replica_lag}")
         if not 0 <= ttl_lag <= MAX_TTL_LAG:
             raise BadInput(f"ttl_lag must be between 0 and {MAX_TTL_LAG} seconds (a week; DynamoDB deletes "
-                           f"expired items typically within a few days, {DOC_TTL}), got {ttl_lag}")
+                           f"expired items typically within two days, {DOC_TTL}), got {ttl_lag}")
         if not 0 <= aws_latency <= MAX_AWS_LATENCY:
             raise BadInput(f"aws_latency must be between 0 and {MAX_AWS_LATENCY:g} seconds, got {aws_latency}")
         isolation = isolation or os.environ.get("RWH_ISOLATION") or "process"

@@ -1,10 +1,9 @@
 """The TTL sweeper: DynamoDB deletes expired items lazily, moto never does.
 
-AWS: "Items with valid, expired TTL attributes may be deleted by the system at any time,
-typically within a few days of their expiration" and expired items still appear in reads
-until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
-The UpdateTimeToLive reference puts it as "DynamoDB typically deletes expired items within two
-days of expiration" (DOC_TTL_API). The sweeper deletes each item at a moment drawn, seeded per
+AWS: TTL typically deletes expired items within 48 hours of their expiration, and expired items still
+appear in reads until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html);
+the UpdateTimeToLive reference says "DynamoDB typically deletes expired items within two days of
+expiration" (DOC_TTL_API). The sweeper deletes each item at a moment drawn, seeded per
 item, between its TTL attribute and ``lag`` seconds after it (or exactly ``lag`` after it, where a
 lesson needs one lag to show), so a lesson can show an expired item that is still readable.
 
@@ -30,8 +29,8 @@ if TYPE_CHECKING:
 
 DOC_TTL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 DOC_TTL_API = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html"
-#: How DynamoDB puts the lag; it gives no upper bound.
-TTL_WORDS = "typically within a few days"
+#: How DynamoDB puts the lag (both pages; 48 hours in the guide); it gives no upper bound.
+TTL_WORDS = "typically within two days of expiration"
 #: The scenarios' default bound on the drawn lag: "typically ... within two days of expiration" (DOC_TTL_API).
 TYPICAL_TTL_LAG = 2 * 24 * 3600.0
 

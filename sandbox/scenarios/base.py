@@ -36,8 +36,8 @@ class RunConfig(Config):
                                     1, MAX_TIMEOUT, aws="Timeout")
     ttl_lag: float = param(TYPICAL_TTL_LAG, "the most seconds between an item's expiresAt and its deletion by TTL: "
                            "each item's lag is drawn (seeded) between 0 and this. DynamoDB deletes expired items "
-                           f"lazily, {TTL_WORDS}; the UpdateTimeToLive reference says within two days, the default "
-                           f"here ({DOC_TTL_API}); up to a week", DOC_TTL, 0, MAX_TTL_LAG)
+                           f"lazily, {TTL_WORDS} ({DOC_TTL_API}): two days is the default here; up to a week",
+                           DOC_TTL, 0, MAX_TTL_LAG)
     ttl_exact: bool = param(False, "delete every expired item exactly ttl_lag seconds after its expiresAt, instead "
                             "of at a moment drawn up to ttl_lag (to show one lag)", DOC_TTL)
     email_seconds: float = param(0.2, "how long the email provider takes per call (virtual seconds)", None, 0, 600)

@@ -1,6 +1,6 @@
 """ddb-stream-ttl-remove: DynamoDB's TTL deletes expired orders, and each deletion is a REMOVE in the stream.
 
-AWS semantics: TTL deletes an expired item "within a few days"
+AWS semantics: TTL deletes an expired item "typically within two days of expiration"
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html), and
 the deletion is a stream record like any other REMOVE; only its ``userIdentity`` differs:
 "Items that are deleted by the Time to Live process after expiration have the following

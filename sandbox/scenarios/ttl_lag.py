@@ -1,6 +1,6 @@
 """ttl-lag: an expired lock is still in the table when the retry comes.
 
-DynamoDB's TTL deletes expired items lazily, typically within a few days, and until then
+DynamoDB's TTL deletes expired items lazily, typically within two days, and until then
 they show up in reads and condition checks
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html).
 A claim that relies on TTL to clear a dead invocation's lock is refused by it on every
