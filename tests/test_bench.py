@@ -12,8 +12,9 @@ from conftest import ROOT
 def test_quick_bench_writes_json_and_table(tmp_path):
     out = tmp_path / "bench-results.json"
     # The core figures and the grading section. The others run in make bench; the lessons' and the kernels'
-    # sections are smoke-tested by test_bench_notebooks and test_hub, the widgets' list by test_widgets_lesson.
-    skipped = ("notebooks", "isolation", "exploration", "widgets", "environments")
+    # sections are smoke-tested by test_bench_notebooks and test_hub, the widgets' list by test_widgets_lesson,
+    # the browser's moves by test_lab_ui (the test the browser section runs).
+    skipped = ("notebooks", "isolation", "exploration", "widgets", "browser", "environments")
     proc = subprocess.run([sys.executable, "-m", "sandbox.bench.suite", "--quick", "--out", str(out),
                            *(a for name in skipped for a in ("--skip", name))],
                           cwd=ROOT, capture_output=True, text=True, timeout=600)
@@ -102,3 +103,18 @@ def test_a_containers_dynamodb_calls_go_through_a_table_resource():
         assert not isinstance(replay._cold_caller("sqs", "orders-handler/c1"), bench._TableCaller)
     finally:
         replay.close()
+
+
+def test_the_browser_section_says_why_it_did_not_run_and_judges_its_ratio(monkeypatch, tmp_path):
+    from sandbox.bench import browser
+
+    monkeypatch.setattr(browser, "CHROMIUM", tmp_path / "no-chromium")
+    r = browser.browser_times()
+    assert r == {"not_run": f"{tmp_path / 'no-chromium'} is missing (make chromium installs it)"}
+    assert browser.browser_table(r)[1] == f"  not run: {r['not_run']}" and browser.browser_misses(r) == []
+    moves = [{"key": "Home", "lock_seconds": 0, "timeline_ms": 500, "map_ms": 520, "ms": 520}]
+    over = {"moves": moves, "move_ms": 520, "bare_ms": 100.0, "ratio_x": 5.2}
+    assert browser.browser_misses(over) == ["browser: a lock slider move showed both pictures 5.2x a bare run "
+                                            "after the key press (target <= 5x)"]
+    assert browser.browser_misses({**over, "ratio_x": 4.9}) == []
+    assert "median 520 ms against a bare run of 100.0 ms: 5.20x" in browser.browser_table(over)[-1]

@@ -402,6 +402,35 @@ IMAGE_PRINT_JS = """async (img) => {
 }"""
 
 
+#: Arms a watch on a dashboard (the output element): ``window.__rwhMove`` records, in ms after the call, when
+#: each picture's image first shows other bytes (an image widget sets a new src for any change of its model, a
+#: class added to mark it stale too, so the bytes are compared); await it just before the key press.
+ARM_MOVE_JS = """async (root) => {
+  const print = async (src) => {
+    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
+    let h = 2166136261;
+    for (const b of bytes) { h ^= b; h = Math.imul(h, 16777619) >>> 0; }
+    return `${bytes.length}:${h}`;
+  };
+  const pictures = {timeline: root.querySelector('.sandbox-timeline'), map: root.querySelector('.sandbox-map')};
+  const before = {};
+  for (const [name, img] of Object.entries(pictures)) before[name] = await print(img.src);
+  const move = {t0: performance.now(), timeline: null, map: null};
+  window.__rwhMove = move;
+  for (const [name, img] of Object.entries(pictures)) {
+    const watch = new MutationObserver(async () => {
+      const at = performance.now() - move.t0;
+      if (move[name] === null && await print(img.src) !== before[name]) { move[name] = at; watch.disconnect(); }
+    });
+    watch.observe(img, {attributes: true, attributeFilter: ['src']});
+  }
+}"""
+#: What the armed watch saw: {timeline, map} ms, each null until that picture changed.
+MOVE_SEEN_JS = "() => window.__rwhMove"
+#: Set to a file's path, the lesson 10 browser test times extra moves there as JSON (``sandbox.bench.browser``).
+BROWSER_TIMING_ENV = "RWH_BROWSER_TIMING"
+
+
 class LocalOnly:
     """A Playwright route handler: requests to the lab server go through, anything else is aborted and noted."""
 

@@ -28,6 +28,8 @@ Figures and their targets:
   ``bench_notebooks``; ``--quick`` times lesson 00 only);
 - a slider move of every widget in the course (rerun, timeline, verdict map) over a bare run of the same
   settings (<= 3x; ``bench_widgets``; ``--quick``: three moves each);
+- the same for lesson 10's lock slider in JupyterLab and chromium, from the key press to both pictures new
+  (<= 5x; ``bench.browser``; needs chromium, else it says so);
 - isolation on a hub: 8 Jupyter kernels at once, each running a scenario with its own seed (the same
   seed twice gives the same history), and the memory (RSS) per kernel (``isolation``; ``--quick``: 2).
 """
@@ -57,6 +59,7 @@ from .. import paths
 from ..aws import adapter, gateway
 from ..scenarios import SCENARIOS, run_scenario
 from ..vocab import AWS_OK, IDEMPOTENCY_TABLE, RecordType
+from .browser import browser_misses, browser_table, browser_times
 from .environments import environment_misses, environment_table
 from .environments import measure as environments_measure
 from .grading import grading_bench, grading_misses, grading_table
@@ -451,7 +454,7 @@ def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
 
 # -- report -------------------------------------------------------------------------------------
 #: Sections a run may leave out (``--skip``): each has a test of its own as well (test_bench_notebooks, test_hub).
-SKIPPABLE = ("exploration", "notebooks", "widgets", "grading", "isolation", "environments")
+SKIPPABLE = ("exploration", "notebooks", "widgets", "browser", "grading", "isolation", "environments")
 
 
 def run(quick: bool = False, skip: tuple[str, ...] = ()) -> dict[str, Any]:
@@ -473,6 +476,7 @@ def run(quick: bool = False, skip: tuple[str, ...] = ()) -> dict[str, Any]:
     }
     sections = {"exploration": lambda: exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
                 "notebooks": lambda: notebook_times(quick), "widgets": lambda: widget_times(quick),
+                "browser": browser_times,
                 "grading": lambda: grading_bench(quick), "isolation": lambda: isolation_measure(2 if quick else 8),
                 "environments": lambda: environments_measure(2 if quick else 9)}
     results.update({name: measure() for name, measure in sections.items() if name not in skip})
@@ -497,6 +501,7 @@ def misses(r: dict[str, Any]) -> list[str]:
     out += _exploration_misses(r["exploration"]) if "exploration" in r else []
     out += notebook_misses(r["notebooks"]) if "notebooks" in r else []
     out += widget_misses(r["widgets"]) if "widgets" in r else []
+    out += browser_misses(r["browser"]) if "browser" in r else []
     out += grading_misses(r["grading"]) if "grading" in r else []
     out += [f"isolation: {p}" for p in r["isolation"]["problems"]] if "isolation" in r else []
     out += environment_misses(r["environments"]) if "environments" in r else []
@@ -526,6 +531,7 @@ def table(r: dict[str, Any]) -> str:
     lines += exploration_table(r["exploration"]) + [""] if "exploration" in r else []
     lines += notebook_table(r["notebooks"]) + [""] if "notebooks" in r else []
     lines += widget_table(r["widgets"]) + [""] if "widgets" in r else []
+    lines += browser_table(r["browser"]) + [""] if "browser" in r else []
     lines += grading_table(r["grading"]) + [""] if "grading" in r else []
     lines += isolation_table(r["isolation"]) + [""] if "isolation" in r else []
     lines += environment_table(r["environments"]) + [""] if "environments" in r else []
