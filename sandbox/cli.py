@@ -38,7 +38,7 @@ class _Parser(argparse.ArgumentParser):
 ELSEWHERE: dict[str, tuple[str, tuple[str, ...], str]] = {
     "check": ("sandbox.grading.__main__", ("check",), "check an exercise: its public tests and a seeded campaign"),
     "drill": ("sandbox.grading.__main__", ("drill",), "replay an exercise's drill against your answer"),
-    "exercises": ("sandbox.grading.__main__", ("list",), "list the exercises and their drills"),
+    "exercises": ("sandbox.grading.__main__", ("exercises",), "list the exercises and their drills"),
     "grade": ("sandbox.grading.classroom", (), "grade a folder of submissions into grades.csv and feedback"),
     "autograder": ("sandbox.grading.autograder", (), "build or run the Gradescope autograder bundle"),
     "campaign": ("sandbox.analysis.campaign", (), "every strategy against every scenario, many seeds"),

@@ -369,8 +369,18 @@ def test_one_console_script_reaches_every_command(capsys):
         main(["--help"])
     listed = capsys.readouterr().out
     assert all(name in listed for name in ("run", "matrix", "check", "drill", "grade", "autograder", "bench"))
-    assert main(["exercises"]) == 0  # python -m sandbox.grading list
-    assert "02" in capsys.readouterr().out
+    assert main(["exercises"]) == 0  # python -m sandbox.grading exercises: each exercise and its drills
+    listed = capsys.readouterr().out
+    assert "02_claim_the_key" in listed and "http-replay, http-conflict" in listed
+    assert "python -m sandbox drill NAME --handler" in listed
+    with pytest.raises(SystemExit):
+        main(["drill", "--help"])  # the help names every drill and its promise, under this command's own name
+    told = capsys.readouterr().out
+    assert told.startswith("usage: python -m sandbox drill") and "stale-release" in told
+    assert "a request without an Idempotency-Key gets 400" in told
+    with pytest.raises(SystemExit):
+        main(["exercises", "--help"])
+    assert capsys.readouterr().out.startswith("usage: python -m sandbox exercises")
     assert main(["check", "99"]) == 2  # the grading command line's own bad-input exit
     assert "99" in capsys.readouterr().err
     script = Path(sys.executable).with_name("rwh")  # installed beside the venv's python by make setup

@@ -541,7 +541,7 @@ def table(r: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sandbox.bench.suite", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="python -m sandbox bench", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="tiny sizes and one repetition (a smoke run)")
     p.add_argument("--out", default="bench-results.json", help="where to write the JSON results")
     p.add_argument("--skip", action="append", default=[], choices=SKIPPABLE, help="leave this section out")

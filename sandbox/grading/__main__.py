@@ -3,7 +3,7 @@
     python -m sandbox.grading check 02                      # exercises/02_claim_the_key.py
     python -m sandbox.grading check 02 --handler my_try.py  # another file
     python -m sandbox.grading drill replay --handler exercises/03_store_and_replay.py:handler --seed 1
-    python -m sandbox.grading list
+    python -m sandbox.grading exercises                     # each exercise, and the drills its tests run
 
 Exit codes: 0 every test passed (or the drill held), 1 something failed, 2 bad input, and 141 when whoever
 reads the output stops early (`| head`): the command ends quietly, as ``python -m sandbox`` does.
@@ -20,10 +20,15 @@ from ..errors import BadInput
 
 #: The exit status of a program stopped by a closed pipe (128 + SIGPIPE), as ``sandbox.cli`` ends.
 BROKEN_PIPE = 141
+#: How the help names these commands: ``python -m sandbox check`` reaches them (so does ``rwh check``, and
+#: ``python -m sandbox.grading check``).
+PROGRAM = "python -m sandbox"
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m sandbox.grading", description="Check an exercise, or replay a drill.")
+def _parser(drills: str = "") -> argparse.ArgumentParser:
+    """``drills``: the drills' names and promises, for ``drill --help`` (read only when it is asked for: the
+    drills import the sandbox, which a ``check`` needs anyway and ``exercises`` does not)."""
+    p = argparse.ArgumentParser(prog=PROGRAM, description="Check an exercise, or replay a drill.")
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="run an exercise's public tests and a seeded campaign against your answer")
     c.add_argument("exercise", help="its number (02) or name (02_claim_the_key)")
@@ -31,12 +36,20 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--campaign-seed", type=int, help="the campaign's first seed (default: a fresh one)")
     c.add_argument("--watchdog", type=float, metavar="SECONDS",
                    help="real seconds an invocation may run without reaching the sandbox (default: the grader's)")
-    d = sub.add_parser("drill", help="run one drill against a handler and show what happened")
-    d.add_argument("name")
+    d = sub.add_parser("drill", help="run one drill against a handler and show what happened",
+                       epilog=drills or None, formatter_class=argparse.RawDescriptionHelpFormatter)
+    d.add_argument("name", help=f"the drill ({PROGRAM} exercises lists each exercise's)")
     d.add_argument("--handler", required=True, help="path/to/file.py:function")
     d.add_argument("--seed", type=int, default=0)
-    sub.add_parser("list", help="list the exercises")
+    sub.add_parser("exercises", aliases=["list"], help="list the exercises and the drills their tests run")
     return p
+
+
+def _drills_said() -> str:
+    from .drills import DRILLS
+
+    width = max(map(len, DRILLS))
+    return "drills:\n" + "\n".join(f"  {name:<{width}}  {d.what}" for name, d in DRILLS.items())
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -81,8 +94,12 @@ def _list() -> int:
 
     from .catalog import exercises
 
-    print(tabulate([(ex.name, f"{ex.title} ({ex.max_score} points in public tests)") for ex in exercises().values()],
-                   tablefmt="plain", disable_numparse=True))
+    rows = []
+    for ex in exercises().values():
+        drills = list(dict.fromkeys(t.drill for t in ex.tests if t.drill))
+        rows.append((ex.name, f"{ex.title} ({ex.max_score} points in public tests)", ", ".join(drills) or "-"))
+    print(tabulate(rows, ["exercise", "title", "drills"], tablefmt="simple", disable_numparse=True))
+    print(f"\nReplay a drill against your answer: {PROGRAM} drill NAME --handler exercises/NN_name.py:handler")
     return 0
 
 
@@ -95,7 +112,9 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    asks_drill_help = words[:1] == ["drill"] and bool({"-h", "--help"} & set(words))
+    args = _parser(_drills_said() if asks_drill_help else "").parse_args(words)
     try:
         code = _run(args)
         sys.stdout.flush()  # a closed pipe shows here, inside the try, rather than at exit

@@ -152,7 +152,7 @@ def run(root: Path) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m sandbox.grading.autograder")
+    p = argparse.ArgumentParser(prog="python -m sandbox autograder")
     sub = p.add_subparsers(dest="command", required=True)
     b = sub.add_parser("build", help="write the Gradescope bundle (a folder and its zip)")
     b.add_argument("--out", type=Path, default=ROOT / "out" / "autograder")
