@@ -517,3 +517,28 @@ def test_a_cold_start_imports_compiled_code_and_parses_no_model_again(tmp_path):
     # One parsed model for every client of every environment: the template's, inherited at the fork.
     assert len({w[5] for w in lines} | {w[7] for w in lines}) == 1
     assert not (tmp_path / "__pycache__").exists()  # compiled in the copy, not in the learner's folder
+
+
+def test_a_handler_in_a_folder_too_big_to_copy_is_refused_at_once(tmp_path, monkeypatch):
+    """A handler saved in a home folder or /tmp: the sandbox copies its folder into each environment, so a folder
+    past Lambda's 250 MB (or with more files than a handler needs) is bad input, said when the function is made,
+    not a cold start that copies for minutes and a run with no invocation in it."""
+    from sandbox.errors import BadInput
+    from sandbox.runtime.environment import host
+
+    handler = _handler(tmp_path, """
+        def handler(event, context):
+            return "ok"
+    """)
+    monkeypatch.setattr(host, "MAX_TASK_ROOT_FILES", 3)
+    for i in range(3):
+        (tmp_path / f"notes-{i}.txt").write_text("x")
+    with pytest.raises(BadInput, match=f"the handler's folder {tmp_path} holds more than 3 files"):
+        _run("no-fault", handler)
+    monkeypatch.setattr(host, "MAX_TASK_ROOT_FILES", 100)
+    monkeypatch.setattr(host, "MAX_TASK_ROOT_BYTES", 1000)
+    (tmp_path / "data.bin").write_bytes(b"\0" * 1001)
+    with pytest.raises(BadInput, match="holds more than 250 MB"):
+        _run("no-fault", handler)
+    (tmp_path / "data.bin").unlink()
+    assert _run("no-fault", handler).history.invocations()  # within both: it runs

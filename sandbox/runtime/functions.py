@@ -323,7 +323,10 @@ class LambdaFunction:
         self._snapshot: "EnvironmentProcess | None" = None
         if self.in_processes:
             check_handler_file(handler, names=check_names)  # checked without running it: only environments do
-            from .environment.host import Template
+            from .environment.host import Template, task_root_signature
+
+            assert self.task_root is not None  # a handler file's folder
+            task_root_signature(self.task_root)  # a folder too big to copy is refused here, not at a cold start
 
             Template.warm_up(contained=runtime.isolation == "contained")
         else:

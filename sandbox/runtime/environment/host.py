@@ -45,6 +45,8 @@ from . import wire
 TEMPLATE_START = 60.0
 #: What a task root may hold: Lambda's own limit for an unzipped deployment package is 250 MB.
 MAX_TASK_ROOT_BYTES = 250 * 1024 * 1024
+#: More files than a handler's folder needs (a deployment package's 250 MB holds far fewer in practice).
+MAX_TASK_ROOT_FILES = 20_000
 _SKIPPED = shutil.ignore_patterns("__pycache__", ".git", ".venv", ".ipynb_checkpoints", "*.pyc", "node_modules",
                                   ".hypothesis", ".pytest_cache", "rwh-*", "systemd-private-*")
 
@@ -213,9 +215,14 @@ def _sweep_leftovers() -> None:
 
 
 # -- task roots ----------------------------------------------------------------------------------
-def _signature(folder: str) -> tuple:
-    """What the folder holds, as names, sizes and modification times (a copy is reused while it matches)."""
-    found = []
+def task_root_signature(folder: str) -> tuple:
+    """What the folder holds, as names, sizes and modification times (a copy is reused while it matches).
+
+    A folder larger than a deployment package can be, or with more files than any handler needs (a home
+    folder, /tmp), is refused as soon as the walk finds out, before anything is copied: copying it would take
+    minutes, and the run would seem to hang.
+    """
+    found, size = [], 0
     for root, dirs, files in os.walk(folder):
         dirs[:] = sorted(d for d in dirs if d not in _skipped(root, list(dirs)))
         for name in sorted(set(files) - _skipped(root, files)):
@@ -224,6 +231,15 @@ def _signature(folder: str) -> tuple:
             except OSError:
                 continue
             found.append((os.path.relpath(os.path.join(root, name), folder), st.st_size, st.st_mtime_ns))
+            size += st.st_size
+            if size > MAX_TASK_ROOT_BYTES:
+                raise BadInput(f"the handler's folder {folder} holds more than 250 MB (Lambda's limit for an unzipped "
+                               f"deployment package), and the sandbox copies it into each execution environment: "
+                               f"put the handler in a folder of its own")
+            if len(found) > MAX_TASK_ROOT_FILES:
+                raise BadInput(f"the handler's folder {folder} holds more than {MAX_TASK_ROOT_FILES:,} files, and "
+                               f"the sandbox copies it into each execution environment: put the handler in a "
+                               f"folder of its own")
     return tuple(found)
 
 
@@ -245,7 +261,7 @@ class TaskRootCopies:
 
     def copy_of(self, folder: str) -> Path:
         if folder not in self.copies:
-            key = (str(self.template.roots), folder, _signature(folder))
+            key = (str(self.template.roots), folder, task_root_signature(folder))
             with self._lock:
                 shared = self._shared.get(key)
                 if shared is None or not shared.is_dir():
@@ -261,11 +277,6 @@ class TaskRootCopies:
             shutil.copytree(folder, target, ignore=_skipped, symlinks=True)
         except shutil.Error:
             pass  # a file that cannot be read (another user's, a socket) is not part of the package
-        size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file() and not p.is_symlink())
-        if size > MAX_TASK_ROOT_BYTES:
-            _remove(base)
-            raise BadInput(f"the handler's folder {folder} holds {size / 2**20:.0f} MiB; Lambda's unzipped "
-                           f"deployment package limit is 250 MB: put the handler in a folder of its own")
         # Compiled once here: an environment cannot write __pycache__ into its read-only task root, and
         # would otherwise compile every module again at each cold start (a deployment package may carry
         # .pyc files too). The code objects name the copy's files, as an import would.
