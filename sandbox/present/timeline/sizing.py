@@ -53,7 +53,8 @@ PLOT_SHARE = 0.6  # about this fraction of the figure's width is the plot (the r
 SIDES_IN = 0.4  # in: beside the row names and the outcomes, the layout's padding and the ticks' gaps
 NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
-ROOM_ROUNDS = 4  # times the room is measured again on the axis it squeezed
+ROOM_ROUNDS = 16  # at most this many times the room is measured again on the axis it squeezed ...
+ROOM_SETTLED_IN = 0.005  # in: ... until no stretch needs this much more than the time before (half a pixel)
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 ROW_END_PT = 2  # pt: markers stay this far inside the axes and short of a squeezed gap
 
@@ -117,17 +118,20 @@ def make_room(model: Model, taxis: TimeAxis, rows: Rows, width: float, scale: Sc
     frac = min(MAX_NOTE_ROOM, max(notes.values(), default=0.0) / plot_in)
     stretches = [_rows_in(model, a, b) for a, b in taxis.busy]
     extra = [0.0] * len(stretches)
-    for _ in range(ROOM_ROUNDS):  # the room squeezes the axis, so the markers need a little more of it
-        taxis.make_room(extra)
+    for _ in range(ROOM_ROUNDS):  # the room squeezes the axis, so the markers need a little more of it: until
+        taxis.make_room(extra)    # what they need stops growing
         per_x = plot_in * (1 - frac) / (taxis.x_hi - taxis.x_lo)
         over = [_overflow(taxis, marks, (taxis.x(b) - taxis.x_lo) * per_x, per_x, scale)
                 for marks, (_, b) in zip(stretches, taxis.busy)]
-        extra = [max(max(o.values(), default=0.0), 0.0) / per_x for o in over[:-1]] + [0.0]
+        before, extra = extra, [max(max(o.values(), default=0.0), 0.0) / per_x for o in over[:-1]] + [0.0]
+        settled = all(abs(new - old) * per_x < ROOM_SETTLED_IN for new, old in zip(extra, before))
         # after the history: each lane's markers, then its note
         axis_in = plot_in * (1 - frac)
         last = {row: o + (taxis.x(taxis.busy[-1][1]) - taxis.x_lo) * per_x - axis_in for row, o in over[-1].items()}
         room = max((max(last.get(row, 0.0), 0.0) + notes.get(row, 0.0) for row in {*last, *notes}), default=0.0)
         frac = min(MAX_NOTE_ROOM, room / plot_in)
+        if settled:
+            break
     taxis.make_room(extra)
     return frac, bool(notes)
 
