@@ -253,3 +253,25 @@ def test_the_quiz_lists_each_invocation_with_its_lane_times_and_request_id_in_co
     assert [r[0] for r in rows] == list(invs) and len(invs) >= 2
     for row, inv in zip(rows, invs.values()):
         assert row[1:3] == [inv["source"], f"{inv['t']:.1f} s"] and row[5] == inv["request_id"][:8]
+
+
+def test_a_batch_response_naming_orders_fails_its_replay_as_it_failed_the_check(tmp_path):
+    """Exercise 07 answered with order ids in batchItemFailures: Lambda fails the whole batch, and run_once keeps
+    the redelivery from emailing twice. The failure the check reports is the broken response, said once and
+    consistently, and each replay command it prints reproduces it (exit code 1), not a "valid" run."""
+    answer = tmp_path / "07_sqs_partial_batch.py"
+    shutil.copyfile(MUTANTS / "07_names_order_in_batch_failures.py", answer)
+    shutil.copyfile(ROOT / "exercises" / "run_once_kit.py", tmp_path / "run_once_kit.py")
+    result = check("07", str(answer), campaign_seed=3)
+    failed = {item.item: item for item in result.failed}
+    assert set(failed) == {"batch-failure", "poison"}, failed  # o-3's email fails once in both runs
+    for item in failed.values():
+        f = item.failure.failure
+        assert "not the messageId of any record in the batch" in f.explanation and "'o-3'" in f.explanation
+        assert "no record was named" not in f.explanation
+        assert "wrong-identifier" in item.hint_codes
+        done = subprocess.run([sys.executable, "-m", "sandbox", *shlex.split(f.replay)[3:]], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, (f.replay, done.stdout + done.stderr)
+        assert "invalid" in done.stdout and "not the messageId of any record in the batch" in done.stdout
+    assert "--set poison=1" in failed["poison"].failure.failure.replay

@@ -44,6 +44,7 @@ CATALOGUE = {
     "07_claim_for_whole_batch": ("batch-failure", "claim-per-batch"),
     "07_keyed_on_message_id": ("resend", "key-per-delivery"),
     "07_swallows_in_progress_record": ("in-progress", "swallowed-in-progress"),
+    "07_names_order_in_batch_failures": ("batch-failure", "wrong-identifier"),
     "08_unfenced_release": ("fenced-release", "stale-write"),
     "08_no_downstream_key": ("downstream-key", "downstream-key"),
     "08_unfenced_save": ("fenced-save", "stale-write"),

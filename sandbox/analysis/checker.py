@@ -2,8 +2,11 @@
 
 - ``valid``: every accepted order got each effect it is owed exactly once.
 - ``invalid``: some effect happened twice or more (a duplicate), an accepted order never
-  got an effect it is owed (lost), an effect happened for an order nobody accepted, or the
-  orders of a FIFO message group were handled out of the order they were sent in.
+  got an effect it is owed (lost), an effect happened for an order nobody accepted, the
+  orders of a FIFO message group were handled out of the order they were sent in, or a
+  handler answered a batch with a partial batch response Lambda could not read (one naming
+  a record the batch did not hold, say), so Lambda failed the whole batch: a broken contract
+  with the event source, whether or not the redelivery it caused repeated anything.
 - ``unknown``: nothing is wrong yet, but the history cannot say: an order is still in
   flight when the run stopped, or an invocation was abandoned while blocked.
 
@@ -23,6 +26,7 @@ from ..vocab import (
     DROPPED,
     DYNAMODB_READS,
     IDEMPOTENCY_TABLE,
+    BadBatchResponse,
     Delivery,
     EffectStatus,
     FindingKind,
@@ -39,6 +43,8 @@ _SAVES = ("PutItem", "UpdateItem")
 #: Where the record's expiry is kept.
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
+#: AWS's list of the partial batch responses that fail a whole batch ("Success and failure conditions").
+DOC_BATCH_RESPONSE = DOC_FIFO_ORDER + "#services-sqs-batchfailurereporting"
 
 
 def _write_op(record: dict) -> str:
@@ -145,6 +151,7 @@ class _Facts:
         self.dropped: dict[str, list[dict]] = defaultdict(list)
         self.table_writes: dict[Any, list[dict]] = defaultdict(list)  # inv -> its writes to the table
         self.groups: dict[str, list[str]] = defaultdict(list)  # FIFO message group -> its orders, as sent
+        self.bad_responses: list[dict] = []  # "batch failed" records of a response Lambda could not read
         for e in history:
             self._read(e)
 
@@ -162,6 +169,9 @@ class _Facts:
         elif kind == RecordType.DELIVERY and e.get("what") in DROPPED:
             for k in e.get("keys") or []:
                 self.dropped[k].append(e)
+        elif (kind == RecordType.DELIVERY and e.get("what") == Delivery.BATCH_FAILED
+              and (e.get("detail") or {}).get("badResponse") in set(BadBatchResponse)):
+            self.bad_responses.append(e)
         elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
             self.table_writes[e["inv"]].append(e)
 
@@ -218,6 +228,7 @@ def check(history: History) -> Verdict:
                 findings.append(finding)
     findings += _abandoned(facts)
     findings += _out_of_order(facts)
+    findings += _bad_batch_responses(facts)
     findings += record_notes(facts)
     if any(FindingKind(f.kind).breaks for f in findings):
         status = Status.INVALID
@@ -331,6 +342,41 @@ def _out_of_order(facts: _Facts) -> list[Finding]:
                                         [first[key].get("inv")] + [first[k].get("inv") for k in earlier]))
                 break  # one finding per group: its first order handled late
     return findings
+
+
+def _bad_batch_responses(facts: _Facts) -> list[Finding]:
+    """Each invocation whose partial batch response Lambda could not read, so it failed the whole batch.
+
+    The handler returned normally and meant to report some records; what it returned failed every record
+    instead, those it had handled included (DOC_BATCH_RESPONSE). One finding per invocation.
+    """
+    findings, seen = [], set()
+    for d in facts.bad_responses:
+        inv = d.get("inv")
+        if inv in seen:
+            continue
+        seen.add(inv)
+        detail = d.get("detail") or {}
+        keys = list(d.get("keys") or [])
+        fault = detail["badResponse"]
+        if fault == BadBatchResponse.UNKNOWN_IDENTIFIER:
+            said = (f"a batchItemFailures entry naming {detail.get('itemIdentifier')!r}, which is not the "
+                    f"{_id_name(d)} of any record in the batch")
+        elif fault == BadBatchResponse.NO_IDENTIFIER:
+            said = "a batchItemFailures entry without an itemIdentifier"
+        else:
+            said = "a batchItemFailures that is not a list"
+        carried = f"its batch (carrying {', '.join(keys)})" if keys else "its batch"
+        text = (f"{inv} ended ok but returned {said}, so Lambda failed {carried} as a whole at {_fmt(d['t'])}: "
+                f"every record came back, any already handled included. An entry that names no record of the "
+                f"batch, or none at all, fails the whole batch ({DOC_BATCH_RESPONSE})")
+        findings.append(Finding(FindingKind.BAD_BATCH_RESPONSE, ",".join(keys) or str(inv), None, text, [inv]))
+    return findings
+
+
+def _id_name(d: dict) -> str:
+    """What a batch's records are named by, as its source's partial batch response names them."""
+    return "messageId" if (d.get("detail") or {}).get("messageIds") is not None else "sequence number"
 
 
 def _natural(key: str):

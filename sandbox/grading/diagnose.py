@@ -17,6 +17,7 @@ from ..core.history import History
 from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,
+    Delivery,
     Effect,
     EffectStatus,
     FindingKind,
@@ -318,6 +319,9 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
             hints += _duplicate_hints(run, f)
         elif f.kind == FindingKind.LOST:
             hints += _lost_hints(run, f)
+        elif f.kind == FindingKind.BAD_BATCH_RESPONSE:
+            hints += batch_hints([d for d in history.of_type(RecordType.DELIVERY)
+                                  if d.get("what") == Delivery.BATCH_FAILED and d.get("inv") in f.invocations])
     if verdict.status != "valid":
         hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
     return _unique(hints)
@@ -430,10 +434,17 @@ def _retry_status(history: History, n: int = 1) -> Any:
 
 
 def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
-    reasons = [str((d.get("detail") or {}).get("reason", "")) for d in deliveries]
-    if any("messageId" in r or "itemIdentifier" in r for r in reasons):
-        return [Hint("wrong-identifier", "batchItemFailures must name each failed record by the messageId it came "
-                     "with (as each entry's itemIdentifier); anything else makes Lambda fail the whole batch")]
+    bad = [d for d in deliveries if (d.get("detail") or {}).get("badResponse")]
+    if bad:
+        detail = bad[0].get("detail") or {}
+        name = "messageId" if detail.get("messageIds") is not None else "sequence number"
+        ident = detail.get("itemIdentifier")
+        if ident is not None and ident in (bad[0].get("keys") or []):
+            return [Hint("wrong-identifier", f"batchItemFailures named {ident!r}, the order's own id: each entry's "
+                         f"itemIdentifier must be the {name} of the record that failed, and any other value makes "
+                         f"Lambda fail the whole batch")]
+        return [Hint("wrong-identifier", f"batchItemFailures must name each failed record by the {name} it came "
+                     f"with (as each entry's itemIdentifier); anything else makes Lambda fail the whole batch")]
     return [Hint("batch-not-partial", "one record's failure failed the whole batch, so every record in it came "
                  "back: handle each record on its own, catch its error, and name only the failed ones in "
                  "batchItemFailures")]

@@ -189,10 +189,12 @@ def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
     if not whole:
         return None
     d = whole[0]
-    reason = (d.get("detail") or {}).get("reason", "")
-    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): no record was named in "
-            f"batchItemFailures, so every record of the batch came back, any already handled included",
-            diagnose.batch_hints(whole))
+    detail = d.get("detail") or {}
+    reason = detail.get("reason", "")
+    why = ("Lambda could not match the response to the batch's records" if detail.get("badResponse")
+           else "no record was named in batchItemFailures")
+    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): {why}, so every record of the "
+            f"batch came back, any already handled included", diagnose.batch_hints(whole))
 
 
 def _batch_words(d: dict[str, Any]) -> str:
