@@ -51,6 +51,7 @@ CATALOGUE = {
     "08_unfenced_delete_own_lock": ("fenced-release", "stale-write"),
     "08_unfenced_lock_from_remaining_time": ("fenced-release", "stale-write"),
     "08_charge_key_per_attempt": ("downstream-key", "charge-key-per-attempt"),
+    "08_refused_save_raises": ("fenced-save", "refused-save-raised"),
 }
 
 
@@ -95,6 +96,7 @@ def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name
 KEEPS = {
     "04_no_expiry_in_condition": "retention",  # a claim that ignores expiry neither saves nor sinks a retention
     "08_unfenced_save": "fenced-release",  # a fenced delete passes, whatever the save does
+    "08_refused_save_raises": "fenced-release",  # its delete is fenced and quiet: only the save is wrong
 }
 
 
@@ -152,6 +154,23 @@ def test_an_unfenced_write_fails_the_stale_owner_drill_whatever_size_the_lock(na
     wrong = judge_drill("stale-owner", history)
     assert wrong and "stale write" in wrong
     assert ("overwrote" if "save" in name else "deleted") in wrong
+
+
+def test_a_stale_drill_says_it_ended_the_lock_itself_and_does_not_blame_the_handlers_lock():
+    """The drill ends the first attempt's lock from outside (a 60 s lock, ended at 1 s): its lock overlap note
+    says so, and never that the handler's lock was too short; a lock that runs out by itself still gets that rule."""
+    from sandbox import run_scenario
+    from sandbox.analysis.checker import check
+    from sandbox.grading.drills import run_drill
+
+    history = run_drill("stale-save", f"{ROOT / 'solutions' / '08_fencing_and_downstream_keys.py'}:handler", seed=0)
+    [overlap] = [f for f in check(history).findings if f.kind == "lock overlap"]
+    assert "caused on purpose by the stale-save drill" in overlap.text
+    assert "at 1.0 s the stale-save drill set the lock's end to the past" in overlap.text
+    assert "must outlast" not in overlap.text
+    imposed = run_scenario("lock-shorter-than-work", f"{ROOT / 'examples' / 'idempotent.py'}:handler", seed=0)
+    notes = [f.text for f in imposed.verdict.findings if f.kind == "lock overlap"]
+    assert notes and all("A lock must outlast the work it guards" in t and "drill" not in t for t in notes)
 
 
 def test_the_quiz_signs_match_its_own_timelines_and_tell_every_two_candidates_apart():

@@ -150,6 +150,9 @@ class _Facts:
         self.pending: set[str] = set()
         self.dropped: dict[str, list[dict]] = defaultdict(list)
         self.table_writes: dict[Any, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        #: key -> the world's own writes that moved its lock's end (a drill ending a claim's lock, say)
+        self.lock_ends: dict[str, list[dict]] = defaultdict(list)
+        self.drill: str | None = history.meta.get("drill")
         self.groups: dict[str, list[str]] = defaultdict(list)  # FIFO message group -> its orders, as sent
         self.bad_responses: list[dict] = []  # "batch failed" records of a response Lambda could not read
         for e in history:
@@ -174,6 +177,9 @@ class _Facts:
             self.bad_responses.append(e)
         elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
             self.table_writes[e["inv"]].append(e)
+        elif (kind == RecordType.AWS and e.get("target") == self.table and e.get("result") == AWS_OK
+              and e["op"] not in DYNAMODB_READS and _lock_end_of(e) is not None):
+            self.lock_ends[e.get("key")].append(e)  # outside any invocation
 
     def in_remaining_window(self, first: dict) -> bool:
         """Did the first effect's invocation claim the key, do the effect, then die before saving?
@@ -417,18 +423,31 @@ def _running(facts: _Facts, inv_id: str, t: float) -> bool:
     return end is None or end > t
 
 
+def _lock_end_of(record: dict) -> Any:
+    detail = record.get("detail") or {}
+    return detail.get("lockUntil", detail.get(TTL_ATTRIBUTE))
+
+
 def _lock_end(facts: _Facts, claim: dict) -> float | None:
-    detail = claim.get("detail") or {}
-    until = detail.get("lockUntil", detail.get(TTL_ATTRIBUTE))
+    until = _lock_end_of(claim)
     return float(until) - facts.epoch if isinstance(until, (int, float)) else None
 
 
 def _overlap(facts: _Facts, key: str, first: dict, second: dict) -> Finding:
     end = _lock_end(facts, first)
     lock = f" with a lock until {_fmt(end)}" if end is not None else ""
-    text = (f"{key}: lock overlap. {first['inv']} claimed the key at {_fmt(first['t'])}{lock} and was still "
-            f"running when {second['inv']} took the key over at {_fmt(second['t'])}, so both did the work. "
-            f"A lock must outlast the work it guards.")
+    ended = [w for w in facts.lock_ends.get(key, []) if first["seq"] < w["seq"] < second["seq"]]
+    if ended:  # the lock did not run out by itself: the run ended it from outside, on purpose
+        who = f"the {facts.drill} drill" if facts.drill else "a write from outside any invocation"
+        text = (f"{key}: lock overlap, caused on purpose by {who}. {first['inv']} claimed the key at "
+                f"{_fmt(first['t'])}{lock}; at {_fmt(ended[-1]['t'])} {who} set the lock's end to the past (standing "
+                f"in for a lock that runs out under its owner), and {second['inv']} took the key over at "
+                f"{_fmt(second['t'])} while {first['inv']} was still running. What {first['inv']} writes to the "
+                f"record after that is what this run tests.")
+    else:
+        text = (f"{key}: lock overlap. {first['inv']} claimed the key at {_fmt(first['t'])}{lock} and was still "
+                f"running when {second['inv']} took the key over at {_fmt(second['t'])}, so both did the work. "
+                f"A lock must outlast the work it guards.")
     return Finding(FindingKind.OVERLAP, key, None, text, [first["inv"], second["inv"]], (first["t"], second["t"]))
 
 

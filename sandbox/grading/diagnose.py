@@ -25,7 +25,7 @@ from ..vocab import (
     Outcome,
     RecordType,
 )
-from .drills import drill_result, stale_writes
+from .drills import drill_result, refused_save_raised, stale_writes
 
 
 @dataclass(frozen=True)
@@ -395,6 +395,11 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
                      "latest write")]
     if drill in STALE_OWNER_DRILLS and stale_writes(history):
         return [_stale_write_hint(stale_writes(history)[0])]
+    if drill in ("stale-owner", "stale-save") and refused_save_raised(drill_result(history) or {}):
+        return [Hint("refused-save-raised", "the save was refused because another invocation owns the key now, and "
+                     "that refusal is not this invocation's failure: its work is done. Catch the conditional check's "
+                     "failure in save (log it if you like) and let the handler answer with the result; an error "
+                     "here makes the source deliver the event again")]
     if drill == "http-conflict" and _retry_status(history) == 409 and _retry_status(history, 0) in range(200, 300):
         return [_retry_after_hint(history)]
     if drill == "http-replay" and _retry_status(history) == 400:
