@@ -178,8 +178,8 @@ class _Facts:
         elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
             self.table_writes[e["inv"]].append(e)
         elif (kind == RecordType.AWS and e.get("target") == self.table and e.get("result") == AWS_OK
-              and e["op"] not in DYNAMODB_READS and _lock_end_of(e) is not None):
-            self.lock_ends[e.get("key")].append(e)  # outside any invocation
+              and e["op"] not in DYNAMODB_READS and isinstance(e.get("key"), str) and _lock_end_of(e) is not None):
+            self.lock_ends[e["key"]].append(e)  # outside any invocation
 
     def in_remaining_window(self, first: dict) -> bool:
         """Did the first effect's invocation claim the key, do the effect, then die before saving?
