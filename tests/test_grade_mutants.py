@@ -24,6 +24,7 @@ CATALOGUE = {
     "02_effect_before_claim": ("one-winner", "effect-before-claim"),
     "02_swallows_conditional_check": ("one-winner", "claim-ignored"),
     "02_module_level_cache": ("one-winner", "no-claim"),
+    "02_condition_on_absent_attribute": ("one-winner", "condition-on-absent-attribute"),
     "03_no_delete_on_failure": ("failure-retried", "no-release"),
     "03_no_result_stored": ("replay", "no-replay"),
     "03_eventually_consistent_read": ("replay", "stale-read"),
@@ -154,6 +155,27 @@ def test_an_unfenced_write_fails_the_stale_owner_drill_whatever_size_the_lock(na
     wrong = judge_drill("stale-owner", history)
     assert wrong and "stale write" in wrong
     assert ("overwrote" if "save" in name else "deleted") in wrong
+
+
+def test_the_gateway_records_a_claim_condition_that_tests_an_attribute_its_item_never_has():
+    """What the condition-on-absent-attribute hint reads: a put's record names the attributes its condition tests
+    (attribute_exists / attribute_not_exists, through ExpressionAttributeNames) that its own item lacks."""
+    from sandbox import run_scenario
+    from sandbox.aws.dynamo import tested_but_absent
+
+    def puts(handler):
+        history = run_scenario("async-duplicate", handler, seed=0).history
+        return [e["detail"] for e in history.of_type("aws") if e["op"] == "PutItem"]
+
+    wrong = puts(f"{MUTANTS / '02_condition_on_absent_attribute.py'}:handler")
+    assert wrong and all(d.get("conditionTestsAbsent") == ["orderId"] for d in wrong)
+    right = puts(f"{ROOT / 'solutions' / '02_claim_the_key.py'}:handler")
+    assert right and not any("conditionTestsAbsent" in d for d in right)
+    item = {"pk": {"S": "k"}, "status": {"S": "IN_PROGRESS"}}
+    assert tested_but_absent({"ConditionExpression": "attribute_not_exists(#k) OR expiresAt < :now",
+                              "ExpressionAttributeNames": {"#k": "pk"}, "Item": item}) == []
+    assert tested_but_absent({"ConditionExpression": "attribute_not_exists(#k) AND attribute_exists(owner.id)",
+                              "ExpressionAttributeNames": {"#k": "orderId"}, "Item": item}) == ["orderId", "owner"]
 
 
 def test_a_stale_drill_says_it_ended_the_lock_itself_and_does_not_blame_the_handlers_lock():

@@ -78,8 +78,8 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     assert f.effect is not None  # a duplicate names its effect
     effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
     hints = []
-    for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _batch_claim,
-                 _key_per_delivery):
+    for rule in (_condition_on_absent_attribute, _effect_before_claim, _claim_ignored, _stale_read,
+                 _read_then_write, _no_claim, _batch_claim, _key_per_delivery):
         hint = rule(run, f, effects)
         if hint is not None:
             hints.append(hint)
@@ -90,6 +90,33 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     if f.remaining_window:
         hints.append(_remaining_window(run, f))
     return hints
+
+
+def _condition_on_absent_attribute(run, f, effects):
+    """Every copy's conditional put won the same key, because the condition tests an attribute the item never has:
+    ``attribute_not_exists`` of it holds against any item this code wrote."""
+    won: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # key -> (inv, its winning put)
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        for c in run.before(inv, effect["seq"], "PutItem"):
+            if _wrote(c) and (c.get("detail") or {}).get("conditionTestsAbsent"):
+                won[str(c.get("key"))].append((inv, c))
+    for key, puts in won.items():
+        winners = list(dict.fromkeys(inv for inv, _ in puts))
+        if len(winners) < 2:
+            continue
+        who = (f"{winners[0]} and {winners[1]} both" if len(winners) == 2
+               else f"{', '.join(winners[:-1])} and {winners[-1]} all")
+        detail = puts[0][1]["detail"]
+        [name, *_] = detail["conditionTestsAbsent"]
+        return Hint("condition-on-absent-attribute",
+                    f"{who} won the conditional put on {key}: its condition ({detail.get('condition')}) tests "
+                    f"{name!r}, an attribute the item you write "
+                    f"never has, so the test comes out the same whether the key was claimed before or not. A claim's "
+                    f"condition must test an attribute that every item it writes has (look at the table's key "
+                    f"schema)")
+    return None
 
 
 def _effect_before_claim(run, f, effects):
