@@ -275,3 +275,25 @@ def test_a_batch_response_naming_orders_fails_its_replay_as_it_failed_the_check(
         assert done.returncode == 1, (f.replay, done.stdout + done.stderr)
         assert "invalid" in done.stdout and "not the messageId of any record in the batch" in done.stdout
     assert "--set poison=1" in failed["poison"].failure.failure.replay
+
+
+def test_the_quiz_skeleton_is_a_dict_and_a_whole_answer_that_is_not_one_is_explained_once(tmp_path):
+    """Exercise 01's answer cell hands the learner the shape (a dict, a letter each); an answer of another shape
+    fails every question for one reason, said once, and a letter left at None is told it has no answer yet."""
+    stub = (ROOT / "exercises" / "01_name_the_source.py").read_text()
+    assert 'named = {"A": None, "B": None, "C": None, "D": None, "E": None, "F": None}' in stub
+    skeleton = tmp_path / "01_name_the_source.py"
+    skeleton.write_text("".join(line for line in stub.splitlines(keepends=True)
+                                if "YOUR CODE HERE" not in line and "NotImplementedError" not in line))
+    text = str(check("01", str(skeleton)))
+    assert text.count("no answer yet") == 6 and "answers() should return a dict" not in text
+
+    as_list = tmp_path / "list" / "01_name_the_source.py"
+    as_list.parent.mkdir()
+    as_list.write_text('def answers():\n    return ["sqs-batch-failure", "async-retry"]\n')
+    result = check("01", str(as_list))
+    text = str(result)
+    assert len(result.failed) == 6 and text.count("answers() should return a dict") == 1
+    assert "questions A, B, C, D, E and F failed, all for one reason" in text
+    assert "it returned ['sqs-batch-failure', 'async-retry']" in text
+    assert result._repr_html_().count("answers() should return a dict") == 1
