@@ -131,6 +131,8 @@ def test_a_claim_left_behind_is_named_by_its_own_order_not_by_one_that_completed
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     [hint] = [h for h in result.failure.failure.hints if h.code == "no-release"]
     assert "claimed order-confirmation#o-2," in hint.text and "o-1" not in hint.text
+    # what the retries did, as they did it: each raised StillInProgressError (none returned having skipped it)
+    assert "raised StillInProgressError" in hint.text and "skipped the work" not in hint.text
 
 
 def test_a_lock_the_handler_sized_too_short_is_not_sent_after_fencing_tokens(tmp_path):

@@ -280,11 +280,24 @@ def _no_release(run, carriers, order):
             continue
         for claim in _claims(run, inv, order):
             deleted = any(c["op"] == "DeleteItem" and c.get("key") == claim.get("key") for c in run.calls[inv])
-            if not deleted and _refused_later(run, claim.get("key"), claim["t"]):
+            refused = _refused_later(run, claim.get("key"), claim["t"])
+            if not deleted and refused:
                 return Hint("no-release", f"{inv}'s work failed after it claimed {claim.get('key')}, and the claim "
-                            f"stayed: every retry found the key taken and skipped the work, so the order was lost. "
-                            f"Delete the claim when the work raises, so a retry can start over")
+                            f"stayed: {_what_retries_did(run, refused)}, so the order was lost. Delete the claim "
+                            f"when the work raises, so a retry can start over")
     return None
+
+
+def _what_retries_did(run: _Run, refused: list[dict]) -> str:
+    """What the invocations whose claims the stale claim refused did next, as their outcomes say."""
+    ended = [run.invs.get(i) or {} for i in dict.fromkeys(c.get("inv") for c in refused)]
+    if ended and all(e.get("outcome") == Outcome.ERROR and "StillInProgressError" in str(e.get("error"))
+                     for e in ended):
+        return ("every retry found the key still IN_PROGRESS and raised StillInProgressError, as if another "
+                "invocation were at work, until the source stopped retrying")
+    if ended and all(e.get("outcome") == Outcome.OK for e in ended):
+        return "every retry found the key taken and skipped the work"
+    return "every retry found the key taken, and none did the work"
 
 
 def _no_expiry(run, carriers, order):
