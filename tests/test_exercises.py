@@ -91,3 +91,19 @@ def test_the_generated_exercise_scores_zero(name):
 
 def items_failed(results):
     return [i for i in results if not i.passed]
+
+
+def test_the_quiz_timelines_are_as_generated_and_no_request_id_turns_up_in_two_of_them():
+    """The mysteries all run from seed 0, so their worlds draw the same request ids; each timeline gets ids of its
+    own (made from its letter, the same every time), and within one an async retry still shares its id."""
+    files = generate.mysteries(ROOT / "solutions" / "01_name_the_source.ipynb")
+    assert files and all(path.read_text() == text for path, text in files.items())  # deterministic, committed
+    seen: dict[str, str] = {}
+    for path, text in files.items():
+        ids = {e["request_id"] for e in json.loads(text)["events"] if e.get("request_id")}
+        for rid in ids:
+            assert rid not in seen, f"{rid} is in timelines {seen[rid]} and {path.stem}"
+            seen[rid] = path.stem
+    events = json.loads(files[ROOT / "exercises" / "01_name_the_source" / "B.json"])["events"]
+    starts = [e["request_id"] for e in events if e["type"] == "invoke_start"]
+    assert len(starts) > len(set(starts))  # B's retry keeps its first invocation's request id

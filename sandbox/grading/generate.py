@@ -19,7 +19,9 @@ Each exercise is written once, as ``solutions/NN_slug.ipynb``. From it this writ
 from __future__ import annotations
 
 import argparse
+import hashlib
 import sys
+import uuid
 from pathlib import Path
 
 from ..vocab import Delivery, RecordType
@@ -94,8 +96,21 @@ def mysteries(path: Path) -> dict[Path, str]:
         data = scrubbed(result.history.to_dict())
         data["meta"]["title"] = f"Timeline {letter}"
         folder = EXERCISES_DIR / f"{meta['id']}_{meta['slug']}"
-        out[folder / f"{letter}.json"] = nb.dumps(data)
+        out[folder / f"{letter}.json"] = own_request_ids(nb.dumps(data), data, letter)
     return out
+
+
+def own_request_ids(text: str, data: dict, letter: str) -> str:
+    """A quiz timeline's text with request ids of its own: each id renamed to a UUID made from the letter and
+    the id (a hash of both, so the same every time the files are made). The mysteries run from the same seed, so their
+    worlds draw the same ids in the same order, and one id would turn up in several timelines, in an exercise
+    that asks the learner to compare request ids. Within a timeline, equal ids stay equal (an async retry keeps
+    its first invocation's), and different ones stay different. They keep the look of Lambda's (version 4)."""
+    ids = sorted({e["request_id"] for e in data["events"] if isinstance(e.get("request_id"), str) and e["request_id"]})
+    for old in ids:
+        digest = hashlib.sha256(f"retries-will-happen/quiz/{letter}/{old}".encode()).digest()
+        text = text.replace(old, str(uuid.UUID(bytes=digest[:16], version=4)))
+    return text
 
 
 #: Delivery marks that name their scenario ("producer re-send"): the quiz asks for what they say. The
