@@ -290,7 +290,7 @@ def _no_release(run, carriers, order):
 
 def _what_retries_did(run: _Run, refused: list[dict]) -> str:
     """What the invocations whose claims the stale claim refused did next, as their outcomes say."""
-    ended = [run.invs.get(i) or {} for i in dict.fromkeys(c.get("inv") for c in refused)]
+    ended = [run.invs.get(i) or {} for i in dict.fromkeys(str(c["inv"]) for c in refused)]
     if ended and all(e.get("outcome") == Outcome.ERROR and "StillInProgressError" in str(e.get("error"))
                      for e in ended):
         return ("every retry found the key still IN_PROGRESS and raised StillInProgressError, as if another "
