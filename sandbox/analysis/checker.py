@@ -45,6 +45,7 @@ TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
 #: AWS's list of the partial batch responses that fail a whole batch ("Success and failure conditions").
 DOC_BATCH_RESPONSE = DOC_FIFO_ORDER + "#services-sqs-batchfailurereporting"
+DOC_STREAM_BATCH_RESPONSE = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html"
 
 
 def _write_op(record: dict) -> str:
@@ -373,9 +374,14 @@ def _bad_batch_responses(facts: _Facts) -> list[Finding]:
         else:
             said = "a batchItemFailures that is not a list"
         carried = f"its batch (carrying {', '.join(keys)})" if keys else "its batch"
+        if _id_name(d) == "messageId":
+            rule = (f"An entry that names no record of the batch, or none at all, fails the whole batch "
+                    f"({DOC_BATCH_RESPONSE})")
+        else:  # a stream: AWS lists empty and null identifiers; an unknown one is the sandbox's reading (shards.py)
+            rule = (f"An entry without an identifier fails the whole batch ({DOC_STREAM_BATCH_RESPONSE}); the "
+                    f"sandbox treats one naming no record of the batch the same")
         text = (f"{inv} ended ok but returned {said}, so Lambda failed {carried} as a whole at {_fmt(d['t'])}: "
-                f"every record came back, any already handled included. An entry that names no record of the "
-                f"batch, or none at all, fails the whole batch ({DOC_BATCH_RESPONSE})")
+                f"every record came back, any already handled included. {rule}")
         findings.append(Finding(FindingKind.BAD_BATCH_RESPONSE, ",".join(keys) or str(inv), None, text, [inv]))
     return findings
 
