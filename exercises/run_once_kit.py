@@ -1,5 +1,30 @@
-# The run_once the exercises from 05 on build with: a copy of examples/run_once_improved.py,
-# made by `make exercises`. Read it there, with the lessons; do not edit this copy.
+# ----------------------------------------------------------------------------------------------------------
+# run_once_kit.py: the run_once that exercises 05, 06 and 07 import. A copy of
+# examples/run_once_improved.py, made by `make exercises`; do not edit this copy.
+#
+# How to call it:
+#   from run_once_kit import run_once
+#   run_once(key, work, *, payload=None, lock_seconds=None, keep_seconds=KEEP_FOR, context=None)
+#     Run ``work()`` once for ``key``; a duplicate gets the stored result back.
+#     payload: what makes two requests the same; a repeat of the key with another payload raises
+#       PayloadMismatchError
+#     context: Lambda's context: the lock lasts as long as the invocation can still run (lock_seconds sets
+#       it instead)
+#     keep_seconds: how long a COMPLETED result is kept and replayed
+# What it raises (import the ones you catch from run_once_kit):
+#   PayloadMismatchError (a kind of IdempotencyError): The key was first used for a different payload (HTTP:
+#     422 Unprocessable Content).
+#   ResultTooLargeError (a kind of IdempotencyError): The result would make the idempotency item bigger than
+#     DynamoDB's 400 KB.
+#   KeyInProgressError (a kind of StillInProgressError): Another invocation holds the key; ``retry_after``
+#     is how many seconds its lock still runs.
+#
+# SPOILER below this header: the code is the course's worked answer to exercise 03 (store and replay),
+# exercise 04 (locks and retention: claim, lock_seconds_for, KEEP_FOR) and the fencing half of exercise 08
+# (save and release, conditional on the owner token). Do those first; exercises 05, 06 and 07 need nothing
+# from this file but what this header says.
+# ----------------------------------------------------------------------------------------------------------
+
 """``run_once``, past the article: the design production systems arrived at.
 
 The article's spine stays: claim the key with one conditional put, store the result and

@@ -130,6 +130,15 @@ class Delivery(StrEnum):
     CALLER_RESEND = "caller re-send"
 
 
+class BadBatchResponse(StrEnum):
+    """Why Lambda could not read a partial batch response, and failed the whole batch: a ``batch failed``
+    record's ``badResponse``. Each is a "complete failure" in AWS's list (services-sqs-errorhandling.html)."""
+
+    NOT_A_LIST = "not a list"  # batchItemFailures is neither a list nor null
+    NO_IDENTIFIER = "no itemIdentifier"  # an entry without one: empty, null, or a bad key name
+    UNKNOWN_IDENTIFIER = "unknown itemIdentifier"  # an entry naming no record of the batch it answers
+
+
 #: Where an order can end up without its effect: the checker's "lost ... it ended" text.
 DROPPED = frozenset((Delivery.DEAD_LETTERED, Delivery.DISCARDED, Delivery.EXECUTION_FAILED))
 
@@ -176,11 +185,14 @@ class FindingKind(StrEnum):
     STALE_WRITE = "stale write"
     #: A FIFO message group's orders got their effects out of the order they were sent in.
     OUT_OF_ORDER = "out of order"
+    #: A partial batch response Lambda could not read (``BadBatchResponse``): it failed the whole batch.
+    BAD_BATCH_RESPONSE = "bad batch response"
 
     @property
     def breaks(self) -> bool:
         """A finding of this kind makes the verdict invalid (the others make it unknown, or are notes)."""
-        return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED, FindingKind.OUT_OF_ORDER)
+        return self in (FindingKind.DUPLICATE, FindingKind.LOST, FindingKind.UNEXPECTED, FindingKind.OUT_OF_ORDER,
+                        FindingKind.BAD_BATCH_RESPONSE)
 
     @property
     def note(self) -> bool:

@@ -48,7 +48,11 @@ def claim(key, owner, now, lock):
 
 
 def save(key, owner, result):
-    """Store the result (COMPLETED, kept KEEP_SECONDS), but only while ``owner`` still holds the claim."""
+    """Store the result (COMPLETED, kept KEEP_SECONDS), but only while ``owner`` still holds the claim.
+
+    If another invocation holds it now, leave its record alone and return normally: this invocation's work is
+    done, and its handler still answers with the result.
+    """
     try:
         table().update_item(
             Key={"pk": key},

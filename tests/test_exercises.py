@@ -91,3 +91,48 @@ def test_the_generated_exercise_scores_zero(name):
 
 def items_failed(results):
     return [i for i in results if not i.passed]
+
+
+def test_the_quiz_timelines_are_as_generated_and_no_request_id_turns_up_in_two_of_them():
+    """The mysteries all run from seed 0, so their worlds draw the same request ids; each timeline gets ids of its
+    own (made from its letter, the same every time), and within one an async retry still shares its id."""
+    files = generate.mysteries(ROOT / "solutions" / "01_name_the_source.ipynb")
+    assert files and all(path.read_text() == text for path, text in files.items())  # deterministic, committed
+    seen: dict[str, str] = {}
+    for path, text in files.items():
+        ids = {e["request_id"] for e in json.loads(text)["events"] if e.get("request_id")}
+        for rid in ids:
+            assert rid not in seen, f"{rid} is in timelines {seen[rid]} and {path.stem}"
+            seen[rid] = path.stem
+    events = json.loads(files[ROOT / "exercises" / "01_name_the_source" / "B.json"])["events"]
+    starts = [e["request_id"] for e in events if e["type"] == "invoke_start"]
+    assert len(starts) > len(set(starts))  # B's retry keeps its first invocation's request id
+
+
+def test_the_kit_says_how_to_call_run_once_before_any_of_its_code_which_answers_exercises_03_04_and_08():
+    """Exercise 05 sends learners to run_once_kit.py: its header tells what 05 to 07 need (the call, the keyword
+    arguments they use, the errors), read from the code so it cannot drift, and warns before the first line of
+    code that the code is the worked answer to 03, 04 and the fencing half of 08."""
+    import importlib.util
+    import inspect
+
+    path = ROOT / "exercises" / catalog.KIT
+    text = path.read_text()
+    header, _, code = text.partition('"""')  # the header is comments, before the module's docstring
+    assert header.strip() and all(line.startswith("#") for line in header.strip().splitlines())
+    assert "def " not in header and "import boto3" not in header
+    flat = " ".join(line.lstrip("# ").strip() for line in header.splitlines())
+    for words in ("exercise 03", "exercise 04", "fencing half of exercise 08", "SPOILER"):
+        assert words in flat, words
+    spec = importlib.util.spec_from_file_location("kit_under_test", path)
+    kit = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kit)
+    call = flat.split("run_once(", 1)[1].split(")", 1)[0]  # the call the header shows
+    named = [part.split("=")[0].strip() for part in call.split(",") if part.strip() != "*"]
+    assert named == list(inspect.signature(kit.run_once).parameters)
+    for name in generate.KIT_ARGUMENTS:
+        assert name in inspect.signature(kit.run_once).parameters and f"{name}:" in flat
+    for error in ("KeyInProgressError", "PayloadMismatchError", "ResultTooLargeError"):
+        assert issubclass(getattr(kit, error), Exception) and f"{error} (a kind of" in flat
+    told = " ".join(nb.source(c) for c in nb.read(ROOT / "exercises" / "05_choose_the_key.ipynb")["cells"])
+    assert "worked answer to exercises 03" in " ".join(told.split())  # exercise 05 says so where it sends them

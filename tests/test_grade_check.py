@@ -253,3 +253,47 @@ def test_the_quiz_lists_each_invocation_with_its_lane_times_and_request_id_in_co
     assert [r[0] for r in rows] == list(invs) and len(invs) >= 2
     for row, inv in zip(rows, invs.values()):
         assert row[1:3] == [inv["source"], f"{inv['t']:.1f} s"] and row[5] == inv["request_id"][:8]
+
+
+def test_a_batch_response_naming_orders_fails_its_replay_as_it_failed_the_check(tmp_path):
+    """Exercise 07 answered with order ids in batchItemFailures: Lambda fails the whole batch, and run_once keeps
+    the redelivery from emailing twice. The failure the check reports is the broken response, said once and
+    consistently, and each replay command it prints reproduces it (exit code 1), not a "valid" run."""
+    answer = tmp_path / "07_sqs_partial_batch.py"
+    shutil.copyfile(MUTANTS / "07_names_order_in_batch_failures.py", answer)
+    shutil.copyfile(ROOT / "exercises" / "run_once_kit.py", tmp_path / "run_once_kit.py")
+    result = check("07", str(answer), campaign_seed=3)
+    failed = {item.item: item for item in result.failed}
+    assert set(failed) == {"batch-failure", "poison"}, failed  # o-3's email fails once in both runs
+    for item in failed.values():
+        f = item.failure.failure
+        assert "not the messageId of any record in the batch" in f.explanation and "'o-3'" in f.explanation
+        assert "no record was named" not in f.explanation
+        assert "wrong-identifier" in item.hint_codes
+        done = subprocess.run([sys.executable, "-m", "sandbox", *shlex.split(f.replay)[3:]], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, (f.replay, done.stdout + done.stderr)
+        assert "invalid" in done.stdout and "not the messageId of any record in the batch" in done.stdout
+    assert "--set poison=1" in failed["poison"].failure.failure.replay
+
+
+def test_the_quiz_skeleton_is_a_dict_and_a_whole_answer_that_is_not_one_is_explained_once(tmp_path):
+    """Exercise 01's answer cell hands the learner the shape (a dict, a letter each); an answer of another shape
+    fails every question for one reason, said once, and a letter left at None is told it has no answer yet."""
+    stub = (ROOT / "exercises" / "01_name_the_source.py").read_text()
+    assert 'named = {"A": None, "B": None, "C": None, "D": None, "E": None, "F": None}' in stub
+    skeleton = tmp_path / "01_name_the_source.py"
+    skeleton.write_text("".join(line for line in stub.splitlines(keepends=True)
+                                if "YOUR CODE HERE" not in line and "NotImplementedError" not in line))
+    text = str(check("01", str(skeleton)))
+    assert text.count("no answer yet") == 6 and "answers() should return a dict" not in text
+
+    as_list = tmp_path / "list" / "01_name_the_source.py"
+    as_list.parent.mkdir()
+    as_list.write_text('def answers():\n    return ["sqs-batch-failure", "async-retry"]\n')
+    result = check("01", str(as_list))
+    text = str(result)
+    assert len(result.failed) == 6 and text.count("answers() should return a dict") == 1
+    assert "questions A, B, C, D, E and F failed, all for one reason" in text
+    assert "it returned ['sqs-batch-failure', 'async-retry']" in text
+    assert result._repr_html_().count("answers() should return a dict") == 1

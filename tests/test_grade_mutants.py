@@ -24,6 +24,7 @@ CATALOGUE = {
     "02_effect_before_claim": ("one-winner", "effect-before-claim"),
     "02_swallows_conditional_check": ("one-winner", "claim-ignored"),
     "02_module_level_cache": ("one-winner", "no-claim"),
+    "02_condition_on_absent_attribute": ("one-winner", "condition-on-absent-attribute"),
     "03_no_delete_on_failure": ("failure-retried", "no-release"),
     "03_no_result_stored": ("replay", "no-replay"),
     "03_eventually_consistent_read": ("replay", "stale-read"),
@@ -44,12 +45,14 @@ CATALOGUE = {
     "07_claim_for_whole_batch": ("batch-failure", "claim-per-batch"),
     "07_keyed_on_message_id": ("resend", "key-per-delivery"),
     "07_swallows_in_progress_record": ("in-progress", "swallowed-in-progress"),
+    "07_names_order_in_batch_failures": ("batch-failure", "wrong-identifier"),
     "08_unfenced_release": ("fenced-release", "stale-write"),
     "08_no_downstream_key": ("downstream-key", "downstream-key"),
     "08_unfenced_save": ("fenced-save", "stale-write"),
     "08_unfenced_delete_own_lock": ("fenced-release", "stale-write"),
     "08_unfenced_lock_from_remaining_time": ("fenced-release", "stale-write"),
     "08_charge_key_per_attempt": ("downstream-key", "charge-key-per-attempt"),
+    "08_refused_save_raises": ("fenced-save", "refused-save-raised"),
 }
 
 
@@ -94,6 +97,7 @@ def test_each_mutant_loses_its_item_with_feedback_naming_the_flaw(tmp_path, name
 KEEPS = {
     "04_no_expiry_in_condition": "retention",  # a claim that ignores expiry neither saves nor sinks a retention
     "08_unfenced_save": "fenced-release",  # a fenced delete passes, whatever the save does
+    "08_refused_save_raises": "fenced-release",  # its delete is fenced and quiet: only the save is wrong
 }
 
 
@@ -127,6 +131,8 @@ def test_a_claim_left_behind_is_named_by_its_own_order_not_by_one_that_completed
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     [hint] = [h for h in result.failure.failure.hints if h.code == "no-release"]
     assert "claimed order-confirmation#o-2," in hint.text and "o-1" not in hint.text
+    # what the retries did, as they did it: each raised StillInProgressError (none returned having skipped it)
+    assert "raised StillInProgressError" in hint.text and "skipped the work" not in hint.text
 
 
 def test_a_lock_the_handler_sized_too_short_is_not_sent_after_fencing_tokens(tmp_path):
@@ -151,6 +157,44 @@ def test_an_unfenced_write_fails_the_stale_owner_drill_whatever_size_the_lock(na
     wrong = judge_drill("stale-owner", history)
     assert wrong and "stale write" in wrong
     assert ("overwrote" if "save" in name else "deleted") in wrong
+
+
+def test_the_gateway_records_a_claim_condition_that_tests_an_attribute_its_item_never_has():
+    """What the condition-on-absent-attribute hint reads: a put's record names the attributes its condition tests
+    (attribute_exists / attribute_not_exists, through ExpressionAttributeNames) that its own item lacks."""
+    from sandbox import run_scenario
+    from sandbox.aws.dynamo import tested_but_absent
+
+    def puts(handler):
+        history = run_scenario("async-duplicate", handler, seed=0).history
+        return [e["detail"] for e in history.of_type("aws") if e["op"] == "PutItem"]
+
+    wrong = puts(f"{MUTANTS / '02_condition_on_absent_attribute.py'}:handler")
+    assert wrong and all(d.get("conditionTestsAbsent") == ["orderId"] for d in wrong)
+    right = puts(f"{ROOT / 'solutions' / '02_claim_the_key.py'}:handler")
+    assert right and not any("conditionTestsAbsent" in d for d in right)
+    item = {"pk": {"S": "k"}, "status": {"S": "IN_PROGRESS"}}
+    assert tested_but_absent({"ConditionExpression": "attribute_not_exists(#k) OR expiresAt < :now",
+                              "ExpressionAttributeNames": {"#k": "pk"}, "Item": item}) == []
+    assert tested_but_absent({"ConditionExpression": "attribute_not_exists(#k) AND attribute_exists(owner.id)",
+                              "ExpressionAttributeNames": {"#k": "orderId"}, "Item": item}) == ["orderId", "owner"]
+
+
+def test_a_stale_drill_says_it_ended_the_lock_itself_and_does_not_blame_the_handlers_lock():
+    """The drill ends the first attempt's lock from outside (a 60 s lock, ended at 1 s): its lock overlap note
+    says so, and never that the handler's lock was too short; a lock that runs out by itself still gets that rule."""
+    from sandbox import run_scenario
+    from sandbox.analysis.checker import check
+    from sandbox.grading.drills import run_drill
+
+    history = run_drill("stale-save", f"{ROOT / 'solutions' / '08_fencing_and_downstream_keys.py'}:handler", seed=0)
+    [overlap] = [f for f in check(history).findings if f.kind == "lock overlap"]
+    assert "caused on purpose by the stale-save drill" in overlap.text
+    assert "at 1.0 s the stale-save drill set the lock's end to the past" in overlap.text
+    assert "must outlast" not in overlap.text
+    imposed = run_scenario("lock-shorter-than-work", f"{ROOT / 'examples' / 'idempotent.py'}:handler", seed=0)
+    notes = [f.text for f in imposed.verdict.findings if f.kind == "lock overlap"]
+    assert notes and all("A lock must outlast the work it guards" in t and "drill" not in t for t in notes)
 
 
 def test_the_quiz_signs_match_its_own_timelines_and_tell_every_two_candidates_apart():

@@ -137,6 +137,35 @@ def test_an_unknown_item_identifier_fails_the_whole_batch():
     assert "not a messageId of this batch" in failed["detail"]["reason"]
 
 
+def test_a_response_naming_an_order_id_is_invalid_even_when_nothing_is_repeated():
+    """An entry naming no message of the batch fails the whole batch (AWS's "complete failure" list). A handler
+    that claims each order first repeats no email on the redelivery, yet it broke the source's contract: the
+    verdict says so, once, naming what it returned (what a replay of such a run must show)."""
+    def handler(event, context):
+        from sandbox import orders_in, send_confirmation_email
+
+        failures = []
+        for order in orders_in(event):
+            if order["orderId"] in seen:
+                continue  # an in-memory claim (a single container here), so nothing is emailed twice
+            try:
+                send_confirmation_email(order)
+                seen.add(order["orderId"])
+            except Exception:
+                failures.append({"itemIdentifier": order["orderId"]})
+        return {"batchItemFailures": failures}
+
+    seen: set[str] = set()
+    r = run_scenario("sqs-batch-failure", handler)
+    assert emails(r) == {"o-1": 1, "o-2": 1, "o-3": 1} and r.status == "invalid"
+    [bad] = r.verdict.findings
+    assert bad.kind == "bad batch response" and bad.invocations == ["inv-1"]
+    assert "'o-3', which is not the messageId of any record in the batch" in bad.text
+    assert "services-sqs-batchfailurereporting" in bad.text
+    # the same handler naming messageIds is a partial batch response: valid
+    assert run_scenario("sqs-batch-failure", example("partial_batch.py")).valid
+
+
 # -- dead-letter queue and message conservation ------------------------------------------------
 def conservation(sb, queue):
     """Every message sent is deleted after success, in the DLQ, or still in the queue; never two."""

@@ -522,6 +522,8 @@ def test_what_a_partial_batch_response_means(response_of, retried):
                             StreamMapping(report_batch_item_failures=True))
     invs = invocations(history)
     assert invs[0]["keys"] == ["o-1", "o-2", "o-3", "o-4"] and invs[0]["outcome"] == "ok"
+    bad = [f for f in check(history).findings if f.kind == "bad batch response"]
+    assert bool(bad) == (retried == "whole")  # a response Lambda cannot read is a finding of its own
     if retried is None:
         assert len(invs) == 1
     elif retried == "whole":

@@ -604,7 +604,8 @@ def test_partial_batch_failure_is_marked():
     fig = plot_timeline(h)
     (outcome,) = [t for t in _ax(fig).texts if t.get_gid() == "outcome:inv-1"]
     assert outcome.get_text() == "✓ ok after 0.6 s"
-    assert "batchItemFailures: o-3" in _texts(fig)  # the line under it
+    # the lines under it: o-3's message was reported (by its messageId), not the order's id
+    assert "batchItemFailures:\no-3's message" in _texts(fig)
     (bar,) = _patches(fig, "bar:inv-1:ok")
     assert bar.get_hatch()  # green, hatched: not a plain ok
     assert "marker:batch_partial" in _markers_by_gid(fig)

@@ -2,8 +2,11 @@
 
 - ``valid``: every accepted order got each effect it is owed exactly once.
 - ``invalid``: some effect happened twice or more (a duplicate), an accepted order never
-  got an effect it is owed (lost), an effect happened for an order nobody accepted, or the
-  orders of a FIFO message group were handled out of the order they were sent in.
+  got an effect it is owed (lost), an effect happened for an order nobody accepted, the
+  orders of a FIFO message group were handled out of the order they were sent in, or a
+  handler answered a batch with a partial batch response Lambda could not read (one naming
+  a record the batch did not hold, say), so Lambda failed the whole batch: a broken contract
+  with the event source, whether or not the redelivery it caused repeated anything.
 - ``unknown``: nothing is wrong yet, but the history cannot say: an order is still in
   flight when the run stopped, or an invocation was abandoned while blocked.
 
@@ -23,6 +26,7 @@ from ..vocab import (
     DROPPED,
     DYNAMODB_READS,
     IDEMPOTENCY_TABLE,
+    BadBatchResponse,
     Delivery,
     EffectStatus,
     FindingKind,
@@ -39,6 +43,9 @@ _SAVES = ("PutItem", "UpdateItem")
 #: Where the record's expiry is kept.
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 DOC_FIFO_ORDER = "https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html"
+#: AWS's list of the partial batch responses that fail a whole batch ("Success and failure conditions").
+DOC_BATCH_RESPONSE = DOC_FIFO_ORDER + "#services-sqs-batchfailurereporting"
+DOC_STREAM_BATCH_RESPONSE = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html"
 
 
 def _write_op(record: dict) -> str:
@@ -144,7 +151,11 @@ class _Facts:
         self.pending: set[str] = set()
         self.dropped: dict[str, list[dict]] = defaultdict(list)
         self.table_writes: dict[Any, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        #: key -> the world's own writes that moved its lock's end (a drill ending a claim's lock, say)
+        self.lock_ends: dict[str, list[dict]] = defaultdict(list)
+        self.drill: str | None = history.meta.get("drill")
         self.groups: dict[str, list[str]] = defaultdict(list)  # FIFO message group -> its orders, as sent
+        self.bad_responses: list[dict] = []  # "batch failed" records of a response Lambda could not read
         for e in history:
             self._read(e)
 
@@ -162,8 +173,14 @@ class _Facts:
         elif kind == RecordType.DELIVERY and e.get("what") in DROPPED:
             for k in e.get("keys") or []:
                 self.dropped[k].append(e)
+        elif (kind == RecordType.DELIVERY and e.get("what") == Delivery.BATCH_FAILED
+              and (e.get("detail") or {}).get("badResponse") in set(BadBatchResponse)):
+            self.bad_responses.append(e)
         elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
             self.table_writes[e["inv"]].append(e)
+        elif (kind == RecordType.AWS and e.get("target") == self.table and e.get("result") == AWS_OK
+              and e["op"] not in DYNAMODB_READS and isinstance(e.get("key"), str) and _lock_end_of(e) is not None):
+            self.lock_ends[e["key"]].append(e)  # outside any invocation
 
     def in_remaining_window(self, first: dict) -> bool:
         """Did the first effect's invocation claim the key, do the effect, then die before saving?
@@ -218,6 +235,7 @@ def check(history: History) -> Verdict:
                 findings.append(finding)
     findings += _abandoned(facts)
     findings += _out_of_order(facts)
+    findings += _bad_batch_responses(facts)
     findings += record_notes(facts)
     if any(FindingKind(f.kind).breaks for f in findings):
         status = Status.INVALID
@@ -333,6 +351,46 @@ def _out_of_order(facts: _Facts) -> list[Finding]:
     return findings
 
 
+def _bad_batch_responses(facts: _Facts) -> list[Finding]:
+    """Each invocation whose partial batch response Lambda could not read, so it failed the whole batch.
+
+    The handler returned normally and meant to report some records; what it returned failed every record
+    instead, those it had handled included (DOC_BATCH_RESPONSE). One finding per invocation.
+    """
+    findings, seen = [], set()
+    for d in facts.bad_responses:
+        inv = d.get("inv")
+        if inv in seen:
+            continue
+        seen.add(inv)
+        detail = d.get("detail") or {}
+        keys = list(d.get("keys") or [])
+        fault = detail["badResponse"]
+        if fault == BadBatchResponse.UNKNOWN_IDENTIFIER:
+            said = (f"a batchItemFailures entry naming {detail.get('itemIdentifier')!r}, which is not the "
+                    f"{_id_name(d)} of any record in the batch")
+        elif fault == BadBatchResponse.NO_IDENTIFIER:
+            said = "a batchItemFailures entry without an itemIdentifier"
+        else:
+            said = "a batchItemFailures that is not a list"
+        carried = f"its batch (carrying {', '.join(keys)})" if keys else "its batch"
+        if _id_name(d) == "messageId":
+            rule = (f"An entry that names no record of the batch, or none at all, fails the whole batch "
+                    f"({DOC_BATCH_RESPONSE})")
+        else:  # a stream: AWS lists empty and null identifiers; an unknown one is the sandbox's reading (shards.py)
+            rule = (f"An entry without an identifier fails the whole batch ({DOC_STREAM_BATCH_RESPONSE}); the "
+                    f"sandbox treats one naming no record of the batch the same")
+        text = (f"{inv} ended ok but returned {said}, so Lambda failed {carried} as a whole at {_fmt(d['t'])}: "
+                f"every record came back, any already handled included. {rule}")
+        findings.append(Finding(FindingKind.BAD_BATCH_RESPONSE, ",".join(keys) or str(inv), None, text, [inv]))
+    return findings
+
+
+def _id_name(d: dict) -> str:
+    """What a batch's records are named by, as its source's partial batch response names them."""
+    return "messageId" if (d.get("detail") or {}).get("messageIds") is not None else "sequence number"
+
+
 def _natural(key: str):
     head, _, tail = key.rpartition("-")
     return (head, int(tail)) if tail.isdigit() else (key, -1)
@@ -371,18 +429,31 @@ def _running(facts: _Facts, inv_id: str, t: float) -> bool:
     return end is None or end > t
 
 
+def _lock_end_of(record: dict) -> Any:
+    detail = record.get("detail") or {}
+    return detail.get("lockUntil", detail.get(TTL_ATTRIBUTE))
+
+
 def _lock_end(facts: _Facts, claim: dict) -> float | None:
-    detail = claim.get("detail") or {}
-    until = detail.get("lockUntil", detail.get(TTL_ATTRIBUTE))
+    until = _lock_end_of(claim)
     return float(until) - facts.epoch if isinstance(until, (int, float)) else None
 
 
 def _overlap(facts: _Facts, key: str, first: dict, second: dict) -> Finding:
     end = _lock_end(facts, first)
     lock = f" with a lock until {_fmt(end)}" if end is not None else ""
-    text = (f"{key}: lock overlap. {first['inv']} claimed the key at {_fmt(first['t'])}{lock} and was still "
-            f"running when {second['inv']} took the key over at {_fmt(second['t'])}, so both did the work. "
-            f"A lock must outlast the work it guards.")
+    ended = [w for w in facts.lock_ends.get(key, []) if first["seq"] < w["seq"] < second["seq"]]
+    if ended:  # the lock did not run out by itself: the run ended it from outside, on purpose
+        who = f"the {facts.drill} drill" if facts.drill else "a write from outside any invocation"
+        text = (f"{key}: lock overlap, caused on purpose by {who}. {first['inv']} claimed the key at "
+                f"{_fmt(first['t'])}{lock}; at {_fmt(ended[-1]['t'])} {who} set the lock's end to the past (standing "
+                f"in for a lock that runs out under its owner), and {second['inv']} took the key over at "
+                f"{_fmt(second['t'])} while {first['inv']} was still running. What {first['inv']} writes to the "
+                f"record after that is what this run tests.")
+    else:
+        text = (f"{key}: lock overlap. {first['inv']} claimed the key at {_fmt(first['t'])}{lock} and was still "
+                f"running when {second['inv']} took the key over at {_fmt(second['t'])}, so both did the work. "
+                f"A lock must outlast the work it guards.")
     return Finding(FindingKind.OVERLAP, key, None, text, [first["inv"], second["inv"]], (first["t"], second["t"]))
 
 

@@ -47,6 +47,30 @@ def update_assignments(params: dict) -> dict[str, Any]:
     return out
 
 
+_EXISTS_TEST = re.compile(r"\battribute_(?:not_)?exists\s*\(\s*([^),\s]+)\s*\)", re.I)
+
+
+def tested_but_absent(params: dict) -> list[str]:
+    """The attributes a PutItem's condition tests with ``attribute_exists`` or ``attribute_not_exists`` that the
+    item it writes does not have (names read through ExpressionAttributeNames; a path by its first part).
+
+    A put's condition is checked against the item already stored, and that item was written by the same code:
+    a test on an attribute the code never writes always comes out the same way (``attribute_not_exists`` of it
+    always holds), however many times the key has been written.
+    """
+    condition, item = params.get("ConditionExpression"), params.get("Item")
+    if not isinstance(condition, str) or not isinstance(item, dict):
+        return []
+    names = params.get("ExpressionAttributeNames") or {}
+    out: list[str] = []
+    for path in _EXISTS_TEST.findall(condition):
+        first = re.split(r"[.\[]", path, maxsplit=1)[0]
+        name = str(names.get(first, first))
+        if name not in item and name not in out:
+            out.append(name)
+    return out
+
+
 def number_text(value: float) -> str:
     """A number as DynamoDB text, written the way the item was (1700000000, not 1700000000.0)."""
     return str(int(value)) if float(value).is_integer() else repr(float(value))

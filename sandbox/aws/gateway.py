@@ -30,7 +30,7 @@ from ..core.scheduler import current_task
 from ..errors import RealAwsRefused
 from ..vocab import AWS_OK, IDEMPOTENCY_TABLE, TableSchema
 from . import adapter
-from .dynamo import cancellation_reasons, error_code, scalar, table_writes, update_assignments
+from .dynamo import cancellation_reasons, error_code, scalar, table_writes, tested_but_absent, update_assignments
 
 if TYPE_CHECKING:
     from ..core.clock import VirtualClock
@@ -185,6 +185,9 @@ def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes,
         detail.update({a: v for a, v in update_assignments(params).items() if a in schema.recorded})
     if params.get("ConditionExpression"):
         detail["condition"] = params["ConditionExpression"]
+        absent = tested_but_absent(params) if op == "PutItem" else []
+        if absent:
+            detail["conditionTestsAbsent"] = absent  # attributes the condition tests that this item never has
     if status == 200 and op == "GetItem":
         found = (json.loads(body or b"{}") or {}).get("Item")
         detail["found"] = bool(found)

@@ -17,6 +17,7 @@ from ..core.history import History
 from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,
+    Delivery,
     Effect,
     EffectStatus,
     FindingKind,
@@ -24,7 +25,7 @@ from ..vocab import (
     Outcome,
     RecordType,
 )
-from .drills import drill_result, stale_writes
+from .drills import drill_result, refused_save_raised, stale_writes
 
 
 @dataclass(frozen=True)
@@ -77,8 +78,8 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     assert f.effect is not None  # a duplicate names its effect
     effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
     hints = []
-    for rule in (_effect_before_claim, _claim_ignored, _stale_read, _read_then_write, _no_claim, _batch_claim,
-                 _key_per_delivery):
+    for rule in (_condition_on_absent_attribute, _effect_before_claim, _claim_ignored, _stale_read,
+                 _read_then_write, _no_claim, _batch_claim, _key_per_delivery):
         hint = rule(run, f, effects)
         if hint is not None:
             hints.append(hint)
@@ -89,6 +90,33 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     if f.remaining_window:
         hints.append(_remaining_window(run, f))
     return hints
+
+
+def _condition_on_absent_attribute(run, f, effects):
+    """Every copy's conditional put won the same key, because the condition tests an attribute the item never has:
+    ``attribute_not_exists`` of it holds against any item this code wrote."""
+    won: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # key -> (inv, its winning put)
+    for inv, effect in effects.items():
+        if effect is None:
+            continue
+        for c in run.before(inv, effect["seq"], "PutItem"):
+            if _wrote(c) and (c.get("detail") or {}).get("conditionTestsAbsent"):
+                won[str(c.get("key"))].append((inv, c))
+    for key, puts in won.items():
+        winners = list(dict.fromkeys(inv for inv, _ in puts))
+        if len(winners) < 2:
+            continue
+        who = (f"{winners[0]} and {winners[1]} both" if len(winners) == 2
+               else f"{', '.join(winners[:-1])} and {winners[-1]} all")
+        detail = puts[0][1]["detail"]
+        [name, *_] = detail["conditionTestsAbsent"]
+        return Hint("condition-on-absent-attribute",
+                    f"{who} won the conditional put on {key}: its condition ({detail.get('condition')}) tests "
+                    f"{name!r}, an attribute the item you write "
+                    f"never has, so the test comes out the same whether the key was claimed before or not. A claim's "
+                    f"condition must test an attribute that every item it writes has (look at the table's key "
+                    f"schema)")
+    return None
 
 
 def _effect_before_claim(run, f, effects):
@@ -252,11 +280,24 @@ def _no_release(run, carriers, order):
             continue
         for claim in _claims(run, inv, order):
             deleted = any(c["op"] == "DeleteItem" and c.get("key") == claim.get("key") for c in run.calls[inv])
-            if not deleted and _refused_later(run, claim.get("key"), claim["t"]):
+            refused = _refused_later(run, claim.get("key"), claim["t"])
+            if not deleted and refused:
                 return Hint("no-release", f"{inv}'s work failed after it claimed {claim.get('key')}, and the claim "
-                            f"stayed: every retry found the key taken and skipped the work, so the order was lost. "
-                            f"Delete the claim when the work raises, so a retry can start over")
+                            f"stayed: {_what_retries_did(run, refused)}, so the order was lost. Delete the claim "
+                            f"when the work raises, so a retry can start over")
     return None
+
+
+def _what_retries_did(run: _Run, refused: list[dict]) -> str:
+    """What the invocations whose claims the stale claim refused did next, as their outcomes say."""
+    ended = [run.invs.get(i) or {} for i in dict.fromkeys(str(c["inv"]) for c in refused)]
+    if ended and all(e.get("outcome") == Outcome.ERROR and "StillInProgressError" in str(e.get("error"))
+                     for e in ended):
+        return ("every retry found the key still IN_PROGRESS and raised StillInProgressError, as if another "
+                "invocation were at work, until the source stopped retrying")
+    if ended and all(e.get("outcome") == Outcome.OK for e in ended):
+        return "every retry found the key taken and skipped the work"
+    return "every retry found the key taken, and none did the work"
 
 
 def _no_expiry(run, carriers, order):
@@ -318,6 +359,9 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
             hints += _duplicate_hints(run, f)
         elif f.kind == FindingKind.LOST:
             hints += _lost_hints(run, f)
+        elif f.kind == FindingKind.BAD_BATCH_RESPONSE:
+            hints += batch_hints([d for d in history.of_type(RecordType.DELIVERY)
+                                  if d.get("what") == Delivery.BATCH_FAILED and d.get("inv") in f.invocations])
     if verdict.status != "valid":
         hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
     return _unique(hints)
@@ -391,6 +435,11 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
                      "latest write")]
     if drill in STALE_OWNER_DRILLS and stale_writes(history):
         return [_stale_write_hint(stale_writes(history)[0])]
+    if drill in ("stale-owner", "stale-save") and refused_save_raised(drill_result(history) or {}):
+        return [Hint("refused-save-raised", "the save was refused because another invocation owns the key now, and "
+                     "that refusal is not this invocation's failure: its work is done. Catch the conditional check's "
+                     "failure in save (log it if you like) and let the handler answer with the result; an error "
+                     "here makes the source deliver the event again")]
     if drill == "http-conflict" and _retry_status(history) == 409 and _retry_status(history, 0) in range(200, 300):
         return [_retry_after_hint(history)]
     if drill == "http-replay" and _retry_status(history) == 400:
@@ -430,10 +479,17 @@ def _retry_status(history: History, n: int = 1) -> Any:
 
 
 def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
-    reasons = [str((d.get("detail") or {}).get("reason", "")) for d in deliveries]
-    if any("messageId" in r or "itemIdentifier" in r for r in reasons):
-        return [Hint("wrong-identifier", "batchItemFailures must name each failed record by the messageId it came "
-                     "with (as each entry's itemIdentifier); anything else makes Lambda fail the whole batch")]
+    bad = [d for d in deliveries if (d.get("detail") or {}).get("badResponse")]
+    if bad:
+        detail = bad[0].get("detail") or {}
+        name = "messageId" if detail.get("messageIds") is not None else "sequence number"
+        ident = detail.get("itemIdentifier")
+        if ident is not None and ident in (bad[0].get("keys") or []):
+            return [Hint("wrong-identifier", f"batchItemFailures named {ident!r}, the order's own id: each entry's "
+                         f"itemIdentifier must be the {name} of the record that failed, and any other value makes "
+                         f"Lambda fail the whole batch")]
+        return [Hint("wrong-identifier", f"batchItemFailures must name each failed record by the {name} it came "
+                     f"with (as each entry's itemIdentifier); anything else makes Lambda fail the whole batch")]
     return [Hint("batch-not-partial", "one record's failure failed the whole batch, so every record in it came "
                  "back: handle each record on its own, catch its error, and name only the failed ones in "
                  "batchItemFailures")]

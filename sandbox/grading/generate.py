@@ -19,7 +19,11 @@ Each exercise is written once, as ``solutions/NN_slug.ipynb``. From it this writ
 from __future__ import annotations
 
 import argparse
+import ast
+import hashlib
 import sys
+import textwrap
+import uuid
 from pathlib import Path
 
 from ..vocab import Delivery, RecordType
@@ -68,9 +72,54 @@ def _ended(text: str) -> str:
 
 
 def kit_text() -> str:
-    return ("# The run_once the exercises from 05 on build with: a copy of examples/run_once_improved.py,\n"
-            "# made by `make exercises`. Read it there, with the lessons; do not edit this copy.\n"
-            + KIT_SOURCE.read_text())
+    """The kit as the exercises ship it: a header that says what exercises 05 to 07 need from it (how to call
+    ``run_once``, what it raises), read from the code itself, and that the code is the worked answer to earlier
+    and later exercises, then the code."""
+    source = KIT_SOURCE.read_text()
+    return kit_header(source) + source
+
+
+#: The keyword arguments of the kit's run_once the exercises use, in words (a test checks each is a parameter).
+KIT_ARGUMENTS = {
+    "payload": "what makes two requests the same; a repeat of the key with another payload raises "
+               "PayloadMismatchError",
+    "context": "Lambda's context: the lock lasts as long as the invocation can still run (lock_seconds sets it "
+               "instead)",
+    "keep_seconds": "how long a COMPLETED result is kept and replayed",
+}
+#: What the kit's code answers, said before any of it (exercise 05 points learners to this file).
+KIT_SPOILER = ("SPOILER below this header: the code is the course's worked answer to exercise 03 (store and "
+               "replay), exercise 04 (locks and retention: claim, lock_seconds_for, KEEP_FOR) and the fencing half "
+               "of exercise 08 (save and release, conditional on the owner token). Do those first; exercises 05, 06 "
+               "and 07 need nothing from this file but what this header says.")
+
+
+def kit_header(source: str) -> str:
+    """How to call the kit's ``run_once`` and what it raises, read from its code (so it cannot drift from it), and
+    ``KIT_SPOILER``: comment lines, between rules."""
+    tree = ast.parse(source)
+    run_once = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run_once")
+    errors = [n for n in tree.body if isinstance(n, ast.ClassDef)
+              and any(isinstance(b, ast.Name) and b.id.endswith("Error") for b in n.bases)]
+
+    def first_line(node: ast.FunctionDef | ast.ClassDef) -> str:
+        return (ast.get_docstring(node) or "").splitlines()[0]
+
+    said = [("run_once_kit.py: the run_once that exercises 05, 06 and 07 import. A copy of "
+             "examples/run_once_improved.py, made by `make exercises`; do not edit this copy.", ""),
+            ("", ""), ("How to call it:", ""), ("from run_once_kit import run_once", "  "),
+            (f"run_once({ast.unparse(run_once.args)})", "  "), (first_line(run_once), "    ")]
+    said += [(f"{name}: {what}", "    ") for name, what in KIT_ARGUMENTS.items()]
+    said += [("What it raises (import the ones you catch from run_once_kit):", "")]
+    said += [(f"{c.name} (a kind of {', '.join(ast.unparse(b) for b in c.bases)}): {first_line(c)}", "  ")
+             for c in errors]
+    said += [("", ""), (KIT_SPOILER, "")]
+    lines: list[str] = []
+    for text, indent in said:
+        more = indent + "  " if indent else ""  # an item's lines hang under it; a paragraph's do not
+        lines += textwrap.wrap(text, 106, initial_indent=indent, subsequent_indent=more) or [""]
+    rule = "# " + "-" * 106
+    return "\n".join([rule, *(f"# {line}".rstrip() for line in lines), rule, ""]) + "\n"
 
 
 def every_output() -> dict[Path, str]:
@@ -94,8 +143,21 @@ def mysteries(path: Path) -> dict[Path, str]:
         data = scrubbed(result.history.to_dict())
         data["meta"]["title"] = f"Timeline {letter}"
         folder = EXERCISES_DIR / f"{meta['id']}_{meta['slug']}"
-        out[folder / f"{letter}.json"] = nb.dumps(data)
+        out[folder / f"{letter}.json"] = own_request_ids(nb.dumps(data), data, letter)
     return out
+
+
+def own_request_ids(text: str, data: dict, letter: str) -> str:
+    """A quiz timeline's text with request ids of its own: each id renamed to a UUID made from the letter and
+    the id (a hash of both, so the same every time the files are made). The mysteries run from the same seed, so their
+    worlds draw the same ids in the same order, and one id would turn up in several timelines, in an exercise
+    that asks the learner to compare request ids. Within a timeline, equal ids stay equal (an async retry keeps
+    its first invocation's), and different ones stay different. They keep the look of Lambda's (version 4)."""
+    ids = sorted({e["request_id"] for e in data["events"] if isinstance(e.get("request_id"), str) and e["request_id"]})
+    for old in ids:
+        digest = hashlib.sha256(f"retries-will-happen/quiz/{letter}/{old}".encode()).digest()
+        text = text.replace(old, str(uuid.UUID(bytes=digest[:16], version=4)))
+    return text
 
 
 #: Delivery marks that name their scenario ("producer re-send"): the quiz asks for what they say. The

@@ -45,7 +45,7 @@ from .catalog import EXERCISES_DIR, KIT, Exercise, Test
 from .child import PIPE_DONE, PIPE_EFFECT
 from .judge import ItemResult, RunInfo, TestResult
 from .recorder import digest
-from .render import failure_text, item_line
+from .render import block_text, failure_blocks, item_line
 from .runner import WATCHDOG
 
 
@@ -139,8 +139,8 @@ class ExerciseGrade:
                          f"({sum(i.score for i in secret)}/{sum(i.points for i in secret)} points); "
                          f"what they test is not shown")
         if not self.reason:  # a reason that stopped every test is said once, above
-            for item in [i for i in shown if not i.passed][:3]:
-                lines += [""] + failure_text(item)
+            for block in failure_blocks([i for i in shown if not i.passed])[:3]:
+                lines += [""] + block_text(block)
         return "\n".join(lines)
 
     def replays(self, handler: str) -> list[dict[str, Any]]:

@@ -189,10 +189,12 @@ def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
     if not whole:
         return None
     d = whole[0]
-    reason = (d.get("detail") or {}).get("reason", "")
-    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): no record was named in "
-            f"batchItemFailures, so every record of the batch came back, any already handled included",
-            diagnose.batch_hints(whole))
+    detail = d.get("detail") or {}
+    reason = detail.get("reason", "")
+    why = ("Lambda could not match the response to the batch's records" if detail.get("badResponse")
+           else "no record was named in batchItemFailures")
+    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): {why}, so every record of the "
+            f"batch came back, any already handled included", diagnose.batch_hints(whole))
 
 
 def _batch_words(d: dict[str, Any]) -> str:
@@ -252,9 +254,14 @@ def answer_hash(question: str, answer: Any, salt: str = "") -> str:
 
 def judge_question(test: Test, answers: Any) -> Failure | None:
     if not isinstance(answers, dict):
-        return Failure("failed", f"answers() should return a dict of letter -> scenario name, got {answers!r}")
+        return Failure("failed", f"answers() should return a dict from each timeline's letter to one scenario name "
+                                 f"from candidates(), as the answer cell's skeleton does; it returned "
+                                 f"{answers if isinstance(answers, str) else repr(answers)}")  # a runner sends a repr
     assert test.question is not None  # a question's test names it
     given = answers.get(test.question)
+    if given is None or given == "":
+        return Failure("failed", f"timeline {test.question}: no answer yet; put one scenario name from candidates() "
+                                 f"in place of {given!r}", [Hint("where-to-look", test.what)] if test.what else [])
     right = (answer_hash(test.question, given, test.answer_salt or "") == test.answer_sha256 if test.answer is None
              else str(given).strip().lower() == test.answer.strip().lower())
     if right:

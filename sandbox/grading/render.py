@@ -91,6 +91,44 @@ def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
     return lines
 
 
+def _shared_reason(item: ItemResult) -> str | None:
+    """Why a question failed, when that reason is the whole answer's, not the question's (answers() raised, or
+    returned something other than a dict): the same words for every question, with no hint of its own."""
+    t = item.failure
+    if t is None or t.test.kind != "question" or t.reason or t.failure is None or t.failure.hints:
+        return None
+    return t.failure.explanation
+
+
+def failure_blocks(failed: list[ItemResult]) -> list[list[ItemResult]]:
+    """The failed items as the blocks that explain them: one per item, except that questions failing for the
+    same whole-answer reason share one block, so that reason is said once."""
+    blocks: list[list[ItemResult]] = []
+    shared: dict[str, list[ItemResult]] = {}
+    for item in failed:
+        reason = _shared_reason(item)
+        if reason is None:
+            blocks.append([item])
+        elif reason in shared:
+            shared[reason].append(item)
+        else:
+            shared[reason] = [item]
+            blocks.append(shared[reason])
+    return blocks
+
+
+def block_text(block: list[ItemResult], timeline: bool = True) -> list[str]:
+    """``failure_text`` of one item, or of several questions that failed for one reason, said once."""
+    if len(block) == 1:
+        return failure_text(block[0], timeline)
+    names = [i.item for i in block]
+    which = f"{', '.join(names[:-1])} and {names[-1]}"
+    failed = block[0].failure
+    assert failed is not None and failed.failure is not None  # a block of several shares its failure
+    return ([f"questions {which} failed, all for one reason", "  what happened:"]
+            + [f"    {line}" for line in failed.failure.explanation.splitlines()])
+
+
 def credit_tag(item: ItemResult) -> str:
     if not item.partial:
         return "all or nothing"
@@ -143,8 +181,8 @@ def check_text(r: Checked) -> str:
     lines.append(CREDIT_RULE)
     if r.campaign_seeds:
         lines.append(campaign_line(r))
-    for item in r.failed:  # every failing item explained, each with its own replay
-        lines += [""] + failure_text(item)
+    for block in failure_blocks(r.failed):  # every failing item explained, each with its own replay
+        lines += [""] + block_text(block)
     if r.passed:
         lines += ["", "All the public tests pass. The grader also runs hidden tests, with fresh seeds."]
         if ex.next:
@@ -197,9 +235,13 @@ def check_html(r: Checked) -> str:
     parts.append(f"<p><small>{esc(CREDIT_RULE)}</small></p>")
     if r.campaign_seeds:
         parts.append(f"<p>{esc(campaign_line(r))}</p>")
-    for n, item in enumerate(r.failed):
+    for n, block in enumerate(failure_blocks(r.failed)):
         # The first failing item is drawn; each later one is explained in words, folded under where it failed
-        # (the list above already has its line).
+        # (the list above already has its line). Questions that failed for one reason share one block.
+        if len(block) > 1:
+            parts.append(f"<pre>{esc(chr(10).join(block_text(block)))}</pre>")
+            continue
+        item = block[0]
         if not n:
             parts.append(failure_html(item))
             continue

@@ -53,7 +53,7 @@ from ..settings import Config, param
 from ..vocab import Cause, Delivery, Outcome
 from .async_invoke import read_queue
 from .base import Source
-from .sqs import ignored_partial_response
+from .sqs import ignored_partial_response, read_partial_response
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation, LambdaFunction
@@ -290,37 +290,26 @@ class ShardSource(Source):
         """Move past the batch, or retry (part of) it, or discard it; True if something will be tried again."""
         if inv.outcome != Outcome.OK:
             return self._after_failure(shard, batch, inv, todo)
-        cut, problem = self._reported(shard, batch, inv.result)
-        if problem is not None:
-            return self._after_failure(shard, batch, inv, todo, problem)
+        cut, bad = self._reported(shard, batch, inv.result)
+        if bad is not None:
+            return self._after_failure(shard, batch, inv, todo, bad)
         if cut is None:
             self._advance(shard, batch.records)
             return False
         return self._after_partial(shard, batch, inv, cut, todo)
 
     # -- partial batch responses ----------------------------------------------------------------------
-    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, str | None]:
-        """(index of the lowest record named in batchItemFailures, or None), or a reason the whole batch failed."""
+    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, dict[str, Any] | None]:
+        """(index of the lowest record named in batchItemFailures, or None), or why the whole batch failed
+        (the ``batch failed`` record's detail, as ``read_partial_response`` gives it)."""
         if not self.mapping.report_batch_item_failures:
             ignored_partial_response(self.world, result)
             return None, None  # the response is ignored unless the mapping asks for it
-        if not isinstance(result, dict) or result.get("batchItemFailures") is None:
-            return None, None
-        items = result["batchItemFailures"]
-        if not isinstance(items, list):
-            return None, "the batchItemFailures in the response is not a list, so Lambda failed the whole batch"
         position = {self.aws_seq(shard, r): i for i, r in enumerate(batch.records)}
-        cut = None
-        for item in items:
-            ident = item.get("itemIdentifier") if isinstance(item, dict) else None
-            if not isinstance(ident, str) or not ident:
-                return None, (f"batchItemFailures holds {item!r}, which has no itemIdentifier, so Lambda failed "
-                              f"the whole batch")
-            if ident not in position:
-                return None, (f"batchItemFailures names {ident!r}, which is not a sequence number of this batch, "
-                              f"so Lambda failed the whole batch")
-            cut = position[ident] if cut is None else min(cut, position[ident])
-        return cut, None
+        named, bad = read_partial_response(result, list(position), "a sequence number")
+        if bad is not None:
+            return None, bad
+        return (min(position[ident] for ident in named) if named else None), None
 
     def _after_partial(self, shard: Shard, batch: Batch, inv: "Invocation", cut: int, todo: list[Batch]) -> bool:
         """Checkpoint before the lowest failed record and retry from it, the records after it included."""
@@ -352,13 +341,11 @@ class ShardSource(Source):
 
     # -- failures -------------------------------------------------------------------------------------
     def _after_failure(self, shard: Shard, batch: Batch, inv: "Invocation", todo: list[Batch],
-                       problem: str | None = None) -> bool:
+                       bad: dict[str, Any] | None = None) -> bool:
         """Split the failed batch, retry it or discard it; True if something will be tried again."""
         m = self.mapping
         detail = {**self._span(shard, batch.records), "attempt": batch.attempt, "outcome": inv.outcome,
-                  "error": inv.error_text}
-        if problem is not None:
-            detail["reason"] = problem
+                  "error": inv.error_text, **(bad or {})}
         self.world.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=self._keys(batch.records), inv=inv.id,
                                    detail=detail)
         if m.bisect_batch_on_function_error and len(batch.records) > 1:

@@ -113,7 +113,7 @@ from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..events import sqs_record
 from ..settings import Config, param
-from ..vocab import Cause, Delivery, Outcome, SourceKind
+from ..vocab import BadBatchResponse, Cause, Delivery, Outcome, SourceKind
 from .async_invoke import THROTTLE_FIRST_DELAY, THROTTLE_MAX_DELAY
 from .base import Source
 from .fifo import DOC_KEY_TERMS, FIFO_SUFFIX, FifoDeduplication, FifoOrder, FifoQueueConfig
@@ -539,9 +539,9 @@ class SqsEventSourceMapping(Source):
             self._quiet_wait(ids, inv.id, received_at)
         sb.scheduler.wait_for(inv.task, label=f"sqs: wait {inv.id}")
         if inv.outcome == Outcome.OK:
-            failed, problem = self._failed_items(inv.result, ids)
-            if problem is not None:
-                self._batch_failed(ids, inv, problem)
+            failed, bad = self._failed_items(inv.result, ids)
+            if bad is not None:
+                self._batch_failed(ids, inv, bad["reason"], bad=bad)
                 return
             done = [m for m in batch if m["MessageId"] not in failed]
             if done:
@@ -605,27 +605,13 @@ class SqsEventSourceMapping(Source):
         )
 
     # -- outcomes ------------------------------------------------------------------------------
-    def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], str | None]:
-        """The messageIds a partial batch response names, or a reason the whole batch failed."""
+    def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], dict[str, Any] | None]:
+        """The messageIds a partial batch response names, or why the whole batch failed (``bad_response``)."""
         if not self.config.report_batch_item_failures:
             ignored_partial_response(self.world, result)
             return set(), None  # the response is ignored unless the mapping asks for it
-        if result is None or not isinstance(result, dict) or result.get("batchItemFailures") is None:
-            return set(), None
-        items = result["batchItemFailures"]
-        if not isinstance(items, list):
-            return set(), "the batchItemFailures in the response is not a list, so Lambda failed the whole batch"
-        failed: set[str] = set()
-        for item in items:
-            ident = item.get("itemIdentifier") if isinstance(item, dict) else None
-            if not isinstance(ident, str) or not ident:
-                return set(), (f"batchItemFailures holds {item!r}, which has no itemIdentifier, so Lambda "
-                               f"failed the whole batch")
-            if ident not in ids:
-                return set(), (f"batchItemFailures names {ident!r}, which is not a messageId of this batch, so "
-                               f"Lambda failed the whole batch")
-            failed.add(ident)
-        return failed, None
+        named, bad = read_partial_response(result, ids, "a messageId")
+        return set(named), bad
 
     def _delete(self, messages: list[dict[str, Any]], inv: "Invocation") -> None:
         missed = self._missed_copies(messages)
@@ -668,12 +654,13 @@ class SqsEventSourceMapping(Source):
                            f"{self.visibility_timeout} s visibility timeout has run out"},
         )
 
-    def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False) -> None:
+    def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False,
+                      bad: dict[str, Any] | None = None) -> None:
         for mid in ids:
             self.tracked[mid].last_error = reason
         whole = "" if partial else "the whole batch, already-handled messages included, "
         self.world.record_delivery(self.kind, Delivery.BATCH_FAILED, keys=self._keys(ids), inv=inv.id,
-            detail={"messageIds": ids, "reason": reason, "partial": partial,
+            detail={"messageIds": ids, "reason": reason, "partial": partial, **(bad or {}),
                     "visibilityTimeout": self.visibility_timeout,
                     "returns": f"{whole}becomes visible again {self.visibility_timeout} s after it was received"},
         )
@@ -765,3 +752,34 @@ def ignored_partial_response(sb: Any, result: Any) -> None:
     if isinstance(items, list) and items:
         sb.note(f"the handler returned {len(items)} batchItemFailures, but the mapping was created without "
                 f"ReportBatchItemFailures, so Lambda ignored them and treated the whole batch as a success")
+
+
+def read_partial_response(result: Any, ids: list[str], what: str) -> tuple[list[str], dict[str, Any] | None]:
+    """(the ids a partial batch response names, None), or ([], why Lambda failed the whole batch).
+
+    ``ids`` are the batch's records as the function saw them (``what`` says what they are: "a messageId",
+    "a sequence number"). No response, or a null ``batchItemFailures``, is a full success. The why is the
+    ``batch failed`` record's detail: ``reason`` in words, ``badResponse`` (``BadBatchResponse``) for a reader
+    that judges, and the offending ``itemIdentifier`` when there was one. For SQS, AWS lists "an itemIdentifier
+    value with a message ID that doesn't exist", an empty or null one and a bad key name as complete failures
+    (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html#services-sqs-batchfailurereporting);
+    for a stream, ``shards`` says which of these AWS documents and which the sandbox assumes.
+    """
+    if not isinstance(result, dict) or result.get("batchItemFailures") is None:
+        return [], None
+    items = result["batchItemFailures"]
+    if not isinstance(items, list):
+        return [], {"reason": "the batchItemFailures in the response is not a list, so Lambda failed the whole batch",
+                    "badResponse": BadBatchResponse.NOT_A_LIST}
+    named: list[str] = []
+    for item in items:
+        ident = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not isinstance(ident, str) or not ident:
+            return [], {"reason": f"batchItemFailures holds {item!r}, which has no itemIdentifier, so Lambda failed "
+                                  f"the whole batch", "badResponse": BadBatchResponse.NO_IDENTIFIER}
+        if ident not in ids:
+            return [], {"reason": f"batchItemFailures names {ident!r}, which is not {what} of this batch, so Lambda "
+                                  f"failed the whole batch", "badResponse": BadBatchResponse.UNKNOWN_IDENTIFIER,
+                        "itemIdentifier": ident}
+        named.append(ident)
+    return named, None

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from ...vocab import Outcome
+from ...vocab import Outcome, SourceKind
 from .model import Invocation, Window, WindowKind
 from .timefmt import duration
 
@@ -84,10 +84,20 @@ def outcome_text(rec: Invocation) -> tuple[str, list[str]]:
         what += f" · {rec.status_code}"
     text = f"{mark} {what}" + (f" after {dur}" if dur else "")
     if rec.outcome == Outcome.OK and rec.failed_items:  # ok, but some items failed
-        return text, [f"batchItemFailures: {keys_text(rec.failed_items, limit=3)}"]
+        return text, failed_items_lines(rec)
     if rec.outcome != Outcome.OK and rec.error and rec.error.strip():
         return text, error_lines(rec.error)
     return text, []
+
+
+def failed_items_lines(rec: Invocation) -> list[str]:
+    """The records a partial batch response named, as records of orders (["batchItemFailures:", "o-3's message"]):
+    the response names a record by its messageId (or sequence number), never by the order it carries."""
+    unit = "message" if rec.source == SourceKind.SQS else "record"
+    keys = list(dict.fromkeys(rec.failed_items))
+    if len(keys) == 1:
+        return ["batchItemFailures:", f"{short_key(keys[0])}'s {unit}"]
+    return ["batchItemFailures:", f"{unit}s of {keys_text(keys, limit=3)}"]
 
 
 def error_lines(error: str) -> list[str]:
