@@ -270,7 +270,7 @@ class SettingsExplorer:
             if prepared is not None:
                 prepared.result()  # done before anything here draws (and what went wrong there is raised here)
         self.result = result
-        if refused is not None:
+        if result is None:
             self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(refused))}</span>', None, values, loop)
             return None
         png, legend = None, None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
@@ -171,7 +171,7 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
 
 
 def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: float,
-               loc: str = "outside lower center") -> None:
+               loc: Literal["outside lower center", "center"] = "outside lower center") -> None:
     """The legend below the axes (or at ``loc``), in ``ncols`` columns."""
     if not items:
         return
