@@ -386,3 +386,15 @@ def test_one_console_script_reaches_every_command(capsys):
     script = Path(sys.executable).with_name("rwh")  # installed beside the venv's python by make setup
     done = subprocess.run([str(script), "exercises"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "02" in done.stdout
+
+
+def test_the_timeline_in_words_names_a_poison_message_that_carries_no_order():
+    from sandbox.present.run_text import text_timeline
+
+    result = run_scenario("sqs-batch-failure", "examples/naive_email.py:handler", settings={"poison": 1})
+    poison = next(e for e in result.history if e["type"] == "delivery" and e["what"] == "batch failed"
+                  and not e["keys"])
+    lines = text_timeline(result.history, limit=1000).splitlines()
+    named = f"sqs batch failed: message {poison['detail']['messageIds'][0][:8]}…"
+    assert any(line.endswith(named) for line in lines), lines
+    assert any("carries no order" in line for line in lines) and not any(line.endswith(": ") for line in lines)

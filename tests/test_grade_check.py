@@ -212,7 +212,7 @@ def test_a_failed_drill_says_so_first_and_a_closed_pipe_ends_it_quietly(capsys, 
     out = capsys.readouterr().out
     first, second = out.splitlines()[:2]
     assert "FAILED" in first and second.startswith("what went wrong:")
-    assert "carries o-1" in out and "carries nothing" not in out
+    assert "carries o-1" in out and "carries no order" not in out
     read, write = os.pipe()
     os.close(read)
     saved = os.dup(1)

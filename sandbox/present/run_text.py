@@ -55,7 +55,7 @@ def _aws_text(e: dict[str, Any]) -> str:
 def _line(e: dict[str, Any], seen: dict[tuple[str, str], int]) -> str | None:
     kind = e["type"]
     if kind == RecordType.INVOKE_START:
-        return (f"start ({e['source']}, {e['cause']}; carries {', '.join(e.get('keys') or []) or 'nothing'}) "
+        return (f"start ({e['source']}, {e['cause']}; carries {', '.join(e.get('keys') or []) or 'no order'}) "
                 f"in container {str(e.get('container') or '-').rsplit('/', 1)[-1]}")
     if kind == RecordType.INVOKE_END:
         return f"end: {e['outcome']}" + (f" ({e['error']})" if e.get("error") else "")
@@ -66,8 +66,16 @@ def _line(e: dict[str, Any], seen: dict[tuple[str, str], int]) -> str | None:
         extra = f"  <-- {_ordinal(n)} {e['kind']} for {e['key']}" if n > 1 else ""
         return f"{e['kind']} {e['key']}: {e['status']}{extra}"
     if kind == RecordType.DELIVERY:
-        return f"{e['source']} {e['what']}: {', '.join(e.get('keys') or [])}"
+        return f"{e['source']} {e['what']}" + (f": {carried}" if (carried := _carried(e)) else "")
     return None
+
+
+def _carried(e: dict[str, Any]) -> str:
+    """What a delivery carried: its orders, or the messages of no order (a poison message, by its id's start)."""
+    if e.get("keys"):
+        return ", ".join(e["keys"])
+    ids = (e.get("detail") or {}).get("messageIds") or []
+    return ", ".join(f"message {str(m)[:8]}…" for m in ids)
 
 
 def _ordinal(n: int) -> str:
