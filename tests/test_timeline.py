@@ -1219,3 +1219,15 @@ def test_the_visibility_timeout_is_read_from_its_field_never_from_words():
                           "detail": {"messageIds": ["m-1"], "visibilityTimeout": 30,
                                      "why": "not deleted within the 30 s visibility timeout"}})
     assert reader.timeout == 30
+
+
+def test_the_lock_legend_says_the_status_the_claims_wrote():
+    """claim_only.py writes CLAIMED, the article's run_once IN_PROGRESS: the legend names the record the plot shows."""
+    from conftest import example
+
+    def lock_entry(handler):
+        fig = run_scenario("concurrent-claims", handler, settings={"copies": 2}).plot()
+        return [t.get_text() for t in fig.legends[0].get_texts() if t.get_text().startswith("lock held")]
+
+    assert lock_entry(example("claim_only.py")) == ["lock held (CLAIMED record)"]
+    assert lock_entry(example("article.py")) == ["lock held (IN_PROGRESS record)"]

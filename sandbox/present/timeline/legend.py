@@ -16,7 +16,7 @@ from matplotlib import patches as mpatches
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
-from ...vocab import Delivery, Outcome, SourceKind
+from ...vocab import Delivery, ItemStatus, Outcome, SourceKind
 from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
@@ -141,6 +141,9 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
         if kind in kinds:
             face, edge, hatch, text = WINDOW_STYLE[kind]
+            if kind == WindowKind.LOCK and m.lock_statuses and m.lock_statuses != {ItemStatus.IN_PROGRESS}:
+                # the claims' own word for the record (claim_only.py writes CLAIMED), not the article's
+                text = f"lock held ({' or '.join(sorted(m.lock_statuses))} record)"
             items.append((mpatches.Patch(facecolor=face, edgecolor=edge, hatch=hatch, lw=0.8), text))
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:

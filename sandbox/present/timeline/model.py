@@ -156,3 +156,4 @@ class Model:
     hidden: list[Hidden] = field(default_factory=list)
     batching: list[Batching] = field(default_factory=list)
     t_end: float = 0.0
+    lock_statuses: set[str] = field(default_factory=set)  # what the claims wrote as status (IN_PROGRESS, CLAIMED)

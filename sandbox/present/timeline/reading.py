@@ -210,6 +210,8 @@ class HistoryReader:
             if inv is not None:
                 warning = self.owners.write(inv, key, op, detail.get("status"), seq)
             style = self._write(op, inv, key, t, expires, completed, conditional=bool(detail.get("condition")))
+            if style == "claim_won":
+                self.model.lock_statuses.add(str(detail.get("status") or ItemStatus.IN_PROGRESS))
         if warning is not None:
             style = "stale_write"
         if style is not None and inv is not None:
