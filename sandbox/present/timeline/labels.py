@@ -43,6 +43,7 @@ REQUIRED_LABELS = ("dropped", Delivery.PENDING)  # where a lost or stuck order w
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
+CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
@@ -95,7 +96,8 @@ def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float,
             (x0 + off, top, "left", "bottom")]
 
 
-def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool) -> None:
+def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool,
+                 point: EventPoint | None = None) -> None:
     kw = _event_style(c, e)
     label = e.label
     assert label is not None  # only labelled events are placed
@@ -105,7 +107,25 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         xd, yd = c.data(x, y)
         return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-    c.place(make, cands, required=required or e.style in REQUIRED_LABELS, exclude=(f"head:{e.source}:{e.seq}",))
+    text = c.place(make, cands, required=required or e.style in REQUIRED_LABELS,
+                   exclude=(f"head:{e.source}:{e.seq}",))
+    if text is not None and point is not None:
+        _point_at(c, text, point, kw["color"])
+
+
+def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
+    """A label above or below its marker but not centred on it (a neighbour took the middle) gets a small caret on
+    its edge, over the marker: a speech bubble's tail. Over a row of marks, a box alone reads as naming whichever
+    is under its middle."""
+    box = c.text_box(text)
+    if abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not box.x0 <= p.x <= box.x1:
+        return
+    above = box.y0 >= p.y
+    if not (box.y0 >= p.y if above else box.y1 <= p.y):
+        return  # beside it, on its line: the label starts at the marker
+    xd, yd = c.data(p.x, box.y0 if above else box.y1)
+    c.ax.add_line(mlines.Line2D([xd], [yd], ls="none", marker="v" if above else "^", ms=CARET_PT * c.scale.factor,
+                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"event-caret:{p.event.style}"))
 
 
 def label_required_events(c: Canvas, placed: MarkerPlacement,
@@ -113,7 +133,7 @@ def label_required_events(c: Canvas, placed: MarkerPlacement,
     """Where a lost order went, and what was still pending: always labelled."""
     for p in placed.event_points:
         if p.event.style in REQUIRED_LABELS:
-            _label_event(c, p.event, _beside_marker(c, p), required=True)
+            _label_event(c, p.event, _beside_marker(c, p), required=True, point=p)
     for e, rect in pending_bands:
         if e.label:
             _label_event(c, e, _on_band(c, e, rect), required=True)
@@ -123,7 +143,7 @@ def _label_optional(c: Canvas, points: Iterable[EventPoint]) -> None:
     if c.compact:
         return
     for p in points:
-        _label_event(c, p.event, _beside_marker(c, p), required=False)
+        _label_event(c, p.event, _beside_marker(c, p), required=False, point=p)
 
 
 def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:
