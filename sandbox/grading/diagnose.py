@@ -442,6 +442,11 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
                      "here makes the source deliver the event again")]
     if drill == "http-conflict" and _retry_status(history) == 409 and _retry_status(history, 0) in range(200, 300):
         return [_retry_after_hint(history)]
+    if drill in ("http-replay", "http-conflict") and _retry_status(history) == 422:
+        return [Hint("payload-per-request", "the retry carried the same Idempotency-Key and the same body, and was "
+                     "answered 422 as if it were another request: the payload run_once compares holds something "
+                     "that changes with every request (an API Gateway event's requestContext, its request id, its "
+                     "headers); compare only what makes two requests the same one")]
     if drill == "http-replay" and _retry_status(history) == 400:
         return [Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
                      "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "

@@ -121,8 +121,11 @@ class SqsBatchFailure(Scenario):
         Setting("fail_order", 3, "the position of the order whose email provider fails, sending nothing "
                 "(0: no fault); a later order, so the earlier ones were already emailed", None, 0, 10000),
         Setting("failures", 1, "how many calls to that order's email provider fail", None, 0, 1000),
-        Setting("poison", 0, "how many poison messages (a body that is not JSON) the producer adds 1 s after "
-                "the orders (0: none); each fails until SQS moves it to the dead-letter queue", DOC_DLQ, 0, 10),
+        Setting("poison", 0, "how many poison messages (a body that is not JSON) the producer adds after the "
+                "orders (0: none); each fails until SQS moves it to the dead-letter queue", DOC_DLQ, 0, 10),
+        Setting("poison_delay", 1.0, "seconds after the orders that the poison messages are added: at 1 s they "
+                "arrive after the orders' batch was taken and fail alone; at 0 they share the orders' batch, and a "
+                "handler that raises on one sends every order of it back", None, 0.0, 3600.0),
     )
 
     def drive(self, sb, fn, cfg):
@@ -132,6 +135,7 @@ class SqsBatchFailure(Scenario):
                            f"pick 1 to {len(orders)}, or 0 for no fault")
         if cfg["fail_order"] and cfg["failures"]:
             sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"]))
-        # The poison arrives on its own, after the orders' batch was taken, so it fails alone.
-        schedule = [(0.0, order) for order in orders] + [(1.0, POISON_BODY)] * cfg["poison"]
-        return run_sqs(sb, fn, cfg, schedule, backlog=len(orders))
+        # By default the poison arrives on its own, after the orders' batch was taken, so it fails alone.
+        schedule = [(0.0, order) for order in orders] + [(float(cfg["poison_delay"]), POISON_BODY)] * cfg["poison"]
+        joins = cfg["poison"] if not cfg["poison_delay"] else 0  # the poller waits for these too: one batch
+        return run_sqs(sb, fn, cfg, schedule, backlog=len(orders) + joins)
