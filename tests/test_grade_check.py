@@ -129,6 +129,11 @@ def test_check_keeps_an_answer_written_in_the_file_as_bak_and_says_so(tmp_path, 
     assert third.backup.endswith("02_claim_the_key.py.bak2") and backup.read_text() == mine
     assert (tmp_path / "02_claim_the_key.py.bak2").read_text().startswith("# edited by hand")
 
+    # a file written by hand that holds just the cell's code (under comments of its own) loses nothing: no backup
+    answer_file.write_text("# my copy, saved from the editor\n\n" + _stub_cell() + "\n")
+    fourth = _run_in_notebook(_stub_cell())
+    assert fourth.backup is None and not (tmp_path / "02_claim_the_key.py.bak3").exists()
+
 
 def test_check_runs_the_exercises_own_tests_whatever_the_notebooks_tests_list_says(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)

@@ -244,10 +244,10 @@ def test_the_linked_map_follows_its_explorer():
     grid, image = view.grid, view.image.value
     explorer.controls["lock_seconds"].value = 45  # an axis moved: the frame moves, the grid stays
     assert view.mark["lock_seconds"] == 45 and view.grid is grid and view.image.value != image
-    assert view.figure.axes[0].get_title().endswith("(function timeout 60)")
+    assert view.figure.axes[0].get_title().endswith("(function timeout 60 s)")
     explorer.controls["function_timeout"].value = 20  # a setting off the axes: the grid reruns, and its title says so
     assert view.grid is not grid and view.grid.cells[(10, 30)] == "valid"
-    assert view.figure.axes[0].get_title().endswith("(function timeout 20)")
+    assert view.figure.axes[0].get_title().endswith("(function timeout 20 s)")
     explorer.controls["lock_seconds"].value = 10
     assert explorer.result.status == view.grid.status(10, 30) == "valid"  # the map and the explorer agree
 

@@ -112,7 +112,7 @@ def save_answer(ex: Exercise, cell: str, target: Path) -> Path | None:
     backup = None
     if target.is_file():
         old = target.read_text(errors="replace")
-        if old != text and not written_as_is(old):
+        if old != text and not written_as_is(old) and not _same_code(old, cell):
             backup = _free_backup(target, old)
             if not backup.is_file():
                 backup.write_text(old)
@@ -121,6 +121,14 @@ def save_answer(ex: Exercise, cell: str, target: Path) -> Path | None:
     if ex.kit and not (target.parent / KIT).exists() and kit.is_file():
         (target.parent / KIT).write_text(kit.read_text())
     return backup
+
+
+def _same_code(old: str, cell: str) -> bool:
+    """A file that holds the cell's code under a header of comments (or none) loses nothing when it is replaced."""
+    lines = old.splitlines()
+    while lines and (not lines[0].strip() or lines[0].lstrip().startswith("#")):
+        lines.pop(0)
+    return "\n".join(lines).strip() == cell.strip()
 
 
 def _free_backup(target: Path, text: str) -> Path:

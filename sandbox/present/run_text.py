@@ -99,8 +99,10 @@ def text_timeline(history: History, limit: int = TIMELINE_LINES) -> str:
 
 
 def _time(t: float) -> str:
+    """A line's time: seconds to the millisecond, then on a clock as the timeline's ticks read ("2:00.5",
+    "2:05:00"), so that two events a second apart never print the same."""
+    from .timeline.timefmt import HOURS, MINUTES, tick_label
+
     if t < 120:
         return f"{t:.3f} s"
-    if t < 3600:
-        return f"{t / 60:.1f} min"
-    return f"{t / 3600:.2f} h"
+    return tick_label(t, 1, MINUTES) if t < 3600 else tick_label(t, 0, HOURS)
