@@ -1,6 +1,6 @@
 """``make bench``'s widget section: what a slider move costs against a bare run of the same scenario.
 
-Every widget in the course (lesson 10's, built as the lesson builds them) is moved to values it
+Every widget in the course (lesson 10's, built as the lesson builds them) is moved to fifteen values it
 has not shown yet, from Python, which reruns and redraws before the assignment returns: the
 rerun, the timeline and, for the dashboard, the verdict map's mark. Each move is timed beside a
 bare ``run_scenario`` of the same settings, alternating which goes first, in this one process;
@@ -65,15 +65,17 @@ def _explorer(scenario: str, handler: str, name: str, **kw: Any) -> Callable[[],
 WIDGETS: dict[str, tuple[Callable[[], Any], str, list]] = {
     "ttl-lag (ttl_lag)": (_explorer("ttl-lag", TTL_ONLY, "ttl_lag", fixed={"ttl_lag": 600},
                                     spans={"ttl_lag": (0, 1800, 10)}), "ttl_lag",
-                          [30, 90, 610, 1200, 40, 70, 1790, 20, 300]),
-    "lock dashboard (lock_seconds)": (_lock_dashboard, "lock_seconds", [13, 0, 40, 11, 27, 45, 9, 33, 17]),
+                          [30, 90, 610, 1200, 40, 70, 1790, 20, 300, 150, 900, 60, 1500, 10, 450]),
+    "lock dashboard (lock_seconds)": (_lock_dashboard, "lock_seconds",
+                                      [13, 0, 40, 11, 27, 45, 9, 33, 17, 21, 5, 38, 14, 30, 2]),
     "async-late-retry (keep_for)": (_explorer("async-late-retry", ARTICLE, "keep_for", fixed={"keep_for": 3600},
                                               spans={"keep_for": (600, 14400, 600)}), "keep_for",
-                                    [7200, 1200, 14400, 10800, 600, 9000, 4200, 12000, 1800]),
+                                    [7200, 1200, 14400, 10800, 600, 9000, 4200, 12000, 1800, 6000, 13200, 2400,
+                                     8400, 3000, 10200]),
     "sqs-visibility-timeout (visibility_timeout)": (
         _explorer("sqs-visibility-timeout", ARTICLE, "visibility_timeout",
                   spans={"visibility_timeout": (3, 60, 1)}), "visibility_timeout",
-        [30, 3, 60, 12, 45, 7, 21, 50, 9]),
+        [30, 3, 60, 12, 45, 7, 21, 50, 9, 36, 4, 55, 16, 27, 40]),
 }
 
 
