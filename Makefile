@@ -100,8 +100,8 @@ test: setup
 	@log=$$(mktemp); $(BIN)/mypy >"$$log" 2>&1 & mypy=$$!; \
 	echo "$(BIN)/mypy  (in the background)"; \
 	echo "$(BIN)/ruff check ."; $(BIN)/ruff check . && \
-	{ echo "$(BIN)/python -m pytest -n auto --durations=15 -m \"not grading\" $(PYTEST_ARGS)"; \
-	  $(BIN)/python -m pytest -n auto --durations=15 -m "not grading" $(PYTEST_ARGS); }; tests=$$?; \
+	{ echo "$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m \"not grading\" $(PYTEST_ARGS)"; \
+	  $(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "not grading" $(PYTEST_ARGS); }; tests=$$?; \
 	wait $$mypy; typed=$$?; echo "mypy:"; cat "$$log"; rm -f "$$log"; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
