@@ -420,7 +420,9 @@ ARM_MOVE_JS = """async (root) => {
   for (const [name, img] of Object.entries(pictures)) {
     const watch = new MutationObserver(async () => {
       const at = performance.now() - move.t0;
-      if (move[name] === null && await print(img.src) !== before[name]) { move[name] = at; watch.disconnect(); }
+      let now;
+      try { now = await print(img.src); } catch (e) { return; }  // replaced (and revoked) meanwhile: a later call
+      if (move[name] === null && now !== before[name]) { move[name] = at; watch.disconnect(); }
     });
     watch.observe(img, {attributes: true, attributeFilter: ['src']});
   }
