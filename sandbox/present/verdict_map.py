@@ -587,12 +587,14 @@ class LinkedVerdictMap:
         """The map's title, with the settings of the explorer's controls that are off its axes: the cells ran
         with them, and a learner who moved one must see which map this is."""
         base = self.title or f"{self.explorer.scenario.name}: the verdict for each {self.x.name} and {self.y.name}"
+        from .widgets import shown_value
+
         known = self.explorer.scenario.all_settings()
         said = []
         for name, value in shared.items():
             if name not in self.explorer.controls:
                 continue
-            shown = f"{value:g}" if isinstance(value, float) else str(value)
+            shown = shown_value(value)
             # a setting counted in seconds (its help says so) says its unit
             unit = " s" if name in known and "second" in known[name].help and not isinstance(value, bool) else ""
             said.append(f"{self.explorer.label(name)} {shown}{unit}")

@@ -232,7 +232,7 @@ class SettingsExplorer:
     def _changed(self, change: dict) -> None:
         self._asked += 1
         name = next((n for n, c in self.controls.items() if c is change["owner"]), change["name"])
-        self.mark_stale(f"redrawing for {self.label(name)} {_shown_value(change['new'])}…")
+        self.mark_stale(f"redrawing for {self.label(name)} {shown_value(change['new'])}…")
         loop = _browser_loop(change)
         if loop is None:
             self.rerun()
@@ -314,7 +314,8 @@ class SettingsExplorer:
         return self.widget._repr_mimebundle_(**kw)
 
 
-def _shown_value(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """A setting's value as the controls' stale notice and the verdict map's title say it: 60.0 as "60"."""
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
