@@ -53,8 +53,24 @@ class ProviderError(Exception):
 class RuntimeExit(BaseException):
     """The handler ended its own process (``os._exit``): Lambda reports Runtime.ExitError."""
 
+    #: Lambda's error type for this way of ending (``OutOfMemory`` has its own).
+    error_type = "Runtime.ExitError"
+
     #: Set only when an execution environment reports where the code exited (``runtime._where`` asks hasattr).
     where: str
     def __init__(self, code: object = 0):
         super().__init__(f"Runtime exited with error: exit status {code}")
         self.code = code
+
+
+class OutOfMemory(RuntimeExit):
+    """The environment used more memory than the function has: Lambda ends it (Runtime.OutOfMemory).
+
+    https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"""
+
+    error_type = "Runtime.OutOfMemory"
+
+    def __init__(self, memory_mb: object = None) -> None:
+        BaseException.__init__(self, "Runtime exited with error: signal: killed")
+        self.code = "signal: killed"
+        self.memory_mb = memory_mb

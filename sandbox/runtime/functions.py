@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 from ..aws.dynamo import json_number
 from ..core.faults import CrashPlan
 from ..core.scheduler import Task, current_task
-from ..errors import BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, RuntimeExit, WorldClosed
+from ..errors import (BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, OutOfMemory, RuntimeExit,
+                      WorldClosed)
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
@@ -52,6 +53,10 @@ DOC_ENV = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.ht
 DEFAULT_TIMEOUT = 3.0  # seconds (configuration-timeout.html)
 MAX_TIMEOUT = 900.0  # 15 minutes
 DEFAULT_MEMORY_MB = 128  # configuration-function-common.html
+MIN_MEMORY_MB, MAX_MEMORY_MB = 128, 10_240  # configuration-memory.html
+DOC_MEMORY = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"
+DEFAULT_EPHEMERAL_MB, MAX_EPHEMERAL_MB = 512, 10_240  # configuration-ephemeral-storage.html
+DOC_STORAGE = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-ephemeral-storage.html"
 ACCOUNT = "123456789012"
 PYTHON_RUNTIME = f"python{sys.version_info.major}.{sys.version_info.minor}"
 
@@ -68,10 +73,18 @@ class FunctionConfig:
     account: str = ACCOUNT
     #: The function's own environment variables (configuration-envvars.html); Lambda's reserved ones win.
     environment: dict[str, str] = field(default_factory=dict)
+    #: /tmp's size in MB: 512 by default, up to 10,240 (configuration-ephemeral-storage.html).
+    ephemeral_storage_mb: int = DEFAULT_EPHEMERAL_MB
 
     def __post_init__(self) -> None:
         if not (1 <= self.timeout <= MAX_TIMEOUT):
             raise BadInput(f"function timeout must be between 1 and 900 seconds (Lambda's range), got {self.timeout}")
+        if not (MIN_MEMORY_MB <= self.memory_mb <= MAX_MEMORY_MB):
+            raise BadInput(f"function memory must be between {MIN_MEMORY_MB} and {MAX_MEMORY_MB:,} MB (Lambda's "
+                           f"range, {DOC_MEMORY}), got {self.memory_mb}")
+        if not (DEFAULT_EPHEMERAL_MB <= self.ephemeral_storage_mb <= MAX_EPHEMERAL_MB):
+            raise BadInput(f"ephemeral storage must be between {DEFAULT_EPHEMERAL_MB} and {MAX_EPHEMERAL_MB:,} MB "
+                           f"(Lambda's range, {DOC_STORAGE}), got {self.ephemeral_storage_mb}")
 
     @property
     def arn(self) -> str:
@@ -476,7 +489,8 @@ class LambdaFunction:
         """What the template hands a new environment: its variables, task root, handler, seed and time."""
         environ = {**self._environment(cid), "LAMBDA_TASK_ROOT": root}
         return {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],
-                "seed": f"botocore-jitter:{self.runtime.seed}:{cid}", "now": self.runtime.clock.now()}
+                "seed": f"botocore-jitter:{self.runtime.seed}:{cid}", "now": self.runtime.clock.now(),
+                "limits": {"memory_mb": self.config.memory_mb, "tmp_mb": self.config.ephemeral_storage_mb}}
 
     def _environment(self, cid: str) -> dict[str, str]:
         """The container's environment: the world's, plus Lambda's reserved variables (configuration-envvars.html)."""
@@ -491,7 +505,10 @@ class LambdaFunction:
                 "AWS_LAMBDA_LOG_STREAM_NAME": cfg.log_stream(self.runtime.clock, cid.rsplit("/", 1)[-1]),
                 "AWS_LAMBDA_INITIALIZATION_TYPE": "snap-start" if self.snapstart else "on-demand",
                 "LAMBDA_TASK_ROOT": self.task_root or "",
-                "LAMBDA_RUNTIME_DIR": "/var/runtime", "TZ": ":UTC"}
+                "LAMBDA_RUNTIME_DIR": "/var/runtime", "TZ": ":UTC",
+                # The Runtime API's address, and the session token Lambda's credentials come with: here the
+                # channel is the Runtime API, and the token is as fake as the keys (configuration-envvars.html).
+                "AWS_LAMBDA_RUNTIME_API": "127.0.0.1:9001", "AWS_SESSION_TOKEN": "testing"}
 
     def _cold_start(self) -> Container:
         """A new execution environment: its own process, the handler's code loaded into it."""
@@ -599,7 +616,8 @@ class LambdaFunction:
         except InvocationCrashed as exc:
             self.stop(inv, Outcome.CRASHED, exc)
         except (SystemExit, RuntimeExit) as exc:
-            self.stop(inv, Outcome.CRASHED, exc, text=f"Runtime.ExitError: {_exit_text(exc)}")
+            kind = exc.error_type if isinstance(exc, RuntimeExit) else "Runtime.ExitError"
+            self.stop(inv, Outcome.CRASHED, exc, text=f"{kind}: {_exit_text(exc)}")
         except WorldClosed:
             self._finish(inv, Outcome.CRASHED, "the world closed while this invocation was still running")
             raise
@@ -649,6 +667,8 @@ def _timeout_text(timeout: float) -> str:
 
 
 def _exit_text(exc: BaseException) -> str:
+    if isinstance(exc, OutOfMemory):
+        return str(exc)
     code = exc.code if isinstance(exc, (SystemExit, RuntimeExit)) else 1
     code = 0 if code is None else code
     return f"Runtime exited with error: exit status {code}" if isinstance(code, int) else f"Runtime exited: {code}"
@@ -694,6 +714,8 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
     if inv.outcome == Outcome.TIMEOUT:
         return {"errorType": "Sandbox.Timedout", "errorMessage": f"RequestId: {rid} Error: Task timed out after "
                                                                  f"{inv.function.config.timeout:.2f} seconds"}
+    if inv.outcome == Outcome.CRASHED and isinstance(inv.error, OutOfMemory):
+        return {"errorType": OutOfMemory.error_type, "errorMessage": f"RequestId: {rid} Error: {inv.error}"}
     if inv.outcome == Outcome.CRASHED:
         return {"errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}

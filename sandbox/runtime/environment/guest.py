@@ -324,6 +324,7 @@ class _Mounts:
     libc: Any = None
     private = False
     tmp = ""
+    own_namespaces = False  # made by the environment's manager (manager.py): nothing left to mount here
 
 
 def _mount(source: bytes | None, target: bytes, flags: int) -> bool:
@@ -379,11 +380,13 @@ def _needed_under_tmp() -> list[str]:
 def _read_only(folder: str) -> None:
     """The task root, read-only in this process's mount namespace (Lambda's /var/task is)."""
     root = folder.encode()
+    if _Mounts.own_namespaces:
+        return
     if _Mounts.private and _mount(root, root, _MS_BIND | _MS_REC):
         _mount(None, root, _MS_REMOUNT | _MS_BIND | _MS_RDONLY)
 
 
-def prepare(tmp: str) -> None:
+def prepare(tmp: str | None) -> None:
     """What any environment does first, whatever its function: done ahead, in a spare fork.
 
     The log keeps what goes through sys.stdout and sys.stderr (print, logging, tracebacks). Writes
@@ -393,6 +396,9 @@ def prepare(tmp: str) -> None:
     os.dup2(null, 1)
     os.dup2(null, 2)
     os.close(null)
+    if tmp is None:  # its own namespaces (manager.py): /tmp is a tmpfs of its own, everything else read-only
+        _Mounts.tmp, _Mounts.private, _Mounts.own_namespaces = "/tmp", True, True
+        return
     _Mounts.tmp = tmp
     _Mounts.private = _private_tmp_mount(tmp)
 

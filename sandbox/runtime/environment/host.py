@@ -38,7 +38,8 @@ from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, Re
 from ...aws.dynamo import json_number
 from ...core import active
 from ...core.scheduler import blocked_message, current_task
-from ...errors import BadInput, HandlerBlocked, ProviderError, RealAwsRefused, RuntimeExit, SandboxError
+from ...errors import (BadInput, HandlerBlocked, OutOfMemory, ProviderError, RealAwsRefused, RuntimeExit,
+                       SandboxError)
 from . import wire
 
 #: Real seconds the world waits for the template to start (imports boto3 and the runtime client).
@@ -96,6 +97,9 @@ class Template:
 
     _lock = threading.Lock()
     _instances: dict[bool, "Template"] = {}
+    _warned = False  # the world has said that environments are not contained here
+    #: Why environments are not in namespaces of their own here (None: they are), once the template said.
+    uncontained: str | None = None
 
     def __init__(self, contained: bool = False) -> None:
         from .containment import bwrap_command, unprivileged_user
@@ -110,7 +114,7 @@ class Template:
         self.envs_tmp = Path(tempfile.mkdtemp(prefix=f"rwh-envs-{os.getpid()}-"))
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "sandbox.runtime.environment.template", str(theirs.fileno()),
-                   str(self.envs_tmp)]
+                   str(self.envs_tmp), str(self.roots)]
         user = None
         if contained:
             command = bwrap_command(command, readable=[str(self.roots)])
@@ -139,6 +143,12 @@ class Template:
             answer = wire.decode(self.control.recv(1 << 16) or b"{}")
         except (OSError, ValueError):
             answer = {}
+        self.uncontained = answer.get("uncontained") if isinstance(answer.get("uncontained"), str) else None
+        if self.uncontained and not Template._warned:
+            from .namespaces import describe_missing
+
+            Template._warned = True
+            print(describe_missing(self.uncontained), file=sys.stderr)
         if not answer.get("ready"):
             self.process.kill()
             raise EnvironmentFailed("the execution environments' template process did not start "
@@ -183,8 +193,11 @@ class Template:
         with self.lock:
             socket.send_fds(self.control, [wire.encode({"t": "kill", "pid": pid})], [])
 
-    def status(self, pid: int, wait: float = 1.0) -> int | None:
-        return self._ask({"t": "status", "pid": pid, "wait": wait}).get("status")
+    def status(self, pid: int, wait: float = 1.0) -> tuple[int | None, str | None]:
+        """How an environment's process ended (exit code, or minus the signal), and why its manager ended it."""
+        answer = self._ask({"t": "status", "pid": pid, "wait": wait})
+        status, why = answer.get("status"), answer.get("why")
+        return (status if isinstance(status, int) else None), (why if isinstance(why, str) else None)
 
 
 def _template_env() -> dict[str, str]:
@@ -440,7 +453,10 @@ class EnvironmentProcess:
             assert task is not None  # an invocation's task waits on its environment
             raise HandlerBlocked(blocked_message(task.name, task.sched.watchdog)) from None
         except wire.ChannelClosed:
-            exit_ = RuntimeExit(self._exit_status())
+            status, why = self._exit_status()
+            if why == "oom":
+                raise OutOfMemory() from None
+            exit_ = RuntimeExit(status)
             if self.exit_where is not None:
                 exit_.where = self.exit_where
             raise exit_ from None
@@ -448,14 +464,14 @@ class EnvironmentProcess:
             self.kill()
             raise EnvironmentFailed(f"the environment broke the protocol: {exc}") from None
 
-    def _exit_status(self) -> int:
-        status = (self.template.status(self.pid, wait=2.0) if self.snapshot is None
-                  else self.snapshot._restored_status(self.pid, wait=2.0))
+    def _exit_status(self) -> tuple[int, str | None]:
+        status, why = (self.template.status(self.pid, wait=2.0) if self.snapshot is None
+                       else (self.snapshot._restored_status(self.pid, wait=2.0), None))
         if status is None:
             self.kill()
-            return 1
+            return 1, None
         self.dead = True
-        return status if status >= 0 else 128 - status
+        return (status if status >= 0 else 128 - status), why
 
     # -- one request -------------------------------------------------------------------------
     def _serve(self, message: dict[str, Any]) -> dict[str, Any]:

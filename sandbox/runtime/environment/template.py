@@ -28,10 +28,10 @@ import sys
 import tempfile
 import time
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 from ...aws.parsecache import SharedParse
-from . import guest, wire
+from . import guest, manager, namespaces, wire
 
 #: The services whose models a handler's cold start would otherwise parse again.
 WARM_SERVICES = ("dynamodb", "sqs", "kinesis", "events", "lambda", "sns", "s3", "stepfunctions")
@@ -82,24 +82,32 @@ def _warm_calls(table: Any) -> None:
 
 
 def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> None:
-    """A forked environment waiting for its function: never returns.
+    """A forked environment waiting for its function (where namespaces are refused): never returns.
 
     It does what every environment does first (``guest.prepare``), then waits for its config and
     channel. Forking ahead keeps the fork off a cold start's path; nothing of a function has run here.
     """
     for sock in inherited:  # the world's control socket, the other spares' orders: none of them is ours
         sock.close()
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+    guest.prepare(tmp)
+    data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
+    orders.close()
+    if not data or not fds:
+        os._exit(0)  # the template is ending: it was never used
+    _run_function(socket.socket(fileno=fds[0]), wire.decode(data))
+
+
+def _run_function(channel: socket.socket, config: dict[str, Any]) -> NoReturn:
+    """Be the execution environment ``config`` describes until it ends; exit as Python would."""
     code: Any = 0
     try:
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        guest.prepare(tmp)
-        data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
-        orders.close()
-        if not data or not fds:
-            os._exit(0)  # the template is ending: it was never used
-        guest.run(socket.socket(fileno=fds[0]), wire.decode(data))
+        if guest.CHANNEL is None and not guest._Mounts.tmp:
+            guest.prepare(None)  # in its own namespaces: /tmp is already its own
+        guest.run(channel, config)
     except SystemExit as exc:
         code = exc.code
         guest.report_exit(exc)
@@ -117,6 +125,120 @@ def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> N
     elif not isinstance(code, int):
         code = 1
     os._exit(code & 0xFF)
+
+
+class _Managed:
+    """Environments in namespaces of their own (``manager``): each spare is a manager, its namespaces made.
+
+    Processes are named by their pids (the template's and the world's view); each belongs to one manager.
+    """
+
+    def __init__(self, control: socket.socket, plan: namespaces.Plan) -> None:
+        self.control, self.plan = control, plan
+        self.spares: list[tuple[int, socket.socket]] = []
+        self.managers: dict[int, socket.socket] = {}  # manager pid -> its orders socket, once in use
+        self.owner: dict[int, int] = {}  # process pid -> manager pid
+        self.ended: dict[int, dict[str, Any]] = {}
+        self.dying: set[int] = set()  # never waited on here: a killed manager is reaped with the rest
+
+    def _sockets(self) -> list[socket.socket]:
+        return [self.control, *(orders for _, orders in self.spares), *self.managers.values()]
+
+    def fork_spare(self) -> None:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = namespaces.fork_into(self.plan)
+        if pid == 0:
+            for sock in [*self._sockets(), mine]:
+                sock.close()
+            manager.run(theirs, _run_function)
+        theirs.close()
+        self.spares.append((pid, mine))
+
+    def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
+        manager_pid = self.owner.get(share_tmp) if share_tmp is not None else None
+        if manager_pid is None or manager_pid not in self.managers:
+            if not self.spares:
+                self.fork_spare()
+            manager_pid, orders = self.spares.pop(0)
+            self.managers[manager_pid] = orders
+        orders = self.managers[manager_pid]
+        socket.send_fds(orders, [wire.encode({"t": "spawn", "config": config})], [channel])
+        while True:
+            message = self._report(manager_pid, block=True)
+            if message is None:
+                raise OSError("the environment's manager ended before it started the process")
+            if message.get("t") == "spawned":
+                pid = int(message["pid"])
+                self.owner[pid] = manager_pid
+                return pid
+
+    def _report(self, manager_pid: int, block: bool = False) -> dict[str, Any] | None:
+        orders = self.managers.get(manager_pid)
+        if orders is None or not (block or select.select([orders], [], [], 0)[0]):
+            return None
+        try:
+            data = orders.recv(1 << 16)
+        except OSError:
+            data = b""
+        if not data:
+            self._gone(manager_pid)
+            return None
+        message = wire.decode(data)
+        if message.get("t") == "ended":
+            self.ended[int(message["pid"])] = {"status": message.get("status"), "why": message.get("why")}
+        return message
+
+    def _gone(self, manager_pid: int) -> None:
+        orders = self.managers.pop(manager_pid, None)
+        if orders is not None:
+            orders.close()
+        for pid, owner in list(self.owner.items()):
+            if owner == manager_pid:
+                self.ended.setdefault(pid, {"status": -signal.SIGKILL, "why": None})
+                del self.owner[pid]
+
+    def reap(self, pid: int = -1, block: bool = False) -> None:
+        for manager_pid in list(self.managers):
+            while self._report(manager_pid) is not None:
+                pass
+        while True:
+            try:
+                found, _ = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if found == 0:
+                return
+            while found in self.managers and self._report(found) is not None:
+                pass  # what it said before it ended
+            self._gone(found)
+
+    def status(self, pid: int, wait: float) -> dict[str, Any] | None:
+        deadline = time.monotonic() + wait
+        while pid not in self.ended and time.monotonic() < deadline:
+            self.reap()
+            if pid not in self.ended:
+                time.sleep(0.002)
+        return self.ended.pop(pid, None)
+
+    def kill(self, pid: int, block: bool = True) -> None:
+        manager_pid = self.owner.get(pid)
+        if manager_pid is None:
+            return
+        others = [p for p, m in self.owner.items() if m == manager_pid and p != pid and p not in self.ended]
+        if others:  # one process of a Managed Instances environment: the manager ends just that one
+            self.managers[manager_pid].send(wire.encode({"t": "kill", "pid": pid}))
+            return
+        try:  # its environment's last process: the whole environment goes, whatever it started
+            os.kill(manager_pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def kill_all(self) -> None:
+        for manager_pid in [*self.managers, *(pid for pid, _ in self.spares)]:
+            try:
+                os.kill(manager_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 class _Children:
@@ -175,13 +297,13 @@ class _Children:
             if pid != -1:
                 return
 
-    def status(self, pid: int, wait: float) -> int | None:
+    def status(self, pid: int, wait: float) -> dict[str, Any] | None:
         deadline = time.monotonic() + wait
         while pid not in self.ended and time.monotonic() < deadline:
             self.reap(pid)
             if pid not in self.ended:
                 time.sleep(0.002)
-        return self.ended.pop(pid, None)
+        return {"status": self.ended.pop(pid), "why": None} if pid in self.ended else None
 
     def kill(self, pid: int, block: bool = True) -> None:
         if pid in self.live:
@@ -207,9 +329,8 @@ def _pending(control: socket.socket, wait: float = 0.0) -> bool:
     return bool(select.select([control], [], [], wait)[0])
 
 
-def serve(control: socket.socket, tmp_root: str) -> None:
+def serve(control: socket.socket, children: "_Children | _Managed") -> None:
     """Answer the world's requests; between them, while none is waiting, fork spares and reap."""
-    children = _Children(control, tmp_root)
     while True:
         if len(children.spares) < SPARES and not _pending(control):
             children.fork_spare()
@@ -235,7 +356,7 @@ def serve(control: socket.socket, tmp_root: str) -> None:
             children.kill(int(message["pid"]), block=False)
             continue
         elif kind == "status":
-            answer: dict[str, Any] = {"status": children.status(int(message["pid"]), float(message.get("wait", 1.0)))}
+            answer: dict[str, Any] = children.status(int(message["pid"]), float(message.get("wait", 1.0))) or {}
         else:
             answer = {"error": f"unknown request {kind!r}"}
         children.reap()
@@ -243,19 +364,39 @@ def serve(control: socket.socket, tmp_root: str) -> None:
     children.kill_all()
 
 
+def _plan(roots: str | None) -> namespaces.Plan:
+    """What each environment must still see: Python, its packages, this sandbox, the task roots."""
+    keep = {sys.prefix, sys.base_prefix, sys.exec_prefix, *(p for p in sys.path if p and os.path.isdir(p))}
+    keep.add(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # the sandbox package
+    if roots:
+        keep.add(roots)
+    return namespaces.Plan(tmp_mb=DEFAULT_TMP_MB, keep=tuple(sorted(keep)), root_outside=os.geteuid() == 0)
+
+
+#: Lambda's default ephemeral storage (configuration-ephemeral-storage.html); a function's own comes with it.
+DEFAULT_TMP_MB = 512
+
+
 def main() -> None:
     control = socket.socket(fileno=int(sys.argv[1]))
-    # The environments' /tmp folders: in the world's folder for them, or (contained) this /tmp's own.
+    # The environments' /tmp folders where namespaces are refused: in the world's folder for them.
     tmp_root = sys.argv[2] if len(sys.argv) > 2 and os.path.isdir(sys.argv[2]) else tempfile.mkdtemp(prefix="rwh-")
+    roots = sys.argv[3] if len(sys.argv) > 3 and os.path.isdir(sys.argv[3]) else None
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C in the world's terminal is the world's to handle
+    namespaces.set_dumpable(False)  # nothing of this machine's users' may ptrace the template
+    # Probed before the warm-up: a fork now is small. The world says once what is not contained.
+    uncontained = None if os.environ.get("RWH_NO_NAMESPACES") != "1" else "turned off by RWH_NO_NAMESPACES=1"
+    uncontained = uncontained or namespaces.probe()
     _warm()
     # Everything loaded so far is shared with every fork, copy-on-write: keep the collector from
     # touching it (a collection in a child would copy page after page of the template).
     gc.collect()
     gc.freeze()
+    children: _Children | _Managed = (_Children(control, tmp_root) if uncontained
+                                      else _Managed(control, _plan(roots)))
     try:
-        control.sendall(wire.encode({"ready": True}))
-        serve(control, tmp_root)
+        control.sendall(wire.encode({"ready": True, "uncontained": uncontained}))
+        serve(control, children)
     except OSError:  # the world went away (a command line that stopped early): nothing to serve
         pass
 

@@ -1,0 +1,159 @@
+"""An execution environment's manager: the process that holds its namespaces and ends them.
+
+The template forks one manager per environment, into new namespaces (``namespaces.fork_into``). The
+manager never runs learner code. It forks the namespace's init (which mounts a ``/proc`` that shows
+only this environment) and then, on the template's orders, the environment's processes: one for an
+ordinary function, several for Lambda Managed Instances. Each of those drops every capability,
+starts a session of its own and takes Lambda's limits before the runtime client loads the handler.
+
+While the environment runs, the manager measures it as Lambda's sandbox would: past the function's
+memory it ends the environment, which the world reports as ``Runtime.OutOfMemory``. When its last
+process ends, or the template goes, the manager kills the init, and the kernel ends every process
+left in the namespace (a daemon, a pool's workers, a ``sleep`` child).
+
+Orders (template -> manager, one datagram each): ``spawn`` with the function's config and the new
+process's channel attached; ``kill`` one process. Reports (manager -> template): ``spawned`` (its pid)
+and ``ended`` (its exit status, and ``why`` when the manager ended it: ``"oom"``).
+"""
+from __future__ import annotations
+
+import os
+import select
+import signal
+import socket
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+from . import namespaces, wire
+
+#: How often the manager measures the environment's memory while it has processes (real seconds).
+MEASURE_EVERY = 0.05
+#: Lambda's quotas for each execution environment (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
+FILE_DESCRIPTORS = 1024
+PROCESSES_AND_THREADS = 1024
+
+
+def private_memory_mb() -> float:
+    """What the environment's processes wrote to memory of their own, in MB (``/proc`` shows only them).
+
+    Pages shared with the template (the runtime, boto3, the sandbox's modules) are left out until a
+    process writes to one; Lambda counts its runtime's ~40 MB too, so the sandbox is that much kinder."""
+    total = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or name == "1":
+            continue
+        try:
+            with open(f"/proc/{name}/smaps_rollup", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Private_Dirty:"):
+                        total += int(line.split()[1])
+                        break
+        except (OSError, ValueError):
+            continue  # it ended meanwhile, or is a kernel thread
+    return total / 1024
+
+
+def run(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
+    """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+        signal.signal(number, signal.SIG_DFL)
+    namespaces.set_dumpable(False)
+    ready_r, ready_w = os.pipe()
+    init = os.fork()
+    if init == 0:
+        os.close(ready_r)
+        orders.close()
+        try:
+            namespaces.become_init()
+        except OSError:
+            os._exit(1)
+        os.write(ready_w, b"1")
+        os.close(ready_w)
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                signal.pause()
+    os.close(ready_w)
+    mounted = os.read(ready_r, 1) == b"1"
+    os.close(ready_r)
+    if not mounted:
+        os._exit(1)
+    live: set[int] = set()
+    memory_mb: float | None = None
+    spawned = False
+
+    def report(message: dict[str, Any]) -> None:
+        try:
+            orders.send(wire.encode(message))
+        except OSError:
+            pass
+
+    def end(why: str | None = None) -> NoReturn:
+        os.kill(init, signal.SIGKILL)  # the kernel ends every process of the namespace with its init
+        for pid in sorted(live):
+            try:
+                _, status = os.waitpid(pid, 0)
+                code = os.waitstatus_to_exitcode(status)
+            except ChildProcessError:
+                code = -signal.SIGKILL
+            report({"t": "ended", "pid": pid, "status": code, "why": why})
+        os._exit(0)
+
+    while True:
+        if select.select([orders], [], [], MEASURE_EVERY if live else 1.0)[0]:
+            try:
+                data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # the template has gone: so does the environment
+                end()
+            message = wire.decode(data)
+            if message.get("t") == "spawn" and fds:
+                config = message["config"]
+                if not spawned:
+                    limits = config.get("limits") or {}
+                    memory_mb = float(limits.get("memory_mb") or 0) or None
+                    if limits.get("tmp_mb"):
+                        namespaces.resize_tmp(int(limits["tmp_mb"]))
+                pid = os.fork()
+                if pid == 0:
+                    orders.close()
+                    _become_process(socket.socket(fileno=fds[0]), config, become)
+                os.close(fds[0])
+                live.add(pid)
+                spawned = True
+                report({"t": "spawned", "pid": pid})
+            elif message.get("t") == "kill" and message.get("pid") in live:
+                os.kill(int(message["pid"]), signal.SIGKILL)
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if pid == init:
+                end()
+            if pid in live:
+                live.discard(pid)
+                report({"t": "ended", "pid": pid, "status": os.waitstatus_to_exitcode(status), "why": None})
+        if spawned and not live:
+            end()
+        if live and memory_mb is not None and private_memory_mb() > memory_mb:
+            end("oom")
+
+
+def _become_process(channel: socket.socket, config: dict[str, Any],
+                    become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
+    """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits."""
+    try:
+        os.setsid()
+        os.setresgid(namespaces.INSIDE_GID, namespaces.INSIDE_GID, namespaces.INSIDE_GID)
+        os.setresuid(namespaces.INSIDE_UID, namespaces.INSIDE_UID, namespaces.INSIDE_UID)
+        namespaces.set_dumpable(True)  # a change of user made /proc/self root's; the handler may read its own
+        namespaces.drop_privileges()
+        namespaces.set_limits(FILE_DESCRIPTORS, PROCESSES_AND_THREADS)
+    except OSError:
+        os._exit(70)
+    become(channel, config)
