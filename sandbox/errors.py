@@ -10,6 +10,11 @@ class SandboxError(Exception):
     """Base class for errors about how the sandbox is used."""
 
 
+class TemplateFailed(SandboxError):
+    """The sandbox could not make an execution environment (its template ended, the machine refused a fork):
+    its own failure, never charged to the handler."""
+
+
 class BadInput(SandboxError):
     """A wrong argument, setting, handler path or event; the message names it."""
 

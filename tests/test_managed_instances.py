@@ -28,7 +28,7 @@ FACTS = """
             f.write("x")
         time.sleep(0.5)  # busy, so the requests that arrive meanwhile need processes of their own
         files = sorted(n for n in os.listdir("/tmp") if os.path.isfile(os.path.join("/tmp", n)))  # not a bound folder
-        print(json.dumps({"pid": os.getpid(), "seen": len(SEEN), "tmp": files, "me": context.aws_request_id}))
+        print(json.dumps({"pid": [os.readlink("/proc/self/ns/pid"), os.getpid()], "seen": len(SEEN), "tmp": files, "me": context.aws_request_id}))
 """
 
 
@@ -45,7 +45,7 @@ def test_processes_of_one_environment_share_tmp_and_keep_their_globals(tmp_path)
     facts = [json.loads(e["text"]) for e in result.history.logs() if e["text"].startswith("{")]
     env_of = {e["request_id"]: e.get("environment") for e in result.history.of_type("invoke_start")}
     assert sorted(env_of.values()) == ["e1"] * 4 + ["e2"] * 2  # six requests: four processes, then two
-    assert len({f["pid"] for f in facts}) == 6 and all(f["seen"] == 1 for f in facts)  # globals per process
+    assert len({tuple(f["pid"]) for f in facts}) == 6 and all(f["seen"] == 1 for f in facts)  # globals per process
     for f in facts:  # each process sees the files of its own environment's requests, and only those
         assert set(f["tmp"]) == {r for r, env in env_of.items() if env == env_of[f["me"]]}
 

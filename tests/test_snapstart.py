@@ -100,10 +100,18 @@ def test_closing_the_world_leaves_no_snapshot_or_restored_process(tmp_path):
         fn.use_snapstart()
         fn.invoke({})
         pids = [env.pid for env in sb.runtime.environments]
+        # The restored environment is a fork of the snapshot, inside its PID namespace: gone with that namespace.
+        namespace = os.readlink(f"/proc/{pids[0]}/ns/pid")
     assert len(pids) == 2  # the snapshot and one restored environment
     import time
 
-    for pid in pids:
+    for _ in range(200):
+        left = [p for p in os.listdir("/proc") if p.isdigit() and _pid_namespace(p) == namespace]
+        if not left:
+            break
+        time.sleep(0.01)
+    assert not left, f"processes {left} outlived their world"
+    for pid in pids[:1]:
         for _ in range(200):
             try:
                 os.kill(pid, 0)
@@ -117,3 +125,14 @@ def test_closing_the_world_leaves_no_snapshot_or_restored_process(tmp_path):
             time.sleep(0.01)
         else:
             pytest.fail(f"process {pid} outlived its world")
+
+
+def _pid_namespace(pid: str) -> str | None:
+    """The PID namespace of a live process (None: gone, or a zombie, which runs nothing)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "Z":
+                return None
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None

@@ -34,8 +34,16 @@ from typing import TYPE_CHECKING, Any
 from ..aws.dynamo import json_number
 from ..core.faults import CrashPlan
 from ..core.scheduler import Task, current_task
-from ..errors import (BadInput, HandlerBlocked, InvocationCrashed, LambdaTimeout, OutOfMemory, RuntimeExit,
-                      WorldClosed)
+from ..errors import (
+    BadInput,
+    HandlerBlocked,
+    InvocationCrashed,
+    LambdaTimeout,
+    OutOfMemory,
+    RuntimeExit,
+    TemplateFailed,
+    WorldClosed,
+)
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
@@ -564,6 +572,8 @@ class LambdaFunction:
         task.own_watchdog = self.in_processes
         try:
             container, cold = self._container()
+        except TemplateFailed:
+            raise  # the sandbox could not make an environment: its own failure, never charged to the handler
         except (Exception, SystemExit, RuntimeExit) as exc:
             # Lambda reports a failed cold start (module code raised) as a function error of
             # this invocation: record it as one, never drop the event silently.

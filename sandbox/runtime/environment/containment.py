@@ -69,10 +69,15 @@ def _package_roots() -> list[str]:
 
 
 def bwrap_command(command: list[str], readable: list[str]) -> list[str]:
-    """``command`` under bubblewrap, seeing only Python, the sandbox and ``readable``, all read-only."""
-    args = [bwrap_path(), "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--uid", str(NOBODY), "--gid", str(NOBODY),
-            "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
+    """``command`` under bubblewrap, seeing only Python, the sandbox and ``readable``, all read-only.
+
+    The PID namespace is left out here on purpose: each environment the template forks makes its own
+    (``namespaces``), with a ``/proc`` of its own, and the kernel lets it mount one only where a whole
+    ``/proc`` is already in sight (bubblewrap's own ``--proc`` covers parts of itself). So the template,
+    which never runs learner code, keeps the machine's ``/proc``, where its children's pids are its own."""
+    args = [bwrap_path(), "--unshare-user", "--unshare-ipc", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--uid", str(NOBODY), "--gid", str(NOBODY),
+            "--bind", "/proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/var/tmp"]
     for path in _SYSTEM:
         args += ["--ro-bind-try", path, path]
     for path in [*_package_roots(), *readable]:

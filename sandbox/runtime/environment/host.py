@@ -38,8 +38,16 @@ from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, Re
 from ...aws.dynamo import json_number
 from ...core import active
 from ...core.scheduler import blocked_message, current_task
-from ...errors import (BadInput, HandlerBlocked, OutOfMemory, ProviderError, RealAwsRefused, RuntimeExit,
-                       SandboxError)
+from ...errors import (
+    BadInput,
+    HandlerBlocked,
+    OutOfMemory,
+    ProviderError,
+    RealAwsRefused,
+    RuntimeExit,
+    SandboxError,
+    TemplateFailed,
+)
 from . import wire
 
 #: Real seconds the world waits for the template to start (imports boto3 and the runtime client).
@@ -98,6 +106,7 @@ class Template:
     _lock = threading.Lock()
     _instances: dict[bool, "Template"] = {}
     _warned = False  # the world has said that environments are not contained here
+    broken = False  # its control socket failed: the next ``get`` starts a new template
     #: Why environments are not in namespaces of their own here (None: they are), once the template said.
     uncontained: str | None = None
 
@@ -149,6 +158,12 @@ class Template:
 
             Template._warned = True
             print(describe_missing(self.uncontained), file=sys.stderr)
+        if self.contained and self.uncontained and answer.get("ready"):
+            self.process.kill()
+            from .containment import ContainmentUnavailable
+
+            raise ContainmentUnavailable(f"grading needs each execution environment in namespaces of its own, and "
+                                         f"inside bubblewrap the kernel refused them: {self.uncontained}")
         if not answer.get("ready"):
             self.process.kill()
             raise EnvironmentFailed("the execution environments' template process did not start "
@@ -162,7 +177,9 @@ class Template:
         """Start the template now, without waiting for it: its imports overlap the world's own set-up."""
         with cls._lock:
             instance = cls._instances.get(contained)
-            if instance is None or instance.process.poll() is not None:
+            if instance is None or instance.broken or instance.process.poll() is not None:
+                if instance is not None:
+                    instance.close()
                 cls._instances[contained] = cls(contained)
 
     @classmethod
@@ -184,8 +201,16 @@ class Template:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             answer = self._ask({"t": "spawn", "config": config, "share_tmp": share_tmp}, [theirs.fileno()])
+        except (OSError, ValueError) as exc:  # the template is gone (killed): the next world starts another
+            mine.close()
+            self.broken = True
+            raise TemplateFailed(f"the execution environments' template process ended ({exc}); "
+                                 "the next run starts a new one") from None
         finally:
             theirs.close()
+        if "pid" not in answer:
+            mine.close()
+            raise TemplateFailed(str(answer.get("error") or "the template answered nothing"))
         return int(answer["pid"]), mine
 
     def kill(self, pid: int) -> None:

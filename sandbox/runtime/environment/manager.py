@@ -55,6 +55,14 @@ def private_memory_mb() -> float:
 
 def run(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
     """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns."""
+    try:
+        _manage(orders, become)
+    except BaseException as exc:  # noqa: BLE001 - the sandbox's own failure: said on the template's stderr
+        os.write(2, f"sandbox: an execution environment's manager failed: {exc!r}\n".encode())
+        os._exit(1)
+
+
+def _manage(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
     for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
         signal.signal(number, signal.SIG_DFL)
     namespaces.set_dumpable(False)
@@ -65,7 +73,8 @@ def run(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]],
         orders.close()
         try:
             namespaces.become_init()
-        except OSError:
+        except OSError as exc:
+            os.write(2, f"sandbox: an execution environment's init failed: {exc}\n".encode())
             os._exit(1)
         os.write(ready_w, b"1")
         os.close(ready_w)

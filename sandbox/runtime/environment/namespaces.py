@@ -81,7 +81,8 @@ def _check(result: int, what: str) -> None:
 
 def _mount(libc: ctypes.CDLL, source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    enc = (lambda s: s.encode() if s is not None else None)
+    def enc(s):
+        return (s.encode() if s is not None else None)
     _check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 
 
@@ -299,6 +300,7 @@ def fork_into(plan: Plan) -> int:
         os.close(to_child_w)
         try:
             _libc().prctl(_PR_SET_PDEATHSIG, 9)
+            set_dumpable(True)  # the template writes this process's maps in its /proc (it is not dumpable itself)
             hidden = plan.hidden()
             unshare()
             os.write(to_parent_w, b"u")

@@ -348,9 +348,12 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
         kind = message.get("t")
         if kind == "spawn":
             share = message.get("share_tmp")
-            pid = children.spawn(message["config"], fds[0], share if isinstance(share, int) else None)
+            try:
+                answer = {"pid": children.spawn(message["config"], fds[0], share if isinstance(share, int) else None)}
+            except OSError as exc:  # the machine refused (no memory, no processes left): the sandbox's failure
+                answer = {"error": f"the execution environment could not be made: {exc}"}
             os.close(fds[0])
-            control.sendall(wire.encode({"pid": pid}))
+            control.sendall(wire.encode(answer))
             continue
         elif kind == "kill":  # no answer, and no wait for it to end: the world goes on at once
             children.kill(int(message["pid"]), block=False)
