@@ -59,7 +59,7 @@ class RuntimeExit(BaseException):
     """The handler ended its own process (``os._exit``): Lambda reports Runtime.ExitError."""
 
     #: Lambda's error type for this way of ending (``OutOfMemory`` has its own).
-    error_type = "Runtime.ExitError"
+    lambda_error = "Runtime.ExitError"
 
     #: Set only when an execution environment reports where the code exited (``runtime._where`` asks hasattr).
     where: str
@@ -73,7 +73,7 @@ class OutOfMemory(RuntimeExit):
 
     https://docs.aws.amazon.com/lambda/latest/dg/configuration-memory.html"""
 
-    error_type = "Runtime.OutOfMemory"
+    lambda_error = "Runtime.OutOfMemory"
 
     def __init__(self, memory_mb: object = None) -> None:
         BaseException.__init__(self, "Runtime exited with error: signal: killed")

@@ -300,7 +300,7 @@ def test_template_is_shared_and_killing_leaves_no_process(tmp_path):
 
 
 def test_contained_environments_see_only_python_the_sandbox_and_their_task_root(tmp_path, monkeypatch):
-    """The grader's containment: bubblewrap, as an unprivileged user of its own namespace, no network, no view of the repository."""
+    """The grader's containment: bubblewrap, an unprivileged user of its own namespace, no network, no repository."""
     monkeypatch.setenv("RWH_ISOLATION", "contained")
     marker = Path(f"/tmp/rwh-world-marker-{os.getpid()}")
     marker.write_text("the world's /tmp")
@@ -509,7 +509,8 @@ def test_a_cold_start_imports_compiled_code_and_parses_no_model_again(tmp_path):
 
         def handler(event, context):
             mine = boto3.client("dynamodb")
-            print("compiled", os.path.exists(sys.modules[__name__].__cached__ or ""), "pid", os.readlink("/proc/self/ns/pid"),
+            print("compiled", os.path.exists(sys.modules[__name__].__cached__ or ""),
+                  "pid", os.readlink("/proc/self/ns/pid"),
                   "model", id(mine.meta.service_model), "other", id(boto3.client("dynamodb").meta.service_model))
             for order in orders_in(event):
                 send_confirmation_email(order)

@@ -28,7 +28,8 @@ FACTS = """
             f.write("x")
         time.sleep(0.5)  # busy, so the requests that arrive meanwhile need processes of their own
         files = sorted(n for n in os.listdir("/tmp") if os.path.isfile(os.path.join("/tmp", n)))  # not a bound folder
-        print(json.dumps({"pid": [os.readlink("/proc/self/ns/pid"), os.getpid()], "seen": len(SEEN), "tmp": files, "me": context.aws_request_id}))
+        process = [os.readlink("/proc/self/ns/pid"), os.getpid()]  # pids repeat across PID namespaces
+        print(json.dumps({"pid": process, "seen": len(SEEN), "tmp": files, "me": context.aws_request_id}))
 """
 
 

@@ -53,12 +53,14 @@ if TYPE_CHECKING:
     from ..core.clock import VirtualClock
     from ..core.history import History
     from ..core.scheduler import Scheduler
-    from .environment.host import EnvironmentProcess, TaskRootCopies
+    from .environment.host import EnvironmentProcess, TaskRootCopies, Template
 
 DOC_CONFIG = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-function-common.html"
 DOC_TIMEOUT = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html"
 DOC_ENV = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html"
 DEFAULT_TIMEOUT = 3.0  # seconds (configuration-timeout.html)
+DOC_LIFECYCLE = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html"
+INIT_LIMIT = 10.0  # real seconds: "The Init phase is limited to 10 seconds" (DOC_LIFECYCLE)
 MAX_TIMEOUT = 900.0  # 15 minutes
 DEFAULT_MEMORY_MB = 128  # configuration-function-common.html
 MIN_MEMORY_MB, MAX_MEMORY_MB = 128, 10_240  # configuration-memory.html
@@ -143,6 +145,10 @@ class Container:
         #: Lambda Managed Instances: the execution environment this process belongs to ("e1"), whose /tmp it
         #: shares with the environment's other processes (None: the process is an environment of its own).
         self.environment: str | None = None
+        #: An init that Lambda retried within the first invocation's timeout: what it computed (not yet on the
+        #: world's clock) and all it took (out of that invocation's timeout).
+        self.init_charged = 0.0
+        self.init_spent = 0.0
 
 
 class Invocation:
@@ -413,7 +419,7 @@ class LambdaFunction:
 
     def _start_environment(self, container: Container) -> None:
         """A new execution environment, forked from the warm template, through its init."""
-        from .environment.host import EnvironmentProcess, TaskRootCopies, Template
+        from .environment.host import EnvironmentProcess, InitTimedOut, TaskRootCopies, Template
 
         rt = self.runtime
         template = Template.get(contained=rt.isolation == "contained")
@@ -429,11 +435,42 @@ class LambdaFunction:
         container.env = env
         env.logs = self._log_of_current
         try:
-            env.init()
+            env.init(limit=None if self.snapstart else INIT_LIMIT)
+        except InitTimedOut:
+            # "If all three tasks do not complete within 10 seconds, Lambda retries the Init phase at the time
+            # of the first function invocation with the configured function timeout" (DOC_LIFECYCLE): a new
+            # environment, whose init counts toward this invocation's timeout.
+            env.kill()
+            self._log_of_current("stdout", f"INIT_REPORT Init Duration: {INIT_LIMIT * 1000:.2f} ms Phase: init "
+                                           f"Status: timeout\n")
+            self._retry_init(container, config, copies, template)
         except BaseException:
             env.kill()
             raise
-        container.handler = ProcessHandler(env)
+        assert container.env is not None  # this environment, or the one that retried its init
+        container.handler = ProcessHandler(container.env)
+
+    def _retry_init(self, container: Container, config: dict[str, Any], copies: "TaskRootCopies",
+                    template: "Template") -> None:
+        """The init again, in a new environment, within the function's timeout (charged to the invocation)."""
+        from .environment.host import EnvironmentProcess, InitTimedOut
+
+        env = EnvironmentProcess(config, copies, template)
+        self.runtime.environments.append(env)
+        container.env = env
+        env.logs = self._log_of_current
+        started = self.runtime.clock.elapsed()
+        try:
+            computed = env.init(limit=self.config.timeout)
+        except InitTimedOut:
+            env.kill()
+            raise LambdaTimeout(_timeout_text(self.config.timeout)) from None
+        except BaseException:
+            env.kill()
+            raise
+        # What it slept is on the clock already; what it computed goes on now. Both leave the invocation less.
+        container.init_charged = computed
+        container.init_spent = self.runtime.clock.elapsed() - started + computed
 
     def use_snapstart(self) -> None:
         """Turn on SnapStart: the handler's init runs once, and each environment is restored from its snapshot
@@ -574,6 +611,12 @@ class LambdaFunction:
             container, cold = self._container()
         except TemplateFailed:
             raise  # the sandbox could not make an environment: its own failure, never charged to the handler
+        except LambdaTimeout as exc:  # its init, retried within the function's timeout, ran out of it too
+            inv.error = exc
+            self._record_start(inv, None, cold=True)
+            self.runtime.scheduler.sleep(self.config.timeout, label="init (retried within the function's timeout)")
+            self._finish(inv, Outcome.TIMEOUT, str(exc))
+            return None
         except (Exception, SystemExit, RuntimeExit) as exc:
             # Lambda reports a failed cold start (module code raised) as a function error of
             # this invocation: record it as one, never drop the event silently.
@@ -605,6 +648,10 @@ class LambdaFunction:
     def _call_handler(self, inv: Invocation, container: Container, cold: bool) -> None:
         clock, task, timeout = self.runtime.clock, inv.task, self.config.timeout
         assert task is not None  # this runs as that task
+        if container.init_spent:  # a retried init ran inside this invocation: its time counts
+            self.runtime.scheduler.sleep(container.init_charged, label="init (retried within the function's timeout)")
+            timeout = max(0.001, timeout - container.init_spent)
+            container.init_charged = container.init_spent = 0.0
         deadline = clock.now() + timeout
         task.deadline = clock.elapsed() + timeout
         task.on_deadline = lambda: self.stop(inv, Outcome.TIMEOUT, LambdaTimeout(_timeout_text(timeout)))
@@ -626,7 +673,7 @@ class LambdaFunction:
         except InvocationCrashed as exc:
             self.stop(inv, Outcome.CRASHED, exc)
         except (SystemExit, RuntimeExit) as exc:
-            kind = exc.error_type if isinstance(exc, RuntimeExit) else "Runtime.ExitError"
+            kind = exc.lambda_error if isinstance(exc, RuntimeExit) else "Runtime.ExitError"
             self.stop(inv, Outcome.CRASHED, exc, text=f"{kind}: {_exit_text(exc)}")
         except WorldClosed:
             self._finish(inv, Outcome.CRASHED, "the world closed while this invocation was still running")
@@ -725,7 +772,7 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
         return {"errorType": "Sandbox.Timedout", "errorMessage": f"RequestId: {rid} Error: Task timed out after "
                                                                  f"{inv.function.config.timeout:.2f} seconds"}
     if inv.outcome == Outcome.CRASHED and isinstance(inv.error, OutOfMemory):
-        return {"errorType": OutOfMemory.error_type, "errorMessage": f"RequestId: {rid} Error: {inv.error}"}
+        return {"errorType": OutOfMemory.lambda_error, "errorMessage": f"RequestId: {rid} Error: {inv.error}"}
     if inv.outcome == Outcome.CRASHED:
         return {"errorType": "Runtime.ExitError",
                 "errorMessage": f"RequestId: {rid} Error: Runtime exited without providing a reason"}

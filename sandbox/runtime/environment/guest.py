@@ -29,7 +29,7 @@ from base64 import b64decode, b64encode
 from typing import Any
 
 from ...paths import PACKAGE
-from . import turns, wire
+from . import realwaits, turns, wire
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -45,6 +45,30 @@ class Channel:
         self.now: float = 0.0
         self.traveller: Any = None
         self.turns: Any = None  # the handler's threads' turns (see turns.py), once installed
+        self.answered_at = _REAL_MONOTONIC()  # real time of the world's last answer
+        self.shown = 0.0  # the latest reading handed out: the clock never runs backwards
+        #: In a process forked from the environment: the reading and real time at the fork (None: the runtime).
+        self.forked_at: tuple[float, float] | None = None
+        self.cloning = False  # a SnapStart snapshot is forking a restored environment
+
+    def reading(self) -> float:
+        """The environment's clock: the world's time at its last answer and, once the code has computed
+        past ``wire.QUANTUM`` since, that real time too (as the world will charge it at the next request)."""
+        if self.forked_at is not None:
+            now, real = self.forked_at
+            return now + (_REAL_MONOTONIC() - real)
+        extra = _REAL_MONOTONIC() - self.answered_at
+        self.shown = max(self.shown, self.now + (extra if extra > wire.QUANTUM else 0.0))
+        return self.shown
+
+    def detach(self) -> None:
+        """A forked process: the channel is the runtime's, not this one's (closed here, never written)."""
+        self.forked_at = (self.reading(), _REAL_MONOTONIC())
+        self.turns = None
+        try:
+            self.sock.close()
+        except OSError:
+            pass
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
         """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py)."""
@@ -53,17 +77,24 @@ class Channel:
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send ``message`` now, and wait for the answer (the Runtime API's next keeps the turn: a frozen
         environment runs no thread)."""
+        if self.forked_at is not None:
+            if message.get("t") == wire.Kind.NEXT:  # a forked copy of the runtime, done: it simply ends
+                os._exit(0)
+            raise RuntimeError(FORKED)
         with self.lock:
             try:
                 wire.send(self.sock, message)
                 answer = wire.receive(self.sock)
             except (wire.ChannelClosed, OSError):
                 _world_gone()
+        self.answered_at = _REAL_MONOTONIC()
         self.see_time(answer.get("now"))
         return answer
 
     def tell(self, message: dict[str, Any]) -> None:
-        """A message with no answer (a log line)."""
+        """A message with no answer (a log line). A forked process's are not kept."""
+        if self.forked_at is not None:
+            return
         with self.lock:
             try:
                 wire.send(self.sock, message)
@@ -75,6 +106,12 @@ class Channel:
             self.now = float(now)
             if self.traveller is not None:
                 self.traveller.move_to(self.now)
+
+
+_REAL_MONOTONIC = __import__("time").monotonic  # bound before the environment's clock replaces it
+#: What a process forked from the environment meets when it asks the world for something.
+FORKED = ("this process was forked from the environment's runtime process: in the sandbox only the runtime "
+          "process reaches AWS and the effect services (on Lambda a child process would need its own client)")
 
 
 def _world_gone():
@@ -141,7 +178,11 @@ def serve_as_snapshot(channel: Channel) -> None:
         if kind == wire.Kind.CLONE:
             restored += 1
             world_end, own_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-            pid = os.fork()
+            channel.cloning = True  # the copy is an environment with a channel of its own, not a stray fork
+            try:
+                pid = os.fork()
+            finally:
+                channel.cloning = False
             if pid == 0:  # the restored environment: it dies with its snapshot, whatever it is doing
                 _libc().prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
                 world_end.close()
@@ -305,6 +346,9 @@ def _sleep(channel: Channel):
         seconds = float(seconds)
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
+        if channel.forked_at is not None:  # a forked process sleeps in real time (it has no world to ask)
+            turns.real_pause(seconds)
+            return
         if channel.turns is None:
             channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
         else:
@@ -430,8 +474,16 @@ def _virtual_time(now: float, channel: Channel) -> None:
     start = now
 
     def monotonic() -> float:
-        return channel.now - start + 1_000.0
+        return channel.reading() - start + 1_000.0
 
+    # Wall-clock time is the world's, and past the quantum the real time computed since its last answer too.
+    frozen_ns = channel.traveller.time_ns
+
+    def time_ns() -> int:
+        ahead = channel.reading() - channel.now
+        return frozen_ns() + (round(ahead * 1e9) if ahead > 0 else 0)
+
+    channel.traveller.time_ns = time_ns
     time.monotonic = monotonic
     time.monotonic_ns = lambda: int(monotonic() * 1e9)
     time.perf_counter = monotonic
@@ -493,9 +545,11 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
     global CHANNEL
     channel = CHANNEL = Channel(sock)
-    channel.turns = turns.install(channel.request, lambda: channel.now)
+    channel.turns = turns.install(channel.request, channel.reading)
     _set_up(config, channel)
     _wire_up(channel)
+    realwaits.install()
+    os.register_at_fork(after_in_child=lambda: realwaits.forked_child(channel))
     channel.tell({"t": wire.Kind.READY})
     try:
         from awslambdaric import bootstrap

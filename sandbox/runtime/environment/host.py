@@ -77,6 +77,25 @@ class EnvironmentFailed(SandboxError):
     """The environment broke the protocol, or its process could not be started."""
 
 
+class InitPhase:
+    """The init phase's time, against its limit: its sleeps on the world's clock, and what it computed."""
+
+    def __init__(self, limit: float, started: float):
+        self.limit, self.started, self.computed = limit, started, 0.0
+
+    def spent(self) -> float:
+        return _elapsed() - self.started + self.computed
+
+
+def _elapsed() -> float:
+    world = active.current()
+    return world.clock.elapsed() if world is not None else 0.0
+
+
+class InitTimedOut(Exception):
+    """The init phase ran past Lambda's limit (10 s): https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html"""
+
+
 class HandlerError(Exception):
     """The handler raised: the error payload awslambdaric sent, as an exception of the world.
 
@@ -369,23 +388,33 @@ class EnvironmentProcess:
         self.exit_where: str | None = None  # where its code called sys.exit, once it has
 
     # -- the conversation ----------------------------------------------------------------
-    def init(self) -> None:
+    def init(self, limit: float | None = None) -> float:
         """Run the bootstrap and the handler's init, serving its requests, until it asks for work.
+
+        ``limit``: seconds the init phase may take, its sleeps on the world's clock and its computing in
+        real time together (``InitTimedOut`` past it). Returns the real seconds it computed, which the
+        world's clock has not seen (the init phase comes before an invocation's timeout counts).
 
         A SnapStart function's first environment stops at its snapshot instead, and serves restores from
         then on; a restored one starts past its init, at the runtime's after-restore hooks.
         """
+        phase = None if limit is None else InitPhase(limit, _elapsed())
         if self.snapshot is None:
-            ready = self._receive(self._deadline())
+            answered = time.monotonic()
+            ready = self._receive(*self._deadline(answered, phase))
             if ready["t"] != wire.Kind.READY:
                 raise EnvironmentFailed(f"an environment began with {ready['t']!r} instead of 'ready'")
-        message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR, wire.Kind.SNAPSHOT))
+            if phase is not None:
+                phase.computed += time.monotonic() - answered
+        message = self._serve_until((wire.Kind.NEXT, wire.Kind.INIT_ERROR, wire.Kind.SNAPSHOT), phase)
+        took = phase.computed if phase is not None else 0.0
         if message["t"] == wire.Kind.SNAPSHOT:
-            return
+            return took
         self.asked = True
         if message["t"] == wire.Kind.INIT_ERROR:
             payload = _payload(message["body"])
             raise InitError(payload, self._where(payload))
+        return took
 
     # -- SnapStart -------------------------------------------------------------------------
     def restore(self) -> tuple[int, socket.socket]:
@@ -434,48 +463,87 @@ class EnvironmentProcess:
             return json.loads(body)
         return body
 
-    def _serve_until(self, ends: tuple[str, ...]) -> dict[str, Any]:
-        # The watchdog counts from the last answer: log lines are not progress (a loop that only
-        # prints is as blocked as one that only spins).
-        deadline = self._deadline()
+    def _serve_until(self, ends: tuple[str, ...], phase: "InitPhase | None" = None) -> dict[str, Any]:
+        """Serve the environment's requests until it sends one of ``ends``.
+
+        Time as on Lambda: what the code computes between two requests is real time. Past ``wire.QUANTUM``
+        it all counts, on the world's clock and toward the function's timeout; and the world waits no
+        longer than the time the invocation has left, so code that computes past its timeout times out.
+        ``phase``: the init phase, whose computing and sleeping together have a limit (``InitTimedOut``).
+        The watchdog counts from the last answer too: log lines are not progress."""
+        answered = time.monotonic()
         while True:
-            message = self._receive(deadline)
+            message = self._receive(*self._deadline(answered, phase))
             kind = message["t"]
+            if kind in (wire.Kind.LOG, wire.Kind.EXIT) and kind not in ends:
+                self._aside(message)
+                continue
+            self._spend(time.monotonic() - answered, phase)
             if kind in ends:
                 return message
-            if kind == wire.Kind.LOG:
-                self.logs(str(message["stream"]), self._loggable(str(message["text"])))
-                continue
-            if kind == wire.Kind.EXIT:
-                frames = message["frames"] if isinstance(message["frames"], list) else []
-                self.exit_where = self._where_in([f for f in frames if isinstance(f, list) and len(f) == 3])
-                continue
             if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY):
                 self.kill()
                 raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
             answer = self._serve(message)
             answer.update(t=wire.Kind.ANSWER, now=_now())
             wire.send(self.sock, answer)
-            deadline = self._deadline()
+            answered = time.monotonic()
+
+    def _aside(self, message: dict[str, Any]) -> None:
+        """A message that wants no answer: a log line, or where the code called ``sys.exit``."""
+        if message["t"] == wire.Kind.LOG:
+            self.logs(str(message["stream"]), self._loggable(str(message["text"])))
+            return
+        frames = message["frames"] if isinstance(message["frames"], list) else []
+        self.exit_where = self._where_in([f for f in frames if isinstance(f, list) and len(f) == 3])
+
+    def _spend(self, seconds: float, phase: "InitPhase | None") -> None:
+        """Real seconds the code computed between two requests. In an invocation, past the quantum, they go
+        on the world's clock (past the deadline the scheduler stops the invocation, and this raises). In the
+        init phase they count toward its limit only: the function's timeout has not started."""
+        task = current_task()
+        if phase is not None:
+            phase.computed += seconds
+            if phase.spent() > phase.limit:
+                self.kill()
+                raise InitTimedOut()
+        elif seconds > wire.QUANTUM and task is not None and task.deadline is not None:
+            task.sched.sleep(seconds, label="compute")
 
     @staticmethod
-    def _deadline() -> float | None:
-        """When the learner's code, running from now on, has run past the world's watchdog (None: no task)."""
+    def _deadline(answered: float, phase: "InitPhase | None") -> tuple[float | None, str]:
+        """When the wait for the code's next request ends, and why: the invocation's ``timeout`` (what it
+        has left on the world's clock, as real seconds past the quantum), the init phase's ``limit``, or
+        the world's ``watchdog``. (None: no task, no deadline.)"""
         task = current_task()
+        ends: list[tuple[float, str]] = []
+        if phase is not None:
+            ends.append((answered + max(0.0, phase.limit - phase.spent()) + wire.QUANTUM, "limit"))
         if task is None:
-            return None
+            return min(ends) if ends else (None, "watchdog")
         task.own_watchdog = True
-        return time.monotonic() + task.sched.watchdog
+        ends.append((answered + task.sched.watchdog, "watchdog"))
+        if task.deadline is not None and task.on_deadline is not None:
+            left = max(0.0, task.deadline - task.sched.clock.elapsed())
+            ends.append((answered + left + wire.QUANTUM, "timeout"))
+        return min(ends)
 
-    def _receive(self, deadline: float | None = None) -> dict[str, Any]:
+    def _receive(self, deadline: float | None = None, why: str = "watchdog") -> dict[str, Any]:
         """The environment's next message. Until it comes, the environment runs the learner's code: past
-        ``deadline`` the environment is blocked outside the sandbox, and is killed."""
+        ``deadline`` it has run out of time (``why``: its timeout, its phase's limit) or is blocked outside
+        the sandbox (the watchdog), and is killed."""
         try:
             return wire.receive_from_environment(self.sock, deadline=deadline)
         except wire.TimedOut:
-            self.kill()
             task = current_task()
             assert task is not None  # an invocation's task waits on its environment
+            if why == "timeout" and task.deadline is not None:
+                # It computed past its deadline: the world's clock reaches it, and the runtime stops the
+                # invocation there (the scheduler raises its timeout; the environment is reset).
+                task.sched.sleep(max(0.0, task.deadline - task.sched.clock.elapsed()) + 1e-6, label="compute")
+            self.kill()
+            if why == "limit":
+                raise InitTimedOut() from None
             raise HandlerBlocked(blocked_message(task.name, task.sched.watchdog)) from None
         except wire.ChannelClosed:
             status, why = self._exit_status()

@@ -48,6 +48,10 @@ class _Turn:
         self.took = False
         self.message: dict[str, Any] | None = None  # an asking thread's request
         self.answer: dict[str, Any] | None = None
+        #: Waiting on the real world (a child process, a pipe): its test is polled in real time, and its
+        #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
+        self.real = False
+        self.real_until: float | None = None
 
 
 class Turns:
@@ -58,6 +62,7 @@ class Turns:
         self.turns: dict[int, _Turn] = {_get_ident(): _Turn("main")}
         self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
         self.asking: collections.deque[_Turn] = collections.deque()
+        self.probing = False  # evaluating the waiting threads' tests (see _next_runnable)
 
     def mine(self) -> _Turn | None:
         return self.turns.get(_get_ident())
@@ -75,18 +80,28 @@ class Turns:
         assert answer is not None  # _pass returns once the world has answered
         return answer
 
-    def wait(self, test: Callable[[], bool], timeout: float | None) -> bool:
-        """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False)."""
+    def wait(self, test: Callable[[], bool], timeout: float | None, real: bool = False) -> bool:
+        """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False).
+
+        ``real``: what it waits for happens in the real world (a child process ends, a pipe fills), so its
+        timeout is real seconds, and while it waits the world's clock does not jump ahead to a timer: the
+        real time it takes is what the world charges (``wire.QUANTUM``)."""
         me = self.mine()
         if test():
+            if real and me is not None and not self.probing:
+                self._let_others_run(me)
             return True
         if timeout is not None and timeout <= 0:
             return False
         if me is None:  # a thread outside the turns (started through _thread): it polls
             return _poll(test, timeout)
-        me.state, me.test, me.sleep_for = WAITS, test, None
-        me.deadline = None if timeout is None else self._now() + timeout
+        me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
+        if real:
+            me.deadline, me.real_until = None, None if timeout is None else _real_now() + timeout
+        else:
+            me.deadline, me.real_until = None if timeout is None else self._now() + timeout, None
         self._pass(me)
+        me.real = False
         return me.took
 
     def sleep(self, seconds: float) -> None:
@@ -98,6 +113,18 @@ class Turns:
         me.asked_at, me.sleep_for = self._now(), seconds
         me.deadline = me.asked_at + seconds
         self._pass(me)
+
+    def _let_others_run(self, me: _Turn) -> None:
+        """A thread whose real wait is over at once (a pipe that already holds data) lets a thread that is
+        ready run first: with the operating system's threads it would run meanwhile, and a loop on a ready
+        pipe (a pool's worker handler) would otherwise keep the turn for ever."""
+        other = self._next_runnable(besides=me)
+        if other is None:
+            return
+        me.state, other.state = READY, RUNS
+        other.go.release()
+        me.go.acquire()
+        me.state = RUNS
 
     # -- threads ---------------------------------------------------------------------------
     def started(self, thread: _TurnThread) -> _Turn:
@@ -131,7 +158,7 @@ class Turns:
                 turn.answer = self._ask(turn.message)
                 turn.message, turn.state = None, READY
                 continue
-            if not self._sleep_to_first_timer():
+            if any(t.real for t in self.order if t.state == WAITS) or not self._sleep_to_first_timer():
                 # Every thread waits on something outside the turns (a child process's pipe, a thread
                 # of _thread's): look again shortly. A true deadlock spins here until the world's
                 # watchdog stops the environment, as it would stop one blocked anywhere else.
@@ -145,12 +172,32 @@ class Turns:
         if me.state != ENDED:
             me.go.acquire()
 
-    def _next_runnable(self) -> _Turn | None:
+    def _next_runnable(self, besides: _Turn | None = None) -> _Turn | None:
+        # A waiting thread's test may itself wait at once (a pipe's poll(0) is a select): it must not pass
+        # the turn from inside this search.
+        self.probing = True
+        try:
+            return self._first_runnable(besides)
+        finally:
+            self.probing = False
+
+    def _first_runnable(self, besides: _Turn | None) -> _Turn | None:
         for turn in self.order:
+            if turn is besides:
+                continue
             if turn.state == READY:
                 return turn
             if turn.state == WAITS and turn.test is not None and turn.test():
                 turn.took, turn.test, turn.deadline = True, None, None
+                turn.state = READY
+                return turn
+            if turn.state == WAITS and turn.deadline is not None and turn.test is not None \
+                    and self._now() >= turn.deadline:  # the clock moved on while others waited on the real world
+                turn.took, turn.test, turn.deadline = False, None, None
+                turn.state = READY
+                return turn
+            if turn.state == WAITS and turn.real_until is not None and _real_now() >= turn.real_until:
+                turn.took, turn.test, turn.real_until = False, None, None
                 turn.state = READY
                 return turn
         return None
@@ -168,6 +215,13 @@ class Turns:
             if turn.state == WAITS and turn.deadline is not None and (turn is first or turn.deadline <= now):
                 turn.state, turn.took, turn.test, turn.deadline, turn.sleep_for = READY, False, None, None, None
         return True
+
+
+def _real_now() -> float:
+    return _REAL_MONOTONIC()
+
+
+_REAL_MONOTONIC = __import__("time").monotonic  # bound before the environment's clock replaces it
 
 
 def real_pause(seconds: float) -> None:
@@ -252,8 +306,12 @@ class TurnSimpleQueue:
     put_nowait = put
 
     def get(self, block: bool = True, timeout: float | None = None) -> Any:
-        assert TURNS is not None  # the queue replaces SimpleQueue only once turns are installed
-        if not TURNS.wait(lambda: bool(self._items), timeout if block else 0):
+        def ready() -> bool:
+            return bool(self._items)
+
+        wait = timeout if block else 0
+        # In a process forked from the environment (a pool's worker) there are no turns: it polls.
+        if not (TURNS.wait(ready, wait) if TURNS is not None else _poll(ready, wait)):
             raise queue.Empty
         return self._items.popleft()
 
@@ -358,5 +416,29 @@ def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], f
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
         cls = getattr(selectors, name, None)
         if cls is not None:
+            _saved.setdefault("select", {})[cls] = cls.select
             cls.select = _selector_select(cls)
     return TURNS
+
+
+def real_selector(cls: type[selectors.BaseSelector]) -> type[selectors.BaseSelector]:
+    """A selector whose ``select`` waits on its file descriptors in real time, letting the other threads run.
+
+    For what waits on other processes (``subprocess``, ``multiprocessing``): their pipes fill in real time,
+    which no jump of the world's clock can hurry."""
+    original = _saved.get("select", {}).get(cls, cls.select)
+
+    def select(self, timeout: float | None = None):
+        turns = TURNS
+        if turns is not None and turns.mine() is not None:
+            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout), real=True)
+            return original(self, 0)
+        return original(self, timeout)
+
+    return type(f"Real{cls.__name__}", (cls,), {"select": select})
+
+
+def forked() -> None:
+    """In a process forked from the environment: no turns (its one thread runs as any process's would)."""
+    global TURNS
+    TURNS = None

@@ -19,6 +19,10 @@ from typing import Any
 #: The largest message either side accepts: Lambda's own payload limit is 6 MB, and an AWS
 #: request body is far smaller; the margin covers base64 and JSON escaping.
 MAX_FRAME = 16 * 1024 * 1024
+#: Real seconds an environment may compute between two requests without the world's clock seeing it.
+#: Past it, all of that time counts, as it would on Lambda, toward the function's timeout and the clock
+#: (DESIGN: "Time as on Lambda"). Under it, a run stays the same from machine to machine, byte for byte.
+QUANTUM = 0.2
 _HEADER = struct.Struct(">I")
 
 class Kind:

@@ -1,0 +1,130 @@
+"""Inside an execution environment: waits on the real world take real time, and count.
+
+The environment's clock is the world's virtual one, and a wait on it (``time.sleep``, a timer, a
+``Condition`` with a timeout) is one request that the world answers at once. A child process, a pipe
+from a pool's worker or a ``select`` on a socket cannot be hurried that way: they finish in real time.
+Here those waits are real (``turns.real_selector``, ``Turns.wait(real=True)``), the other threads run
+meanwhile, and the real time they take is what the world charges to the clock and the function's
+timeout once it passes the quantum (``wire.QUANTUM``), as Lambda would.
+
+A process forked from the environment (``os.fork``, a ``multiprocessing`` pool's worker) is not the
+runtime: it has no channel to the world (its AWS calls and effects fail, its prints are not kept), its
+clock runs on from the environment's in real time, and it dies with the environment
+(https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html).
+"""
+from __future__ import annotations
+
+import selectors
+import subprocess
+import types
+from typing import Any
+
+from . import turns
+
+_REAL_MONOTONIC = turns._REAL_MONOTONIC
+
+
+def _real_time_module() -> types.SimpleNamespace:
+    """The ``time`` module as these libraries should see it: their sleeps and deadlines are real."""
+    import time
+
+    real = types.SimpleNamespace(**{name: getattr(time, name) for name in dir(time) if not name.startswith("__")})
+    real.monotonic = _REAL_MONOTONIC
+    real.sleep = _real_sleep
+    return real
+
+
+def _real_sleep(seconds: float) -> None:
+    seconds = float(seconds)
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    mine = turns.TURNS
+    if mine is not None and mine.mine() is not None:
+        mine.wait(lambda: False, seconds, real=True)
+    else:
+        turns.real_pause(seconds)
+
+
+def _popen_wait(self: subprocess.Popen, timeout: float | None = None) -> int:
+    """``Popen.wait``: the child ends in real time; the other threads run meanwhile."""
+    mine = turns.TURNS
+    if mine is None or mine.mine() is None:
+        return _ORIGINAL["popen_wait"](self, timeout=timeout)
+    if not mine.wait(lambda: self.poll() is not None, timeout, real=True):
+        raise subprocess.TimeoutExpired(self.args, timeout)
+    assert self.returncode is not None  # poll() saw it end
+    return self.returncode
+
+
+_ORIGINAL: dict[str, Any] = {}
+
+
+def install() -> None:
+    """Make ``subprocess`` and ``multiprocessing`` wait in real time (called once, as the environment starts)."""
+    import multiprocessing.connection as connection
+    import multiprocessing.pool as pool
+    import multiprocessing.queues as queues
+
+    real_time = _real_time_module()
+    poll_class = getattr(selectors, "PollSelector", selectors.SelectSelector)
+    subprocess.time = real_time  # type: ignore[attr-defined]
+    subprocess._PopenSelector = turns.real_selector(poll_class)  # type: ignore[attr-defined]
+    _ORIGINAL["popen_wait"] = subprocess.Popen._wait  # type: ignore[attr-defined]
+    subprocess.Popen._wait = _popen_wait  # type: ignore[attr-defined]
+    for module in (connection, pool, queues):
+        module.time = real_time  # type: ignore[attr-defined]
+    connection._WaitSelector = turns.real_selector(connection._WaitSelector)  # type: ignore[attr-defined]
+    for name in ("recv", "recv_bytes", "recv_bytes_into"):
+        original = getattr(connection.Connection, name)
+        setattr(connection.Connection, name, _waits_first(original))
+    _semaphores_wait_really()
+
+
+def _semaphores_wait_really() -> None:
+    """``multiprocessing``'s locks and semaphores are shared with other processes: another process releases
+    them, in real time. A blocking acquire waits for that really, and lets the other threads run."""
+    import multiprocessing.synchronize as synchronize
+
+    make_methods = synchronize.SemLock._make_methods
+
+    def _make_methods(self: Any) -> None:
+        make_methods(self)
+        raw = self._semlock.acquire
+
+        def acquire(block: bool = True, timeout: float | None = None) -> bool:
+            if raw(False):
+                return True
+            if not block:
+                return False
+            mine = turns.TURNS
+            if mine is None or mine.mine() is None:
+                return bool(raw(True, timeout))
+            return mine.wait(lambda: bool(raw(False)), timeout, real=True)
+
+        self.acquire = acquire
+
+    synchronize.SemLock._make_methods = _make_methods
+    synchronize.SemLock.__enter__ = lambda self: self.acquire()
+
+
+def _waits_first(original: Any) -> Any:
+    """A blocking read of a pipe: wait (really, letting other threads run) until there is something to read."""
+
+    def read(self: Any, *args: Any, **kwargs: Any) -> Any:
+        mine = turns.TURNS
+        if mine is not None and mine.mine() is not None and not self.closed:
+            mine.wait(lambda: self.closed or self.poll(0), None, real=True)
+        return original(self, *args, **kwargs)
+
+    return read
+
+
+def forked_child(channel: Any) -> None:
+    """``os.register_at_fork(after_in_child=...)``: this process is no longer the environment's runtime
+    (unless it is a SnapStart snapshot's restored copy, which is one)."""
+    if channel.cloning:
+        channel.cloning = False
+        return
+    turns.forked()
+    channel.detach()
+
