@@ -303,8 +303,12 @@ def _effects(channel: Channel):
 def _sleep(channel: Channel):
     def sleep(seconds: float) -> None:
         seconds = float(seconds)
+        if seconds != seconds:  # as CPython's own time.sleep refuses them: the world would end the environment
+            raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
+        if seconds > wire.MAX_SLEEP:
+            raise OverflowError("timestamp out of range for platform time_t")
         if channel.turns is None:
             channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
         else:
