@@ -77,17 +77,18 @@ class Operation:
 
 def identify(request: Any) -> Operation:
     """The service and operation ``request`` asks for (see the module docstring); ``RequestRefused`` if none."""
-    model = _service_of(request)
-    protocol = _protocol(model, _header(request, "Content-Type"))
-    body = request_body(request, model.service_name)
+    headers = _headers(request)
+    model = _service_of(request, headers)
+    protocol = _protocol(model, headers.get("content-type", ""))
+    body = request_body(request, model.service_name, headers)
     if protocol == "json":
-        name, named = _json_operation(model, _header(request, "X-Amz-Target"))
+        name, named = _json_operation(model, headers.get("x-amz-target", ""))
     elif protocol == "query":
         name, named = _query_operation(model, body)
     else:
-        name, named = _rest_operation(model, request)
+        name, named = _rest_operation(model, request, headers)
     if model.service_name != "s3":  # moto's S3 routes by method, path and query itself, and reads no Action
-        _check_other_names(request, body if protocol in ("json", "query") else b"", name or named)
+        _check_other_names(request, headers, body if protocol in ("json", "query") else b"", name or named)
     return Operation(model.service_id.hyphenize(), name, protocol, named[:_SHOWN], model.service_name)
 
 
@@ -96,14 +97,14 @@ def identify(request: Any) -> Operation:
 _BOTOCORE_NAME = {"awslambda": "lambda"}
 
 
-def _service_of(request: Any) -> ServiceModel:
+def _service_of(request: Any, headers: dict[str, str]) -> ServiceModel:
     backend = adapter.moto_service(str(request.url))
     if backend is None:
         raise RequestRefused(f"refused {_shown(request.url)}: no service of this sandbox answers at that address")
     model = service_model(_BOTOCORE_NAME.get(backend, backend))
     if model is None:
         raise RequestRefused(f"refused {_shown(request.url)}: moto's {backend} has no botocore model here")
-    scope = _SCOPE.search(_header(request, "Authorization"))
+    scope = _SCOPE.search(headers.get("authorization", ""))
     # Unsigned: the gateway's credential check refuses it, with its own message, before anything is served.
     if scope is not None and scope.group(2) != model.signing_name:
         raise RequestRefused(f"refused {_shown(request.url)}: it was signed for {scope.group(2)[:_SHOWN]!r}, and "
@@ -162,7 +163,7 @@ def _query_operation(model: ServiceModel, body: bytes) -> tuple[str | None, str]
     return (named if named in _operation_names(model) else None), named
 
 
-def _rest_operation(model: ServiceModel, request: Any) -> tuple[str | None, str]:
+def _rest_operation(model: ServiceModel, request: Any, sent: dict[str, str]) -> tuple[str | None, str]:
     """The operation whose method and ``requestUri`` match the request; the most specific one if several do."""
     parts = urllib.parse.urlsplit(str(request.url))
     path = parts.path or "/"
@@ -172,7 +173,6 @@ def _rest_operation(model: ServiceModel, request: Any) -> tuple[str | None, str]
             path = f"/{bucket}{path}" if path != "/" else f"/{bucket}"
     query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
     method = str(request.method).upper()
-    sent = {str(k).lower() for k, _ in _headers(request)}
     for _, name, pattern, needs, headers in _routes(model.service_name):
         if name[0] == method and pattern.fullmatch(path) and all(h in sent for h in headers) and all(
                 key in query and (value is None or query[key] == value) for key, value in needs):
@@ -241,15 +241,16 @@ def _operation_names(model: ServiceModel) -> frozenset[str]:
     return _known(model.service_name)
 
 
-def _check_other_names(request: Any, body: bytes, name: str) -> None:
+def _check_other_names(request: Any, headers: dict[str, str], body: bytes, name: str) -> None:
     """Refuse a request in which moto would find another operation's name (see the module docstring).
 
     A JSON body is read as a query string too, as moto reads it: an item whose text holds
     ``&Action=GetItem&`` would make moto run GetItem with a PutItem's body. Refused, not served.
     """
     query = urllib.parse.urlsplit(str(request.url)).query
-    found = {v for k, v in [*_form(query), *_form(body)] if k == "Action"}
-    found |= {str(v) for k, v in _headers(request) if k.lower() == "action"}
+    pairs = [*_form(query), *(_form(body) if b"=" in body else [])]  # no "=": no Action with a value
+    found = {v for k, v in pairs if k == "Action" and v}  # moto passes over an empty one
+    found |= {headers["action"]} if "action" in headers else set()
     other = sorted(found - {name})
     if other:
         raise RequestRefused(f"refused a request for {name[:_SHOWN]!r} that also names the operation "
@@ -257,7 +258,7 @@ def _check_other_names(request: Any, body: bytes, name: str) -> None:
 
 
 # -- the body --------------------------------------------------------------------------------------
-def request_body(request: Any, service: str = "") -> bytes:
+def request_body(request: Any, service: str = "", headers: dict[str, str] | None = None) -> bytes:
     """The body as the service reads it: a gzip body (Content-Encoding: gzip) is read decompressed, as moto
     reads it (https://docs.aws.amazon.com/sdkref/latest/guide/feature-compression.html). S3's is the object."""
     body = request.body
@@ -271,7 +272,7 @@ def request_body(request: Any, service: str = "") -> bytes:
         body.seek(at)
         body = data
     body = body.encode() if isinstance(body, str) else bytes(body or b"")
-    if _header(request, "Content-Encoding") == "gzip":
+    if (headers if headers is not None else _headers(request)).get("content-encoding") == "gzip":
         try:
             with gzip.GzipFile(fileobj=io.BytesIO(body)) as unzipped:
                 body = unzipped.read(MAX_BODY + 1)
@@ -288,16 +289,10 @@ def _form(data: bytes | str) -> list[tuple[str, str]]:
     return urllib.parse.parse_qsl(text, keep_blank_values=True)
 
 
-def _headers(request: Any) -> list[tuple[str, Any]]:
-    return list(request.headers.items())
-
-
-def _header(request: Any, name: str) -> str:
-    """One header's value, whatever its case (an environment's request carries a plain mapping)."""
-    for key, value in _headers(request):
-        if str(key).lower() == name.lower():
-            return value.decode() if isinstance(value, bytes) else str(value)
-    return ""
+def _headers(request: Any) -> dict[str, str]:
+    """The request's headers by lower-case name (each name comes once: the channel refuses two of one name)."""
+    return {str(k).lower(): v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v)
+            for k, v in request.headers.items()}
 
 
 def _shown(url: Any) -> str:
