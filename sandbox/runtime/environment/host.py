@@ -475,9 +475,11 @@ class EnvironmentProcess:
         if kind == wire.Kind.SLEEP:  # a finite, non-negative number of seconds (wire.FROM_ENVIRONMENT checked it)
             world.scheduler.sleep(float(message["seconds"]), label="sleep")
             return {}
-        if kind == wire.Kind.EFFECT:
-            return _effect(world, message)
-        return _aws(world, message)
+        try:
+            return _effect(world, message) if kind == wire.Kind.EFFECT else _aws(world, message)
+        except EnvironmentFailed:  # a request no guest of ours sends: nothing more of this environment runs
+            self.kill()
+            raise
 
     def _loggable(self, text: str) -> str:
         """A log write as the history keeps it.
@@ -564,7 +566,7 @@ def _aws(world, message: dict[str, Any]) -> dict[str, Any]:
     from the request itself (``sandbox.aws.operations``); the environment sends no name for either."""
     try:
         body = b64decode(message["body"], validate=True)
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError):  # wire checked its alphabet; a bad length or padding is left
         raise EnvironmentFailed("an AWS request whose body is not base64") from None
     headers = HTTPHeaders()
     for name, value in message["headers"].items():  # one of each name, whatever its case (wire checked)

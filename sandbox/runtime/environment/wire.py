@@ -2,9 +2,12 @@
 
 Each message is a 4-byte big-endian length and a UTF-8 JSON object with a string ``t`` (its
 kind). The world reads what an environment sends as untrusted input: a frame over
-``MAX_FRAME`` bytes, bytes that are not JSON, or an object of an unknown kind end that
+``MAX_FRAME`` bytes, bytes that are not JSON, JSON nested deeper than ``MAX_DEPTH``, an object
+of an unknown kind, or a field missing or not of its kind's type (``FROM_ENVIRONMENT``) end that
 environment's channel with ``ProtocolError``, which the runtime reports as the environment's
-failure. Nothing an environment sends is executed or unpickled.
+failure. Nothing an environment sends is executed or unpickled, and nothing it says of itself is
+believed: an AWS request carries no name for its service or operation (the world reads both from
+the request), and the fields the world does read are checked here before anything uses them.
 """
 from __future__ import annotations
 
@@ -83,6 +86,7 @@ def _classes(v: Any) -> bool:
 
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")  # an HTTP header name (RFC 9110, section 5.1)
 _METHOD = re.compile(r"[A-Z]{1,16}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
 
 
 def _headers(v: Any) -> bool:
@@ -110,8 +114,8 @@ FROM_ENVIRONMENT: dict[str, dict[str, Callable[[Any], bool]]] = {
     Kind.INIT_ERROR: {"body": _text()},
     # The operation and service are no fields: the world reads them from the request (sandbox.aws.operations).
     Kind.AWS: {"method": lambda v: isinstance(v, str) and bool(_METHOD.fullmatch(v)), "url": _url,
-               "headers": _headers, "body": _text()},
-    Kind.EFFECT: {"kind": _text(64), "args": lambda v: isinstance(v, dict)},
+               "headers": _headers, "body": lambda v: isinstance(v, str) and bool(_BASE64.fullmatch(v))},
+    Kind.EFFECT: {"kind": _text(64), "args": lambda v: isinstance(v, dict) and set(v) <= {"order", "idempotency_key"}},
     Kind.SLEEP: {"seconds": _seconds},
     Kind.LOG: {"stream": lambda v: v in ("stdout", "stderr"), "text": _text()},
     Kind.EXIT: {"frames": _frames},
