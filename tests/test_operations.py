@@ -240,3 +240,15 @@ def test_an_unknown_operation_gets_aws_error_and_a_record():
         [record] = [e for e in sb.history.of_type("aws") if e["op"] == UNKNOWN_OPERATION]
         assert record["result"] == "UnknownOperation" and record["detail"]["named"] == "DynamoDB_20120810.PutItemX"
         assert "Item" not in client.get_item(TableName=sb.table_name, Key={"pk": {"S": "k"}})
+
+
+def test_the_worlds_own_hook_reads_the_request_not_its_event_name():
+    """``gateway.dispatch`` (the before-send hook of every client in the world: sources, notebooks, thread mode)
+    derives the operation the same way as an environment's request: botocore's event name is a label too."""
+    from sandbox.aws.gateway import dispatch
+
+    with Sandbox(seed=0) as sb:
+        request = built("dynamodb", "PutItem", {"TableName": sb.table_name, "Item": {"pk": {"S": "k"}}})
+        dispatch("before-send.dynamodb.GetItem", request)
+        [record] = [e for e in sb.history.of_type("aws") if e["service"] == "dynamodb"]
+        assert (record["op"], record["key"]) == ("PutItem", "k")
