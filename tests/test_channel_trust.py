@@ -147,3 +147,14 @@ def test_an_effects_arguments_are_the_services_to_judge():
             sb.services.send_confirmation_email({**order, "orderId": "o" * 10_000})
         with pytest.raises(BadInput, match="orderId must be a string"):
             sb.services.send_confirmation_email({**order, "orderId": ["o-1"]})
+
+
+def test_an_operation_dynamodb_lacks_gets_its_error_from_the_world():
+    """From an environment: the handler hears UnknownOperationException, as from AWS; moto runs nothing."""
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(hostile("target_putitemx.py"))
+        assert fn.invoke({}).result == {"code": "UnknownOperationException"}
+        [record] = [e for e in sb.history.of_type("aws") if e["service"] == "dynamodb"]
+        assert record["op"] == "UnknownOperation" and record["detail"]["named"] == "DynamoDB_20120810.PutItemX"
