@@ -252,3 +252,13 @@ def test_the_worlds_own_hook_reads_the_request_not_its_event_name():
         dispatch("before-send.dynamodb.GetItem", request)
         [record] = [e for e in sb.history.of_type("aws") if e["service"] == "dynamodb"]
         assert (record["op"], record["key"]) == ("PutItem", "k")
+
+
+def test_a_form_that_names_a_parameter_twice_is_answered_not_served():
+    """moto would publish to the first TopicArn; the history, the fault plan and the footprints would read the
+    last. Neither happens: the world answers it as a malformed query string."""
+    request = built("sns", "Publish", {"TopicArn": "arn:aws:sns:us-east-1:123456789012:a", "Message": "m"})
+    request.body += "&TopicArn=arn%3Aaws%3Asns%3Aus-east-1%3A123456789012%3Ab"
+    found = identify(request)
+    status, _, answer = malformed(found, request_params(found, request))
+    assert status == 404 and b"<Code>MalformedQueryString</Code>" in answer

@@ -137,7 +137,8 @@ _XML_ERROR_CODE = re.compile(rb"<Code>([^<]+)</Code>")
 def request_params(operation: Operation, request) -> dict | None:
     """The parameters of a request, as far as the gateway needs them, read in the protocol the service reads
     it in (``operations.identify``): S3's from its URL, a query-protocol form's pairs, a JSON body's object.
-    None: a JSON body that is not an object, or nests deeper than ``operations.MAX_JSON_DEPTH``."""
+    None: a JSON body that is not an object or nests deeper than ``operations.MAX_JSON_DEPTH``, or a form
+    that names one parameter twice."""
     if operation.service == "s3":
         return s3_location(request.url)
     if operation.protocol == "rest-json":  # Lambda: the sandbox's own endpoint reads its request itself
@@ -146,7 +147,11 @@ def request_params(operation: Operation, request) -> dict | None:
     if not body:
         return {}
     if operation.protocol == "query":
-        return dict(urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True))
+        pairs = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        form = dict(pairs)
+        # moto reads a repeated name's first value, this dict its last: botocore never repeats one (a list is
+        # Name.member.1, Name.member.2), so a form that does is no request the world reads
+        return form if len(form) == len(pairs) else None
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):
@@ -164,6 +169,8 @@ def malformed(operation: Operation, params: dict | None) -> Served | None:
     body it cannot parse with SerializationException and one that breaks a constraint with
     ValidationException (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/CommonErrors.html).
     """
+    if params is None and operation.protocol == "query":  # (https://docs.aws.amazon.com/sns/latest/api/CommonErrors.html)
+        return error_answer(operation, 404, "MalformedQueryString", "The query string names a parameter twice")
     if params is None:
         return error_answer(operation, 400, "SerializationException",
                             f"The request body is not a JSON object of at most {MAX_JSON_DEPTH} levels")
