@@ -158,3 +158,18 @@ def test_an_operation_dynamodb_lacks_gets_its_error_from_the_world():
         assert fn.invoke({}).result == {"code": "UnknownOperationException"}
         [record] = [e for e in sb.history.of_type("aws") if e["service"] == "dynamodb"]
         assert record["op"] == "UnknownOperation" and record["detail"]["named"] == "DynamoDB_20120810.PutItemX"
+
+
+def test_a_snapshot_that_answers_a_status_request_with_something_else_says_nothing():
+    """A SnapStart snapshot ran the handler's init, so any of its threads may write on its channel: a log line
+    where the world asked how a restored environment ended is no status (it was a KeyError in the world)."""
+    import socket
+
+    from sandbox.runtime.environment import wire
+    from sandbox.runtime.environment.host import EnvironmentProcess
+
+    snapshot = object.__new__(EnvironmentProcess)
+    snapshot.sock, theirs = socket.socketpair()
+    with snapshot.sock, theirs:
+        wire.send(theirs, {"t": "log", "stream": "stdout", "text": "a thread of init, printing"})
+        assert snapshot._restored_status(1234, wait=0.1) is None

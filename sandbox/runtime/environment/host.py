@@ -372,9 +372,11 @@ class EnvironmentProcess:
     def _restored_status(self, pid: int, wait: float) -> int | None:
         try:
             wire.send(self.sock, {"t": wire.Kind.CLONE_STATUS, "pid": pid, "wait": wait})
-            status = wire.receive_from_environment(self.sock, deadline=time.monotonic() + wait + 5.0)["status"]
+            answer = wire.receive_from_environment(self.sock, deadline=time.monotonic() + wait + 5.0)
         except (OSError, wire.TimedOut, wire.ChannelClosed, wire.ProtocolError):
             return None
+        # The snapshot ran the handler's init: a thread of it may print, and its word is all the world has
+        status = answer.get("status") if answer["t"] == wire.Kind.CLONE_STATUS else None
         return status if isinstance(status, int) else None
 
     def invoke(self, event: Any, request_id: str, deadline: float, arn: str) -> Any:
