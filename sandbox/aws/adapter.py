@@ -251,7 +251,7 @@ def moto_url(url: str) -> str:
     return _ACCOUNT_STREAMS_HOST.sub(r"\1streams.dynamodb.", url)
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=256)  # an environment chooses its URLs (up to 16 KB each): keep few
 def moto_service(url: str) -> str | None:
     """The moto backend that serves ``url`` (its name: ``dynamodb``, ``awslambda``), as ``serve`` picks it: the
     first of moto's URL patterns that matches the address, its query left out; None if none does."""
