@@ -1,9 +1,13 @@
 """Every AWS request made inside a world passes through here.
 
 The adapter installs ``dispatch`` as a botocore ``before-send`` hook while a world is
-open, so every client made meanwhile, from any session, sends here. For each request the
-gateway:
+open, so every client made meanwhile, from any session, sends here; an execution environment's
+requests arrive here over its channel. For each request the gateway:
 
+0. reads its service and operation from the request itself (``operations.identify``), never from
+   a label (botocore's event name, or anything an environment says), and its parameters as the
+   operation's model shapes them; an operation the service lacks, or a body it cannot read, gets
+   AWS's own error, recorded, and goes no further;
 1. applies the nemesis's network latency and crash plan, and makes the request a yield
    point, so the scheduler may switch tasks before it;
 2. refuses it unless it is signed with the world's fake credentials;
