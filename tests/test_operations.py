@@ -262,3 +262,20 @@ def test_a_form_that_names_a_parameter_twice_is_answered_not_served():
     found = identify(request)
     status, _, answer = malformed(found, request_params(found, request))
     assert status == 404 and b"<Code>MalformedQueryString</Code>" in answer
+
+
+def test_sns_and_s3_clients_hear_their_own_services_errors_for_an_operation_they_lack():
+    """The world's answer parses in botocore as the service's own: SNS's InvalidAction, S3's MethodNotAllowed."""
+    with Sandbox(seed=0):
+        sns = boto3.client("sns")
+        sns.meta.events.register_first("before-sign.sns.ListTopics", lambda request=None, **_: request.data.update(
+            Action="ListTopicsX"))
+        with pytest.raises(ClientError) as raised:
+            sns.list_topics()
+        assert raised.value.response["Error"]["Code"] == "InvalidAction"
+        s3 = boto3.client("s3")
+        s3.meta.events.register_first("before-sign.s3.ListBuckets", lambda request=None, **_: setattr(
+            request, "method", "PATCH"))
+        with pytest.raises(ClientError) as raised:
+            s3.list_buckets()
+        assert raised.value.response["Error"]["Code"] == "MethodNotAllowed"

@@ -325,11 +325,14 @@ def unknown_operation(operation: Operation) -> tuple[int, dict, bytes]:
 def error_answer(operation: Operation, status: int, code: str, message: str) -> tuple[int, dict, bytes]:
     """An error answer botocore parses as the service's own: JSON with ``__type`` (and Lambda's
     ``x-amzn-ErrorType`` header), or the XML ``ErrorResponse`` of the query and REST-XML protocols."""
-    if operation.protocol in ("query", "rest-xml"):
-        error = (f"<Error><Type>Sender</Type><Code>{code}</Code><Message>{_xml(message)}</Message></Error>"
-                 "<RequestId>sandbox</RequestId>")
-        body = f"<ErrorResponse>{error}</ErrorResponse>" if operation.protocol == "query" else error
+    if operation.protocol == "query":  # https://docs.aws.amazon.com/sns/latest/api/CommonErrors.html
+        body = (f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code><Message>{_xml(message)}</Message>"
+                "</Error><RequestId>sandbox</RequestId></ErrorResponse>")
         return status, {"Content-Type": "text/xml"}, body.encode()
+    if operation.protocol == "rest-xml":  # https://docs.aws.amazon.com/AmazonS3/latest/API/ErrorResponses.html
+        body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{code}</Code><Message>{_xml(message)}'
+                "</Message><RequestId>sandbox</RequestId></Error>")
+        return status, {"Content-Type": "application/xml"}, body.encode()
     model = service_model(operation.model)
     version = (model.metadata.get("jsonVersion") if model is not None else None) or "1.0"
     headers = {"Content-Type": f"application/x-amz-json-{version}", "x-amzn-ErrorType": code}
