@@ -111,7 +111,8 @@ class AwsGateway(Protocol):
     #: ``service`` -> what answers its requests instead of moto (``route(op, request)``).
     routes: dict[str, Callable[[str, Any], Any]]
 
-    def handle(self, service: str, op: str, request: Any) -> Any: ...
+    def handle(self, request: Any) -> Any:
+        """Serve one botocore request; its service and operation are read from the request itself."""
 
     def record(self, service: str, op: str, target: str | None, key: str | None, result: str,
                detail: dict) -> None: ...

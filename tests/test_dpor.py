@@ -319,3 +319,10 @@ def test_the_cli_says_how_many_schedules_the_reduction_ran(capsys):
 def test_no_reduction_goes_with_exhaustive_only(capsys):
     code, out, err = cli(capsys, "run", SCENARIO, "--handler", handler("naive_email.py"), "--no-reduction")
     assert code == 2 and out == "" and err.strip() == "error: --no-reduction goes with --policy exhaustive"
+
+
+def test_a_stream_read_conflicts_with_every_write_to_its_table():
+    """The history names DynamoDB Streams as botocore does (``dynamodb-streams``): a handler's read of a table's
+    stream must conflict with the writes to that table, or the search would never reorder them."""
+    read = {"type": "aws", "service": "dynamodb-streams", "op": "GetRecords", "target": "orders", "result": "ok"}
+    assert dpor._aws(read) == [("dynamodb", "orders", dpor.ANY, dpor.WRITE)]

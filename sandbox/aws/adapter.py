@@ -29,6 +29,7 @@ TTL deletion's stream record as DynamoDB's own.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 import threading
 import time
@@ -248,6 +249,18 @@ _ACCOUNT_STREAMS_HOST = re.compile(r"^(https?://)\d{12}\.streams-ddb\.")
 def moto_url(url: str) -> str:
     """The URL moto serves a request on: account-based DynamoDB Streams endpoints as the regional one."""
     return _ACCOUNT_STREAMS_HOST.sub(r"\1streams.dynamodb.", url)
+
+
+@functools.lru_cache(maxsize=256)  # an environment chooses its URLs (up to 16 KB each): keep few
+def moto_service(url: str) -> str | None:
+    """The moto backend that serves ``url`` (its name: ``dynamodb``, ``awslambda``), as ``serve`` picks it: the
+    first of moto's URL patterns that matches the address, its query left out; None if none does."""
+    import moto.backend_index as backend_index
+    from moto.core.utils import get_equivalent_url_in_aws_domain
+
+    parsed, _ = get_equivalent_url_in_aws_domain(moto_url(url))
+    clean = f"{parsed.scheme}://{parsed.netloc}{parsed.path}"
+    return next((name for name, pattern in backend_index.backend_url_patterns if pattern.match(clean)), None)
 
 
 def serve(request) -> tuple[int, dict, bytes] | None:

@@ -1,9 +1,13 @@
 """Every AWS request made inside a world passes through here.
 
 The adapter installs ``dispatch`` as a botocore ``before-send`` hook while a world is
-open, so every client made meanwhile, from any session, sends here. For each request the
-gateway:
+open, so every client made meanwhile, from any session, sends here; an execution environment's
+requests arrive here over its channel. For each request the gateway:
 
+0. reads its service and operation from the request itself (``operations.identify``), never from
+   a label (botocore's event name, or anything an environment says), and its parameters as the
+   operation's model shapes them; an operation the service lacks, or a body it cannot read, gets
+   AWS's own error, recorded, and goes no further;
 1. applies the nemesis's network latency and crash plan, and makes the request a yield
    point, so the scheduler may switch tasks before it;
 2. refuses it unless it is signed with the world's fake credentials;
@@ -24,6 +28,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ReadTimeoutError
+from botocore.validate import ParamValidator
 
 from ..core import active
 from ..core.scheduler import current_task
@@ -31,6 +36,16 @@ from ..errors import RealAwsRefused
 from ..vocab import AWS_OK, IDEMPOTENCY_TABLE, TableSchema
 from . import adapter
 from .dynamo import cancellation_reasons, error_code, scalar, table_writes, tested_but_absent, update_assignments
+from .operations import (
+    MAX_JSON_DEPTH,
+    Operation,
+    error_answer,
+    identify,
+    json_depth,
+    request_body,
+    service_model,
+    unknown_operation,
+)
 
 if TYPE_CHECKING:
     from ..core.clock import VirtualClock
@@ -40,6 +55,8 @@ if TYPE_CHECKING:
     from .replicas import Replicas
 
 FAKE_ACCESS_KEY = "testing"
+#: The history's name for a request whose operation its service does not have (what it named is in its detail).
+UNKNOWN_OPERATION = "UnknownOperation"
 FAKE_SECRET_KEY = "testing"
 
 #: Observers of every request any world sends to moto, as (service, op, wire params, origin).
@@ -73,13 +90,16 @@ def tap(observer: Callable[[str, str, dict, str], None]):
 
 
 def dispatch(event_name: str, request, **_: Any):
-    """The ``before-send`` hook: a request made while a world is open goes to its gateway."""
+    """The ``before-send`` hook: a request made while a world is open goes to its gateway.
+
+    The event name (``before-send.dynamodb.PutItem``) is botocore's label, and the gateway reads none:
+    it derives service and operation from the request, as it does for an environment's requests.
+    """
     world = active.current()
     if world is None:  # a client made inside a world that has closed since: it must not reach AWS
         raise RealAwsRefused(f"refused {event_name.split('.', 1)[-1]}: this client was made inside a sandbox world "
                              "that has closed; make a new client inside an open world")
-    _before_send, service, op = event_name.split(".", 2)
-    return world.gateway.handle(service, op, request)
+    return world.gateway.handle(request)
 
 
 def current_actor() -> str:
@@ -114,30 +134,61 @@ def summarise(service: str, op: str, params: dict, status: int, body: bytes,
     return None, None, {}
 
 
-#: The parts of a request the gateway reads: SQS, DynamoDB, Kinesis and EventBridge send JSON; SNS sends a
-#: query-protocol form; S3 names its bucket and key in the URL, and its body is the object itself.
-_FORM = "application/x-www-form-urlencoded"
 _XML_MESSAGE_ID = re.compile(rb"<MessageId>([^<]+)</MessageId>")
 _XML_ERROR_CODE = re.compile(rb"<Code>([^<]+)</Code>")
 
 
-def request_params(service: str, request) -> dict:
-    """The parameters of a botocore request, as far as the gateway needs them (see ``_FORM``)."""
-    if service == "s3":
+def request_params(operation: Operation, request) -> dict | None:
+    """The parameters of a request, as far as the gateway needs them, read in the protocol the service reads
+    it in (``operations.identify``): S3's from its URL, a query-protocol form's pairs, a JSON body's object.
+    None: a JSON body that is not an object or nests deeper than ``operations.MAX_JSON_DEPTH``, or a form
+    that names one parameter twice."""
+    if operation.service == "s3":
         return s3_location(request.url)
-    body = request.body
+    if operation.protocol == "rest-json":  # Lambda: the sandbox's own endpoint reads its request itself
+        return {}
+    body = request_body(request)
     if not body:
         return {}
-    content_type = request.headers.get("Content-Type", b"")
-    content_type = content_type.decode() if isinstance(content_type, bytes) else str(content_type)
-    if content_type.startswith(_FORM):
-        text = body.decode() if isinstance(body, bytes) else str(body)
-        return dict(urllib.parse.parse_qsl(text, keep_blank_values=True))
+    if operation.protocol == "query":
+        pairs = urllib.parse.parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True)
+        form = dict(pairs)
+        # moto reads a repeated name's first value, this dict its last: botocore never repeats one (a list is
+        # Name.member.1, Name.member.2), so a form that does is no request the world reads
+        return form if len(form) == len(pairs) else None
     try:
         data = json.loads(body)
-    except (TypeError, ValueError):  # a body of another protocol (XML, a stream): nothing here reads it
-        return {}
-    return data if isinstance(data, dict) else {}
+    except (ValueError, RecursionError):
+        return None
+    return data if isinstance(data, dict) and json_depth(data) else None
+
+
+def malformed(operation: Operation, params: dict | None) -> Served | None:
+    """AWS's answer to a JSON body it cannot read as the operation's input, or None when it can.
+
+    Every part of the world that reads a request's parameters (the history's summary, the fault plan's
+    target, the replicas, the exhaustive search's footprints) reads them as the model shapes them, so a
+    body must be shaped so: an object, no deeper than ``MAX_JSON_DEPTH``, whose members have the model's
+    types (botocore's own validator; a client built by botocore has passed it already). AWS answers a
+    body it cannot parse with SerializationException and one that breaks a constraint with
+    ValidationException (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/CommonErrors.html).
+    """
+    if params is None and operation.protocol == "query":  # (https://docs.aws.amazon.com/sns/latest/api/CommonErrors.html)
+        return error_answer(operation, 404, "MalformedQueryString", "The query string names a parameter twice")
+    if params is None:
+        return error_answer(operation, 400, "SerializationException",
+                            f"The request body is not a JSON object of at most {MAX_JSON_DEPTH} levels")
+    if operation.protocol != "json":
+        return None
+    model = service_model(operation.model)
+    shape = model.operation_model(operation.name).input_shape if model is not None and operation.name else None
+    report = _VALIDATOR.validate(params, shape) if shape is not None else None
+    if report is not None and report.has_errors():
+        return error_answer(operation, 400, "ValidationException", report.generate_report()[:1000])
+    return None
+
+
+_VALIDATOR = ParamValidator()
 
 
 def s3_location(url: str) -> dict:
@@ -285,9 +336,13 @@ class Gateway:
             listener(service, op, params, status)
 
     # -- one request ----------------------------------------------------------------------------
-    def handle(self, service: str, op: str, request):
+    def handle(self, request):
+        """Serve one botocore request, from the world's own clients or an environment's: its service and
+        operation are the request's own (``operations.identify``), whoever labelled it what."""
         task = current_task()
         inv = task.invocation if task is not None else None
+        operation = identify(request)
+        service, op = operation.service, operation.name or UNKNOWN_OPERATION
         label = f"{service}.{op}"
         self.scheduler.check_alive()  # a stopped invocation's code reaches no AWS service
         if inv is not None:
@@ -297,6 +352,8 @@ class Gateway:
             inv.before_aws(label)
         self.scheduler.yield_point(label)
         check_credentials(request, label)
+        if operation.name is None:
+            return self._answer_locally(operation, request, op, unknown_operation(operation))
         if service in self.routes:
             return self.routes[service](op, request)
         if service in self.before_first:
@@ -304,7 +361,11 @@ class Gateway:
                 first = self.before_first.pop(service, None)
                 if first is not None:
                     first()
-        params = request_params(service, request)
+        params = request_params(operation, request)
+        refusal = malformed(operation, params)
+        if refusal is not None:
+            return self._answer_locally(operation, request, op, refusal)
+        assert params is not None  # a body with no parameters is malformed
         target = (params.get("TableName") or queue_name(params.get("QueueUrl")) or params.get("StreamName")
                   or params.get("Bucket") or arn_name(params.get("TopicArn")))
         fault = self.faults.aws_fault(service, op, target, inv.id if inv is not None else None)
@@ -327,6 +388,18 @@ class Gateway:
             raise ReadTimeoutError(endpoint_url=request.url)
         if inv is not None:
             inv.after_aws(label)
+        return adapter.response(request.url, status, headers, body)
+
+    def _answer_locally(self, operation: Operation, request, op: str, answer: Served):
+        """An error AWS gives before it does anything, recorded: nothing else happens (no fault, no moto)."""
+        status, headers, body = answer
+        with adapter.AWS_LOCK:
+            self.record(operation.service, op, None, None, _error_code(body, status),
+                        {"named": operation.named} if operation.name is None else {})
+        task = current_task()
+        inv = task.invocation if task is not None else None
+        if inv is not None:
+            inv.after_aws(f"{operation.service}.{op}")
         return adapter.response(request.url, status, headers, body)
 
     def _serve(self, fault: "AwsFault | None", request, label: str, service: str, op: str,

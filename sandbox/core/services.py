@@ -56,13 +56,25 @@ class ServiceTimings:
     charge: float = 0.3
 
 
+#: The longest orderId the services take (far longer than any the scenarios make).
+MAX_ORDER_ID = 256
+#: The longest idempotency key the payment API takes: Stripe's keys are "up to 255 characters long"
+#: (https://docs.stripe.com/api/idempotent_requests).
+MAX_IDEMPOTENCY_KEY = 255
+
+
 def _order_key(order: Any, what: str) -> str:
     if not isinstance(order, dict):
         raise BadInput(f"{what} needs an order dict with orderId, email and amount; got {type(order).__name__}")
     missing = [k for k in ("orderId", "email", "amount") if k not in order]
     if missing:
-        raise BadInput(f"{what}: the order is missing {', '.join(missing)}: {order!r}")
-    return str(order["orderId"])
+        raise BadInput(f"{what}: the order is missing {', '.join(missing)}: {str(order)[:200]}")
+    order_id = order["orderId"]
+    # The order's key in the history and the checker: a short string (or a whole number), as an event carries it.
+    if isinstance(order_id, bool) or not isinstance(order_id, (str, int)) or len(str(order_id)) > MAX_ORDER_ID:
+        raise BadInput(f"{what}: orderId must be a string of at most {MAX_ORDER_ID} characters, got "
+                       f"{type(order_id).__name__} {str(order_id)[:40]!r}")
+    return str(order_id)
 
 
 def _fingerprint(order: dict) -> str:
@@ -144,6 +156,9 @@ class Services:
         key = _order_key(order, "charge_card")
         if idempotency_key is not None and not isinstance(idempotency_key, str):
             raise BadInput(f"idempotency_key must be a string, got {type(idempotency_key).__name__}")
+        if idempotency_key is not None and len(idempotency_key) > MAX_IDEMPOTENCY_KEY:
+            raise BadInput(f"idempotency_key must be at most {MAX_IDEMPOTENCY_KEY} characters, got "
+                           f"{len(idempotency_key):,}")
         return self._call(Effect.CHARGE, key, lambda: self._charge(order, key, idempotency_key))
 
     def _charge(self, order: dict, key: str, idempotency_key: str | None) -> tuple[dict, str]:

@@ -91,7 +91,7 @@ def _aws(r: dict[str, Any]) -> list[Resource]:
         whole = op in ("Query", "Scan") or key is None
         mode = READ if op in DYNAMODB_READS or r.get("result") == CONDITION_FAILED else WRITE
         return [("dynamodb", target, ANY if whole else str(key), mode)]
-    if service == "dynamodbstreams":  # a table's stream holds every write to it
+    if service == "dynamodb-streams":  # a table's stream holds every write to it (botocore's name, as recorded)
         return [("dynamodb", target, ANY, WRITE)]
     return [(service, target, ANY, WRITE)]  # queues, streams, functions, buses: every call may change them
 

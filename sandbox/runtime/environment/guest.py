@@ -289,15 +289,15 @@ def _send_aws(channel: Channel):
         def stream(self, **_: Any):
             yield self.getvalue()
 
-    def before_send(event_name: str = "", request=None, **_: Any):
-        _before_send, service, op = event_name.split(".", 2)
+    def before_send(request=None, **_: Any):
+        # No service or operation goes with the request: the world reads both from the request itself.
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
         body = body.encode() if isinstance(body, str) else (body or b"")
         headers = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in request.headers.items()}
-        answer = channel.ask({"t": wire.Kind.AWS, "service": service, "op": op, "method": request.method,
-                                  "url": request.url, "headers": headers, "body": b64encode(body).decode()})
+        answer = channel.ask({"t": wire.Kind.AWS, "method": request.method, "url": request.url, "headers": headers,
+                              "body": b64encode(body).decode()})
         if "raise" in answer:
             error = raises.get(answer["raise"], EndpointConnectionError)
             raise error(endpoint_url=request.url, error=answer.get("message", ""))
@@ -344,8 +344,12 @@ def _effects(channel: Channel):
 def _sleep(channel: Channel):
     def sleep(seconds: float) -> None:
         seconds = float(seconds)
+        if seconds != seconds:  # as CPython's own time.sleep refuses them: the world would end the environment
+            raise ValueError("Invalid value NaN (not a number)")
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
+        if seconds > wire.MAX_SLEEP:
+            raise OverflowError("timestamp out of range for platform time_t")
         if channel.forked_at is not None:  # a forked process sleeps in real time (it has no world to ask)
             turns.real_pause(seconds)
             return

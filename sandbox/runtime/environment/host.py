@@ -16,6 +16,7 @@ exception in that task; the environment is then killed (SIGKILL: no ``finally``,
 from __future__ import annotations
 
 import atexit
+import binascii
 import compileall
 import json
 import os
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest
+from botocore.compat import HTTPHeaders
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
 from ...aws.dynamo import json_number
@@ -105,7 +107,12 @@ class HandlerError(Exception):
     def __init__(self, payload: dict[str, Any], where: str | None, classes: list[str] | None = None):
         self.payload, self.where = payload, where
         self.error_type = str(payload.get("errorType") or "Exception")
-        self.classes = [str(c) for c in classes or [] if isinstance(c, str)][:50] or [self.error_type]
+        # The names are the environment's word, as the error itself is: a handler may define and raise a class
+        # of any name with any bases, so they say no more than errorType does. They must at least describe the
+        # error reported: the first is its errorType, or only errorType is kept (awslambdaric reports its own
+        # Runtime.MarshalError from inside a FaultException handler, whose classes are not the error's).
+        named = [str(c) for c in classes or [] if isinstance(c, str)][:50]
+        self.classes = named if named[:1] == [self.error_type] else [self.error_type]
         super().__init__(str(payload.get("errorMessage") or ""))
 
 
@@ -432,9 +439,11 @@ class EnvironmentProcess:
     def _restored_status(self, pid: int, wait: float) -> int | None:
         try:
             wire.send(self.sock, {"t": wire.Kind.CLONE_STATUS, "pid": pid, "wait": wait})
-            status = wire.receive_from_environment(self.sock, deadline=time.monotonic() + wait + 5.0)["status"]
+            answer = wire.receive_from_environment(self.sock, deadline=time.monotonic() + wait + 5.0)
         except (OSError, wire.TimedOut, wire.ChannelClosed, wire.ProtocolError):
             return None
+        # The snapshot ran the handler's init: a thread of it may print, and its word is all the world has
+        status = answer.get("status") if answer["t"] == wire.Kind.CLONE_STATUS else None
         return status if isinstance(status, int) else None
 
     def invoke(self, event: Any, request_id: str, deadline: float, arn: str) -> Any:
@@ -460,7 +469,11 @@ class EnvironmentProcess:
         if message.get("bytes"):
             return body.encode("utf-8", "surrogateescape")
         if message.get("content_type") == "application/json":
-            return json.loads(body)
+            try:
+                return wire.loads(body, depth=_RESPONSE_DEPTH)
+            except wire.ProtocolError as exc:  # awslambdaric sends JSON it made itself: this is no such response
+                self.kill()
+                raise EnvironmentFailed(f"the environment broke the protocol: its response is {exc}") from None
         return body
 
     def _serve_until(self, ends: tuple[str, ...], phase: "InitPhase | None" = None) -> dict[str, Any]:
@@ -570,15 +583,14 @@ class EnvironmentProcess:
     def _serve(self, message: dict[str, Any]) -> dict[str, Any]:
         world = active.current()
         kind = message["t"]
-        if kind == wire.Kind.SLEEP:
-            seconds = message["seconds"]
-            if not isinstance(seconds, (int, float)) or seconds < 0:
-                raise EnvironmentFailed(f"a sleep of {seconds!r} seconds")
-            world.scheduler.sleep(float(seconds), label="sleep")
+        if kind == wire.Kind.SLEEP:  # a finite, non-negative number of seconds (wire.FROM_ENVIRONMENT checked it)
+            world.scheduler.sleep(float(message["seconds"]), label="sleep")
             return {}
-        if kind == wire.Kind.EFFECT:
-            return _effect(world, message)
-        return _aws(world, message)
+        try:
+            return _effect(world, message) if kind == wire.Kind.EFFECT else _aws(world, message)
+        except EnvironmentFailed:  # a request no guest of ours sends: nothing more of this environment runs
+            self.kill()
+            raise
 
     def _loggable(self, text: str) -> str:
         """A log write as the history keeps it.
@@ -630,10 +642,14 @@ def _now() -> float:
     return world.clock.now() if world is not None else 0.0
 
 
+#: How deep a handler's JSON response may nest: well past any event shape, well inside the world's recursion limit.
+_RESPONSE_DEPTH = 200
+
+
 def _payload(body: Any) -> dict[str, Any]:
     try:
-        payload = json.loads(body) if isinstance(body, str) else body
-    except ValueError:
+        payload = wire.loads(body, depth=_RESPONSE_DEPTH) if isinstance(body, str) else body
+    except wire.ProtocolError:
         payload = None
     return payload if isinstance(payload, dict) else {"errorMessage": str(body)[:2000], "errorType": "Runtime.Unknown"}
 
@@ -643,9 +659,12 @@ _EFFECTS = {"send_confirmation_email": ("order",), "send_cancellation_email": ("
 
 
 def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
+    """One call to the effect services, as the guest's client makes it: a known kind, its own arguments (the
+    order required). What the arguments hold is the services' to judge, as for a call made in the world:
+    a wrong order or key is the handler's BadInput, answered to it."""
     kind, args = message["kind"], message["args"]
-    if kind not in _EFFECTS or not isinstance(args, dict) or set(args) - set(_EFFECTS[kind]):
-        raise EnvironmentFailed(f"an unknown effect request {str(kind)[:40]!r}")
+    if kind not in _EFFECTS or set(args) - set(_EFFECTS[kind]) or "order" not in args:
+        raise EnvironmentFailed(f"an unknown effect request {str(kind)[:40]!r} with arguments {sorted(args)[:5]}")
     try:
         result = getattr(world.services, kind)(**args)
     except (ProviderError, BadInput) as exc:
@@ -654,18 +673,22 @@ def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _aws(world, message: dict[str, Any]) -> dict[str, Any]:
-    headers = message["headers"]
-    if not isinstance(headers, dict):
-        raise EnvironmentFailed("an AWS request whose headers are not a mapping")
-    request = AWSPreparedRequest(method=str(message["method"]), url=str(message["url"]),
-                                 headers={str(k): str(v) for k, v in headers.items()},
-                                 body=b64decode(str(message["body"])), stream_output=False)
+    """One AWS request, as botocore prepared it in the environment: the world reads its service and operation
+    from the request itself (``sandbox.aws.operations``); the environment sends no name for either."""
     try:
-        response = world.gateway.handle(str(message["service"]), str(message["op"]), request)
+        body = b64decode(message["body"], validate=True)
+    except (binascii.Error, ValueError):  # wire checked its alphabet; a bad length or padding is left
+        raise EnvironmentFailed("an AWS request whose body is not base64") from None
+    headers = HTTPHeaders()
+    for name, value in message["headers"].items():  # one of each name, whatever its case (wire checked)
+        headers[name] = value
+    request = AWSPreparedRequest(method=message["method"], url=message["url"], headers=headers, body=body,
+                                 stream_output=False)
+    try:
+        response = world.gateway.handle(request)
     except (ReadTimeoutError, ConnectTimeoutError, EndpointConnectionError) as exc:
         return {"raise": type(exc).__name__, "message": str(exc)}
     except RealAwsRefused as exc:
         return {"raise": "EndpointConnectionError", "message": str(exc)}
     return {"status": response.status_code, "headers": dict(response.headers.items()),
             "body": b64encode(response.content).decode()}
-

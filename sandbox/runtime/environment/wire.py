@@ -2,18 +2,24 @@
 
 Each message is a 4-byte big-endian length and a UTF-8 JSON object with a string ``t`` (its
 kind). The world reads what an environment sends as untrusted input: a frame over
-``MAX_FRAME`` bytes, bytes that are not JSON, or an object of an unknown kind end that
+``MAX_FRAME`` bytes, bytes that are not JSON, JSON nested deeper than ``MAX_DEPTH``, an object
+of an unknown kind, or a field missing or not of its kind's type (``FROM_ENVIRONMENT``) end that
 environment's channel with ``ProtocolError``, which the runtime reports as the environment's
-failure. Nothing an environment sends is executed or unpickled.
+failure. Nothing an environment sends is executed or unpickled, and nothing it says of itself is
+believed: an AWS request carries no name for its service or operation (the world reads both from
+the request), and the fields the world does read are checked here before anything uses them.
 """
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import select
 import socket
 import struct
 import time
+from collections.abc import Callable
 from typing import Any
 
 #: The largest message either side accepts: Lambda's own payload limit is 6 MB, and an AWS
@@ -48,21 +54,85 @@ class Kind:
     CLONE_STATUS = "clone_status"  # world -> snapshot: how one ended; snapshot -> world: its status
 
 
-#: What an environment may send the world, and the fields each must carry.
-FROM_ENVIRONMENT: dict[str, tuple[str, ...]] = {
-    Kind.READY: (),
-    Kind.NEXT: (),
-    Kind.RESPONSE: ("body",),
-    Kind.ERROR: ("body",),
-    Kind.INIT_ERROR: ("body",),
-    Kind.AWS: ("service", "op", "method", "url", "headers", "body"),
-    Kind.EFFECT: ("kind", "args"),
-    Kind.SLEEP: ("seconds",),
-    Kind.LOG: ("stream", "text"),
-    Kind.EXIT: ("frames",),
-    Kind.SNAPSHOT: (),
-    Kind.CLONED: ("pid",),
-    Kind.CLONE_STATUS: ("status",),
+#: The longest sleep CPython's ``time.sleep`` takes (a PyTime_t of nanoseconds); a longer one raises
+#: OverflowError in the handler, so an environment that asks for one is not running CPython's sleep.
+MAX_SLEEP = (2**63 - 1) / 1e9
+#: How deep a message may nest. What an environment sends is flat but for an effect's order (an order
+#: from an event: a few levels), and a deeper one would make the world's own code recurse past its limit.
+MAX_DEPTH = 32
+
+
+def _text(limit: int | None = None) -> Callable[[Any], bool]:
+    return lambda v: isinstance(v, str) and (limit is None or len(v) <= limit)
+
+
+def _integer(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _seconds(v: Any) -> bool:
+    """A sleep's length: a real number (``True`` is no number here), finite, from 0 to ``MAX_SLEEP``."""
+    return (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+            and 0 <= v <= MAX_SLEEP)
+
+
+def _frames(v: Any) -> bool:
+    """Where ``sys.exit`` was called: at most 50 frames of [file, line, function]."""
+    return isinstance(v, list) and len(v) <= 50 and all(
+        isinstance(f, list) and len(f) == 3 and _text(4096)(f[0]) and _integer(f[1]) and _text(256)(f[2])
+        for f in v)
+
+
+def _classes(v: Any) -> bool:
+    """An error's class names (its MRO): at most 64 names, each at most 256 characters."""
+    return isinstance(v, list) and len(v) <= 64 and all(_text(256)(c) and c for c in v)
+
+
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}")  # an HTTP header name (RFC 9110, section 5.1)
+_METHOD = re.compile(r"[A-Z]{1,16}")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]*={0,2}")
+
+
+def _headers(v: Any) -> bool:
+    """HTTP headers as botocore sends them: names that are tokens, each once whatever its case, and values
+    with no line breaks or NULs (which would split the request when it is sent on over HTTP)."""
+    if not isinstance(v, dict) or len(v) > 200:
+        return False
+    names = {str(k).lower() for k in v}
+    return len(names) == len(v) and all(
+        isinstance(k, str) and _TOKEN.fullmatch(k) and isinstance(x, str) and len(x) <= 16384
+        and not any(c in x for c in "\r\n\0") for k, x in v.items())
+
+
+def _url(v: Any) -> bool:
+    return isinstance(v, str) and len(v) <= 16384 and v.startswith(("https://", "http://")) and v.isprintable()
+
+
+#: What an environment may send the world: each kind's fields, and what each must be. A message with
+#: a field missing or of another type breaks the protocol; fields not named here are never read.
+FROM_ENVIRONMENT: dict[str, dict[str, Callable[[Any], bool]]] = {
+    Kind.READY: {},
+    Kind.NEXT: {},
+    Kind.RESPONSE: {"body": _text()},
+    Kind.ERROR: {"body": _text()},
+    Kind.INIT_ERROR: {"body": _text()},
+    # The operation and service are no fields: the world reads them from the request (sandbox.aws.operations).
+    Kind.AWS: {"method": lambda v: isinstance(v, str) and bool(_METHOD.fullmatch(v)), "url": _url,
+               "headers": _headers, "body": lambda v: isinstance(v, str) and bool(_BASE64.fullmatch(v))},
+    Kind.EFFECT: {"kind": _text(64), "args": lambda v: isinstance(v, dict) and set(v) <= {"order", "idempotency_key"}},
+    Kind.SLEEP: {"seconds": _seconds},
+    Kind.LOG: {"stream": lambda v: v in ("stdout", "stderr"), "text": _text()},
+    Kind.EXIT: {"frames": _frames},
+    Kind.SNAPSHOT: {},
+    Kind.CLONED: {"pid": lambda v: _integer(v) and v > 0},
+    # How a restored environment ended, by its snapshot (its parent, so the only one who knows): an exit
+    # status (0 to 255) or minus a signal, or None while it runs.
+    Kind.CLONE_STATUS: {"status": lambda v: v is None or (_integer(v) and -64 <= v <= 255)},
+}
+#: Fields a kind may carry, and what each must be when it does.
+OPTIONAL: dict[str, dict[str, Callable[[Any], bool]]] = {
+    Kind.RESPONSE: {"content_type": _text(256), "bytes": lambda v: isinstance(v, bool)},
+    Kind.ERROR: {"classes": _classes},
 }
 
 
@@ -118,13 +188,34 @@ def receive(sock: socket.socket, *, deadline: float | None = None) -> dict[str, 
     (size,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
     if size > MAX_FRAME:
         raise ProtocolError(f"a message of {size:,} bytes is over the {MAX_FRAME:,}-byte limit")
-    try:
-        message = json.loads(_read_exactly(sock, size, deadline))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolError(f"a message that is not JSON: {exc}") from None
+    message = loads(_read_exactly(sock, size, deadline))
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a message without a kind")
     return message
+
+
+def loads(data: bytes | str, depth: int = MAX_DEPTH) -> Any:
+    """JSON an environment sent, parsed: ``ProtocolError`` if it is not JSON, or nests deeper than ``depth``
+    (``[[[[...]]]]`` a hundred thousand deep makes ``json.loads`` itself raise RecursionError)."""
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ProtocolError(f"a message that is not JSON: {str(exc)[:200]}") from None
+    if not nests_within(value, depth):
+        raise ProtocolError(f"a message nested more than {depth} levels deep")
+    return value
+
+
+def nests_within(value: Any, depth: int) -> bool:
+    """True if ``value`` (parsed JSON) nests no deeper than ``depth`` levels; walked without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            if level > depth:
+                return False
+            stack.extend((v, level + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return True
 
 
 def send_with_fd(sock: socket.socket, message: dict[str, Any], fd: int) -> None:
@@ -151,14 +242,12 @@ def receive_with_fd(sock: socket.socket, *, deadline: float | None = None) -> tu
         (size,) = _HEADER.unpack(header)
         if size > MAX_FRAME:
             raise ProtocolError(f"a message of {size:,} bytes is over the {MAX_FRAME:,}-byte limit")
-        message = json.loads(_read_exactly(sock, size, deadline))
-    except (UnicodeDecodeError, ValueError) as exc:
-        os.close(fds[0])
-        raise ProtocolError(f"a message that is not JSON: {exc}") from None
+        message = loads(_read_exactly(sock, size, deadline))
     except BaseException:
         os.close(fds[0])
         raise
-    if not isinstance(message, dict) or message.get("t") != Kind.CLONED or not isinstance(message.get("pid"), int):
+    if (not isinstance(message, dict) or message.get("t") != Kind.CLONED
+            or not FROM_ENVIRONMENT[Kind.CLONED]["pid"](message.get("pid"))):
         os.close(fds[0])
         raise ProtocolError("a channel sent without a 'cloned' message and its pid")
     return message, fds[0]
@@ -174,4 +263,12 @@ def receive_from_environment(sock: socket.socket, *, deadline: float | None = No
     missing = [f for f in fields if f not in message]
     if missing:
         raise ProtocolError(f"a {kind!r} message without {', '.join(missing)}")
+    for name, valid in [*fields.items(), *((f, v) for f, v in OPTIONAL.get(kind, {}).items() if f in message)]:
+        if not valid(message[name]):
+            raise ProtocolError(f"a {kind!r} message whose {name} is {_shown(message[name])}")
     return message
+
+
+def _shown(value: Any) -> str:
+    """A bad field's value in a refusal: its type, and the start of its text."""
+    return f"{type(value).__name__} {repr(value)[:60]}"
