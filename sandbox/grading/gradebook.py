@@ -125,13 +125,20 @@ def read_assignment(path: Path) -> Assignment:
 def _csv_rows(path: Path, option: str, required: tuple[str, ...]) -> list[dict[str, str]]:
     if not path.is_file():
         raise BadInput(f"{option} {path}: no such file")
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = [(h or "").strip().lower() for h in reader.fieldnames or []]
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise BadInput(f"{option} {path}: no {', '.join(missing)} column (its header: {', '.join(header)})")
-        return [{(k or "").strip().lower(): (v or "").strip() for k, v in row.items()} for row in reader]
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.DictReader(f)
+            header = [(h or "").strip().lower() for h in reader.fieldnames or []]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise BadInput(f"{option} {path}: no {', '.join(missing)} column (its header: {', '.join(header)})")
+            # a row longer than the header keeps its extra cells under the key None (as a list): dropped
+            return [{k.strip().lower(): (v or "").strip() for k, v in row.items() if isinstance(k, str)
+                     and not isinstance(v, list)} for row in reader]
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{option} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise BadInput(f"{option} {path}: not a CSV file this grader reads ({exc})") from None
 
 
 def read_roster(path: Path) -> dict[str, Person]:
