@@ -67,7 +67,8 @@ class StudentGrade:
 
     def feedback(self, hidden: bool = False) -> str:
         """What the student reads (hidden tests only counted), or with ``hidden``, the instructor's full text."""
-        lines = [f"{self.student}: {self.score}/{self.max_score}"]
+        lines = [f"{self.student}: {self.score}/{self.max_score}" if self.submitted
+                 else f"{self.student}: {NOT_SUBMITTED} (0/{self.max_score})"]
         lines += [f"Exercise {ex_id}: {note}" for ex_id, note in sorted(self.notes.items())]
         lines += self.remarks
         if self.late_seconds:
