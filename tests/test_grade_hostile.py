@@ -106,8 +106,20 @@ def test_an_nbgrader_timestamp_with_a_zone_name_is_read_and_a_bad_one_costs_only
     for student, stamp in stamps.items():
         _put(course / student / "week3" / f"{CLAIM}.py", source=S / f"{CLAIM}.py")
         _put(course / student / "week3" / "timestamp.txt", stamp + "\n")
+    # links in nbgrader's layout: a student's folder, an assignment folder, a timestamp
+    os.symlink(course / "ann", course / "gil")
+    (course / "hal").mkdir()
+    os.symlink(course / "ann" / "week3", course / "hal" / "week3")
+    _put(course / "ivy" / "week3" / f"{CLAIM}.py", source=S / f"{CLAIM}.py")
+    os.symlink(course / "ann" / "week3" / "timestamp.txt", course / "ivy" / "week3" / "timestamp.txt")
     subs = {s.student: s for s in discovery.discover_class(course, cat, []).submissions}
-    assert sorted(subs) == sorted(stamps) and all("02" in s.files for s in subs.values())
+    assert sorted(subs) == sorted([*stamps, "gil", "hal", "ivy"])
+    assert all("02" in subs[s].files for s in [*stamps, "ivy"]) and not subs["gil"].files and not subs["hal"].files
+    assert subs["gil"].ignored == [f"gil/: a symbolic link (to {course / 'ann'}): the grader follows no link out "
+                                   "of a submission"]
+    assert subs["hal"].ignored == [f"week3: a symbolic link (to {course / 'ann' / 'week3'}): the grader follows no "
+                                   "link out of a submission"]
+    assert subs["ivy"].submitted_at is None and "timestamp.txt: a symbolic link" in subs["ivy"].remarks[0]
     assert subs["ann"].submitted_at.isoformat() == "2026-03-01T12:00:00+01:00"
     assert subs["bea"].submitted_at.isoformat() == "2026-07-01T12:00:00+02:00"
     assert subs["cal"].submitted_at.isoformat() == "2026-03-01T12:00:00+05:30"
@@ -191,6 +203,15 @@ def test_the_gradescope_run_reads_its_one_submission_through_no_link(tmp_path, c
     sub = batch.Submission("submission")
     batch.read_student(sub, subs / "eve", cat, ["02"])
     assert sub.files == {} and "a symbolic link" in sub.ignored[0]
+
+
+def test_students_whose_names_look_alike_keep_their_own_reports(tmp_path, monkeypatch, capsys):
+    subs = tmp_path / "submissions"
+    for name in ("bob", "bob.", "Bob", "b o b", "b_o_b"):
+        _put(subs / name / f"{CLAIM}.py", f"# {name}'s\n" + (S / f"{CLAIM}.py").read_text())
+    out, _ = _grade_with_cli(tmp_path, subs, monkeypatch, capsys, "--exercise", "02")
+    feedback = sorted(p.read_text().split(":")[0] for p in out.glob("*/feedback.txt"))
+    assert feedback == sorted(["bob", "bob.", "Bob", "b o b", "b_o_b"])
 
 
 # -- which file is graded ------------------------------------------------------------------------------
@@ -485,8 +506,12 @@ def _attack(kind: str, student: Path, secret: Path, classmate: Path | None, odd:
                                st.lists(st.sampled_from(ATTACKS), min_size=1, max_size=4)),
                      min_size=1, max_size=6, unique_by=lambda p: p[0]),
        odd=NAME, junk=st.sampled_from(list(MALFORMED.values())) | st.text(max_size=30),
-       roster_cut=st.integers(0, 6))
-def test_a_hostile_class_always_finishes_with_a_row_per_student(cat, monkeypatch, plan, odd, junk, roster_cut):
+       roster_cut=st.integers(0, 6), nbgrader=st.booleans(), stamps=st.lists(TIME | st.text(max_size=40),
+                                                                                min_size=6, max_size=6))
+def test_a_hostile_class_always_finishes_with_a_row_per_student(cat, monkeypatch, plan, odd, junk, roster_cut,
+                                                                 nbgrader, stamps):
+    """Folders per student or nbgrader's layout (with any timestamp), each student's folder holding some of the
+    attacks: discovery, the reading of each answer and every export run for real, and always finish."""
     _stub_children(monkeypatch)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -494,11 +519,14 @@ def test_a_hostile_class_always_finishes_with_a_row_per_student(cat, monkeypatch
         subs = root / "submissions"
         subs.mkdir()
         classmate = None
-        for name, attacks in plan:
+        for (name, attacks), stamp in zip(plan, stamps):
+            folder = subs / name / "week3" if nbgrader else subs / name
             for kind in attacks:
-                _attack(kind, subs / name, secret, classmate, odd, junk)
-            if (subs / name / f"{CLAIM}.py").is_file() and not (subs / name / f"{CLAIM}.py").is_symlink():
-                classmate = subs / name / f"{CLAIM}.py"
+                _attack(kind, folder, secret, classmate, odd, junk)
+            if nbgrader:
+                (folder / "timestamp.txt").write_bytes(stamp.encode("utf-8", "surrogatepass"))
+            if (folder / f"{CLAIM}.py").is_file() and not (folder / f"{CLAIM}.py").is_symlink():
+                classmate = folder / f"{CLAIM}.py"
         students_on_disk = sorted(untrusted.shown(p.name) for p in subs.iterdir())
         found = discovery.discover_class(subs, cat, ["02"])
         graded = batch.grade_all(found.submissions, [cat["02"]], jobs=1, seed=1, progress=False)

@@ -139,6 +139,22 @@ def safe_name(student: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.@-]+", "_", student).strip(".") or "student"
 
 
+def report_folders(students: list[StudentGrade]) -> list[str]:
+    """Each student's results folder: ``safe_name``, made unique, so that no student whose name looks like a
+    classmate's ("bob." and "bob", "a b" and "a_b") can write over the classmate's feedback."""
+    taken: set[str] = set()
+    names = []
+    for s in students:
+        base = safe_name(s.student)
+        name, n = base, 1
+        while name.lower() in taken:  # lower(): a file system that ignores case would merge them too
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name.lower())
+        names.append(name)
+    return names
+
+
 def gradescope_results(student: StudentGrade) -> dict[str, Any]:
     """Gradescope's results.json: one test per graded item, hidden items shown once grades are published, and
     ``execution_time``, the seconds grading took (https://gradescope-autograders.readthedocs.io/en/latest/specs/,
@@ -178,8 +194,8 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
                               *[g.score if g.source is not None else NOT_SUBMITTED for g in s.grades],
                               s.submitted_at.isoformat(timespec="seconds") if s.submitted_at else "",
                               late_text(s.late_seconds), "; ".join(_notes(s)), "; ".join(s.ignored)]))
-    for s in students:
-        folder = out / safe_name(s.student)
+    for s, name in zip(students, report_folders(students)):
+        folder = out / name
         folder.mkdir(exist_ok=True)
         report = s.to_dict()
         for g, data in zip(s.grades, report["exercises"]):

@@ -466,7 +466,7 @@ def _nbgrader_class(root: Path, catalogue: dict[str, Exercise], only: list[str],
         if st is not None and stat.S_ISLNK(st.st_mode) and not name.startswith("."):
             # a student's folder that is a link: that student gets a row, and the reason
             sub = Submission(shown(name))
-            sub.ignored.append(f"{shown(name)}/: a symbolic link (to {untrusted.shown(os.readlink(root / name))}): "
+            sub.ignored.append(f"{shown(name)}/: a symbolic link (to {_readlink(root / name)}): "
                                "the grader follows no link out of a submission")
             subs.append(sub)
         else:
@@ -476,13 +476,13 @@ def _nbgrader_class(root: Path, catalogue: dict[str, Exercise], only: list[str],
         subs.append(sub)
         folder = root / student / assignment
         for other, st in _top(root / student):
-            if other == assignment:
+            is_dir = st is not None and stat.S_ISDIR(st.st_mode)
+            if other == assignment and is_dir:
                 continue
             if st is not None and stat.S_ISLNK(st.st_mode):
-                sub.ignored.append(f"{shown(other)}: a symbolic link (to {shown(os.readlink(root / student / other))}):"
+                sub.ignored.append(f"{shown(other)}: a symbolic link (to {_readlink(root / student / other)}):"
                                    " the grader follows no link out of a submission")
             else:
-                is_dir = st is not None and stat.S_ISDIR(st.st_mode)
                 sub.ignored.append(f"{shown(other)}{'/' if is_dir else ''}: not assignment {shown(assignment)}")
         if assignment not in _real_dirs(root / student):
             continue
@@ -490,6 +490,13 @@ def _nbgrader_class(root: Path, catalogue: dict[str, Exercise], only: list[str],
         _read_stamp(sub, root, folder)
     subs.sort(key=lambda s: s.student)
     return ClassFolder(subs, strays, "nbgrader", assignment)
+
+
+def _readlink(path: Path) -> str:
+    try:
+        return shown(os.readlink(path))
+    except OSError:
+        return "?"
 
 
 def _read_stamp(sub: Submission, root: Path, folder: Path) -> None:
