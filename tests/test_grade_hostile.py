@@ -205,6 +205,20 @@ def test_the_gradescope_run_reads_its_one_submission_through_no_link(tmp_path, c
     assert sub.files == {} and "a symbolic link" in sub.ignored[0]
 
 
+def test_a_folder_too_deep_or_too_full_is_named_not_walked_for_ever(tmp_path, cat, monkeypatch):
+    monkeypatch.setattr(untrusted, "MAX_DEPTH", 3)
+    monkeypatch.setattr(untrusted, "MAX_ENTRIES", 12)
+    subs = tmp_path / "submissions"
+    _put(subs / "ann" / "a" / "b" / "c" / "d" / "e" / f"{CLAIM}.py", source=S / f"{CLAIM}.py")
+    for i in range(20):
+        _put(subs / "bob" / f"notes{i:02d}.txt", "x")
+    _put(subs / "cy" / f"{CLAIM}.py", source=S / f"{CLAIM}.py")
+    by = {s.student: s for s in discovery.discover_class(subs, cat, ["02"]).submissions}
+    assert by["ann"].ignored == ["a/b/c/d: a folder nested more than 3 deep: not looked into"]
+    assert by["bob"].ignored[-1] == ".: more than 12 files and folders: the rest were not looked at"
+    assert sorted(by["cy"].files) == ["02"]
+
+
 def test_students_whose_names_look_alike_keep_their_own_reports(tmp_path, monkeypatch, capsys):
     subs = tmp_path / "submissions"
     for name in ("bob", "bob.", "Bob", "b o b", "b_o_b"):

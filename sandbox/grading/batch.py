@@ -200,9 +200,11 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
         report = s.to_dict()
         for g, data in zip(s.grades, report["exercises"]):
             data["replays"] = g.replays(f"{_replay_file(folder, g)}:{g.exercise.function}") if g.submitted else []
-        (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n")
-        (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n")
-        (folder / "feedback.txt").write_text(s.feedback() + "\n")
+        (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n",
+                                            encoding="utf-8")
+        (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n",
+                                             encoding="utf-8")
+        (folder / "feedback.txt").write_text(s.feedback() + "\n", encoding="utf-8")
         from .report_html import write_feedback_html
         write_feedback_html(folder, s)
 
@@ -226,7 +228,7 @@ def _replay_file(folder: Path, g: ExerciseGrade) -> str:
         if not g.replays("-"):
             return _shown(path)
         copy = folder / f"{g.exercise.name}.py"
-        copy.write_text(g.code if g.code is not None else answer_source(path, g.exercise))
+        copy.write_text(g.code if g.code is not None else answer_source(path, g.exercise), encoding="utf-8")
         if g.exercise.kit:
             shutil.copyfile(EXERCISES_DIR / KIT, folder / KIT)
         path = copy

@@ -213,7 +213,7 @@ def read_student(sub: Submission, folder: Path, catalogue: dict[str, Exercise], 
         return
     for entry in entries:
         parts, rel = entry.parts, entry.rel
-        if parts[0] in skip:
+        if parts and parts[0] in skip:
             continue
         dirs = [part for part in parts[:-1] if part in NOISE_DIRS]
         if dirs:

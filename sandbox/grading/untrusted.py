@@ -186,16 +186,18 @@ class Entry:
 
     @property
     def rel(self) -> str:
-        return shown("/".join(self.parts))
+        return shown("/".join(self.parts)) or "."
 
 
-def walk(root: Path, start: tuple[str, ...] = (), max_depth: int = MAX_DEPTH,
-         max_entries: int = MAX_ENTRIES) -> Iterator[Entry]:
+def walk(root: Path, start: tuple[str, ...] = (), max_depth: int | None = None,
+         max_entries: int | None = None) -> Iterator[Entry]:
     """Every entry below ``root/start``, sorted, never through a link: links, hard links, FIFOs and the like
     come out as ``refused`` with the reason.
 
     Raises ``Refused`` when ``start`` itself is a link. Iterative, so a tree thousands of folders deep costs
     no Python recursion; folders deeper than ``max_depth`` are listed as refused."""
+    max_depth = MAX_DEPTH if max_depth is None else max_depth
+    max_entries = MAX_ENTRIES if max_entries is None else max_entries
     seen = 0
     stack: list[tuple[str, ...]] = [()]
     while stack:
