@@ -200,11 +200,10 @@ def read_student(sub: Submission, folder: Path, catalogue: dict[str, Exercise], 
     ``root``: the submissions folder ``folder`` is in (default: ``folder`` itself); no folder between the two,
     and nothing below, is entered or read through a link (``sandbox.grading.untrusted``)."""
     root = folder if root is None else root
-    start = folder.relative_to(root).parts
     candidates: list[_Candidate] = []
     noise: dict[str, int] = {}
     try:
-        entries = list(untrusted.walk(root, start))
+        entries = list(untrusted.walk(root, folder.relative_to(root).parts))
     except Refused as exc:
         sub.ignored.append(f"{shown(folder.name)}/: {exc}")
         return
@@ -212,40 +211,43 @@ def read_student(sub: Submission, folder: Path, catalogue: dict[str, Exercise], 
         sub.ignored.append(f"{shown(folder.name)}/: could not be read ({os.strerror(exc.errno or 0)})")
         return
     for entry in entries:
-        parts, rel = entry.parts, entry.rel
-        if parts and parts[0] in skip:
+        parts = entry.parts
+        if (parts and parts[0] in skip) or entry.kind == "dir":
             continue
         dirs = [part for part in parts[:-1] if part in NOISE_DIRS]
         if dirs:
             key = shown("/".join(parts[:parts.index(dirs[0]) + 1]))
-            noise[key] = noise.get(key, 0) + (entry.kind != "dir")
+            noise[key] = noise.get(key, 0) + 1
             continue
-        if entry.kind == "dir":
-            continue
-        if entry.kind == "refused":
-            sub.ignored.append(f"{rel}: {entry.why}")
-            continue
-        why = _not_an_answer(Path(parts[-1]))
+        why = entry.why if entry.kind == "refused" else _not_an_answer(Path(parts[-1]))
         if why:
-            sub.ignored.append(f"{rel}: {why}")
+            sub.ignored.append(f"{entry.rel}: {why}")
             continue
-        path = folder.joinpath(*parts)
-        try:
-            data = untrusted.read_file(path, root)
-        except Refused as exc:
-            sub.ignored.append(f"{rel}: {exc}")
-            continue
-        ex_id, how = identify(path, catalogue, only, data)
-        if ex_id is None:
-            sub.ignored.append(f"{rel}: names no exercise (not its name, its notebook metadata or its code)")
-        elif only and ex_id not in only:
-            sub.ignored.append(f"{rel}: exercise {ex_id} is not assigned")
-        else:
-            candidates.append(_Candidate(path, rel, ex_id, how, data, entry.mtime))
+        found = _candidate(sub, folder.joinpath(*parts), entry, root, catalogue, only)
+        if found is not None:
+            candidates.append(found)
     for key, count in sorted(noise.items()):
         what = NOISE_DIRS[key.rsplit("/", 1)[-1]]
         sub.ignored.append(f"{key}/ ({count} file{'s' if count != 1 else ''}): {what}")
     _choose(sub, candidates, catalogue)
+
+
+def _candidate(sub: Submission, path: Path, entry: untrusted.Entry, root: Path, catalogue: dict[str, Exercise],
+               only: list[str]) -> _Candidate | None:
+    """A file that may answer an exercise, read once (through no link); or None, with why in ``sub.ignored``."""
+    try:
+        data = untrusted.read_file(path, root)
+    except Refused as exc:
+        sub.ignored.append(f"{entry.rel}: {exc}")
+        return None
+    ex_id, how = identify(path, catalogue, only, data)
+    if ex_id is None:
+        sub.ignored.append(f"{entry.rel}: names no exercise (not its name, its notebook metadata or its code)")
+    elif only and ex_id not in only:
+        sub.ignored.append(f"{entry.rel}: exercise {ex_id} is not assigned")
+    else:
+        return _Candidate(path, entry.rel, ex_id, how, data, entry.mtime)
+    return None
 
 
 def _not_an_answer(path: Path) -> str | None:
