@@ -289,7 +289,7 @@ def test_a_malformed_notebook_is_the_students_problem_not_the_graders(tmp_path, 
     reasons = {s.student: s.grades[0].reason for s in students}
     assert sorted(reasons) == sorted(MALFORMED)
     assert not any("the grader failed" in r for r in reasons.values()), reasons
-    assert reasons["list"] == f"could not read the submission: {CLAIM}.ipynb is not a notebook (its JSON is list, " \
+    assert reasons["list"] == f"could not read the submission: {CLAIM}.ipynb is not a notebook (its JSON is a list, " \
                               "not a notebook's object)"
     assert reasons["cell-number"].endswith("(one of its cells is not an object)")
     assert reasons["tags-number"].endswith("exactly one cell must be tagged 'answer' (the answer cell of "

@@ -15,6 +15,12 @@ Nothing is skipped silently: every file in a student's folder is either graded o
 ``Submission.ignored`` with the reason. A file whose name does not say its exercise is graded when
 its code does (the stub's header, the exercise's words in its name, or the exercise's functions),
 and ``Submission.notes`` says how it was recognised.
+
+Everything here is written by students, so it is read as hostile input (``sandbox.grading.untrusted``):
+no link, symbolic or hard, is followed or read (each is named in ``Submission.ignored``, with why), each
+file is read once and those bytes (``Submission.sources``) are what is graded, and a file that cannot be
+parsed (a notebook nested 200,000 deep, a timestamp in a zone nobody can place) costs its student, never
+the class.
 """
 from __future__ import annotations
 
@@ -36,7 +42,6 @@ SUFFIXES = (".py", ".ipynb")
 #: Folders tools leave beside the work, and why none of their files is graded.
 NOISE_DIRS = {".ipynb_checkpoints": "Jupyter's autosave copies", "__pycache__": "Python's bytecode cache",
               "__MACOSX": "macOS's archive metadata", ".git": "a git repository's internals"}
-_SKIPPED_PARTS = tuple(NOISE_DIRS)
 NBGRADER_TIMESTAMP = "timestamp.txt"
 _READ_LIMIT = 200_000  # characters of a file read to recognise it: an answer is far shorter
 _SLUG_FILLER = {"the", "and", "a", "to", "of"}

@@ -32,8 +32,8 @@ https://ts.vcu.edu/askit/teaching-and-learning/canvas/faculty/grading-faculty/gr
 so an empty cell is Canvas's own form of "no grade". A student with nothing handed in still gets their
 row (with empty grades), so the gradebook shows who is missing.
 
-Students not on the roster are never written to these files (a gradebook cannot match them, and Canvas
-would make a new row of a name it does not know): ``not_on_roster.csv`` lists them instead.
+Students not on the roster are never written to these files (no id to match them by in a gradebook):
+``not_on_roster.csv`` lists them instead, for the instructor to add to the roster or to rename.
 
 Formula injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or ``@`` (and, in
 OWASP's current list, tab, carriage return and line feed) as a formula, and file and folder names are
@@ -230,7 +230,7 @@ def write_not_on_roster(path: Path, students: list[Any], people: dict[str, Perso
         w.writerow(["student", "score", "max_score", "files", "why"])
         for s in unknown:
             files = "; ".join(g.source for g in s.grades if g.source)
-            w.writerow(cells([s.student, s.score, s.max_score, files,
+            w.writerow(cells([s.student, s.score if _submitted(s) else "not submitted", s.max_score, files,
                               "not on the roster: not in the gradebook files; add them to the roster, or check "
                               "the folder's name"]))
     return [s.student for s in unknown]

@@ -57,7 +57,9 @@ def loads(text: str | bytes) -> Any:
 def problem(notebook: Any) -> str | None:
     """Why parsed JSON is not a notebook this course reads (a student's file may hold any JSON), or None."""
     if not isinstance(notebook, dict):
-        return f"its JSON is {type(notebook).__name__ if notebook is not None else 'null'}, not a notebook's object"
+        kind = ("true or false" if isinstance(notebook, bool) else "a number" if isinstance(notebook, int | float)
+                else "a list" if isinstance(notebook, list) else "a string" if isinstance(notebook, str) else "null")
+        return f"its JSON is {kind}, not a notebook's object"
     if not isinstance(notebook.get("cells", []), list):
         return "its 'cells' is not a list"
     if not all(isinstance(c, dict) for c in notebook.get("cells", [])):
