@@ -219,6 +219,22 @@ def test_a_folder_too_deep_or_too_full_is_named_not_walked_for_ever(tmp_path, ca
     assert sorted(by["cy"].files) == ["02"]
 
 
+def test_a_folder_that_cannot_be_opened_is_named_and_the_rest_is_graded(tmp_path, cat, monkeypatch):
+    """(As root, no permission bit stops a read: the refusal is made where the grader opens the folder.)"""
+    subs = tmp_path / "submissions"
+    _put(subs / "ann" / "locked" / "x.py", "")
+    _put(subs / "ann" / f"{CLAIM}.py", source=S / f"{CLAIM}.py")
+    real = untrusted.open_dir
+
+    def open_dir(root, parts=()):
+        if parts[-1:] == ("locked",):
+            raise PermissionError(13, "Permission denied")
+        return real(root, parts)
+    monkeypatch.setattr(untrusted, "open_dir", open_dir)
+    [ann] = discovery.discover_class(subs, cat, ["02"]).submissions
+    assert sorted(ann.files) == ["02"] and ann.ignored == ["locked: could not be read (Permission denied)"]
+
+
 def test_students_whose_names_look_alike_keep_their_own_reports(tmp_path, monkeypatch, capsys):
     subs = tmp_path / "submissions"
     for name in ("bob", "bob.", "Bob", "b o b", "b_o_b"):

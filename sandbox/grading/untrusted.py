@@ -202,7 +202,15 @@ def walk(root: Path, start: tuple[str, ...] = (), max_depth: int | None = None,
     stack: list[tuple[str, ...]] = [()]
     while stack:
         rel = stack.pop()
-        fd = open_dir(root, start + rel)
+        try:
+            fd = open_dir(root, start + rel)
+        except (Refused, OSError) as exc:
+            if not rel:  # the student's folder itself: the caller says why
+                raise
+            # a folder that changed since it was listed, or that cannot be read: named, and the walk goes on
+            why = str(exc) if isinstance(exc, Refused) else f"could not be read ({os.strerror(exc.errno or 0)})"
+            yield Entry(rel, "refused", why)
+            continue
         try:
             with os.scandir(fd) as it:
                 entries = sorted(it, key=lambda e: e.name)
@@ -229,8 +237,8 @@ def walk(root: Path, start: tuple[str, ...] = (), max_depth: int | None = None,
                         yield Entry(parts, "dir")
                         subdirs.append(parts)
                 else:
-                    why = why_not_regular(st)
-                    yield Entry(parts, "refused", why, st.st_mtime) if why else Entry(parts, "file", None, st.st_mtime)
+                    refused = why_not_regular(st)
+                    yield Entry(parts, "refused" if refused else "file", refused, st.st_mtime)
             stack.extend(reversed(subdirs))
         finally:
             os.close(fd)
