@@ -450,7 +450,9 @@ def _has_stamps(folder: Path) -> bool:
 
 def nbgrader_submitted(folder: Path) -> Path | None:
     """nbgrader's ``submitted/`` folder, when ``folder`` is a course directory or that folder itself."""
-    if "submitted" in _real_dirs(folder) and _has_stamps(folder / "submitted"):
+    # the course directory and its submitted/ are the instructor's (a link there is theirs to make); the
+    # students' folders below are not, and _has_stamps follows no link
+    if (folder / "submitted").is_dir() and _has_stamps(folder / "submitted"):
         return folder / "submitted"
     return folder if _has_stamps(folder) else None
 
