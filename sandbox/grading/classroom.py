@@ -5,7 +5,7 @@ against the public and the hidden tests with a fresh seed range; it never sees t
 the hidden tests' source. Writes ``results/grades.csv`` (student, score, max_score, one column per
 exercise, submitted_at, late_by, notes, ignored_files) and, per student, ``report.json`` (the
 feedback), ``results.json`` (Gradescope's format) and ``feedback.txt``; with ``--lms``, the import
-file Canvas or Moodle accepts.
+file Canvas or Moodle accepts; with ``--roster``, ``not_on_roster.csv`` (submissions no gradebook can match).
 
     python -m sandbox grade submissions/ --out results/
     python -m sandbox grade submissions/ --out results/ --exercise 02 --exercise 03 --jobs 2 --seed 12345
