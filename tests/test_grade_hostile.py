@@ -14,6 +14,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import unicodedata
 import zipfile
 from pathlib import Path
 
@@ -233,6 +234,19 @@ def test_a_folder_that_cannot_be_opened_is_named_and_the_rest_is_graded(tmp_path
     monkeypatch.setattr(untrusted, "open_dir", open_dir)
     [ann] = discovery.discover_class(subs, cat, ["02"]).submissions
     assert sorted(ann.files) == ["02"] and ann.ignored == ["locked: could not be read (Permission denied)"]
+
+
+def test_a_name_prints_as_what_it_is_on_one_line(tmp_path, cat):
+    subs = tmp_path / "submissions"
+    disguised = "answer\u202eyp.txt"  # shown by a right-to-left override as "answertxt.py"
+    _put(subs / "ann" / disguised, "x")
+    _put(subs / "ann" / "two\nlines.py", "x")
+    (subs / "ann" / os.fsdecode(b"bad\xffbyte.txt")).write_text("x")
+    [ann] = discovery.discover_class(subs, cat, []).submissions
+    assert sorted(ann.ignored) == ["answer\\u202eyp.txt: not a .py file or a notebook",
+                                   "bad\\xffbyte.txt: not a .py file or a notebook",
+                                   "two\\nlines.py: names no exercise (not its name, its notebook metadata or its "
+                                   "code)"]
 
 
 def test_students_whose_names_look_alike_keep_their_own_reports(tmp_path, monkeypatch, capsys):
@@ -476,7 +490,7 @@ def test_fuzz_file_names_are_shown_as_text_that_prints(cat, names, raw):
         for sub in found.submissions:
             for text in [sub.student, *sub.ignored, *sub.notes.values(), *found.strays]:
                 text.encode("utf-8")
-                assert not any(ord(c) < 32 for c in text), text
+                assert not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in text), text
 
 
 # -- Hypothesis: a hostile class always finishes, with a row for each student ------------------------------

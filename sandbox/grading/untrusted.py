@@ -26,6 +26,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,15 +46,21 @@ class Refused(ValueError):
     """A file the grader will not read; ``str()`` is the reason, in words a student understands."""
 
 
+#: Characters a name is never printed with: controls (a newline would start a line of its own in the
+#: feedback), format characters (U+202E, right-to-left override, shows "fdp.py" for "yp.pdf"), line and
+#: paragraph separators, and surrogates (which cannot be written as UTF-8).
+_UNPRINTED = {"Cc", "Cf", "Cs", "Zl", "Zp"}
+
+
 def shown(name: str) -> str:
-    """A file name as the reports print it: undecodable bytes and control characters written as escapes,
-    so that no name can break a line of feedback, a CSV row or the summary, or fail to encode as UTF-8."""
+    """A file name as the reports print it: undecodable bytes and the characters above written as escapes,
+    so that no name can break or disguise a line of feedback, a CSV row or the summary, or fail to encode."""
     out = []
     for ch in name:
         code = ord(ch)
         if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8 (os.fsdecode's surrogateescape)
             out.append(f"\\x{code - 0xDC00:02x}")
-        elif code < 0x20 or code == 0x7F or 0xD800 <= code <= 0xDFFF:
+        elif unicodedata.category(ch) in _UNPRINTED:
             out.append(ch.encode("unicode_escape", "backslashreplace").decode("ascii"))
         else:
             out.append(ch)
