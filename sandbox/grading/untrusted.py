@@ -228,24 +228,27 @@ def walk(root: Path, start: tuple[str, ...] = (), max_depth: int | None = None,
                     yield Entry(rel, "refused", f"more than {max_entries} files and folders: the rest were not "
                                                 "looked at")
                     return
-                parts = rel + (e.name,)
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except OSError as exc:
-                    yield Entry(parts, "refused", f"could not be read ({os.strerror(exc.errno or 0)})")
-                    continue
-                if stat.S_ISLNK(st.st_mode):
-                    yield Entry(parts, "refused", f"a symbolic link (to {link_target(fd, e.name)}): the grader "
-                                                  "follows no link out of a submission")
-                elif stat.S_ISDIR(st.st_mode):
-                    if len(parts) > max_depth:
-                        yield Entry(parts, "refused", f"a folder nested more than {max_depth} deep: not looked into")
-                    else:
-                        yield Entry(parts, "dir")
-                        subdirs.append(parts)
-                else:
-                    refused = why_not_regular(st)
-                    yield Entry(parts, "refused" if refused else "file", refused, st.st_mtime)
+                entry = _entry(fd, rel + (e.name,), e, max_depth)
+                if entry.kind == "dir":
+                    subdirs.append(entry.parts)
+                yield entry
             stack.extend(reversed(subdirs))
         finally:
             os.close(fd)
+
+
+def _entry(fd: int, parts: tuple[str, ...], e: os.DirEntry, max_depth: int) -> Entry:
+    """What one listed entry is, from its own lstat: a folder to enter, a file to read, or refused and why."""
+    try:
+        st = e.stat(follow_symlinks=False)
+    except OSError as exc:
+        return Entry(parts, "refused", f"could not be read ({os.strerror(exc.errno or 0)})")
+    if stat.S_ISLNK(st.st_mode):
+        return Entry(parts, "refused", f"a symbolic link (to {link_target(fd, e.name)}): the grader follows no "
+                                       "link out of a submission")
+    if stat.S_ISDIR(st.st_mode):
+        if len(parts) > max_depth:
+            return Entry(parts, "refused", f"a folder nested more than {max_depth} deep: not looked into")
+        return Entry(parts, "dir")
+    refused = why_not_regular(st)
+    return Entry(parts, "refused" if refused else "file", refused, st.st_mtime)
