@@ -178,9 +178,17 @@ def test_links_are_never_followed_out_of_a_submission(tmp_path, cat, monkeypatch
     assert (f"{CLAIM}.py: a hard link (one file with 2 names; another name may be outside the submission, such as "
             "the solutions or a classmate's file): hand in a copy, not a link") in ignored["hal"]
     assert f"{CLAIM}.py: a FIFO, not a file the grader reads" in ignored["fif"]
-    # every student has a row, and nobody but bob is graded from a file
-    assert {s.student: [g.source for g in s.grades] for s in students} == {
-        s: [f"{CLAIM}.py" if s == "bob" else None] for s in by}
+    # every student has a row; only bob is graded from a file. A refused file named after the exercise is
+    # handed in, and scores 0 with the reason (not "not submitted": a link is not nothing)
+    grades = {s.student: s.grades[0] for s in students}
+    assert {s: g.source for s, g in grades.items()} == {
+        **{s: f"{CLAIM}.py" for s in ("bob", "eve", "fif", "hal", "mal", "zoe")}, "kim": f"kim_{CLAIM}.py",
+        "lin": None, "zed": None}
+    assert grades["bob"].reason is None and grades["lin"].reason == grades["zed"].reason == "not submitted"
+    assert grades["eve"].reason == (f"could not read the submission: {CLAIM}.py: "
+                                    + link.format(tmp_path / "solutions" / f"{CLAIM}.py"))
+    assert grades["hal"].reason.startswith(f"could not read the submission: {CLAIM}.py: a hard link")
+    assert all(g.score == 0 for s, g in grades.items() if s != "bob")
 
 
 def test_the_grader_reads_what_discovery_checked_and_refuses_a_link_made_after(tmp_path, cat):

@@ -109,6 +109,9 @@ def grade_all(subs: list[Submission], exercises: list[Exercise], *, jobs: int, s
     def one(task: tuple[Submission, Exercise]) -> tuple[tuple[str, str], ExerciseGrade]:
         sub, ex = task
         path = sub.files.get(ex.id)
+        if path is None and ex.id in sub.refused:  # a link or the like, named after the exercise: 0, and why
+            shown, why = sub.refused[ex.id]
+            return (sub.student, ex.id), not_graded(ex, f"could not read the submission: {shown}: {why}", shown)
         if path is None:
             return (sub.student, ex.id), not_graded(ex, NOT_SUBMITTED)
         try:

@@ -62,6 +62,9 @@ class Submission:
     sources: dict[str, bytes] = field(default_factory=dict)
     file_times: dict[str, float] = field(default_factory=dict)  # exercise id -> its file's modification time
     remarks: list[str] = field(default_factory=list)  # about the submission as a whole (its time unreadable)
+    #: exercise id -> (file, why it was refused) for a file named after the exercise the grader would not read
+    #: (a link, a hard link, a FIFO): with no other file for it, the exercise scores 0 with that reason
+    refused: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -227,6 +230,8 @@ def read_student(sub: Submission, folder: Path, catalogue: dict[str, Exercise], 
         why = entry.why if entry.kind == "refused" else _not_an_answer(Path(parts[-1]))
         if why:
             sub.ignored.append(f"{entry.rel}: {why}")
+            if entry.kind == "refused" and parts:
+                _refused(sub, parts[-1], entry.rel, why, catalogue, only)
             continue
         found = _candidate(sub, folder.joinpath(*parts), entry, root, catalogue, only)
         if found is not None:
@@ -244,6 +249,7 @@ def _candidate(sub: Submission, path: Path, entry: untrusted.Entry, root: Path, 
         data = untrusted.read_file(path, root)
     except Refused as exc:
         sub.ignored.append(f"{entry.rel}: {exc}")
+        _refused(sub, path.name, entry.rel, str(exc), catalogue, only)
         return None
     ex_id, how = identify(path, catalogue, only, data)
     if ex_id is None:
@@ -253,6 +259,14 @@ def _candidate(sub: Submission, path: Path, entry: untrusted.Entry, root: Path, 
     else:
         return _Candidate(path, entry.rel, ex_id, how, data, entry.mtime)
     return None
+
+
+def _refused(sub: Submission, name: str, shown_as: str, why: str, catalogue: dict[str, Exercise],
+             only: list[str]) -> None:
+    """Remember a refused file whose name says its exercise: handing in a link is not handing in nothing."""
+    ex_id = _named_by_name(name, catalogue) if Path(name).suffix in SUFFIXES else None
+    if ex_id is not None and (not only or ex_id in only):
+        sub.refused.setdefault(ex_id, (shown_as, why))
 
 
 def _not_an_answer(path: Path) -> str | None:
@@ -406,6 +420,7 @@ def _plain_class(folder: Path, catalogue: dict[str, Exercise], only: list[str]) 
             sub = by_student.setdefault(student, Submission(student))
             if refused is not None:
                 sub.ignored.append(f"{label}: {refused}")
+                _refused(sub, name, label, refused, catalogue, only)
             elif ex_id is None:
                 sub.ignored.append(f"{label}: names no exercise (not its name, its notebook metadata or its code)")
             elif only and ex_id not in only:
