@@ -143,7 +143,8 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     assert set(rows) == set(expected) | {"zed"}  # zed is on the roster, with nothing handed in
     assert list(next(iter(rows.values()))) == ["student", "id", "email", "score", "max_score", "01_name_the_source",
                                                CLAIM, "submitted_at", "late_by", "notes", "ignored_files"]
-    assert (rows["zed"]["id"], rows["zed"]["score"], rows["zed"]["max_score"]) == ("120", "0", "15")
+    # nothing handed in is its own mark, not 0
+    assert (rows["zed"]["id"], rows["zed"]["score"], rows["zed"]["max_score"]) == ("120", "not submitted", "15")
     _every_file_is_graded_or_named(sub, out, rows)
     _the_gradebook_files_and_late_work(out, rows)
     for student, score in expected.items():
@@ -181,11 +182,13 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     # the Gradescope files agree with the CSV
     for student, row in rows.items():
         gs = json.loads((out / student / "results.json").read_text())
-        assert gs["score"] == float(row["score"])
+        nothing = row["score"] == "not submitted"
+        assert gs["score"] == (0 if nothing else float(row["score"]))
         assert gs["execution_time"] >= (1 if student in ("alice", "pia") else 0)
         assert sum(t["max_score"] for t in gs["tests"]) == 15
         assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
-        assert (out / student / "feedback.txt").read_text().startswith(f"{student}: {row['score']}/15")
+        assert (out / student / "feedback.txt").read_text().startswith(
+            f"{student}: not submitted (0/15)" if nothing else f"{student}: {row['score']}/15")
 
 
 def _every_file_is_graded_or_named(sub, out, rows):
@@ -210,7 +213,8 @@ def _the_gradebook_files_and_late_work(out, rows):
         canvas = list(csv.reader(f))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01_name_the_source", CLAIM]
     assert canvas[1] == ["Points Possible", "", "", "", "", "6", "9"] and len(canvas) == 2 + len(rows)
-    assert ["alice", "", "100", "alice@uni.example", "", "0", "9"] in canvas
+    assert ["alice", "", "100", "alice@uni.example", "", "", "9"] in canvas  # 01 not handed in: no grade
+    assert ["zed", "", "120", "zed@uni.example", "", "", ""] in canvas
     with (out / "moodle.csv").open() as f:
         moodle = list(csv.reader(f))
     assert moodle[0] == ["Student", "ID number", "Email address", "01_name_the_source", CLAIM]

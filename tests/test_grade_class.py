@@ -134,8 +134,10 @@ def test_an_assignment_file_names_its_exercises_name_and_deadline(tmp_path, name
 
 
 def _students(cat):
-    grades = [[not_graded(cat[i], "not submitted") for i in ("02", "07")] for _ in range(2)]
-    return [batch.StudentGrade("ann", grades[0]), batch.StudentGrade("bo", grades[1])]
+    """ann handed in 02 (it scored 0) and not 07; bo handed in nothing."""
+    ann = [not_graded(cat["02"], "does not load", "02_claim_the_key.py"), not_graded(cat["07"], "not submitted")]
+    bo = [not_graded(cat[i], "not submitted") for i in ("02", "07")]
+    return [batch.StudentGrade("ann", ann), batch.StudentGrade("bo", bo)]
 
 
 def test_canvas_and_moodle_files_have_the_headers_their_imports_document(tmp_path, cat):
@@ -149,15 +151,19 @@ def test_canvas_and_moodle_files_have_the_headers_their_imports_document(tmp_pat
     rows = list(csv.reader(canvas.open()))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", NAMES["02"], NAMES["07"]]
     assert rows[1] == ["Points Possible", "", "", "", "", str(cat["02"].max_score), str(cat["07"].max_score)]
-    assert rows[2] == ["Lee, Ann", "77", "s-1", "ann@uni.example", "A", "0", "0"]
+    # a zero is a zero; nothing handed in is an empty cell, which both gradebooks read as no grade
+    assert rows[2] == ["Lee, Ann", "77", "s-1", "ann@uni.example", "A", "0", ""]
+    assert rows[3] == ["bo", "", "s-2", "bo@uni.example", "B", "", ""]
     assert list(csv.reader(moodle.open())) == [["Student", "ID number", "Email address", NAMES["02"], NAMES["07"]],
-                                               ["Lee, Ann", "s-1", "ann@uni.example", "0", "0"],
-                                               ["bo", "s-2", "bo@uni.example", "0", "0"]]
+                                               ["Lee, Ann", "s-1", "ann@uni.example", "0", ""],
+                                               ["bo", "s-2", "bo@uni.example", "", ""]]
     # an assignment with a name is one gradebook column: its total
     gradebook.write_canvas(canvas, students, exercises, people, "Week 3")
     total = cat["02"].max_score + cat["07"].max_score
-    assert list(csv.reader(canvas.open()))[:2] == [gradebook.CANVAS_IDENTITY + ["Week 3"],
-                                                   ["Points Possible", "", "", "", "", str(total)]]
+    assert list(csv.reader(canvas.open())) == [gradebook.CANVAS_IDENTITY + ["Week 3"],
+                                               ["Points Possible", "", "", "", "", str(total)],
+                                               ["Lee, Ann", "77", "s-1", "ann@uni.example", "A", "0"],
+                                               ["bo", "", "s-2", "bo@uni.example", "B", ""]]
     results = batch.gradescope_results(students[0])
     assert results["execution_time"] == 0 and isinstance(results["execution_time"], int)
 

@@ -139,9 +139,8 @@ def run(root: Path) -> int:
     catalogue = grading_catalogue(source / "tests.json")
     only = list(catalogue) if len(catalogue) == 1 else []
     sub = batch.Submission("submission")
-    if submission.is_dir():
-        for path in batch._answer_files(submission):
-            batch._add(sub, path, batch.exercise_of(path, catalogue, only), submission)
+    if submission.is_dir():  # the same discovery as a class's: no link followed, every file named
+        batch.read_student(sub, submission, catalogue, only)
     students = batch.grade_all([sub], list(catalogue.values()), jobs=1, limits=Limits(), kit=source / KIT,
                                progress=False)
     results.mkdir(parents=True, exist_ok=True)

@@ -2,9 +2,11 @@
 process, in parallel, and write ``grades.csv``, one JSON report per student and Gradescope's
 ``results.json``.
 
-Every student gets a row for every exercise graded (an exercise they did not hand in scores zero,
-"not submitted"), and every file in their folder is either graded or named, with the reason, in
-the row's ``ignored_files``. One fresh seed range serves the whole batch, so every student meets
+Every student gets a row for every exercise graded (an exercise they did not hand in is marked
+"not submitted", not 0: it earned nothing, but it is no zero a test gave), and every file in their folder
+is either graded or named, with the reason, in the row's ``ignored_files``. Every cell of ``grades.csv``
+is neutralised against formula injection (``sandbox.grading.gradebook.cell``). One fresh seed range
+serves the whole batch, so every student meets
 the same hidden runs, and none of them are the public tests' seeds.
 """
 from __future__ import annotations
@@ -14,6 +16,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -24,9 +27,13 @@ from typing import Any
 
 from ..errors import BadInput
 from .catalog import EXERCISES_DIR, KIT, Exercise
-from .discovery import SUFFIXES, Submission, _add, _answer_files, discover, exercise_of  # noqa: F401 (the API)
-from .gradebook import ROSTER_IN_GRADES, Person, late_text
+from .discovery import SUFFIXES, Submission, discover, exercise_of, read_student  # noqa: F401 (the API)
+from .gradebook import ROSTER_IN_GRADES, Person, cells, late_text
 from .grader import ExerciseGrade, Limits, answer_source, fresh_seed, grade, not_graded
+
+#: The mark for an exercise a student handed in nothing for: its own mark, not 0, in grades.csv (the LMS
+#: files leave the cell empty, which Canvas and Moodle read as no grade: see sandbox.grading.gradebook).
+NOT_SUBMITTED = "not submitted"
 
 
 @dataclass
@@ -39,10 +46,16 @@ class StudentGrade:
     time_source: str | None = None
     late_seconds: float | None = None  # past the deadline; None without one
     person: Person | None = None  # the roster's line
+    remarks: list[str] = field(default_factory=list)  # about the submission as a whole (its time unreadable)
 
     @property
     def score(self) -> float:  # an int unless an item gave partial credit
         return sum(g.score for g in self.grades)
+
+    @property
+    def submitted(self) -> bool:
+        """Handed in a file for at least one exercise graded."""
+        return any(g.source is not None for g in self.grades)
 
     @property
     def max_score(self) -> int:
@@ -54,8 +67,10 @@ class StudentGrade:
 
     def feedback(self, hidden: bool = False) -> str:
         """What the student reads (hidden tests only counted), or with ``hidden``, the instructor's full text."""
-        lines = [f"{self.student}: {self.score}/{self.max_score}"]
+        lines = [f"{self.student}: {self.score}/{self.max_score}" if self.submitted
+                 else f"{self.student}: {NOT_SUBMITTED} (0/{self.max_score})"]
         lines += [f"Exercise {ex_id}: {note}" for ex_id, note in sorted(self.notes.items())]
+        lines += self.remarks
         if self.late_seconds:
             lines.append(f"Submitted {late_text(self.late_seconds)} after the deadline.")
         if self.ignored:
@@ -67,7 +82,8 @@ class StudentGrade:
 
     def to_dict(self) -> dict[str, Any]:
         return {"student": self.student, "score": self.score, "max_score": self.max_score, "ignored": self.ignored,
-                "notes": self.notes, "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
+                "notes": self.notes, "remarks": self.remarks,
+                "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
                 "time_source": self.time_source, "late_seconds": self.late_seconds,
                 "exercises": [g.to_dict() for g in self.grades]}
 
@@ -93,10 +109,13 @@ def grade_all(subs: list[Submission], exercises: list[Exercise], *, jobs: int, s
     def one(task: tuple[Submission, Exercise]) -> tuple[tuple[str, str], ExerciseGrade]:
         sub, ex = task
         path = sub.files.get(ex.id)
+        if path is None and ex.id in sub.refused:  # a link or the like, named after the exercise: 0, and why
+            shown, why = sub.refused[ex.id]
+            return (sub.student, ex.id), not_graded(ex, f"could not read the submission: {shown}: {why}", shown)
         if path is None:
-            return (sub.student, ex.id), not_graded(ex, "not submitted")
+            return (sub.student, ex.id), not_graded(ex, NOT_SUBMITTED)
         try:
-            return (sub.student, ex.id), grade(ex, path, seed=base, limits=limits, kit=kit)
+            return (sub.student, ex.id), grade(ex, path, seed=base, limits=limits, kit=kit, data=sub.sources.get(ex.id))
         except Exception as exc:  # the grader's own failure on one submission must not stop the batch
             return (sub.student, ex.id), not_graded(ex, f"the grader failed on this submission: {exc!r}",
                                                     path.name)
@@ -110,7 +129,7 @@ def grade_all(subs: list[Submission], exercises: list[Exercise], *, jobs: int, s
                 on_done(key[0], result)
     return [StudentGrade(s.student, [grades[(s.student, ex.id)] for ex in exercises], s.ignored,
                          {i: n for i, n in s.notes.items() if i in {ex.id for ex in exercises}},
-                         s.submitted_at, s.time_source) for s in subs]
+                         s.submitted_at, s.time_source, remarks=list(s.remarks)) for s in subs]
 
 
 def graded_count(students: list[StudentGrade]) -> int:
@@ -121,6 +140,22 @@ def graded_count(students: list[StudentGrade]) -> int:
 # -- writing -----------------------------------------------------------------------------------------
 def safe_name(student: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.@-]+", "_", student).strip(".") or "student"
+
+
+def report_folders(students: list[StudentGrade]) -> list[str]:
+    """Each student's results folder: ``safe_name``, made unique, so that no student whose name looks like a
+    classmate's ("bob." and "bob", "a b" and "a_b") can write over the classmate's feedback."""
+    taken: set[str] = set()
+    names = []
+    for s in students:
+        base = safe_name(s.student)
+        name, n = base, 1
+        while name.lower() in taken:  # lower(): a file system that ignores case would merge them too
+            n += 1
+            name = f"{base}-{n}"
+        taken.add(name.lower())
+        names.append(name)
+    return names
 
 
 def gradescope_results(student: StudentGrade) -> dict[str, Any]:
@@ -151,25 +186,28 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
                   roster: bool = False) -> None:
     """``grades.csv`` and each student's reports; with ``roster``, the roster's id and email columns too."""
     out.mkdir(parents=True, exist_ok=True)
-    with (out / "grades.csv").open("w", newline="") as f:
+    with (out / "grades.csv").open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         ids = list(ROSTER_IN_GRADES) if roster else []
-        w.writerow(["student", *ids, "score", "max_score", *[ex.name for ex in exercises], "submitted_at", "late_by",
-                    "notes", "ignored_files"])
+        w.writerow(cells(["student", *ids, "score", "max_score", *[ex.name for ex in exercises], "submitted_at",
+                          "late_by", "notes", "ignored_files"]))
         for s in students:
             person = [s.person.id, s.person.email] if s.person else ["", ""]
-            w.writerow([s.student, *person[:len(ids)], s.score, s.max_score, *[g.score for g in s.grades],
-                        s.submitted_at.isoformat(timespec="seconds") if s.submitted_at else "",
-                        late_text(s.late_seconds), "; ".join(_notes(s)), "; ".join(s.ignored)])
-    for s in students:
-        folder = out / safe_name(s.student)
+            w.writerow(cells([s.student, *person[:len(ids)], s.score if s.submitted else NOT_SUBMITTED, s.max_score,
+                              *[g.score if g.source is not None else NOT_SUBMITTED for g in s.grades],
+                              s.submitted_at.isoformat(timespec="seconds") if s.submitted_at else "",
+                              late_text(s.late_seconds), "; ".join(_notes(s)), "; ".join(s.ignored)]))
+    for s, name in zip(students, report_folders(students)):
+        folder = out / name
         folder.mkdir(exist_ok=True)
         report = s.to_dict()
         for g, data in zip(s.grades, report["exercises"]):
             data["replays"] = g.replays(f"{_replay_file(folder, g)}:{g.exercise.function}") if g.submitted else []
-        (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n")
-        (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n")
-        (folder / "feedback.txt").write_text(s.feedback() + "\n")
+        (folder / "report.json").write_text(json.dumps({**report, "seed": seed}, indent=1, default=str) + "\n",
+                                            encoding="utf-8")
+        (folder / "results.json").write_text(json.dumps(gradescope_results(s), indent=1, default=str) + "\n",
+                                             encoding="utf-8")
+        (folder / "feedback.txt").write_text(s.feedback() + "\n", encoding="utf-8")
         from .report_html import write_feedback_html
         write_feedback_html(folder, s)
 
@@ -177,7 +215,8 @@ def write_results(out: Path, students: list[StudentGrade], exercises: list[Exerc
 def _notes(s: StudentGrade) -> list[str]:
     notes = [f"{ex_id}: {note}" for ex_id, note in sorted(s.notes.items())]
     notes += [f"{g.exercise.id}: {'TAMPERING' if g.tampering else g.reason}" for g in s.grades
-              if g.tampering or (g.reason and g.reason != "not submitted")]
+              if g.tampering or (g.reason and g.reason != NOT_SUBMITTED)]
+    notes += s.remarks
     if s.submitted_at and s.time_source and s.time_source != "file time":
         notes.append(f"submitted_at from {s.time_source}")
     return notes
@@ -188,15 +227,23 @@ def _replay_file(folder: Path, g: ExerciseGrade) -> str:
     where it is (a notebook; no run_once_kit.py beside it), the code the grader ran, written to ``folder``."""
     path = g.submitted
     assert path is not None  # replays are written for submitted files only
-    if path.suffix != ".py" or (g.exercise.kit and not (path.parent / KIT).is_file()):
+    if path.suffix != ".py" or (g.exercise.kit and not _regular(path.parent / KIT)):
         if not g.replays("-"):
             return _shown(path)
         copy = folder / f"{g.exercise.name}.py"
-        copy.write_text(answer_source(path, g.exercise))
+        copy.write_text(g.code if g.code is not None else answer_source(path, g.exercise), encoding="utf-8")
         if g.exercise.kit:
             shutil.copyfile(EXERCISES_DIR / KIT, folder / KIT)
         path = copy
     return _shown(path)
+
+
+def _regular(path: Path) -> bool:
+    """A file of the student's own beside the answer (a link is not one)."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _shown(path: Path) -> str:

@@ -5,7 +5,7 @@ against the public and the hidden tests with a fresh seed range; it never sees t
 the hidden tests' source. Writes ``results/grades.csv`` (student, score, max_score, one column per
 exercise, submitted_at, late_by, notes, ignored_files) and, per student, ``report.json`` (the
 feedback), ``results.json`` (Gradescope's format) and ``feedback.txt``; with ``--lms``, the import
-file Canvas or Moodle accepts.
+file Canvas or Moodle accepts; with ``--roster``, ``not_on_roster.csv`` (submissions no gradebook can match).
 
     python -m sandbox grade submissions/ --out results/
     python -m sandbox grade submissions/ --out results/ --exercise 02 --exercise 03 --jobs 2 --seed 12345
@@ -25,6 +25,9 @@ from pathlib import Path
 from ..errors import BadInput
 from .gradebook import Assignment, late_text, parse_time, read_assignment
 from .runner import WATCHDOG
+
+#: The file naming the submissions of students the roster does not list (never in an LMS file).
+NOT_ON_ROSTER = "not_on_roster.csv"
 
 
 def _positive(kind: type, what: str):
@@ -117,8 +120,9 @@ def run(args: argparse.Namespace) -> int:
         s.late_seconds = gradebook.late_seconds(s.submitted_at, assignment.deadline)
     batch.write_results(args.out, students, exercises, seed, roster=bool(people))
     exports = gradebook.write_lms(args.out, args.lms, students, exercises, people, name)
+    unknown = gradebook.write_not_on_roster(args.out / NOT_ON_ROSTER, students, people) if people else []
     took = time.perf_counter() - started
-    _summary(args, students, exercises, found, people, exports, took, jobs, seed)
+    _summary(args, students, exercises, found, unknown, exports, took, jobs, seed)
     return 0
 
 
@@ -175,7 +179,7 @@ def _join(subs: list, people: dict, times: dict) -> list:
     return subs
 
 
-def _summary(args, students, exercises, found, people, exports, took, jobs, seed) -> None:
+def _summary(args, students, exercises, found, unknown, exports, took, jobs, seed) -> None:
     from . import batch
 
     graded = batch.graded_count(students)
@@ -186,15 +190,15 @@ def _summary(args, students, exercises, found, people, exports, took, jobs, seed
         print(f"  gradebook import file: {path}")
     for stray in found.strays:
         print(f"  not graded, in the submissions folder itself: {stray}")
-    if people:
-        unknown = sorted(s.student for s in students if s.student not in people)
-        if unknown:
-            print(f"  not on the roster (no id in grades.csv or the gradebook files): {', '.join(unknown)}")
+    if unknown:
+        print(f"  not on the roster, so in no gradebook file ({args.out / NOT_ON_ROSTER} lists them): "
+              f"{', '.join(unknown)}")
     for s in students:
         flags = [f"{g.exercise.id} TAMPERING" for g in s.grades if g.tampering]
         late = f" late {late_text(s.late_seconds)}" if s.late_seconds else ""
-        print(f"  {s.student:<24} {s.score:>4}/{s.max_score:<4}{late} {' '.join(flags)}".rstrip())
-        for note in [f"exercise {i}: {n}" for i, n in sorted(s.notes.items())] + s.ignored:
+        score = f"{s.score:>4}/{s.max_score:<4}" if s.submitted else f"{batch.NOT_SUBMITTED} (of {s.max_score})"
+        print(f"  {s.student:<24} {score}{late} {' '.join(flags)}".rstrip())
+        for note in [f"exercise {i}: {n}" for i, n in sorted(s.notes.items())] + s.remarks + s.ignored:
             print(f"      {note}")
 
 

@@ -22,6 +22,25 @@ import you map the column that identifies the user ("Identify user by": ``ID num
 ``useridnumber`` or ``Email address`` to ``useremail``) and each grade column to a grade item, or to
 a new one.
 
+No grade: an exercise a student handed in nothing for is left empty in both files, not 0. Moodle's CSV
+import reads an empty cell (or ``-``) as "no grade" (moodle/moodle, grade/import/csv/classes/load_data.php,
+``map_user_data_with_value``: ``if ($value === '' or $value == '-') { $value = null; // No grade. }``).
+Canvas's own gradebook export, the file its import reads back, leaves an ungraded assignment's cell
+empty and keeps "unsubmitted" apart from zero (its export notes: "Current score reflects the total while
+ignoring unsubmitted assignments, and the final score counts unsubmitted assignments as zero"; copied in
+https://ts.vcu.edu/askit/teaching-and-learning/canvas/faculty/grading-faculty/gradebook-action-menu-faculty/),
+so an empty cell is Canvas's own form of "no grade". A student with nothing handed in still gets their
+row (with empty grades), so the gradebook shows who is missing.
+
+Students not on the roster are never written to these files (no id to match them by in a gradebook):
+``not_on_roster.csv`` lists them instead, for the instructor to add to the roster or to rename.
+
+Formula injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or ``@`` (and, in
+OWASP's current list, tab, carriage return and line feed) as a formula, and file and folder names are
+the students'. Every cell written here and in ``grades.csv`` that starts so gets a leading ``'``
+(OWASP, "CSV Injection", https://owasp.org/www-community/attacks/CSV_Injection), which spreadsheets show
+as text; numbers are left as they are (a score is never negative).
+
 Late work: the grader reports each submission's time and how late it is against the deadline; the
 penalty is the instructor's policy (Canvas and Moodle both apply late policies of their own).
 """
@@ -106,13 +125,20 @@ def read_assignment(path: Path) -> Assignment:
 def _csv_rows(path: Path, option: str, required: tuple[str, ...]) -> list[dict[str, str]]:
     if not path.is_file():
         raise BadInput(f"{option} {path}: no such file")
-    with path.open(newline="", encoding="utf-8-sig") as f:
-        reader = csv.DictReader(f)
-        header = [(h or "").strip().lower() for h in reader.fieldnames or []]
-        missing = [c for c in required if c not in header]
-        if missing:
-            raise BadInput(f"{option} {path}: no {', '.join(missing)} column (its header: {', '.join(header)})")
-        return [{(k or "").strip().lower(): (v or "").strip() for k, v in row.items()} for row in reader]
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as f:
+            reader = csv.DictReader(f)
+            header = [(h or "").strip().lower() for h in reader.fieldnames or []]
+            missing = [c for c in required if c not in header]
+            if missing:
+                raise BadInput(f"{option} {path}: no {', '.join(missing)} column (its header: {', '.join(header)})")
+            # a row longer than the header keeps its extra cells under the key None (as a list): dropped
+            return [{k.strip().lower(): (v or "").strip() for k, v in row.items() if isinstance(k, str)
+                     and not isinstance(v, list)} for row in reader]
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{option} {path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:
+        raise BadInput(f"{option} {path}: not a CSV file this grader reads ({exc})") from None
 
 
 def read_roster(path: Path) -> dict[str, Person]:
@@ -155,36 +181,85 @@ def late_text(seconds: float | None) -> str:
 
 
 # -- writing -----------------------------------------------------------------------------------------
+#: What a spreadsheet reads as the start of a formula (OWASP's list, line feed included since 2025).
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
+
+
+def cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text: a string that starts like a formula gets a leading ``'``."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def cells(values: list[Any]) -> list[Any]:
+    return [cell(v) for v in values]
+
+
+#: An LMS's cell for an exercise with nothing handed in: empty, which Canvas and Moodle read as no grade.
+NO_GRADE = ""
+
+
 def grade_columns(students: list[Any], exercises: list[Any], assignment: str | None) -> list[tuple[str, list]]:
     """(column, [max, score per student]): one column for the assignment when it has a name (its total),
-    else one per exercise; a gradebook column is one assignment."""
+    else one per exercise; a gradebook column is one assignment. Nothing handed in is ``NO_GRADE``, not 0."""
     if assignment:
-        return [(assignment, [sum(ex.max_score for ex in exercises), *[s.score for s in students]])]
-    return [(ex.name, [ex.max_score, *[s.grades[i].score for s in students]]) for i, ex in enumerate(exercises)]
+        return [(assignment, [sum(ex.max_score for ex in exercises),
+                              *[s.score if _submitted(s) else NO_GRADE for s in students]])]
+    return [(ex.name, [ex.max_score, *[s.grades[i].score if s.grades[i].source is not None else NO_GRADE
+                                       for s in students]]) for i, ex in enumerate(exercises)]
+
+
+def _submitted(student: Any) -> bool:
+    return any(g.source is not None for g in student.grades)
+
+
+def on_roster(students: list[Any], people: dict[str, Person]) -> list[Any]:
+    """The students a gradebook can match: those on the roster."""
+    return [s for s in students if s.student in people]
+
+
+def write_not_on_roster(path: Path, students: list[Any], people: dict[str, Person]) -> list[str]:
+    """``not_on_roster.csv``: the submissions of students the roster does not name (never in an LMS file)."""
+    unknown = [s for s in students if s.student not in people]
+    if not unknown:
+        path.unlink(missing_ok=True)
+        return []
+    with path.open("w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["student", "score", "max_score", "files", "why"])
+        for s in unknown:
+            files = "; ".join(g.source for g in s.grades if g.source)
+            w.writerow(cells([s.student, s.score if _submitted(s) else "not submitted", s.max_score, files,
+                              "not on the roster: not in the gradebook files; add them to the roster, or check "
+                              "the folder's name"]))
+    return [s.student for s in unknown]
 
 
 def write_canvas(path: Path, students: list[Any], exercises: list[Any], people: dict[str, Person],
                  assignment: str | None = None) -> None:
+    students = on_roster(students, people)
     columns = grade_columns(students, exercises, assignment)
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(CANVAS_IDENTITY + [name for name, _ in columns])
-        w.writerow(["Points Possible", "", "", "", ""] + [values[0] for _, values in columns])
+        w.writerow(cells(CANVAS_IDENTITY + [name for name, _ in columns]))
+        w.writerow(cells(["Points Possible", "", "", "", ""] + [values[0] for _, values in columns]))
         for i, s in enumerate(students, start=1):
-            p = people.get(s.student, Person(s.student))
-            w.writerow([p.name or s.student, p.canvas_id, p.id, p.login or p.email, p.section]
-                       + [values[i] for _, values in columns])
+            p = people[s.student]
+            w.writerow(cells([p.name or s.student, p.canvas_id, p.id, p.login or p.email, p.section]
+                             + [values[i] for _, values in columns]))
 
 
 def write_moodle(path: Path, students: list[Any], exercises: list[Any], people: dict[str, Person],
                  assignment: str | None = None) -> None:
+    students = on_roster(students, people)
     columns = grade_columns(students, exercises, assignment)
     with path.open("w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
-        w.writerow(MOODLE_IDENTITY + [name for name, _ in columns])
+        w.writerow(cells(MOODLE_IDENTITY + [name for name, _ in columns]))
         for i, s in enumerate(students, start=1):
-            p = people.get(s.student, Person(s.student))
-            w.writerow([p.name or s.student, p.id, p.email] + [values[i] for _, values in columns])
+            p = people[s.student]
+            w.writerow(cells([p.name or s.student, p.id, p.email] + [values[i] for _, values in columns]))
 
 
 def write_lms(out: Path, lms: list[str], students: list[Any], exercises: list[Any], people: dict[str, Person],

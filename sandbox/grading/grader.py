@@ -39,7 +39,7 @@ from ..core.history import History
 from ..errors import BadInput
 from ..paths import ROOT
 from ..vocab import RecordType
-from . import judge
+from . import judge, untrusted
 from . import notebooks as nb
 from .catalog import EXERCISES_DIR, KIT, Exercise, Test
 from .child import PIPE_DONE, PIPE_EFFECT
@@ -47,6 +47,7 @@ from .judge import ItemResult, RunInfo, TestResult
 from .recorder import digest
 from .render import block_text, failure_blocks, item_line
 from .runner import WATCHDOG
+from .untrusted import Refused
 
 
 @dataclass(frozen=True)
@@ -77,21 +78,35 @@ def fresh_seed() -> int:
     return SEED_RANGE[0] + secrets.randbelow(SEED_RANGE[1] - SEED_RANGE[0])
 
 
-def answer_source(path: Path, ex: Exercise) -> str:
-    """The answer's code: a .py file as it is, or a notebook's cell tagged ``answer``."""
+def answer_source(path: Path, ex: Exercise, data: bytes | None = None) -> str:
+    """The answer's code: a .py file as it is, or a notebook's cell tagged ``answer``.
+
+    ``data``: the file's bytes as discovery read them (so what is graded is what was checked); without it
+    the file is read here, never through a link (``sandbox.grading.untrusted``). BadInput says, in words
+    for the student, why a file holds no answer: not JSON, nested too deep, not a notebook's shape, no
+    answer cell."""
+    if path.suffix not in (".py", ".ipynb"):
+        raise BadInput(f"{untrusted.shown(path.name)}: a submission is a .py file or a notebook (.ipynb)")
+    if data is None:
+        try:
+            data = untrusted.read_file(path)
+        except Refused as exc:
+            raise BadInput(f"{untrusted.shown(path.name)}: {exc}") from None
     if path.suffix == ".py":
-        return path.read_text(errors="replace")
-    if path.suffix != ".ipynb":
-        raise BadInput(f"{path.name}: a submission is a .py file or a notebook (.ipynb)")
+        return untrusted.decode(data)
     try:
-        notebook = nb.read(path)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"{path.name} is not a notebook (not JSON: {exc})") from None
+        notebook = nb.loads(data)
+    except ValueError as exc:  # json.JSONDecodeError is one
+        raise BadInput(f"{untrusted.shown(path.name)} is not a notebook (not JSON: {exc})") from None
+    problem = nb.problem(notebook)
+    if problem:
+        raise BadInput(f"{untrusted.shown(path.name)} is not a notebook ({problem})")
     cells = nb.tagged(notebook, nb.ANSWER_TAG)
     if len(cells) != 1:
-        raise BadInput(f"{path.name}: exactly one cell must be tagged {nb.ANSWER_TAG!r} (the answer cell of "
-                       f"exercises/{ex.name}.ipynb); found {len(cells)}")
-    return nb.source(cells[0])
+        raise BadInput(f"{untrusted.shown(path.name)}: exactly one cell must be tagged {nb.ANSWER_TAG!r} (the answer "
+                       f"cell of exercises/{ex.name}.ipynb); found {len(cells)}")
+    # JSON may spell a lone surrogate (a backslash-u escape of D800 to DFFF), which no file can hold: "?"
+    return nb.source(cells[0]).encode("utf-8", "replace").decode("utf-8")
 
 
 @dataclass
@@ -106,6 +121,7 @@ class ExerciseGrade:
     seconds: float = 0.0
     source: str | None = None  # the submitted file, as named in the submission
     submitted: Path | None = None  # the submitted file, where the grader read it
+    code: str | None = None  # the code graded (a notebook's answer cell), as read once from the file
 
     @property
     def score(self) -> float:  # an int unless an item gave partial credit (then judge.Points)
@@ -341,13 +357,14 @@ def seeds_for(index: int, test: Test, base: int) -> list[int]:
 
 
 def grade(ex: Exercise, submission: Path, *, seed: int | None = None, limits: Limits = Limits(),
-          kit: Path | None = None, shown: str | None = None) -> ExerciseGrade:
-    """Grade ``submission`` (a .py file or a notebook) for ``ex`` (with its hidden tests)."""
+          kit: Path | None = None, shown: str | None = None, data: bytes | None = None) -> ExerciseGrade:
+    """Grade ``submission`` (a .py file or a notebook) for ``ex`` (with its hidden tests); ``data``: its
+    bytes as discovery read them (else it is read here, through no link)."""
     started = time.perf_counter()
     base = fresh_seed() if seed is None else seed
-    source = submission.name
+    source = untrusted.shown(submission.name)
     try:
-        code = answer_source(submission, ex)
+        code = answer_source(submission, ex, data)
     except (BadInput, OSError, UnicodeError) as exc:
         return not_graded(ex, f"could not read the submission: {exc}", source)
     workdir = Path(tempfile.mkdtemp(prefix="grading-"))
@@ -362,7 +379,7 @@ def grade(ex: Exercise, submission: Path, *, seed: int | None = None, limits: Li
     named = source if submission.suffix == ".py" else f"{source} (its answer cell)"
     _rename(result, {str(answer): named, str(workdir) + os.sep: "", str(workdir): "."})
     result.seed, result.seconds, result.source = base, time.perf_counter() - started, source
-    result.submitted = submission
+    result.submitted, result.code = submission, code
     return result
 
 

@@ -40,7 +40,31 @@ class MarkerError(ValueError):
 
 def read(path: str | Path) -> Any:
     """A notebook file's JSON (a submission's undecodable bytes replaced); ValueError if it is not JSON."""
-    return json.loads(Path(path).read_text(errors="replace"))
+    return loads(Path(path).read_text(errors="replace"))
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON text as data; ValueError if it is not JSON, nesting too deep included (``[[[[...`` 200,000 deep
+    makes the decoder raise RecursionError, which would otherwise escape every ``except ValueError``)."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8-sig", errors="replace")
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError("its JSON is nested too deeply to be a notebook") from None
+
+
+def problem(notebook: Any) -> str | None:
+    """Why parsed JSON is not a notebook this course reads (a student's file may hold any JSON), or None."""
+    if not isinstance(notebook, dict):
+        kind = ("true or false" if isinstance(notebook, bool) else "a number" if isinstance(notebook, int | float)
+                else "a list" if isinstance(notebook, list) else "a string" if isinstance(notebook, str) else "null")
+        return f"its JSON is {kind}, not a notebook's object"
+    if not isinstance(notebook.get("cells", []), list):
+        return "its 'cells' is not a list"
+    if not all(isinstance(c, dict) for c in notebook.get("cells", [])):
+        return "one of its cells is not an object"
+    return None
 
 
 def dumps(notebook: dict[str, Any]) -> str:
@@ -49,21 +73,37 @@ def dumps(notebook: dict[str, Any]) -> str:
 
 
 def source(cell: dict[str, Any]) -> str:
-    text = cell.get("source", "")
-    return "".join(text) if isinstance(text, list) else str(text)
+    """A cell's text; from a student's notebook, only its strings count (any JSON may stand in a cell)."""
+    text = cell.get("source", "") if isinstance(cell, dict) else ""
+    if isinstance(text, list):
+        return "".join(t for t in text if isinstance(t, str))
+    return text if isinstance(text, str) else ""
 
 
 def set_source(cell: dict[str, Any], text: str) -> None:
     cell["source"] = text.splitlines(keepends=True)
 
 
+def cells(notebook: Any) -> list[dict[str, Any]]:
+    """A notebook's cells that are objects (a student's file may hold anything where cells belong)."""
+    found = notebook.get("cells", []) if isinstance(notebook, dict) else []
+    return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
+
+
+def tags(cell: dict[str, Any]) -> list[str]:
+    meta = cell.get("metadata")
+    found = meta.get("tags", []) if isinstance(meta, dict) else []
+    return [t for t in found if isinstance(t, str)] if isinstance(found, list) else []
+
+
 def tagged(notebook: dict[str, Any], tag: str) -> list[dict[str, Any]]:
-    return [c for c in notebook.get("cells", []) if tag in (c.get("metadata") or {}).get("tags", [])]
+    return [c for c in cells(notebook) if tag in tags(c)]
 
 
 def exercise_meta(notebook: dict[str, Any]) -> dict[str, Any] | None:
-    meta = (notebook.get("metadata") or {}).get(METADATA_KEY)
-    return meta if isinstance(meta, dict) else None
+    meta = notebook.get("metadata") if isinstance(notebook, dict) else None
+    found = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
+    return found if isinstance(found, dict) else None
 
 
 def _regions(lines: list[str]) -> list[tuple[int, int, str, str]]:
