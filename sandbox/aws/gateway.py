@@ -344,13 +344,7 @@ class Gateway:
         operation = identify(request)
         service, op = operation.service, operation.name or UNKNOWN_OPERATION
         label = f"{service}.{op}"
-        self.scheduler.check_alive()  # a stopped invocation's code reaches no AWS service
-        if inv is not None:
-            latency = self.faults.latency_of(service)
-            if latency:
-                self.scheduler.sleep(latency, label=f"{service} round trip")
-            inv.before_aws(label)
-        self.scheduler.yield_point(label)
+        self._arrive(inv, service, label)
         check_credentials(request, label)
         if operation.name is None:
             return self._answer_locally(operation, request, op, unknown_operation(operation))
@@ -389,6 +383,16 @@ class Gateway:
         if inv is not None:
             inv.after_aws(label)
         return adapter.response(request.url, status, headers, body)
+
+    def _arrive(self, inv, service: str, label: str) -> None:
+        """The request's way to AWS: a stopped invocation's code gets no further; the round trip; a step."""
+        self.scheduler.check_alive()  # a stopped invocation's code reaches no AWS service
+        if inv is not None:
+            latency = self.faults.latency_of(service)
+            if latency:
+                self.scheduler.sleep(latency, label=f"{service} round trip")
+            inv.before_aws(label)
+        self.scheduler.yield_point(label)
 
     def _answer_locally(self, operation: Operation, request, op: str, answer: Served):
         """An error AWS gives before it does anything, recorded: nothing else happens (no fault, no moto)."""

@@ -525,7 +525,7 @@ class EnvironmentProcess:
 
     @staticmethod
     def _deadline(answered: float, phase: "InitPhase | None") -> tuple[float | None, str]:
-        """When the wait for the code's next request ends, and why: the invocation's ``timeout`` (what it
+        """When the wait for the code's next request ends, and why: the invocation's ``deadline`` (what it
         has left on the world's clock, as real seconds past the quantum), the init phase's ``limit``, or
         the world's ``watchdog``. (None: no task, no deadline.)"""
         task = current_task()
@@ -538,19 +538,19 @@ class EnvironmentProcess:
         ends.append((answered + task.sched.watchdog, "watchdog"))
         if task.deadline is not None and task.on_deadline is not None:
             left = max(0.0, task.deadline - task.sched.clock.elapsed())
-            ends.append((answered + left + wire.QUANTUM, "timeout"))
+            ends.append((answered + left + wire.QUANTUM, "deadline"))
         return min(ends)
 
     def _receive(self, deadline: float | None = None, why: str = "watchdog") -> dict[str, Any]:
         """The environment's next message. Until it comes, the environment runs the learner's code: past
-        ``deadline`` it has run out of time (``why``: its timeout, its phase's limit) or is blocked outside
+        ``deadline`` it has run out of time (``why``: its deadline, its phase's limit) or is blocked outside
         the sandbox (the watchdog), and is killed."""
         try:
             return wire.receive_from_environment(self.sock, deadline=deadline)
         except wire.TimedOut:
             task = current_task()
             assert task is not None  # an invocation's task waits on its environment
-            if why == "timeout" and task.deadline is not None:
+            if why == "deadline" and task.deadline is not None:
                 # It computed past its deadline: the world's clock reaches it, and the runtime stops the
                 # invocation there (the scheduler raises its timeout; the environment is reset).
                 task.sched.sleep(max(0.0, task.deadline - task.sched.clock.elapsed()) + 1e-6, label="compute")

@@ -31,6 +31,8 @@ MEASURE_EVERY = 0.05
 #: Lambda's quotas for each execution environment (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
 FILE_DESCRIPTORS = 1024
 PROCESSES_AND_THREADS = 1024
+#: What each process of the environment becomes (the template's ``_run_function``).
+Become = Callable[[socket.socket, dict[str, Any]], NoReturn]
 
 
 def private_memory_mb() -> float:
@@ -53,24 +55,21 @@ def private_memory_mb() -> float:
     return total / 1024
 
 
-def run(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
+def run(orders: socket.socket, become: Become) -> NoReturn:
     """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns."""
     try:
-        _manage(orders, become)
+        _Manager(orders, become).serve()
     except BaseException as exc:  # noqa: BLE001 - the sandbox's own failure: said on the template's stderr
         os.write(2, f"sandbox: an execution environment's manager failed: {exc!r}\n".encode())
         os._exit(1)
 
 
-def _manage(orders: socket.socket, become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
-    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
-        signal.signal(number, signal.SIG_DFL)
-    namespaces.set_dumpable(False)
+def _start_init() -> int:
+    """Fork the PID namespace's init, and wait until it has mounted the namespace's ``/proc``."""
     ready_r, ready_w = os.pipe()
     init = os.fork()
     if init == 0:
         os.close(ready_r)
-        orders.close()
         try:
             namespaces.become_init()
         except OSError as exc:
@@ -78,7 +77,7 @@ def _manage(orders: socket.socket, become: Callable[[socket.socket, dict[str, An
             os._exit(1)
         os.write(ready_w, b"1")
         os.close(ready_w)
-        while True:
+        while True:  # reap whatever ends, until the manager dies and takes this process with it
             try:
                 os.wait()
             except ChildProcessError:
@@ -88,73 +87,93 @@ def _manage(orders: socket.socket, become: Callable[[socket.socket, dict[str, An
     os.close(ready_r)
     if not mounted:
         os._exit(1)
-    live: set[int] = set()
-    memory_mb: float | None = None
-    spawned = False
+    return init
 
-    def report(message: dict[str, Any]) -> None:
+
+class _Manager:
+    """One environment's processes, its memory, and its end."""
+
+    def __init__(self, orders: socket.socket, become: Become) -> None:
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
+            signal.signal(number, signal.SIG_DFL)
+        namespaces.set_dumpable(False)
+        self.orders, self.become = orders, become
+        self.init = _start_init()
+        self.live: set[int] = set()
+        self.memory_mb: float | None = None
+        self.spawned = False
+
+    def serve(self) -> NoReturn:
+        while True:
+            if select.select([self.orders], [], [], MEASURE_EVERY if self.live else 1.0)[0]:
+                self.take_order()
+            self.reap()
+            if self.spawned and not self.live:
+                self.end()
+            if self.live and self.memory_mb is not None and private_memory_mb() > self.memory_mb:
+                self.end("oom")
+
+    def take_order(self) -> None:
         try:
-            orders.send(wire.encode(message))
+            data, fds, _, _ = socket.recv_fds(self.orders, 1 << 20, 1)
+        except OSError:
+            data, fds = b"", []
+        if not data:  # the template has gone: so does the environment
+            self.end()
+        message = wire.decode(data)
+        if message.get("t") == "spawn" and fds:
+            self.spawn(message["config"], fds[0])
+        elif message.get("t") == "kill" and message.get("pid") in self.live:
+            os.kill(int(message["pid"]), signal.SIGKILL)
+
+    def spawn(self, config: dict[str, Any], channel: int) -> None:
+        if not self.spawned:  # the environment's first process brings the function's limits
+            limits = config.get("limits") or {}
+            self.memory_mb = float(limits.get("memory_mb") or 0) or None
+            if limits.get("tmp_mb"):
+                namespaces.resize_tmp(int(limits["tmp_mb"]))
+        pid = os.fork()
+        if pid == 0:
+            self.orders.close()
+            _become_process(socket.socket(fileno=channel), config, self.become)
+        os.close(channel)
+        self.live.add(pid)
+        self.spawned = True
+        self.report({"t": "spawned", "pid": pid})
+
+    def reap(self) -> None:
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.init:
+                self.end()
+            if pid in self.live:
+                self.live.discard(pid)
+                self.report({"t": "ended", "pid": pid, "status": os.waitstatus_to_exitcode(status), "why": None})
+
+    def report(self, message: dict[str, Any]) -> None:
+        try:
+            self.orders.send(wire.encode(message))
         except OSError:
             pass
 
-    def end(why: str | None = None) -> NoReturn:
-        os.kill(init, signal.SIGKILL)  # the kernel ends every process of the namespace with its init
-        for pid in sorted(live):
+    def end(self, why: str | None = None) -> NoReturn:
+        os.kill(self.init, signal.SIGKILL)  # the kernel ends every process of the namespace with its init
+        for pid in sorted(self.live):
             try:
                 _, status = os.waitpid(pid, 0)
                 code = os.waitstatus_to_exitcode(status)
             except ChildProcessError:
                 code = -signal.SIGKILL
-            report({"t": "ended", "pid": pid, "status": code, "why": why})
+            self.report({"t": "ended", "pid": pid, "status": code, "why": why})
         os._exit(0)
 
-    while True:
-        if select.select([orders], [], [], MEASURE_EVERY if live else 1.0)[0]:
-            try:
-                data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
-            except OSError:
-                data, fds = b"", []
-            if not data:  # the template has gone: so does the environment
-                end()
-            message = wire.decode(data)
-            if message.get("t") == "spawn" and fds:
-                config = message["config"]
-                if not spawned:
-                    limits = config.get("limits") or {}
-                    memory_mb = float(limits.get("memory_mb") or 0) or None
-                    if limits.get("tmp_mb"):
-                        namespaces.resize_tmp(int(limits["tmp_mb"]))
-                pid = os.fork()
-                if pid == 0:
-                    orders.close()
-                    _become_process(socket.socket(fileno=fds[0]), config, become)
-                os.close(fds[0])
-                live.add(pid)
-                spawned = True
-                report({"t": "spawned", "pid": pid})
-            elif message.get("t") == "kill" and message.get("pid") in live:
-                os.kill(int(message["pid"]), signal.SIGKILL)
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                break
-            if pid == 0:
-                break
-            if pid == init:
-                end()
-            if pid in live:
-                live.discard(pid)
-                report({"t": "ended", "pid": pid, "status": os.waitstatus_to_exitcode(status), "why": None})
-        if spawned and not live:
-            end()
-        if live and memory_mb is not None and private_memory_mb() > memory_mb:
-            end("oom")
 
-
-def _become_process(channel: socket.socket, config: dict[str, Any],
-                    become: Callable[[socket.socket, dict[str, Any]], NoReturn]) -> NoReturn:
+def _become_process(channel: socket.socket, config: dict[str, Any], become: Become) -> NoReturn:
     """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits."""
     try:
         os.setsid()

@@ -298,21 +298,7 @@ def fork_into(plan: Plan) -> int:
     if pid == 0:
         os.close(to_parent_r)
         os.close(to_child_w)
-        try:
-            _libc().prctl(_PR_SET_PDEATHSIG, 9)
-            set_dumpable(True)  # the template writes this process's maps in its /proc (it is not dumpable itself)
-            hidden = plan.hidden()
-            unshare()
-            os.write(to_parent_w, b"u")
-            if os.read(to_child_r, 1) != b"m":
-                os._exit(1)
-            mount_private(plan, hidden)
-            os.write(to_parent_w, b"r")
-        except OSError as exc:
-            os.write(to_parent_w, b"e" + str(exc).encode(errors="replace")[:400])
-            os._exit(1)
-        os.close(to_parent_w)
-        os.close(to_child_r)
+        _child_steps(plan, to_parent_w, to_child_r)
         return 0
     os.close(to_parent_w)
     os.close(to_child_r)
@@ -338,6 +324,25 @@ def fork_into(plan: Plan) -> int:
         os.close(to_parent_r)
         os.close(to_child_w)
     return pid
+
+
+def _child_steps(plan: Plan, to_parent: int, from_parent: int) -> None:
+    """The child's side of ``fork_into``: unshare, wait for its maps, mount; or say why not, and end."""
+    try:
+        _libc().prctl(_PR_SET_PDEATHSIG, 9)
+        set_dumpable(True)  # the template writes this process's maps in its /proc (it is not dumpable itself)
+        hidden = plan.hidden()
+        unshare()
+        os.write(to_parent, b"u")
+        if os.read(from_parent, 1) != b"m":
+            os._exit(1)
+        mount_private(plan, hidden)
+        os.write(to_parent, b"r")
+    except OSError as exc:
+        os.write(to_parent, b"e" + str(exc).encode(errors="replace")[:400])
+        os._exit(1)
+    os.close(to_parent)
+    os.close(from_parent)
 
 
 def probe() -> str | None:
