@@ -15,6 +15,16 @@ class TemplateFailed(SandboxError):
     its own failure, never charged to the handler."""
 
 
+class ResponseTooLarge(Exception):
+    """The function's response is over Lambda's 6 MB: a synchronous caller gets Function.ResponseSizeTooLarge
+    (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html)."""
+
+    error_type = "Function.ResponseSizeTooLarge"
+
+    def __init__(self) -> None:
+        super().__init__("Response payload size exceeded maximum allowed payload size (6 MB)")
+
+
 class BadInput(SandboxError):
     """A wrong argument, setting, handler path or event; the message names it."""
 

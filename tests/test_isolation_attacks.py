@@ -331,3 +331,42 @@ def test_the_world_is_not_killed_by_a_handler_signalling_everything(tmp_path):
         assert inv.outcome in ("crashed", "ok")
     os.kill(os.getpid(), 0)  # this process (the world) lives on
     signal.getsignal(signal.SIGTERM)
+
+
+@pytest.mark.parametrize(("megabytes", "outcome"), [(5, "ok"), (7, "error"), (20, "error")])
+def test_a_synchronous_response_over_six_mb_is_function_response_size_too_large(tmp_path, megabytes, outcome):
+    handler = _write(tmp_path, "big", f"""
+        def handler(event, context):
+            return "x" * ({megabytes} * 1024 * 1024)
+    """)
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(handler).invoke({})
+    assert inv.outcome == outcome, inv.error_text
+    if outcome == "error":
+        assert inv.error_text.startswith("Function.ResponseSizeTooLarge"), inv.error_text
+
+
+def test_an_async_invoke_over_one_mb_is_refused_by_lambda(tmp_path):
+    import boto3
+    from botocore.exceptions import ClientError
+
+    from sandbox import Sandbox
+    from sandbox.sources.async_invoke import AsyncInvokeSource
+    from sandbox.sources.sync_invoke import SyncInvokeEndpoint
+
+    handler = _write(tmp_path, "quiet", """
+        def handler(event, context):
+            return "ok"
+    """)
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(handler)
+        SyncInvokeEndpoint.of(sb).serve(fn, AsyncInvokeSource(sb, fn))
+        client = boto3.client("lambda", region_name="us-east-1")
+        big = json.dumps({"blob": "x" * (1024 * 1024)})
+        with pytest.raises(ClientError) as caught:
+            client.invoke(FunctionName=fn.config.name, InvocationType="Event", Payload=big)
+        small = client.invoke(FunctionName=fn.config.name, InvocationType="Event", Payload=json.dumps({"a": 1}))
+    assert caught.value.response["Error"]["Code"] == "RequestTooLargeException"
+    assert small["StatusCode"] == 202

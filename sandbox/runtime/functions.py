@@ -40,6 +40,7 @@ from ..errors import (
     InvocationCrashed,
     LambdaTimeout,
     OutOfMemory,
+    ResponseTooLarge,
     RuntimeExit,
     TemplateFailed,
     WorldClosed,
@@ -59,6 +60,9 @@ DOC_CONFIG = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-functio
 DOC_TIMEOUT = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-timeout.html"
 DOC_ENV = "https://docs.aws.amazon.com/lambda/latest/dg/configuration-envvars.html"
 DEFAULT_TIMEOUT = 3.0  # seconds (configuration-timeout.html)
+RESPONSE_LIMIT = 6 * 1024 * 1024  # bytes: "For synchronous invocations, the maximum payload size is 6 MB" (API_Invoke)
+#: Sources that invoke asynchronously (through Lambda's event queue): their response reaches no caller.
+ASYNCHRONOUS = frozenset({SourceKind.ASYNC, SourceKind.EVENTBRIDGE, SourceKind.SNS, SourceKind.S3})
 DOC_LIFECYCLE = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html"
 INIT_LIMIT = 10.0  # real seconds: "The Init phase is limited to 10 seconds" (DOC_LIFECYCLE)
 MAX_TIMEOUT = 900.0  # 15 minutes
@@ -683,6 +687,12 @@ class LambdaFunction:
         except MarshalError as exc:  # the runtime could not send the response: a function error
             inv.error = exc
             self._finish(inv, Outcome.ERROR, f"Runtime.MarshalError: {exc}")
+        except ResponseTooLarge as exc:
+            if inv.source in ASYNCHRONOUS:  # an async invocation's response goes to no caller
+                self._finish(inv, Outcome.OK, None)
+            else:
+                inv.error = exc
+                self._finish(inv, Outcome.ERROR, f"{exc.error_type}: {exc}")
         except Exception as exc:  # the handler's own error is a function error; the container lives on
             inv.error = exc
             self._finish(inv, Outcome.ERROR, _error_text(exc), where=_where(exc))
@@ -771,6 +781,8 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
     if inv.outcome == Outcome.TIMEOUT:
         return {"errorType": "Sandbox.Timedout", "errorMessage": f"RequestId: {rid} Error: Task timed out after "
                                                                  f"{inv.function.config.timeout:.2f} seconds"}
+    if isinstance(inv.error, ResponseTooLarge):
+        return {"errorType": inv.error.error_type, "errorMessage": str(inv.error)}
     if inv.outcome == Outcome.CRASHED and isinstance(inv.error, OutOfMemory):
         return {"errorType": OutOfMemory.lambda_error, "errorMessage": f"RequestId: {rid} Error: {inv.error}"}
     if inv.outcome == Outcome.CRASHED:
@@ -809,10 +821,16 @@ def marshal_response(response: Any) -> Any:
     hold (a set, a datetime) (aws-lambda-python-runtime-interface-client, lambda_runtime_marshaller.py).
     Bytes go back as they are.
     """
-    if response is None or isinstance(response, (bytes, str, bool, int, float)):
+    if response is None or isinstance(response, (bool, int, float)):
         return response
-
+    if isinstance(response, (bytes, str)):
+        if len(response) > RESPONSE_LIMIT:
+            raise ResponseTooLarge()
+        return response
     try:
-        return json.loads(json.dumps(response, default=json_number))
+        text = json.dumps(response, default=json_number)
     except (TypeError, ValueError) as exc:
         raise MarshalError(f"Unable to marshal response: {exc}") from None
+    if len(text) > RESPONSE_LIMIT:
+        raise ResponseTooLarge()
+    return json.loads(text)

@@ -75,6 +75,10 @@ class EventQueue(Protocol):
 DOC_RETRIES = "https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html"
 DOC_CONFIG = "https://botocore.amazonaws.com/v1/documentation/api/latest/reference/config.html"
 DOC_INVOKE = "https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html"
+#: "For synchronous invocations, the maximum payload size is 6 MB. For asynchronous invocations, the maximum
+#: payload size is 1 MB" (DOC_INVOKE); past it, Invoke answers 413 RequestTooLargeException.
+SYNC_PAYLOAD_LIMIT = 6 * 1024 * 1024
+ASYNC_PAYLOAD_LIMIT = 1024 * 1024
 RETRY_MODES = ("legacy", "standard", "adaptive")
 #: Attempts in all when the caller sets no limit (botocore's _retry.json for legacy,
 #: retries/standard.py's DEFAULT_MAX_ATTEMPTS for standard and adaptive).
@@ -243,6 +247,11 @@ class SyncInvokeEndpoint:
         if invocation_type == "Event" and queue is None:
             raise RealAwsRefused(f"InvocationType=Event: {fn.config.name} has no async queue in this world; an "
                                  "AsyncInvokeCaller (sandbox.sources.async_invoke) serves its Event invokes")
+        limit = ASYNC_PAYLOAD_LIMIT if invocation_type == "Event" else SYNC_PAYLOAD_LIMIT
+        if len(request.body or b"") > limit:
+            record_invoke(self.world, fn.config.name, [], "RequestTooLarge", {"bytes": len(request.body)})
+            return _error_response(url, 413, "RequestTooLargeException",
+                                   f"Request must be smaller than {limit} bytes for the Invoke operation")
         try:
             event = json.loads(request.body or b"{}")
         except ValueError as exc:

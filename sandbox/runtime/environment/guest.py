@@ -140,6 +140,7 @@ class ChannelRuntimeClient:
 
     def post_invocation_result(self, invoke_id, result_data, content_type="application/json", *_: Any) -> None:
         body = result_data.decode("utf-8", "surrogateescape") if isinstance(result_data, bytes) else result_data
+        body = body[:wire.RESPONSE_LIMIT + 1]  # past Lambda's limit it fails whatever it held (see wire.py)
         self.channel.tell({"t": wire.Kind.RESPONSE, "body": body, "content_type": content_type,
                            "bytes": isinstance(result_data, bytes) and content_type != "application/json"})
 

@@ -46,6 +46,7 @@ from ...errors import (
     OutOfMemory,
     ProviderError,
     RealAwsRefused,
+    ResponseTooLarge,
     RuntimeExit,
     SandboxError,
     TemplateFailed,
@@ -466,6 +467,8 @@ class EnvironmentProcess:
             classes = message.get("classes")
             raise HandlerError(payload, self._where(payload), classes if isinstance(classes, list) else None)
         body = message["body"]
+        if len(body.encode("utf-8", "surrogateescape")) > wire.RESPONSE_LIMIT:
+            raise ResponseTooLarge()
         if message.get("bytes"):
             return body.encode("utf-8", "surrogateescape")
         if message.get("content_type") == "application/json":
