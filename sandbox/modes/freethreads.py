@@ -32,6 +32,9 @@ DEFAULT_BUDGET = 30.0
 class WallClock:
     """The ``VirtualClock`` interface on real time: it moves by itself and cannot be moved."""
 
+    #: Real compute is on this clock already: an environment's is not charged again (host._spend).
+    real = True
+
     def __init__(self) -> None:
         self._start = time.monotonic()
         self.epoch = time.time()
