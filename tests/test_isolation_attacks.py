@@ -370,3 +370,60 @@ def test_an_async_invoke_over_one_mb_is_refused_by_lambda(tmp_path):
         small = client.invoke(FunctionName=fn.config.name, InvocationType="Event", Payload=json.dumps({"a": 1}))
     assert caught.value.response["Error"]["Code"] == "RequestTooLargeException"
     assert small["StatusCode"] == 202
+
+
+def test_an_environment_that_broke_the_protocol_is_never_reused(tmp_path):
+    handler = _write(tmp_path, "garbage", """
+        import os, socket
+        from sandbox.runtime.environment import guest
+        CALLS = []
+
+        def handler(event, context):
+            CALLS.append(1)
+            if len(CALLS) == 1 and event.get("break"):
+                guest.CHANNEL.sock.sendall(b"\\x00\\x00\\x00\\x05hello")  # five bytes that are not JSON
+            return len(CALLS)
+    """)
+    from sandbox import Sandbox
+
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(handler)
+        first = fn.invoke({"break": True})
+        second = fn.invoke({})
+    assert first.outcome != "ok"
+    assert (second.outcome, second.result) == ("ok", 1)  # a fresh environment, its first call
+
+
+def test_a_template_killed_between_two_invocations_is_replaced_not_charged(tmp_path):
+    handler = _write(tmp_path, "plain", """
+        def handler(event, context):
+            if event.get("exit"):
+                raise SystemExit(0)
+    """)
+    from sandbox import Sandbox
+    from sandbox.runtime.environment.host import Template
+
+    with Sandbox(seed=0) as sb:
+        fn = sb.function(handler)
+        assert fn.invoke({"exit": True}).outcome == "crashed"  # its environment is gone
+        os.kill(Template.get().process.pid, signal.SIGTERM)
+        Template.get().process.wait(timeout=10)
+        again = fn.invoke({})
+    assert again.outcome == "ok", again.error_text
+
+
+def test_a_forked_child_that_returns_from_the_handler_changes_nothing(tmp_path):
+    handler = _write(tmp_path, "forker", """
+        import os
+        from sandbox import orders_in, send_confirmation_email
+
+        def handler(event, context):
+            os.fork()  # both copies go on; only the runtime's is the invocation
+            for order in orders_in(event):
+                send_confirmation_email(order)
+            return os.getpid()
+    """)
+    verdicts = {run_scenario("no-fault", handler, seed=0).verdict.explain() for _ in range(3)}
+    assert len(verdicts) == 1
+    (verdict,) = verdicts
+    assert verdict.startswith("valid"), verdict

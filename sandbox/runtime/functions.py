@@ -426,15 +426,21 @@ class LambdaFunction:
         from .environment.host import EnvironmentProcess, InitTimedOut, TaskRootCopies, Template
 
         rt = self.runtime
-        template = Template.get(contained=rt.isolation == "contained")
-        copies = rt.task_root_copies
-        if copies is None:
-            copies = rt.task_root_copies = TaskRootCopies(template)
-        assert self.task_root is not None  # environments run handler files, which have a folder
-        config = self.environment_config(container.id, str(copies.copy_of(self.task_root)))
-        snapshot = self._snapshot_environment(config) if self.snapstart else None
-        env = EnvironmentProcess(config, copies, template, snapshot=snapshot,
-                                 share_tmp=self._join_environment(container))
+        share = self._join_environment(container)
+        for attempt in (1, 2):  # a template that has died (killed, say) is replaced once, never charged to the code
+            template = Template.get(contained=rt.isolation == "contained")
+            copies = rt.task_root_copies
+            if copies is None or copies.template is not template:
+                copies = rt.task_root_copies = TaskRootCopies(template)
+            assert self.task_root is not None  # environments run handler files, which have a folder
+            config = self.environment_config(container.id, str(copies.copy_of(self.task_root)))
+            snapshot = self._snapshot_environment(config) if self.snapstart else None
+            try:
+                env = EnvironmentProcess(config, copies, template, snapshot=snapshot, share_tmp=share)
+                break
+            except TemplateFailed:
+                if attempt == 2:
+                    raise
         rt.environments.append(env)
         container.env = env
         env.logs = self._log_of_current
@@ -577,6 +583,8 @@ class LambdaFunction:
 
     def _container(self) -> tuple[Container, bool]:
         for c in self.containers:
+            if c.env is not None and c.env.dead:  # it broke the protocol, or its process ended: never reused
+                c.dead = True
             if not c.busy and not c.dead:
                 return c, False
         return self._cold_start(), True
