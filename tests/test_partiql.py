@@ -62,9 +62,10 @@ def test_a_duplicate_insert_gives_duplicate_item_exception_with_aws_message():
                 {"Statement": INSERT, "Parameters": [{"S": "o-2"}, {"S": "IN_PROGRESS"}]}])
         reasons = cancelled.value.response["CancellationReasons"]
         assert [r["Code"] for r in reasons] == ["None", "DuplicateItem"]
-        assert "Item" not in c.get_item(TableName="idempotency", Key={"pk": {"S": "o-3"}}, ConsistentRead=True)  # nothing applied
+        o3 = {"TableName": "idempotency", "Key": {"pk": {"S": "o-3"}}, "ConsistentRead": True}
+        assert "Item" not in c.get_item(**o3)  # nothing applied
         c.execute_transaction(TransactStatements=[{"Statement": INSERT, "Parameters": [{"S": "o-3"}, {"S": "x"}]}])
-        assert c.get_item(TableName="idempotency", Key={"pk": {"S": "o-3"}}, ConsistentRead=True)["Item"]["status"] == {"S": "x"}
+        assert c.get_item(**o3)["Item"]["status"] == {"S": "x"}
 
         with pytest.raises(ClientError, match="Number of parameters"):
             c.execute_statement(Statement=INSERT, Parameters=[{"S": "o-4"}])

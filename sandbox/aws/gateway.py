@@ -235,6 +235,9 @@ def queue_name(url: str | None) -> str | None:
 class Gateway:
     """One world's half of the gateway: atomic dispatch to moto, faults, recording, listeners."""
 
+    #: It serves requests from this process's moto backends (an ``HttpGateway`` sends them elsewhere).
+    in_process = True
+
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", faults: "Nemesis",
                  schema: TableSchema = IDEMPOTENCY_TABLE, replicas: "Replicas | None" = None):
         self.clock, self.scheduler, self.history, self.faults, self.schema = clock, scheduler, history, faults, schema
