@@ -131,3 +131,22 @@ def test_insert_fills_every_parameter_type_as_dynamodb_does(key, values):
 def test_a_malformed_insert_is_refused_before_any_write(statement, count):
     with pytest.raises(StatementError):
         parse_insert(statement, [{"S": "x"}] * count)
+
+
+# -- the exhaustive search reads an INSERT as the PutItem it amounts to ---------------------------------
+def test_the_search_sees_the_item_an_insert_touches_and_agrees_with_the_full_search():
+    from sandbox.modes import dpor
+    from sandbox.modes.explore import explore_scenario
+
+    params = {"Statement": INSERT, "Parameters": [{"S": "o-1"}, {"S": "IN_PROGRESS"}]}
+    assert dpor.request_resources("dynamodb", "ExecuteStatement", params, 200) == [
+        ("dynamodb", "idempotency", "o-1", dpor.WRITE)]
+    assert dpor.request_resources("dynamodb", "ExecuteStatement", params, 400) == [
+        ("dynamodb", "idempotency", "o-1", dpor.READ)]  # refused: it only read the item
+    select = {"Statement": 'SELECT * FROM "idempotency" WHERE pk = ?', "Parameters": [{"S": "o-1"}]}
+    assert dpor.request_resources("dynamodb", "ExecuteStatement", select, 200) == [
+        ("dynamodb", dpor.ANY, dpor.ANY, dpor.WRITE)]  # a statement it does not read: the whole table
+    reduced = explore_scenario("concurrent-claims", CLAIM, settings={"copies": 2}, max_schedules=2000)
+    full = explore_scenario("concurrent-claims", CLAIM, settings={"copies": 2}, max_schedules=2000, reduction=False)
+    assert not reduced.truncated and not full.truncated
+    assert reduced.status == full.status == "valid" and reduced.schedules <= full.schedules
