@@ -91,6 +91,9 @@ class TaskScheduler(Protocol):
 
     def check_alive(self) -> None: ...
 
+    def halt_after_block(self, reason: str) -> None:
+        """The watchdog stopped an invocation (a scheduler may end the run there)."""
+
     def listen(self, listener: SchedulerListener) -> None: ...
 
     def run(self, until: float | None = None, stop_when: Callable[[], bool] | None = None) -> None: ...

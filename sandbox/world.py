@@ -35,7 +35,7 @@ from typing import Any
 
 import boto3
 
-from .aws import adapter
+from .aws import adapter, partiql_ops
 from .aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .aws.replicas import DEFAULT_REPLICA_LAG, Replicas
 from .aws.ttl import DOC_TTL, TtlSweeper
@@ -244,6 +244,10 @@ class Sandbox:
         # DynamoDB never builds moto's DynamoDB backend).
         self.gateway.before_first["dynamodb"] = lambda: adapter.create_table(
             self.region, self.schema.create_table_request(), self.schema.ttl_request())
+        # moto's PartiQL INSERT neither refuses a taken key nor fills in ``?`` parameters (see partiql);
+        # an endpoint world's AWS answers for itself
+        if getattr(self.gateway, "in_process", False):
+            partiql_ops.serve(self.gateway, self.region)
 
     def close(self) -> None:
         if not self._opened or self._closed:

@@ -239,6 +239,65 @@ def stored_item(region: str, table: str, key: dict) -> dict | None:
         return None if item is None else item.to_json()["Attributes"]
 
 
+
+def insert_item(region: str, table: str, item: dict, check_only: bool = False) -> tuple[str, str] | None:
+    """PartiQL's INSERT as DynamoDB runs it: put ``item`` unless the table holds its key.
+
+    Returns None when it was put (or, with ``check_only``, would be), else (error code, message):
+    ``DuplicateItemException`` with AWS's message when the key is taken, and moto's own refusal for a
+    missing table, a missing key attribute or a key of the wrong type. moto's ExecuteStatement puts
+    with no condition, so a second INSERT of a key overwrites the first (see ``partiql``).
+    """
+    from moto.core.exceptions import JsonRESTError
+    from moto.dynamodb.exceptions import ConditionalCheckFailed
+    from moto.dynamodb.models import dynamodb_backends
+
+    from .partiql import DUPLICATE_ITEM, DUPLICATE_MESSAGE
+
+    with AWS_LOCK:
+        backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+        try:
+            t = backend.get_table(table)
+            names = {f"#k{i}": n for i, n in enumerate([t.hash_key_attr, t.range_key_attr]) if n}
+            if check_only:
+                missing = [n for n in names.values() if n not in item]
+                if missing:
+                    return ("ValidationException",
+                            f"One or more parameter values were invalid: Missing the key {missing[0]} in the item")
+                return (DUPLICATE_ITEM, DUPLICATE_MESSAGE) if item_exists(region, table, item) else None
+            absent = " AND ".join(f"attribute_not_exists({k})" for k in names)
+            backend.put_item(table, item, condition_expression=absent, expression_attribute_names=names)
+        except ConditionalCheckFailed:
+            return DUPLICATE_ITEM, DUPLICATE_MESSAGE
+        except JsonRESTError as e:
+            return e.error_type.rsplit("#", 1)[-1], e.message
+    return None
+
+
+def item_exists(region: str, table: str, item: dict) -> bool:
+    """Does ``table`` hold an item with ``item``'s key (DynamoDB JSON)?"""
+    key = item_key(region, table, item)
+    return key is not None and stored_item(region, table, key) is not None
+
+
+def partiql_statement(region: str, op: str, statement: dict) -> Any:
+    """moto's answer to one PartiQL statement that is not an INSERT, served without a request.
+
+    ``op`` is "batch" (one BatchStatementResponse) or "transaction" (its item responses). A moto
+    refusal comes back as (error code, message) for a transaction, and inside the response for a batch.
+    """
+    from moto.core.exceptions import JsonRESTError
+    from moto.dynamodb.models import dynamodb_backends
+
+    with AWS_LOCK:
+        backend = dynamodb_backends[DEFAULT_ACCOUNT_ID][region]
+        if op == "batch":
+            return backend.batch_execute_statement([statement])[0]
+        try:
+            return backend.execute_transaction([statement])
+        except JsonRESTError as e:
+            return e.error_type.rsplit("#", 1)[-1], e.message
+
 #: botocore sends a DynamoDB Streams request that names a stream (DescribeStream,
 #: GetShardIterator) to the stream's account endpoint, https://ACCOUNT.streams-ddb.REGION...
 #: (its endpoint rules, from AccountId or the StreamArn); moto 5.2 only knows the regional

@@ -89,6 +89,8 @@ def error_code(body: bytes) -> str | None:
     return code[: -len("Exception")] if code.endswith("Exception") else code
 
 
+#: PartiQL's requests (ExecuteStatement, BatchExecuteStatement, ExecuteTransaction).
+PARTIQL_OPS = ("ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction")
 #: The single-item operation each kind of write in a batch or a transaction amounts to.
 _AS_OP = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
           "PutRequest": "PutItem", "DeleteRequest": "DeleteItem"}
@@ -99,7 +101,8 @@ def table_writes(op: str, params: dict) -> list[tuple[str | None, str, dict]]:
     request names none (moto refuses it).
 
     PutItem, UpdateItem and DeleteItem write one item; TransactWriteItems and BatchWriteItem
-    write several, and each counts the same as the single-item call it amounts to (for TTL,
+    write several (so can PartiQL's requests: their INSERTs are read here as PutItems, their other
+    statements are not), and each counts the same as the single-item call it amounts to (for TTL,
     for locks on the timeline, for the checker's "remaining window").
     """
     if op in ("PutItem", "UpdateItem", "DeleteItem"):
@@ -115,6 +118,10 @@ def table_writes(op: str, params: dict) -> list[tuple[str | None, str, dict]]:
         return [(table, _AS_OP[kind], {"TableName": table, **body})
                 for table, requests in (params.get("RequestItems") or {}).items()
                 for request in requests or [] for kind, body in (request or {}).items() if kind in _AS_OP]
+    if op in PARTIQL_OPS:
+        from .partiql import writes  # a PartiQL INSERT writes what a PutItem does
+
+        return list(writes(op, params))
     return []
 
 

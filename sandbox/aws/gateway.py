@@ -35,7 +35,15 @@ from ..core.scheduler import current_task
 from ..errors import RealAwsRefused
 from ..vocab import AWS_OK, IDEMPOTENCY_TABLE, TableSchema
 from . import adapter
-from .dynamo import cancellation_reasons, error_code, scalar, table_writes, tested_but_absent, update_assignments
+from .dynamo import (
+    PARTIQL_OPS,
+    cancellation_reasons,
+    error_code,
+    scalar,
+    table_writes,
+    tested_but_absent,
+    update_assignments,
+)
 from .operations import (
     MAX_JSON_DEPTH,
     Operation,
@@ -216,9 +224,9 @@ def _error_code(body: bytes, status: int) -> str:
 def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes,
                         schema: TableSchema) -> tuple[str | None, str | None, dict[str, Any]]:
     writes = table_writes(op, params)
-    if op in ("TransactWriteItems", "BatchWriteItem") and writes:
+    if op in ("TransactWriteItems", "BatchWriteItem", *PARTIQL_OPS) and writes:
         # Several writes in one request: the history keeps the one on the idempotency table
-        # (else the first), as the single-item call it amounts to.
+        # (else the first), as the single-item call it amounts to (a PartiQL INSERT: a PutItem).
         table, single, write = next((w for w in writes if w[0] == schema.name), writes[0])
         _, key, detail = _summarise_dynamodb(single, write, status, b"", schema)
         detail["as"] = single
@@ -277,6 +285,9 @@ def queue_name(url: str | None) -> str | None:
 
 class Gateway:
     """One world's half of the gateway: atomic dispatch to moto, faults, recording, listeners."""
+
+    #: It serves requests from this process's moto backends (an ``HttpGateway`` sends them elsewhere).
+    in_process = True
 
     def __init__(self, clock: "VirtualClock", scheduler: "Scheduler", history: "History", faults: "Nemesis",
                  schema: TableSchema = IDEMPOTENCY_TABLE, replicas: "Replicas | None" = None):

@@ -91,6 +91,8 @@ class Forwarder:
 class HttpGateway(Gateway):
     """A ``Gateway`` that serves each request by sending it over HTTP with ``forwarder`` (under the lock)."""
 
+    in_process = False
+
     def __init__(self, *args, forwarder: Forwarder, **kwargs):
         super().__init__(*args, **kwargs)
         self.forwarder = forwarder

@@ -2,8 +2,10 @@
 
 The folder graded is a mix of every exercise's solution and generated stub, and wrong answers from
 the mutation catalogue (tests/mutants/), each in its own child process, on every core, as
-``python -m sandbox grade`` runs them. Targets: at least 20 submissions a minute on 2 cores, and a
-notebook ``check()`` under 10 s for every exercise.
+``python -m sandbox grade`` runs them. Targets: at least 20 submissions a minute on 2 cores, at least 15
+when the class also hands in three endless loops (each costs one watchdog per graded item, the first
+item a whole one and the later ones ``runner.AFTER_BLOCK``), and a notebook ``check()`` under 10 s for
+every exercise.
 """
 from __future__ import annotations
 
@@ -19,9 +21,12 @@ from tabulate import tabulate
 
 from .. import paths
 
-GRADING_TARGETS = {"submissions_per_min": 20.0, "check_s": 10.0}
+GRADING_TARGETS = {"submissions_per_min": 20.0, "with_loops_per_min": 15.0, "check_s": 10.0}
 ROOT = paths.ROOT
 MUTANTS = ROOT / "tests" / "mutants"
+LOOP = MUTANTS / "cheats" / "busy_loop.py"
+#: The exercises the three endless loops are handed in for (a quick run grades 02 only: all three there).
+LOOP_EXERCISES = ("02", "03", "07")
 QUICK_EXERCISES = ("02",)  # a smoke run: one exercise's solution, stub and mutant
 
 
@@ -39,7 +44,16 @@ def _folder(into: Path, exercise_ids: list[str], catalogue: dict) -> int:
     return count
 
 
-def grading_throughput(quick: bool) -> dict[str, Any]:
+def _loops(into: Path, exercise_ids: list[str], catalogue: dict) -> int:
+    """Three students' endless loops (``while True``, never reaching the sandbox); returns how many."""
+    chosen = [e for e in LOOP_EXERCISES if e in exercise_ids] or exercise_ids[:1]
+    for n in range(3):
+        ex = catalogue[chosen[n % len(chosen)]]
+        shutil.copyfile(LOOP, into / f"loop{n + 1}_{ex.name}.py")
+    return 3
+
+
+def grading_throughput(quick: bool, endless_loops: bool = False) -> dict[str, Any]:
     from ..grading import batch
     from ..grading.catalog import grading_catalogue
 
@@ -47,7 +61,7 @@ def grading_throughput(quick: bool) -> dict[str, Any]:
     ids = list(QUICK_EXERCISES) if quick else list(catalogue)
     with tempfile.TemporaryDirectory(prefix="bench-grading-") as tmp:
         folder = Path(tmp)
-        size = _folder(folder, ids, catalogue)
+        size = _folder(folder, ids, catalogue) + (_loops(folder, ids, catalogue) if endless_loops else 0)
         subs = batch.discover(folder, catalogue, [])
         jobs = batch.default_jobs()
         started = time.perf_counter()
@@ -79,7 +93,8 @@ def check_times(quick: bool) -> dict[str, dict[str, float]]:
 
 
 def grading_bench(quick: bool) -> dict[str, Any]:
-    return {"throughput": grading_throughput(quick), "check_s": check_times(quick), "cores": os.cpu_count()}
+    return {"throughput": grading_throughput(quick), "with_loops": grading_throughput(quick, endless_loops=True),
+            "check_s": check_times(quick), "cores": os.cpu_count()}
 
 
 def grading_misses(r: dict[str, Any]) -> list[str]:
@@ -88,6 +103,10 @@ def grading_misses(r: dict[str, Any]) -> list[str]:
     if t["submissions_per_min"] < GRADING_TARGETS["submissions_per_min"]:
         out.append(f"grading: {t['submissions_per_min']} submissions/min "
                    f"(target >= {GRADING_TARGETS['submissions_per_min']:g})")
+    loops = r.get("with_loops")
+    if loops and loops["submissions_per_min"] < GRADING_TARGETS["with_loops_per_min"]:
+        out.append(f"grading with three endless loops: {loops['submissions_per_min']} submissions/min "
+                   f"(target >= {GRADING_TARGETS['with_loops_per_min']:g})")
     out += [f"check(): {name} took {s} s on its {folder} (target < 10 s)" for name, v in r["check_s"].items()
             for folder, s in v.items() if s >= GRADING_TARGETS["check_s"]]
     return out
@@ -97,8 +116,12 @@ def grading_table(r: dict[str, Any]) -> list[str]:
     t = r["throughput"]
     lines = [f"Grading (python -m sandbox grade): {t['submissions']} submissions "
              "(solutions, stubs, mutants) in "
-             f"{t['wall_s']} s with {t['jobs']} at once: {t['submissions_per_min']} submissions/min",
-             "check() (public tests and a campaign), seconds:"]
+             f"{t['wall_s']} s with {t['jobs']} at once: {t['submissions_per_min']} submissions/min"]
+    loops = r.get("with_loops")
+    if loops:
+        lines.append(f"  with three endless loops handed in too: {loops['submissions']} submissions in "
+                     f"{loops['wall_s']} s: {loops['submissions_per_min']} submissions/min")
+    lines += ["check() (public tests and a campaign), seconds:"]
     table = tabulate([[name, v["solutions"], v["exercises"]] for name, v in r["check_s"].items()],
                      ["exercise", "solution", "stub"], tablefmt="simple", floatfmt=".2f")
     return lines + textwrap.indent(table, "  ").splitlines()

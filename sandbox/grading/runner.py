@@ -14,8 +14,8 @@ from typing import Any
 
 from ..analysis.checker import check
 from ..core.history import History
-from ..core.scheduler import DEFAULT_WATCHDOG
-from ..errors import BadInput
+from ..core.scheduler import DEFAULT_WATCHDOG, halting_on_block
+from ..errors import BadInput, HandlerBlocked
 from ..vocab import Outcome, RecordType, Status
 from . import drills, judge
 from .catalog import Test
@@ -26,6 +26,11 @@ from .recorder import Recorder, digest
 #: the one watchdog check() and the grader share (``python -m sandbox grade --watchdog``). Generous, so a
 #: heavy but correct handler on a loaded machine is never taken for a blocked one.
 WATCHDOG = DEFAULT_WATCHDOG
+#: Real seconds each invocation gets in the later tests of a handler the watchdog has already stopped once. Its
+#: verdict in that test is already ``unknown``; a handler that blocks on every path would otherwise cost a whole
+#: watchdog in every test (an exercise has six to twelve), and one that blocks on one path only still passes the
+#: others, where each step reaches the sandbox in milliseconds.
+AFTER_BLOCK = 1.0
 
 
 class _Broken(Exception):
@@ -41,7 +46,21 @@ class Runner:
         self._last: History | None = None
 
     def run_test(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
-        """Run one test; returns ``{"runs": n, "truncated": bool}``."""
+        """Run one test; returns ``{"runs": n, "truncated": bool}``.
+
+        A run ends as soon as the watchdog stops one of its invocations (``halting_on_block``): its verdict is
+        ``unknown`` from then on, and Lambda's retries and the other copies would each block for a whole
+        watchdog again. So a blocked handler costs one watchdog per test, not one per invocation.
+        """
+        with halting_on_block():
+            return self._run_test(index, test, seeds)
+
+    def _saw(self, blocked: bool) -> None:
+        """A run ended; if the watchdog stopped it, the handler's later tests get ``AFTER_BLOCK`` per invocation."""
+        if blocked:
+            self.watchdog = min(self.watchdog, AFTER_BLOCK)
+
+    def _run_test(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
         try:
             if test.kind == "question":
                 return self._question(index)
@@ -118,6 +137,7 @@ class Runner:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         if inv.outcome != Outcome.OK:
+            self._saw(isinstance(inv.error, HandlerBlocked))
             self.emit(RunInfo(index, error=f"{func}() raised {inv.error_text}"))
             return {"runs": 1, "truncated": False}
         answers = inv.result
@@ -130,6 +150,7 @@ class Runner:
         if history is None:
             self.emit(RunInfo(index, error="the run left no history", **info))
             return True
+        self._saw(_blocked(history))
         events = history.events
         verdict = check(history)
         self.emit(RunInfo(index, self.recorder.group_of(history), status=verdict.status, length=len(events),

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..aws.dynamo import scalar, table_writes
+from ..aws.dynamo import PARTIQL_OPS, scalar, table_writes
 from ..core.policies import Policy
 from ..errors import BadInput
 from ..vocab import DYNAMODB_READS, Effect, RecordType
@@ -53,6 +53,8 @@ TICK = "(clock)"
 FRESH = "start"
 #: A conditional write that failed its condition changed nothing: it only read the item.
 CONDITION_FAILED = "ConditionalCheckFailed"
+#: Nor did a PartiQL INSERT refused because the key is taken (DuplicateItemException).
+DUPLICATE_ITEM = "DuplicateItem"
 #: Records that say nothing two tasks share: a handler's own log lines, a reader's notes.
 _PRIVATE = frozenset({RecordType.LOG, RecordType.NOTE})
 #: Effects whose providers keep one shared log (the email outbox numbers its messages).
@@ -89,7 +91,7 @@ def _aws(r: dict[str, Any]) -> list[Resource]:
     if service == "dynamodb":
         key = r.get("key")
         whole = op in ("Query", "Scan") or key is None
-        mode = READ if op in DYNAMODB_READS or r.get("result") == CONDITION_FAILED else WRITE
+        mode = READ if op in DYNAMODB_READS or r.get("result") in (CONDITION_FAILED, DUPLICATE_ITEM) else WRITE
         return [("dynamodb", target, ANY if whole else str(key), mode)]
     if service == "dynamodb-streams":  # a table's stream holds every write to it (botocore's name, as recorded)
         return [("dynamodb", target, ANY, WRITE)]
@@ -101,6 +103,13 @@ def _item_key(item: Any) -> str | None:
     if not isinstance(item, dict):
         return None
     return "|".join(str(scalar(item[k])) for k in sorted(item) if k in ("pk", "sk")) or None
+
+
+def _statements(op: str, params: dict) -> int:
+    """How many statements a PartiQL request holds."""
+    if op == "ExecuteStatement":
+        return 1
+    return len(params.get("Statements" if op == "BatchExecuteStatement" else "TransactStatements") or [])
 
 
 def request_resources(service: str, op: str, params: dict, status: int) -> list[Resource]:
@@ -119,7 +128,9 @@ def request_resources(service: str, op: str, params: dict, status: int) -> list[
     elif op == "BatchGetItem":
         touched += [(table, _item_key(key), READ) for table, body in (params.get("RequestItems") or {}).items()
                     for key in (body or {}).get("Keys") or []]
-    elif op in DYNAMODB_READS or not touched:
+    elif op in DYNAMODB_READS or not touched or (op in PARTIQL_OPS and len(touched) < _statements(op, params)):
+        # a PartiQL statement other than INSERT (SELECT, UPDATE, DELETE) is not read here: it counts as
+        # touching the whole table
         touched.append((params.get("TableName"), None if op in ("Query", "Scan") else _item_key(params.get("Key")),
                         READ if op in DYNAMODB_READS else WRITE))
     return [("dynamodb", str(table) if table else ANY, key or ANY, m) for table, key, m in touched]

@@ -603,6 +603,9 @@ class LambdaFunction:
                          request_id or rt.new_request_id())
         inv.task = task = rt.scheduler.spawn(self._run, inv, name=inv.id)
         task.invocation = inv
+        # From its very first step: that step starts (or forks) its environment, which is the sandbox's own
+        # work, and the scheduler's watchdog, interrupting it there, would cut the task's records short.
+        task.own_watchdog = self.in_processes
         task.on_abandon = lambda message: self.stop(inv, Outcome.ERROR, HandlerBlocked(message), blocked=True)
         return inv
 
@@ -735,6 +738,8 @@ class LambdaFunction:
         self.runtime.flush_logs(inv)
         self.runtime.history.invoke_end(self.runtime.clock.elapsed(), inv=inv.id, outcome=outcome, error=error,
                                         blocked=blocked, where=where)
+        if blocked:  # the grader's runs end here: the verdict is unknown, and retries would block again
+            self.runtime.scheduler.halt_after_block(f"{inv.id} was stopped by the watchdog")
 
 
 def _timeout_text(timeout: float) -> str:

@@ -10,9 +10,9 @@ them is mounted there. Its one way out is the channel the world reads.
 
 When the grader runs as root (Gradescope does), a user namespace alone maps "nobody" back to root
 outside it; so the template is started as an unprivileged system user (``rwh-grader``, which the
-Gradescope bundle's ``setup.sh`` creates; ``RWH_GRADER_USER`` names another) whenever that user exists
-and can reach Python and the sandbox. ``unprivileged_user`` says which, and ``containment_summary`` says
-it in words.
+Gradescope bundle's ``setup.sh`` creates; ``RWH_GRADER_USER`` names another) whenever that user exists.
+A Python that user cannot reach (pyenv's under ``/root``) is bound into the sandbox for it
+(``unprivileged.py``). ``unprivileged_user`` says which user, and ``containment_summary`` says it in words.
 """
 from __future__ import annotations
 
@@ -101,26 +101,58 @@ def _reachable_by_others(path: str) -> bool:
 def unprivileged_user() -> tuple[str, int, int] | None:
     """(name, uid, gid) to start contained environments as; None: as this process's own user.
 
-    Only for a root grader, when the user exists and can reach this Python and the sandbox package."""
+    Only for a root grader, and only when the user exists (the Gradescope bundle's setup.sh creates
+    ``rwh-grader``). Its Python need not be in that user's reach: ``unprivileged_command`` binds it into
+    the sandbox (``unprivileged.py``). Raises ``ContainmentUnavailable``, naming the path, when that user
+    still could not read it (a Python folder or file others may not read), or when ``RWH_GRADER_USER``
+    names a user that does not exist or is root."""
     if os.geteuid() != 0:
         return None
-    name = os.environ.get("RWH_GRADER_USER", GRADER_USER)
+    asked = os.environ.get("RWH_GRADER_USER")
+    name = asked or GRADER_USER
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
+        if asked:
+            raise ContainmentUnavailable(f"RWH_GRADER_USER names {name!r}, and there is no such user") from None
         return None
-    if entry.pw_uid == 0 or not all(map(_reachable_by_others, [sys.executable, *_package_roots()])):
-        return None
+    if entry.pw_uid == 0:
+        raise ContainmentUnavailable(f"the grader's user {name!r} has uid 0: submissions' code must not run as root")
+    from .unprivileged import unreadable
+
+    problems = [p for p in map(unreadable, [*_package_roots(), _real_executable()]) if p]
+    if problems:
+        raise ContainmentUnavailable(
+            f"submissions' code would run as {name}, which cannot read this Python: {problems[0]}. Make the "
+            f"installation readable by others (chmod -R o+rX on it; pyenv and venv make it so), or grade with a "
+            f"Python outside private folders")
     return name, entry.pw_uid, entry.pw_gid
+
+
+def _real_executable() -> str:
+    return os.path.realpath(sys.executable)
+
+
+def unprivileged_command(command: list[str], user: tuple[str, int, int]) -> list[str]:
+    """``command`` (bubblewrap's, from ``bwrap_command``) started by root as ``user``, with the roots of
+    Python and the sandbox that ``user`` cannot reach bound in from a private mount namespace."""
+    from .unprivileged import staged_command
+
+    staged = [root for root in _package_roots() if not _reachable_by_others(root)]
+    return staged_command(command, staged, user[1], user[2])
 
 
 def containment_summary() -> str:
     """Who a contained environment's code runs as, in words (the grader prints it)."""
     user = unprivileged_user()
     if user is not None:
-        return f"submissions' code runs as the unprivileged user {user[0]} (uid {user[1]}), under bubblewrap"
+        staged = [root for root in _package_roots() if not _reachable_by_others(root)]
+        bound = (f"; this Python ({', '.join(staged)}) is out of that user's reach, so it is bound into the "
+                 f"sandbox read-only" if staged else "")
+        return f"submissions' code runs as the unprivileged user {user[0]} (uid {user[1]}), under bubblewrap{bound}"
     if os.geteuid() == 0:
         return (f"submissions' code runs under bubblewrap as 'nobody' in a user namespace, which is root outside "
-                f"it: create the system user {GRADER_USER} (the Gradescope bundle's setup.sh does) with a Python "
-                f"it can read, and it runs as that user instead")
+                f"it: there is no user {GRADER_USER}; create it (`useradd --system --no-create-home --shell "
+                f"/usr/sbin/nologin {GRADER_USER}`; the Gradescope bundle's setup.sh does) and it runs as that "
+                f"user instead")
     return f"submissions' code runs under bubblewrap as your own user (uid {os.geteuid()}), never as root"

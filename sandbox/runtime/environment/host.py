@@ -138,7 +138,7 @@ class Template:
     uncontained: str | None = None
 
     def __init__(self, contained: bool = False) -> None:
-        from .containment import bwrap_command, unprivileged_user
+        from .containment import bwrap_command, unprivileged_command, unprivileged_user
 
         self.contained = contained
         _sweep_leftovers()
@@ -151,13 +151,13 @@ class Template:
         self.control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         command = [sys.executable, "-m", "sandbox.runtime.environment.template", str(theirs.fileno()),
                    str(self.envs_tmp), str(self.roots)]
-        user = None
         if contained:
             command = bwrap_command(command, readable=[str(self.roots)])
             user = unprivileged_user()
-        as_user: dict[str, Any] = {"user": user[1], "group": user[2], "extra_groups": []} if user is not None else {}
+            if user is not None:  # a root grader: bwrap starts as that user, with this Python in its reach
+                command = unprivileged_command(command, user)
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        env=_template_env(), **as_user)
+                                        env=_template_env())
         theirs.close()
         self.lock = threading.Lock()
         self.ready = False
