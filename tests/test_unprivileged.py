@@ -19,6 +19,7 @@ import pytest
 
 from sandbox.runtime.environment import containment
 from sandbox.runtime.environment.containment import ContainmentUnavailable
+from sandbox.runtime.environment.namespaces import INSIDE_UID
 
 from conftest import ROOT
 
@@ -103,7 +104,7 @@ def test_a_root_grader_with_python_in_a_private_folder_runs_submissions_as_the_u
     facts = json.loads(done.stdout.strip().splitlines()[-1])
     assert facts["prefix"].startswith(str(private))  # the interpreter really is out of the user's reach
     assert facts["outcome"] == "ok", facts["error"]
-    assert facts["result"] == {"uid": containment.NOBODY}  # inside: nobody, in a user namespace of its own
+    assert facts["result"] == {"uid": INSIDE_UID}  # inside: an unprivileged user, in a user namespace of its own
     # Outside, seen from the host: bubblewrap and every process below it run as the grader's user, never root.
     assert facts["uids"] and all(u == [user.pw_uid] * 4 for u in facts["uids"].values()), facts["uids"]
     assert f"unprivileged user {TEST_USER} (uid {user.pw_uid})" in facts["summary"]
