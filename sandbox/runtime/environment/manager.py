@@ -102,6 +102,19 @@ class _Manager:
         self.live: set[int] = set()
         self.memory_mb: float | None = None
         self.spawned = False
+        # The environment's first process, forked ahead and ready but for its function: no fork on a cold
+        # start's path (a Managed Instances environment forks its later processes when asked).
+        self.waiting: tuple[int, socket.socket] | None = self.fork_waiting()
+
+    def fork_waiting(self) -> tuple[int, socket.socket]:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            self.orders.close()
+            mine.close()
+            _become_process(theirs, None, self.become)
+        theirs.close()
+        return pid, mine
 
     def serve(self) -> NoReturn:
         while True:
@@ -132,10 +145,16 @@ class _Manager:
             self.memory_mb = float(limits.get("memory_mb") or 0) or None
             if limits.get("tmp_mb"):
                 namespaces.resize_tmp(int(limits["tmp_mb"]))
-        pid = os.fork()
-        if pid == 0:
-            self.orders.close()
-            _become_process(socket.socket(fileno=channel), config, self.become)
+        if self.waiting is not None:
+            pid, ready = self.waiting
+            self.waiting = None
+            socket.send_fds(ready, [wire.encode(config)], [channel])
+            ready.close()
+        else:
+            pid = os.fork()
+            if pid == 0:
+                self.orders.close()
+                _become_process(socket.socket(fileno=channel), config, self.become)
         os.close(channel)
         self.live.add(pid)
         self.spawned = True
@@ -173,8 +192,10 @@ class _Manager:
         os._exit(0)
 
 
-def _become_process(channel: socket.socket, config: dict[str, Any], become: Become) -> NoReturn:
-    """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits."""
+def _become_process(channel: socket.socket, config: dict[str, Any] | None, become: Become) -> NoReturn:
+    """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits.
+
+    ``config`` None: forked ahead, ``channel`` brings the function's config and the real channel later."""
     try:
         os.setsid()
         os.setresgid(namespaces.INSIDE_GID, namespaces.INSIDE_GID, namespaces.INSIDE_GID)
@@ -184,4 +205,10 @@ def _become_process(channel: socket.socket, config: dict[str, Any], become: Beco
         namespaces.set_limits(FILE_DESCRIPTORS, PROCESSES_AND_THREADS)
     except OSError:
         os._exit(70)
+    if config is None:
+        data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 1)
+        channel.close()
+        if not data or not fds:
+            os._exit(0)  # the environment ended before it was used
+        channel, config = socket.socket(fileno=fds[0]), wire.decode(data)
     become(channel, config)

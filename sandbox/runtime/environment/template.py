@@ -39,11 +39,16 @@ WARM_SERVICES = ("dynamodb", "sqs", "kinesis", "events", "lambda", "sns", "s3", 
 
 def _warm() -> None:
     """Import and parse what every environment needs, once."""
+    import multiprocessing.pool  # noqa: F401
+    import multiprocessing.queues  # noqa: F401
+    import multiprocessing.synchronize  # noqa: F401
+
     import awslambdaric.bootstrap  # noqa: F401  (loaded here so a fork needs no import)
     import boto3
     import botocore.handlers
 
     from ...core import services  # noqa: F401
+    from . import realwaits  # noqa: F401  (and what it patches at each start: multiprocessing's parts)
 
     botocore.handlers.BUILTIN_HANDLERS.append(("before-send", guest.before_send))
     # The default session's loader keeps every JSON document it read: clients that boto3.client() and
