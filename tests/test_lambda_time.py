@@ -167,3 +167,41 @@ def test_an_init_past_its_limit_is_retried_within_the_function_timeout(tmp_path,
 
 def test_the_quantum_is_stated_and_small():
     assert 0 < wire.QUANTUM <= 0.25
+
+
+SPIN_AFTER_SAVING = """
+    import time
+    from run_once_kit import run_once
+    from sandbox import orders_in, send_confirmation_email
+
+    def handler(event, context):
+        for order in orders_in(event):
+            run_once("email#" + order["orderId"], lambda o=order: send_confirmation_email(o), context=context)
+        end = time.process_time() + 5  # work after the result is saved, past the 3 s timeout
+        while time.process_time() < end:
+            pass
+"""
+
+
+def test_a_correct_handler_that_computes_past_its_timeout_times_out_and_stays_valid(tmp_path):
+    """Before, no request meant no time: the watchdog stopped it (unknown). On Lambda it times out, and
+    its retries find the stored result."""
+    import shutil
+
+    shutil.copy(Path(__file__).resolve().parents[1] / "solutions" / "run_once_kit.py", tmp_path / "run_once_kit.py")
+    handler = _write(tmp_path, "spinner", SPIN_AFTER_SAVING)
+    result = run_scenario("async-retry", handler, seed=0)
+    outcomes = {inv["outcome"] for inv in result.history.invocations().values()}
+    assert "timeout" in outcomes and not any(inv["blocked"] for inv in result.history.invocations().values())
+    assert result.status == "valid", result.verdict.explain()
+
+
+def test_the_environment_has_lambdas_runtime_api_and_session_token(tmp_path):
+    handler = _write(tmp_path, "env", """
+        import os
+
+        def handler(event, context):
+            return [os.environ.get("AWS_LAMBDA_RUNTIME_API"), bool(os.environ.get("AWS_SESSION_TOKEN"))]
+    """)
+    with Sandbox(seed=0) as sb:
+        assert sb.function(handler).invoke({}).result == ["127.0.0.1:9001", True]
