@@ -427,3 +427,20 @@ def test_a_forked_child_that_returns_from_the_handler_changes_nothing(tmp_path):
     assert len(verdicts) == 1
     (verdict,) = verdicts
     assert verdict.startswith("valid"), verdict
+
+
+def test_without_namespaces_the_cli_says_once_what_is_not_contained(tmp_path):
+    """Where the kernel refuses user namespaces (or on a Mac) the run goes on, and says what it lost."""
+    handler = _write(tmp_path, "plain", """
+        from sandbox import orders_in, send_confirmation_email
+
+        def handler(event, context):
+            for order in orders_in(event):
+                send_confirmation_email(order)
+    """)
+    env = {**os.environ, "RWH_NO_NAMESPACES": "1"}
+    done = subprocess.run([sys.executable, "-m", "sandbox", "run", "concurrent-claims", "--handler", handler],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert done.stderr.count("NOT contained") == 1, done.stderr
+    assert "unprivileged user namespaces" in done.stderr
+    assert done.returncode in (0, 1)  # a verdict, as ever

@@ -184,7 +184,7 @@ class Template:
             from .namespaces import describe_missing
 
             Template._warned = True
-            print(describe_missing(self.uncontained), file=sys.stderr)
+            print(describe_missing(self.uncontained), file=sys.__stderr__ or sys.stderr)  # the real one, whatever a run swapped in
         if self.contained and self.uncontained and answer.get("ready"):
             self.process.kill()
             from .containment import ContainmentUnavailable
@@ -254,7 +254,8 @@ class Template:
 
 def _template_env() -> dict[str, str]:
     """The template's environment: enough to start Python, nothing of the caller's AWS settings."""
-    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "SYSTEMROOT")
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE", "SYSTEMROOT",
+            "RWH_NO_NAMESPACES")  # the last: run environments without namespaces, as where the kernel refuses them
     env = {k: os.environ[k] for k in keep if k in os.environ}
     env.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
     return env
