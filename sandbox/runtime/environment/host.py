@@ -184,7 +184,8 @@ class Template:
             from .namespaces import describe_missing
 
             Template._warned = True
-            print(describe_missing(self.uncontained), file=sys.__stderr__ or sys.stderr)  # the real one, whatever a run swapped in
+            # On the real stderr, whatever a run has swapped in for sys.stderr meanwhile.
+            print(describe_missing(self.uncontained), file=sys.__stderr__ or sys.stderr)
         if self.contained and self.uncontained and answer.get("ready"):
             self.process.kill()
             from .containment import ContainmentUnavailable
