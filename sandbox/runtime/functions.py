@@ -453,6 +453,7 @@ class LambdaFunction:
             env.kill()
             self._log_of_current("stdout", f"INIT_REPORT Init Duration: {INIT_LIMIT * 1000:.2f} ms Phase: init "
                                            f"Status: timeout\n")
+            assert copies is not None  # made above, with the template
             self._retry_init(container, config, copies, template)
         except BaseException:
             env.kill()

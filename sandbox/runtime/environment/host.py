@@ -565,8 +565,8 @@ class EnvironmentProcess:
                 raise InitTimedOut() from None
             raise HandlerBlocked(blocked_message(task.name, task.sched.watchdog)) from None
         except wire.ChannelClosed:
-            status, why = self._exit_status()
-            if why == "oom":
+            status, ended_by = self._exit_status()
+            if ended_by == "oom":
                 raise OutOfMemory() from None
             exit_ = RuntimeExit(status)
             if self.exit_where is not None:

@@ -51,6 +51,7 @@ def _popen_wait(self: subprocess.Popen, timeout: float | None = None) -> int:
     if mine is None or mine.mine() is None:
         return _ORIGINAL["popen_wait"](self, timeout=timeout)
     if not mine.wait(lambda: self.poll() is not None, timeout, real=True):
+        assert timeout is not None  # with none, the wait ends only when the child does
         raise subprocess.TimeoutExpired(self.args, timeout)
     assert self.returncode is not None  # poll() saw it end
     return self.returncode
@@ -85,7 +86,8 @@ def _semaphores_wait_really() -> None:
     them, in real time. A blocking acquire waits for that really, and lets the other threads run."""
     import multiprocessing.synchronize as synchronize
 
-    make_methods = synchronize.SemLock._make_methods
+    semlock: Any = synchronize.SemLock  # its _make_methods is CPython's private hook, absent from the stubs
+    make_methods = semlock._make_methods
 
     def _make_methods(self: Any) -> None:
         make_methods(self)
@@ -103,8 +105,8 @@ def _semaphores_wait_really() -> None:
 
         self.acquire = acquire
 
-    synchronize.SemLock._make_methods = _make_methods
-    synchronize.SemLock.__enter__ = lambda self: self.acquire()
+    semlock._make_methods = _make_methods
+    semlock.__enter__ = lambda self: self.acquire()
 
 
 def _waits_first(original: Any) -> Any:

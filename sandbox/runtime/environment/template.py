@@ -351,6 +351,7 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
             break
         message = wire.decode(data)
         kind = message.get("t")
+        answer: dict[str, Any]
         if kind == "spawn":
             share = message.get("share_tmp")
             try:
@@ -364,7 +365,7 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
             children.kill(int(message["pid"]), block=False)
             continue
         elif kind == "status":
-            answer: dict[str, Any] = children.status(int(message["pid"]), float(message.get("wait", 1.0))) or {}
+            answer = children.status(int(message["pid"]), float(message.get("wait", 1.0))) or {}
         else:
             answer = {"error": f"unknown request {kind!r}"}
         children.reap()
