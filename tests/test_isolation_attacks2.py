@@ -150,3 +150,48 @@ def test_a_snapstart_kind_sent_mid_invocation_ends_the_environment_as_a_protocol
         fn = sb.function(_handler("channel_forged_snapshot_kinds"), environment={"FORGE_KIND": kind})
         inv = fn.invoke(ORDER)
     assert (inv.error_text or "").startswith("EnvironmentFailed"), inv.error_text
+
+
+def test_a_files_mtime_and_time_time_read_the_same_clock():
+    """File times come from the kernel's real clock, time.time() from the world's (months apart): a marker file's
+    age is negative, so a one-second expiry by mtime never expires. In async-duplicate the copy arrives 2 s later in
+    the same environment: on Lambda the marker is stale and the email goes again (invalid); today: valid."""
+    result = run_scenario("async-duplicate", _handler("tmp_marker_mtime_expiry"), seed=0)
+    assert result.status == "invalid", result.verdict.explain()
+
+
+def test_signal_alarm_interrupts_a_sleep_as_on_lambda():
+    """signal.alarm(1) around a 2 s time.sleep: on Lambda SIGALRM arrives after 1 s, inside the sleep. The sleep is
+    the world's (instant in real time) and the alarm the kernel's, so today the sleep always wins."""
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_handler("alarm_guard")).invoke(ORDER)
+    assert inv.outcome == "ok" and inv.result == "alarm", (inv.outcome, inv.result)
+
+
+def test_a_thread_answers_over_a_socketpair_while_the_main_thread_waits_in_recv():
+    """A blocking ``recv`` (socket timeout 2 s) is no turn: the worker thread, which would send after a 0.1 s sleep,
+    never runs until the recv gives up. On Lambda the answer arrives after 0.1 s."""
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_handler("socketpair_thread_handoff")).invoke(ORDER)
+    assert inv.outcome == "ok" and inv.result == "go", (inv.outcome, inv.result)
+
+
+def test_a_submission_sees_none_of_the_graders_environment_variables(tmp_path):
+    """The world hands each environment ``dict(os.environ)`` (world.py: ``env=lambda: dict(os.environ)``) plus
+    Lambda's variables: under the grader that is the grading machine's environment (tokens included, if it has
+    any), and a submission can print it into its own feedback. Lambda gives a function its reserved variables and
+    its configuration's (configuration-envvars.html), nothing of the host."""
+    import shutil
+    import subprocess
+
+    subs = tmp_path / "subs" / "mallory"
+    subs.mkdir(parents=True)
+    shutil.copy(HOSTILE / "grader_02_env_exfil.py", subs / "02_claim_the_key.py")
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RWH_H4_GRADER_MARKER": "grader-secret-4242"}
+    done = subprocess.run([sys.executable, "-m", "sandbox", "grade", str(tmp_path / "subs"), "--out", str(out),
+                           "--exercise", "02", "--jobs", "1", "--no-progress"],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, env=env)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+    feedback = "\n".join(p.read_text(errors="replace") for p in (out / "mallory").rglob("*") if p.is_file())
+    assert "grader-secret-4242" not in feedback, "the grader's environment reached a submission's feedback"
