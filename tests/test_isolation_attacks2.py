@@ -195,3 +195,13 @@ def test_a_submission_sees_none_of_the_graders_environment_variables(tmp_path):
     assert done.returncode in (0, 1), done.stderr[-2000:]
     feedback = "\n".join(p.read_text(errors="replace") for p in (out / "mallory").rglob("*") if p.is_file())
     assert "grader-secret-4242" not in feedback, "the grader's environment reached a submission's feedback"
+
+
+def test_multiprocessing_pool_and_queue_fail_as_on_lambda_without_dev_shm():
+    """Lambda has no /dev/shm, so multiprocessing's semaphores (Pool, Queue, Lock) raise OSError 38 there (AWS
+    Compute Blog, "Parallel Processing in Python with AWS Lambda"). The environment mounts a /dev/shm of its own
+    (namespaces.SMALL_TMPFS_MB), so a handler built on Pool is judged by code that would fail on every invocation
+    on Lambda."""
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_handler("mp_pool_needs_dev_shm"), timeout=30).invoke({})
+    assert inv.result == {"pool": "OSError 38", "queue": "OSError 38"}, inv.result
