@@ -205,3 +205,20 @@ def test_multiprocessing_pool_and_queue_fail_as_on_lambda_without_dev_shm():
     with Sandbox(seed=0) as sb:
         inv = sb.function(_handler("mp_pool_needs_dev_shm"), timeout=30).invoke({})
     assert inv.result == {"pool": "OSError 38", "queue": "OSError 38"}, inv.result
+
+
+def test_a_contained_run_from_an_uninstalled_copy_is_the_sandboxs_failure_not_a_verdict(tmp_path):
+    """``python -m sandbox run ... --isolation contained`` from a copy of the package that is not the installed one
+    (a git worktree, a second clone): bubblewrap starts the template with ``--chdir /``, so it imports no ``sandbox``
+    (ModuleNotFoundError) and every invocation is reported as the handler's Runtime.InitError, judged ``invalid``
+    (exit 1). It is the sandbox that failed: exit 2, and no verdict about the handler."""
+    import shutil
+    import subprocess
+
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "sandbox", copy / "sandbox", ignore=shutil.ignore_patterns("__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-m", "sandbox", "run", "no-fault", "--set", "orders=1", "--isolation",
+                           "contained", "--handler", str(ROOT / "tests" / "handlers" / "hostile2" / "correct_baseline.py")
+                           + ":handler"], capture_output=True, text=True, timeout=300, cwd=copy, env=env)
+    assert done.returncode == 2, (done.returncode, done.stdout[-800:], done.stderr[-800:])
