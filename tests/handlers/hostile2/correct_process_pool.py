@@ -1,0 +1,48 @@
+"""A correct run_once whose order ids are first validated in a ProcessPoolExecutor and a multiprocessing Pool (workers, queue timeouts)."""
+import os, time
+import boto3
+from botocore.exceptions import ClientError
+from sandbox import StillInProgressError, orders_in, send_confirmation_email
+
+TABLE = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+
+
+def run_once(key, work, context):
+    now = int(time.time())
+    lock = int(context.get_remaining_time_in_millis() / 1000) + 1
+    try:
+        TABLE.put_item(Item={"pk": key, "state": "IN_PROGRESS", "expiresAt": now + lock},
+                       ConditionExpression="attribute_not_exists(pk) OR expiresAt < :now",
+                       ExpressionAttributeValues={":now": now})
+    except ClientError as exc:
+        if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+            raise
+        item = TABLE.get_item(Key={"pk": key}, ConsistentRead=True).get("Item")
+        if item and item["state"] == "COMPLETED":
+            return
+        raise StillInProgressError(key) from None
+    work()
+    TABLE.update_item(Key={"pk": key}, UpdateExpression="SET #s = :d, expiresAt = :k",
+                      ExpressionAttributeNames={"#s": "state"},
+                      ExpressionAttributeValues={":d": "COMPLETED", ":k": now + 86400})
+
+
+import concurrent.futures, multiprocessing
+
+def _check(x):
+    return x.upper()
+
+def handler(event, context):
+    ids = [o["orderId"] for o in orders_in(event)]
+    with concurrent.futures.ProcessPoolExecutor(2) as ex:
+        list(ex.map(_check, ids))
+    with multiprocessing.Pool(2) as pool:
+        pool.map(_check, ids)
+    q = multiprocessing.Queue()
+    p = multiprocessing.Process(target=q.put, args=("hi",))
+    p.start()
+    got = q.get(timeout=5)
+    p.join()
+    for order in orders_in(event):
+        run_once("email#" + order["orderId"], lambda: send_confirmation_email(order), context)
+    return got
