@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import BadInput
+from .errors import BadInput, TemplateFailed
 from .present.run_text import PROGRAM, replay_command, text_timeline
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
@@ -112,6 +112,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return BAD_INPUT
+    except TemplateFailed as exc:  # the sandbox could not run the handler: no verdict, exit 2 as for "unknown"
+        print(f"error: the sandbox failed, so there is no verdict about the handler: {exc}", file=sys.stderr)
         return BAD_INPUT
     except BrokenPipeError:
         _stop_writing_to_stdout()

@@ -136,6 +136,7 @@ class LambdaRuntime(Protocol):
 
     isolation: str
     seed: int
+    failure: Any  # the sandbox's own failure that ended a run (a TemplateFailed), or None
 
     @property
     def processes(self) -> ProcessSwitch: ...

@@ -135,7 +135,8 @@ def test_kernel_state_shared_by_no_two_environments(tmp_path, attack, isolation)
     result = run_scenario("concurrent-claims", handler, seed=0, settings={"copies": 3}, isolation=isolation)
     assert result.status == "invalid", result.verdict.explain()
     counts = [n for per_effect in result.verdict.effects_per_key.values() for n in per_effect.values()]
-    assert counts == [3]  # each environment sent it
+    # Each environment sent it; or (/dev/shm, which Lambda does not have) no environment could claim at all.
+    assert counts == ([0] if "dev_shm" in attack or "posix" in attack else [3]), counts
 
 
 SPY = """

@@ -124,21 +124,45 @@ POOLS = """
     def square(n):
         return n * n
 
+    def worker(conn, numbers):
+        conn.send([square(n) for n in numbers])
+        conn.close()
+
     def handler(event, context):
-        with multiprocessing.Pool(2) as pool:
-            pooled = pool.map(square, range(8))
-        with concurrent.futures.ProcessPoolExecutor(2) as executor:
-            executed = list(executor.map(square, range(5)))
-        return {"pool": pooled, "executor": executed}
+        seen = {}
+        for name, make in (("pool", lambda: multiprocessing.Pool(2)),
+                           ("executor", lambda: concurrent.futures.ProcessPoolExecutor(2))):
+            try:
+                with make() as pool:
+                    seen[name] = list(pool.map(square, range(4)))
+            except OSError as exc:
+                seen[name] = exc.errno
+        # What works on Lambda (AWS's own workaround): a Process per part, answering on a Pipe.
+        parts = []
+        for numbers in ([0, 1], [2, 3]):
+            mine, theirs = multiprocessing.Pipe()
+            child = multiprocessing.Process(target=worker, args=(theirs, numbers))
+            child.start()
+            parts.append((child, mine))
+        seen["processes"] = [n for child, mine in parts for n in mine.recv()]
+        for child, _ in parts:
+            child.join(timeout=10)
+        return seen
 """
 
 
-def test_process_pools_compute_and_return(tmp_path):
+def test_process_pools_fail_as_on_lambda_and_processes_with_pipes_work(tmp_path):
+    """Lambda mounts no /dev/shm, so multiprocessing's semaphores, and with them Pool, Queue and
+    ProcessPoolExecutor, raise OSError 38 (Function not implemented); Process and Pipe work
+    (https://aws.amazon.com/blogs/compute/parallel-processing-in-python-with-aws-lambda/). Before, the
+    pools were stopped by the watchdog and left workers behind."""
     handler = _write(tmp_path, "pools", POOLS)
     with Sandbox(seed=0) as sb:
         inv = sb.function(handler, timeout=30).invoke({})
     assert inv.outcome == "ok", inv.error_text
-    assert inv.result == {"pool": [n * n for n in range(8)], "executor": [n * n for n in range(5)]}
+    # Lambda's glibc says ENOSYS (38); here /dev/shm is a read-only mount of no tmpfs, and this glibc says EROFS.
+    assert inv.result["pool"] in (38, 30) and inv.result["executor"] in (38, 30), inv.result
+    assert inv.result["processes"] == [0, 1, 4, 9]
 
 
 SLOW_INIT = """

@@ -233,6 +233,8 @@ class Runtime:
         self.task_root_copies: "TaskRootCopies | None" = None
         self.environments: list["EnvironmentProcess"] = []
         self.seed = 0
+        #: The sandbox's own failure that ended a run (its template could not start): the run gives no verdict.
+        self.failure: TemplateFailed | None = None
 
     def close(self) -> None:
         """Kill every environment still alive (the task root copies serve the next world)."""
@@ -305,6 +307,21 @@ class Runtime:
         config = FunctionConfig(name=name, timeout=timeout, memory_mb=memory_mb, region=self.region,
                                 environment={str(k): str(v) for k, v in (environment or {}).items()})
         return LambdaFunction(self, handler, config, factory=factory, check_names=check_names)
+
+
+#: What a contained environment (the grader's) gets of the world's environment: what a process needs to run,
+#: and the world's AWS settings (fake keys, the region, the table). On Lambda a function sees only its reserved
+#: and configured variables (configuration-envvars.html), and the grading machine's own must reach no submission.
+_CONTAINED_ENV = ("PATH", "LANG", "LC_ALL", "IDEMPOTENCY_TABLE")
+
+
+def _passed_on(world_env: dict[str, str], isolation: str) -> dict[str, str]:
+    """The world's environment as a function's starts from: all of it where the learner runs their own code
+    (a notebook's ``os.environ`` reaches the handler, as a function's configuration would), the few variables
+    above under containment."""
+    if isolation != "contained":
+        return world_env
+    return {k: v for k, v in world_env.items() if k in _CONTAINED_ENV or k.startswith("AWS_")}
 
 
 def current_invocation() -> Invocation | None:
@@ -553,7 +570,7 @@ class LambdaFunction:
         cfg, name = self.config, self.handler_spec
         handler_name = (self.spec.lambda_handler if self.spec is not None
                         else f"{getattr(name or self.factory, '__module__', 'handler')}.handler")
-        return {**self.runtime.base_env(), **cfg.environment,
+        return {**_passed_on(self.runtime.base_env(), self.runtime.isolation), **cfg.environment,
                 "_HANDLER": handler_name, "AWS_EXECUTION_ENV": f"AWS_Lambda_{PYTHON_RUNTIME}",
                 "AWS_LAMBDA_FUNCTION_NAME": cfg.name, "AWS_LAMBDA_FUNCTION_VERSION": cfg.version,
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(cfg.memory_mb),
@@ -625,8 +642,9 @@ class LambdaFunction:
         task.own_watchdog = self.in_processes
         try:
             container, cold = self._container()
-        except TemplateFailed:
-            raise  # the sandbox could not make an environment: its own failure, never charged to the handler
+        except TemplateFailed as exc:  # the sandbox could not make an environment: never charged to the handler
+            self.runtime.failure = exc
+            raise
         except LambdaTimeout as exc:  # its init, retried within the function's timeout, ran out of it too
             inv.error = exc
             self._record_start(inv, None, cold=True)

@@ -194,7 +194,7 @@ class Template:
                                          f"inside bubblewrap the kernel refused them: {self.uncontained}")
         if not answer.get("ready"):
             self.process.kill()
-            raise EnvironmentFailed("the execution environments' template process did not start "
+            raise TemplateFailed("the execution environments' template process did not start "
                                     f"(exit status {self.process.poll()}); "
                                     "run: python -m sandbox.runtime.environment.template")
         self.control.settimeout(None)
@@ -499,7 +499,8 @@ class EnvironmentProcess:
             self._spend(time.monotonic() - answered, phase)
             if kind in ends:
                 return message
-            if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY):
+            if kind in (wire.Kind.NEXT, wire.Kind.RESPONSE, wire.Kind.ERROR, wire.Kind.INIT_ERROR, wire.Kind.READY,
+                        wire.Kind.SNAPSHOT, wire.Kind.CLONED, wire.Kind.CLONE_STATUS):
                 self.kill()
                 raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
             answer = self._serve(message)
@@ -541,7 +542,9 @@ class EnvironmentProcess:
         if task is None:
             return min(ends) if ends else (None, "watchdog")
         task.own_watchdog = True
-        ends.append((answered + task.sched.watchdog, "watchdog"))
+        # In the init phase its limit stops code that never asks anything; the watchdog waits past it.
+        watchdog = task.sched.watchdog if phase is None else max(task.sched.watchdog, ends[0][0] - answered + 1.0)
+        ends.append((answered + watchdog, "watchdog"))
         if task.deadline is not None and task.on_deadline is not None:
             left = max(0.0, task.deadline - task.sched.clock.elapsed())
             ends.append((answered + left + wire.QUANTUM, "deadline"))

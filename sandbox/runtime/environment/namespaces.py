@@ -12,7 +12,8 @@ template forks it (``template._Environment``):
 - a **PID** namespace, whose init dies with the environment and takes every process the handler
   started with it (a daemon, a pool's workers, a ``sleep`` child); ``/proc`` shows only these;
 - a **mount** namespace, in which the whole file system is read-only but for ``/tmp`` (a tmpfs of
-  the function's ephemeral storage), ``/dev/shm`` and ``/var/tmp`` (small tmpfs of its own);
+  the function's ephemeral storage) and ``/var/tmp`` (a small tmpfs of its own), and ``/dev/shm`` is
+  gone, as on Lambda;
 - **IPC**, **network** (loopback only: an abstract UNIX socket is the environment's own) and **UTS**
   namespaces.
 
@@ -49,7 +50,7 @@ _CAP_LAST = 63
 INSIDE_UID = 993
 INSIDE_GID = 990
 NOBODY = 65534
-#: /dev/shm and /var/tmp: small, and the environment's own (Lambda gives 512 MB of /tmp and nothing else
+#: /var/tmp: small, and the environment's own (Lambda gives 512 MB of /tmp and nothing else
 #: writable; these exist so that code which expects them works, and nothing crosses through them).
 SMALL_TMPFS_MB = 64
 
@@ -184,10 +185,14 @@ def mount_private(plan: Plan, hidden: list[str]) -> None:
             if not any(path != other and path.startswith(other + "/") for other in under)]
     try:
         _mount(libc, "tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,{owner},size={plan.tmp_mb}m")
-        for folder in ("/dev/shm", "/var/tmp"):
-            if os.path.isdir(folder):
-                _mount(libc, "tmpfs", folder, "tmpfs", MS_NOSUID | MS_NODEV,
-                       f"mode=1777,{owner},size={SMALL_TMPFS_MB}m")
+        if os.path.isdir("/var/tmp"):
+            _mount(libc, "tmpfs", "/var/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+                   f"mode=1777,{owner},size={SMALL_TMPFS_MB}m")
+        if os.path.isdir("/dev/shm"):
+            # Lambda mounts no /dev/shm: POSIX semaphores and shared memory fail there (glibc wants a tmpfs
+            # at /dev/shm, and says ENOSYS), so multiprocessing's Pool, Queue and Lock raise OSError 38.
+            # The machine's own /dev/shm is covered by something that is no tmpfs, empty and read-only.
+            _mount(libc, "mqueue", "/dev/shm", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY)
         for path, fd in kept:
             _make_folders(libc, path)
             _mount(libc, f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
@@ -250,26 +255,67 @@ class _SockFprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_uint16), ("filter", ctypes.POINTER(_SockFilter))]
 
 
-#: (audit arch, flock, add_key, request_key, keyctl) system call numbers.
-_SECCOMP_NUMBERS = {"x86_64": (0xC000003E, 73, 248, 249, 250), "aarch64": (0xC00000B7, 32, 217, 218, 219)}
+#: System call numbers, per processor, of what the filter below rules on.
+_NUMBERS = {
+    "x86_64": {"arch": 0xC000003E, "flock": 73, "fcntl": 72, "add_key": 248, "request_key": 249, "keyctl": 250,
+               "preadv2": 327, "pwritev2": 328, "mincore": 27, "inotify_init": 253, "inotify_init1": 294,
+               "fanotify_init": 300, "memfd_create": 319, "prctl": 157},
+    "aarch64": {"arch": 0xC00000B7, "flock": 32, "fcntl": 25, "add_key": 217, "request_key": 218, "keyctl": 219,
+                "preadv2": 286, "pwritev2": 287, "mincore": 232, "inotify_init1": 26, "fanotify_init": 262,
+                "memfd_create": 279, "prctl": 167},
+}
+#: fcntl's commands that take a record lock (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW).
+_LOCKING = (6, 7, 37, 38)
+_RWF_NOWAIT = 0x8
+_PR_SET_DUMPABLE_ARG = 4
+_BPF_LD_W_ABS, _BPF_JEQ, _BPF_JGE, _BPF_JSET, _BPF_RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW = 0x7FFF0000
+
+
+def _errno(code: int) -> int:
+    return 0x00050000 | code  # SECCOMP_RET_ERRNO: the call returns -code (0: "succeeds", doing nothing)
+
+
+def _rule(number: int, ret: int, arg: int | None = None, values: tuple[int, ...] = (), mask: int = 0) -> list:
+    """``number`` returns ``ret``: always, or when its argument ``arg`` is one of ``values`` (or has ``mask``)."""
+    if arg is None:
+        return [(_BPF_JEQ, 0, 1, number), (_BPF_RET, 0, 0, ret)]
+    offset = 16 + 8 * arg  # seccomp_data.args[arg], its low 32 bits (little-endian)
+    tests = [(_BPF_JSET, 0, 1, mask)] if mask else [(_BPF_JEQ, 0, 1, v) for v in values]
+    body: list = []
+    for test in tests:
+        body += [(_BPF_LD_W_ABS, 0, 0, offset), test, (_BPF_RET, 0, 0, ret)]
+    body.append((_BPF_LD_W_ABS, 0, 0, 0))  # the system call's number again, for the rules after this one
+    return [(_BPF_JEQ, 0, len(body), number), *body]
 
 
 def _filter_syscalls(libc: ctypes.CDLL) -> None:
     """What namespaces leave shared, closed with a seccomp filter.
 
-    ``flock`` works on any open file, read-only ones too, and a lock on a file every environment sees (the
-    standard library's) would let two environments exclude each other, which separate microVMs never can:
-    here it succeeds and locks nothing. The kernel's keyrings are kept per user, not per namespace: refused,
-    as Docker's default profile refuses them. x32 system calls (another numbering) are refused."""
-    arch, flock, *keys = _SECCOMP_NUMBERS[platform.machine()]
-    ld_w_abs, jeq_k, jge_k, ret_k = 0x20, 0x15, 0x35, 0x06
-    allow, errno_of = 0x7FFF0000, (lambda code: 0x00050000 | code)
+    Every environment sees the same files (the standard library's), and the kernel keeps some state per
+    file, whichever namespace asks. Separate microVMs share none of it, so here:
+    - a lock (``flock``, and ``fcntl``'s record and open-file-description locks) succeeds and locks
+      nothing: a lock no other environment can see, and a test for one (F_GETLK) finds none;
+    - whether a file's pages are in memory cannot be asked (``mincore``, reads with RWF_NOWAIT);
+    - no inotify or fanotify: their events on a shared file reach every environment that watches it;
+    - no ``memfd_create``: memory no process maps, that the manager could not count;
+    - ``prctl(PR_SET_DUMPABLE)`` is refused: a process that hid its memory from the manager;
+    - the kernel's keyrings are refused (kept per user, not per namespace), as Docker's default refuses
+      them, and x32 system calls (another numbering) are refused."""
+    n = _NUMBERS[platform.machine()]
     program = [
-        (ld_w_abs, 0, 0, 4), (jeq_k, 1, 0, arch), (ret_k, 0, 0, errno_of(errno.ENOSYS)),
-        (ld_w_abs, 0, 0, 0), (jge_k, 0, 1, 0x40000000), (ret_k, 0, 0, errno_of(errno.ENOSYS)),
-        (jeq_k, 0, 1, flock), (ret_k, 0, 0, errno_of(0)),
-        *[step for number in keys for step in ((jeq_k, 0, 1, number), (ret_k, 0, 0, errno_of(errno.EPERM)))],
-        (ret_k, 0, 0, allow),
+        (_BPF_LD_W_ABS, 0, 0, 4), (_BPF_JEQ, 1, 0, n["arch"]), (_BPF_RET, 0, 0, _errno(errno.ENOSYS)),
+        (_BPF_LD_W_ABS, 0, 0, 0), (_BPF_JGE, 0, 1, 0x40000000), (_BPF_RET, 0, 0, _errno(errno.ENOSYS)),
+        *_rule(n["flock"], _errno(0)),
+        *_rule(n["fcntl"], _errno(0), arg=1, values=_LOCKING),
+        *_rule(n["mincore"], _errno(errno.ENOSYS)),
+        *_rule(n["preadv2"], _errno(errno.EOPNOTSUPP), arg=5, mask=_RWF_NOWAIT),
+        *_rule(n["pwritev2"], _errno(errno.EOPNOTSUPP), arg=5, mask=_RWF_NOWAIT),
+        *[step for name in ("inotify_init", "inotify_init1", "fanotify_init", "memfd_create") if name in n
+          for step in _rule(n[name], _errno(errno.ENOSYS))],
+        *_rule(n["prctl"], _errno(errno.EPERM), arg=0, values=(_PR_SET_DUMPABLE_ARG,)),
+        *[step for name in ("add_key", "request_key", "keyctl") for step in _rule(n[name], _errno(errno.EPERM))],
+        (_BPF_RET, 0, 0, _ALLOW),
     ]
     steps = (_SockFilter * len(program))(*[_SockFilter(*step) for step in program])
     prog = _SockFprog(len(program), steps)
