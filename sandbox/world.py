@@ -207,6 +207,9 @@ class Sandbox:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+        failure = getattr(self.runtime, "failure", None)
+        if exc[0] is None and failure is not None:  # the sandbox could not run the code: no verdict about it
+            raise failure
 
     @property
     def is_open(self) -> bool:
