@@ -333,11 +333,12 @@ def set_limits(nofile: int, nproc: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def fork_into(plan: Plan) -> int:
+def fork_into(plan: Plan, confirm: bool = True) -> int:
     """Fork a process into an environment's new namespaces (steps 1 to 3); the caller must be single-threaded.
 
     In the parent: the child's pid once it is ready (``OSError`` with the child's reason if it could not be
-    made). In the child: 0, inside its namespaces, dying with its parent."""
+    made); with ``confirm`` False, as soon as its maps are written (the child mounts on its own meanwhile, and
+    says on its stderr why, if it cannot). In the child: 0, inside its namespaces, dying with its parent."""
     to_parent_r, to_parent_w = os.pipe()
     to_child_r, to_child_w = os.pipe()
     pid = os.fork()
@@ -353,6 +354,8 @@ def fork_into(plan: Plan) -> int:
         if said == b"u":
             write_maps(pid)
             os.write(to_child_w, b"m")
+            if not confirm:
+                return pid
             said = os.read(to_parent_r, 500)
         if said != b"r":
             why = (said + (os.read(to_parent_r, 500) if said == b"e" else b""))[1:].decode(errors="replace")
@@ -383,12 +386,22 @@ def _child_steps(plan: Plan, to_parent: int, from_parent: int) -> None:
         if os.read(from_parent, 1) != b"m":
             os._exit(1)
         mount_private(plan, hidden)
-        os.write(to_parent, b"r")
+        _tell(to_parent, b"r")
     except OSError as exc:
-        os.write(to_parent, b"e" + str(exc).encode(errors="replace")[:400])
+        if not _tell(to_parent, b"e" + str(exc).encode(errors="replace")[:400]):
+            os.write(2, f"sandbox: an execution environment's namespaces could not be made: {exc}\n".encode())
         os._exit(1)
     os.close(to_parent)
     os.close(from_parent)
+
+
+def _tell(fd: int, said: bytes) -> bool:
+    """Say ``said`` to a parent that may have stopped listening (``fork_into(confirm=False)``)."""
+    try:
+        os.write(fd, said)
+        return True
+    except BrokenPipeError:
+        return False
 
 
 def probe() -> str | None:
