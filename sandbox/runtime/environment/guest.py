@@ -553,7 +553,7 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     channel.turns = turns.install(channel.request, channel.reading)
     _set_up(config, channel)
     _wire_up(channel)
-    realwaits.install()
+    realwaits.install(channel.sock.fileno())
     os.register_at_fork(after_in_child=lambda: realwaits.forked_child(channel))
     channel.tell({"t": wire.Kind.READY})
     try:

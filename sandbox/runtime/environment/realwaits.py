@@ -60,8 +60,9 @@ def _popen_wait(self: subprocess.Popen, timeout: float | None = None) -> int:
 _ORIGINAL: dict[str, Any] = {}
 
 
-def install() -> None:
-    """Make ``subprocess`` and ``multiprocessing`` wait in real time (called once, as the environment starts)."""
+def install(channel_fd: int = -1) -> None:
+    """Make ``subprocess``, ``multiprocessing`` and blocking sockets wait in real time, in turns (called once, as
+    the environment starts; ``channel_fd``, the channel to the world, is never waited on this way)."""
     import multiprocessing.connection as connection
     import multiprocessing.pool as pool
     import multiprocessing.queues as queues
@@ -79,6 +80,30 @@ def install() -> None:
         original = getattr(connection.Connection, name)
         setattr(connection.Connection, name, _waits_first(original))
     _semaphores_wait_really()
+    _sockets_wait_in_turns(channel_fd)
+
+
+def _sockets_wait_in_turns(channel_fd: int) -> None:
+    """A blocking read of a socket (``recv``, ``accept``) while other threads take turns: it waits, really, for
+    something to read, and lets them run meanwhile (a thread that answers over a socketpair, a local server).
+    Its timeout, if it has one, is real seconds, as it would be."""
+    import select
+    import socket
+
+    def waits_first(original: Any) -> Any:
+        def call(self: socket.socket, *args: Any, **kwargs: Any) -> Any:
+            mine = turns.TURNS
+            timeout = self.gettimeout()
+            if (mine is not None and mine.mine() is not None and len(mine.order) > 1 and timeout != 0.0
+                    and self.fileno() not in (-1, channel_fd)):
+                if not mine.wait(lambda: bool(select.select([self], [], [], 0)[0]), timeout, real=True):
+                    raise TimeoutError("timed out")  # what socket.timeout is, since Python 3.10
+            return original(self, *args, **kwargs)
+
+        return call
+
+    for name in ("recv", "recv_into", "recvfrom", "recvfrom_into", "accept"):
+        setattr(socket.socket, name, waits_first(getattr(socket.socket, name)))
 
 
 def _semaphores_wait_really() -> None:

@@ -182,6 +182,9 @@ class Turns:
             self.probing = False
 
     def _first_runnable(self, besides: _Turn | None) -> _Turn | None:
+        # Only while a thread waits on the real world does a timer fire here, as real time passes; otherwise
+        # the world's answer to a sleep wakes them (_sleep_to_first_timer), in the order that keeps runs the same.
+        real = any(t.real and t.state == WAITS for t in self.order)
         for turn in self.order:
             if turn is besides:
                 continue
@@ -191,9 +194,9 @@ class Turns:
                 turn.took, turn.test, turn.deadline = True, None, None
                 turn.state = READY
                 return turn
-            if turn.state == WAITS and turn.deadline is not None and turn.test is not None \
-                    and self._now() >= turn.deadline:  # the clock moved on while others waited on the real world
-                turn.took, turn.test, turn.deadline = False, None, None
+            if real and turn.state == WAITS and turn.deadline is not None and self._now() >= turn.deadline:
+                # The clock moved on, in real time, while another thread waited on the real world.
+                turn.took, turn.test, turn.deadline, turn.sleep_for = False, None, None, None
                 turn.state = READY
                 return turn
             if turn.state == WAITS and turn.real_until is not None and _real_now() >= turn.real_until:
