@@ -102,8 +102,10 @@ def _sockets_wait_in_turns(channel_fd: int) -> None:
 
         return call
 
-    for name in ("recv", "recv_into", "recvfrom", "recvfrom_into", "accept"):
-        setattr(socket.socket, name, waits_first(getattr(socket.socket, name)))
+    reads = (socket.socket.recv, socket.socket.recv_into, socket.socket.recvfrom, socket.socket.recvfrom_into,
+             socket.socket.accept)
+    for method in reads:
+        setattr(socket.socket, method.__name__, waits_first(method))
 
 
 def _semaphores_wait_really() -> None:
