@@ -52,13 +52,13 @@ def test_computing_past_the_timeout_times_out_after_its_email(tmp_path):
 
 
 def test_computing_within_the_timeout_moves_the_clock_by_what_it_took(tmp_path):
-    handler = _write(tmp_path, "short", CRUNCH_AFTER_EMAIL % 0.6)
+    handler = _write(tmp_path, "short", CRUNCH_AFTER_EMAIL % 1.5)
     with Sandbox(seed=0) as sb:
         before = sb.clock.elapsed()
-        inv = sb.function(handler, timeout=3).invoke(ORDER)
+        inv = sb.function(handler, timeout=6).invoke(ORDER)
         took = sb.clock.elapsed() - before
     assert inv.outcome == "ok"
-    assert 0.6 <= took < 3.0  # real work past the quantum is on the world's clock
+    assert 1.5 <= took < 6.0  # real work past the quantum is on the world's clock
 
 
 def test_compute_under_the_quantum_leaves_the_history_the_same(tmp_path):
@@ -190,7 +190,7 @@ def test_an_init_past_its_limit_is_retried_within_the_function_timeout(tmp_path,
 
 
 def test_the_quantum_is_stated_and_small():
-    assert 0 < wire.QUANTUM <= 0.25
+    assert 0 < wire.QUANTUM <= 1.0
 
 
 SPIN_AFTER_SAVING = """

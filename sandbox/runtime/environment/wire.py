@@ -28,7 +28,7 @@ MAX_FRAME = 16 * 1024 * 1024
 #: Real seconds an environment may compute between two requests without the world's clock seeing it.
 #: Past it, all of that time counts, as it would on Lambda, toward the function's timeout and the clock
 #: (DESIGN: "Time as on Lambda"). Under it, a run stays the same from machine to machine, byte for byte.
-QUANTUM = 0.2
+QUANTUM = 1.0
 #: Lambda's limit on a synchronous invocation's response: "For synchronous invocations, the maximum payload
 #: size is 6 MB" (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html). A larger response crosses the
 #: channel cut to one byte over it: the world measures it, and a response that big is an error whatever it held.
