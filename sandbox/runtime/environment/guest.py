@@ -108,7 +108,7 @@ class Channel:
                 self.traveller.move_to(self.now)
 
 
-_REAL_MONOTONIC = __import__("time").monotonic  # bound before the environment's clock replaces it
+_REAL_MONOTONIC = turns._REAL_MONOTONIC  # the real clock, bound before the environment's replaces it
 #: What a process forked from the environment meets when it asks the world for something.
 FORKED = ("this process was forked from the environment's runtime process: in the sandbox only the runtime "
           "process reaches AWS and the effect services (on Lambda a child process would need its own client)")

@@ -267,7 +267,6 @@ _NUMBERS = {
 #: fcntl's commands that take a record lock (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW).
 _LOCKING = (6, 7, 37, 38)
 _RWF_NOWAIT = 0x8
-_PR_SET_DUMPABLE_ARG = 4
 _BPF_LD_W_ABS, _BPF_JEQ, _BPF_JGE, _BPF_JSET, _BPF_RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW = 0x7FFF0000
 
@@ -313,7 +312,7 @@ def _filter_syscalls(libc: ctypes.CDLL) -> None:
         *_rule(n["pwritev2"], _errno(errno.EOPNOTSUPP), arg=5, mask=_RWF_NOWAIT),
         *[step for name in ("inotify_init", "inotify_init1", "fanotify_init", "memfd_create") if name in n
           for step in _rule(n[name], _errno(errno.ENOSYS))],
-        *_rule(n["prctl"], _errno(errno.EPERM), arg=0, values=(_PR_SET_DUMPABLE_ARG,)),
+        *_rule(n["prctl"], _errno(errno.EPERM), arg=0, values=(_PR_SET_DUMPABLE,)),
         *[step for name in ("add_key", "request_key", "keyctl") for step in _rule(n[name], _errno(errno.EPERM))],
         (_BPF_RET, 0, 0, _ALLOW),
     ]
