@@ -101,7 +101,8 @@ def test_closing_the_world_leaves_no_snapshot_or_restored_process(tmp_path):
         fn.invoke({})
         pids = [env.pid for env in sb.runtime.environments]
         # The restored environment is a fork of the snapshot, inside its PID namespace: gone with that namespace.
-        namespace = os.readlink(f"/proc/{pids[0]}/ns/pid")
+        # The world names the snapshot's environment by its manager, which made that namespace for its children.
+        namespace = os.readlink(f"/proc/{pids[0]}/ns/pid_for_children")
     assert len(pids) == 2  # the snapshot and one restored environment
     import time
 

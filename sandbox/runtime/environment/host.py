@@ -160,11 +160,17 @@ class Template:
                                         env=_template_env())
         theirs.close()
         self.lock = threading.Lock()
+        #: Environments waiting for a function, each with its door (``manager``): a cold start opens one.
+        self.doors: list[tuple[int, socket.socket]] = []
+        self.doors_lock = threading.Lock()
         self.ready = False
         atexit.register(self.close)
 
     def close(self) -> None:
         """End the template (and so every environment it forked), and remove the task roots."""
+        for _, door in self.doors:
+            door.close()
+        self.doors = []
         try:
             self.control.close()
             self.process.wait(timeout=5)
@@ -228,18 +234,54 @@ class Template:
         """A new environment (``share_tmp``: another process of the environment that process belongs to)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
-            answer = self._ask({"t": "spawn", "config": config, "share_tmp": share_tmp}, [theirs.fileno()])
+            if share_tmp is None:
+                pid = self._open_door(config, theirs)
+            else:
+                answer = self._ask({"t": "spawn", "config": config, "share_tmp": share_tmp}, [theirs.fileno()])
+                if "pid" not in answer:
+                    raise TemplateFailed(str(answer.get("error") or "the template answered nothing"))
+                pid = int(answer["pid"])
         except (OSError, ValueError) as exc:  # the template is gone (killed): the next world starts another
             mine.close()
             self.broken = True
             raise TemplateFailed(f"the execution environments' template process ended ({exc}); "
                                  "the next run starts a new one") from None
+        except TemplateFailed:
+            mine.close()
+            raise
         finally:
             theirs.close()
-        if "pid" not in answer:
-            mine.close()
-            raise TemplateFailed(str(answer.get("error") or "the template answered nothing"))
-        return int(answer["pid"]), mine
+        return pid, mine
+
+    def _open_door(self, config: dict[str, Any], channel: socket.socket) -> int:
+        """Hand a waiting environment its function and channel, through its door: no hop through the template
+        (which is asked for more doors only when the world has none left)."""
+        for _ in range(wire.HAND_OUT + 1):
+            with self.doors_lock:
+                if not self.doors:
+                    self.doors = self._more_doors()
+                pid, door = self.doors.pop(0)
+            try:
+                socket.send_fds(door, [wire.encode(config)], [channel.fileno()])
+                return pid
+            except OSError:  # that one ended while it waited (killed with its template's other children): the next
+                continue
+            finally:
+                door.close()
+        raise TemplateFailed("no waiting execution environment took its function")
+
+    def _more_doors(self) -> list[tuple[int, socket.socket]]:
+        with self.lock:
+            socket.send_fds(self.control, [wire.encode({"t": "spares", "most": wire.HAND_OUT})], [])
+            data, fds, _, _ = socket.recv_fds(self.control, 1 << 16, wire.HAND_OUT)
+        answer = wire.decode(data)
+        pids = answer.get("pids")
+        doors = [socket.socket(fileno=fd) for fd in fds]
+        if not isinstance(pids, list) or len(pids) != len(doors) or not doors:
+            for door in doors:
+                door.close()
+            raise TemplateFailed(str(answer.get("error") or "the template handed out no environment"))
+        return [(int(pid), door) for pid, door in zip(pids, doors)]
 
     def kill(self, pid: int) -> None:
         """SIGKILL one environment; the template reaps it and removes its /tmp (the world does not wait)."""

@@ -11,9 +11,18 @@ memory it ends the environment, which the world reports as ``Runtime.OutOfMemory
 process ends, or the template goes, the manager kills the init, and the kernel ends every process
 left in the namespace (a daemon, a pool's workers, a ``sleep`` child).
 
+The environment's first process is forked ahead, before any function is known, and waits behind a
+door: a socket the template made before it forked the manager, and whose other end it hands the world.
+The world opens the door itself on a cold start, sending the function's config and the channel
+straight to the process: no hop through the template or the manager on the cold start's path. Before
+any of the function's code runs, the process tells the manager the function's limits on a socket of
+their own (and waits, only if ``/tmp`` must be resized), then closes it: what the handler could say
+later, the manager never hears.
+
 Orders (template -> manager, one datagram each): ``spawn`` with the function's config and the new
-process's channel attached; ``kill`` one process. Reports (manager -> template): ``spawned`` (its pid)
-and ``ended`` (its exit status, and ``why`` when the manager ended it: ``"oom"``).
+process's channel attached (another process of a Managed Instances environment); ``kill`` one process.
+Reports (manager -> template): ``waiting`` (the first process's pid), ``spawned``
+(a later process's pid) and ``ended`` (its exit status, and ``why`` when the manager ended it: ``"oom"``).
 """
 from __future__ import annotations
 
@@ -26,7 +35,7 @@ from typing import Any, NoReturn
 
 from . import namespaces, wire
 
-#: How often the manager measures the environment's memory while it has processes (real seconds).
+#: How often the manager measures the environment's memory once its function is known (real seconds).
 MEASURE_EVERY = 0.05
 #: Lambda's quotas for each execution environment (https://docs.aws.amazon.com/lambda/latest/dg/gettingstarted-limits.html).
 FILE_DESCRIPTORS = 1024
@@ -72,10 +81,13 @@ def _detached_shared_memory_mb() -> float:
     return total / (1024 * 1024)
 
 
-def run(orders: socket.socket, become: Become) -> NoReturn:
-    """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns."""
+def run(orders: socket.socket, door: socket.socket, become: Become, tmp_mb: int) -> NoReturn:
+    """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns.
+
+    ``door``: the inside end of the socket through which the world hands the first process its function;
+    ``tmp_mb``: the size its ``/tmp`` was mounted with."""
     try:
-        _Manager(orders, become).serve()
+        _Manager(orders, door, become, tmp_mb).serve()
     except BaseException as exc:  # noqa: BLE001 - the sandbox's own failure: said on the template's stderr
         os.write(2, f"sandbox: an execution environment's manager failed: {exc!r}\n".encode())
         os._exit(1)
@@ -110,38 +122,63 @@ def _start_init() -> int:
 class _Manager:
     """One environment's processes, its memory, and its end."""
 
-    def __init__(self, orders: socket.socket, become: Become) -> None:
+    def __init__(self, orders: socket.socket, door: socket.socket, become: Become, tmp_mb: int) -> None:
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(number, signal.SIG_DFL)
         namespaces.set_dumpable(False)
-        self.orders, self.become = orders, become
+        self.orders, self.become, self.tmp_mb = orders, become, tmp_mb
         self.init = _start_init()
-        self.live: set[int] = set()
         self.memory_mb: float | None = None
-        self.spawned = False
         # The environment's first process, forked ahead and ready but for its function: no fork on a cold
-        # start's path (a Managed Instances environment forks its later processes when asked).
-        self.waiting: tuple[int, socket.socket] | None = self.fork_waiting()
+        # start's path (a Managed Instances environment forks its later processes when asked). It counts as
+        # live from now: if its door closes unused, it ends, and the environment with it.
+        pid, self.limits = self.fork_waiting(door)
+        self.live: set[int] = {pid}
+        self.report({"t": "waiting", "pid": pid})
 
-    def fork_waiting(self) -> tuple[int, socket.socket]:
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    def fork_waiting(self, door: socket.socket) -> tuple[int, socket.socket]:
+        limits, limits_inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
             self.orders.close()
-            mine.close()
-            _become_process(theirs, None, self.become)
-        theirs.close()
-        return pid, mine
+            limits.close()
+            _become_process(door, None, self.become, (limits_inside, self.tmp_mb))
+        door.close()
+        limits_inside.close()
+        return pid, limits
 
     def serve(self) -> NoReturn:
         while True:
-            if select.select([self.orders], [], [], MEASURE_EVERY if self.live else 1.0)[0]:
-                self.take_order()
+            waits = [self.orders] if self.limits is None else [self.orders, self.limits]
+            for ready in select.select(waits, [], [], MEASURE_EVERY if self.memory_mb is not None else 1.0)[0]:
+                if ready is self.orders:
+                    self.take_order()
+                else:
+                    self.take_limits()
             self.reap()
-            if self.spawned and not self.live:
+            if not self.live:
                 self.end()
-            if self.live and self.memory_mb is not None and private_memory_mb() > self.memory_mb:
+            if self.memory_mb is not None and private_memory_mb() > self.memory_mb:
                 self.end("oom")
+
+    def take_limits(self) -> None:
+        """The function's limits, from its first process before any of its code ran; the socket closes after."""
+        assert self.limits is not None
+        try:
+            limits = wire.decode(self.limits.recv(1 << 16) or b"{}")
+        except (OSError, ValueError):
+            limits = {}
+        self.memory_mb = float(limits.get("memory_mb") or 0) or None
+        tmp_mb = limits.get("tmp_mb")
+        if isinstance(tmp_mb, int) and tmp_mb != self.tmp_mb:
+            namespaces.resize_tmp(tmp_mb)
+            self.tmp_mb = tmp_mb
+            try:
+                self.limits.send(b"1")
+            except OSError:
+                pass
+        self.limits.close()
+        self.limits = None
 
     def take_order(self) -> None:
         try:
@@ -157,24 +194,15 @@ class _Manager:
             os.kill(int(message["pid"]), signal.SIGKILL)
 
     def spawn(self, config: dict[str, Any], channel: int) -> None:
-        if not self.spawned:  # the environment's first process brings the function's limits
-            limits = config.get("limits") or {}
-            self.memory_mb = float(limits.get("memory_mb") or 0) or None
-            if limits.get("tmp_mb"):
-                namespaces.resize_tmp(int(limits["tmp_mb"]))
-        if self.waiting is not None:
-            pid, ready = self.waiting
-            self.waiting = None
-            socket.send_fds(ready, [wire.encode(config)], [channel])
-            ready.close()
-        else:
-            pid = os.fork()
-            if pid == 0:
-                self.orders.close()
-                _become_process(socket.socket(fileno=channel), config, self.become)
+        """Another process of this environment (Lambda Managed Instances): its limits are the first one's."""
+        pid = os.fork()
+        if pid == 0:
+            self.orders.close()
+            if self.limits is not None:
+                self.limits.close()
+            _become_process(socket.socket(fileno=channel), config, self.become)
         os.close(channel)
         self.live.add(pid)
-        self.spawned = True
         self.report({"t": "spawned", "pid": pid})
 
     def reap(self) -> None:
@@ -209,10 +237,13 @@ class _Manager:
         os._exit(0)
 
 
-def _become_process(channel: socket.socket, config: dict[str, Any] | None, become: Become) -> NoReturn:
+def _become_process(channel: socket.socket, config: dict[str, Any] | None, become: Become,
+                    limits: tuple[socket.socket, int] | None = None) -> NoReturn:
     """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits.
 
-    ``config`` None: forked ahead, ``channel`` brings the function's config and the real channel later."""
+    ``config`` None: forked ahead; ``channel`` is its door, which brings the function's config and the real
+    channel later, and ``limits`` the socket on which it tells the manager the function's limits (with the
+    size ``/tmp`` has now)."""
     try:
         os.setsid()
         os.setresgid(namespaces.INSIDE_GID, namespaces.INSIDE_GID, namespaces.INSIDE_GID)
@@ -228,4 +259,19 @@ def _become_process(channel: socket.socket, config: dict[str, Any] | None, becom
         if not data or not fds:
             os._exit(0)  # the environment ended before it was used
         channel, config = socket.socket(fileno=fds[0]), wire.decode(data)
+        if limits is not None:
+            _tell_limits(config, *limits)
     become(channel, config)
+
+
+def _tell_limits(config: dict[str, Any], manager: socket.socket, tmp_mb: int) -> None:
+    """Give the manager the function's limits; wait only while it resizes ``/tmp``. Then the socket closes, before
+    any code of the function runs: nothing the handler says later reaches the manager."""
+    limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
+    try:
+        manager.send(wire.encode({"memory_mb": limits.get("memory_mb"), "tmp_mb": limits.get("tmp_mb")}))
+        if isinstance(limits.get("tmp_mb"), int) and limits["tmp_mb"] != tmp_mb:
+            manager.recv(1)
+    except OSError:
+        os._exit(70)
+    manager.close()

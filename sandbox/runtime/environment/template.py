@@ -135,37 +135,60 @@ def _run_function(channel: socket.socket, config: dict[str, Any]) -> NoReturn:
 class _Managed:
     """Environments in namespaces of their own (``manager``): each spare is a manager, its namespaces made.
 
-    Processes are named by their pids (the template's and the world's view); each belongs to one manager.
+    The world names an environment by its manager's pid, and a later process of it (Lambda Managed Instances)
+    by that process's pid; each belongs to one manager.
     """
 
     def __init__(self, control: socket.socket, plan: namespaces.Plan) -> None:
         self.control, self.plan = control, plan
-        self.spares: list[tuple[int, socket.socket]] = []
+        self.spares: list[tuple[int, socket.socket, socket.socket]] = []  # manager pid, orders, door
         self.managers: dict[int, socket.socket] = {}  # manager pid -> its orders socket, once in use
-        self.owner: dict[int, int] = {}  # process pid -> manager pid
+        self.owner: dict[int, int] = {}  # process (or environment) name -> manager pid
+        self.first: dict[int, int] = {}  # an environment's first process's pid -> its manager's
         self.ended: dict[int, dict[str, Any]] = {}
-        self.dying: set[int] = set()  # never waited on here: a killed manager is reaped with the rest
+        self.dying: set[int] = set()  # killed managers, not yet reaped
 
     def _sockets(self) -> list[socket.socket]:
-        return [self.control, *(orders for _, orders in self.spares), *self.managers.values()]
+        return [self.control, *(s for _, orders, door in self.spares for s in (orders, door)),
+                *self.managers.values()]
+
+    def short(self) -> bool:
+        return len(self.spares) < SPARES
 
     def fork_spare(self) -> None:
+        """A manager, its namespaces and its first process on their way; the door to that process is here now,
+        so the world may have it at once (what it sends waits in the socket until the process reads it)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        door, door_inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = namespaces.fork_into(self.plan, confirm=False)  # it mounts while the template answers the world
         if pid == 0:
-            for sock in [*self._sockets(), mine]:
+            for sock in [*self._sockets(), mine, door]:
                 sock.close()
-            manager.run(theirs, _run_function)
+            manager.run(theirs, door_inside, _run_function, self.plan.tmp_mb)
         theirs.close()
-        self.spares.append((pid, mine))
+        door_inside.close()
+        self.spares.append((pid, mine, door))
+
+    def take(self, most: int) -> list[tuple[int, socket.socket]]:
+        """Up to ``most`` environments waiting for a function (at least one): each one's name and door. The
+        caller sends the function's config and channel through the door; its manager is in use from now."""
+        if not self.spares:
+            self.fork_spare()
+        taken = []
+        while self.spares and len(taken) < most:
+            manager_pid, orders, door = self.spares.pop(0)
+            self.managers[manager_pid] = orders
+            self.owner[manager_pid] = manager_pid
+            taken.append((manager_pid, door))
+        return taken
 
     def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
         manager_pid = self.owner.get(share_tmp) if share_tmp is not None else None
         if manager_pid is None or manager_pid not in self.managers:
-            if not self.spares:
-                self.fork_spare()
-            manager_pid, orders = self.spares.pop(0)
-            self.managers[manager_pid] = orders
+            [(name, door)] = self.take(1)
+            socket.send_fds(door, [wire.encode(config)], [channel])
+            door.close()
+            return name
         orders = self.managers[manager_pid]
         socket.send_fds(orders, [wire.encode({"t": "spawn", "config": config})], [channel])
         while True:
@@ -189,8 +212,11 @@ class _Managed:
             self._gone(manager_pid)
             return None
         message = wire.decode(data)
-        if message.get("t") == "ended":
-            self.ended[int(message["pid"])] = {"status": message.get("status"), "why": message.get("why")}
+        if message.get("t") == "waiting":  # the environment's first process: the world knows it by the manager's pid
+            self.first[int(message["pid"])] = manager_pid
+        elif message.get("t") == "ended":
+            pid = int(message["pid"])
+            self.ended[self.first.pop(pid, pid)] = {"status": message.get("status"), "why": message.get("why")}
         return message
 
     def _gone(self, manager_pid: int) -> None:
@@ -215,6 +241,7 @@ class _Managed:
                 return
             while found in self.managers and self._report(found) is not None:
                 pass  # what it said before it ended
+            self.dying.discard(found)
             self._gone(found)
 
     def status(self, pid: int, wait: float) -> dict[str, Any] | None:
@@ -235,11 +262,12 @@ class _Managed:
             return
         try:  # its environment's last process: the whole environment goes, whatever it started
             os.kill(manager_pid, signal.SIGKILL)
+            self.dying.add(manager_pid)  # reaped soon (the world names an environment by its manager's pid)
         except ProcessLookupError:
             pass
 
     def kill_all(self) -> None:
-        for manager_pid in [*self.managers, *(pid for pid, _ in self.spares)]:
+        for manager_pid in [*self.managers, *(pid for pid, *_ in self.spares)]:
             try:
                 os.kill(manager_pid, signal.SIGKILL)
             except ProcessLookupError:
@@ -256,8 +284,18 @@ class _Children:
         self.spares: list[tuple[int, socket.socket]] = []
         self.dying: set[int] = set()  # killed, not yet reaped
 
+    def short(self) -> bool:
+        return len(self.spares) < SPARES
+
     def fork_spare(self) -> None:
         self._fork_sharing(tempfile.mkdtemp(prefix="env-", dir=self.tmp_root))
+
+    def take(self, most: int) -> list[tuple[int, socket.socket]]:
+        """Up to ``most`` forked environments waiting for a function (at least one): each one's pid and door."""
+        if not self.spares:
+            self.fork_spare()
+        taken, self.spares = self.spares[:most], self.spares[most:]
+        return taken
 
     def _fork_sharing(self, tmp: str) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -327,7 +365,7 @@ class _Children:
 
 #: Environments forked ahead, waiting for a function: a burst of this many cold starts (two copies of a
 #: concurrent claim, say) needs no fork on its path.
-SPARES = 2
+SPARES = 3
 
 
 def _pending(control: socket.socket, wait: float = 0.0) -> bool:
@@ -337,7 +375,7 @@ def _pending(control: socket.socket, wait: float = 0.0) -> bool:
 def serve(control: socket.socket, children: "_Children | _Managed") -> None:
     """Answer the world's requests; between them, while none is waiting, fork spares and reap."""
     while True:
-        if len(children.spares) < SPARES and not _pending(control):
+        if children.short() and not _pending(control):
             children.fork_spare()
             continue
         children.reap()
@@ -361,6 +399,9 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
             os.close(fds[0])
             control.sendall(wire.encode(answer))
             continue
+        elif kind == "spares":
+            _hand_out(control, children, message.get("most"))
+            continue
         elif kind == "kill":  # no answer, and no wait for it to end: the world goes on at once
             children.kill(int(message["pid"]), block=False)
             continue
@@ -371,6 +412,19 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
         children.reap()
         control.sendall(wire.encode(answer))
     children.kill_all()
+
+
+def _hand_out(control: socket.socket, children: "_Children | _Managed", most: Any) -> None:
+    """Give the world environments waiting for a function, their doors attached: on a cold start it opens one
+    itself, with no hop through the template."""
+    try:
+        taken = children.take(max(1, min(most, wire.HAND_OUT))) if isinstance(most, int) else children.take(1)
+    except OSError as exc:
+        control.sendall(wire.encode({"error": f"the execution environment could not be made: {exc}"}))
+        return
+    socket.send_fds(control, [wire.encode({"pids": [pid for pid, _ in taken]})], [door.fileno() for _, door in taken])
+    for _, door in taken:
+        door.close()
 
 
 def _plan(roots: str | None) -> namespaces.Plan:

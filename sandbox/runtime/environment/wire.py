@@ -33,6 +33,9 @@ QUANTUM = 1.0
 #: size is 6 MB" (https://docs.aws.amazon.com/lambda/latest/dg/API_Invoke.html). A larger response crosses the
 #: channel cut to one byte over it: the world measures it, and a response that big is an error whatever it held.
 RESPONSE_LIMIT = 6 * 1024 * 1024
+#: The most environments the template hands the world at once, each waiting behind its door for a function:
+#: the world opens doors on its own cold starts and asks the template again when it has none left.
+HAND_OUT = 4
 _HEADER = struct.Struct(">I")
 
 class Kind:
