@@ -157,6 +157,7 @@ def _scenario_list(brief: bool) -> str:
 
 # -- run ---------------------------------------------------------------------------------------------
 def _run(args: argparse.Namespace) -> int:
+    _start_template(args)
     from .scenarios import get_scenario, run_scenario
 
     scenario = get_scenario(args.scenario)
@@ -182,6 +183,17 @@ def _run(args: argparse.Namespace) -> int:
     if plot:
         _save_plot(result, plot)
     return EXIT[report["verdict"]]
+
+
+def _start_template(args: argparse.Namespace) -> None:
+    """Start the execution environments' template first thing: its imports (boto3, the runtime client) then
+    overlap the world's (moto, the scenarios) on another core, where they would otherwise follow them."""
+    isolation = args.isolation or os.environ.get("RWH_ISOLATION") or "process"
+    if args.real_threads or args.endpoint or isolation not in ("process", "contained"):
+        return  # a run in another process, or handlers in this one: no template here
+    from .runtime.environment.template_process import Template
+
+    Template.warm_up(contained=isolation == "contained")
 
 
 #: How many failed invocations and log lines the text report shows before it says "N more".

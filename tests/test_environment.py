@@ -411,7 +411,7 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
     """A world killed with SIGKILL never removes its task roots and /tmp folders: the next one does."""
     import tempfile
 
-    from sandbox.runtime.environment.host import _sweep_leftovers
+    from sandbox.runtime.environment.template_process import _sweep_leftovers
 
     dead = 2 ** 22 + 12345  # above any pid this machine hands out
     gone = [Path(tempfile.mkdtemp(prefix=f"rwh-envs-{dead}-")), Path(tempfile.mkdtemp(prefix=f"rwh-roots-{dead}-"))]
@@ -423,7 +423,7 @@ def test_a_killed_worlds_folders_are_swept_and_a_live_ones_kept(tmp_path):
         assert not any(p.exists() for p in gone) and alive.is_dir()
     finally:
         alive.rmdir()
-    from sandbox.runtime.environment.host import _remove
+    from sandbox.runtime.environment.template_process import _remove
 
     _remove(gone[0])  # already gone (another world swept it first): no error
 
