@@ -43,7 +43,7 @@ import tempfile
 import time
 import tomllib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any
@@ -227,8 +227,10 @@ def stale(ex: Exercise, found: list[Mutant]) -> list[str]:
 
 
 # -- grading ---------------------------------------------------------------------------------------------------
-def failed_items(ex: Exercise, code: str, folder: Path, seeds: Iterable[int] = SEEDS) -> list[str]:
-    """The items of ``ex`` that the answer ``code`` fails, graded in this process (none: it survives)."""
+def failed_items(ex: Exercise, code: str, folder: Path, seeds: Iterable[int] = SEEDS, first: bool = True) -> list[str]:
+    """The items of ``ex`` that the answer ``code`` fails, graded in this process (none: it survives). Item by
+    item, in the exercise's order, and with ``first`` only up to the first that fails: a mutant is killed by one
+    failed item, and most fail an early one, so a killed mutant costs a fraction of a whole grading."""
     from ..grading.check import run_tests
     from ..grading.judge import items
 
@@ -236,7 +238,14 @@ def failed_items(ex: Exercise, code: str, folder: Path, seeds: Iterable[int] = S
     answer.write_text(code)
     if not (folder / KIT).is_file():
         shutil.copyfile(ROOT / "exercises" / KIT, folder / KIT)
-    return [r.item for r in items(ex, run_tests(ex, answer, f"exercises/{ex.name}.py", list(seeds))) if not r.passed]
+    failed = []
+    for item in ex.items:
+        only = replace(ex, tests=tuple(t for t in ex.tests if t.item == item))
+        if not all(r.passed for r in items(only, run_tests(only, answer, f"exercises/{ex.name}.py", list(seeds)))):
+            failed.append(item)
+            if first:
+                break
+    return failed
 
 
 @dataclass(frozen=True)
@@ -258,11 +267,16 @@ def _serve(conn: Any) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: A grading process and the parent's end of its pipe.
+Worker = tuple[Any, Any]
+
+
 def grade_all(jobs: list[Job], workers: int, timeout: float) -> Iterator[tuple[int, list[str]]]:
     """(index of the job, the items it fails) for each job, as workers finish them; a job still running after
     ``timeout`` seconds has its worker killed (that one worker, which this started) and fails "(timeout)"."""
     ctx = get_context("fork")  # the workers share this process's loaded sandbox
-    todo, busy = list(enumerate(jobs))[::-1], {}
+    todo = list(enumerate(jobs))[::-1]
+    busy: dict[Any, tuple[Worker, int, float]] = {}  # connection -> its worker, its job, when it was sent
     idle = [_start(ctx) for _ in range(min(workers, len(jobs)))]
     try:
         while todo or busy:
@@ -273,23 +287,28 @@ def grade_all(jobs: list[Job], workers: int, timeout: float) -> Iterator[tuple[i
             soonest = min(started for _, _, started in busy.values()) + timeout
             for conn in connection.wait(list(busy), timeout=max(0.0, soonest - time.monotonic())):
                 worker, index, _ = busy.pop(conn)
-                try:
-                    yield index, conn.recv()
-                    idle.append(worker)
-                except EOFError:  # the worker died under the mutant
-                    yield index, ["(the grading process died)"]
-                    idle.append(_replace(ctx, worker))
+                fails, worker = _answer(ctx, worker)
+                idle.append(worker)
+                yield index, fails
             for conn, (worker, index, started) in list(busy.items()):
                 if time.monotonic() - started > timeout:
                     del busy[conn]
-                    yield index, ["(timeout)"]
                     idle.append(_replace(ctx, worker))
+                    yield index, ["(timeout)"]
     finally:
         for conn, process in idle + [w for w, _, _ in busy.values()]:
             _stop(conn, process)
 
 
-def _start(ctx: Any) -> tuple[Any, Any]:
+def _answer(ctx: Any, worker: Worker) -> tuple[list[str], Worker]:
+    """What a worker that has finished its job sent back, and the worker to use next (a new one if it died)."""
+    try:
+        return worker[0].recv(), worker
+    except EOFError:  # the worker died under the mutant
+        return ["(the grading process died)"], _replace(ctx, worker)
+
+
+def _start(ctx: Any) -> Worker:
     parent, child = ctx.Pipe()
     process = ctx.Process(target=_serve, args=(child,), daemon=True)
     process.start()
@@ -297,7 +316,7 @@ def _start(ctx: Any) -> tuple[Any, Any]:
     return parent, process
 
 
-def _replace(ctx: Any, worker: tuple[Any, Any]) -> tuple[Any, Any]:
+def _replace(ctx: Any, worker: Worker) -> Worker:
     conn, process = worker
     process.kill()
     process.join()
@@ -405,7 +424,8 @@ def survivors_text(tallies: list[Tally]) -> str:
 def campaign(exercises: list[Exercise], size: int | None, workers: int, timeout: float,
              progress: Callable[[str], None]) -> list[Tally]:
     """Mutate and grade ``exercises`` (each one's whole set of mutants, or a ``sample`` of ``size``)."""
-    tallies, jobs, where = [], [], []
+    tallies, jobs = [], []
+    where: list[tuple[Tally, int | None]] = []  # each job's exercise, and which of its mutants (None: the answer)
     for ex in exercises:
         answer = answer_of(ex)
         found = mutants(answer)
