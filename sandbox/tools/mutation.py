@@ -62,6 +62,8 @@ TIMEOUT = 120.0
 REPORT = ROOT / "out" / "mutation" / "report.json"
 LISTS_SUFFIX = ".mutants.toml"
 KINDS = ("equivalent", "survivor")
+#: The longest either side of a change is shown (a dropped dict or call is cut, "..." at its end).
+LONGEST = 60
 
 
 # -- the answer and its mutants --------------------------------------------------------------------------------
@@ -138,7 +140,8 @@ def change_of(before: str, after: str) -> str:
 
     def middle(tokens: list[re.Match[str]], text: str) -> str:
         kept = tokens[head:len(tokens) - tail]
-        return text[kept[0].start():kept[-1].end()] if kept else "(nothing)"
+        shown = text[kept[0].start():kept[-1].end()] if kept else "(nothing)"
+        return shown if len(shown) <= LONGEST else shown[:LONGEST - 4] + " ..."
 
     return f"{middle(a, old)} -> {middle(b, new)}"
 
