@@ -5,7 +5,9 @@ write are not known in advance. Mutation testing stands in for them: it makes ma
 worked answer (a condition dropped, a comparison turned, a string miscased, an argument removed), grades
 each changed answer ("mutant") with the exercise's own items, as ``check()`` and the grader do, and counts
 the mutants that fail at least one item ("killed"). A mutant that passes every item is a wrong answer that
-would earn full marks, unless it cannot change what the handler does at all ("equivalent").
+would earn full marks, unless it cannot change whether the answer is right ("equivalent"): it does the same,
+or differs only where the task leaves the choice to the answer (a message's words, which 2xx status, a longer
+margin).
 
 Only the learner's code is mutated: the lines between the solution markers of the answer cell
 (``sandbox.grading.notebooks.solution_lines``), not the imports, the helpers and the stub around them that the
@@ -24,7 +26,7 @@ from one that has the sandbox loaded, about a second each, two at a time, and ea
 (a mutant may loop). A mutant that times out, or breaks the grader, counts as killed and is marked so.
 
 Which survivors are accepted is written beside each solution, in ``solutions/NN_slug.mutants.toml``:
-``[[equivalent]]`` entries (the mutant cannot change behaviour; left out of the score) and ``[[survivor]]``
+``[[equivalent]]`` entries (left out of the score) and ``[[survivor]]``
 entries (a wrong answer the items do not catch yet, with the test that is missing; counted against the
 score). Each names its mutant by operator, the line it changes (as text) and the change, with ``occurrence``
 when the same change appears more than once, never by a number that shifts when the code does. The run fails
@@ -137,6 +139,8 @@ def change_of(before: str, after: str) -> str:
     tail = 0
     while tail < min(len(a), len(b)) - head and a[-1 - tail][0] == b[-1 - tail][0]:
         tail += 1
+    if head >= 2 and a[head - 1][0] == "=" and a[head - 2][0].isidentifier():
+        head -= 2  # a keyword argument's value: name the keyword ("payload=order -> payload=None")
 
     def middle(tokens: list[re.Match[str]], text: str) -> str:
         kept = tokens[head:len(tokens) - tail]
@@ -347,13 +351,14 @@ class Tally:
     exercise: Exercise
     found: list[Mutant]
     stale: list[str]
+    entries: dict[tuple[str, str, str, int], Listed]  # the exercise's list
     fails: dict[int, list[str]] = field(default_factory=dict)  # index in found -> items failed
     solution_fails: list[str] | None = None
 
     def verdict(self, index: int) -> str:
         """killed, equivalent, survived (listed as a known gap), unlisted (a survivor nobody listed), or wrong
         listing: misfiled-equivalent (listed as equivalent, yet killed) and now-killed (a listed survivor)."""
-        entry = listed(self.exercise).get(self.found[index].key)
+        entry = self.entries.get(self.found[index].key)
         killed = bool(self.fails[index])
         if entry is None:
             return "killed" if killed else "unlisted"
@@ -386,7 +391,7 @@ class Tally:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        entries = listed(self.exercise)
+        entries = self.entries
         return {"exercise": self.exercise.name, **self.counts(), "stale": self.stale,
                 "mutants_graded": [{"operator": self.found[i].operator, "lineno": self.found[i].lineno,
                                     "line": self.found[i].line, "change": self.found[i].change,
@@ -411,12 +416,13 @@ def survivors_text(tallies: list[Tally]) -> str:
     """Each surviving or wrongly listed mutant, with the line it changes and why it is listed (or that it is not)."""
     lines = []
     for t in tallies:
-        entries = listed(t.exercise)
         for i in sorted(t.fails):
             verdict, m = t.verdict(i), t.found[i]
-            if verdict == "killed":
+            if verdict == "killed" and not t.fails[i][0].startswith("("):
                 continue
-            why = entries[m.key].why if m.key in entries else "NOT LISTED"
+            why = t.entries[m.key].why if m.key in t.entries else "NOT LISTED"
+            if verdict == "killed":
+                verdict, why = "stopped", f"killed, but not by an item: {t.fails[i][0]}"
             lines.append(f"  {verdict:<11} {m.label}\n              why: {why}")
             if verdict == "unlisted":
                 lines.append("\n".join("              " + row for row in m.entry("survivor", "...").splitlines()))
@@ -432,7 +438,7 @@ def campaign(exercises: list[Exercise], size: int | None, workers: int, timeout:
     for ex in exercises:
         answer = answer_of(ex)
         found = mutants(answer)
-        tally = Tally(ex, found, stale(ex, found))
+        tally = Tally(ex, found, stale(ex, found), listed(ex))
         tallies.append(tally)
         jobs.append(Job(ex, answer.text))
         where.append((tally, None))
