@@ -72,5 +72,5 @@ def test_a_sample_of_mutants_fails_an_item_unless_listed(tmp_path, found, ex_id)
 
 def test_a_mutant_that_loops_is_stopped_and_counted_as_killed():
     ex = CATALOGUE["02"]
-    looping = mutation.Job(ex, "while True:\n    pass\n")
+    looping = mutation.Job(ex, "def handler(event, context):\n    while True:\n        pass\n")
     assert list(mutation.grade_all([looping], workers=1, timeout=3.0)) == [(0, ["(timeout)"])]
