@@ -56,7 +56,8 @@ from ..grading.catalog import KIT, ROOT, SOLUTIONS_DIR, Exercise, answer_header,
 
 #: The score every exercise must reach (issue 30): killed / (mutants - equivalent), in percent.
 TARGET = 95.0
-#: The campaign seeds a mutant is graded with (the public tests' seeds are 0, 1, ... whatever these are).
+#: Where a campaign test's seeds start. check() draws them afresh each time; here they are fixed, so a mutant's
+#: verdict is the same on every run (a public test's seeds are its own 0, 1, ...).
 SEEDS = (90210, 90211)
 #: Real seconds a mutant may take before its worker is stopped and it counts as killed (a loop). A mutant
 #: that blocks is stopped sooner by the runner's own watchdog (10 s, then 1 s per invocation).
@@ -472,6 +473,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fail-under", type=float, default=TARGET, help=f"the lowest score passed (default {TARGET:g})")
     p.add_argument("--json", type=Path, default=REPORT, help="where the report goes (default out/mutation/)")
     args = p.parse_args(argv)
+    tool = _tool()
     catalogue = grading_catalogue()
     chosen = [catalogue[e.zfill(2)] for e in args.exercise or catalogue if e.zfill(2) in catalogue]
     if not chosen or len(chosen) != len(args.exercise or catalogue):
@@ -482,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
     seconds = round(time.monotonic() - started, 1)
     problems = [line for t in tallies for line in t.problems(args.fail_under)]
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"tool": _tool(), "seeds": list(SEEDS), "seconds": seconds,
+    args.json.write_text(json.dumps({"tool": tool, "seeds": list(SEEDS), "seconds": seconds,
                                      "target": args.fail_under, "exercises": [t.to_dict() for t in tallies],
                                      "problems": problems}, indent=1) + "\n")
     print(table(tallies))
@@ -495,9 +497,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _tool() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return f"mutmut {version('mutmut')}"
+    try:
+        return f"mutmut {version('mutmut')}"
+    except PackageNotFoundError:
+        raise BadInput("mutmut is not installed here: make setup installs it (requirements-dev.txt)") from None
 
 
 def _shown(path: Path) -> str:
