@@ -13,8 +13,9 @@ NOX_ARGS ?=
 BENCH_ARGS  ?=
 CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
+MUTATION_ARGS ?=
 
-.PHONY: setup lab lint typecheck test test-fast test-ui chromium bench campaign clean help reset-notebooks html golden snapshots
+.PHONY: setup lab lint typecheck test test-fast test-ui chromium bench campaign mutation clean help reset-notebooks html golden snapshots
 
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
@@ -159,6 +160,14 @@ bench: setup
 campaign: setup
 	$(BIN)/python -m sandbox campaign $(CAMPAIGN_ARGS)
 
+# Mutation testing of the exercises' items (sandbox/tools/mutation.py): mutmut's mutants of the code each worked
+# answer's learner writes, each graded with its exercise's items, two at a time. A table of the scores, the survivors
+# with their listed reasons (solutions/NN_slug.mutants.toml), and out/mutation/report.json. Fails when a survivor is
+# listed nowhere, a listed mutant is gone or killed, or an exercise scores under 95%. About ten minutes on 2 cores;
+# MUTATION_ARGS="--exercise 02" for one exercise, "--sample 3" for the slice tests/test_mutation.py runs.
+mutation: setup
+	$(BIN)/python -m sandbox.tools.mutation $(MUTATION_ARGS)
+
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis .mypy_cache build *.egg-info
 	find . -path ./.git -prune -o -type d \( -name __pycache__ -o -name .ipynb_checkpoints \) -prune -exec rm -rf {} +
@@ -182,6 +191,7 @@ help:
 	@echo "make autograder       build out/autograder.zip for Gradescope (AUTOGRADER_ARGS=...)"
 	@echo "make bench            speed and memory figures: bench-results.json and .txt (BENCH_ARGS=...)"
 	@echo "make campaign         every strategy x scenario x seed: campaign-results/ (CAMPAIGN_ARGS=...)"
+	@echo "make mutation         grade mutants of each worked answer with its exercise's items: scores per exercise (MUTATION_ARGS=...)"
 	@echo "make chromium         install Debian's chromium for the UI tests (when root)"
 	@echo "make bubblewrap       install bubblewrap, the grader's containment (when root; setup does it)"
 	@echo "make git-filter       register filter.strip-outputs in .git/config (setup and lab do it)"

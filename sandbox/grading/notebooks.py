@@ -163,6 +163,22 @@ def solution_text(text: str, hidden: bool = True) -> str:
     return "".join(out)
 
 
+def solution_lines(text: str) -> set[int]:
+    """The numbers (from 1) of the lines of ``solution_text(text, hidden=False)`` that lie between solution
+    markers: the code the learner writes, as against the code the exercise hands out (what mutation testing
+    mutates, ``sandbox.tools.mutation``)."""
+    lines = text.splitlines(keepends=True)
+    out: set[int] = set()
+    kept, last = 0, 0
+    for begin, end, kind, _ in _regions(lines):
+        kept += begin - last
+        if kind == "solution":
+            out |= set(range(kept + 1, kept + end - begin))
+            kept += end - begin - 1
+        last = end + 1
+    return out
+
+
 def student_notebook(notebook: dict[str, Any], exercise: str) -> dict[str, Any]:
     """The student's copy of a solution notebook, without outputs."""
     out = copy.deepcopy(notebook)
