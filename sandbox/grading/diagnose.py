@@ -390,6 +390,8 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
             hints += batch_hints([d for d in history.of_type(RecordType.DELIVERY)
                                   if d.get("what") == Delivery.BATCH_FAILED and d.get("inv") in f.invocations])
     if verdict.status != "valid":
+        own = _own_claim_refused_rule("", history, run)  # a write that cannot hold for its own claim explains the rest
+        hints = ([own] if own is not None else []) + hints
         hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
     return _unique(hints)
 
@@ -521,9 +523,10 @@ def _own_claim_refused_rule(drill: str, history: History, run: _Run) -> Hint | N
         for c in calls:
             if c["op"] not in ("UpdateItem", "DeleteItem") or c["result"] != CONDITIONAL_CHECK_FAILED:
                 continue
-            mine = [w for w in calls if w["op"] == "PutItem" and _wrote(w) and w.get("key") == c.get("key")]
+            mine = [w for w in calls if w["op"] == "PutItem" and _wrote(w) and w.get("key") == c.get("key")
+                    and w["seq"] < c["seq"]]
             others = [w for i, ws in run.calls.items() if i != inv for w in ws if w["op"] == "PutItem" and _wrote(w)
-                      and w.get("key") == c.get("key") and w["seq"] < c["seq"]]
+                      and w.get("key") == c.get("key") and mine and mine[-1]["seq"] < w["seq"] < c["seq"]]
             if mine and not others:
                 return _own_claim_hint(inv, c, run.invs.get(inv, {}).get("outcome") == Outcome.OK)
     return None

@@ -136,6 +136,7 @@ class ItemResult:
     what: str
     hidden: bool
     tests: list[TestResult]
+    requirement: str = ""  # "requirement N: its sentence", from the exercise's requirement table
 
     @property
     def passed(self) -> bool:
@@ -177,7 +178,7 @@ class ItemResult:
     def to_dict(self) -> dict[str, Any]:
         return {"item": self.item, "points": self.points, "score": self.score, "passed": self.passed,
                 "partial": self.partial, "seeds_held": list(self.seeds) if self.partial else None,
-                "what": self.what, "hidden": self.hidden, "hints": self.hint_codes,
+                "what": self.what, "requirement": self.requirement, "hidden": self.hidden, "hints": self.hint_codes,
                 "tests": [t.to_dict() for t in self.tests]}
 
 
@@ -364,7 +365,8 @@ def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
     out: dict[str, ItemResult] = {}
     for r in results:
         t = r.test
-        item = out.setdefault(t.item, ItemResult(t.item, exercise.items[t.item], t.what, t.hidden, []))
+        item = out.setdefault(t.item, ItemResult(t.item, exercise.items[t.item], t.what, t.hidden, [],
+                                                 exercise.requirement_of(t.item)))
         item.tests.append(r)
         item.hidden = item.hidden and t.hidden
     return list(out.values())
