@@ -534,13 +534,14 @@ def _own_claim_refused_rule(drill: str, history: History, run: _Run) -> Hint | N
 
 def _own_claim_hint(inv: str, call: dict, swallowed: bool) -> Hint:
     write = "save" if call["op"] == "UpdateItem" else "delete"
+    undone = "saved for a duplicate to replay" if write == "save" else "removed for a retry to start over"
     condition = (call.get("detail") or {}).get("condition")
     hidden = (f", and {inv} still succeeded: a broad except hid the refusal" if swallowed else "")
     return Hint("save-refused-own-claim" if write == "save" else "delete-refused-own-claim",
                 f"{inv}'s {write} of {call.get('key')} was refused (ConditionalCheckFailed) though no other "
                 f"invocation had claimed the key: its condition ({condition}) cannot hold even for the claim's own "
                 f"owner{hidden}. Compare each attribute it names with the ones the claim writes (names are "
-                f"case-sensitive); nothing was {'saved for a duplicate to replay' if write == 'save' else 'deleted'}")
+                f"case-sensitive); nothing was {undone}")
 
 
 def _sqs_response_rule(drill: str, history: History, run: _Run) -> Hint | None:
