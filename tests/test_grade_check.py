@@ -145,7 +145,8 @@ def test_check_runs_the_exercises_own_tests_whatever_the_notebooks_tests_list_sa
     result = _run_in_notebook(cell, extra={"TESTS": kept})
     assert [i.item for i in result.items] == list(ex.items) and not result.passed
     text = str(result)
-    assert "NOTE: the TESTS list in your notebook is not exercise 02's (it lacks one-winner, dynamodb-errors, campaign-copies)" in text
+    assert ("NOTE: the TESTS list in your notebook is not exercise 02's (it lacks one-winner, dynamodb-errors, "
+            "campaign-copies)") in text
     assert f"check ran the exercise's own {len(ex.tests)} public tests" in text
     assert "All the public tests pass" not in text
     assert _run_in_notebook(cell, extra={"TESTS": own}).tests_changed is None
