@@ -90,9 +90,9 @@ def _mixed_folder(root):
     put(f"sam/{CLAIM}.ipynb", ROOT / "solutions" / f"{CLAIM}.ipynb")  # beside the .py: the notebook is graded
     put("class-notes.txt", text="not a submission\n")
     put(f"tara/{CLAIM}.py", CHEATS / "hides_effects.py")
-    return sub, {"alice": 9, "bella": 9, "carl": 0, "dina": 2, "emil": 2, "fay": 0, "gus": 0, "hana": 0, "ivan": 0,
-                 "jon": 0, "kim": 0, "lea": 0, "max": 0, "nia": 0, "otto": 0, "pia": 15, "quinn": None, "rosa": 0,
-                 "sam": 9, "tara": 0}
+    return sub, {"alice": 10, "bella": 10, "carl": 0, "dina": 3.5, "emil": 2, "fay": 0, "gus": 1, "hana": 0, "ivan": 0,
+                 "jon": 0, "kim": 0, "lea": 0, "max": 0, "nia": 0, "otto": 0, "pia": 16, "quinn": None, "rosa": 0,
+                 "sam": 10, "tara": 0}
 
 
 def _report(out, student):
@@ -144,11 +144,11 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
     assert list(next(iter(rows.values()))) == ["student", "id", "email", "score", "max_score", "01_name_the_source",
                                                CLAIM, "submitted_at", "late_by", "notes", "ignored_files"]
     # nothing handed in is its own mark, not 0
-    assert (rows["zed"]["id"], rows["zed"]["score"], rows["zed"]["max_score"]) == ("120", "not submitted", "15")
+    assert (rows["zed"]["id"], rows["zed"]["score"], rows["zed"]["max_score"]) == ("120", "not submitted", "16")
     _every_file_is_graded_or_named(sub, out, rows)
     _the_gradebook_files_and_late_work(out, rows)
     for student, score in expected.items():
-        assert rows[student]["max_score"] == "15", student
+        assert rows[student]["max_score"] == "16", student
         if score is not None:
             assert float(rows[student]["score"]) == score, (student, rows[student], _reasons(_report(out, student)))
 
@@ -185,10 +185,10 @@ def test_a_folder_of_twenty_mixed_submissions_is_graded_right(tmp_path, capsys):
         nothing = row["score"] == "not submitted"
         assert gs["score"] == (0 if nothing else float(row["score"]))
         assert gs["execution_time"] >= (1 if student in ("alice", "pia") else 0)
-        assert sum(t["max_score"] for t in gs["tests"]) == 15
+        assert sum(t["max_score"] for t in gs["tests"]) == 16
         assert {t["visibility"] for t in gs["tests"]} == {"visible", "after_published"}
         assert (out / student / "feedback.txt").read_text().startswith(
-            f"{student}: not submitted (0/15)" if nothing else f"{student}: {row['score']}/15")
+            f"{student}: not submitted (0/16)" if nothing else f"{student}: {row['score']}/16")
 
 
 def _every_file_is_graded_or_named(sub, out, rows):
@@ -200,7 +200,7 @@ def _every_file_is_graded_or_named(sub, out, rows):
             rel = path.relative_to(folder)
             assert rel.name in graded or f"{rel}: " in ignored or f"{rel.parts[0]}/ (" in ignored, (rel, ignored)
     assert "graded claim key FINAL v2.py: its name has exercise 02's words" in rows["alice"]["notes"]
-    assert float(rows["alice"]["score"]) == 9
+    assert float(rows["alice"]["score"]) == 10
     assert (f"{CLAIM}.py: not graded; {CLAIM}.ipynb was, for exercise 02 (the notebook's answer cell is the answer"
             in rows["sam"]["ignored_files"]) and "the two hold the same code" in rows["sam"]["ignored_files"]
     assert ".ipynb_checkpoints/ (1 file): Jupyter's autosave copies" in rows["sam"]["ignored_files"]
@@ -212,13 +212,13 @@ def _the_gradebook_files_and_late_work(out, rows):
     with (out / "canvas.csv").open() as f:
         canvas = list(csv.reader(f))
     assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "01_name_the_source", CLAIM]
-    assert canvas[1] == ["Points Possible", "", "", "", "", "6", "9"] and len(canvas) == 2 + len(rows)
-    assert ["alice", "", "100", "alice@uni.example", "", "", "9"] in canvas  # 01 not handed in: no grade
+    assert canvas[1] == ["Points Possible", "", "", "", "", "6", "10"] and len(canvas) == 2 + len(rows)
+    assert ["alice", "", "100", "alice@uni.example", "", "", "10"] in canvas  # 01 not handed in: no grade
     assert ["zed", "", "120", "zed@uni.example", "", "", ""] in canvas
     with (out / "moodle.csv").open() as f:
         moodle = list(csv.reader(f))
     assert moodle[0] == ["Student", "ID number", "Email address", "01_name_the_source", CLAIM]
-    assert ["pia", "115", "pia@uni.example", "6", "9"] in moodle
+    assert ["pia", "115", "pia@uni.example", "6", "10"] in moodle
     # file times are before the 2030 deadline; fay's time comes from the manifest, a day and an hour late
     assert rows["fay"]["late_by"] == "1d 01:00:00" and rows["fay"]["submitted_at"] == "2030-01-02T01:00:00+00:00"
     assert "submitted_at from --submitted-at" in rows["fay"]["notes"]
@@ -323,7 +323,7 @@ def test_the_gradescope_bundle_has_its_layout_and_grades_one_submission_with_gra
                           timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     results = json.loads((root / "results" / "results.json").read_text())
-    assert results["score"] == 9 and sum(t["max_score"] for t in results["tests"]) == 9
+    assert results["score"] == 10 and sum(t["max_score"] for t in results["tests"]) == 10
     assert all(t["status"] == "passed" for t in results["tests"])
     assert {t["name"].split(" · ")[0] for t in results["tests"]} == {CLAIM}
 
@@ -356,7 +356,7 @@ def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys
     with (out / "grades.csv").open() as f:
         rows = {r["student"]: r for r in csv.DictReader(f)}
     assert {s: float(r["score"]) for s, r in rows.items()} == {"pipe": 0, "spawn": 0, "shell": 0, "frames": 0,
-                                                               "honest": 9}
+                                                               "honest": 10}
     hidden = [t.item for t in grading_catalogue()["02"].tests if t.hidden]
     assert hidden
     for student in rows:

@@ -47,6 +47,17 @@ def update_assignments(params: dict) -> dict[str, Any]:
     return out
 
 
+_NAME_PLACEHOLDER = re.compile(r"#[A-Za-z0-9_]+")
+
+
+def expanded(expression: str, params: dict) -> str:
+    """An expression with its ``#name`` placeholders replaced by the names ExpressionAttributeNames gives them
+    (``#o = :me`` with ``{"#o": "Owner"}`` reads ``Owner = :me``), so a misspelt attribute shows on the timeline.
+    A placeholder the request does not define stays as written (DynamoDB refuses such a request)."""
+    names = params.get("ExpressionAttributeNames") or {}
+    return _NAME_PLACEHOLDER.sub(lambda m: str(names.get(m.group(0), m.group(0))), expression)
+
+
 _EXISTS_TEST = re.compile(r"\battribute_(?:not_)?exists\s*\(\s*([^),\s]+)\s*\)", re.I)
 
 

@@ -39,6 +39,7 @@ from .dynamo import (
     PARTIQL_OPS,
     cancellation_reasons,
     error_code,
+    expanded,
     scalar,
     table_writes,
     tested_but_absent,
@@ -243,7 +244,7 @@ def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes,
     if op == "UpdateItem":
         detail.update({a: v for a, v in update_assignments(params).items() if a in schema.recorded})
     if params.get("ConditionExpression"):
-        detail["condition"] = params["ConditionExpression"]
+        detail["condition"] = expanded(str(params["ConditionExpression"]), params)
         absent = tested_but_absent(params) if op == "PutItem" else []
         if absent:
             detail["conditionTestsAbsent"] = absent  # attributes the condition tests that this item never has
@@ -455,6 +456,14 @@ def check_credentials(request, label: str) -> None:
             f"{FAKE_ACCESS_KEY!r}. Create clients inside the world (with Sandbox(...)) and pass no credentials.")
 
 
+#: The refusals a DynamoDB write may meet besides its condition's, by fault kind: (error code, AWS's message).
+_REFUSALS = {
+    "transaction-conflict": ("TransactionConflictException",
+                             "Transaction is ongoing for the item"),
+    "validation": ("ValidationException", "One or more parameter values were invalid"),
+}
+
+
 def fault_response(fault: "AwsFault") -> tuple[int, dict, bytes]:
     """The HTTP answer AWS gives for a throttled or failed request."""
     headers = {"Content-Type": "application/x-amz-json-1.0"}
@@ -462,6 +471,10 @@ def fault_response(fault: "AwsFault") -> tuple[int, dict, bytes]:
         code = {"dynamodb": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",
                 "kinesis": "ProvisionedThroughputExceededException"}.get(fault.service, "ThrottlingException")
         return 400, headers, json.dumps({"__type": code, "message": "Rate exceeded (injected by the sandbox)"}).encode()
+    if fault.kind in _REFUSALS:
+        code, message = _REFUSALS[fault.kind]
+        body = {"__type": f"com.amazonaws.dynamodb.v20120810#{code}", "message": f"{message} (injected by the sandbox)"}
+        return 400, headers, json.dumps(body).encode()
     return 500, headers, json.dumps({"__type": "InternalServerError",
                                      "message": "Internal server error (injected by the sandbox)"}).encode()
 

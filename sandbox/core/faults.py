@@ -23,15 +23,21 @@ from typing import Generic, TypeVar
 from ..errors import BadInput, InvocationCrashed
 from ..vocab import Effect
 
-AWS_FAULT_KINDS = ("throttle", "5xx", "timeout-applied")
+#: "transaction-conflict" and "validation": errors DynamoDB's PutItem, UpdateItem and DeleteItem may return besides
+#: ConditionalCheckFailedException (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#API_PutItem_Errors,
+#: https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/CommonErrors.html): a handler that tolerates only
+#: the refusal of its condition must let them fail the invocation.
+AWS_FAULT_KINDS = ("throttle", "5xx", "timeout-applied", "transaction-conflict", "validation")
 
 
 @dataclass(frozen=True)
 class AwsFault:
     """The ``nth`` matching request (and the ``times - 1`` after it) goes wrong.
 
-    ``kind``: "throttle" (HTTP 400, the service's throughput error), "5xx" (HTTP 500) or
-    "timeout-applied" (moto serves it, then the caller gets ``ReadTimeoutError``).
+    ``kind``: "throttle" (HTTP 400, the service's throughput error), "5xx" (HTTP 500),
+    "timeout-applied" (moto serves it, then the caller gets ``ReadTimeoutError``), "transaction-conflict"
+    (HTTP 400 TransactionConflictException: an ongoing transaction holds the item) or "validation" (HTTP 400
+    ValidationException: DynamoDB refused the request as written).
     ``target`` narrows it to one table, queue or stream; ``invocation`` to one invocation.
     """
 

@@ -95,6 +95,33 @@ class Test:
 
 
 @dataclass(frozen=True)
+class Requirement:
+    """One numbered sentence of an exercise's task, and the items that test it (the notebook's metadata holds the
+    table; the task text, the grader and the feedback all read it from there)."""
+
+    text: str
+    items: tuple[str, ...]
+
+
+def requirement_gaps(exercise: "Exercise") -> list[str]:
+    """What is wrong with an exercise's requirement table: a requirement with no item, an item under none or
+    under two, an item named that the exercise does not have (empty: the table is complete)."""
+    out = [] if exercise.requirements else [f"exercise {exercise.id} has no requirement table"]
+    out += [f"requirement {n} ({r.text}) has no item" for n, r in enumerate(exercise.requirements, 1) if not r.items]
+    named = [i for r in exercise.requirements for i in r.items]
+    out += [f"item {i} is under two requirements" for i in sorted({i for i in named if named.count(i) > 1})]
+    out += [f"item {i} has no requirement" for i in exercise.items if i not in named]
+    out += [f"requirement names {i}, which is no item" for i in sorted(set(named) - set(exercise.items))]
+    return out
+
+
+def render_requirements(requirements: tuple[Requirement, ...]) -> str:
+    """The requirements as the task text states them: a numbered list (what ``make exercises`` keeps in the cell)."""
+    lines = ["**Requirements.** Each is checked by its own tests; the feedback names the one an item checks."]
+    return "\n".join(lines + [f"{n}. {r.text}" for n, r in enumerate(requirements, 1)])
+
+
+@dataclass(frozen=True)
 class Exercise:
     id: str
     slug: str
@@ -104,10 +131,19 @@ class Exercise:
     next: str = ""  # what the next exercise adds, said on success
     preview: dict[str, Any] | None = None  # a run that shows what this exercise still gets wrong
     kit: bool = False  # the answer imports run_once_kit
+    requirements: tuple[Requirement, ...] = ()  # the task's numbered sentences, each with the items that test it
 
     @property
     def name(self) -> str:
         return f"{self.id}_{self.slug}"
+
+    def requirement_of(self, item: str) -> str:
+        """"requirement N: its sentence" for the requirement ``item`` tests ("" when the table names none)."""
+        for n, r in enumerate(self.requirements, 1):
+            if item in r.items:
+                return f"requirement {n}: {r.text}"
+        return ""
+
 
     @property
     def items(self) -> dict[str, int]:
@@ -123,16 +159,23 @@ class Exercise:
 
     def public(self) -> "Exercise":
         return Exercise(self.id, self.slug, self.title, tuple(t for t in self.tests if not t.hidden), self.function,
-                        self.next, self.preview, self.kit)
+                        self.next, self.preview, self.kit, self.requirements)
 
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "slug": self.slug, "title": self.title, "function": self.function, "next": self.next,
-                "preview": self.preview, "kit": self.kit, "tests": [t.to_dict() for t in self.tests]}
+                "preview": self.preview, "kit": self.kit, "tests": [t.to_dict() for t in self.tests],
+                "requirements": [{"text": r.text, "items": list(r.items)} for r in self.requirements]}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Exercise":
         return cls(data["id"], data["slug"], data["title"], tuple(Test.from_dict(t) for t in data["tests"]),
-                   data.get("function", "handler"), data.get("next", ""), data.get("preview"), data.get("kit", False))
+                   data.get("function", "handler"), data.get("next", ""), data.get("preview"), data.get("kit", False),
+                   requirements_of(data))
+
+
+def requirements_of(data: dict[str, Any]) -> tuple[Requirement, ...]:
+    """The requirement table of an exercise's metadata (or of its entry in ``public_tests.json``)."""
+    return tuple(Requirement(str(r["text"]), tuple(r["items"])) for r in data.get("requirements") or [])
 
 
 def answer_header(meta: dict, solution: bool) -> str:
@@ -198,7 +241,7 @@ def from_notebook(notebook: dict[str, Any], with_hidden: bool) -> Exercise:
         every = tests_literal(nb.solution_text(text, hidden=True))
         tests += [Test.from_dict(t, hidden=True) for t in every[len(public):]]
     return Exercise(meta["id"], meta["slug"], meta["title"], tuple(tests), meta.get("function", "handler"),
-                    meta.get("next", ""), meta.get("preview"), bool(meta.get("kit")))
+                    meta.get("next", ""), meta.get("preview"), bool(meta.get("kit")), requirements_of(meta))
 
 
 def solution_notebooks(folder: Path = SOLUTIONS_DIR) -> list[Path]:

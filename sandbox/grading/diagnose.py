@@ -14,6 +14,7 @@ from typing import Any
 
 from ..analysis.checker import Finding, Verdict
 from ..core.history import History
+from ..sources.sqs import read_partial_response
 from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,
@@ -25,7 +26,14 @@ from ..vocab import (
     Outcome,
     RecordType,
 )
-from .drills import drill_result, refused_save_raised, stale_writes
+from .drills import (
+    drill_result,
+    expect_retry_after_is_lock_left,
+    lock_left,
+    refused_save_raised,
+    sqs_message_id,
+    stale_writes,
+)
 
 
 @dataclass(frozen=True)
@@ -89,6 +97,9 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
                           "async queue keeps an event up to MaximumEventAgeInSeconds, 6 hours by default)"))
     if f.remaining_window:
         hints.append(_remaining_window(run, f))
+    deleted = deleted_after_success(run)
+    if deleted is not None:
+        hints.insert(0, deleted)
     return hints
 
 
@@ -236,9 +247,25 @@ def _remaining_window(run: _Run, f: Finding) -> Hint:
 # -- lost orders ------------------------------------------------------------------------------------
 def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
-    hints = [h for h in (_no_release(run, carriers, f.key), _no_expiry(run, carriers, f.key),
-                         _swallowed(run, f, carriers), _collision(run, f, carriers)) if h is not None]
+    hints = [h for h in (_refusal_taken_for_success(run, carriers), _no_release(run, carriers, f.key),
+                         _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers))
+             if h is not None]
     return hints
+
+
+#: The calls a task names, by the operation that makes each.
+_CALLS = {"PutItem": "claim", "UpdateItem": "save", "DeleteItem": "delete"}
+
+
+def _refusal_taken_for_success(run: _Run, carriers: list[str]) -> Hint | None:
+    """An invocation carrying the lost order met an error DynamoDB returned for another reason than a condition
+    (throttling, a transaction conflict, a validation error), and still succeeded: a broad except took it in."""
+    for inv in carriers:
+        refused = [c for c in run.calls.get(inv, []) if c["op"] in _CALLS
+                   and c["result"] not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
+        if refused and run.invs[inv]["outcome"] == Outcome.OK:
+            return broad_except_hint(inv, _CALLS[refused[-1]["op"]], f"{refused[-1]['result']}Exception")
+    return None
 
 
 def _collision(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
@@ -363,6 +390,8 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
             hints += batch_hints([d for d in history.of_type(RecordType.DELIVERY)
                                   if d.get("what") == Delivery.BATCH_FAILED and d.get("inv") in f.invocations])
     if verdict.status != "valid":
+        own = _own_claim_refused_rule("", history, run)  # a write that cannot hold for its own claim explains the rest
+        hints = ([own] if own is not None else []) + hints
         hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
     return _unique(hints)
 
@@ -428,30 +457,139 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
     """The hint for what this drill's run shows: each rule reads the run, and the drill's own hint is the last
     resort (a stale read is named instead of a missing result, a string header instead of a missing 409)."""
     run = _Run(history)
+    for rule in _DRILL_RULES:
+        found = rule(drill, history, run)
+        if found is not None:
+            return [found]
+    return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+
+
+def _stale_read_rule(drill: str, history: History, run: _Run) -> Hint | None:
     stale = any((c.get("detail") or {}).get("stale") for calls in run.calls.values() for c in calls)
     if drill in ("replay", "http-replay") and stale:
-        return [Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
-                     "older copy (up to a second old), not the result just saved: a read that decides must see the "
-                     "latest write")]
+        return Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
+                    "older copy (up to a second old), not the result just saved: a read that decides must see the "
+                    "latest write")
+    return None
+
+
+def _fencing_rule(drill: str, history: History, run: _Run) -> Hint | None:
     if drill in STALE_OWNER_DRILLS and stale_writes(history):
-        return [_stale_write_hint(stale_writes(history)[0])]
+        return _stale_write_hint(stale_writes(history)[0])
     if drill in ("stale-owner", "stale-save") and refused_save_raised(drill_result(history) or {}):
-        return [Hint("refused-save-raised", "the save was refused because another invocation owns the key now, and "
-                     "that refusal is not this invocation's failure: its work is done. Catch the conditional check's "
-                     "failure in save (log it if you like) and let the handler answer with the result; an error "
-                     "here makes the source deliver the event again")]
+        return Hint("refused-save-raised", "the save was refused because another invocation owns the key now, and "
+                    "that refusal is not this invocation's failure: its work is done. Catch the conditional check's "
+                    "failure in save (log it if you like) and let the handler answer with the result; an error "
+                    "here makes the source deliver the event again")
+    return None
+
+
+def _http_rule(drill: str, history: History, run: _Run) -> Hint | None:
     if drill == "http-conflict" and _retry_status(history) == 409 and _retry_status(history, 0) in range(200, 300):
-        return [_retry_after_hint(history)]
+        return _retry_after_hint(history)
     if drill in ("http-replay", "http-conflict") and _retry_status(history) == 422:
-        return [Hint("payload-per-request", "the retry carried the same Idempotency-Key and the same body, and was "
-                     "answered 422 as if it were another request: the payload run_once compares holds something "
-                     "that changes with every request (an API Gateway event's requestContext, its request id, its "
-                     "headers); compare only what makes two requests the same one")]
+        return Hint("payload-per-request", "the retry carried the same Idempotency-Key and the same body, and was "
+                    "answered 422 as if it were another request: the payload run_once compares holds something "
+                    "that changes with every request (an API Gateway event's requestContext, its request id, its "
+                    "headers); compare only what makes two requests the same one")
     if drill == "http-replay" and _retry_status(history) == 400:
-        return [Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
-                     "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
-                     "case-insensitive, so look the header up whatever its case")]
-    return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+        return Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
+                    "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
+                    "case-insensitive, so look the header up whatever its case")
+    return None
+
+
+def _refused_call_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """A call DynamoDB refused for another reason than its condition, and the invocation still succeeded: an
+    ``except`` around the call the task names caught more than the conditional check's failure."""
+    if drill not in ("dynamodb-errors", "save-errors"):
+        return None
+    return _refusal_taken_for_success(run, list(run.calls))
+
+
+def broad_except_hint(inv: str, call: str, error: str) -> Hint:
+    """The hint of a broad ``except`` around a call the task names: the same words wherever the flaw shows."""
+    return Hint("broad-except", f"{inv}'s {call} failed with {error}, and {inv} went on and succeeded: the except "
+                f"around the {call} caught more than ConditionalCheckFailedException (except Exception, except "
+                f"ClientError). Only the condition's refusal is yours to tolerate; catch that one "
+                f"(table().meta.client.exceptions.ConditionalCheckFailedException) and let every other error fail "
+                f"the invocation, so its source delivers the event again")
+
+
+def _own_claim_refused_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """A conditional save or delete refused though no other invocation had claimed the key since this one did: the
+    condition itself can never hold for its own owner (it names an attribute the item does not have)."""
+    for inv, calls in run.calls.items():
+        for c in calls:
+            if c["op"] not in ("UpdateItem", "DeleteItem") or c["result"] != CONDITIONAL_CHECK_FAILED:
+                continue
+            mine = [w for w in calls if w["op"] == "PutItem" and _wrote(w) and w.get("key") == c.get("key")
+                    and w["seq"] < c["seq"]]
+            others = [w for i, ws in run.calls.items() if i != inv for w in ws if w["op"] == "PutItem" and _wrote(w)
+                      and w.get("key") == c.get("key") and mine and mine[-1]["seq"] < w["seq"] < c["seq"]]
+            if mine and not others:
+                return _own_claim_hint(inv, c, run.invs.get(inv, {}).get("outcome") == Outcome.OK)
+    return None
+
+
+def _own_claim_hint(inv: str, call: dict, swallowed: bool) -> Hint:
+    write = "save" if call["op"] == "UpdateItem" else "delete"
+    undone = "saved for a duplicate to replay" if write == "save" else "removed for a retry to start over"
+    condition = (call.get("detail") or {}).get("condition")
+    hidden = (f", and {inv} still succeeded: a broad except hid the refusal" if swallowed else "")
+    return Hint("save-refused-own-claim" if write == "save" else "delete-refused-own-claim",
+                f"{inv}'s {write} of {call.get('key')} was refused (ConditionalCheckFailed) though no other "
+                f"invocation had claimed the key: its condition ({condition}) cannot hold even for the claim's own "
+                f"owner{hidden}. Compare each attribute it names with the ones the claim writes (names are "
+                f"case-sensitive); nothing was {undone}")
+
+
+def _sqs_response_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The sqs-in-progress drill's answer, told by the rule every SQS batch is judged by (``batch_hints``)."""
+    if drill != "sqs-in-progress":
+        return None
+    answers = (drill_result(history) or {}).get("answers") or []
+    if len(answers) < 2:
+        return None
+    second = answers[1]
+    if second.get("outcome") != Outcome.OK:
+        return batch_hints([{"keys": [], "detail": {}}])[0]
+    named, bad = read_partial_response(second.get("response"), [sqs_message_id((drill_result(history) or {})
+                                                                                .get("seed"))], "a messageId")
+    if bad is not None:
+        return batch_hints([{"keys": list(run.invs.get(second["inv"], {}).get("keys") or []),
+                             "detail": {**bad, "messageIds": []}}])[0]
+    return None
+
+
+def _deleted_after_success_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    return deleted_after_success(run)
+
+
+def deleted_after_success(run: _Run) -> Hint | None:
+    """An invocation that saved its key COMPLETED, then deleted it: the next duplicate finds the key free."""
+    for inv, calls in run.calls.items():
+        saved = [c for c in calls if _wrote(c) and (c.get("detail") or {}).get("status") == ItemStatus.COMPLETED]
+        gone = [c for c in calls if c["op"] == "DeleteItem" and c["result"] == AWS_OK and saved
+                and c.get("key") == saved[0].get("key") and c["seq"] > saved[0]["seq"]]
+        if gone:
+            return Hint("deleted-after-success", f"{inv} saved {gone[0].get('key')} COMPLETED, then deleted it at "
+                        f"{gone[0]['t']:.1f} s: a duplicate after that (a losing copy's retry, a redelivery) found "
+                        f"the key free and did the work again. Delete the claim only when the work raised; a "
+                        f"completed record must stay to be replayed")
+    return None
+
+
+_DRILL_RULES = (_stale_read_rule, _fencing_rule, _http_rule, _refused_call_rule, _own_claim_refused_rule,
+                _sqs_response_rule, _deleted_after_success_rule)
+
+
+def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list[Hint]:
+    """A partial batch response that named records the invocation had handled (``judge.expect_partial_batch``)."""
+    return [Hint("handled-records-reported", f"batchItemFailures named the messages of {', '.join(handled)}, "
+                 f"which {delivery.get('inv')} had handled: Lambda returns exactly the named messages to the queue, "
+                 f"so naming every message of the batch when one fails is the whole-batch retry over again. Name "
+                 f"only the records that failed, each in its own try/except")]
 
 
 def _stale_write_hint(f: Finding) -> Hint:
@@ -468,6 +606,10 @@ def _retry_after_hint(history: History) -> Hint:
     value = next((v for k, v in headers.items() if str(k).lower() == "retry-after"), None)
     if value is None:
         got = "no Retry-After header: the client is not told when to try again"
+    elif isinstance(value, str) and value.isdigit() and expect_retry_after_is_lock_left(history):
+        left = lock_left(history)
+        got = (f"Retry-After {value!r}, but the first request's lock had {left[1] if left else 0:.0f} s left: "
+               f"Retry-After is the seconds left on the lock (KeyInProgressError's retry_after), not a constant")
     elif isinstance(value, str):
         got = f"Retry-After {value!r}: the client reads it as whole seconds to wait, digits only"
     else:

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..analysis.checker import Finding, check
-from ..core.faults import ProviderFault
+from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..events import apigateway_event, make_orders, sqs_record
-from ..vocab import Cause, Effect, FindingKind, Outcome, RecordType
+from ..sources.sqs import read_partial_response
+from ..vocab import AWS_OK, Cause, Effect, FindingKind, Outcome, RecordType
 from ..world import Sandbox
 
 NOTE_PREFIX = "drill-result "
@@ -60,7 +61,8 @@ def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = N
         fn = sb.function(handler, timeout=drill.timeout)
         invs = drill.drive(sb, fn, seed)
         sb.run()
-        sb.note(NOTE_PREFIX + json.dumps({"drill": name, "answers": [answer(i) for i in invs]}, default=str))
+        sb.note(NOTE_PREFIX + json.dumps({"drill": name, "seed": seed, "answers": [answer(i) for i in invs]},
+                                         default=str))
     return sb.history
 
 
@@ -159,8 +161,13 @@ def drive_http_missing_key(sb, fn, seed):
 
 def drive_sqs_in_progress(sb, fn, seed):
     order = _one_order(sb, seed)
-    event = _sqs_event(order, f"m-{seed}")  # the same message, delivered twice at once
+    event = _sqs_event(order, sqs_message_id(seed))  # the same message, delivered twice at once
     return _while_in_progress(sb, fn, event, event, order)
+
+
+def sqs_message_id(seed: Any) -> str:
+    """The messageId of the sqs-in-progress drill's message (the drill's result keeps its seed)."""
+    return f"m-{seed}"
 
 
 def _end_locks(sb: Sandbox, keys: list[str]) -> None:
@@ -213,6 +220,41 @@ def drive_stale_release(sb, fn, seed):
 
 def drive_stale_save(sb, fn, seed):
     return _stale_attempts(sb, fn, seed, delete=False)
+
+
+#: What a DynamoDB write may meet besides its condition's refusal: the AwsFault kind, and the error the handler sees
+#: (throttling is retried by the SDK first; the fault outlasts its retries). Each is on the write's list of errors
+#: (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_PutItem.html#API_PutItem_Errors).
+REFUSALS = (("throttle", "ProvisionedThroughputExceededException"),
+            ("transaction-conflict", "TransactionConflictException"), ("validation", "ValidationException"))
+
+
+def _refused_writes(sb: Sandbox, fn: Any, seed: int, op: str, retry: bool = False) -> list[Any]:
+    """One order per kind of refusal, one invocation each, whose every ``op`` on the table DynamoDB refuses so.
+    With ``retry``, an invocation that failed is retried a second later, the refusal over (its source's retry):
+    where the refused call comes before the work, that retry does it, so an order is lost only if the refusal
+    was taken for success. The answers judged are the first invocations'."""
+    invs = []
+    for (kind, _), order in zip(REFUSALS, make_orders(len(REFUSALS), seed)):
+        sb.accept(order)
+        event = sb.order_event([order])
+        inv = fn.start(event, keys=[order["orderId"]])
+        sb.faults.add(AwsFault(kind, "dynamodb", op, target=sb.table_name, times=50, invocation=inv.id))
+        sb.run()
+        if retry and inv.outcome != Outcome.OK:
+            sb.advance(1.0)
+            fn.start(event, keys=[order["orderId"]], cause=Cause.retry(1), prev=inv.id)
+            sb.run()
+        invs.append(inv)
+    return invs
+
+
+def drive_dynamodb_errors(sb, fn, seed):
+    return _refused_writes(sb, fn, seed, "PutItem", retry=True)
+
+
+def drive_save_errors(sb, fn, seed):
+    return _refused_writes(sb, fn, seed, "UpdateItem")
 
 
 # -- what each promises -----------------------------------------------------------------------------
@@ -281,6 +323,44 @@ def expect_http_conflict(result):
     return None
 
 
+def lock_left(history: History) -> tuple[str, float] | None:
+    """(the retry's invocation, the seconds the first request's lock still had when the retry's claim was refused),
+    read from the table calls: the first request's winning claim's ``expiresAt``, and when the retry asked."""
+    result = drill_result(history) or {}
+    answers = _answers(result)
+    if len(answers) < 2:
+        return None
+    first, second = answers[0]["inv"], answers[1]["inv"]
+    epoch = float(history.meta.get("epoch") or 0.0)
+    calls = [e for e in history.of_type(RecordType.AWS) if e.get("op") == "PutItem"]
+    won = [e for e in calls if e.get("inv") == first and e.get("result") == AWS_OK]
+    asked = [e for e in calls if e.get("inv") == second]
+    expires = (won[0].get("detail") or {}).get("expiresAt") if won else None
+    if not asked or not isinstance(expires, (int, float)):
+        return None
+    return second, float(expires) - epoch - float(asked[0]["t"])
+
+
+#: How far a Retry-After may be from the seconds the lock has left: the lock's end is in whole epoch seconds.
+RETRY_AFTER_SLACK = 2
+
+
+def expect_retry_after_is_lock_left(history: History) -> str | None:
+    """The 409's Retry-After is the seconds left on the lock (the task's words), not any whole number."""
+    left = lock_left(history)
+    answers = _answers(drill_result(history) or {})
+    headers = {str(k).lower(): v for k, v in ((answers[1].get("response") or {}).get("headers") or {}).items()}
+    value = headers.get("retry-after")
+    if left is None or not (isinstance(value, str) and value.isdigit()):
+        return None  # judged by expect_http_conflict
+    if abs(int(value) - left[1]) <= RETRY_AFTER_SLACK:
+        return None
+    return (f"the 409 said Retry-After {value!r}, but the first request's lock had {left[1]:.0f} s left when "
+            f"{left[0]} asked: a client that waits as told comes back "
+            + ("while the first request may still be at work" if int(value) < left[1] else "later than it needs to")
+            + "; Retry-After is the seconds left on the lock (KeyInProgressError's retry_after)")
+
+
 def expect_http_mismatch(result):
     _, second = _answers(result)
     if _status(second) != 422:
@@ -298,16 +378,37 @@ def expect_http_missing_key(result):
 
 
 def expect_sqs_in_progress(result):
+    """The second delivery names its message in batchItemFailures, read as Lambda reads it (``read_partial_response``,
+    the SQS source's own rule): a raise, or a response Lambda cannot match to the batch, fails the whole batch
+    here as it does in every scenario (the ``partial-batch`` expectation)."""
     first, second = _answers(result)
-    reported = [i.get("itemIdentifier") for i in ((second.get("response") or {}).get("batchItemFailures") or [])
-                if isinstance(i, dict)]
-    if second["outcome"] == Outcome.OK and reported:
+    message = sqs_message_id(result.get("seed"))
+    if second["outcome"] != Outcome.OK:
+        return (f"a second delivery of a message whose order was still being processed: {_failed(second)}, so Lambda "
+                f"failed the whole batch; name the message in batchItemFailures instead, and the rest of its batch "
+                f"is not held back")
+    named, bad = read_partial_response(second["response"], [message], "a messageId")
+    if bad is not None:
+        return f"a second delivery of a message whose order was still being processed: {bad['reason']}"
+    if message in named:
         return None
-    if second["outcome"] != Outcome.OK and "StillInProgressError" in second["error_types"]:
-        return None  # raising fails the batch: the message comes back, which is safe (if costly)
-    got = f"answered {second['response']!r}" if second["outcome"] == Outcome.OK else _failed(second)
-    return (f"a second delivery of a message whose order was still being processed {got}; it should name the "
-            f"message in batchItemFailures, so SQS delivers it again")
+    return (f"a second delivery of a message whose order was still being processed answered {second['response']!r}; "
+            f"it should name the message in batchItemFailures, so SQS delivers it again")
+
+
+def expect_refused(call: str) -> Callable[[dict[str, Any]], str | None]:
+    """Each invocation whose ``call`` DynamoDB refused (throttled past the SDK's retries, a transaction conflict,
+    a validation error: not the condition) failed: it neither did its work as if nothing happened nor reported
+    success, so its source delivers the event again. Only the condition's refusal is the answer's to tolerate."""
+    def expect(result: dict[str, Any]) -> str | None:
+        for a, (_, error) in zip(_answers(result), REFUSALS):
+            if a["outcome"] == Outcome.OK:
+                return (f"{a['inv']}'s {call} was refused by DynamoDB with {error}, not by its condition, and "
+                        f"{a['inv']} still answered {a['response']!r}: a success, so its source never delivers the "
+                        f"event again. Only ConditionalCheckFailedException is the answer's to tolerate; any other "
+                        f"error must fail the invocation")
+        return None
+    return expect
 
 
 def expect_stale_owner(result):
@@ -365,13 +466,19 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
     Drill("http-replay", "a retried request gets the first response back, status and body",
           drive_http_replay, expect_http_replay),
     Drill("http-conflict", "a retry while the first request is in progress gets 409 with Retry-After",
-          drive_http_conflict, expect_http_conflict),
+          drive_http_conflict, expect_http_conflict, expect_history=expect_retry_after_is_lock_left),
     Drill("http-mismatch", "the same Idempotency-Key with another body gets 422",
           drive_http_mismatch, expect_http_mismatch),
     Drill("http-missing-key", "a request without an Idempotency-Key gets 400", drive_http_missing_key,
           expect_http_missing_key),
     Drill("sqs-in-progress", "a message whose order is in progress elsewhere is reported in batchItemFailures",
           drive_sqs_in_progress, expect_sqs_in_progress),
+    Drill("dynamodb-errors", "a claim DynamoDB refuses for a reason other than its condition (throttling, a "
+          "transaction conflict, a validation error) fails the invocation", drive_dynamodb_errors,
+          expect_refused("claim (PutItem)"), timeout=60.0),
+    Drill("save-errors", "a save DynamoDB refuses for a reason other than its condition (throttling, a transaction "
+          "conflict, a validation error) fails the invocation", drive_save_errors, expect_refused("save (UpdateItem)"),
+          timeout=60.0),
     Drill("stale-owner", "a slow attempt whose key a duplicate took over leaves the duplicate's record alone when "
           "it saves (o-1) or deletes (o-2)", drive_stale_owner, expect_stale_save, timeout=60.0,
           expect_history=expect_no_stale_write),

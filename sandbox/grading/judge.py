@@ -12,7 +12,7 @@ from typing import Any
 
 from ..analysis.checker import Verdict, check
 from ..core.history import History
-from ..vocab import AWS_OK, Delivery, ItemStatus, RecordType, Status
+from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
@@ -136,6 +136,7 @@ class ItemResult:
     what: str
     hidden: bool
     tests: list[TestResult]
+    requirement: str = ""  # "requirement N: its sentence", from the exercise's requirement table
 
     @property
     def passed(self) -> bool:
@@ -177,17 +178,18 @@ class ItemResult:
     def to_dict(self) -> dict[str, Any]:
         return {"item": self.item, "points": self.points, "score": self.score, "passed": self.passed,
                 "partial": self.partial, "seeds_held": list(self.seeds) if self.partial else None,
-                "what": self.what, "hidden": self.hidden, "hints": self.hint_codes,
+                "what": self.what, "requirement": self.requirement, "hidden": self.hidden, "hints": self.hint_codes,
                 "tests": [t.to_dict() for t in self.tests]}
 
 
 # -- expectations: promises checked on every run of a test ------------------------------------------
 def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
-    """Every failed SQS batch was a partial one: the handler named its failed records."""
-    whole = [d for d in history.of_type(RecordType.DELIVERY)
-             if d.get("what") == Delivery.BATCH_FAILED and not (d.get("detail") or {}).get("partial")]
+    """Every failed SQS batch was a partial one: the handler named its failed records, and only those (which
+    records come back, not only whether an effect repeats: run_once replays a handled record named by mistake)."""
+    failed = [d for d in history.of_type(RecordType.DELIVERY) if d.get("what") == Delivery.BATCH_FAILED]
+    whole = [d for d in failed if not (d.get("detail") or {}).get("partial")]
     if not whole:
-        return None
+        return _handled_records_named(history, [d for d in failed if d not in whole])
     d = whole[0]
     detail = d.get("detail") or {}
     reason = detail.get("reason", "")
@@ -195,6 +197,25 @@ def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
            else "no record was named in batchItemFailures")
     return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): {why}, so every record of the "
             f"batch came back, any already handled included", diagnose.batch_hints(whole))
+
+
+def _handled_records_named(history: History, partial: list[dict[str, Any]]) -> tuple[str, list[Hint]] | None:
+    """A partial batch response that named a record whose order the same invocation had handled: every effect it
+    performed for that order succeeded, none failed. Lambda returns exactly the named records to the queue."""
+    effects = history.effects()
+    for d in partial:
+        handled = [k for k in d.get("keys") or [] if _handled(effects, d.get("inv"), k)]
+        if handled:
+            text = (f"{d.get('inv')} named {', '.join(handled)} in batchItemFailures at {d['t']:.1f} s, though it had "
+                    f"handled {'them' if len(handled) > 1 else 'it'}: every effect done, none failed. Lambda returns "
+                    f"exactly the named records to the queue, so handled ones came back for another delivery")
+            return text, diagnose.reported_handled_hints(d, handled)
+    return None
+
+
+def _handled(effects: list[dict[str, Any]], inv: Any, key: str) -> bool:
+    mine = [e for e in effects if e.get("inv") == inv and e.get("key") == key]
+    return bool(mine) and all(e.get("status") in (EffectStatus.DONE, EffectStatus.DEDUPLICATED) for e in mine)
 
 
 def _batch_words(d: dict[str, Any]) -> str:
@@ -309,16 +330,28 @@ def problem(test: Test, history: History, verdict: Verdict | None = None) -> tup
     """(status, explanation, hints) of what is wrong with a run, or None."""
     verdict = verdict or check(history)
     if verdict.status != Status.VALID:
-        return verdict.status, verdict.explain(), diagnose.diagnose(history, verdict)
+        return _with_hint(test, (verdict.status, verdict.explain(), diagnose.diagnose(history, verdict)))
     if test.drill is not None:
         wrong = drills.judge(test.drill, history)
         if wrong is not None:
-            return "failed", wrong, diagnose.drill_hints(test.drill, history)
+            return _with_hint(test, ("failed", wrong, diagnose.drill_hints(test.drill, history)))
     for name in test.expect:
         found = EXPECTATIONS[name](history)
         if found is not None:
-            return "failed", found[0], found[1]
+            return _with_hint(test, ("failed", found[0], found[1]))
     return None
+
+
+def _with_hint(test: Test, found: tuple[str, str, list[Hint]]) -> tuple[str, str, list[Hint]]:
+    """No item fails without a hint: where no rule names the flaw, the hint says what the run shows against what
+    the item asks (the explanation's first finding), so the feedback always points somewhere."""
+    status, explanation, hints = found
+    if hints:
+        return found
+    lines = [line.strip(" -") for line in explanation.splitlines() if line.strip(" -")]
+    shown = lines[1] if len(lines) > 1 else (lines[0] if lines else explanation)  # a verdict's heading, then a finding
+    asked = f"; this item asks that {test.what}" if test.what else ""
+    return status, explanation, [Hint("run-shows", f"the run shows: {shown}{asked}")]
 
 
 def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
@@ -332,7 +365,8 @@ def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
     out: dict[str, ItemResult] = {}
     for r in results:
         t = r.test
-        item = out.setdefault(t.item, ItemResult(t.item, exercise.items[t.item], t.what, t.hidden, []))
+        item = out.setdefault(t.item, ItemResult(t.item, exercise.items[t.item], t.what, t.hidden, [],
+                                                 exercise.requirement_of(t.item)))
         item.tests.append(r)
         item.hidden = item.hidden and t.hidden
     return list(out.values())

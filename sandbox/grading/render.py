@@ -74,6 +74,8 @@ def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
     if t is None:
         return []
     lines = [f"{item.item} failed: {_where(t)}"]
+    if item.requirement:
+        lines.append(f"  it checks {item.requirement}")
     credit = credit_text(item)
     if credit:
         lines.append(f"  {credit} (credit per seed)")

@@ -21,7 +21,7 @@ def table():
 
 
 # What to size the windows for (the scenarios this exercise is checked against use these):
-# - the function's timeout is set by each scenario (3 s to 60 s here): read what is left of it from
+# - the function's timeout is set by each scenario (3 s to 900 s, Lambda's maximum): read what is left of it from
 #   the context, never hard-code it;
 # - Lambda's async queue keeps an event up to MaximumEventAgeInSeconds, 21600 s (6 hours) by default,
 #   and may deliver it again at any moment within that (a throttled event is retried for hours).
