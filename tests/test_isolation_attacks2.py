@@ -85,7 +85,6 @@ def test_memory_no_process_maps_still_counts_toward_the_function(hog):
 #: What the sandbox does not model yet (issue 29 left them open): each test fails the suite once it passes.
 ASYNCIO_AND_CHILDREN = "an event loop's timers are virtual and a child's wait is real: asyncio does not mix them yet"
 COMPUTING_THREAD = "threads take turns where they wait: a thread that computes without waiting keeps the turn"
-FILE_TIMES = "file times are the kernel's real clock, time.time() is the world's virtual one"
 ALARM = "a virtual sleep is one request to the world: a real SIGALRM does not cut it short"
 
 
@@ -165,7 +164,6 @@ def test_a_snapstart_kind_sent_mid_invocation_ends_the_environment_as_a_protocol
     assert (inv.error_text or "").startswith("EnvironmentFailed"), inv.error_text
 
 
-@pytest.mark.xfail(strict=True, reason=FILE_TIMES)
 def test_a_files_mtime_and_time_time_read_the_same_clock():
     """File times come from the kernel's real clock, time.time() from the world's (months apart): a marker file's
     age is negative, so a one-second expiry by mtime never expires. In async-duplicate the copy arrives 2 s later in

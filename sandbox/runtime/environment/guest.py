@@ -29,7 +29,7 @@ from base64 import b64decode, b64encode
 from typing import Any
 
 from ...paths import PACKAGE
-from . import realwaits, turns, wire
+from . import filetimes, realwaits, turns, wire
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -50,6 +50,7 @@ class Channel:
         #: In a process forked from the environment: the reading and real time at the fork (None: the runtime).
         self.forked_at: tuple[float, float] | None = None
         self.cloning = False  # a SnapStart snapshot is forking a restored environment
+        self.files: filetimes.FileClock | None = None  # file times on this clock (filetimes.py), once installed
 
     def reading(self) -> float:
         """The environment's clock: the world's time at its last answer and, once the code has computed
@@ -82,6 +83,8 @@ class Channel:
                 os._exit(0)
             raise RuntimeError(FORKED)
         with self.lock:
+            if self.files is not None:
+                self.files.sending()
             try:
                 wire.send(self.sock, message)
                 answer = wire.receive(self.sock)
@@ -89,6 +92,8 @@ class Channel:
                 _world_gone()
         self.answered_at = _REAL_MONOTONIC()
         self.see_time(answer.get("now"))
+        if self.files is not None:
+            self.files.answered(self.now)
         return answer
 
     def tell(self, message: dict[str, Any]) -> None:
@@ -494,6 +499,7 @@ def _virtual_time(now: float, channel: Channel) -> None:
     time.perf_counter = monotonic
     time.perf_counter_ns = time.monotonic_ns
     time.sleep = _sleep(channel)
+    channel.files = filetimes.install(now, wire.QUANTUM, time_machine.escape_hatch.time.time_ns)
 
 
 def _wire_up(channel: Channel) -> None:
