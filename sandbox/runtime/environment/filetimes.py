@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import io
+import math
 import os
 from typing import Any
 
@@ -42,6 +43,12 @@ def _fine_ns() -> int:
 _CLOCK_GETTIME_NS = __import__("time").clock_gettime_ns
 _REAL_TIME_NS = __import__("time").time_ns  # replaced by install with the real clock, whatever time-machine does
 _WRITES = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _ns(seconds: float) -> int:
+    """Nanoseconds of a time in seconds, exactly (a float's product with a billion is rounded at this size)."""
+    whole = math.floor(seconds)
+    return whole * _BILLION + round((seconds - whole) * _BILLION)
 
 
 class FileClock:
@@ -69,7 +76,7 @@ class FileClock:
             self.written = False
         self.reals.append(_coarse_ns())
         self.virtuals.append(now)
-        self.virtual_ns.append(round(now * _BILLION))
+        self.virtual_ns.append(_ns(now))
 
     def virtual(self, real_ns: int) -> tuple[float, int]:
         """The time the environment's clock read when the kernel's real clock read ``real_ns``."""
@@ -177,7 +184,7 @@ def _utime(original: Any, original_stat: Any) -> Any:
         if ns is not None:
             asked = [(int(n) / _BILLION, int(n)) for n in ns]
         else:
-            asked = [(float(t), round(float(t) * _BILLION)) for t in times]
+            asked = [(float(t), _ns(float(t))) for t in times]
         original(path, ns=tuple(clock.real(n) for _, n in asked), **kwargs)
         st = original_stat(path, **kwargs)
         (a_s, a_ns), (m_s, m_ns) = asked

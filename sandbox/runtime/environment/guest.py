@@ -29,7 +29,7 @@ from base64 import b64decode, b64encode
 from typing import Any
 
 from ...paths import PACKAGE
-from . import filetimes, realwaits, turns, wire
+from . import alarms, filetimes, realwaits, turns, wire
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -72,8 +72,11 @@ class Channel:
             pass
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py)."""
-        return self.request(message) if self.turns is None else self.turns.ask(message)
+        """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py). An alarm
+        that came due meanwhile rings as it is answered (alarms.py)."""
+        answer = self.request(message) if self.turns is None else self.turns.ask(message)
+        alarms.answered()
+        return answer
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send ``message`` now, and wait for the answer (the Runtime API's next keeps the turn: a frozen
@@ -361,6 +364,8 @@ def _sleep(channel: Channel):
             return
         if channel.turns is None:
             channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
+        elif alarms.ALARM is not None and alarms.on_main_thread():  # the alarm may cut it short
+            alarms.ALARM.sleep(seconds, channel.turns.sleep)
         else:
             channel.turns.sleep(seconds)
 
@@ -556,10 +561,11 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
     global CHANNEL
     channel = CHANNEL = Channel(sock)
-    channel.turns = turns.install(channel.request, channel.reading)
+    channel.turns = turns.install(channel.request, channel.reading, lambda: (channel.now, channel.answered_at))
     _set_up(config, channel)
     _wire_up(channel)
     realwaits.install(channel.sock.fileno())
+    alarms.install(channel.reading, lambda: channel.forked_at is None)
     os.register_at_fork(after_in_child=lambda: realwaits.forked_child(channel))
     channel.tell({"t": wire.Kind.READY})
     try:

@@ -52,13 +52,17 @@ class _Turn:
         #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
         self.real = False
         self.real_until: float | None = None
+        self.real_since = 0.0  # when its wait on the real world began (``_real_now``)
 
 
 class Turns:
     """The threads of one environment, and whose turn it is."""
 
-    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]):
+    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+                 answered: Callable[[], tuple[float, float]] | None = None):
         self._ask, self._now = ask, now
+        #: The world's time in its last answer, and the real time (``_real_now``) it came.
+        self._answered = answered or (lambda: (now(), _real_now()))
         self.turns: dict[int, _Turn] = {_get_ident(): _Turn("main")}
         self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
         self.asking: collections.deque[_Turn] = collections.deque()
@@ -98,6 +102,7 @@ class Turns:
         me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
         if real:
             me.deadline, me.real_until = None, None if timeout is None else _real_now() + timeout
+            me.real_since = _real_now()
         else:
             me.deadline, me.real_until = None if timeout is None else self._now() + timeout, None
         self._pass(me)
@@ -158,12 +163,13 @@ class Turns:
                 turn.answer = self._ask(turn.message)
                 turn.message, turn.state = None, READY
                 continue
-            if any(t.real for t in self.order if t.state == WAITS) or not self._sleep_to_first_timer():
+            real = [t for t in self.order if t.real and t.state == WAITS]
+            if not (self._timer_due(real) if real else self._sleep_to_first_timer()):
                 # Every thread waits on something outside the turns (a child process's pipe, a thread
                 # of _thread's): look again shortly. A true deadlock spins here until the world's
                 # watchdog stops the environment, as it would stop one blocked anywhere else.
                 _allocate().acquire(True, idle)
-                idle = min(idle * 2, 0.05)
+                idle = min(idle * 2, 0.05 if not real else 0.01)
         if nxt is me:
             me.state = RUNS
             return
@@ -182,9 +188,6 @@ class Turns:
             self.probing = False
 
     def _first_runnable(self, besides: _Turn | None) -> _Turn | None:
-        # Only while a thread waits on the real world does a timer fire here, as real time passes; otherwise
-        # the world's answer to a sleep wakes them (_sleep_to_first_timer), in the order that keeps runs the same.
-        real = any(t.real and t.state == WAITS for t in self.order)
         for turn in self.order:
             if turn is besides:
                 continue
@@ -194,16 +197,23 @@ class Turns:
                 turn.took, turn.test, turn.deadline = True, None, None
                 turn.state = READY
                 return turn
-            if real and turn.state == WAITS and turn.deadline is not None and self._now() >= turn.deadline:
-                # The clock moved on, in real time, while another thread waited on the real world.
-                turn.took, turn.test, turn.deadline, turn.sleep_for = False, None, None, None
-                turn.state = READY
-                return turn
             if turn.state == WAITS and turn.real_until is not None and _real_now() >= turn.real_until:
                 turn.took, turn.test, turn.real_until = False, None, None
                 turn.state = READY
                 return turn
         return None
+
+    def _timer_due(self, real: list[_Turn]) -> bool:
+        """While threads wait on the real world (a child process, a pipe), the world's clock keeps pace with real
+        time: a timer (a sleep, an event loop's) fires once as many real seconds have passed as it had to wait,
+        the world sleeping up to it, so an ``asyncio.sleep`` or a ``wait_for`` racing a child ends on time.
+        Otherwise the world's answer to a sleep wakes them, in the order that keeps runs the same."""
+        deadlines = [t.deadline for t in self.order if t.state == WAITS and t.deadline is not None]
+        if not deadlines:
+            return False
+        now, answered_at = self._answered()
+        waited = _real_now() - max(answered_at, min(t.real_since for t in real))
+        return now + waited >= min(deadlines) and self._sleep_to_first_timer()
 
     def _sleep_to_first_timer(self) -> bool:
         timed = [(t, t.deadline) for t in self.order if t.state == WAITS and t.deadline is not None]
@@ -402,10 +412,11 @@ def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
     return select
 
 
-def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]) -> Turns:
+def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+            answered: Callable[[], tuple[float, float]] | None = None) -> Turns:
     """From now on, this process's threads take turns (the calling thread is the main one, running)."""
     global TURNS
-    TURNS = Turns(ask, now)
+    TURNS = Turns(ask, now, answered)
     _saved.update(start=threading.Thread.start, join=threading.Thread.join, is_alive=threading.Thread.is_alive,
                   wait=threading.Condition.wait, starting=set())
     py_rlock = threading._PyRLock  # type: ignore[attr-defined]  # CPython's RLock in Python, private

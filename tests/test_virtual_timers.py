@@ -1,0 +1,230 @@
+"""The environment's clock everywhere a handler reads time: file times, ``signal.alarm``, an event loop's timers
+racing a real child, and a thread that computes without waiting.
+
+The unit tests drive ``alarms.Alarm`` and ``filetimes.FileClock`` on clocks of their own, with Hypothesis choosing
+the durations; the others run handlers in execution environments, as a learner would.
+"""
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sandbox import Sandbox
+from sandbox.runtime.environment import alarms, filetimes
+
+ORDER = {"orderId": "o-1", "email": "ana@example.com", "amount": 12}
+
+
+def _write(tmp_path: Path, name: str, code: str) -> str:
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(code))
+    return f"{path}:handler"
+
+
+# -- alarms, on a clock of the test's own ---------------------------------------------------------
+class Rang(Exception):
+    pass
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.rings: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        assert seconds >= 0
+        self.t += seconds
+
+
+def _glibc_alarm_return(left: float) -> int:
+    """What glibc's alarm() returns for ``left`` seconds of the old timer (alarm.c): rounded to the nearest
+    second, never 0 while it was armed."""
+    whole, fraction = int(left), left - int(left)
+    return whole + 1 if fraction >= 0.5 or (whole == 0 and fraction > 0) else whole
+
+
+@settings(max_examples=200, deadline=None)
+@given(alarm=st.integers(1, 30), sleep=st.floats(0, 40, allow_nan=False))
+def test_an_alarm_cuts_a_sleep_that_spans_it_and_its_exception_leaves_the_sleep(alarm, sleep):
+    clock = _Clock()
+
+    def ring() -> None:
+        clock.rings.append(clock.t)
+        raise Rang()
+
+    timer = alarms.Alarm(clock.now, ring)
+    start = clock.t
+    assert timer.alarm(alarm) == 0
+    try:
+        timer.sleep(sleep, clock.sleep)
+    except Rang:
+        assert alarm <= sleep and clock.rings == [start + alarm] and clock.t == start + alarm
+    else:
+        assert alarm > sleep and clock.rings == [] and clock.t == start + sleep
+        assert timer.alarm(0) == _glibc_alarm_return(start + alarm - clock.t)
+    assert timer.get() == (0.0, 0.0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=st.floats(0.001, 5), interval=st.one_of(st.just(0.0), st.floats(0.01, 3)), sleep=st.floats(0, 12))
+def test_a_handler_that_returns_lets_the_sleep_go_on_and_an_interval_timer_rings_each_period(first, interval, sleep):
+    """PEP 475: a signal handler that returns does not end the sleep; it goes on for the rest, to the same end."""
+    clock = _Clock()
+    timer = alarms.Alarm(clock.now, lambda: clock.rings.append(clock.t))
+    start = clock.t
+    assert timer.set(first, interval) == (0.0, 0.0)
+    timer.sleep(sleep, clock.sleep)
+    assert math.isclose(clock.t, start + sleep, abs_tol=1e-9)
+    expected = 0 if first > sleep else (1 if interval == 0 else 1 + int((sleep - first) / interval + 1e-9))
+    assert abs(len(clock.rings) - expected) <= (1 if interval else 0)  # a ring on the end's float edge may go either way
+    for n, at in enumerate(clock.rings):
+        assert math.isclose(at, start + first + n * interval, abs_tol=1e-6)
+
+
+def test_alarm_zero_disarms_and_says_what_was_left():
+    clock = _Clock()
+    timer = alarms.Alarm(clock.now, lambda: None)
+    assert timer.alarm(5) == 0
+    clock.sleep(1.2)
+    assert timer.alarm(0) == 4  # 3.8 s left
+    assert timer.alarm(0) == 0
+    timer.set(0.2)
+    assert timer.alarm(0) == 1  # glibc: never 0 while it was armed
+
+
+# -- file times, on a clock of the test's own -----------------------------------------------------
+@settings(max_examples=200, deadline=None)
+@given(steps=st.lists(st.tuples(st.integers(0, 5_000_000_000), st.floats(0, 100)), min_size=1, max_size=20),
+       pick=st.data())
+def test_a_stamp_reads_as_the_clock_read_when_the_kernel_made_it(steps, pick):
+    """Each answer: some real nanoseconds pass, then the world's clock moves on. A stamp between two answers is
+    the world's time at the first, plus the real time since once that passes the quantum (and never past the
+    next answer's time)."""
+    clock = filetimes.FileClock.__new__(filetimes.FileClock)
+    clock.reals, clock.virtuals, clock.virtual_ns, clock.quantum_ns = [0], [1.0e9], [10**18], 1_000_000_000
+    clock.set_times = {}
+    real, virtual = 0, 1.0e9
+    for real_step, virtual_step in steps:
+        real, virtual = real + real_step + 1, virtual + virtual_step
+        clock.reals.append(real)
+        clock.virtuals.append(virtual)
+        clock.virtual_ns.append(round(virtual * 1e9))
+    i = pick.draw(st.integers(0, len(clock.reals) - 1))
+    end = clock.reals[i + 1] if i + 1 < len(clock.reals) else clock.reals[i] + 10**10
+    stamp = pick.draw(st.integers(clock.reals[i], end - 1))
+    seconds, ns = clock.virtual(stamp)
+    ahead = stamp - clock.reals[i]
+    if ahead <= clock.quantum_ns:
+        assert (seconds, ns) == (clock.virtuals[i], clock.virtual_ns[i])
+    else:
+        assert ns == min([clock.virtual_ns[i] + ahead, *clock.virtual_ns[i + 1:i + 2]])
+    assert clock.virtual(stamp + 1)[1] >= ns  # later stamps never read earlier
+
+
+FILE_AGES = """
+    import os, pathlib, shutil, time
+
+    def handler(event, context):
+        marker = pathlib.Path("/tmp/marker")
+        marker.write_text("sent")
+        t0 = time.time()
+        written = os.path.getmtime(marker)
+        time.sleep(event["sleep"])
+        age = time.time() - marker.stat().st_mtime
+        os.utime(marker, (t0 - 100.5, t0 - 50.25))
+        touched = os.stat(marker).st_atime - t0  # before a read moves it (relatime)
+        shutil.copy2(marker, "/tmp/copy")
+        with os.scandir("/tmp") as entries:
+            scanned = {e.name: e.stat().st_mtime - t0 for e in entries if e.name in ("marker", "copy")}
+        with open(marker) as f:
+            opened = os.fstat(f.fileno()).st_mtime - t0
+        return {"written": written - t0, "age": age, "touched": touched,
+                "scanned": scanned, "opened": opened}
+"""
+
+
+@pytest.mark.parametrize("sleep", [0.0, 0.5, 2.0, 120.0])
+def test_a_files_age_is_the_virtual_time_since_it_was_written(tmp_path, sleep):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "ages", FILE_AGES), timeout=300).invoke({"sleep": sleep})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"written": 0.0, "age": sleep, "touched": -100.5, "scanned": {"marker": -50.25,
+                          "copy": -50.25}, "opened": -50.25}
+
+
+# -- alarms in an environment -------------------------------------------------------------------
+ALARMS = """
+    import signal, time
+
+    RINGS = []
+
+    def _ring(signum, frame):
+        RINGS.append(round(time.monotonic() - START[0], 6))
+
+    START = [0.0]
+
+    def handler(event, context):
+        signal.signal(signal.SIGALRM, _ring)
+        START[0] = time.monotonic()
+        signal.alarm(1)
+        time.sleep(2.5)  # the handler returns: the sleep goes on to its end
+        slept = round(time.monotonic() - START[0], 6)
+        signal.alarm(5)
+        time.sleep(1.2)
+        left = signal.alarm(0)
+        signal.setitimer(signal.ITIMER_REAL, 0.3, 0.5)
+        time.sleep(2)
+        itimer = signal.setitimer(signal.ITIMER_REAL, 0)
+        return {"rings": RINGS, "slept": slept, "left": left, "itimer_left": round(itimer[0], 6)}
+"""
+
+
+def test_alarm_and_itimer_ring_on_the_environments_clock(tmp_path):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "alarms", ALARMS), timeout=30).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"rings": [1.0, 4.0, 4.5, 5.0, 5.5], "slept": 2.5, "left": 4, "itimer_left": 0.3}
+
+
+ALARM_AFTER_A_JOIN = """
+    import signal, threading, time
+    from sandbox import orders_in, send_confirmation_email
+
+    class Slow(Exception):
+        pass
+
+    def _ring(signum, frame):
+        raise Slow(round(time.monotonic() - START[0], 6))
+
+    START = [0.0]
+
+    def handler(event, context):
+        signal.signal(signal.SIGALRM, _ring)
+        START[0] = time.monotonic()
+        signal.alarm(1)
+        worker = threading.Thread(target=time.sleep, args=(2,))
+        worker.start()
+        worker.join()  # the main thread waits on another thread: the alarm comes due meanwhile
+        try:
+            for order in orders_in(event):
+                send_confirmation_email(order)
+        except Slow as rang:
+            return f"rang at {rang}, as the email's answer came"
+        return "no ring"
+"""
+
+
+def test_an_alarm_that_came_due_elsewhere_rings_as_the_main_threads_next_request_is_answered(tmp_path):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "alarm_join", ALARM_AFTER_A_JOIN)).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    # after the worker's 2 s sleep, and the email's own round trip on the world's clock
+    assert inv.result.startswith("rang at 2.") and inv.result.endswith("as the email's answer came"), inv.result
