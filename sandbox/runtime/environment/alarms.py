@@ -59,13 +59,16 @@ class Alarm:
         """The main thread's ``time.sleep`` through ``sleep`` (the world's), cut where the alarm rings."""
         start = self.now()
         end = start + seconds
+        if self.at is None or self.at > end:
+            sleep(seconds)  # a sleep it does not cut: as it was asked, to the bit
+            return
         while self.at is not None and self.at <= end:
             if self.at > start:
                 sleep(self.at - start)
             self.fire()  # the handler's exception leaves the sleep here
             start = self.now()
         if end > start:
-            sleep(end - start if start != end - seconds else seconds)  # a sleep it never cut: as it was asked
+            sleep(end - start)
 
     def alarm(self, seconds: int) -> int:
         """``signal.alarm``: seconds until the old alarm, rounded as glibc rounds them (never 0 while armed)."""
