@@ -82,10 +82,6 @@ def test_memory_no_process_maps_still_counts_toward_the_function(hog):
     assert ended or refused, f"{hog}: a 128 MB function held 1 GiB and returned {inv.result!r} ({inv.error_text})"
 
 
-#: What the sandbox does not model yet (issue 29 left them open): each test fails the suite once it passes.
-COMPUTING_THREAD = "threads take turns where they wait: a thread that computes without waiting keeps the turn"
-
-
 ORDER = {"orderId": "o-1", "email": "a@example.com", "amount": 1}
 
 
@@ -104,7 +100,6 @@ def test_asyncio_sleep_ends_on_time_while_a_child_runs():
     assert inv.result["after_nap"] < 1.0, inv.result  # 0.2 s on Lambda; 2.0 s (the child's own time) today
 
 
-@pytest.mark.xfail(strict=True, reason=COMPUTING_THREAD)
 def test_a_cpu_bound_background_thread_does_not_starve_the_handler():
     # On Lambda the threads share the GIL (a switch every 5 ms): the main thread sends its email and returns.
     result = run_scenario("no-fault", _handler("thread_cpu_past_timeout"), seed=0, settings={"orders": 1})

@@ -84,7 +84,7 @@ def test_a_handler_that_returns_lets_the_sleep_go_on_and_an_interval_timer_rings
     timer.sleep(sleep, clock.sleep)
     assert math.isclose(clock.t, start + sleep, abs_tol=1e-9)
     expected = 0 if first > sleep else (1 if interval == 0 else 1 + int((sleep - first) / interval + 1e-9))
-    assert abs(len(clock.rings) - expected) <= (1 if interval else 0)  # a ring on the end's float edge may go either way
+    assert abs(len(clock.rings) - expected) <= (1 if interval else 0)  # a ring at the very end: either way
     for n, at in enumerate(clock.rings):
         assert math.isclose(at, start + first + n * interval, abs_tol=1e-6)
 

@@ -88,11 +88,16 @@ class Channel:
         with self.lock:
             if self.files is not None:
                 self.files.sending()
+            if self.turns is not None:  # waiting on the world is no computing: nobody preempts it (turns.py)
+                self.turns.requesting = True
             try:
                 wire.send(self.sock, message)
                 answer = wire.receive(self.sock)
             except (wire.ChannelClosed, OSError):
                 _world_gone()
+            if self.turns is not None:
+                self.turns.requesting = False
+                self.turns.requested()
         self.answered_at = _REAL_MONOTONIC()
         self.see_time(answer.get("now"))
         if self.files is not None:

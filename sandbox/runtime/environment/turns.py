@@ -30,6 +30,8 @@ from . import wire
 _allocate = _thread.allocate_lock
 #: Where a thread is (the words are this module's own, never written to a history).
 RUNS, READY, WAITS, ASKS, ENDED = "runs", "ready", "waits", "asks", "ended"
+#: Preempted at the quantum: it computes beside the turns until it next waits (see ``Turns._preempt``).
+FREE = "free"
 _get_ident = _thread.get_ident
 
 
@@ -40,7 +42,7 @@ class _Turn:
         self.name = name
         self.go = _allocate()
         self.go.acquire()  # held while it is not this thread's turn
-        self.state = RUNS  # RUNS, READY, WAITS (a test or a timer), ASKS (the world) or ENDED
+        self.state = RUNS  # RUNS, READY, WAITS (a test or a timer), ASKS (the world), FREE or ENDED
         self.test: Callable[[], bool] | None = None  # a waiting thread's wake-up test
         self.deadline: float | None = None  # a waiting thread's timeout, in the world's seconds
         self.sleep_for: float | None = None  # the sleep it asked for, from ``asked_at``
@@ -56,17 +58,25 @@ class _Turn:
 
 
 class Turns:
-    """The threads of one environment, and whose turn it is."""
+    """The threads of one environment, and whose turn it is.
+
+    ``mutex`` is held by the thread deciding whose turn comes next (a thread giving up its turn, or one taking it
+    from a thread that computed past the quantum): one decision at a time, whatever runs meanwhile."""
 
     def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
                  answered: Callable[[], tuple[float, float]] | None = None):
         self._ask, self._now = ask, now
         #: The world's time in its last answer, and the real time (``_real_now``) it came.
         self._answered = answered or (lambda: (now(), _real_now()))
-        self.turns: dict[int, _Turn] = {_get_ident(): _Turn("main")}
+        main = _Turn("main")
+        self.turns: dict[int, _Turn] = {_get_ident(): main}
         self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
         self.asking: collections.deque[_Turn] = collections.deque()
         self.probing = False  # evaluating the waiting threads' tests (see _next_runnable)
+        self.mutex = _allocate()
+        self.holder = main  # the thread whose turn it is
+        self.since = _real_now()  # real time it took the turn, or last heard from the world
+        self.requesting = False  # a request is on the channel: whoever holds the turn waits, it does not compute
 
     def mine(self) -> _Turn | None:
         return self.turns.get(_get_ident())
@@ -77,6 +87,7 @@ class Turns:
         me = self.mine()
         if me is None:
             return self._ask(message)
+        self._claim(me)
         me.state, me.message = ASKS, message
         self.asking.append(me)
         self._pass(me)
@@ -88,8 +99,8 @@ class Turns:
         """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False).
 
         ``real``: what it waits for happens in the real world (a child process ends, a pipe fills), so its
-        timeout is real seconds, and while it waits the world's clock does not jump ahead to a timer: the
-        real time it takes is what the world charges (``wire.QUANTUM``)."""
+        timeout is real seconds, and while it waits the world's clock keeps pace with real time (``_timer_due``):
+        the real time it takes is what the world charges (``wire.QUANTUM``)."""
         me = self.mine()
         if test():
             if real and me is not None and not self.probing:
@@ -99,6 +110,7 @@ class Turns:
             return False
         if me is None:  # a thread outside the turns (started through _thread): it polls
             return _poll(test, timeout)
+        self._claim(me)
         me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
         if real:
             me.deadline, me.real_until = None, None if timeout is None else _real_now() + timeout
@@ -114,6 +126,7 @@ class Turns:
         if me is None:
             self._ask({"t": wire.Kind.SLEEP, "seconds": seconds})
             return
+        self._claim(me)
         me.state, me.test, me.took = WAITS, None, False
         me.asked_at, me.sleep_for = self._now(), seconds
         me.deadline = me.asked_at + seconds
@@ -123,13 +136,17 @@ class Turns:
         """A thread whose real wait is over at once (a pipe that already holds data) lets a thread that is
         ready run first: with the operating system's threads it would run meanwhile, and a loop on a ready
         pipe (a pool's worker handler) would otherwise keep the turn for ever."""
+        if me.state == FREE:  # it runs beside the others already
+            return
+        self._claim(me)
         other = self._next_runnable(besides=me)
         if other is None:
+            self.mutex.release()
             return
-        me.state, other.state = READY, RUNS
-        other.go.release()
-        me.go.acquire()
-        me.state = RUNS
+        me.state = READY
+        self._hand(other)
+        self.mutex.release()
+        self._await(me)
 
     # -- threads ---------------------------------------------------------------------------
     def started(self, thread: _TurnThread) -> _Turn:
@@ -141,22 +158,52 @@ class Turns:
     def enter(self, turn: _Turn) -> None:
         """A new thread's first step: be known, then wait for its turn."""
         self.turns[_get_ident()] = turn
-        turn.go.acquire()
+        self._await(turn)
 
     def leave(self, turn: _Turn) -> None:
+        self._claim(turn)
         turn.state = ENDED
         self.order.remove(turn)
         self.turns.pop(_get_ident(), None)
         self._pass(turn)
 
     # -- passing the turn ------------------------------------------------------------------
+    def _claim(self, me: _Turn) -> None:
+        """Hold the mutex, with the turn: a thread that was preempted (FREE) first waits for its turn again."""
+        self.mutex.acquire()
+        while me.state == FREE:
+            me.state = READY
+            self.mutex.release()
+            self._await(me)
+            self.mutex.acquire()
+
     def _pass(self, me: _Turn) -> None:
-        """``me`` stops here: run whoever may go on next, asking the world when nobody can."""
+        """``me`` stops here (the mutex held): run whoever may go on next, asking the world when nobody can."""
+        try:
+            nxt = self._choose(patient=True)
+            assert nxt is not None  # a patient choice waits until someone can run
+            if nxt is me:
+                me.state, self.holder, self.since = RUNS, me, _real_now()
+                return
+            self._hand(nxt)
+        finally:
+            self.mutex.release()
+        if me.state != ENDED:
+            self._await(me)
+
+    def _hand(self, nxt: _Turn) -> None:
+        nxt.state, self.holder, self.since = RUNS, nxt, _real_now()
+        nxt.go.release()
+
+    def _choose(self, patient: bool) -> _Turn | None:
+        """Who runs next: a thread that is ready, or one the world's answer (to a request, to a sleep until the
+        first timer) lets go on. ``patient``: wait for one, in short real pauses, when everyone waits on the
+        real world (or all are stuck, until the world's watchdog ends the environment)."""
         idle = 0.0005
         while True:
             nxt = self._next_runnable()
             if nxt is not None:
-                break
+                return nxt
             if self.asking:
                 turn = self.asking.popleft()
                 assert turn.message is not None  # an asking thread's request
@@ -164,19 +211,54 @@ class Turns:
                 turn.message, turn.state = None, READY
                 continue
             real = [t for t in self.order if t.real and t.state == WAITS]
-            if not (self._timer_due(real) if real else self._sleep_to_first_timer()):
-                # Every thread waits on something outside the turns (a child process's pipe, a thread
-                # of _thread's): look again shortly. A true deadlock spins here until the world's
-                # watchdog stops the environment, as it would stop one blocked anywhere else.
+            if self._timer_due(real) if real else self._sleep_to_first_timer():
+                continue
+            if not patient:
+                return None
+            self.mutex.release()  # a thread computing beside the turns may come back meanwhile
+            try:
                 _allocate().acquire(True, idle)
-                idle = min(idle * 2, 0.05 if not real else 0.01)
-        if nxt is me:
-            me.state = RUNS
-            return
-        nxt.state = RUNS
-        nxt.go.release()
-        if me.state != ENDED:
-            me.go.acquire()
+            finally:
+                self.mutex.acquire()
+            idle = min(idle * 2, 0.05 if not real else 0.01)
+
+    def _await(self, me: _Turn) -> None:
+        """Wait until it is ``me``'s turn. Every quarter quantum, a waiting thread looks at the thread whose turn
+        it is: one that has computed past the quantum without waiting on anything (``while True: pass``) is
+        preempted, as the GIL would switch threads on Lambda."""
+        while not me.go.acquire(True, wire.QUANTUM / 4):
+            if self._preempt(me):
+                return
+
+    def _preempt(self, me: _Turn) -> bool:
+        """The turn-holder has computed for ``wire.QUANTUM`` real seconds: from now on it computes beside the
+        turns (FREE, until it next waits), and whoever may run next runs (True: ``me``). Under the quantum this
+        never happens, so runs stay the same; past it, the time counts toward the function's timeout anyway."""
+        if not self._overdue() or not self.mutex.acquire(False):
+            return False
+        try:
+            holder = self.holder
+            if not self._overdue():
+                return False
+            holder.state = FREE
+            nxt = self._choose(patient=False)
+            if nxt is None:
+                holder.state = RUNS
+                return False
+            if nxt is me:
+                me.state, self.holder, self.since = RUNS, me, _real_now()
+                return True
+            self._hand(nxt)
+            return False
+        finally:
+            self.mutex.release()
+
+    def _overdue(self) -> bool:
+        return self.holder.state == RUNS and not self.requesting and _real_now() - self.since >= wire.QUANTUM
+
+    def requested(self) -> None:
+        """The world answered a request on the channel (any thread's, the runtime's own too)."""
+        self.since = _real_now()
 
     def _next_runnable(self, besides: _Turn | None = None) -> _Turn | None:
         # A waiting thread's test may itself wait at once (a pipe's poll(0) is a select): it must not pass
