@@ -228,3 +228,65 @@ def test_an_alarm_that_came_due_elsewhere_rings_as_the_main_threads_next_request
     assert inv.outcome == "ok", inv.error_text
     # after the worker's 2 s sleep, and the email's own round trip on the world's clock
     assert inv.result.startswith("rang at 2.") and inv.result.endswith("as the email's answer came"), inv.result
+
+
+# -- an event loop's timers beside a real child ------------------------------------------------------
+ASYNCIO_CHILD = """
+    import asyncio, time
+
+    async def _main():
+        t0 = time.monotonic()
+        proc = await asyncio.create_subprocess_exec("sh", "-c", "sleep 0.1; echo hi",
+                                                    stdout=asyncio.subprocess.PIPE)
+        out, _ = await asyncio.wait_for(proc.communicate(), 5)  # the child answers long before the timeout
+        after_child = time.monotonic() - t0
+        t1 = time.monotonic()
+        await asyncio.sleep(60)  # no child: the world's sleep, instant in real time
+        return {"out": out.decode().strip(), "after_child_under_1s": after_child < 1.0,
+                "slept": round(time.monotonic() - t1, 6)}
+
+    def handler(event, context):
+        return asyncio.run(_main())
+"""
+
+
+def test_an_event_loops_timeout_waits_for_a_real_child_and_a_lone_sleep_stays_virtual(tmp_path):
+    import time
+
+    started = time.monotonic()
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "asyncio_child", ASYNCIO_CHILD), timeout=120).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"out": "hi", "after_child_under_1s": True, "slept": 60.0}
+    assert time.monotonic() - started < 30  # the minute's sleep took no real minute
+
+
+# -- a thread that computes without waiting ---------------------------------------------------------
+COMPUTING_THREAD = """
+    import threading, time
+    from sandbox import orders_in, send_confirmation_email
+
+    def _crunch(seconds, done):
+        end = time.process_time() + seconds  # CPU time: it never waits on anything
+        while time.process_time() < end:
+            pass
+        time.sleep(0.1)  # then it waits, and takes turns again
+        done.append("crunched")
+
+    def handler(event, context):
+        done = []
+        worker = threading.Thread(target=_crunch, args=(1.5, done))
+        worker.start()
+        for order in orders_in(event):
+            send_confirmation_email(order)  # sent while the worker computes, once it is past the quantum
+        sent_while_crunching = not done
+        worker.join()
+        return {"sent_while_crunching": sent_while_crunching, "done": done}
+"""
+
+
+def test_a_thread_computing_past_the_quantum_is_preempted_and_takes_turns_again_when_it_waits(tmp_path):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "computing", COMPUTING_THREAD), timeout=30).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"sent_while_crunching": True, "done": ["crunched"]}
