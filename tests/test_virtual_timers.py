@@ -290,3 +290,35 @@ def test_a_thread_computing_past_the_quantum_is_preempted_and_takes_turns_again_
         inv = sb.function(_write(tmp_path, "computing", COMPUTING_THREAD), timeout=30).invoke(ORDER)
     assert inv.outcome == "ok", inv.error_text
     assert inv.result == {"sent_while_crunching": True, "done": ["crunched"]}
+
+
+HEARTBEAT_BESIDE_COMPUTING = """
+    import threading, time
+
+    BEATS = []
+
+    def _beat():
+        while True:
+            time.sleep(0.5)
+            BEATS.append(time.monotonic())
+
+    def handler(event, context):
+        threading.Thread(target=_beat, daemon=True).start()
+        t0 = time.monotonic()
+        end = time.process_time() + 2.5
+        while time.process_time() < end:  # computing past the quantum: the heartbeat runs beside it
+            pass
+        elapsed = time.monotonic() - t0
+        # real time, on a loaded machine too: far from the 30 s the world's sleeps would reach at once
+        return {"beats": len(BEATS) >= 2, "elapsed_as_real_time": 2.0 <= elapsed < 20,
+                "beats_as_real_time": len(BEATS) <= elapsed / 0.5 + 1}
+"""
+
+
+def test_a_sleeping_thread_beside_a_computing_one_sleeps_in_real_time_not_in_a_race_of_the_worlds_sleeps(tmp_path):
+    """Once the main thread is preempted, the heartbeat's 0.5 s sleeps end as real time passes: the world's sleeps,
+    taken one after another at once, would run the clock past the timeout while the main thread computes."""
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "heartbeat", HEARTBEAT_BESIDE_COMPUTING), timeout=30).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"beats": True, "elapsed_as_real_time": True, "beats_as_real_time": True}

@@ -11,6 +11,15 @@ until the earliest. Each pending request is one step, taken in an order fixed by
 Lambda freezes an environment between invocations: asking for the next event keeps the turn, so
 a background thread does not run on until an invocation thaws the environment.
 
+Time between two waits is the code's own, and under ``wire.QUANTUM`` (1 s of real time) it decides
+nothing: that is what keeps runs the same. A thread that holds the turn for longer without waiting
+(``while True: pass``, a long computation, a call blocked outside the sandbox's view) would starve
+the others, where on Lambda the GIL switches threads every few milliseconds: so once it has held the
+turn for a quantum, a waiting thread takes the turn from it, and it runs on beside the turns (FREE)
+until it next waits, when it takes turns again. While a thread computes that way, or waits on the real
+world (a child process, a pipe), the world's clock keeps pace with real time: a timer fires once its
+seconds have really passed, the world sleeping up to it.
+
 Only threads started through ``threading`` take turns (``_thread.start_new_thread`` does not).
 Locks made before this is installed (the template's modules') stay plain locks; none of them is
 held across a request.
@@ -54,7 +63,7 @@ class _Turn:
         #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
         self.real = False
         self.real_until: float | None = None
-        self.real_since = 0.0  # when its wait on the real world began (``_real_now``)
+        self.real_since = 0.0  # when its wait on the real world, or its computing beside the turns, began
 
 
 class Turns:
@@ -210,7 +219,9 @@ class Turns:
                 turn.answer = self._ask(turn.message)
                 turn.message, turn.state = None, READY
                 continue
-            real = [t for t in self.order if t.real and t.state == WAITS]
+            # A thread computing beside the turns (FREE) is real time passing too: a sleeping thread's timer
+            # fires as it would while the other computes, not at once in a loop of the world's sleeps.
+            real = [t for t in self.order if (t.real and t.state == WAITS) or t.state == FREE]
             if self._timer_due(real) if real else self._sleep_to_first_timer():
                 continue
             if not patient:
@@ -240,7 +251,7 @@ class Turns:
             holder = self.holder
             if not self._overdue():
                 return False
-            holder.state = FREE
+            holder.state, holder.real_since = FREE, self.since
             nxt = self._choose(patient=False)
             if nxt is None:
                 holder.state = RUNS
