@@ -218,17 +218,26 @@ def _os_opens(original: Any) -> Any:
     return open_
 
 
+def _replace(name: str, replacement: Any) -> None:
+    """``os.<name>`` replaced, and the replacement in whichever of ``os.supports_fd`` and its kin held the
+    original (``shutil.rmtree`` and ``os.fwalk`` ask them which of their calls take a descriptor)."""
+    original = getattr(os, name)
+    for kind in (os.supports_fd, os.supports_dir_fd, os.supports_follow_symlinks, os.supports_effective_ids):
+        if original in kind:
+            kind.add(replacement)
+    setattr(os, name, replacement)
+
+
 def install(now: float, quantum: float, real_time_ns: Any) -> FileClock:
     """From now on, this process reads file times on the environment's clock (``now``: the world's time)."""
     global CLOCK, _REAL_TIME_NS
     _REAL_TIME_NS = real_time_ns
     CLOCK = FileClock(now, quantum)
-    original_stat = os.stat
-    os.utime = _utime(os.utime, original_stat)
+    _replace("utime", _utime(os.utime, os.stat))
     for name in ("stat", "lstat", "fstat"):
-        setattr(os, name, _stats(getattr(os, name)))
+        _replace(name, _stats(getattr(os, name)))
     scandir = os.scandir
-    os.scandir = lambda *args, **kwargs: _Scandir(scandir(*args, **kwargs))  # type: ignore[assignment]
+    _replace("scandir", lambda *args, **kwargs: _Scandir(scandir(*args, **kwargs)))
     builtins.open = io.open = _opens(io.open)
-    os.open = _os_opens(os.open)
+    _replace("open", _os_opens(os.open))
     return CLOCK
