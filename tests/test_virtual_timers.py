@@ -322,3 +322,44 @@ def test_a_sleeping_thread_beside_a_computing_one_sleeps_in_real_time_not_in_a_r
         inv = sb.function(_write(tmp_path, "heartbeat", HEARTBEAT_BESIDE_COMPUTING), timeout=30).invoke(ORDER)
     assert inv.outcome == "ok", inv.error_text
     assert inv.result == {"beats": True, "elapsed_as_real_time": True, "beats_as_real_time": True}
+
+
+SAME_EVERY_RUN = """
+    import os, signal, threading, time
+    from sandbox import orders_in, send_confirmation_email
+
+    class Slow(Exception):
+        pass
+
+    def _ring(signum, frame):
+        raise Slow()
+
+    def handler(event, context):
+        signal.signal(signal.SIGALRM, _ring)
+        for order in orders_in(event):
+            marker = f"/tmp/sent-{order['orderId']}"
+            age = time.time() - os.path.getmtime(marker) if os.path.exists(marker) else None
+            print("marker age", age)
+            if age is None or age > 1.5:
+                send_confirmation_email(order)
+                with open(marker, "w") as f:
+                    f.write("sent")
+        signal.setitimer(signal.ITIMER_REAL, 0.25)
+        try:
+            worker = threading.Thread(target=time.sleep, args=(0.1,))
+            worker.start()
+            worker.join()
+            time.sleep(0.5)
+        except Slow:
+            print("rang at", time.time(), "left", signal.alarm(0))
+        return "ok"
+"""
+
+
+def test_file_times_and_alarms_keep_the_same_seeds_history_the_same(tmp_path):
+    from sandbox import run_scenario
+
+    handler = _write(tmp_path, "same_every_run", SAME_EVERY_RUN)
+    first, second = (run_scenario("async-duplicate", handler, seed=0) for _ in range(2))
+    assert "marker age" in first.history.to_json() and "rang at" in first.history.to_json()
+    assert first.history.to_json() == second.history.to_json()
