@@ -6,11 +6,12 @@ it short, and a 1 s alarm around a 2 s ``time.sleep`` would never ring. So the p
 is the environment's, on the world's clock, as Linux keeps it (``alarm`` and ``setitimer(ITIMER_REAL)`` are one
 timer; ``alarm`` returns the seconds left, rounded as glibc rounds them). A sleep of the main thread that spans
 the alarm ends at the alarm's time and the signal is raised there: a handler's exception leaves the sleep, and if
-the handler returns the sleep goes on for the rest (PEP 475). An alarm that comes due while the main thread does
-something else (an AWS call, an effect, another thread's sleep) is raised in the main thread as its next request
-is answered. It does not interrupt code that computes without asking the world anything, nor a main thread
-waiting on another thread. A process forked from the environment has no such timer (Linux clears it in a child)
-and uses the kernel's own.
+the handler returns the sleep goes on for the rest (PEP 475). A wait of the main thread on anything else (a
+``join``, an ``Event``, a lock, a queue, an event loop's ``select``, a child process) ends for the alarm as for a
+timer, and the signal is raised there the same way (``Turns.wait``). An alarm that comes due during one of the
+main thread's requests (an AWS call, an effect: the world's clock moves) rings as it is answered. Code that
+computes without asking the world anything is not interrupted: the alarm rings at its next request or wait. A
+process forked from the environment has no such timer (Linux clears it in a child) and uses the kernel's own.
 """
 from __future__ import annotations
 

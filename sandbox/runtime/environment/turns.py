@@ -77,7 +77,9 @@ class Turns:
         self._ask, self._now = ask, now
         #: The world's time in its last answer, and the real time (``_real_now``) it came.
         self._answered = answered or (lambda: (now(), _real_now()))
-        main = _Turn("main")
+        main = self.main = _Turn("main")
+        #: The process's alarm (alarms.py), which rings in the main thread: its waits end for it as for a timer.
+        self.alarm: Alarm | None = None
         self.turns: dict[int, _Turn] = {_get_ident(): main}
         self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
         self.asking: collections.deque[_Turn] = collections.deque()
@@ -119,16 +121,42 @@ class Turns:
             return False
         if me is None:  # a thread outside the turns (started through _thread): it polls
             return _poll(test, timeout)
+        if timeout is None:
+            end = None
+        else:
+            end = (_real_now() if real else self._now()) + timeout
+        while True:
+            took = self._wait_once(me, test, end, real)
+            if took or not self._ring(me):
+                return took
+            # the alarm's handler returned: the wait goes on to its own end (PEP 475)
+            if end is not None and (_real_now() if real else self._now()) >= end:
+                return False
+
+    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool) -> bool:
+        """``wait`` until ``end`` (real or world seconds), or until the alarm comes due (the main thread's)."""
         self._claim(me)
         me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
         if real:
-            me.deadline, me.real_until = None, None if timeout is None else _real_now() + timeout
+            me.deadline, me.real_until = None, end
             me.real_since = _real_now()
         else:
-            me.deadline, me.real_until = None if timeout is None else self._now() + timeout, None
+            me.deadline, me.real_until = end, None
+        alarm = self.alarm.at if self.alarm is not None and me is self.main else None
+        if alarm is not None and (me.deadline is None or alarm < me.deadline):
+            me.deadline = alarm  # a timer like the others: while waiting on the real world, in real time
         self._pass(me)
         me.real = False
         return me.took
+
+    def _ring(self, me: _Turn) -> bool:
+        """The main thread's wait ended without what it waited for: if the alarm is due, it rings here, and its
+        handler's exception leaves the wait, as a signal's does on Linux (True: it rang, and returned)."""
+        alarm = self.alarm
+        if alarm is None or me is not self.main or alarm.at is None or alarm.at > self._now():
+            return False
+        alarm.fire()
+        return True
 
     def sleep(self, seconds: float) -> None:
         me = self.mine()
@@ -350,6 +378,14 @@ TURNS: Turns | None = None
 _saved: dict[str, Any] = {}
 
 
+class Alarm(Protocol):
+    """``alarms.Alarm`` as a wait of the main thread sees it: when it rings next, and its ringing."""
+
+    at: float | None
+
+    def fire(self) -> None: ...
+
+
 class _TurnThread(Protocol):
     """A ``threading.Thread`` taking turns: its ``run`` wrapped, and its turn noted on it."""
 
@@ -479,16 +515,17 @@ def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> b
     waiter.acquire()
     self._waiters.append(waiter)
     saved_state = self._release_save()
+    took = False
     try:
         took = turns.wait(lambda: waiter.acquire(False), timeout)
-        if not took:
+        return took
+    finally:
+        self._acquire_restore(saved_state)
+        if not took:  # timed out, or an alarm's handler raised in the wait: no notify is owed to it
             try:
                 self._waiters.remove(waiter)
             except ValueError:
                 pass
-        return took
-    finally:
-        self._acquire_restore(saved_state)
 
 
 def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
