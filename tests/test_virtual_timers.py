@@ -381,3 +381,41 @@ def test_file_times_and_alarms_keep_the_same_seeds_history_the_same(tmp_path):
     first, second = (run_scenario("async-duplicate", handler, seed=0) for _ in range(2))
     assert "marker age" in first.history.to_json() and "rang at" in first.history.to_json()
     assert first.history.to_json() == second.history.to_json()
+
+
+ALARM_IN_COMPUTING = """
+    import os, signal, time
+
+    class Slow(Exception):
+        pass
+
+    def _ring(signum, frame):
+        raise Slow()
+
+    def handler(event, context):
+        signal.signal(signal.SIGALRM, _ring)
+        assert signal.getsignal(signal.SIGALRM) is _ring
+        t0 = time.monotonic()
+        signal.alarm(2)
+        try:
+            while True:  # computing, past the quantum: the clock moves in real time, and the alarm rings in it
+                sum(range(1000))
+        except Slow:
+            computed = round(time.monotonic() - t0, 1)
+        try:
+            os.kill(os.getpid(), signal.SIGALRM)  # no timer's: straight to the handler
+            for _ in range(1000):
+                sum(range(1000))
+            killed = "not delivered"
+        except Slow:
+            killed = "delivered"
+        return computed, killed
+"""
+
+
+def test_an_alarm_interrupts_code_that_computes_past_the_quantum_and_a_kill_reaches_the_handler(tmp_path):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "alarm_computing", ALARM_IN_COMPUTING), timeout=10).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    computed, killed = inv.result
+    assert 2.0 <= computed < 4.0 and killed == "delivered", inv.result

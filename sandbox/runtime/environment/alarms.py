@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import _thread
 import errno
+import os
 import signal
+import sys
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+from . import turns
 
 _MAIN = _thread.get_ident()  # noted again by install, from the environment's main thread
 
@@ -26,8 +32,10 @@ _MAIN = _thread.get_ident()  # noted again by install, from the environment's ma
 class Alarm:
     """The process's real-time interval timer, on a clock it is given (``now``, in seconds)."""
 
-    def __init__(self, now: Callable[[], float], ring: Callable[[], None]):
+    def __init__(self, now: Callable[[], float], ring: Callable[[], None],
+                 arm: Callable[[float | None], None] = lambda at: None):
         self.now, self.ring = now, ring
+        self.arm = arm  # told each new ``at`` (the backstop for code that computes: ``Backstop.arm``)
         self.at: float | None = None  # when it rings next, on that clock
         self.interval = 0.0
 
@@ -36,6 +44,7 @@ class Alarm:
         old = self.get()
         self.at = None if seconds <= 0 else self.now() + seconds
         self.interval = interval if self.at is not None else 0.0
+        self.arm(self.at)
         return old
 
     def get(self) -> tuple[float, float]:
@@ -54,6 +63,7 @@ class Alarm:
             self.at = max(self.at + self.interval, self.now() + 1e-6)
         else:
             self.at = None
+        self.arm(self.at)
         self.ring()
 
     def sleep(self, seconds: float, sleep: Callable[[float], None]) -> None:
@@ -94,16 +104,123 @@ def answered() -> None:
         alarm.fire()
 
 
-def _ring() -> None:
-    signal.raise_signal(signal.SIGALRM)  # its Python handler runs here, in the main thread
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: The modules whose code the alarm never interrupts (their state would be left half-changed): the channel, the
+#: turns and the waits. The handler runs under guest.run, which is not among them.
+_MACHINERY = {os.path.join(_HERE, f"{name}.py") for name in ("turns", "realwaits", "wire", "filetimes", "alarms")}
+_GUEST = os.path.join(_HERE, "guest.py")
 
 
-def install(now: Callable[[], float], virtual: Callable[[], bool]) -> Alarm:
+def _in_machinery(frame: FrameType | None) -> bool:
+    while frame is not None:
+        code = frame.f_code
+        if code.co_filename in _MACHINERY or (code.co_filename == _GUEST and code.co_name != "run"):
+            return True
+        frame = frame.f_back
+    return False
+
+
+class Backstop:
+    """SIGALRM's real disposition, and the kernel's real-time timer set for code that computes past the quantum.
+
+    Code that computes without asking the world anything moves the clock in real time, past the quantum
+    (``Channel.reading``): the kernel's timer is set to when that brings the clock to the alarm, and its signal
+    rings the alarm there, in the middle of the computation, as Lambda's would. It never interrupts the sandbox's
+    own code (it looks again 10 ms later). Every SIGALRM comes here first (``signal.signal`` keeps the handler's
+    disposition aside): one the kernel's timer did not send (``os.kill``) goes on to the handler's at once."""
+
+    def __init__(self, world_at: Callable[[], tuple[float, float]], quantum: float):
+        self.world_at, self.quantum = world_at, quantum
+        self.real_set, self.real_get, self.real_signal = signal.setitimer, signal.getitimer, signal.signal
+        self.disposition: Any = self.real_signal(signal.SIGALRM, self.dispatch)
+        self.armed = False  # the kernel's timer is set, by this
+        self.pending = False  # a SIGALRM of someone else's waits for the sandbox's code to return
+
+    def arm(self, at: float | None) -> None:
+        if at is None:
+            if self.armed:
+                self.real_set(signal.ITIMER_REAL, 0)
+                self.armed = False
+            return
+        now, answered_at = self.world_at()
+        left = max(at - now, self.quantum + 0.001) - (_REAL_MONOTONIC() - answered_at)
+        self.real_set(signal.ITIMER_REAL, max(left, 0.001))
+        self.armed = True
+
+    def dispatch(self, signum: int, frame: FrameType | None) -> None:
+        alarm = ALARM
+        if alarm is None or not VIRTUAL():  # a process forked from the environment: the kernel's own alarm
+            self.ring(frame)
+            return
+        if self.armed and self.real_get(signal.ITIMER_REAL)[0] == 0.0:
+            self.armed = False
+        else:
+            self.pending = True
+        due = alarm.due()
+        if not (due or self.pending):
+            self.arm(alarm.at)  # early: other requests moved the reference since it was set
+            return
+        if _in_machinery(frame):
+            self.real_set(signal.ITIMER_REAL, 0.01)
+            self.armed = True
+            return
+        if self.pending:
+            self.pending = False
+            self.arm(alarm.at)
+            self.ring(frame)
+        if due:
+            alarm.fire()
+
+    def ring(self, frame: FrameType | None = None) -> None:
+        """SIGALRM, as the handler's disposition takes it: its function called, ignored, or the process ended."""
+        handler = self.disposition
+        if handler == signal.SIG_IGN or handler is None:
+            return
+        if handler == signal.SIG_DFL:
+            self.real_signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.raise_signal(signal.SIGALRM)  # "Alarm clock": the process ends, as the kernel would end it
+            return
+        handler(signal.SIGALRM, frame if frame is not None else sys._getframe(1))
+
+
+_REAL_MONOTONIC = turns._REAL_MONOTONIC
+VIRTUAL: Callable[[], bool] = lambda: False  # noqa: E731 - replaced by install
+
+
+def install(now: Callable[[], float], virtual: Callable[[], bool],
+            world_at: Callable[[], tuple[float, float]], quantum: float) -> Alarm:
     """``signal.alarm``, ``setitimer`` and ``getitimer`` of ITIMER_REAL on ``now``'s clock while ``virtual()`` (the
-    environment's runtime process, not a process forked from it)."""
-    global ALARM, _MAIN
-    _MAIN = _thread.get_ident()
-    ALARM = Alarm(now, _ring)
+    environment's runtime process, not a process forked from it). ``world_at``: the world's time in its last answer,
+    and the real time it came."""
+    global ALARM, _MAIN, VIRTUAL
+    _MAIN, VIRTUAL = _thread.get_ident(), virtual
+    backstop = Backstop(world_at, quantum)
+    ALARM = Alarm(now, backstop.ring, backstop.arm)
+    _replace_alarm_calls(virtual)
+    _replace_handler_calls(virtual, backstop)
+    return ALARM
+
+
+def _replace_handler_calls(virtual: Callable[[], bool], backstop: Backstop) -> None:
+    real_signal, real_getsignal = signal.signal, signal.getsignal
+
+    def signal_(signalnum: int, handler: Any) -> Any:
+        if signalnum != signal.SIGALRM or not virtual():
+            return real_signal(signalnum, handler)
+        real_signal(signalnum, handler)  # refused as CPython refuses it (off the main thread, not a handler)
+        real_signal(signalnum, backstop.dispatch)
+        old, backstop.disposition = backstop.disposition, handler
+        return old
+
+    def getsignal(signalnum: int) -> Any:
+        if signalnum != signal.SIGALRM or not virtual():
+            return real_getsignal(signalnum)
+        return backstop.disposition
+
+    signal.signal, signal.getsignal = signal_, getsignal
+
+
+def _replace_alarm_calls(virtual: Callable[[], bool]) -> None:
     real_alarm, real_set, real_get = signal.alarm, signal.setitimer, signal.getitimer
 
     def alarm(seconds: int) -> int:
@@ -124,4 +241,3 @@ def install(now: Callable[[], float], virtual: Callable[[], bool]) -> Alarm:
         return ALARM.get()
 
     signal.alarm, signal.setitimer, signal.getitimer = alarm, setitimer, getitimer
-    return ALARM

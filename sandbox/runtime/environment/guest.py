@@ -570,7 +570,8 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     _set_up(config, channel)
     _wire_up(channel)
     realwaits.install(channel.sock.fileno())
-    channel.turns.alarm = alarms.install(channel.reading, lambda: channel.forked_at is None)
+    channel.turns.alarm = alarms.install(channel.reading, lambda: channel.forked_at is None,
+                                         lambda: (channel.now, channel.answered_at), wire.QUANTUM)
     os.register_at_fork(after_in_child=lambda: realwaits.forked_child(channel))
     channel.tell({"t": wire.Kind.READY})
     try:
