@@ -10,8 +10,10 @@ the handler returns the sleep goes on for the rest (PEP 475). A wait of the main
 ``join``, an ``Event``, a lock, a queue, an event loop's ``select``, a child process) ends for the alarm as for a
 timer, and the signal is raised there the same way (``Turns.wait``). An alarm that comes due during one of the
 main thread's requests (an AWS call, an effect: the world's clock moves) rings as it is answered. Code that
-computes without asking the world anything is not interrupted: the alarm rings at its next request or wait. A
-process forked from the environment has no such timer (Linux clears it in a child) and uses the kernel's own.
+computes without asking the world anything moves the clock only past the quantum, in real time: the kernel's own
+timer is set for that moment (``Backstop``), and the alarm rings in the middle of the computation. Under the
+quantum it rings at the code's next request or wait, so runs stay the same. A process forked from the
+environment has no such timer (Linux clears it in a child) and uses the kernel's own.
 """
 from __future__ import annotations
 
