@@ -419,3 +419,30 @@ def test_an_alarm_interrupts_code_that_computes_past_the_quantum_and_a_kill_reac
     assert inv.outcome == "ok", inv.error_text
     computed, killed = inv.result
     assert 2.0 <= computed < 4.0 and killed == "delivered", inv.result
+
+
+ALARM_CANCELLED_ELSEWHERE = """
+    import signal, threading, time
+
+    def handler(event, context):
+        signal.signal(signal.SIGALRM, lambda signum, frame: RANG.append(time.monotonic()))
+        signal.alarm(1)
+
+        def cancel():
+            time.sleep(0.5)
+            signal.alarm(0)
+
+        threading.Thread(target=cancel).start()
+        t0 = time.monotonic()
+        got = threading.Event().wait(2)
+        return {"got": got, "waited": round(time.monotonic() - t0, 6), "rang": len(RANG)}
+
+    RANG = []
+"""
+
+
+def test_a_wait_whose_alarm_another_thread_cancelled_waits_its_whole_timeout(tmp_path):
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "alarm_cancelled", ALARM_CANCELLED_ELSEWHERE)).invoke(ORDER)
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"got": False, "waited": 2.0, "rang": 0}

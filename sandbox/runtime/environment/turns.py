@@ -126,15 +126,16 @@ class Turns:
         else:
             end = (_real_now() if real else self._now()) + timeout
         while True:
-            took = self._wait_once(me, test, end, real)
-            if took or not self._ring(me):
+            took, for_alarm = self._wait_once(me, test, end, real)
+            if took or not for_alarm:
                 return took
-            # the alarm's handler returned: the wait goes on to its own end (PEP 475)
-            if end is not None and (_real_now() if real else self._now()) >= end:
+            self._ring(me)  # its handler's exception leaves the wait; if it returns, the wait goes on (PEP 475)
+            if real and end is not None and _real_now() >= end:
                 return False
 
-    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool) -> bool:
-        """``wait`` until ``end`` (real or world seconds), or until the alarm comes due (the main thread's)."""
+    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool) -> tuple[bool, bool]:
+        """``wait`` until ``end`` (real or world seconds), or until the alarm (the main thread's) if it comes
+        first: whether the test held, and whether the alarm's time was the one it waited for."""
         self._claim(me)
         me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
         if real:
@@ -143,20 +144,19 @@ class Turns:
         else:
             me.deadline, me.real_until = end, None
         alarm = self.alarm.at if self.alarm is not None and me is self.main else None
-        if alarm is not None and (me.deadline is None or alarm < me.deadline):
+        for_alarm = alarm is not None and (me.deadline is None or alarm < me.deadline)
+        if for_alarm:
             me.deadline = alarm  # a timer like the others: while waiting on the real world, in real time
         self._pass(me)
         me.real = False
-        return me.took
+        return me.took, for_alarm
 
-    def _ring(self, me: _Turn) -> bool:
-        """The main thread's wait ended without what it waited for: if the alarm is due, it rings here, and its
-        handler's exception leaves the wait, as a signal's does on Linux (True: it rang, and returned)."""
+    def _ring(self, me: _Turn) -> None:
+        """The main thread's wait ended at the alarm's time: if it is still due (no other thread moved it), it
+        rings here, and its handler's exception leaves the wait, as a signal's does on Linux."""
         alarm = self.alarm
-        if alarm is None or me is not self.main or alarm.at is None or alarm.at > self._now():
-            return False
-        alarm.fire()
-        return True
+        if alarm is not None and me is self.main and alarm.at is not None and alarm.at <= self._now():
+            alarm.fire()
 
     def sleep(self, seconds: float) -> None:
         me = self.mine()
