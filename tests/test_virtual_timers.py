@@ -446,3 +446,37 @@ def test_a_wait_whose_alarm_another_thread_cancelled_waits_its_whole_timeout(tmp
         inv = sb.function(_write(tmp_path, "alarm_cancelled", ALARM_CANCELLED_ELSEWHERE)).invoke(ORDER)
     assert inv.outcome == "ok", inv.error_text
     assert inv.result == {"got": False, "waited": 2.0, "rang": 0}
+
+
+LOOP_READS_A_CHILDS_PIPE = """
+    import asyncio, os, subprocess, time
+
+    async def _main():
+        read_end, write_end = os.pipe()
+        child = subprocess.Popen(["sh", "-c", "sleep 0.2; echo ready >&%d" % write_end], pass_fds=[write_end])
+        os.close(write_end)
+        loop = asyncio.get_running_loop()
+        line = loop.create_future()
+        loop.add_reader(read_end, lambda: line.done() or line.set_result(os.read(read_end, 100)))
+        t0 = time.monotonic()
+        try:
+            got = (await asyncio.wait_for(line, 5)).decode().strip()  # no watcher thread: the loop alone waits
+        except asyncio.TimeoutError:
+            got = "timed out"
+        waited = time.monotonic() - t0
+        loop.remove_reader(read_end)
+        child.wait()
+        return {"got": got, "waited_under_5s": waited < 5}
+
+    def handler(event, context):
+        return asyncio.run(_main())
+"""
+
+
+def test_an_event_loop_watching_a_childs_pipe_keeps_its_timers_in_real_time(tmp_path):
+    """The loop's selector holds a pipe a child fills in real time: its 5 s timeout must not be the world's sleep,
+    taken at once (as for a pidfd, which Python 3.12's event loop watches instead of a waiting thread)."""
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(_write(tmp_path, "loop_pipe", LOOP_READS_A_CHILDS_PIPE), timeout=30).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    assert inv.result == {"got": "ready", "waited_under_5s": True}

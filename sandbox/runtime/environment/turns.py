@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import _thread
 import collections
+import posix
 import queue
 import selectors
+import stat
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -63,6 +65,7 @@ class _Turn:
         #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
         self.real = False
         self.real_until: float | None = None
+        self.paced = False  # a wait whose test may hold in real time: its world timeout keeps pace with real time
         self.real_since = 0.0  # when its wait on the real world, or its computing beside the turns, began
 
 
@@ -106,12 +109,14 @@ class Turns:
         assert answer is not None  # _pass returns once the world has answered
         return answer
 
-    def wait(self, test: Callable[[], bool], timeout: float | None, real: bool = False) -> bool:
+    def wait(self, test: Callable[[], bool], timeout: float | None, real: bool = False, paced: bool = False) -> bool:
         """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False).
 
         ``real``: what it waits for happens in the real world (a child process ends, a pipe fills), so its
         timeout is real seconds, and while it waits the world's clock keeps pace with real time (``_timer_due``):
-        the real time it takes is what the world charges (``wire.QUANTUM``)."""
+        the real time it takes is what the world charges (``wire.QUANTUM``). ``paced``: the test may hold in real
+        time (an event loop watching a child's pipe), but the timeout is the world's: it too keeps pace with real
+        time while the thread waits, rather than the world sleeping to it at once."""
         me = self.mine()
         if test():
             if real and me is not None and not self.probing:
@@ -126,21 +131,23 @@ class Turns:
         else:
             end = (_real_now() if real else self._now()) + timeout
         while True:
-            took, for_alarm = self._wait_once(me, test, end, real)
+            took, for_alarm = self._wait_once(me, test, end, real, paced)
             if took or not for_alarm:
                 return took
             self._ring(me)  # its handler's exception leaves the wait; if it returns, the wait goes on (PEP 475)
             if real and end is not None and _real_now() >= end:
                 return False
 
-    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool) -> tuple[bool, bool]:
+    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool,
+                   paced: bool) -> tuple[bool, bool]:
         """``wait`` until ``end`` (real or world seconds), or until the alarm (the main thread's) if it comes
         first: whether the test held, and whether the alarm's time was the one it waited for."""
         self._claim(me)
-        me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
+        me.state, me.test, me.sleep_for, me.real, me.paced = WAITS, test, None, real, paced
+        if real or paced:
+            me.real_since = _real_now()
         if real:
             me.deadline, me.real_until = None, end
-            me.real_since = _real_now()
         else:
             me.deadline, me.real_until = end, None
         alarm = self.alarm.at if self.alarm is not None and me is self.main else None
@@ -148,7 +155,7 @@ class Turns:
         if for_alarm:
             me.deadline = alarm  # a timer like the others: while waiting on the real world, in real time
         self._pass(me)
-        me.real = False
+        me.real = me.paced = False
         return me.took, for_alarm
 
     def _ring(self, me: _Turn) -> None:
@@ -249,7 +256,7 @@ class Turns:
                 continue
             # A thread computing beside the turns (FREE) is real time passing too: a sleeping thread's timer
             # fires as it would while the other computes, not at once in a loop of the world's sleeps.
-            real = [t for t in self.order if (t.real and t.state == WAITS) or t.state == FREE]
+            real = [t for t in self.order if ((t.real or t.paced) and t.state == WAITS) or t.state == FREE]
             if self._timer_due(real) if real else self._sleep_to_first_timer():
                 continue
             if not patient:
@@ -532,14 +539,32 @@ def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
     original = selector_class.select
 
     def select(self, timeout: float | None = None):
-        # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others.
+        # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others; one that
+        # watches a child's pipe (or a pidfd) keeps its timers in pace with real time meanwhile.
         turns = TURNS
         if turns is not None and turns.mine() is not None:
-            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout))
+            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout),
+                       paced=_watches_the_real_world(self))
             return original(self, 0)
         return original(self, timeout)
 
     return select
+
+
+def _watches_the_real_world(selector: selectors.BaseSelector) -> bool:
+    """Whether a selector watches something other processes fill in real time: anything but a socket (a pipe, a
+    pidfd). Its sockets are the event loop's own wake-up pair, or pairs between this process's threads."""
+    try:
+        mapping = selector.get_map()
+    except RuntimeError:  # closed
+        return False
+    for key in list(mapping.values()) if mapping is not None else []:
+        try:
+            if not stat.S_ISSOCK(posix.fstat(key.fd).st_mode):  # posix's: not the file-time wrapper of os.fstat
+                return True
+        except OSError:
+            continue
+    return False
 
 
 def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
