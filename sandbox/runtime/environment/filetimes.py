@@ -74,9 +74,11 @@ class FileClock:
             while _coarse_ns() <= self.sent:
                 turns.real_pause(0.0005)
             self.written = False
-        self.reals.append(_coarse_ns())
+        # the real stamp last: a thread reading file times meanwhile (one computing beside the turns) finds
+        # every pair it can find complete
         self.virtuals.append(now)
         self.virtual_ns.append(_ns(now))
+        self.reals.append(_coarse_ns())
 
     def virtual(self, real_ns: int) -> tuple[float, int]:
         """The time the environment's clock read when the kernel's real clock read ``real_ns``."""
@@ -95,7 +97,7 @@ class FileClock:
     def real(self, virtual_ns: int) -> int:
         """A real stamp for a virtual time (the other way: as near as the pairs allow)."""
         i = bisect.bisect_right(self.virtual_ns, virtual_ns) - 1
-        i = max(i, 0)
+        i = max(min(i, len(self.reals) - 1), 0)
         return self.reals[i] + (virtual_ns - self.virtual_ns[i])
 
     # -- stat results ------------------------------------------------------------------------
