@@ -82,17 +82,9 @@ def test_memory_no_process_maps_still_counts_toward_the_function(hog):
     assert ended or refused, f"{hog}: a 128 MB function held 1 GiB and returned {inv.result!r} ({inv.error_text})"
 
 
-#: What the sandbox does not model yet (issue 29 left them open): each test fails the suite once it passes.
-ASYNCIO_AND_CHILDREN = "an event loop's timers are virtual and a child's wait is real: asyncio does not mix them yet"
-COMPUTING_THREAD = "threads take turns where they wait: a thread that computes without waiting keeps the turn"
-FILE_TIMES = "file times are the kernel's real clock, time.time() is the world's virtual one"
-ALARM = "a virtual sleep is one request to the world: a real SIGALRM does not cut it short"
-
-
 ORDER = {"orderId": "o-1", "email": "a@example.com", "amount": 1}
 
 
-@pytest.mark.xfail(strict=True, reason=ASYNCIO_AND_CHILDREN)
 def test_asyncio_wait_for_a_real_child_times_out_when_it_says():
     # On Lambda wait_for gives up after 0.5 s, the child is killed, and the email goes out well inside 3 s.
     with Sandbox(seed=0) as sb:
@@ -101,7 +93,6 @@ def test_asyncio_wait_for_a_real_child_times_out_when_it_says():
     assert inv.result == "helper timed out"
 
 
-@pytest.mark.xfail(strict=True, reason=ASYNCIO_AND_CHILDREN)
 def test_asyncio_sleep_ends_on_time_while_a_child_runs():
     with Sandbox(seed=0) as sb:
         inv = sb.function(_handler("asyncio_nap_vs_child_timing"), timeout=10).invoke({})
@@ -109,7 +100,6 @@ def test_asyncio_sleep_ends_on_time_while_a_child_runs():
     assert inv.result["after_nap"] < 1.0, inv.result  # 0.2 s on Lambda; 2.0 s (the child's own time) today
 
 
-@pytest.mark.xfail(strict=True, reason=COMPUTING_THREAD)
 def test_a_cpu_bound_background_thread_does_not_starve_the_handler():
     # On Lambda the threads share the GIL (a switch every 5 ms): the main thread sends its email and returns.
     result = run_scenario("no-fault", _handler("thread_cpu_past_timeout"), seed=0, settings={"orders": 1})
@@ -165,7 +155,6 @@ def test_a_snapstart_kind_sent_mid_invocation_ends_the_environment_as_a_protocol
     assert (inv.error_text or "").startswith("EnvironmentFailed"), inv.error_text
 
 
-@pytest.mark.xfail(strict=True, reason=FILE_TIMES)
 def test_a_files_mtime_and_time_time_read_the_same_clock():
     """File times come from the kernel's real clock, time.time() from the world's (months apart): a marker file's
     age is negative, so a one-second expiry by mtime never expires. In async-duplicate the copy arrives 2 s later in
@@ -174,7 +163,6 @@ def test_a_files_mtime_and_time_time_read_the_same_clock():
     assert result.status == "invalid", result.verdict.explain()
 
 
-@pytest.mark.xfail(strict=True, reason=ALARM)
 def test_signal_alarm_interrupts_a_sleep_as_on_lambda():
     """signal.alarm(1) around a 2 s time.sleep: on Lambda SIGALRM arrives after 1 s, inside the sleep. The sleep is
     the world's (instant in real time) and the alarm the kernel's, so today the sleep always wins."""

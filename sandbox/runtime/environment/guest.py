@@ -29,7 +29,7 @@ from base64 import b64decode, b64encode
 from typing import Any
 
 from ...paths import PACKAGE
-from . import realwaits, turns, wire
+from . import alarms, filetimes, realwaits, turns, wire
 
 _CLONE_NEWNS = 0x00020000
 _CLONE_NEWUSER = 0x10000000
@@ -50,6 +50,7 @@ class Channel:
         #: In a process forked from the environment: the reading and real time at the fork (None: the runtime).
         self.forked_at: tuple[float, float] | None = None
         self.cloning = False  # a SnapStart snapshot is forking a restored environment
+        self.files: filetimes.FileClock | None = None  # file times on this clock (filetimes.py), once installed
 
     def reading(self) -> float:
         """The environment's clock: the world's time at its last answer and, once the code has computed
@@ -71,8 +72,11 @@ class Channel:
             pass
 
     def ask(self, message: dict[str, Any]) -> dict[str, Any]:
-        """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py)."""
-        return self.request(message) if self.turns is None else self.turns.ask(message)
+        """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py). An alarm
+        that came due meanwhile rings as it is answered (alarms.py)."""
+        answer = self.request(message) if self.turns is None else self.turns.ask(message)
+        alarms.answered()
+        return answer
 
     def request(self, message: dict[str, Any]) -> dict[str, Any]:
         """Send ``message`` now, and wait for the answer (the Runtime API's next keeps the turn: a frozen
@@ -82,13 +86,22 @@ class Channel:
                 os._exit(0)
             raise RuntimeError(FORKED)
         with self.lock:
+            if self.files is not None:
+                self.files.sending()
+            if self.turns is not None:  # waiting on the world is no computing: nobody preempts it (turns.py)
+                self.turns.requesting = True
             try:
                 wire.send(self.sock, message)
                 answer = wire.receive(self.sock)
             except (wire.ChannelClosed, OSError):
                 _world_gone()
+            if self.turns is not None:
+                self.turns.requesting = False
+                self.turns.requested()
         self.answered_at = _REAL_MONOTONIC()
         self.see_time(answer.get("now"))
+        if self.files is not None:
+            self.files.answered(self.now)
         return answer
 
     def tell(self, message: dict[str, Any]) -> None:
@@ -356,6 +369,8 @@ def _sleep(channel: Channel):
             return
         if channel.turns is None:
             channel.request({"t": wire.Kind.SLEEP, "seconds": seconds})
+        elif alarms.ALARM is not None and alarms.on_main_thread():  # the alarm may cut it short
+            alarms.ALARM.sleep(seconds, channel.turns.sleep)
         else:
             channel.turns.sleep(seconds)
 
@@ -494,6 +509,7 @@ def _virtual_time(now: float, channel: Channel) -> None:
     time.perf_counter = monotonic
     time.perf_counter_ns = time.monotonic_ns
     time.sleep = _sleep(channel)
+    channel.files = filetimes.install(now, wire.QUANTUM, time_machine.escape_hatch.time.time_ns)
 
 
 def _wire_up(channel: Channel) -> None:
@@ -550,10 +566,12 @@ def run(sock: socket.socket, config: dict[str, Any]) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
     global CHANNEL
     channel = CHANNEL = Channel(sock)
-    channel.turns = turns.install(channel.request, channel.reading)
+    channel.turns = turns.install(channel.request, channel.reading, lambda: (channel.now, channel.answered_at))
     _set_up(config, channel)
     _wire_up(channel)
     realwaits.install(channel.sock.fileno())
+    channel.turns.alarm = alarms.install(channel.reading, lambda: channel.forked_at is None,
+                                         lambda: (channel.now, channel.answered_at), wire.QUANTUM)
     os.register_at_fork(after_in_child=lambda: realwaits.forked_child(channel))
     channel.tell({"t": wire.Kind.READY})
     try:

@@ -14,6 +14,7 @@ clock runs on from the environment's in real time, and it dies with the environm
 """
 from __future__ import annotations
 
+import os
 import selectors
 import subprocess
 import types
@@ -57,6 +58,34 @@ def _popen_wait(self: subprocess.Popen, timeout: float | None = None) -> int:
     return self.returncode
 
 
+def _waitpid(pid: int, options: int) -> tuple[int, int]:
+    """``os.waitpid`` that blocks (asyncio's child watcher thread calls it): the child ends in real time, and the
+    other threads run meanwhile (the event loop's timers among them)."""
+    mine = turns.TURNS
+    original = _ORIGINAL["waitpid"]
+    if options & os.WNOHANG or mine is None or mine.mine() is None:
+        return original(pid, options)
+    ended: list[Any] = []
+
+    def changed() -> bool:
+        try:  # whichever thread looks: what it finds, an error too, is the waiting thread's to report
+            found = original(pid, options | os.WNOHANG)
+        except OSError as exc:
+            found = exc
+        if isinstance(found, OSError) or found[0] != 0:
+            ended.append(found)
+        return bool(ended)
+
+    mine.wait(changed, None, real=True)
+    if isinstance(ended[0], OSError):
+        raise ended[0]
+    return ended[0]
+
+
+def _wait() -> tuple[int, int]:
+    return _waitpid(-1, 0)
+
+
 _ORIGINAL: dict[str, Any] = {}
 
 
@@ -73,6 +102,8 @@ def install(channel_fd: int = -1) -> None:
     subprocess._PopenSelector = turns.real_selector(poll_class)  # type: ignore[attr-defined]
     _ORIGINAL["popen_wait"] = subprocess.Popen._wait  # type: ignore[attr-defined]
     subprocess.Popen._wait = _popen_wait  # type: ignore[attr-defined]
+    _ORIGINAL["waitpid"] = os.waitpid
+    os.waitpid, os.wait = _waitpid, _wait
     for module in (connection, pool, queues):
         module.time = real_time  # type: ignore[attr-defined]
     connection._WaitSelector = turns.real_selector(connection._WaitSelector)  # type: ignore[attr-defined]

@@ -11,6 +11,15 @@ until the earliest. Each pending request is one step, taken in an order fixed by
 Lambda freezes an environment between invocations: asking for the next event keeps the turn, so
 a background thread does not run on until an invocation thaws the environment.
 
+Time between two waits is the code's own, and under ``wire.QUANTUM`` (1 s of real time) it decides
+nothing: that is what keeps runs the same. A thread that holds the turn for longer without waiting
+(``while True: pass``, a long computation, a call blocked outside the sandbox's view) would starve
+the others, where on Lambda the GIL switches threads every few milliseconds: so once it has held the
+turn for a quantum, a waiting thread takes the turn from it, and it runs on beside the turns (FREE)
+until it next waits, when it takes turns again. While a thread computes that way, or waits on the real
+world (a child process, a pipe), the world's clock keeps pace with real time: a timer fires once its
+seconds have really passed, the world sleeping up to it.
+
 Only threads started through ``threading`` take turns (``_thread.start_new_thread`` does not).
 Locks made before this is installed (the template's modules') stay plain locks; none of them is
 held across a request.
@@ -19,8 +28,10 @@ from __future__ import annotations
 
 import _thread
 import collections
+import posix
 import queue
 import selectors
+import stat
 import threading
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -30,6 +41,8 @@ from . import wire
 _allocate = _thread.allocate_lock
 #: Where a thread is (the words are this module's own, never written to a history).
 RUNS, READY, WAITS, ASKS, ENDED = "runs", "ready", "waits", "asks", "ended"
+#: Preempted at the quantum: it computes beside the turns until it next waits (see ``Turns._preempt``).
+FREE = "free"
 _get_ident = _thread.get_ident
 
 
@@ -40,7 +53,7 @@ class _Turn:
         self.name = name
         self.go = _allocate()
         self.go.acquire()  # held while it is not this thread's turn
-        self.state = RUNS  # RUNS, READY, WAITS (a test or a timer), ASKS (the world) or ENDED
+        self.state = RUNS  # RUNS, READY, WAITS (a test or a timer), ASKS (the world), FREE or ENDED
         self.test: Callable[[], bool] | None = None  # a waiting thread's wake-up test
         self.deadline: float | None = None  # a waiting thread's timeout, in the world's seconds
         self.sleep_for: float | None = None  # the sleep it asked for, from ``asked_at``
@@ -52,17 +65,32 @@ class _Turn:
         #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
         self.real = False
         self.real_until: float | None = None
+        self.paced = False  # a wait whose test may hold in real time: its world timeout keeps pace with real time
+        self.real_since = 0.0  # when its wait on the real world, or its computing beside the turns, began
 
 
 class Turns:
-    """The threads of one environment, and whose turn it is."""
+    """The threads of one environment, and whose turn it is.
 
-    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]):
+    ``mutex`` is held by the thread deciding whose turn comes next (a thread giving up its turn, or one taking it
+    from a thread that computed past the quantum): one decision at a time, whatever runs meanwhile."""
+
+    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+                 answered: Callable[[], tuple[float, float]] | None = None):
         self._ask, self._now = ask, now
-        self.turns: dict[int, _Turn] = {_get_ident(): _Turn("main")}
+        #: The world's time in its last answer, and the real time (``_real_now``) it came.
+        self._answered = answered or (lambda: (now(), _real_now()))
+        main = self.main = _Turn("main")
+        #: The process's alarm (alarms.py), which rings in the main thread: its waits end for it as for a timer.
+        self.alarm: Alarm | None = None
+        self.turns: dict[int, _Turn] = {_get_ident(): main}
         self.order: list[_Turn] = list(self.turns.values())  # in the order the threads started
         self.asking: collections.deque[_Turn] = collections.deque()
         self.probing = False  # evaluating the waiting threads' tests (see _next_runnable)
+        self.mutex = _allocate()
+        self.holder = main  # the thread whose turn it is
+        self.since = _real_now()  # real time it took the turn, or last heard from the world
+        self.requesting = False  # a request is on the channel: whoever holds the turn waits, it does not compute
 
     def mine(self) -> _Turn | None:
         return self.turns.get(_get_ident())
@@ -73,6 +101,7 @@ class Turns:
         me = self.mine()
         if me is None:
             return self._ask(message)
+        self._claim(me)
         me.state, me.message = ASKS, message
         self.asking.append(me)
         self._pass(me)
@@ -80,12 +109,14 @@ class Turns:
         assert answer is not None  # _pass returns once the world has answered
         return answer
 
-    def wait(self, test: Callable[[], bool], timeout: float | None, real: bool = False) -> bool:
+    def wait(self, test: Callable[[], bool], timeout: float | None, real: bool = False, paced: bool = False) -> bool:
         """Let the other threads run until ``test()`` holds (True) or ``timeout`` world seconds pass (False).
 
         ``real``: what it waits for happens in the real world (a child process ends, a pipe fills), so its
-        timeout is real seconds, and while it waits the world's clock does not jump ahead to a timer: the
-        real time it takes is what the world charges (``wire.QUANTUM``)."""
+        timeout is real seconds, and while it waits the world's clock keeps pace with real time (``_timer_due``):
+        the real time it takes is what the world charges (``wire.QUANTUM``). ``paced``: the test may hold in real
+        time (an event loop watching a child's pipe), but the timeout is the world's: it too keeps pace with real
+        time while the thread waits, rather than the world sleeping to it at once."""
         me = self.mine()
         if test():
             if real and me is not None and not self.probing:
@@ -95,20 +126,51 @@ class Turns:
             return False
         if me is None:  # a thread outside the turns (started through _thread): it polls
             return _poll(test, timeout)
-        me.state, me.test, me.sleep_for, me.real = WAITS, test, None, real
-        if real:
-            me.deadline, me.real_until = None, None if timeout is None else _real_now() + timeout
+        if timeout is None:
+            end = None
         else:
-            me.deadline, me.real_until = None if timeout is None else self._now() + timeout, None
+            end = (_real_now() if real else self._now()) + timeout
+        while True:
+            took, for_alarm = self._wait_once(me, test, end, real, paced)
+            if took or not for_alarm:
+                return took
+            self._ring(me)  # its handler's exception leaves the wait; if it returns, the wait goes on (PEP 475)
+            if real and end is not None and _real_now() >= end:
+                return False
+
+    def _wait_once(self, me: _Turn, test: Callable[[], bool], end: float | None, real: bool,
+                   paced: bool) -> tuple[bool, bool]:
+        """``wait`` until ``end`` (real or world seconds), or until the alarm (the main thread's) if it comes
+        first: whether the test held, and whether the alarm's time was the one it waited for."""
+        self._claim(me)
+        me.state, me.test, me.sleep_for, me.real, me.paced = WAITS, test, None, real, paced
+        if real or paced:
+            me.real_since = _real_now()
+        if real:
+            me.deadline, me.real_until = None, end
+        else:
+            me.deadline, me.real_until = end, None
+        alarm = self.alarm.at if self.alarm is not None and me is self.main else None
+        for_alarm = alarm is not None and (me.deadline is None or alarm < me.deadline)
+        if for_alarm:
+            me.deadline = alarm  # a timer like the others: while waiting on the real world, in real time
         self._pass(me)
-        me.real = False
-        return me.took
+        me.real = me.paced = False
+        return me.took, for_alarm
+
+    def _ring(self, me: _Turn) -> None:
+        """The main thread's wait ended at the alarm's time: if it is still due (no other thread moved it), it
+        rings here, and its handler's exception leaves the wait, as a signal's does on Linux."""
+        alarm = self.alarm
+        if alarm is not None and me is self.main and alarm.at is not None and alarm.at <= self._now():
+            alarm.fire()
 
     def sleep(self, seconds: float) -> None:
         me = self.mine()
         if me is None:
             self._ask({"t": wire.Kind.SLEEP, "seconds": seconds})
             return
+        self._claim(me)
         me.state, me.test, me.took = WAITS, None, False
         me.asked_at, me.sleep_for = self._now(), seconds
         me.deadline = me.asked_at + seconds
@@ -118,13 +180,17 @@ class Turns:
         """A thread whose real wait is over at once (a pipe that already holds data) lets a thread that is
         ready run first: with the operating system's threads it would run meanwhile, and a loop on a ready
         pipe (a pool's worker handler) would otherwise keep the turn for ever."""
+        if me.state == FREE:  # it runs beside the others already
+            return
+        self._claim(me)
         other = self._next_runnable(besides=me)
         if other is None:
+            self.mutex.release()
             return
-        me.state, other.state = READY, RUNS
-        other.go.release()
-        me.go.acquire()
-        me.state = RUNS
+        me.state = READY
+        self._hand(other)
+        self.mutex.release()
+        self._await(me)
 
     # -- threads ---------------------------------------------------------------------------
     def started(self, thread: _TurnThread) -> _Turn:
@@ -136,41 +202,109 @@ class Turns:
     def enter(self, turn: _Turn) -> None:
         """A new thread's first step: be known, then wait for its turn."""
         self.turns[_get_ident()] = turn
-        turn.go.acquire()
+        self._await(turn)
 
     def leave(self, turn: _Turn) -> None:
+        self._claim(turn)
         turn.state = ENDED
         self.order.remove(turn)
         self.turns.pop(_get_ident(), None)
         self._pass(turn)
 
     # -- passing the turn ------------------------------------------------------------------
+    def _claim(self, me: _Turn) -> None:
+        """Hold the mutex, with the turn: a thread that was preempted (FREE) first waits for its turn again."""
+        self.mutex.acquire()
+        while me.state == FREE:
+            me.state = READY
+            self.mutex.release()
+            self._await(me)
+            self.mutex.acquire()
+
     def _pass(self, me: _Turn) -> None:
-        """``me`` stops here: run whoever may go on next, asking the world when nobody can."""
+        """``me`` stops here (the mutex held): run whoever may go on next, asking the world when nobody can."""
+        try:
+            nxt = self._choose(patient=True)
+            assert nxt is not None  # a patient choice waits until someone can run
+            if nxt is me:
+                me.state, self.holder, self.since = RUNS, me, _real_now()
+                return
+            self._hand(nxt)
+        finally:
+            self.mutex.release()
+        if me.state != ENDED:
+            self._await(me)
+
+    def _hand(self, nxt: _Turn) -> None:
+        nxt.state, self.holder, self.since = RUNS, nxt, _real_now()
+        nxt.go.release()
+
+    def _choose(self, patient: bool) -> _Turn | None:
+        """Who runs next: a thread that is ready, or one the world's answer (to a request, to a sleep until the
+        first timer) lets go on. ``patient``: wait for one, in short real pauses, when everyone waits on the
+        real world (or all are stuck, until the world's watchdog ends the environment)."""
         idle = 0.0005
         while True:
             nxt = self._next_runnable()
             if nxt is not None:
-                break
+                return nxt
             if self.asking:
                 turn = self.asking.popleft()
                 assert turn.message is not None  # an asking thread's request
                 turn.answer = self._ask(turn.message)
                 turn.message, turn.state = None, READY
                 continue
-            if any(t.real for t in self.order if t.state == WAITS) or not self._sleep_to_first_timer():
-                # Every thread waits on something outside the turns (a child process's pipe, a thread
-                # of _thread's): look again shortly. A true deadlock spins here until the world's
-                # watchdog stops the environment, as it would stop one blocked anywhere else.
+            # A thread computing beside the turns (FREE) is real time passing too: a sleeping thread's timer
+            # fires as it would while the other computes, not at once in a loop of the world's sleeps.
+            real = [t for t in self.order if ((t.real or t.paced) and t.state == WAITS) or t.state == FREE]
+            if self._timer_due(real) if real else self._sleep_to_first_timer():
+                continue
+            if not patient:
+                return None
+            self.mutex.release()  # a thread computing beside the turns may come back meanwhile
+            try:
                 _allocate().acquire(True, idle)
-                idle = min(idle * 2, 0.05)
-        if nxt is me:
-            me.state = RUNS
-            return
-        nxt.state = RUNS
-        nxt.go.release()
-        if me.state != ENDED:
-            me.go.acquire()
+            finally:
+                self.mutex.acquire()
+            idle = min(idle * 2, 0.05 if not real else 0.01)
+
+    def _await(self, me: _Turn) -> None:
+        """Wait until it is ``me``'s turn. Every quarter quantum, a waiting thread looks at the thread whose turn
+        it is: one that has computed past the quantum without waiting on anything (``while True: pass``) is
+        preempted, as the GIL would switch threads on Lambda."""
+        while not me.go.acquire(True, wire.QUANTUM / 4):
+            if self._preempt(me):
+                return
+
+    def _preempt(self, me: _Turn) -> bool:
+        """The turn-holder has computed for ``wire.QUANTUM`` real seconds: from now on it computes beside the
+        turns (FREE, until it next waits), and whoever may run next runs (True: ``me``). Under the quantum this
+        never happens, so runs stay the same; past it, the time counts toward the function's timeout anyway."""
+        if not self._overdue() or not self.mutex.acquire(False):
+            return False
+        try:
+            holder = self.holder
+            if not self._overdue():
+                return False
+            holder.state, holder.real_since = FREE, self.since
+            nxt = self._choose(patient=False)
+            if nxt is None:
+                holder.state = RUNS
+                return False
+            if nxt is me:
+                me.state, self.holder, self.since = RUNS, me, _real_now()
+                return True
+            self._hand(nxt)
+            return False
+        finally:
+            self.mutex.release()
+
+    def _overdue(self) -> bool:
+        return self.holder.state == RUNS and not self.requesting and _real_now() - self.since >= wire.QUANTUM
+
+    def requested(self) -> None:
+        """The world answered a request on the channel (any thread's, the runtime's own too)."""
+        self.since = _real_now()
 
     def _next_runnable(self, besides: _Turn | None = None) -> _Turn | None:
         # A waiting thread's test may itself wait at once (a pipe's poll(0) is a select): it must not pass
@@ -182,9 +316,6 @@ class Turns:
             self.probing = False
 
     def _first_runnable(self, besides: _Turn | None) -> _Turn | None:
-        # Only while a thread waits on the real world does a timer fire here, as real time passes; otherwise
-        # the world's answer to a sleep wakes them (_sleep_to_first_timer), in the order that keeps runs the same.
-        real = any(t.real and t.state == WAITS for t in self.order)
         for turn in self.order:
             if turn is besides:
                 continue
@@ -194,16 +325,23 @@ class Turns:
                 turn.took, turn.test, turn.deadline = True, None, None
                 turn.state = READY
                 return turn
-            if real and turn.state == WAITS and turn.deadline is not None and self._now() >= turn.deadline:
-                # The clock moved on, in real time, while another thread waited on the real world.
-                turn.took, turn.test, turn.deadline, turn.sleep_for = False, None, None, None
-                turn.state = READY
-                return turn
             if turn.state == WAITS and turn.real_until is not None and _real_now() >= turn.real_until:
                 turn.took, turn.test, turn.real_until = False, None, None
                 turn.state = READY
                 return turn
         return None
+
+    def _timer_due(self, real: list[_Turn]) -> bool:
+        """While threads wait on the real world (a child process, a pipe), the world's clock keeps pace with real
+        time: a timer (a sleep, an event loop's) fires once as many real seconds have passed as it had to wait,
+        the world sleeping up to it, so an ``asyncio.sleep`` or a ``wait_for`` racing a child ends on time.
+        Otherwise the world's answer to a sleep wakes them, in the order that keeps runs the same."""
+        deadlines = [t.deadline for t in self.order if t.state == WAITS and t.deadline is not None]
+        if not deadlines:
+            return False
+        now, answered_at = self._answered()
+        waited = _real_now() - max(answered_at, min(t.real_since for t in real))
+        return now + waited >= min(deadlines) and self._sleep_to_first_timer()
 
     def _sleep_to_first_timer(self) -> bool:
         timed = [(t, t.deadline) for t in self.order if t.state == WAITS and t.deadline is not None]
@@ -245,6 +383,14 @@ def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
 #: This environment's turns, once installed.
 TURNS: Turns | None = None
 _saved: dict[str, Any] = {}
+
+
+class Alarm(Protocol):
+    """``alarms.Alarm`` as a wait of the main thread sees it: when it rings next, and its ringing."""
+
+    at: float | None
+
+    def fire(self) -> None: ...
 
 
 class _TurnThread(Protocol):
@@ -376,36 +522,56 @@ def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> b
     waiter.acquire()
     self._waiters.append(waiter)
     saved_state = self._release_save()
+    took = False
     try:
         took = turns.wait(lambda: waiter.acquire(False), timeout)
-        if not took:
+        return took
+    finally:
+        self._acquire_restore(saved_state)
+        if not took:  # timed out, or an alarm's handler raised in the wait: no notify is owed to it
             try:
                 self._waiters.remove(waiter)
             except ValueError:
                 pass
-        return took
-    finally:
-        self._acquire_restore(saved_state)
 
 
 def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
     original = selector_class.select
 
     def select(self, timeout: float | None = None):
-        # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others.
+        # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others; one that
+        # watches a child's pipe (or a pidfd) keeps its timers in pace with real time meanwhile.
         turns = TURNS
         if turns is not None and turns.mine() is not None:
-            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout))
+            turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout),
+                       paced=_watches_the_real_world(self))
             return original(self, 0)
         return original(self, timeout)
 
     return select
 
 
-def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float]) -> Turns:
+def _watches_the_real_world(selector: selectors.BaseSelector) -> bool:
+    """Whether a selector watches something other processes fill in real time: anything but a socket (a pipe, a
+    pidfd). Its sockets are the event loop's own wake-up pair, or pairs between this process's threads."""
+    try:
+        mapping = selector.get_map()
+    except RuntimeError:  # closed
+        return False
+    for key in list(mapping.values()) if mapping is not None else []:
+        try:
+            if not stat.S_ISSOCK(posix.fstat(key.fd).st_mode):  # posix's: not the file-time wrapper of os.fstat
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+            answered: Callable[[], tuple[float, float]] | None = None) -> Turns:
     """From now on, this process's threads take turns (the calling thread is the main one, running)."""
     global TURNS
-    TURNS = Turns(ask, now)
+    TURNS = Turns(ask, now, answered)
     _saved.update(start=threading.Thread.start, join=threading.Thread.join, is_alive=threading.Thread.is_alive,
                   wait=threading.Condition.wait, starting=set())
     py_rlock = threading._PyRLock  # type: ignore[attr-defined]  # CPython's RLock in Python, private
