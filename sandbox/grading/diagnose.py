@@ -247,10 +247,26 @@ def _remaining_window(run: _Run, f: Finding) -> Hint:
 # -- lost orders ------------------------------------------------------------------------------------
 def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
-    hints = [h for h in (_refusal_taken_for_success(run, carriers), _no_release(run, carriers, f.key),
+    hints = [h for h in (_refusal_taken_for_success(run, carriers), _gave_up_at_refusal(run, carriers, f.key),
+                         _no_release(run, carriers, f.key),
                          _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers))
              if h is not None]
     return hints
+
+
+def _gave_up_at_refusal(run: _Run, carriers: list[str], order: str | None) -> Hint | None:
+    """An invocation carrying the lost order, and before it one whose claim was refused, ended ok without ever
+    trying to claim the lost one: the loop stopped at the refusal (break, return) instead of skipping that order."""
+    for inv in carriers:
+        keys = [str(k) for k in (run.invs.get(inv) or {}).get("keys") or []]
+        puts = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem"]
+        tried = any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in puts)
+        refused = [c for c in puts if c["result"] == CONDITIONAL_CHECK_FAILED]
+        if refused and not tried and order in keys and run.invs[inv]["outcome"] == Outcome.OK:
+            return Hint("gave-up-at-refusal", f"{inv} carried {', '.join(keys)}; its claim on {refused[0].get('key')} "
+                        f"was refused, and it never tried to claim {order}: the loop stopped at the first order "
+                        f"another invocation had (break, return). Skip only that order (continue) and handle the rest")
+    return None
 
 
 #: The calls a task names, by the operation that makes each.
@@ -271,7 +287,9 @@ def _refusal_taken_for_success(run: _Run, carriers: list[str]) -> Hint | None:
 def _collision(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
     """The lost order's claim was refused on a key that an invocation carrying only other orders had claimed."""
     for inv in carriers:
-        for refused in (c for c in run.calls.get(inv, []) if c["result"] == CONDITIONAL_CHECK_FAILED):
+        carried = {str(k) for k in run.invs[inv].get("keys") or []} - {str(f.key)}
+        for refused in (c for c in run.calls.get(inv, []) if c["result"] == CONDITIONAL_CHECK_FAILED
+                        and str(c.get("key") or "").rsplit("#", 1)[-1] not in carried):  # not another order's own
             owners = [i for i, calls in run.calls.items() if i != inv and f.key not in (run.invs[i].get("keys") or [])
                       and any(c["op"] == "PutItem" and c["result"] == AWS_OK and c.get("key") == refused.get("key")
                               for c in calls)]
@@ -504,7 +522,21 @@ def _refused_call_rule(drill: str, history: History, run: _Run) -> Hint | None:
     ``except`` around the call the task names caught more than the conditional check's failure."""
     if drill not in ("dynamodb-errors", "save-errors"):
         return None
-    return _refusal_taken_for_success(run, list(run.calls))
+    return _refusal_taken_for_success(run, list(run.calls)) or _refusal_taken_for_in_progress(run)
+
+
+def _refusal_taken_for_in_progress(run: _Run) -> Hint | None:
+    """A claim DynamoDB refused for another reason than its condition, answered with StillInProgressError: an except
+    around the claim took the error for another invocation's claim (here the table held no item for the key)."""
+    for inv, calls in run.calls.items():
+        refused = [c for c in calls if c["op"] == "PutItem" and c["result"] not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
+        if refused and "StillInProgressError" in str((run.invs.get(inv) or {}).get("error")):
+            return Hint("refusal-as-in-progress", f"{inv}'s claim failed with {refused[-1]['result']}Exception, "
+                        f"and {inv} raised StillInProgressError as if another invocation held the key (none did): "
+                        f"the except around the claim caught more than ConditionalCheckFailedException (except "
+                        f"Exception, except ClientError). Only the condition's refusal means the key is taken; let "
+                        f"every other error fail the invocation as itself")
+    return None
 
 
 def broad_except_hint(inv: str, call: str, error: str) -> Hint:
@@ -580,8 +612,47 @@ def deleted_after_success(run: _Run) -> Hint | None:
     return None
 
 
+def _lock_boundary_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The lock-boundary drill's duplicate got in while the owner could still work: was the lock rounded down, or did
+    the claim take a key in the very second its expiresAt names?"""
+    answers = (drill_result(history) or {}).get("answers") or []
+    if drill != "lock-boundary" or len(answers) < 2:
+        return None
+    owner, duplicate = str(answers[0]["inv"]), str(answers[1]["inv"])
+    start = run.invs.get(owner) or {}
+    deadline = float(start.get("t") or 0) + float(start.get("timeout") or 0)
+    claims = [c for c in _claims(run, owner) if isinstance((c.get("detail") or {}).get("expiresAt"), (int, float))]
+    taken = [c for c in _claims(run, duplicate) if claims and c.get("key") == claims[-1].get("key")]
+    if not claims or not taken:
+        return None
+    key, end = claims[-1].get("key"), float(claims[-1]["detail"]["expiresAt"]) - run.epoch
+    if end + 1 < deadline:
+        return Hint("lock-rounded-down", f"{owner}'s lock on {key} ended at {end:.0f} s (its expiresAt), though "
+                    f"{owner} could work until its timeout at {deadline:.1f} s: the remaining time was rounded down to "
+                    f"whole seconds (int(), //), which loses up to a second. Round it up (math.ceil)")
+    return Hint("expiry-boundary", f"{duplicate} took {key} over at {taken[-1]['t']:.1f} s, in the very second its "
+                f"expiresAt names ({end:.0f} s), while {owner} could still work until {deadline:.1f} s: expiresAt is "
+                f"in whole seconds, so a lock holds through the second it names. Take a key over only once its "
+                f"expiresAt is in the past (expiresAt < :now)")
+
+
 _DRILL_RULES = (_stale_read_rule, _fencing_rule, _http_rule, _refused_call_rule, _own_claim_refused_rule,
-                _sqs_response_rule, _deleted_after_success_rule)
+                _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule)
+
+
+def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
+    """An invocation whose claim its condition refused, and which then failed: the refusal escaped (an except that
+    did not match ConditionalCheckFailedException: a misspelt error code, another class)."""
+    run = _Run(history)
+    refused = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == CONDITIONAL_CHECK_FAILED]
+    if not refused:
+        return []
+    return [Hint("refusal-raised", f"{inv}'s claim on {refused[-1].get('key')} was refused by its condition "
+                 f"(ConditionalCheckFailedException): another invocation has the order, and that is no error. Yet "
+                 f"{inv} failed ({(run.invs.get(inv) or {}).get('error')}), so its source retried it (an async event "
+                 f"twice more, then to the on-failure destination; an API caller gets a 502). The except did not "
+                 f"match the refusal: catch table().meta.client.exceptions.ConditionalCheckFailedException (or compare "
+                 f"the error code with 'ConditionalCheckFailedException', spelt in full) and skip the order")]
 
 
 def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list[Hint]:

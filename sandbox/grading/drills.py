@@ -257,6 +257,41 @@ def drive_save_errors(sb, fn, seed):
     return _refused_writes(sb, fn, seed, "UpdateItem")
 
 
+def drive_claimed_then_new(sb, fn, seed):
+    """o-1 is delivered and handled; then an event carrying o-1 again and a new o-2 (a producer that batches a
+    re-send with a new order, an SQS batch holding a duplicate): o-2 must still be sent. Both are owed an email, so
+    the checker finds o-2 lost if the handler gave up on the event at o-1's refused claim."""
+    first, new = make_orders(2, seed)
+    sb.accept(first)
+    sb.accept(new)
+    a = fn.invoke(sb.order_event([first]), keys=[first["orderId"]])
+    sb.advance(1.0)
+    return [a, fn.invoke(sb.order_event([first, new]), keys=[first["orderId"], new["orderId"]],
+                         cause=Cause.REDELIVERY, prev=a.id)]
+
+
+#: The lock-boundary drill: the function's timeout, when (into a second) the first attempt starts, and how long before
+#: that attempt's timeout its duplicate arrives: in the last second its owner can still be working.
+BOUNDARY_TIMEOUT, BOUNDARY_START, BOUNDARY_EARLY = 10.0, 0.6, 0.4
+
+
+def drive_lock_boundary(sb, fn, seed):
+    """An event with two orders; the first attempt starts 0.6 s into a second. It sends o-1's email (0.2 s), then
+    claims o-2 with 9.8 s left, and o-2's email outlasts the timeout, so it works until Lambda stops it. The event's
+    duplicate comes 0.4 s before that, in the second o-2's expiresAt names (whole seconds): a lock sized by rounding
+    the remaining time down, or a claim that takes a key whose expiresAt is now, lets it in."""
+    orders = make_orders(2, seed)
+    sb.sweeper.lag = 60.0  # TTL deletes an expired lock later (typically within days): the claim's condition decides
+    sb.faults.add(ProviderFault(Effect.EMAIL, orders[1]["orderId"], extra_seconds=3 * BOUNDARY_TIMEOUT, calls=1))
+    event, keys = sb.order_event(orders), [o["orderId"] for o in orders]
+    sb.advance(BOUNDARY_START)
+    a = fn.start(event, keys=keys)
+    sb.advance(BOUNDARY_TIMEOUT - BOUNDARY_EARLY)
+    b = fn.start(event, keys=keys, cause=Cause.CONCURRENT_DUPLICATE, prev=a.id)
+    sb.run()
+    return [a, b]
+
+
 # -- what each promises -----------------------------------------------------------------------------
 def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
     return result.get("answers") or []
@@ -399,7 +434,9 @@ def expect_sqs_in_progress(result):
 def expect_refused(call: str) -> Callable[[dict[str, Any]], str | None]:
     """Each invocation whose ``call`` DynamoDB refused (throttled past the SDK's retries, a transaction conflict,
     a validation error: not the condition) failed: it neither did its work as if nothing happened nor reported
-    success, so its source delivers the event again. Only the condition's refusal is the answer's to tolerate."""
+    success, so its source delivers the event again. Only the condition's refusal is the answer's to tolerate, and
+    only it means another invocation holds the key: a refused claim that raises StillInProgressError (the table
+    held no item for the key) took the error for someone else's claim."""
     def expect(result: dict[str, Any]) -> str | None:
         for a, (_, error) in zip(_answers(result), REFUSALS):
             if a["outcome"] == Outcome.OK:
@@ -407,8 +444,23 @@ def expect_refused(call: str) -> Callable[[dict[str, Any]], str | None]:
                         f"{a['inv']} still answered {a['response']!r}: a success, so its source never delivers the "
                         f"event again. Only ConditionalCheckFailedException is the answer's to tolerate; any other "
                         f"error must fail the invocation")
+            if call.startswith("claim") and "StillInProgressError" in a["error_types"]:
+                return (f"{a['inv']}'s {call} was refused by DynamoDB with {error}, not by its condition, and "
+                        f"{a['inv']} raised StillInProgressError, though no invocation held the key (the table had "
+                        f"no item for it): only ConditionalCheckFailedException means another invocation has the "
+                        f"key; any other error must fail the invocation as itself")
         return None
     return expect
+
+
+def expect_lock_boundary(result):
+    first, second = _answers(result)
+    if "StillInProgressError" in second["error_types"]:
+        return None
+    got = f"answered {second['response']!r}" if second["outcome"] == Outcome.OK else _failed(second)
+    return (f"{second['inv']} arrived {BOUNDARY_EARLY:g} s before {first['inv']}'s timeout, while {first['inv']}, "
+            f"which held o-2's claim, was still working, and {got}: it took o-2's key over instead of raising "
+            f"StillInProgressError. A lock must hold until its owner's last moment")
 
 
 def expect_stale_owner(result):
@@ -476,6 +528,11 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
     Drill("dynamodb-errors", "a claim DynamoDB refuses for a reason other than its condition (throttling, a "
           "transaction conflict, a validation error) fails the invocation", drive_dynamodb_errors,
           expect_refused("claim (PutItem)"), timeout=60.0),
+    Drill("claimed-then-new", "an event carrying an order already handled and then a new one sends the new one",
+          drive_claimed_then_new, lambda result: None),
+    Drill("lock-boundary", "a duplicate that arrives in the last second its owner can still be working (its "
+          "timeout not yet reached) finds the key locked", drive_lock_boundary, expect_lock_boundary,
+          timeout=BOUNDARY_TIMEOUT),
     Drill("save-errors", "a save DynamoDB refuses for a reason other than its condition (throttling, a transaction "
           "conflict, a validation error) fails the invocation", drive_save_errors, expect_refused("save (UpdateItem)"),
           timeout=60.0),

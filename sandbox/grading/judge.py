@@ -12,7 +12,7 @@ from typing import Any
 
 from ..analysis.checker import Verdict, check
 from ..core.history import History
-from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, RecordType, Status
+from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
@@ -255,9 +255,21 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
     return None
 
 
+def expect_duplicates_succeed(history: History) -> tuple[str, list[Hint]] | None:
+    """Every invocation ended ok: in a run where nothing fails, a duplicate that lost the claim has nothing to fail
+    for (another invocation has the order), so an error there is the refusal escaping the handler."""
+    for inv, record in history.invocations().items():
+        if record.get("outcome") not in (None, Outcome.OK):
+            return (f"{inv} ended {record['outcome']} ({record.get('error')}), though nothing failed in this run: "
+                    f"a duplicate that finds the order claimed has nothing to fail for, and an invocation that fails "
+                    f"is retried by its source", diagnose.refusal_raised_hints(history, inv))
+    return None
+
+
 EXPECTATIONS: dict[str, Callable[[History], tuple[str, list[Hint]] | None]] = {
     "partial-batch": expect_partial_batch,
     "lock-covers-work": expect_lock_covers_work,
+    "duplicates-succeed": expect_duplicates_succeed,
 }
 
 
