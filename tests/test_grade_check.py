@@ -305,3 +305,25 @@ def test_the_quiz_skeleton_is_a_dict_and_a_whole_answer_that_is_not_one_is_expla
     assert "questions A, B, C, D, E and F failed, all for one reason" in text
     assert "it returned ['sqs-batch-failure', 'async-retry']" in text
     assert result._repr_html_().count("answers() should return a dict") == 1
+
+
+def test_a_handler_outside_exercises_finds_the_kit_beside_it(tmp_path, monkeypatch):
+    """``check NN --handler elsewhere/file.py`` for an exercise whose answer imports run_once_kit: the exercises' kit
+    is put in the handler's folder (its task root, as a deployment package holds it), and the handler runs."""
+    import importlib
+
+    from sandbox.grading import catalog
+
+    module = importlib.import_module("sandbox.grading.check")
+    ex = next(e for e in catalog.exercises().values() if e.kit)
+    answer = tmp_path / "elsewhere" / "mine.py"
+    answer.parent.mkdir()
+    shutil.copyfile(ROOT / "solutions" / f"{ex.name}.py", answer)
+    first = catalog.Exercise(ex.id, ex.slug, ex.title, ex.tests[:1], ex.function, kit=ex.kit)
+    monkeypatch.setattr(module, "exercise", lambda ref: first)
+    result = module.check(ex.id, handler=str(answer), campaign_seed=1)
+    assert (answer.parent / catalog.KIT).read_text() == (ROOT / "exercises" / catalog.KIT).read_text()
+    assert result.passed, str(result)
+    kept = (answer.parent / catalog.KIT).stat().st_mtime_ns
+    module.kit_beside(ex, answer)  # a kit already there is the learner's: left as it is
+    assert (answer.parent / catalog.KIT).stat().st_mtime_ns == kept

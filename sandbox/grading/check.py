@@ -117,10 +117,18 @@ def save_answer(ex: Exercise, cell: str, target: Path) -> Path | None:
             if not backup.is_file():
                 backup.write_text(old)
     target.write_text(text)
-    kit = EXERCISES_DIR / KIT
-    if ex.kit and not (target.parent / KIT).exists() and kit.is_file():
-        (target.parent / KIT).write_text(kit.read_text())
+    kit_beside(ex, target)
     return backup
+
+
+def kit_beside(ex: Exercise, handler: Path) -> Path | None:
+    """An exercise whose answer imports run_once_kit ships the kit in the handler's folder, as a Lambda deployment
+    package would (the folder is the task root): put the exercises' kit there if it is missing, and say where."""
+    kit, beside = EXERCISES_DIR / KIT, handler.parent / KIT
+    if not ex.kit or beside.exists() or not kit.is_file() or not handler.parent.is_dir():
+        return None
+    beside.write_text(kit.read_text())
+    return beside
 
 
 def _same_code(old: str, cell: str) -> bool:
@@ -269,6 +277,7 @@ def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = N
     namespace = None
     if handler is not None:
         path, saved, backup = Path(str(handler).rpartition(":")[0] or handler), None, None
+        kit_beside(ex, path)
     else:
         namespace = sys._getframe(1).f_globals
         path, saved, backup = locate_answer(ex, namespace)
