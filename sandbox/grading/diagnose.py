@@ -410,8 +410,28 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
     if verdict.status != "valid":
         own = _own_claim_refused_rule("", history, run)  # a write that cannot hold for its own claim explains the rest
         hints = ([own] if own is not None else []) + hints
-        hints += _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
+        notes = _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
+        live = _overwrote_live_claim(run, verdict)
+        hints += [live, *(n for n in notes if n.code != "lock-overlap")] if live else notes
     return _unique(hints)
+
+
+def _overwrote_live_claim(run: _Run, verdict: Verdict) -> Hint | None:
+    """Two invocations worked at once on a key whose claims carry no expiry: no lock ran out, so the second claim
+    went through while the first was IN_PROGRESS: its condition lets a claim overwrite a live one."""
+    for f in verdict.findings:
+        puts = [c for i in f.invocations if i for c in run.calls.get(i, []) if c["op"] == "PutItem" and _wrote(c)
+                and (c.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS]
+        if f.kind != FindingKind.OVERLAP or len(puts) < 2:
+            continue
+        if not any(isinstance((c.get("detail") or {}).get("expiresAt"), (int, float)) for c in puts):
+            condition = (puts[-1].get("detail") or {}).get("condition") or "none"
+            return Hint("claim-overwrites-in-progress", f"{puts[-1]['inv']}'s claim on {puts[-1].get('key')} went "
+                        f"through while {puts[0]['inv']}'s claim was still IN_PROGRESS (its condition: {condition}), "
+                        f"and both did the work. No lock ran out: the claims have no expiry. A claim must be refused "
+                        f"while another invocation holds the key: only a key with no item on it may be taken "
+                        f"(attribute_not_exists(pk))")
+    return None
 
 
 def _note_hints(verdict: Verdict, imposed_lock: bool = True) -> list[Hint]:
