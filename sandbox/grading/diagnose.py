@@ -87,7 +87,7 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     effects = {i: run.first_effect(i, f.effect, f.key) for i in invs}
     hints = []
     for rule in (_condition_on_absent_attribute, _effect_before_claim, _claim_ignored, _stale_read,
-                 _read_then_write, _no_claim, _batch_claim, _key_per_delivery):
+                 _read_then_write, _unconditional_claim, _no_claim, _batch_claim, _key_per_delivery):
         hint = rule(run, f, effects)
         if hint is not None:
             hints.append(hint)
@@ -178,6 +178,28 @@ def _read_then_write(run, f, effects):
                         f"both read 'missing' before either writes (a race). The check and the write must be one "
                         f"atomic step, which DynamoDB does for a single write, not for a read followed by a write")
     return None
+
+
+def _unconditional_claim(run, f, effects):
+    """The invocations that did the effect each wrote the key unconditionally before it (and read it, if at all,
+    only around that write): every such write succeeds, so no write tells one invocation it lost."""
+    blind = {}
+    for inv, effect in effects.items():
+        calls = run.before(inv, effect["seq"]) if effect else []
+        puts = [c for c in calls if c["op"] == "PutItem" and _wrote(c)]
+        if effect is None or not puts or (puts[-1].get("detail") or {}).get("condition"):
+            return None
+        if any(c["op"] == "GetItem" and c["seq"] < puts[0]["seq"] for c in calls):
+            return None  # a read first, then the write: read-then-write names it
+        blind[inv] = puts[-1]
+    if len(blind) < 2:
+        return None
+    first, second, *_ = blind
+    return Hint("unconditional-claim", f"{first} and {second} both wrote {blind[first].get('key')} with a put that has "
+                f"no ConditionExpression, so each write succeeded whatever was there, and both sent the {f.effect}: "
+                f"a memory of what this container sent, or a read-back of the item after the write, cannot tell the "
+                f"other invocation apart (another write can land in between). Claim with one conditional put "
+                f"(attribute_not_exists(pk)) and send only if it succeeds")
 
 
 def _no_claim(run, f, effects):
@@ -413,6 +435,8 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
         notes = _note_hints(verdict, imposed_lock=bool((history.meta.get("settings") or {}).get("lock_seconds")))
         live = _overwrote_live_claim(run, verdict)
         hints += [live, *(n for n in notes if n.code != "lock-overlap")] if live else notes
+        boundary = _lock_boundary_rule(str(history.meta.get("drill") or ""), history, run)
+        hints = [boundary, *(h for h in hints if h.code != "lock-overlap")] if boundary else hints
     return _unique(hints)
 
 

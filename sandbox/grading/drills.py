@@ -279,8 +279,11 @@ def drive_lock_boundary(sb, fn, seed):
     """An event with two orders; the first attempt starts 0.6 s into a second. It sends o-1's email (0.2 s), then
     claims o-2 with 9.8 s left, and o-2's email outlasts the timeout, so it works until Lambda stops it. The event's
     duplicate comes 0.4 s before that, in the second o-2's expiresAt names (whole seconds): a lock sized by rounding
-    the remaining time down, or a claim that takes a key whose expiresAt is now, lets it in."""
+    the remaining time down, or a claim that takes a key whose expiresAt is now, lets it in. A minute later the
+    first attempt's retry sends o-2 (or replays it)."""
     orders = make_orders(2, seed)
+    for order in orders:
+        sb.accept(order)
     sb.sweeper.lag = 60.0  # TTL deletes an expired lock later (typically within days): the claim's condition decides
     sb.faults.add(ProviderFault(Effect.EMAIL, orders[1]["orderId"], extra_seconds=3 * BOUNDARY_TIMEOUT, calls=1))
     event, keys = sb.order_event(orders), [o["orderId"] for o in orders]
@@ -289,6 +292,8 @@ def drive_lock_boundary(sb, fn, seed):
     sb.advance(BOUNDARY_TIMEOUT - BOUNDARY_EARLY)
     b = fn.start(event, keys=keys, cause=Cause.CONCURRENT_DUPLICATE, prev=a.id)
     sb.run()
+    sb.advance(60.0)  # the timed-out attempt's retry (a minute later, as the async queue's first): o-2 is sent
+    fn.invoke(event, keys=keys, cause=Cause.retry(1), prev=a.id)
     return [a, b]
 
 
