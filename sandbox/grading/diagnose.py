@@ -492,6 +492,10 @@ DRILL_HINTS: dict[str, Hint] = {
     "replay": Hint("no-replay", "the duplicate did not get the first delivery's result back: its caller needs "
                    "the answer the first one got, so the result must be kept with the COMPLETED record and be what "
                    "a duplicate returns"),
+    "replay-while-saving": Hint("save-in-two-writes", "a duplicate that read the record while the first delivery "
+                                "was saving got another answer than the first: the record said COMPLETED before it "
+                                "held the result (two writes, status first), so the duplicate replayed a result that "
+                                "was not there yet. Save the status and the result in one update"),
     "in-progress": Hint("swallowed-in-progress", "a duplicate that finds the key IN_PROGRESS must fail (raise "
                         "StillInProgressError): if it returns success, the source deletes the event, and if the owner "
                         "then fails, nobody is left to retry it"),

@@ -130,6 +130,43 @@ def drive_replay(sb, fn, seed):
     return _twice_in_a_row(sb, fn, event, event, order)
 
 
+#: The replay-while-saving drill: how long each AWS request takes (varied, seeded), and its duplicates' spacing.
+SAVING_ROUND_TRIP, SAVING_COPIES, SAVING_EVERY = 1.0, 16, 0.25
+
+
+def drive_replay_while_saving(sb, fn, seed):
+    """AWS requests take about a second, and duplicates of the event arrive every quarter second while the first
+    delivery claims, works and saves: whatever each one reads, it must raise StillInProgressError or get the first
+    one's result back. A save in two writes (status first, result after) shows a COMPLETED record without its result
+    to the duplicates that read in between."""
+    order = _one_order(sb, seed)
+    event = sb.order_event([order])
+    sb.faults.round_trip = SAVING_ROUND_TRIP
+    first = fn.start(event, keys=[order["orderId"]])
+    copies = []
+    for _ in range(SAVING_COPIES):
+        sb.advance(SAVING_EVERY)
+        copies.append(fn.start(event, keys=[order["orderId"]], cause=Cause.CONCURRENT_DUPLICATE, prev=first.id))
+    sb.run()
+    return [first, *copies]
+
+
+def expect_replay_while_saving(result):
+    answered = [a for a in _answers(result) if a["outcome"] == Outcome.OK]
+    if not answered:
+        return "no delivery of the event finished its work"
+    for a in _answers(result):
+        if a["outcome"] != Outcome.OK and "StillInProgressError" not in a["error_types"]:
+            return f"a delivery failed: {_failed(a)}"
+    for a in answered[1:]:
+        if a["response"] != answered[0]["response"]:
+            return (f"{answered[0]['inv']} answered {answered[0]['response']!r} and {a['inv']} answered "
+                    f"{a['response']!r}: deliveries of one event that came while it was being saved got different "
+                    f"answers. A duplicate gets the stored result back, or raises StillInProgressError while there "
+                    f"is none yet")
+    return None
+
+
 def drive_in_progress(sb, fn, seed):
     order = _one_order(sb, seed)
     event = sb.order_event([order])
@@ -533,6 +570,9 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
     Drill("dynamodb-errors", "a claim DynamoDB refuses for a reason other than its condition (throttling, a "
           "transaction conflict, a validation error) fails the invocation", drive_dynamodb_errors,
           expect_refused("claim (PutItem)"), timeout=60.0),
+    Drill("replay-while-saving", "duplicates arriving while the first delivery saves get its result or raise "
+          "StillInProgressError, never a COMPLETED record without its result", drive_replay_while_saving,
+          expect_replay_while_saving),
     Drill("claimed-then-new", "an event carrying an order already handled and then a new one sends the new one",
           drive_claimed_then_new, lambda result: None),
     Drill("lock-boundary", "a duplicate that arrives in the last second its owner can still be working (its "

@@ -1,0 +1,31 @@
+"""Mutant of solutions/02_*.py (a blind wrong answer, written from the README and the lessons only). a strongly
+consistent GetItem followed by a PutItem is 'atomic enough'. Wrong: two concurrent invocations can both read
+'missing' before either writes; consistency of the read does not close the gap."""
+# Exercise 02 · Claim the key
+# The answer cell of exercises/02_claim_the_key.ipynb, as a file.
+import os
+
+import boto3
+
+from sandbox import orders_in, send_confirmation_email
+
+_table = None
+
+
+def table():
+    """The idempotency table (built once per container: a boto3 resource takes a while to make)."""
+    global _table
+    if _table is None:
+        _table = boto3.resource("dynamodb").Table(os.environ["IDEMPOTENCY_TABLE"])
+    return _table
+
+
+def handler(event, context):
+    for order in orders_in(event):
+        key = f"order-confirmation#{order['orderId']}"
+        existing = table().get_item(Key={"pk": key}, ConsistentRead=True).get("Item")
+        if existing:
+            continue
+        table().put_item(Item={"pk": key, "status": "CLAIMED"})
+        send_confirmation_email(order)
+    return {"statusCode": 200}
