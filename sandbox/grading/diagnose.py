@@ -380,6 +380,14 @@ def _no_expiry(run, carriers, order):
                 return Hint("no-expiry", f"{inv} was stopped ({run.invs[inv]['outcome']}) while it held the claim, "
                             f"and a claim with no expiry blocks every retry: no except block runs after a crash or "
                             f"timeout. Give the claim an expiry (expiresAt) and let the claim take an expired one over")
+            start = run.invs[inv]
+            length = float(expires) - run.epoch - claim["t"]
+            if refused[-1]["t"] < float(expires) - run.epoch and length > float(start.get("timeout") or 0) + 1:
+                return Hint("lock-too-long", f"{inv}'s lock on {claim.get('key')} lasted {length:.0f} s, though "
+                            f"{inv} could work {float(start.get('timeout') or 0):.0f} s at most (its timeout): after "
+                            f"it was stopped, every retry found the key still locked, until the source gave up. A "
+                            f"lock lasts as long as its owner can still be working, no longer: the time the context "
+                            f"says is left (get_remaining_time_in_millis() is in milliseconds)")
             if refused[-1]["t"] >= float(expires) - run.epoch:
                 return Hint("trusts-ttl", f"{inv}'s lock expired at {float(expires) - run.epoch:.0f} s, but the "
                             f"item was still in the table (TTL deletes expired items lazily, even days later) and the "
