@@ -57,7 +57,10 @@ def test_a_passed_check_says_what_was_verified_and_what_comes_next():
     assert result.passed and result.score == result.max_score
     assert "All the public tests pass. The grader also runs hidden tests, with fresh seeds." in text
     assert f"Next: {ex.next}" in text and ex.next
+    firsts: dict = {}
     for test in ex.tests:
+        firsts.setdefault(test.item, test)  # an item of several tests is said in its first test's words
+    for test in firsts.values():
         assert f"✓ {test.item} ({test.points}/{test.points}): {test.what}" in text
     assert "Campaign: fresh seeds from 7" in text
     assert "<div>" in result._repr_html_() and ex.next.split()[0] in result._repr_html_()
