@@ -188,13 +188,15 @@ def difference_in_tests(ex: Exercise, local: Any) -> str | None:
         return "it is not a list of tests"
     own = {t.item: t for t in ex.tests}
     mine: dict[str, list[Test]] = {}
+    listed = []  # in the notebook's order: an item's tests need not stand together
     for entry in local:
         try:
             test = Test.from_dict(entry, hidden=False)
         except (BadInput, TypeError, AttributeError):
             return f"it holds something that is not a test: {str(entry)[:60]}"
         mine.setdefault(test.item, []).append(test)
-    if [t.to_dict() for ts in mine.values() for t in ts] == [t.to_dict() for t in ex.tests]:
+        listed.append(test)
+    if [t.to_dict() for t in listed] == [t.to_dict() for t in ex.tests]:
         return None
     by_item: dict[str, list[Test]] = {}
     for t in ex.tests:
