@@ -58,6 +58,7 @@ class _Run:
         self.effects: dict[str, list[dict]] = defaultdict(list)
         self.received: set[str] = set()
         self.deliveries = history.of_type(RecordType.DELIVERY)
+        self.answers = {a.get("inv"): a for a in (drill_result(history) or {}).get("answers") or []}  # a drill's
         for e in history:
             if e["type"] == RecordType.AWS and e.get("target") == self.table and e.get("inv"):
                 self.calls[e["inv"]].append(e)
@@ -259,9 +260,29 @@ def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
     hints = [h for h in (_refusal_taken_for_success(run, carriers), _no_release(run, carriers, f.key),
                          _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers),
-                         _skipped(run, f.key, carriers))
+                         _skipped(run, f.key, carriers), _failure_as_4xx(run, carriers))
              if h is not None]
+    if any(h.code == "failure-as-4xx" for h in hints):  # it did not return success: it answered a 4xx
+        hints = [h for h in hints if h.code != "swallowed-error"]
     return hints
+
+
+def _failure_as_4xx(run: _Run, carriers: list[str]) -> Hint | None:
+    """An HTTP request whose work failed, answered with a 4xx (the drill's answers say what each invocation said)."""
+    for inv in carriers:
+        response = (run.answers.get(inv) or {}).get("response")
+        status = response.get("statusCode") if isinstance(response, dict) else None
+        failed = any(e["status"] == EffectStatus.FAILED for e in run.effects.get(inv, []))
+        if failed and isinstance(status, int) and 400 <= status < 500:
+            return failure_as_4xx_hint(status)
+    return None
+
+
+def failure_as_4xx_hint(status: int) -> Hint:
+    return Hint("failure-as-4xx", f"the first request's email failed, and it was answered {status}: a 4xx says the "
+                f"request itself is wrong, so the client never retries and the order's email is never sent. Answer "
+                f"only the errors the task names with a 4xx (KeyInProgressError 409, PayloadMismatchError 422); let "
+                f"any other error fail the invocation (API Gateway answers 502), so the client retries")
 
 
 #: The calls a task names, by the operation that makes each.
@@ -537,11 +558,7 @@ def _http_rule(drill: str, history: History, run: _Run) -> Hint | None:
                     "that changes with every request (an API Gateway event's requestContext, its request id, its "
                     "headers); compare only what makes two requests the same one")
     if drill == "http-failure" and _retry_status(history, 0) in range(400, 500):
-        return Hint("failure-as-4xx", f"the first request's email failed, and it was answered "
-                    f"{_retry_status(history, 0)}: a 4xx says the request itself is wrong, so the client never "
-                    f"retries and the order's email is never sent. Answer only the errors the task names with a 4xx "
-                    f"(KeyInProgressError 409, PayloadMismatchError 422); let any other error fail the invocation "
-                    f"(API Gateway answers 502), so the client retries")
+        return failure_as_4xx_hint(_retry_status(history, 0))
     if drill == "http-mismatch" and _retry_status(history) in range(200, 300):
         second = ((drill_result(history) or {}).get("answers") or [{}, {}])[1].get("inv")
         claims = [c for c in run.calls.get(second, []) if c["op"] == "PutItem"]
@@ -654,7 +671,7 @@ def _stale_write_hint(f: Finding, run: _Run | None = None) -> Hint:
     write, did = ("delete", "removed") if "deleted the record" in f.text else ("save", "overwrote")
     op = "DeleteItem" if write == "delete" else "UpdateItem"
     fenced = [c for c in (run.calls.get(f.invocations[0] or "", []) if run else []) if c["op"] == op
-              and c["result"] == AWS_OK and re.search(r"\w\s*=\s*:\w|:\w+\s*=\s*\w", str((c.get("detail") or {}).get("condition")))]
+              and c["result"] == AWS_OK and re.search(r"\w\s*=\s*:\w|:\w+\s*=\s*\w", _condition(c))]
     if fenced:
         return Hint("shared-owner-token", f"{f.invocations[0]}'s {write} was conditional "
                     f"({(fenced[-1].get('detail') or {}).get('condition')}) and still went through after "
@@ -666,6 +683,10 @@ def _stale_write_hint(f: Finding, run: _Run | None = None) -> Hint:
                 f"key over, and {did} that invocation's record: the {write} checked only the key, not who holds the "
                 f"claim now. Each claim stores its own owner token; a save or delete by an invocation whose token "
                 f"is no longer there must be refused")
+
+
+def _condition(call: dict) -> str:
+    return str((call.get("detail") or {}).get("condition"))
 
 
 def _retry_after_hint(history: History) -> Hint:
