@@ -307,8 +307,8 @@ def _skipped(run: _Run, order: str | None, carriers: list[str]) -> Hint | None:
         touched = any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in run.calls.get(inv, [])) or any(
             e["key"] == order for e in run.effects.get(inv, []))
         mine = [d for d in run.deliveries if d.get("inv") == inv]
-        deleted = any(d.get("what") == "deleted" and order in (d.get("keys") or []) for d in mine)
-        failed = [k for d in mine if d.get("what") == "batch failed" and (d.get("detail") or {}).get("partial")
+        deleted = any(d.get("what") == Delivery.DELETED and order in (d.get("keys") or []) for d in mine)
+        failed = [k for d in mine if d.get("what") == Delivery.BATCH_FAILED and (d.get("detail") or {}).get("partial")
                   for k in d.get("keys") or []]
         if not touched and deleted and failed and run.invs[inv]["outcome"] == Outcome.OK:
             return Hint("records-skipped", f"{inv} carried {order} in its batch, but neither handled it (no claim, "
