@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -319,7 +320,7 @@ def test_exercise_check_on_the_blank_stub_shows_the_counterexample_and_its_timel
     feedback = cell(page, "# The tests, as data").locator(".jp-OutputArea-output")
     feedback.scroll_into_view_if_needed()
     text = feedback.text_content()
-    assert "Exercise 02 · Claim the key: 0/5 on the public tests" in text, text[:500]
+    assert re.search(r"Exercise 02 · Claim the key: 0/\d+ on the public tests", text), text[:500]
     assert "one-winner failed: scenario concurrent-claims (copies=2)" in text, text[:1500]
     assert "accepted but no email was ever sent" in text
     assert "hint: the handler still raises NotImplementedError" in text

@@ -25,7 +25,7 @@ EXPECTED_DIRECT = {
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
-        "syrupy",
+        "syrupy", "mutmut",
         "mypy", "types-psutil", "types-tabulate", "types-tqdm",
     },
 }

@@ -263,7 +263,8 @@ def _preview(ex: Exercise, spec: str) -> str | None:
 
     p = ex.preview
     result = run_scenario(p["scenario"], spec, seed=p.get("seed", 0), settings=p.get("settings") or {})
-    return f"{p['scenario']} (seed {p.get('seed', 0)}) with your handler: {result.verdict.explain()}"
+    return (f"Not one of this exercise's tests: the next exercise's case, {p['scenario']} (seed {p.get('seed', 0)}), "
+            f"run on your answer to show what that exercise adds. {result.verdict.explain()}")
 
 
 def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = None,

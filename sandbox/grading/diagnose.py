@@ -8,6 +8,7 @@ A hint has a ``code`` (tests and the mutation catalogue assert it) and its ``tex
 """
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +28,7 @@ from ..vocab import (
     RecordType,
 )
 from .drills import (
+    HTTP_KEY,
     drill_result,
     expect_retry_after_is_lock_left,
     lock_left,
@@ -56,6 +58,7 @@ class _Run:
         self.effects: dict[str, list[dict]] = defaultdict(list)
         self.received: set[str] = set()
         self.deliveries = history.of_type(RecordType.DELIVERY)
+        self.answers = {a.get("inv"): a for a in (drill_result(history) or {}).get("answers") or []}  # a drill's
         for e in history:
             if e["type"] == RecordType.AWS and e.get("target") == self.table and e.get("inv"):
                 self.calls[e["inv"]].append(e)
@@ -245,9 +248,17 @@ def _key_per_delivery(run, f, effects):
         what = "the invocation's request id (context.aws_request_id), which is new for most repeats"
     elif any(m in k for k in keys.values() for m in run.received):
         what = "the SQS messageId, which is new when a producer re-sends or a message is redriven"
+    elif _dated(keys.values()):
+        what = ("the date it was claimed, which is another date for a repeat that comes after midnight (a redrive "
+                "may come days later)")
     shown = ", ".join(f"{i}: {k}" for i, k in keys.items())
     return Hint("key-per-delivery", f"the deliveries of {f.key} claimed different keys ({shown}): the key names "
                 f"{what}, not the order. Key on what stays the same however the order is delivered again")
+
+
+def _dated(keys: Any) -> bool:
+    """Do the keys differ only in a date or a time (what a clock puts in a key)?"""
+    return len({re.sub(r"\d{4}-?\d{2}-?\d{2}|\d{6,}", "", str(k)) for k in keys}) == 1
 
 
 def _remaining_window(run: _Run, f: Finding) -> Hint:
@@ -271,8 +282,11 @@ def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
     hints = [h for h in (_refusal_taken_for_success(run, carriers), _gave_up_at_refusal(run, carriers, f.key),
                          _no_release(run, carriers, f.key),
-                         _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers))
+                         _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers),
+                         _skipped(run, f.key, carriers), _failure_as_4xx(run, carriers))
              if h is not None]
+    if any(h.code == "failure-as-4xx" for h in hints):  # it did not return success: it answered a 4xx
+        hints = [h for h in hints if h.code != "swallowed-error"]
     return hints
 
 
@@ -291,6 +305,24 @@ def _gave_up_at_refusal(run: _Run, carriers: list[str], order: str | None) -> Hi
     return None
 
 
+def _failure_as_4xx(run: _Run, carriers: list[str]) -> Hint | None:
+    """An HTTP request whose work failed, answered with a 4xx (the drill's answers say what each invocation said)."""
+    for inv in carriers:
+        response = (run.answers.get(inv) or {}).get("response")
+        status = response.get("statusCode") if isinstance(response, dict) else None
+        failed = any(e["status"] == EffectStatus.FAILED for e in run.effects.get(inv, []))
+        if failed and isinstance(status, int) and 400 <= status < 500:
+            return failure_as_4xx_hint(status)
+    return None
+
+
+def failure_as_4xx_hint(status: int) -> Hint:
+    return Hint("failure-as-4xx", f"the first request's email failed, and it was answered {status}: a 4xx says the "
+                f"request itself is wrong, so the client never retries and the order's email is never sent. Answer "
+                f"only the errors the task names with a 4xx (KeyInProgressError 409, PayloadMismatchError 422); let "
+                f"any other error fail the invocation (API Gateway answers 502), so the client retries")
+
+
 #: The calls a task names, by the operation that makes each.
 _CALLS = {"PutItem": "claim", "UpdateItem": "save", "DeleteItem": "delete"}
 
@@ -303,6 +335,24 @@ def _refusal_taken_for_success(run: _Run, carriers: list[str]) -> Hint | None:
                    and c["result"] not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
         if refused and run.invs[inv]["outcome"] == Outcome.OK:
             return broad_except_hint(inv, _CALLS[refused[-1]["op"]], f"{refused[-1]['result']}Exception")
+    return None
+
+
+def _skipped(run: _Run, order: str | None, carriers: list[str]) -> Hint | None:
+    """A batch's record that its invocation never touched (no table call, no effect) and Lambda deleted as a success,
+    while another record of the batch was reported failed: the handler stopped at that failure."""
+    for inv in carriers:
+        touched = any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in run.calls.get(inv, [])) or any(
+            e["key"] == order for e in run.effects.get(inv, []))
+        mine = [d for d in run.deliveries if d.get("inv") == inv]
+        deleted = any(d.get("what") == Delivery.DELETED and order in (d.get("keys") or []) for d in mine)
+        failed = [k for d in mine if d.get("what") == Delivery.BATCH_FAILED and (d.get("detail") or {}).get("partial")
+                  for k in d.get("keys") or []]
+        if not touched and deleted and failed and run.invs[inv]["outcome"] == Outcome.OK:
+            return Hint("records-skipped", f"{inv} carried {order} in its batch, but neither handled it (no claim, "
+                        f"no email) nor named its message in batchItemFailures: after {', '.join(failed)} failed it "
+                        f"stopped. Lambda deletes every message the response does not name, so {order} was lost: "
+                        f"after one record fails, go on with the rest of the batch")
     return None
 
 
@@ -512,9 +562,12 @@ DRILL_HINTS: dict[str, Hint] = {
     "http-conflict": Hint("no-409", "a retry that arrives while the first request is still being processed was "
                           "not answered 409 Conflict: the in-progress error (KeyInProgressError) must become that "
                           "answer, telling the client when to try again"),
-    "http-mismatch": Hint("no-422", "the same Idempotency-Key came back with another body (another amount) and "
+    "http-mismatch": Hint("no-422", "the same Idempotency-Key came back with another body (another order) and "
                           "was not refused: run_once can tell only if it is given the request's payload to compare "
                           "with the first, and such a request is answered 422"),
+    "http-failure": Hint("failure-not-retried", "a request whose work failed must be answered so the client retries "
+                         "it (let the error fail the invocation, or answer 5xx), its claim released, and the retry "
+                         "must do the work"),
     "http-missing-key": Hint("no-400", "without an Idempotency-Key header there is nothing to deduplicate on: "
                              "answer 400 before doing any work"),
     "sqs-in-progress": Hint("swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named "
@@ -549,13 +602,25 @@ def _stale_read_rule(drill: str, history: History, run: _Run) -> Hint | None:
 
 def _fencing_rule(drill: str, history: History, run: _Run) -> Hint | None:
     if drill in STALE_OWNER_DRILLS and stale_writes(history):
-        return _stale_write_hint(stale_writes(history)[0])
-    if drill in ("stale-owner", "stale-save") and refused_save_raised(drill_result(history) or {}):
+        return _stale_write_hint(stale_writes(history)[0], run)
+    if drill in ("stale-owner", "stale-save") and _refused_save_failed(history, run):
         return Hint("refused-save-raised", "the save was refused because another invocation owns the key now, and "
                     "that refusal is not this invocation's failure: its work is done. Catch the conditional check's "
                     "failure in save (log it if you like) and let the handler answer with the result; an error "
                     "here makes the source deliver the event again")
     return None
+
+
+def _refused_save_failed(history: History, run: _Run) -> bool:
+    """The stale drill's first attempt's save was refused by its condition, and the attempt ended with an error (the
+    refusal itself, or any error raised for it)."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    if refused_save_raised(drill_result(history) or {}):
+        return True
+    if not answers or answers[0].get("outcome") == Outcome.OK:
+        return False
+    return any(c["op"] == "UpdateItem" and c["result"] == CONDITIONAL_CHECK_FAILED
+               for c in run.calls.get(answers[0]["inv"], []))
 
 
 def _http_rule(drill: str, history: History, run: _Run) -> Hint | None:
@@ -566,6 +631,16 @@ def _http_rule(drill: str, history: History, run: _Run) -> Hint | None:
                     "answered 422 as if it were another request: the payload run_once compares holds something "
                     "that changes with every request (an API Gateway event's requestContext, its request id, its "
                     "headers); compare only what makes two requests the same one")
+    if drill == "http-failure" and _retry_status(history, 0) in range(400, 500):
+        return failure_as_4xx_hint(_retry_status(history, 0))
+    if drill == "http-mismatch" and _retry_status(history) in range(200, 300):
+        second = ((drill_result(history) or {}).get("answers") or [{}, {}])[1].get("inv")
+        claims = [c for c in run.calls.get(second, []) if c["op"] == "PutItem"]
+        if claims and all(HTTP_KEY not in str(c.get("key")) for c in claims):
+            return Hint("key-not-header", f"{second} carried Idempotency-Key {HTTP_KEY}, the key of a request "
+                        f"already done, but claimed {claims[0].get('key')}: the idempotency key is the client's "
+                        f"header, which names the request; keyed on anything else, a reused key with another order "
+                        f"is never compared with the first request, and the new order goes through")
     if drill == "http-replay" and _retry_status(history) == 400:
         return Hint("key-header-case", "the retry carried the same key, with the header's name in lower case "
                     "(idempotency-key), and was answered 400 as if it had none: HTTP header names are "
@@ -719,12 +794,26 @@ def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list
                  f"only the records that failed, each in its own try/except")]
 
 
-def _stale_write_hint(f: Finding) -> Hint:
+def _stale_write_hint(f: Finding, run: _Run | None = None) -> Hint:
     write, did = ("delete", "removed") if "deleted the record" in f.text else ("save", "overwrote")
+    op = "DeleteItem" if write == "delete" else "UpdateItem"
+    fenced = [c for c in (run.calls.get(f.invocations[0] or "", []) if run else []) if c["op"] == op
+              and c["result"] == AWS_OK and re.search(r"\w\s*=\s*:\w|:\w+\s*=\s*\w", _condition(c))]
+    if fenced:
+        return Hint("shared-owner-token", f"{f.invocations[0]}'s {write} was conditional "
+                    f"({(fenced[-1].get('detail') or {}).get('condition')}) and still went through after "
+                    f"{f.invocations[1]} had taken the key over: {f.invocations[1]}'s claim stored the very token "
+                    f"{f.invocations[0]} compared with. A token made once per container (at init, in a module "
+                    f"global) is shared by every invocation that container runs and by every environment SnapStart "
+                    f"restores from one snapshot; make a fresh one in each invocation")
     return Hint("stale-write", f"{f.invocations[0]}'s {write} went through after {f.invocations[1]} had taken the "
                 f"key over, and {did} that invocation's record: the {write} checked only the key, not who holds the "
                 f"claim now. Each claim stores its own owner token; a save or delete by an invocation whose token "
                 f"is no longer there must be refused")
+
+
+def _condition(call: dict) -> str:
+    return str((call.get("detail") or {}).get("condition"))
 
 
 def _retry_after_hint(history: History) -> Hint:

@@ -114,7 +114,11 @@ def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any, order: dic
     return [a, b]
 
 
-def _http(order: dict[str, Any], request: int, key: str | None = "key-1",
+#: The Idempotency-Key the HTTP drills' client sends.
+HTTP_KEY = "key-1"
+
+
+def _http(order: dict[str, Any], request: int, key: str | None = HTTP_KEY,
           header: str = "Idempotency-Key") -> dict[str, Any]:
     return apigateway_event(order, f"req-{request}", key, key_header=header)
 
@@ -187,8 +191,22 @@ def drive_http_conflict(sb, fn, seed):
 
 def drive_http_mismatch(sb, fn, seed):
     order = _one_order(sb, seed)
-    changed = {**order, "amount": order["amount"] + 100}
+    # The client reuses its key for another order (another order id, another amount): the most different body.
+    changed = {**make_orders(2, seed)[1], "amount": order["amount"] + 100}
     return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2), order, Cause.CLIENT_RETRY)
+
+
+def drive_http_failure(sb, fn, seed):
+    """The first request's email fails; the client retries what failed on the server's side (the function's error,
+    which API Gateway answers 502, or a 5xx), never a 4xx, which says the request itself is wrong."""
+    order = _one_order(sb, seed)
+    sb.faults.add(ProviderFault(Effect.EMAIL, order["orderId"], fail=1))
+    first = fn.invoke(_http(order, 1), keys=[order["orderId"]])
+    status = first.result.get("statusCode") if first.outcome == Outcome.OK and isinstance(first.result, dict) else 502
+    if not (isinstance(status, int) and status >= 500):
+        return [first]
+    sb.advance(1.0)
+    return [first, fn.invoke(_http(order, 2), keys=[order["orderId"]], cause=Cause.CLIENT_RETRY, prev=first.id)]
 
 
 def drive_http_missing_key(sb, fn, seed):
@@ -222,7 +240,10 @@ def _end_locks(sb: Sandbox, keys: list[str]) -> None:
 def _stale_attempts(sb: Sandbox, fn: Any, seed: int, save: bool = True, delete: bool = True) -> list[Any]:
     """Slow first attempts lose their keys mid-work to duplicates; then o-1's (with ``save``) reaches its save,
     and o-2's (with ``delete``: its email failed) its delete. Each order's email goes out once, so only the
-    record shows the harm. Whatever the handler sized its lock to, the drill ends it."""
+    record shows the harm. Whatever the handler sized its lock to, the drill ends it. The function has SnapStart on,
+    so what its init made (a token made once per container) is the same in every attempt's environment."""
+    if fn.in_processes:  # SnapStart: every environment restored from one snapshot, as a scaled-up function's are
+        fn.use_snapstart()
     saver, deleter = make_orders(2, seed)
     orders = [o for o, on in ((saver, save), (deleter, delete)) if on]
     for order in orders:
@@ -441,8 +462,21 @@ def expect_retry_after_is_lock_left(history: History) -> str | None:
 def expect_http_mismatch(result):
     _, second = _answers(result)
     if _status(second) != 422:
-        return (f"the same Idempotency-Key with a different body (another amount) got "
+        return (f"the same Idempotency-Key with a different body (another order, another amount) got "
                 f"{second['response'] or _failed(second)!r}; it should get 422 Unprocessable Content")
+    return None
+
+
+def expect_http_failure(result):
+    answers = _answers(result)
+    first = answers[0]
+    if len(answers) == 1:
+        return (f"the first request's email failed, and it was answered {first['response']!r}: the client does not "
+                f"retry that, so the order's email is never sent; a failure of the work should fail the invocation "
+                f"(API Gateway answers 502) or answer 5xx, so the client retries")
+    if not _succeeded(answers[1]):
+        return (f"the client retried after the first request's email failed, and its retry got "
+                f"{answers[1]['response'] or _failed(answers[1])!r}; the retry should do the work (a 2xx status)")
     return None
 
 
@@ -563,6 +597,8 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
           drive_http_conflict, expect_http_conflict, expect_history=expect_retry_after_is_lock_left),
     Drill("http-mismatch", "the same Idempotency-Key with another body gets 422",
           drive_http_mismatch, expect_http_mismatch),
+    Drill("http-failure", "a request whose work fails is answered so the client retries it, and the retry does the "
+          "work", drive_http_failure, expect_http_failure),
     Drill("http-missing-key", "a request without an Idempotency-Key gets 400", drive_http_missing_key,
           expect_http_missing_key),
     Drill("sqs-in-progress", "a message whose order is in progress elsewhere is reported in batchItemFailures",

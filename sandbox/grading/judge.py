@@ -341,8 +341,11 @@ def _changed(test: Test) -> dict[str, Any]:
 def problem(test: Test, history: History, verdict: Verdict | None = None) -> tuple[str, str, list[Hint]] | None:
     """(status, explanation, hints) of what is wrong with a run, or None."""
     verdict = verdict or check(history)
-    if verdict.status != Status.VALID:
-        return _with_hint(test, (verdict.status, verdict.explain(), diagnose.diagnose(history, verdict)))
+    if verdict.status != Status.VALID:  # no rule of the run's own names it: the drill's rules may
+        hints = diagnose.diagnose(history, verdict)
+        if not hints and test.drill is not None and drills.judge(test.drill, history) is not None:
+            hints = diagnose.drill_hints(test.drill, history)
+        return _with_hint(test, (verdict.status, verdict.explain(), hints))
     if test.drill is not None:
         wrong = drills.judge(test.drill, history)
         if wrong is not None:

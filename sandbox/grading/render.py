@@ -188,8 +188,8 @@ def check_text(r: Checked) -> str:
     if r.passed:
         lines += ["", "All the public tests pass. The grader also runs hidden tests, with fresh seeds."]
         if ex.next:
-            lines += [f"Next: {ex.next}"]
-        if r.preview:
+            lines += ["", f"Next: {ex.next}"]
+        if r.preview:  # the next exercise's case, not this one's: indented under "Next:", and it says so
             lines += [f"  {line}" for line in r.preview.splitlines()]
     return "\n".join(lines)
 

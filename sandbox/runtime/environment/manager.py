@@ -104,7 +104,8 @@ def _start_init() -> int:
         except OSError as exc:
             os.write(2, f"sandbox: an execution environment's init failed: {exc}\n".encode())
             os._exit(1)
-        os.write(ready_w, b"1")
+        if not namespaces.tell_parent(ready_w, b"1"):
+            os._exit(0)  # the manager is gone already (its template ended while this spare was made): so is this
         os.close(ready_w)
         while True:  # reap whatever ends, until the manager dies and takes this process with it
             try:
@@ -132,7 +133,8 @@ class _Manager:
         # The environment's first process, forked ahead and ready but for its function: no fork on a cold
         # start's path (a Managed Instances environment forks its later processes when asked). It counts as
         # live from now: if its door closes unused, it ends, and the environment with it.
-        pid, self.limits = self.fork_waiting(door)
+        pid, limits = self.fork_waiting(door)
+        self.limits: socket.socket | None = limits
         self.live: set[int] = {pid}
         self.report({"t": "waiting", "pid": pid})
 
@@ -267,7 +269,8 @@ def _become_process(channel: socket.socket, config: dict[str, Any] | None, becom
 def _tell_limits(config: dict[str, Any], manager: socket.socket, tmp_mb: int) -> None:
     """Give the manager the function's limits; wait only while it resizes ``/tmp``. Then the socket closes, before
     any code of the function runs: nothing the handler says later reaches the manager."""
-    limits = config.get("limits") if isinstance(config.get("limits"), dict) else {}
+    given = config.get("limits")
+    limits: dict[str, Any] = given if isinstance(given, dict) else {}
     try:
         manager.send(wire.encode({"memory_mb": limits.get("memory_mb"), "tmp_mb": limits.get("tmp_mb")}))
         if isinstance(limits.get("tmp_mb"), int) and limits["tmp_mb"] != tmp_mb:

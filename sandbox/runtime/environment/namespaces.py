@@ -385,16 +385,16 @@ def _child_steps(plan: Plan, to_parent: int, from_parent: int) -> None:
         if os.read(from_parent, 1) != b"m":
             os._exit(1)
         mount_private(plan, hidden)
-        _tell(to_parent, b"r")
+        tell_parent(to_parent, b"r")
     except OSError as exc:
-        if not _tell(to_parent, b"e" + str(exc).encode(errors="replace")[:400]):
+        if not tell_parent(to_parent, b"e" + str(exc).encode(errors="replace")[:400]):
             os.write(2, f"sandbox: an execution environment's namespaces could not be made: {exc}\n".encode())
         os._exit(1)
     os.close(to_parent)
     os.close(from_parent)
 
 
-def _tell(fd: int, said: bytes) -> bool:
+def tell_parent(fd: int, said: bytes) -> bool:
     """Say ``said`` to a parent that may have stopped listening (``fork_into(confirm=False)``)."""
     try:
         os.write(fd, said)

@@ -174,7 +174,7 @@ class _Managed:
         caller sends the function's config and channel through the door; its manager is in use from now."""
         if not self.spares:
             self.fork_spare()
-        taken = []
+        taken: list[tuple[int, socket.socket]] = []
         while self.spares and len(taken) < most:
             manager_pid, orders, door = self.spares.pop(0)
             self.managers[manager_pid] = orders

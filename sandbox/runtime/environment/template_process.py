@@ -66,10 +66,13 @@ class Template:
         self.doors: list[tuple[int, socket.socket]] = []
         self.doors_lock = threading.Lock()
         self.ready = False
+        self.owner = os.getpid()  # a forked copy of this process neither uses nor ends it (``_forget_in_child``)
         atexit.register(self.close)
 
     def close(self) -> None:
         """End the template (and so every environment it forked), and remove the task roots."""
+        if os.getpid() != self.owner:  # a fork of the world that started it (a pool's worker): not ours to end
+            return
         for _, door in self.doors:
             door.close()
         self.doors = []
@@ -239,3 +242,13 @@ def _remove(base: Path) -> None:
         except OSError:
             pass
     shutil.rmtree(base, ignore_errors=True)
+
+
+def _forget_in_child() -> None:
+    """A fork of the world (multiprocessing's workers) starts templates of its own when it needs one: two processes
+    talking on one control socket, or opening the same doors, would answer each other's questions."""
+    Template._instances = {}
+    Template._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_in_child)

@@ -1,0 +1,32 @@
+"""Mutant of solutions/07_sqs_partial_batch.py, written blind,
+from the README and the lessons only, before reading the tests.
+Misconception: StillInProgressError means another invocation is handling it, so the record is done.
+Wrong: the message is deleted; if the other invocation then fails, nothing redelivers it and the order is lost.
+"""
+from functools import partial
+
+from run_once_kit import run_once
+
+from sandbox import StillInProgressError, charge_card, orders_in, send_confirmation_email
+
+
+def fulfil(order):
+    """The work: charge card orders (the charge carries its own idempotency key), then email."""
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+def handler(event, context):
+    """An SQS batch, record by record: return the records that failed in batchItemFailures."""
+    failures = []
+    for record in event["Records"]:
+        try:
+            for order in orders_in({"Records": [record]}):
+                run_once(f"order-confirmation#{order['orderId']}", partial(fulfil, order), context=context)
+        except StillInProgressError:
+            continue  # someone else is on it
+        except Exception as err:  # any reason: the work raised, in progress elsewhere, not an order
+            print(f"record {record['messageId']} failed: {err!r}")
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
