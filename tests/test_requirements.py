@@ -8,6 +8,8 @@ from sandbox.grading.judge import ItemResult, items
 from sandbox.grading.judge import TestResult as Judged
 from sandbox.grading.render import failure_text
 
+from conftest import ROOT
+
 EXERCISES = sorted(catalog.grading_catalogue())
 
 
@@ -45,3 +47,13 @@ def test_a_requirement_without_an_item_or_an_item_without_one_is_caught():
                                            catalog.Requirement("Nothing tests this.", ())))
     assert catalog.requirement_gaps(empty) == ["requirement 6 (Nothing tests this.) has no item",
                                                "requirement names typo, which is no item"]
+
+
+def test_each_exercise_keeps_a_record_of_a_new_learners_tries():
+    """Issue 30: each exercise is passable within two tries, from the feedback alone; its source keeps the record."""
+    for ex in catalog.grading_catalogue().values():
+        record = ROOT / "solutions" / f"{ex.name}.tries.md"
+        text = record.read_text()
+        assert "correct_attempt" in text and "passed at the first try" in text, record
+        [row] = [line for line in text.splitlines() if "| correct_attempt |" in line]
+        assert "All public tests pass" in row, row
