@@ -7,9 +7,11 @@ then forks: a cold start costs a fork and the handler's own init. The template n
 anything of a world (it is started before any, from a fresh interpreter), so a forked
 environment has nothing of the world in its memory to read.
 
-The world talks to the template on a control socket: ``spawn`` (with the environment's
-channel passed as a file descriptor) answers with the new process's id, ``kill`` ends one
-with SIGKILL, and ``status`` reports how one ended. ``spawn`` with ``share_tmp`` (a pid) makes
+The world talks to the template on a control socket: ``spares`` hands it environments forked
+ahead, each behind its door (a socket the world opens itself on a cold start, sending the
+function's config and channel straight to the waiting process), ``kill`` ends one with
+SIGKILL, and ``status`` reports how one ended. ``spawn`` (with the channel passed as a file
+descriptor) starts one and answers with its id; with ``share_tmp`` (a pid) it makes
 another process of that one's execution environment, with the same ``/tmp`` (Lambda Managed
 Instances run several processes per environment); a shared ``/tmp`` is removed with the last
 process that uses it. The template reaps every child, and
