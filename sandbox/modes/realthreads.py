@@ -66,7 +66,10 @@ SHORT_SETTINGS: dict[str, dict[str, Any]] = {
     # seconds, so on the wall clock (not at a whole second, as the virtual clock starts) a 1 s lock
     # can run out a few milliseconds after the claim. The retry comes after a 2 s lock has run out.
     "crash-mid-work": {**_QUICK, "function_timeout": 2.0, "first_retry_delay": 2.5, "second_retry_delay": 2.5},
-    "timeout-after-effect": {**_QUICK, "function_timeout": 2.0, "first_retry_delay": 0.5,
+    # The same whole-second locks: a claim made at N.99 s with 1.9 s left holds until N+2 and is
+    # free only once int(time.time()) reaches N+3, up to about a second past the deadline. A retry
+    # 0.5 s after the timeout could find the lock held (seen on a loaded CI machine); 1.5 s cannot.
+    "timeout-after-effect": {**_QUICK, "function_timeout": 2.0, "first_retry_delay": 1.5,
                              "second_retry_delay": 0.5},
     "sqs-batch-failure": {**_QUICK, "visibility_timeout": 1, "function_timeout": 1.0, "horizon": 20.0},
 }
