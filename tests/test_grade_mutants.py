@@ -90,6 +90,7 @@ CATALOGUE = {
     "07_raises_on_poison": ("poison", "batch-not-partial"),
     "07_reports_every_record_on_failure": ("batch-failure", "handled-records-reported"),
     "07_receipt_handle_as_identifier": ("in-progress", "wrong-identifier"),
+    "07_run_once_without_context": ("timed-out-record", "lock-too-long"),
     "08_unfenced_release": ("fenced-release", "stale-write"),
     "08_no_downstream_key": ("downstream-key", "downstream-key"),
     "08_unfenced_save": ("fenced-save", "stale-write"),

@@ -19,6 +19,7 @@ from typing import Any
 from ..core.faults import ProviderFault
 from ..errors import BadInput
 from ..events import make_orders
+from ..runtime.functions import DOC_TIMEOUT
 from ..settings import Setting
 from ..sources.base import Source, run_sources
 from ..sources.fifo import FifoQueueConfig
@@ -121,6 +122,9 @@ class SqsBatchFailure(Scenario):
         Setting("fail_order", 3, "the position of the order whose email provider fails, sending nothing "
                 "(0: no fault); a later order, so the earlier ones were already emailed", None, 0, 10000),
         Setting("failures", 1, "how many calls to that order's email provider fail", None, 0, 1000),
+        Setting("hang", False, "the failing calls hang instead of failing: the function times out with that "
+                "order's claim still in progress, and (a timeout failing the whole invocation) the batch comes back "
+                "after the visibility timeout", DOC_TIMEOUT),
         Setting("poison", 0, "how many poison messages (a body that is not JSON) the producer adds after the "
                 "orders (0: none); each fails until SQS moves it to the dead-letter queue", DOC_DLQ, 0, 10),
         Setting("poison_delay", 1.0, "seconds after the orders that the poison messages are added: at 1 s they "
@@ -134,7 +138,9 @@ class SqsBatchFailure(Scenario):
             raise BadInput(f"fail_order {cfg['fail_order']} is beyond the {len(orders)} orders; "
                            f"pick 1 to {len(orders)}, or 0 for no fault")
         if cfg["fail_order"] and cfg["failures"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"]))
+            order = orders[cfg["fail_order"] - 1]["orderId"]
+            sb.faults.add(ProviderFault(Effect.EMAIL, order, hang=True, calls=cfg["failures"]) if cfg["hang"]
+                          else ProviderFault(Effect.EMAIL, order, fail=cfg["failures"]))
         # By default the poison arrives on its own, after the orders' batch was taken, so it fails alone.
         schedule = [(0.0, order) for order in orders] + [(float(cfg["poison_delay"]), POISON_BODY)] * cfg["poison"]
         joins = cfg["poison"] if not cfg["poison_delay"] else 0  # the poller waits for these too: one batch
