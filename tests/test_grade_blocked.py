@@ -47,6 +47,20 @@ def test_a_run_ends_at_the_first_watchdog_stop_inside_the_grader(tmp_path):
     assert not any(f.kind in ("lost", "duplicate") for f in graded.verdict.findings)  # nothing misjudged as invalid
 
 
+def test_a_loop_that_computes_through_its_timeout_ends_the_graders_run_there(tmp_path):
+    """With the watchdog longer than the timeout, the loop's compute reaches the deadline first: on Lambda, and in
+    the CLI, a timeout that Lambda retries; in the grader a block, since every retry would compute through its
+    own timeout again, in real seconds (three endless loops took a class from 34 to 9 submissions a minute)."""
+    handler, settings = _loop(tmp_path), {"function_timeout": 1}
+    as_on_lambda = run_scenario("async-retry", handler, settings=settings, watchdog=30.0)
+    ends = as_on_lambda.history.of_type(RecordType.INVOKE_END)
+    assert [e["outcome"] for e in ends] == ["timeout"] * 3 and _stops(as_on_lambda.history) == 0
+    with halting_on_block():
+        graded = run_scenario("async-retry", handler, settings=settings, watchdog=30.0)
+    [end] = graded.history.of_type(RecordType.INVOKE_END)
+    assert end["outcome"] == "timeout" and end.get("blocked") and graded.status == Status.UNKNOWN
+
+
 def test_every_item_of_an_endless_loop_costs_one_watchdog_stop_and_the_later_ones_a_short_one(tmp_path):
     ex = catalog.grading_catalogue()["02"]
     handler = _loop(tmp_path, f"{ex.name}.py")

@@ -89,6 +89,9 @@ class Task:
         #: The task keeps its own watchdog (it waits on an execution environment's channel, and stops
         #: waiting itself): the scheduler interrupts it only if that fails by far.
         self.own_watchdog = False
+        #: Its code computed through the invocation's deadline in one stretch, never reaching the sandbox
+        #: (a busy loop's timeout): with ``halt_on_block``, a block like the watchdog's.
+        self.computed_out = False
         self._throw: BaseException | None = None
         # Two hand-off signals, each a plain lock held while "not signalled": releasing one
         # from another thread is allowed for Lock, and it switches far faster than a

@@ -737,8 +737,11 @@ class LambdaFunction:
         if task is None or task.killed is not None:
             return exc
         inv.error = exc
-        self._finish(inv, outcome, text or str(exc) or type(exc).__name__, blocked=blocked)
         scheduler = self.runtime.scheduler
+        # In the grader's runs a timeout its code computed through, never asking the sandbox anything, is a
+        # block: every retry and copy would compute through its own timeout again, in real seconds.
+        blocked = blocked or (task.computed_out and scheduler.halt_on_block)
+        self._finish(inv, outcome, text or str(exc) or type(exc).__name__, blocked=blocked)
         scheduler.kill(task, exc)
         for child in inv.children:
             if not child.done:
@@ -758,7 +761,7 @@ class LambdaFunction:
         self.runtime.history.invoke_end(self.runtime.clock.elapsed(), inv=inv.id, outcome=outcome, error=error,
                                         blocked=blocked, where=where)
         if blocked:  # the grader's runs end here: the verdict is unknown, and retries would block again
-            self.runtime.scheduler.halt_after_block(f"{inv.id} was stopped by the watchdog")
+            self.runtime.scheduler.halt_after_block(f"{inv.id} was blocked outside the sandbox")
 
 
 def _timeout_text(timeout: float) -> str:

@@ -382,6 +382,7 @@ class EnvironmentProcess:
             if why == "deadline" and task.deadline is not None:
                 # It computed past its deadline: the world's clock reaches it, and the runtime stops the
                 # invocation there (the scheduler raises its timeout; the environment is reset).
+                task.computed_out = True
                 task.sched.sleep(max(0.0, task.deadline - task.sched.clock.elapsed()) + 1e-6, label="compute")
             self.kill()
             if why == "limit":
