@@ -24,6 +24,7 @@ Point = tuple[float, float]
 # data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
+STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane
 VERTICAL_LEFT_PT = 3  # pt: it runs this far left of the repeat's start, clear of the bars it passes (several
 #   repeats of one invocation then share one straight line, an arrowhead at each), but inside the axes
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
@@ -139,8 +140,10 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
         inside = c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
         x = max(c.px(xb, 0)[0] - VERTICAL_LEFT_PT * c.pt, inside)
         x = min(x, c.px(xb, 0)[0])
-        return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, c.px(xb, yb - down * VERTICAL_TO)[1]),
-                SHRINK_VERTICAL, True)
+        head = c.px(xb, yb - down * VERTICAL_TO)[1]
+        low, high = placed.lane_reach.get(rec.inv, (head, head))  # marks stacked on the lane: stop short of them
+        head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)
+        return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, head), SHRINK_VERTICAL, True)
     b = c.px(xb, yb)
     b = (min(b[0], lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False

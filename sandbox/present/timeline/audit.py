@@ -9,7 +9,11 @@
 * neighbouring tick labels too close to tell apart;
 * on a timeline (its gids): an arrow's label on a lock or kept band, an arrow leaving the plot, a line
   (repeat arrow or note's leader) crossing a mark it does not point at, and a lane drawn before its
-  invocation started (an arrow landing there reads as an earlier time).
+  invocation started (an arrow landing there reads as an earlier time);
+* true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
+  not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
+  its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
+  a stretch in which nothing is drawn); marks stacked at one instant out of their order, top to bottom.
 
 Bands, bars and cells under marks and words are what those are drawn on: not faults.
 
@@ -37,14 +41,13 @@ from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
-from .layout import drift_allowed
-
 ENV = "RWH_FIGURE_AUDIT"
 AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
 TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
 TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
-MARK_PAD_PX = 2.8  # px at 100 dpi: marks side by side keep this far apart (the timeline's 2 pt)
+TRUE_PX = 1.0  # px at 100 dpi: a mark's centre, a band's end and a tick stand this close to their time, at most
+SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this relative difference
 EARLY_PX = 3.0  # px at 100 dpi: a lane's bar or mark may begin this far before its invocation started
 MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
@@ -114,10 +117,10 @@ def _tick_labels(axis) -> list[Text]:
 
 class Mark:
     """A marker as drawn: its style (gid), centre, width and outline (shrunk by what may touch) in display px, and
-    where it stands in time (display x) and its row, when the figure says (``TimelineFigure.mark_times``)."""
+    its record's time (s) and its row, when the figure says (``TimelineFigure.mark_times``)."""
 
-    def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, want: float | None, row: str | None):
-        self.gid, self.x, self.y, self.width, self.path, self.want, self.row = gid, x, y, width, path, want, row
+    def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, t: float | None, row: str | None):
+        self.gid, self.x, self.y, self.width, self.path, self.t, self.row = gid, x, y, width, path, t, row
         self.box = path.get_extents()
 
     def __repr__(self) -> str:
@@ -125,7 +128,7 @@ class Mark:
 
 
 def marks(fig: Figure) -> list[Mark]:
-    """Every timeline marker drawn (lines whose gid starts with ``marker:``)."""
+    """Every timeline marker drawn (lines whose gid starts with ``marker:``), with its time when the figure says."""
     out = []
     touch = _px(fig, TOUCH_PX)
     meant_by_gid = getattr(fig, "mark_times", {})
@@ -140,11 +143,24 @@ def marks(fig: Figure) -> list[Mark]:
             meant = meant_by_gid.get(ln.get_gid())
             if meant is None or len(meant) != len(xy):
                 meant = [(None, None)] * len(xy)
-            for (x, y), (want, row) in zip(xy, meant):
+            for (x, y), (t, row) in zip(xy, meant):
                 path = outline.transformed(Affine2D().scale(shrink).translate(x, y))
-                want_px = None if want is None else float(ax.transData.transform((want, 0))[0])
-                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, want_px, row))
+                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, t, row))
     return out
+
+
+def time_x(fig: Figure, t: float) -> float | None:
+    """Display x of time ``t`` (s) on a timeline's axis, read from its segments (``fig.time_map``: (t0, t1, x0, x1)
+    in seconds and plot x, one per stretch between breaks); None when ``t`` lies in a break or off the axis."""
+    segments = getattr(fig, "time_map", ())
+    if not segments or not fig.axes:
+        return None
+    span = max(segments[-1][1] - segments[0][0], 1e-12)
+    for t0, t1, x0, x1 in segments:
+        if t0 - 1e-9 * span <= t <= t1 + 1e-9 * span:
+            x = x0 if t1 <= t0 else x0 + (t - t0) * (x1 - x0) / (t1 - t0)
+            return float(fig.axes[0].transData.transform((x, 0))[0])
+    return None
 
 
 def _outline(ln: Line2D, px_per_pt: float) -> MPath:
@@ -174,11 +190,11 @@ class Drawn:
         w, h = _shared(a, b)
         return w > self.px(TOUCH_PX) and h > self.px(TOUCH_PX)
 
-    def rows(self, timed: bool = False) -> dict[str, list[Mark]]:
-        """The marks of each row (those that say where they stand in time, if ``timed``)."""
+    def rows(self) -> dict[str, list[Mark]]:
+        """The marks of each row."""
         out: dict[str, list[Mark]] = {}
         for m in self.marks:
-            if m.row is not None and (m.want is not None or not timed):
+            if m.row is not None:
                 out.setdefault(m.row, []).append(m)
         return out
 
@@ -243,39 +259,95 @@ def marks_overlapping(d: Drawn) -> list[str]:
 
 
 def marks_piled(d: Drawn) -> list[str]:
-    """Two marks of one row share their time: read along the row, which came first is lost (marks staggered up
-    and down to fit are piled too, even when their shapes miss each other)."""
+    """Marks of one row that share their time are stacked, the earlier on top: one drawn below a later one at the
+    same place reads as having come after it."""
     out = []
     for row, ms in d.rows().items():
         ms.sort(key=lambda m: m.x)
-        out += [f"{a} and {b} pile up on {row}" for a, b in zip(ms, ms[1:])
-                if min(a.box.x1, b.box.x1) - max(a.box.x0, b.box.x0) > d.px(TOUCH_PX)]
+        for i, a in enumerate(ms):
+            for b in ms[i + 1:]:
+                if b.box.x0 > a.box.x1:
+                    break
+                if min(a.box.x1, b.box.x1) - max(a.box.x0, b.box.x0) <= d.px(TOUCH_PX) or a.t is None or b.t is None:
+                    continue
+                early, late = (a, b) if a.t < b.t else (b, a)
+                if early.t < late.t and early.y < late.y:
+                    out.append(f"{early} is stacked under {late}, which came after it, on {row}")
     return out
 
 
 def marks_off_time(d: Drawn) -> list[str]:
-    """A mark drawn farther from its time than crowding explains (``layout.drift_allowed``): marks that would
-    cover each other at their times are set side by side around them, pushed on by the start of their lane or
-    the plot's ends, no farther. (A squeezed gap is no excuse: the axis makes room before one, as after the
-    history's end.)"""
+    """Every mark stands at its time: its centre within a pixel of its record's time on the axis, and that time
+    in a segment of the axis, not inside a break."""
     out = []
-    for row, ms in d.rows(timed=True).items():
-        timed = sorted(((m.want, m) for m in ms if m.want is not None), key=lambda wm: (wm[0], wm[1].x))
-        lo, hi = _bounds(d.fig, row)
-        allowed = drift_allowed([w for w, _ in timed], [m.width / 2 for _, m in timed], d.px(MARK_PAD_PX), lo, hi)
-        out += [f"{m} is drawn {abs(m.x - w):.0f} px {'before' if m.x < w else 'after'} its time"
-                for (w, m), a in zip(timed, allowed) if abs(m.x - w) > a + 2 * d.px(TOUCH_PX)]
+    for m in d.marks:
+        if m.t is None:
+            continue
+        want = time_x(d.fig, m.t)
+        if want is None:
+            out.append(f"{m} stands for {m.t:g} s, inside an axis break")
+        elif abs(m.x - want) > d.px(TRUE_PX):
+            out.append(f"{m} is drawn {abs(m.x - want):.0f} px {'before' if m.x < want else 'after'} its time")
     return out
 
 
-def _bounds(fig: Figure, row: str) -> tuple[float, float]:
-    """Display x a row's marks stay within: its lane's start (or the plot's), and the plot's end."""
-    ax = fig.axes[0]
-    box = ax.get_window_extent()
-    lanes = getattr(fig, "lanes", {})
-    inv = row.split(":", 1)[1] if row.startswith("lane:") else None
-    lo = float(ax.transData.transform((lanes[inv][1], 0))[0]) if inv in lanes else box.x0
-    return lo, box.x1
+def bands_off_time(d: Drawn) -> list[str]:
+    """Every band (a run's bar, an idempotency-table window, messages held invisible, a batching window, orders
+    pending or throttled) starts and ends where its record says, within a pixel, and neither end inside a break
+    (``fig.band_times``: (patch, start, end or None when it runs on past the plot, the least width it is drawn,
+    px at 100 dpi)). A bar too short to see is drawn that least width from its true start."""
+    out = []
+    for patch, t0, t1, least in getattr(d.fig, "band_times", ()):
+        box = patch.get_window_extent(d.r)
+        gid = patch.get_gid()
+        for side, t, drawn in (("starts", t0, box.x0), ("ends", t1, box.x1)):
+            if t is None:
+                continue
+            want = time_x(d.fig, t)
+            if want is None:
+                out.append(f"{gid} {side.rstrip('s')}s at {t:g} s, inside an axis break")
+                continue
+            if side == "ends" and box.width <= d.px(least) + d.px(TRUE_PX):
+                want = max(want, box.x0 + d.px(least))
+            if abs(drawn - want) > d.px(TRUE_PX):
+                out.append(f"{gid} {side} {abs(drawn - want):.0f} px {'before' if drawn < want else 'after'} its time")
+    return out
+
+
+def scale_bent(d: Drawn) -> list[str]:
+    """Between the breaks, a second is as wide everywhere: the axis' segments share one scale."""
+    scales = [(x1 - x0) / (t1 - t0) for t0, t1, x0, x1 in getattr(d.fig, "time_map", ()) if t1 > t0]
+    if scales and max(scales) - min(scales) > SCALE_TOLERANCE * max(scales):
+        return [f"the time axis' segments have different scales ({min(scales):.4g} to {max(scales):.4g} x per s)"]
+    return []
+
+
+def ticks_off_time(d: Drawn) -> list[str]:
+    """A timeline's tick stands where the time it reads is on the axis, within a pixel, never inside a break."""
+    if not getattr(d.fig, "time_map", ()):
+        return []
+    ax = d.fig.axes[0]
+    out = []
+    for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+        t = _tick_seconds(label.get_text())
+        if t is None:
+            continue
+        want = time_x(d.fig, t)
+        drawn = float(ax.transData.transform((x, 0))[0])
+        if want is None or abs(drawn - want) > d.px(TRUE_PX):
+            out.append(f"tick {label.get_text()!r} does not stand at its time")
+    return out
+
+
+def _tick_seconds(label: str) -> float | None:
+    """A tick label's time in seconds: "30.2", "3:00", "2:04:30" (None when it is not a time)."""
+    value = 0.0
+    try:
+        for part in label.replace("\u2212", "-").split(":"):
+            value = value * 60 + float(part)
+    except ValueError:
+        return None
+    return value
 
 
 def ticks_colliding(d: Drawn) -> list[str]:
@@ -363,7 +435,8 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
 
 
 CHECKS = (outside_figure, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled, marks_off_time,
-          ticks_colliding, arrow_labels_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
+          bands_off_time, scale_bent, ticks_off_time, ticks_colliding, arrow_labels_on_bands, arrows_cut_off,
+          lines_through_marks, lanes_drawn_early)
 
 
 def faults(fig: Figure | Drawn) -> list[str]:

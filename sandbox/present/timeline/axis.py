@@ -1,9 +1,12 @@
-"""The time axis: virtual seconds to plot x, with long idle gaps squeezed, and tick labels.
+"""The time axis: virtual seconds to plot x, with long idle gaps cut out as labelled breaks, and tick labels.
 
 Lambda invocations last milliseconds while retries come seconds or minutes later,
-so by default long idle stretches are squeezed into narrow bands and short busy
-stretches are widened (a piecewise-linear map); the tick labels always show true
-virtual time, as seconds, ``min:s`` or ``h:mm:ss`` (``timefmt.py``).
+so by default a long stretch in which nothing is drawn becomes an axis break (a
+narrow band saying how much time it cut out). Every segment between the breaks is
+drawn at the same, linear scale, so a mark stands at its time and a second is as
+wide everywhere; the tick labels show true virtual time, as seconds, ``min:s`` or
+``h:mm:ss`` (``timefmt.py``). What is drawn (a mark, a band's end, a run's start
+or end) always lies in a segment, never in a break (``_activity``).
 """
 from __future__ import annotations
 
@@ -30,12 +33,13 @@ TICK_CHAR_EM = 0.62  # a tick label's characters are at most this wide (digits),
 TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 
 # squeezing idle gaps (all fractions of the history's span or of the longest busy stretch)
-LINEAR_PAD = 0.025  # linear axis: empty room at both ends, fraction of the span
-JOIN_TOLERANCE = 0.1  # activity closer than this fraction of the span is one busy stretch
-GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are squeezed
-MIN_LONGEST = 0.01  # the longest busy stretch counts as at least this fraction of the span
+LINEAR_PAD = 0.035  # linear axis: empty room at both ends, fraction of the span (half a mark at the ends)
+JOIN_TOLERANCE = 0.002  # activity closer than this fraction of the span is one busy stretch
+GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are cut out
+MIN_LONGEST = 0.002  # the longest busy stretch counts as at least this fraction of the span
 SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
-MIN_SEGMENT = 0.45  # a busy stretch is drawn at least this fraction as wide as the widest
+MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
+#   and at the axis' one scale, into the idle time beside it (never more than half of it)
 GAP_WIDTH = 0.095  # each squeezed gap: this fraction of the axis width ...
 GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
 
@@ -60,26 +64,11 @@ class TimeAxis:
         if not segs or len(segs) < 2:
             pad = LINEAR_PAD * self.span
             self.segments = [(min(lo, 0.0) - pad, hi + pad)]
-            widths = [self.segments[0][1] - self.segments[0][0]]
         else:
-            self.segments = segs
-            longest = max(b - a for a, b in segs)
-            widths = [max(b - a, MIN_SEGMENT * longest) for a, b in segs]
-        self.busy, self.widths = list(self.segments), widths  # as found, before room is made after any of them
-        self._breakpoints(widths)
+            self.segments = _widened(segs)
+        # One scale for the whole axis: a second is as wide in every segment, and only the breaks cut time out.
+        self._breakpoints([b - a for a, b in self.segments])
         self.tail = 0.0
-
-    def make_room(self, extra: list[float]) -> None:
-        """Widen each busy stretch by ``extra[i]`` (plot x) after its end, at its own scale, so that the markers
-        crowding its end find room before the squeezed gap after it (at most half the gap's time is taken)."""
-        segs, widths = [], []
-        for i, ((a, b), w, e) in enumerate(zip(self.busy, self.widths, extra)):
-            limit = (self.busy[i + 1][0] - b) / 2 if i + 1 < len(self.busy) else math.inf
-            dt = min(e * (b - a) / w, limit) if w > 0 else 0.0
-            segs.append((a, b + dt))
-            widths.append(w + (dt * w / (b - a) if b > a else 0.0))
-        self.segments = segs
-        self._breakpoints(widths)
 
     def _breakpoints(self, widths: list[float]) -> None:
         """Lay the segments out ``widths`` wide, with equal squeezed gaps between them."""
@@ -197,15 +186,20 @@ def _decimals(step: float) -> int:
 
 
 def _activity(model: Model) -> list[tuple[float, float]]:
-    """(start, end) of everything drawn: invocations, markers, source events, caller attempts."""
+    """(start, end) of everything drawn: invocations, markers, source events, caller attempts, and the ends of every
+    band (idempotency-table windows, invisible messages, pending orders): a break never hides one of those."""
     spans: list[tuple[float, float]] = []
+    for w in model.windows:
+        spans += [(t, t) for t in (w.start, w.end) if t is not None and t <= model.t_end]
+    for h in model.hidden:
+        spans += [(h.start, h.start), (h.end, h.end)]
     for rec in model.invs.values():
         spans.append((rec.start, rec.end if rec.end is not None else max(model.t_end, rec.start)))
     for m in model.marks:
         spans.append((m.t, m.t))
     for e in model.events:
         spans.append((e.t, e.t))
-        if e.style == Delivery.THROTTLED and e.t0 is not None:  # when the throttling began is worth seeing
+        if e.t0 is not None and e.style in (Delivery.THROTTLED, Delivery.PENDING):  # where its band begins
             spans.append((e.t0, e.t0))
     for a in model.attempts:
         if a.source == SourceKind.ASYNC:
@@ -218,6 +212,21 @@ def _activity(model: Model) -> list[tuple[float, float]]:
         spans.append((b.start, b.end))
     spans.append((model.t_end, model.t_end))  # "history ends" must be on the axis
     return spans
+
+
+def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The busy stretches, each at least :data:`MIN_SEGMENT` of them all: a short one takes more of the idle time
+    on either side (at most half of each gap), so its marks have room at their true times and the scale stays one."""
+    total = sum(b - a for a, b in segs)
+    out = []
+    for i, (a, b) in enumerate(segs):
+        grow = max(0.0, MIN_SEGMENT * total - (b - a))
+        before = (a - segs[i - 1][1]) / 2 if i else 0.0
+        after = (segs[i + 1][0] - b) / 2 if i + 1 < len(segs) else 0.0
+        sides = (1 if i else 0) + (1 if i + 1 < len(segs) else 0)
+        share = grow / sides if sides else 0.0
+        out.append((a - min(share, before), b + min(share, after)))
+    return out
 
 
 def _busy(spans: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]] | None:

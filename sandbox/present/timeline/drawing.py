@@ -174,4 +174,7 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
     run_pipeline(canvas, PIPELINE, {"legend": plan})
     canvas.fig.legend_plan = plan
     canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
+    tx = canvas.taxis
+    canvas.fig.time_map = tuple((tx.bp_t[i], tx.bp_t[i + 1], tx.bp_x[i], tx.bp_x[i + 1])
+                                for i in range(0, len(tx.bp_t), 2))
     return canvas.fig

@@ -7,6 +7,7 @@ from types import MappingProxyType
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from .audit import Audited
 from .legend import LegendPlan, add_legend
@@ -23,11 +24,16 @@ class TimelineFigure(Audited):
     """A Figure that shows itself as PNG in Jupyter even without pyplot.
 
     For the figure audit (``audit.py``): ``lanes``, each invocation's lane y and the plot x where it started;
-    ``mark_times``, for each marker line (by gid), the plot x each of its markers stands for and the row it is
-    on, in the line's order. ``legend_plan``: the legend it shows, or would show when drawn without it."""
+    ``mark_times``, for each marker line (by gid), the time (s) each of its markers stands for and the row it is
+    on, in the line's order; ``band_times``, each band with the times (s) it starts and ends (None: it runs on
+    past the plot) and the least width (px at 100 dpi) it is drawn; ``time_map``, the time axis' segments
+    between its breaks, (t0, t1, x0, x1) in seconds and plot x. ``legend_plan``: the legend it shows, or would
+    show when drawn without it."""
 
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
     mark_times: Mapping[str, list[tuple[float, str]]] = MappingProxyType({})
+    band_times: tuple[tuple[Patch, float, float | None, float], ...] = ()
+    time_map: tuple[tuple[float, float, float, float], ...] = ()
     legend_plan: LegendPlan | None = None
 
     canvas: FigureCanvasAgg  # new_figure gives it one

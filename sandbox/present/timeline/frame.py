@@ -15,7 +15,18 @@ from .figure import new_figure
 from .legend import LegendPlan, legend_items
 from .model import Model
 from .rows import layout_rows
-from .sizing import PLOT_SHARE, Scale, figure_height, fit_title, legend_layout, make_room, title_height, y_limits
+from .sizing import (
+    PLOT_SHARE,
+    Scale,
+    figure_height,
+    fit_title,
+    legend_layout,
+    make_room,
+    plot_width_in,
+    stack_reach,
+    title_height,
+    y_limits,
+)
 from .style import AXIS_LABEL_PT, GRID_COLOR, TICK_PT, TITLE_PT
 
 H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the axes
@@ -30,9 +41,13 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     taxis = TimeAxis(model, unit, gaps)
     rows = layout_rows(model)
     scale = Scale.for_rows(rows)
-    room, notes = make_room(model, taxis, rows, width, scale)
+    room, notes = make_room(model, rows, width, scale)
     if room:
         taxis.extend_right(room, notes=notes)
+    reach = stack_reach(model, taxis, plot_width_in(model, rows, width, scale) * (1 - room), scale)
+    if reach:  # marks that crowd stack up and down: their rows grow to hold them
+        rows = layout_rows(model, reach)
+        scale = Scale.for_rows(rows)
     squeezed = bool(taxis.gaps)
     items = legend_items(model, squeezed=squeezed)
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)

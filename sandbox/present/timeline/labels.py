@@ -173,6 +173,9 @@ def _caller_text(a: Attempt) -> str:
     return f"got {a.function_error or a.result}"
 
 
+CALLER_HIGHER = (2, 2.5, 3)  # a caller's result may go this many gaps above its row, over stacked marks
+
+
 def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerWait]) -> None:
     """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"."""
     for a, _, ex in waits:
@@ -184,6 +187,8 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
         cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
                  (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
                  (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
+        # higher, over marks stacked where attempts meet (a read timeout and the next send at one instant)
+        cands += [(ex, py + k * up, ha, "bottom") for k in CALLER_HIGHER for ha in ("right", "center", "left")]
 
         def make(cand, text=text):
             x, yy, ha, va = cand

@@ -66,6 +66,7 @@ GAP_LABEL_Y = 0.012  # axes fraction: "30 s skipped" stands on the bottom
 SEPARATOR_LW, END_LINE_LW, GAP_EDGE_LW, BAR_LW, WINDOW_LW = 1.0, 1.3, 0.9, 0.7, 0.7  # pt
 GAP_ALPHA = 0.85
 SEPARATOR_HALF_PX = 1.5  # px: a separator's obstacle reaches this far above and below it
+MIN_BAR_PX = 3  # px at 100 dpi: a 1 ms invocation is still visible (drawn this wide from its true start)
 
 
 class WindowBox(NamedTuple):
@@ -164,6 +165,12 @@ def _band(c: Canvas, w: Window, keys: list[str]) -> tuple[float, float, float]:
     return y - BAND_HALF, 2 * BAND_HALF, CROWDED_ALPHA if len(keys) > MAX_STRIPS else 1.0
 
 
+def timed(c: Canvas, patch: mpatches.Rectangle, start: float, end: float | None, least: float = 0.0) -> None:
+    """Tell the true-time audit where ``patch`` starts and ends (s; ``end`` None: it runs on past the plot), and the
+    least width (px at 100 dpi) it is drawn."""
+    c.fig.band_times = (*c.fig.band_times, (patch, start, end, least))
+
+
 def draw_windows(c: Canvas) -> list[WindowBox]:
     """The idempotency-table windows behind the bars: kept records, expired ones, locks on top."""
     tx = c.taxis
@@ -179,8 +186,10 @@ def draw_windows(c: Canvas) -> list[WindowBox]:
             if x1 <= x0:
                 continue
             y0, h, alpha = _band(c, w, keys[w.inv])
-            c.ax.add_patch(mpatches.Rectangle((x0, y0), x1 - x0, h, facecolor=face, edgecolor=edge, hatch=hatch,
-                                              lw=WINDOW_LW, zorder=z, alpha=alpha, gid=f"{kind}:{w.inv}:{w.key}"))
+            band = mpatches.Rectangle((x0, y0), x1 - x0, h, facecolor=face, edgecolor=edge, hatch=hatch,
+                                      lw=WINDOW_LW, zorder=z, alpha=alpha, gid=f"{kind}:{w.inv}:{w.key}")
+            c.ax.add_patch(band)
+            timed(c, band, w.start, w.end if w.end is not None and tx.x(w.end) <= tx.x_hi else None)
             boxes.append(WindowBox(w, x0, x1, y0, h))
     return boxes
 
@@ -220,16 +229,19 @@ def draw_queue_windows(c: Canvas) -> list[QueueBox]:
         top, h = c.rows.hidden_strip(w.source)
         y0, x0, x1 = top + i * h / n, tx.x(w.start), tx.x(w.end)
         style = HIDDEN_STYLE if w.ran_out else HIDDEN_DONE_STYLE
-        c.ax.add_patch(mpatches.Rectangle((x0, y0), x1 - x0, h / n, **style, zorder=Z_HIDDEN,
-                                          gid=f"hidden:{w.source}"))
+        band = mpatches.Rectangle((x0, y0), x1 - x0, h / n, **style, zorder=Z_HIDDEN, gid=f"hidden:{w.source}")
+        c.ax.add_patch(band)
+        timed(c, band, w.start, w.end)
         out.append(QueueBox(w, x0, x1, y0, h / n))
     for b in c.model.batching:
         if b.inv not in c.rows.lane_y:
             continue
         x0, x1, y = tx.x(b.start), tx.x(b.end), c.rows.lane_y[b.inv]
         style = THROTTLED_BAND if b.kind == Delivery.THROTTLED else BATCHING_STYLE  # 429s, or waiting to invoke
-        c.ax.add_patch(mpatches.Rectangle((x0, y - BAR_HALF), x1 - x0, 2 * BAR_HALF, **style, zorder=Z_BAR,
-                                          gid=f"batching:{b.inv}"))
+        band = mpatches.Rectangle((x0, y - BAR_HALF), x1 - x0, 2 * BAR_HALF, **style, zorder=Z_BAR,
+                                  gid=f"batching:{b.inv}")
+        c.ax.add_patch(band)
+        timed(c, band, b.start, b.end)
         out.append(QueueBox(b, x0, x1, y - BAR_HALF, 2 * BAR_HALF))
     return out
 
@@ -255,6 +267,7 @@ def draw_bars(c: Canvas) -> dict[str, mpatches.Rectangle]:
                                       hatchcolor=OI_ORANGE if partial else "edge",
                                       lw=BAR_LW, zorder=Z_BAR, gid=f"bar:{rec.inv}:{rec.outcome}")
         c.ax.add_patch(rect)
+        timed(c, rect, rec.start, max(model.t_end, rec.start) if rec.end is None else rec.end, MIN_BAR_PX)
         bars[rec.inv] = rect
     return bars
 
@@ -272,6 +285,7 @@ def draw_pending(c: Canvas) -> list[tuple[Event, mpatches.Rectangle]]:
         rect = mpatches.Rectangle((x0, y - PENDING_HALF), max(x1 - x0, 0.0), 2 * PENDING_HALF, **PENDING_BAND,
                                   zorder=Z_PENDING, gid=f"pending:{e.source}")
         c.ax.add_patch(rect)
+        timed(c, rect, e.t0 if e.t0 is not None else e.t, c.model.t_end)
         bands.append((e, rect))
     return bands
 
@@ -285,8 +299,10 @@ def draw_throttled(c: Canvas) -> None:
             continue
         y = c.rows.head_y[e.source]
         x0, x1 = tx.x(e.t0), tx.x(e.t)
-        c.ax.add_patch(mpatches.Rectangle((x0, y - PENDING_HALF), max(x1 - x0, 0.0), 2 * PENDING_HALF,
-                                          **THROTTLED_BAND, zorder=Z_PENDING, gid=f"throttled:{e.source}"))
+        band = mpatches.Rectangle((x0, y - PENDING_HALF), max(x1 - x0, 0.0), 2 * PENDING_HALF, **THROTTLED_BAND,
+                                  zorder=Z_PENDING, gid=f"throttled:{e.source}")
+        c.ax.add_patch(band)
+        timed(c, band, e.t0, e.t)
 
 
 def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: list[mtext.Text],

@@ -1,20 +1,16 @@
-"""Collision-free placement in display space: the obstacle map and spreading a row of markers.
+"""Collision-free placement in display space: the obstacle map and stacking a row of markers.
 
 Once the figure's layout is frozen, everything drawn afterwards (markers, arrows,
 labels) registers its display-space box in an :class:`Obstacles` map, and each label
 tries a list of candidate positions, keeping the first that covers nothing already
-drawn (:meth:`~sandbox.present.timeline.canvas.Canvas.place`). :func:`row_positions` places
-the markers of one row as close as possible to their true times without overlapping.
+drawn (:meth:`~sandbox.present.timeline.canvas.Canvas.place`). :func:`stack_levels` stacks
+the markers of one row that would cover each other, at their true times, one above the other.
 Pure geometry in display pixels: no figure here.
 """
 from __future__ import annotations
 
 import numpy as np
 from matplotlib.transforms import Bbox
-
-SQUEEZE_LIMIT = 0.9  # markers that need more room than a row has are squeezed to this fraction at most (touching) ...
-STAGGER_GAP = 0.55  # ... beyond that they alternate up and down, this fraction of their width apart (so that
-#   every other marker, on the same side, still clears its neighbour)
 
 
 class Obstacles:
@@ -67,78 +63,31 @@ class Obstacles:
         return int(np.count_nonzero(inside.any(axis=0)))
 
 
-def spread(want: list[float], gaps: list[float], lower: float | None,
-            upper: float | None = None) -> list[float]:
-    """Positions as close as possible (least squares) to ``want``, in the same order,
-    with at least ``gaps[i]`` between item i-1 and i, the first not before ``lower``
-    and the last not after ``upper`` (when the gaps fit between them).
+def stack_levels(xs: list[float], halves: list[float], talls: list[float], pad: float, vpad: float) -> list[float]:
+    """How far (display px, up) to lift each of a row's marks, given in time order at their true centres ``xs``:
+    each cluster of marks that crowd (:func:`levels`) is centred on the row, its first level on top, so that marks
+    at one instant read top to bottom in the order they happened. Nothing moves along the row."""
+    found = levels(xs, halves, pad)
+    tallest: dict[int, float] = {}
+    for (_, _, first), tall in zip(found, talls):
+        tallest[first] = max(tallest.get(first, 0.0), tall)
+    return [((n - 1) / 2 - level) * (tallest[first] + vpad) for level, n, first in found]
 
-    Pool-adjacent-violators on the positions minus their cumulative minimum gaps.
-    """
-    offsets: list[float] = []
-    acc = 0.0
-    for g in gaps:
-        acc += g
-        offsets.append(acc)
-    blocks: list[list[float]] = []  # [sum, count]
-    for w, off in zip(want, offsets):
-        blocks.append([w - off, 1.0])
-        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            total, count = blocks.pop()
-            blocks[-1][0] += total
-            blocks[-1][1] += count
-    q: list[float] = []
-    for total, count in blocks:
-        q += [total / count] * int(count)
-    out = [qi + off for qi, off in zip(q, offsets)]
-    if not out:
-        return out
-    if lower is not None and out[0] < lower:
-        out[0] = lower
-        for i in range(1, len(out)):
-            out[i] = max(out[i], out[i - 1] + gaps[i])
-    if upper is not None and out[-1] > upper:
-        out[-1] = upper
-        for i in range(len(out) - 2, -1, -1):
-            out[i] = min(out[i], out[i + 1] - gaps[i + 1])
-        if lower is not None and out[0] < lower:  # does not fit: centre the block
-            shift = (lower - out[0] + upper - out[-1]) / 2
-            out = [v + shift for v in out]
+
+def levels(xs: list[float], halves: list[float], pad: float) -> list[tuple[int, int, int]]:
+    """(level, levels in its cluster, the cluster's first mark) of each mark, given in time order at their centres:
+    a mark that would come closer than ``pad`` to the last one on a level goes to the next level down; a mark
+    clear of every mark before it starts a new cluster."""
+    out: list[tuple[int, int, int]] = []
+    ends: list[float] = []  # the right end of the last mark on each level of the current cluster
+    first, reach = 0, -np.inf
+    for i, (x, h) in enumerate(zip(xs, halves)):
+        if x - h >= reach + pad:
+            out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
+            first, ends = i, []
+        level = next((k for k, end in enumerate(ends) if x - h >= end + pad), len(ends))
+        ends[level:level + 1] = [x + h]
+        reach = max(reach, x + h)
+        out.append((level, 0, first))
+    out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
     return out
-
-
-def drift_allowed(want: list[float], halves: list[float], pad: float, lo: float = -np.inf,
-                  hi: float = np.inf) -> list[float]:
-    """How far each marker (in time order, ``halves`` its half widths) may be drawn from where it wants to be
-    between ``lo`` and ``hi``: as far as the closest placement side by side (``spread``) moves it, and half its
-    own width more."""
-    if not want:
-        return []
-    gaps = [0.0] + [halves[i - 1] + halves[i] + pad for i in range(1, len(want))]
-    best = spread(want, gaps, lo + halves[0], hi - halves[-1])
-    return [abs(b - w) + h for b, w, h in zip(best, want, halves)]
-
-
-def row_positions(want: list[float], halves: list[float], lo: float, hi: float,
-                  pad: float) -> tuple[list[float], list[int]]:
-    """Marker centres inside [lo, hi], in time order, ``pad`` apart if they fit; if not,
-    they overlap a little, then alternate up and down (the returned signs)."""
-    n = len(want)
-    gaps = [0.0] + [halves[i - 1] + halves[i] + pad for i in range(1, n)]
-    signs = [0] * n
-    left, right = lo + halves[0], hi - halves[-1]
-    room = max(right - left, 0.0)
-    need = sum(gaps)
-    if need > room + 1e-9:
-        f = room / need
-        if f >= SQUEEZE_LIMIT:
-            gaps = [g * f for g in gaps]
-        else:
-            signs = [-1 if i % 2 == 0 else 1 for i in range(n)]
-            gaps = [g * STAGGER_GAP for g in gaps]
-            need = sum(gaps)
-            if need > room and need > 0:
-                gaps = [g * room / need for g in gaps]
-    if right < left:
-        left = right = (lo + hi) / 2
-    return spread(want, gaps, left, right), signs

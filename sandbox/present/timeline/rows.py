@@ -5,7 +5,8 @@ source, plus a "TTL sweeper" row on top when records were swept. A lane is 1.0 t
 taller when it holds records for several keys (a strip per key under its bar) or when
 its outcome has an error message of several lines. Header rows that carry labelled
 delivery events are taller, so their labels fit above the markers; a header row with
-nothing on it is thin (it only names the group); an SQS poller's row gets a strip under
+nothing on it is thin (it only names the group), and is left out when the source that feeds it (EventBridge,
+SNS, S3 in front of Lambda's async queue) stands right above it; an SQS poller's row gets a strip under
 its markers for the time the messages it received stayed invisible.
 """
 from __future__ import annotations
@@ -49,6 +50,7 @@ STRIPS_FROM = 0.33  # the first strip starts this far below the lane's centre ..
 STRIP_STEP = 0.3  # ... each takes this much ...
 STRIP_H = 0.24  # ... of which the band is this tall
 MAX_STRIPS = 5  # more keys than this: full-height bands, see-through
+STACK_ROOM = 0.06  # room beyond a row's stacked marks
 STRIPS_PAD = 0.1  # below the last strip
 # the lines under a lane's outcome (an error's class and message)
 MESSAGE_TOP = 0.08  # the first line starts this far below the lane's centre
@@ -76,6 +78,7 @@ class Row:
     below: float = LANE_HALF  # ... and below it
     sep: float = 0.0  # a header row's (or the sweeper's) separator line: this far below its centre
     keys: list[str] = field(default_factory=list)  # a lane's keys with a strip each (several keys)
+    strips_from: float = 0.33  # a lane's first strip starts this far below its centre (lower when marks stack)
 
 
 @dataclass
@@ -93,6 +96,7 @@ class Rows:
         self.head_y = {r.source: r.y for r in self.all if r.kind == RowKind.HEADING}
         self.sweeper_y = next((r.y for r in self.all if r.kind == RowKind.SWEEPER), None)
         self.strips = {r.inv: r.keys for r in self.all if r.kind == RowKind.LANE and r.keys}
+        self.strips_from = {r.inv: r.strips_from for r in self.all if r.kind == RowKind.LANE}
 
     @property
     def busy_top(self) -> bool:
@@ -120,7 +124,7 @@ class Rows:
         keys = self.strips.get(inv)
         if not keys or key not in keys:
             return None
-        return self.lane_y[inv] + STRIPS_FROM + keys.index(key) * STRIP_STEP, STRIP_H
+        return self.lane_y[inv] + self.strips_from[inv] + keys.index(key) * STRIP_STEP, STRIP_H
 
     def hidden_strip(self, source: str) -> tuple[float, float]:
         """(top, height) of the strip under a poller's markers for its invisible messages."""
@@ -153,7 +157,21 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
         if up in order and down in order:
             order.remove(up)
             order.insert(order.index(down), up)
-    return {source: sorted(groups[source], key=lambda r: (r.start, r.seq)) for source in order}
+    return {source: sorted(groups[source], key=_start_order) for source in order}
+
+
+def _start_order(rec: Invocation) -> tuple[float, int, int]:
+    """Lanes run in the order their invocations started; runs that started at one instant, in the order Lambda
+    numbered them (inv-3 above inv-4), whichever record the history wrote first."""
+    tail = rec.inv.rsplit("-", 1)[-1]
+    return rec.start, int(tail) if tail.isdigit() else rec.seq, rec.seq
+
+
+def _drawn_on(model: Model, source: str) -> bool:
+    """Whether a source's header row shows anything of its own (delivery events, a caller's attempts, invisible
+    messages), beyond naming its lanes."""
+    return (any(e.source == source for e in model.events) or any(a.source == source for a in model.attempts)
+            or (source == SourceKind.SQS and bool(model.hidden)))
 
 
 def lane_keys(windows: list[Window]) -> dict[str, list[str]]:
@@ -166,47 +184,56 @@ def lane_keys(windows: list[Window]) -> dict[str, list[str]]:
     return keys
 
 
-def _lane(rec: Invocation, keys: list[str]) -> Row:
-    """An invocation's lane, as tall as its strips and the lines under its outcome need."""
+def _lane(rec: Invocation, keys: list[str], reach: float = 0.0) -> Row:
+    """An invocation's lane, as tall as its stacked marks (``reach`` above and below its centre), its strips and
+    the lines under its outcome need."""
     label = rec.inv if not rec.cause else f"{rec.inv} · {rec.cause}"
     strips = keys if 1 < len(keys) <= MAX_STRIPS else []
-    below = LANE_HALF
+    above = below = max(LANE_HALF, reach + STACK_ROOM)
+    strips_from = max(STRIPS_FROM, reach + STACK_ROOM / 2)
     if strips:
-        below = max(below, STRIPS_FROM + len(strips) * STRIP_STEP + STRIPS_PAD)
+        below = max(below, strips_from + len(strips) * STRIP_STEP + STRIPS_PAD)
     lines = len(outcome_text(rec)[1])
     if lines:
         below = max(below, MESSAGE_TOP + lines * MESSAGE_LINE + MESSAGE_PAD)
-    return Row(0.0, RowKind.LANE, label, rec.inv, lane_sub(rec), rec.source, above=LANE_HALF, below=below, keys=strips)
+    return Row(0.0, RowKind.LANE, label, rec.inv, lane_sub(rec), rec.source, above=above, below=below, keys=strips,
+               strips_from=strips_from)
 
 
-def _heading(model: Model, source: str, busy: set[str]) -> Row:
+def _heading(model: Model, source: str, busy: set[str], reach: float = 0.0) -> Row:
     """A source's header row: taller when busy, thin when nothing is drawn on it."""
-    drawn = any(e.source == source for e in model.events) or any(a.source == source for a in model.attempts)
+    drawn = _drawn_on(model, source)
     callers = source == SourceKind.ASYNC and any(a.source == source for a in model.attempts)
     label = heading_text(ASYNC_WITH_CALLER if callers else SOURCE_LABELS.get(source, source))
     hidden = source == SourceKind.SQS and bool(model.hidden)
     above, sep, below = HEAD_BUSY if source in busy else HEAD_PLAIN if drawn or hidden or "\n" in label \
         else HEAD_EMPTY
+    above, sep, below = max(above, reach + STACK_ROOM), max(sep, reach + STACK_ROOM), max(below, reach + STACK_ROOM)
     if hidden:
         room = max(0.0, HIDDEN_FROM + HIDDEN_H + HIDDEN_PAD - sep)
         sep, below = sep + room, below + room
     return Row(0.0, RowKind.HEADING, label, source=source, above=above, below=below, sep=sep)
 
 
-def layout_rows(model: Model) -> Rows:
-    """The rows top to bottom, with their y in data units."""
+def layout_rows(model: Model, reach: dict[str, float] | None = None) -> Rows:
+    """The rows top to bottom, with their y in data units; ``reach``: how far a row's stacked marks reach above and
+    below its centre (``sizing.stack_reach``), by invocation or ``head:<source>``."""
+    reach = reach or {}
     rows: list[Row] = []
     if any(m.style == RecordType.SWEEP for m in model.marks):
         above, sep, below = SWEEPER
         rows.append(Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=above, below=below, sep=sep))
     busy = busy_sources(model)
     keys = lane_keys(model.windows)
-    for source, recs in _groups(model).items():
-        head = _heading(model, source, busy)
-        if rows:
-            head.above += GROUP_GAP_BUSY if source in busy else GROUP_GAP
-        rows.append(head)
-        rows += [_lane(rec, keys.get(rec.inv, [])) for rec in recs]
+    groups = _groups(model)
+    for source, recs in groups.items():
+        fed = [up for up, down in UPSTREAM.items() if down == source and up in groups]
+        if not (fed and recs and not _drawn_on(model, source)):  # an empty row under the source that feeds it: its
+            head = _heading(model, source, busy, reach.get(f"head:{source}", 0.0))  # lanes read as that source's
+            if rows:
+                head.above += GROUP_GAP_BUSY if source in busy else GROUP_GAP
+            rows.append(head)
+        rows += [_lane(rec, keys.get(rec.inv, []), reach.get(rec.inv, 0.0)) for rec in recs]
     y = 0.0
     for i, row in enumerate(rows):
         if i:

@@ -16,6 +16,7 @@ from matplotlib.font_manager import FontProperties
 
 from ...vocab import Delivery
 from .axis import TimeAxis
+from .layout import levels
 from .model import Model
 from .rows import RowKind, Rows
 from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
@@ -53,10 +54,8 @@ PLOT_SHARE = 0.6  # about this fraction of the figure's width is the plot (the r
 SIDES_IN = 0.4  # in: beside the row names and the outcomes, the layout's padding and the ticks' gaps
 NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
-ROOM_ROUNDS = 16  # at most this many times the room is measured again on the axis it squeezed ...
-ROOM_SETTLED_IN = 0.005  # in: ... until no stretch needs this much more than the time before (half a pixel)
 MARKER_PAD_PT = 2  # pt between neighbouring markers
-ROW_END_PT = 2  # pt: markers stay this far inside the axes and short of a squeezed gap
+STACK_PAD_PT = 0.5  # pt between marks stacked one above the other
 
 
 @dataclass(frozen=True)
@@ -100,79 +99,48 @@ def plot_width_in(model: Model, rows: Rows, width: float, scale: Scale) -> float
     return max(width - left - right - SIDES_IN, PLOT_SHARE * width / 2)
 
 
-def make_room(model: Model, taxis: TimeAxis, rows: Rows, width: float, scale: Scale) -> tuple[float, bool]:
-    """Make room on ``taxis`` for the markers that crowd the end of a busy stretch, before the squeezed gap after
-    it; return the fraction of the axis to add after the end of the history, and whether that room holds notes.
+def make_room(model: Model, rows: Rows, width: float, scale: Scale) -> tuple[float, bool]:
+    """The fraction of the axis to add after the end of the history, and whether that room holds notes.
 
-    Windows that outlive the history get a note like "o-1 kept 24 h →" in room at the right, after
-    an "end of history" line, so the note never covers a lane. A run that ends with the history (or with its
-    busy stretch) may have more steps than its bar holds: its markers, side by side in time order, run on past
-    the end, and the room holds them too, left of its lane's note. (0.0, False): no room after the end.
+    Windows that outlive the history get a note like "o-1 kept 24 h →" in room at the right, after an "end of
+    history" line, so the note never covers a lane. Marks need no room of their own: each stands at its time, and
+    marks that crowd stack up and down (``markers.py``). (0.0, False): no room after the end.
     """
     notes: dict[str, float] = {}
     for w in model.windows:
         if w.end is None or w.end > model.t_end:
             note_in = text_width_in(note_text([w.key], note_what(w)), scale.fs(SMALL_PT)) + NOTE_PAD_IN
             notes[w.inv] = max(notes.get(w.inv, 0.0), note_in)
-    plot_in = plot_width_in(model, rows, width, scale)
-    frac = min(MAX_NOTE_ROOM, max(notes.values(), default=0.0) / plot_in)
-    stretches = [_rows_in(model, a, b) for a, b in taxis.busy]
-    extra = [0.0] * len(stretches)
-    for _ in range(ROOM_ROUNDS):  # the room squeezes the axis, so the markers need a little more of it: until
-        taxis.make_room(extra)    # what they need stops growing
-        per_x = plot_in * (1 - frac) / (taxis.x_hi - taxis.x_lo)
-        over = [_overflow(taxis, marks, (taxis.x(b) - taxis.x_lo) * per_x, per_x, scale)
-                for marks, (_, b) in zip(stretches, taxis.busy)]
-        before, extra = extra, [max(max(o.values(), default=0.0), 0.0) / per_x for o in over[:-1]] + [0.0]
-        settled = all(abs(new - old) * per_x < ROOM_SETTLED_IN for new, old in zip(extra, before))
-        # after the history: each lane's markers, then its note
-        axis_in = plot_in * (1 - frac)
-        last = {row: o + (taxis.x(taxis.busy[-1][1]) - taxis.x_lo) * per_x - axis_in for row, o in over[-1].items()}
-        room = max((max(last.get(row, 0.0), 0.0) + notes.get(row, 0.0) for row in {*last, *notes}), default=0.0)
-        frac = min(MAX_NOTE_ROOM, room / plot_in)
-        if settled:
-            break
-    taxis.make_room(extra)
-    return frac, bool(notes)
+    if not notes:
+        return 0.0, False
+    return min(MAX_NOTE_ROOM, max(notes.values()) / plot_width_in(model, rows, width, scale)), True
 
 
-def _overflow(taxis: TimeAxis, rows: list[tuple[str, float, list[tuple[float, str]]]], end_in: float, per_x: float,
-              scale: Scale) -> dict[str, float]:
-    """How far (in) each row's markers, side by side, run past ``end_in``."""
-    return {row: _packed_right(taxis, lower, items, per_x, scale) + ROW_END_PT / 72 - end_in
-            for row, lower, items in rows}
-
-
-def _rows_in(model: Model, since: float, until: float) -> list[tuple[str, float, list[tuple[float, str]]]]:
-    """(row, when its markers may start, its markers (time, style) in time order) for each row with markers in the
-    busy stretch [since, until]: lanes by invocation, header rows by source, callers by actor, the sweeper."""
-    rows: dict[str, tuple[float, list[tuple[float, int, str]]]] = {}
-
-    def add(row: str, lower: float, t: float, seq: int, style: str) -> None:
-        if since <= t <= until:
-            rows.setdefault(row, (max(lower, since), []))[1].append((t, seq, style))
-
+def stack_reach(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> dict[str, float]:
+    """How far (data units) the marks of each row reach above and below its centre once stacked where they crowd
+    (``layout.levels``, on the axis as it will be drawn ``plot_in`` inches wide), for the rows that stack: by
+    invocation, or ``head:<source>`` for a header row. The rows grow to hold them (``rows.layout_rows``)."""
+    per_s = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
+    marks: dict[str, list[tuple[float, int, str]]] = {}
     for m in model.marks:
-        start = model.invs[m.inv].start if m.inv in model.invs else since
-        add(m.inv or "sweeper", start, m.t, m.seq, m.style)
+        if m.inv is not None:
+            marks.setdefault(m.inv, []).append((m.t, m.seq, m.style))
     for e in model.events:
         if e.style != Delivery.PENDING:
-            add(f"head:{e.source}", since, e.t, e.seq, e.style)
+            marks.setdefault(f"head:{e.source}", []).append((e.t, e.seq, e.style))
     for a in model.attempts:
-        add(f"caller:{a.actor}", since, a.sent, a.seq, "call_send")
-        add(f"caller:{a.actor}", since, a.t, a.seq, a.style)
-    return [(row, lower, [(t, style) for t, _, style in sorted(items)]) for row, (lower, items) in rows.items()]
-
-
-def _packed_right(taxis: TimeAxis, lower: float, items: list[tuple[float, str]], per_x: float, scale: Scale) -> float:
-    """Inches from the axis' start to the right edge of a row's markers set side by side in time order, each at
-    its time or just after the one before (none before ``lower``)."""
-    pad = MARKER_PAD_PT / 72
-    right = (taxis.x(lower) - taxis.x_lo) * per_x - pad
-    for t, style in items:
-        w = ink_pt(style)[0] * scale.factor / 72
-        right = max(right + pad + w, (taxis.x(t) - taxis.x_lo) * per_x + w / 2)
-    return right
+        marks.setdefault(f"head:{a.source}", []).extend([(a.sent, a.seq, "call_send"), (a.t, a.seq, a.style)])
+    reach = {}
+    for row, items in marks.items():
+        items.sort()
+        xs = [taxis.x(t) * per_s for t, _, _ in items]
+        halves = [ink_pt(style)[0] * scale.factor / 144 for _, _, style in items]
+        found = levels(xs, halves, MARKER_PAD_PT / 72)
+        depth = max(n for _, n, _ in found)
+        if depth > 1:
+            tall = max(ink_pt(style)[1] for _, _, style in items) * scale.factor / 72
+            reach[row] = ((depth - 1) / 2 * (tall + STACK_PAD_PT / 72) + tall / 2) / scale.lane_in
+    return reach
 
 
 @functools.lru_cache(maxsize=4096)
