@@ -17,7 +17,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import FancyArrowPatch
+from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from sandbox import open_scenario, run_scenario, stage
 from sandbox.present.timeline import audit, plot_timeline
@@ -98,13 +98,18 @@ def test_lesson_figure_reads_at_nine_inches(cell):
 
 
 def test_a_short_run_at_the_end_of_the_history_is_drawn_at_its_time():
-    """Lesson 08 cell 10: the redelivery (34 ms, at the very end) loses three claims. They stand side by side on its
-    lane, not staggered up and down, and its bar starts when it started: the arrow lands at 30 s, not before."""
+    """Lesson 08 cell 10: the redelivery (34 ms, at the very end) loses three claims. Each stands at its own time,
+    stacked up and down in time order (the first on top) rather than pushed along the row, and its bar starts when
+    it started: the arrow lands at 30 s, not before."""
     fig = _figure("08-10")
     ax = fig.axes[0]
     (lost,) = [ln for ln in ax.lines if ln.get_gid() == "marker:claim_lost"]
-    ys = {round(float(y), 6) for _, y in lost.get_xydata()}
-    assert len(lost.get_xydata()) == 3 and len(ys) == 1
+    times = [t for t, _ in fig.mark_times["marker:claim_lost"]]
+    assert len(times) == 3
+    for (x, _), t in zip(lost.get_xydata(), times):
+        assert ax.transData.transform((x, 0))[0] == pytest.approx(audit.time_x(fig, t), abs=1.0)
+    ys = [float(y) for _, y in lost.get_xydata()]
+    assert ys == sorted(ys) and len(set(ys)) == 3  # data y grows downwards: the earliest on top
     (bar,) = [p for p in ax.patches if (p.get_gid() or "").startswith("bar:inv-2:")]
     assert bar.get_x() >= fig.lanes["inv-2"][1] - 1e-9
 
@@ -165,20 +170,49 @@ def test_the_audit_finds_stacked_marks_and_words_on_marks_but_not_neighbours():
     assert _check(fig, audit.marks_overlapping) == []
 
 
-def test_the_audit_finds_marks_staggered_off_their_row_or_far_from_their_time():
-    """Three diamonds at one instant, staggered up and down so their shapes miss: still a pile on their row. And a
-    mark drawn 20 px before its time (a diamond is 20 px: it may move 10), or on a lane before the run began."""
-    fig, ax = _page(claim_lost=[(50, 5.5), (54, 4.5), (58, 5.5)], email_done=[(20, 2)])
-    fig.mark_times = {"marker:claim_lost": [(54, "lane:inv-2")] * 3, "marker:email_done": [(27, "lane:inv-1")]}
+def _timed_page(**marks_at):
+    """``_page`` whose plot x is time: seconds 0..100 on one segment, as a timeline's ``time_map`` says."""
+    fig, ax = _page(**marks_at)
+    fig.time_map = ((0.0, 100.0, 0.0, 100.0),)
+    return fig, ax
+
+
+def test_the_audit_finds_marks_stacked_out_of_order_or_away_from_their_time():
+    """Three diamonds at one instant, stacked so their shapes miss: fine when the earliest is on top, a fault when a
+    later one stands above an earlier one. And a mark drawn 7 units (22 px) before its time, one standing for a time
+    inside an axis break, or on a lane before the run began."""
+    fig, ax = _timed_page(claim_lost=[(54, 7), (54, 5.5), (54, 4)], email_done=[(20, 2)])
+    fig.mark_times = {"marker:claim_lost": [(54.0, "lane:inv-2"), (54.1, "lane:inv-2"), (54.2, "lane:inv-2")],
+                      "marker:email_done": [(27.0, "lane:inv-1")]}
     fig.lanes = {"inv-1": (2, 25), "inv-2": (5, 50)}
     assert _check(fig, audit.texts_on_marks) == _check(fig, audit.marks_overlapping) == []
-    assert [f.split(" pile up ")[1] for f in _check(fig, audit.marks_piled)] == ["on lane:inv-2"] * 2
+    assert _check(fig, audit.marks_piled) == []
     assert _check(fig, audit.marks_off_time) == ["email_done at 104,52 is drawn 22 px before its time"]
     assert _check(fig, audit.lanes_drawn_early) == ["inv-1 is drawn from 16 px before it started"]
-    fig.mark_times = {"marker:claim_lost": [(50, "lane:inv-2"), (54, "lane:inv-2"), (58, "lane:inv-2")],
-                      "marker:email_done": [(20, "lane:inv-1")]}
+    fig.mark_times = {"marker:claim_lost": [(54.2, "lane:inv-2"), (54.1, "lane:inv-2"), (54.0, "lane:inv-2")],
+                      "marker:email_done": [(20.0, "lane:inv-1")]}
     fig.lanes = {"inv-1": (2, 20), "inv-2": (5, 50)}
-    assert _check(fig, audit.marks_off_time) == _check(fig, audit.lanes_drawn_early) == []
+    assert len(_check(fig, audit.marks_piled)) == 3  # every pair, the later above the earlier
+    assert _check(fig, audit.lanes_drawn_early) == []
+    fig.time_map = ((0.0, 30.0, 0.0, 30.0), (60.0, 100.0, 30.0, 70.0))  # a break cuts out 30..60 s
+    fig.mark_times = {"marker:claim_lost": [(54.0, "lane:inv-2")] * 3, "marker:email_done": [(20.0, "lane:inv-1")]}
+    found = _check(fig, audit.marks_off_time)
+    assert len(found) == 3 and all(f.endswith("stands for 54 s, inside an axis break") for f in found)
+
+
+def test_the_audit_finds_bands_away_from_their_time_a_bent_scale_and_ticks_that_lie():
+    fig, ax = _timed_page()
+    true = ax.add_patch(Rectangle((10, 1), 20, 1, gid="kept:inv-1:o-1"))
+    late = ax.add_patch(Rectangle((40, 1), 20, 1, gid="lock:inv-1:o-1"))
+    tiny = ax.add_patch(Rectangle((70, 1), 1, 1, gid="bar:inv-2:ok"))  # a 0.1 s run, drawn 1 unit (3 px) wide
+    fig.band_times = ((true, 10.0, 30.0, 0.0), (late, 40.0, 55.0, 0.0), (tiny, 70.0, 70.1, 3.0))
+    assert _check(fig, audit.bands_off_time) == ["lock:inv-1:o-1 ends 16 px after its time"]
+    fig.time_map = ((0.0, 35.0, 0.0, 35.0), (50.0, 100.0, 40.0, 100.0))  # 35..50 s cut out; the second is bent
+    assert _check(fig, audit.bands_off_time)[0] == "lock:inv-1:o-1 starts at 40 s, inside an axis break"
+    assert len(_check(fig, audit.scale_bent)) == 1
+    fig.time_map = ((0.0, 100.0, 0.0, 100.0),)
+    ax.set_xticks([0, 50, 90], labels=["0", "50", "1:00"])  # 1:00 is 60 s, drawn at 90
+    assert _check(fig, audit.ticks_off_time) == ["tick '1:00' does not stand at its time"]
 
 
 def test_the_audit_finds_a_line_through_a_mark_it_does_not_connect():

@@ -16,9 +16,9 @@ What is drawn
   ``inv-3 · redelivery`` with the container and the orders the event carried
   underneath (``container c1 · o-1, o-2, o-3``), and the outcome in words at the
   right (``✓ ok · 409 after 0 s`` when a synchronous caller got an HTTP status);
-* markers in the order they happened, side by side on their invocation's bar
-  (a short bar is widened rightwards to hold them, never drawn before its start):
-  idempotency-table claims won/lost, reads, emails and charges (a *duplicate*
+* markers at their true times on their invocation's bar (marks that would cover
+  each other are stacked up and down, the earliest on top; no mark moves along the
+  axis and no bar is widened to hold them): idempotency-table claims won/lost, reads, emails and charges (a *duplicate*
   effect - the 2nd or later ``done`` for the same kind and key - is red and
   annotated "2nd email o-1");
 * on each source's header row, what the delivery source did besides invoking
@@ -46,10 +46,11 @@ What is drawn
 * a "TTL sweeper" lane when ``sweep`` records exist.
 
 Lambda invocations last milliseconds while retries come seconds or minutes
-later, so by default (``gaps="auto"``) long idle stretches are squeezed into a
-narrow grey band labelled "29.8 s skipped" and short busy stretches are widened;
-the tick labels always show true virtual time. Pass ``gaps=False`` for a strictly
-linear axis. Times read as seconds, ``min:s`` (over 3 minutes) or ``h:mm:ss``
+later, so by default (``gaps="auto"``) a long stretch in which nothing is drawn
+becomes an axis break: a narrow grey band labelled "29.8 s skipped". Between the
+breaks the axis is linear, at one scale; a break never hides a mark or a band's
+start or end, and the tick labels show true virtual time. Pass ``gaps=False`` for
+a strictly linear axis. Times read as seconds, ``min:s`` (over 3 minutes) or ``h:mm:ss``
 (over an hour).
 
 The package uses :class:`matplotlib.figure.Figure` directly (no pyplot state).
@@ -72,7 +73,8 @@ How the package is split (this module holds only the public API):
   ``guides.py``, ``arrows.py``, ``notes.py`` and ``labels.py`` (display-space stages),
   ``legend.py``;
 * checking: ``audit.py`` measures a finished figure (words out of it or on each other
-  or on markers, markers piled up or far from their times); ``RWH_FIGURE_AUDIT=<dir>``
+  or on markers, marks stacked out of order; true time: every mark, band end and tick
+  within a pixel of its record's time, none inside a break); ``RWH_FIGURE_AUDIT=<dir>``
   records every figure as it is drawn, which the notebook tests use.
 """
 from __future__ import annotations
@@ -107,8 +109,8 @@ def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
     an hour), "s", "min" or "h".
     ``title``: defaults to "<scenario> · seed <seed>" from ``history.meta``.
     ``width``: figure width in inches (default 9, a notebook's width); the height follows the lane count.
-    ``gaps``: "auto" squeezes long idle stretches into labelled grey bands; False keeps
-    the time axis strictly linear.
+    ``gaps``: "auto" cuts long idle stretches out as labelled axis breaks (one linear
+    scale between them); False keeps the time axis strictly linear.
     ``dpi``: resolution the layout is computed for (and the notebook shows).
     ``legend``: False leaves the legend out, and the figure's height with it; ``fig.legend_plan`` says what it
     would show, and :func:`legend_figure` draws it as a picture of its own (a widget draws it once, not at every move).

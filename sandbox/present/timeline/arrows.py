@@ -14,7 +14,7 @@ import numpy as np
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from .canvas import Canvas
+from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
 from .style import ARROW_COLOR, Z_ARROW
@@ -40,7 +40,7 @@ HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
 HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
 ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
-IGNORED_OWNERS = ("separator", "static", "endline")
+IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
 
 
 class Arrow(NamedTuple):

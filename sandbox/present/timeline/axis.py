@@ -157,15 +157,20 @@ class TimeAxis:
                 return vals, dec
             if len(vals) > 1:
                 chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
+        for step in NICE_STEPS[self.unit][::-1]:  # too narrow for two labels: one, the roundest time near its middle
+            near = [v for v in self._tick_values(a, b, step) if abs(v - (a + b) / 2) <= (b - a) / 4]
+            if near:
+                return near[:1], self._fewest_decimals(near[0], step)
         for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
             vals = self._tick_values(a, b, step)
             if vals:
-                return vals[:1], _decimals(step)
+                return vals[:1], self._fewest_decimals(vals[0], step)
         return chosen
 
     def _fewest_decimals(self, v: float, step: float) -> int:
         """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
-        coarser = [s for s in NICE_STEPS[self.unit] if s >= step and abs(v / s - round(v / s)) < 1e-9]
+        coarser = [s for s in NICE_STEPS[self.unit] + FALLBACK_STEPS[self.unit]
+                   if s >= step and abs(v / s - round(v / s)) < 1e-9]
         return _decimals(max(coarser, default=step))
 
     def _tick_values(self, a: float, b: float, step: float) -> list[float]:

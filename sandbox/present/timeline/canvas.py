@@ -26,6 +26,7 @@ from .sizing import Scale
 TEXT_PAD_EM = 0.35  # a label's box is padded by this fraction of its font size (its rounded bbox patch)
 OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this many overlaps
 OFF_PAGE_PENALTY = 10_000  # one cut off by the edge of the figure, as this many
+GAP_OWNER = "gap"  # the obstacle owner of an axis break (``lanes.register_static_obstacles``)
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Canvas:
               exclude: tuple[str, ...] = (), owner: str = "label",
               crossings: Callable[[Bbox], int] | None = None,
               anchor: Callable[[Any], tuple[float, float, Any]] | None = None,
-              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None) -> Any:
+              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, off_breaks: bool = False) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
         A ``required`` label that finds no free spot goes where it overlaps least;
@@ -97,8 +98,11 @@ class Canvas:
         shapes it (its alignment, its text). With it, one artist is made per variant to measure it, and every
         other candidate's box is that box moved to its anchor: a label tried in fifteen spots costs two or
         three texts, not fifteen. ``adjust(cand, box)`` -> (cand, box) may move a candidate once its box is known
-        (slid back inside the plot, say).
+        (slid back inside the plot, say). ``off_breaks``: the label names a moment (a duplicate email, what a caller
+        finally saw), so it keeps off the axis' breaks, where it would read as standing at a time left out.
         """
+        if not off_breaks:
+            exclude = (*exclude, GAP_OWNER)
         measured: dict[Any, tuple[float, float, Bbox, float]] = {}  # variant -> its anchor, box and font size
         best = None
         for i, cand in enumerate(candidates):

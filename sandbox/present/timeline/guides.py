@@ -70,8 +70,8 @@ def draw_caller_waits(c: Canvas, placed: MarkerPlacement) -> list[CallerWait]:
                              solid_capstyle="butt", gid=f"caller-wait:{a.inv or f'{a.actor}#{a.attempt}'}")
         line.set_in_layout(False)
         c.ax.add_line(line)
-        half = WAIT_HALF_PT * c.pt
-        c.obs.add(Bbox.from_extents(sx, sy - half, ex, sy + half), f"caller:{a.actor}")
+        half, py = WAIT_HALF_PT * c.pt, c.px(x0, y)[1]
+        c.obs.add(Bbox.from_extents(sx, py - half, ex, py + half), f"wait:{a.actor}")
         waits.append(CallerWait(a, sx, ex))
     return waits
 

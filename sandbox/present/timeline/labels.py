@@ -189,6 +189,8 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
                  (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
         # higher, over marks stacked where attempts meet (a read timeout and the next send at one instant)
         cands += [(ex, py + k * up, ha, "bottom") for k in CALLER_HIGHER for ha in ("right", "center", "left")]
+        cands += [(ex + dx, py + dy, ha, va) for dx, ha in ((-off, "right"), (off, "left"))
+                  for dy, va in ((up, "bottom"), (-up, "top"), (2 * up, "bottom"))]
 
         def make(cand, text=text):
             x, yy, ha, va = cand
@@ -197,7 +199,7 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
                              fontsize=c.fs(LABEL_PT), fontweight="bold", color="black",
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
 
-        c.place(make, cands, required=True)
+        c.place(make, cands, required=True, exclude=(f"wait:{a.actor}",), off_breaks=True)  # on its wait line
 
 
 def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:

@@ -17,7 +17,7 @@ from matplotlib import transforms as mtransforms
 from matplotlib.transforms import Bbox
 
 from ...vocab import Delivery, Outcome
-from .canvas import Canvas
+from .canvas import GAP_OWNER, Canvas
 from .model import Batching, Event, Hidden, Window
 from .rows import MAX_STRIPS, MESSAGE_TOP, Row, RowKind, lane_keys
 from .style import (
@@ -317,3 +317,6 @@ def register_static_obstacles(c: Canvas, separators: list[float], gap_labels: li
         c.obs.add(Bbox.from_extents(axbox.x0, py - SEPARATOR_HALF_PX, axbox.x1, py + SEPARATOR_HALF_PX), "separator")
     for t in gap_labels:
         c.obs.add(t.get_window_extent(c.renderer), "static")
+    for _, _, xa, xb in c.taxis.gaps:  # a label on a break would read as standing at a time the axis left out
+        (x0, _), (x1, _) = c.px(xa, 0), c.px(xb, 0)
+        c.obs.add(Bbox.from_extents(x0, axbox.y0, x1, axbox.y1), GAP_OWNER)

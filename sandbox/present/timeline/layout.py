@@ -76,18 +76,18 @@ def stack_levels(xs: list[float], halves: list[float], talls: list[float], pad: 
 
 def levels(xs: list[float], halves: list[float], pad: float) -> list[tuple[int, int, int]]:
     """(level, levels in its cluster, the cluster's first mark) of each mark, given in time order at their centres:
-    a mark that would come closer than ``pad`` to the last one on a level goes to the next level down; a mark
-    clear of every mark before it starts a new cluster."""
+    a mark that would come closer than ``pad`` to marks before it goes one level below the lowest of them, so that
+    of two marks that meet the earlier is always above; a mark clear of every mark before it starts a new cluster."""
     out: list[tuple[int, int, int]] = []
-    ends: list[float] = []  # the right end of the last mark on each level of the current cluster
-    first, reach = 0, -np.inf
+    first, reach, depth = 0, -np.inf, 0
     for i, (x, h) in enumerate(zip(xs, halves)):
         if x - h >= reach + pad:
-            out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
-            first, ends = i, []
-        level = next((k for k, end in enumerate(ends) if x - h >= end + pad), len(ends))
-        ends[level:level + 1] = [x + h]
+            out[first:] = [(lv, depth, first) for lv, _, _ in out[first:]]
+            first, depth = i, 0
+        met = [out[j][0] for j in range(first, i) if x - h < xs[j] + halves[j] + pad]
+        level = max(met) + 1 if met else 0
+        depth = max(depth, level + 1)
         reach = max(reach, x + h)
         out.append((level, 0, first))
-    out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
+    out[first:] = [(lv, depth, first) for lv, _, _ in out[first:]]
     return out

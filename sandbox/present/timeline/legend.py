@@ -169,7 +169,7 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
         items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
     if squeezed:
         items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor=GAP_EDGE, ls="--", lw=0.8),
-                      "long idle time, squeezed (read the ticks)"))
+                      "axis break: idle time left out (how long is written in it)"))
     return items
 
 

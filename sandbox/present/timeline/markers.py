@@ -71,7 +71,7 @@ class MarkerPlacement:
     attempt_px: dict[tuple[int, str], tuple[float, float]] = field(default_factory=dict)  # (id, send|end)
     lane_left: dict[str, float] = field(default_factory=dict)  # display x where a lane's first marker begins
     lane_right: dict[str, float] = field(default_factory=dict)  # data x where a lane's last marker ends
-    lane_reach: dict[str, tuple[float, float]] = field(default_factory=dict)  # display y a lane's marks span (low, high)
+    lane_reach: dict[str, tuple[float, float]] = field(default_factory=dict)  # display y a lane's marks span
     boxes: list[Bbox] = field(default_factory=list)  # every marker's box, for lines that must not cross them
 
     def drawn_end(self, inv: str, bar: mpatches.Rectangle) -> float:

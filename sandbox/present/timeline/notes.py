@@ -198,7 +198,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
         return cand, box
 
     c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings,
-            anchor=anchor, adjust=adjust)
+            anchor=anchor, adjust=adjust, off_breaks=True)
 
 
 def _clusters(points: list[tuple[str | None, float, float, str]],

@@ -69,7 +69,6 @@ Z_PENDING = 1.5
 Z_HIDDEN = 1.5  # an SQS poller's invisible messages
 Z_BAR = 2
 # after a run too short for its marks, the strip they run on: an outline, dotted, over white (not a bar: nothing runs)
-SPILL_FACE, SPILL_EDGE, SPILL_LW, SPILL_LS = "white", "#6B6B6B", 0.9, (0, (1.5, 1.5))
 Z_END_LINE = 2.5
 Z_GAP = 2.6  # squeezed gaps cover what passes through them
 Z_GAP_LABEL = 2.7
