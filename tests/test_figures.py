@@ -14,12 +14,14 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
-from sandbox import open_scenario, run_scenario, stage
+from sandbox import SCENARIOS, open_scenario, run_scenario, stage
 from sandbox.present.timeline import audit, plot_timeline
 from sandbox.present.timeline.style import matplotlib_style
 
@@ -65,13 +67,19 @@ CELLS = {
               "naive handler · EventBridge's retries run nothing; Lambda's retry repeats o-1"),
     "02-18": (lambda: run_scenario("async-duplicate", IMPROVED, seed=0),
               "improved handler · async-duplicate: each duplicate loses its claim and sends nothing"),
+    "05-5": (lambda: run_scenario("timeout-after-effect", IMPROVED, seed=0),
+             "improved handler · the retry replays o-1 and sends only o-2"),
+    "05-9": (lambda: run_scenario("producer-resend", NAIVE, seed=0),
+             "naive handler · SQS: the producer's SDK re-sends o-2, a new message"),
     "05-12": (lambda: run_scenario("eventbridge-producer-resend", NAIVE, seed=0),
               "naive handler · EventBridge: a re-sent PutEvents is a new event with a new id"),
     "07-8": (_race, None),
     "08-5": (lambda: run_scenario("concurrent-claims", CLAIM_ONLY, seed=0, settings={"copies": 5}), None),
     "08-10": (lambda: run_scenario("sqs-batch-failure", CLAIM_ONLY), None),
+    "06-sns": (lambda: run_scenario("sns-delivery-retry", NAIVE, seed=0), None),
     "10-8": (_lock_explorer, None),
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
+    "11-4": (lambda: run_scenario("producer-resend", f"{EXAMPLES / 'keys.py'}:by_message_id"), None),
     "12-4": (lambda: run_scenario("crash-mid-work", stage("improved").handler, settings={"crash_after": "email"}),
              None),
     "exercise-02": (lambda: run_scenario("concurrent-claims", UNCONDITIONAL_PUT, seed=0), None),
@@ -130,6 +138,111 @@ def test_lesson_07_race_is_drawn_in_time():
                      for kind in ("read", "write"))
     assert len(reads) == len(writes) == 2
     assert 0 < max(reads) < min(writes)
+
+
+# -- true time: each fault the issue found, on the lesson's own figure
+def _x(fig, x: float) -> float:
+    """Display x of plot x ``x``."""
+    return float(fig.axes[0].transData.transform((x, 0))[0])
+
+
+def _ticks(fig) -> dict[str, float]:
+    """Each tick label's display x."""
+    ax = fig.axes[0]
+    return {lbl.get_text(): _x(fig, x) for x, lbl in zip(ax.get_xticks(), ax.get_xticklabels())}
+
+
+def _marks_x(fig, style: str) -> list[float]:
+    return [_x(fig, x) for ln in fig.axes[0].lines if ln.get_gid() == f"marker:{style}" for x, _ in ln.get_xydata()]
+
+
+def _boxes(fig, prefix: str):
+    r = fig.canvas.get_renderer()
+    return [(p.get_gid(), p.get_window_extent(r)) for p in fig.axes[0].patches
+            if (p.get_gid() or "").startswith(prefix)]
+
+
+def test_a_mark_stands_where_its_band_begins():
+    """Lesson 05 cell 5: inv-1 claims o-2 at 0.24 s and its lock band starts there; the claim's ◆ stood at about
+    1.0 s, since the marks on a bar were spaced evenly, in order but not at their times."""
+    fig = _figure("05-5")
+    ((_, band),) = _boxes(fig, "lock:inv-1:order-confirmation#o-2")
+    assert min(abs(x - band.x0) for x in _marks_x(fig, "claim_won")) <= 1.0
+
+
+def test_a_read_timeout_is_drawn_at_its_time():
+    """Lesson 01 cell 4: the caller's ✕ for a 60 s read timeout stood at about 55 s, and the one at 120 s before it."""
+    fig = _figure("01-4")
+    ticks, timeouts = _ticks(fig), _marks_x(fig, "call_timeout")
+    for tick in ("1:00", "2:00", "3:00"):
+        assert min(abs(x - ticks[tick]) for x in timeouts) <= 1.0, tick
+    assert min(abs(x - ticks["1:00"]) for x in _marks_x(fig, "call_send")) <= 1.0  # the next attempt, sent then
+
+
+def test_nothing_the_lesson_names_is_hidden_in_a_break():
+    """Lesson 02 cells 14-15: the retention band ends at one hour. It ended inside a "2.1 h skipped" band, on an axis
+    of two ticks, and "2nd email o-1" sat on that band. A break may only cut out a stretch where nothing is drawn."""
+    fig = _figure("02-14")
+    gaps = [(b.x0, b.x1) for _, b in _boxes(fig, "gap")]
+    assert gaps
+    plot = fig.axes[0].get_window_extent()
+    ends = [x for kind in ("bar:", "lock:", "kept:", "expired:", "throttled:") for _, b in _boxes(fig, kind)
+            for x in (b.x0, b.x1) if plot.x0 + 1 < x < plot.x1 - 1]  # a band running on past the plot has no end
+    for x in ends + [m.x for m in audit.marks(fig)]:
+        assert not any(a + 1 < x < b - 1 for a, b in gaps), x
+    ((_, kept),) = _boxes(fig, "kept:inv-1:")
+    ticks = _ticks(fig)
+    assert len(ticks) >= 3 and abs(kept.x1 - ticks["1:00:00"]) <= 1.0  # kept 1 h, as the lesson says
+    r = fig.canvas.get_renderer()
+    (note,) = [t for t in fig.axes[0].texts if t.get_gid() == "duplicate-note"]
+    box = note.get_bbox_patch().get_window_extent(r)
+    assert not any(box.x0 < b and a < box.x1 for a, b in gaps)
+
+
+@pytest.mark.parametrize("cell", ["05-12", "06-sns"])
+def test_rows_with_nothing_in_them_are_left_out_and_lanes_run_in_start_order(cell):
+    """Lessons 05 cell 12 and 06: an empty "Async event queue" row stood under the EventBridge (SNS, S3) row that
+    feeds it; and inv-4 was drawn above inv-3, which started at the same instant."""
+    rows = [lbl.get_text() for lbl in _figure(cell).axes[0].get_yticklabels()]
+    assert "Async event queue" not in rows
+    lanes = [r.split(" ")[0] for r in rows if r.startswith("inv-")]
+    assert lanes == sorted(lanes, key=lambda inv: int(inv.split("-")[1]))
+
+
+def test_a_stale_write_note_keeps_off_the_lane_it_names():
+    """Lesson 10 cell 10: the "stale write" note covered inv-1's lock and expired bands."""
+    fig = _figure("10-8")
+    r = fig.canvas.get_renderer()
+    (note,) = [t for t in fig.axes[0].texts if t.get_gid() == "warning-note"]
+    box = note.get_bbox_patch().get_window_extent(r)
+    for kind in ("bar:inv-1", "lock:inv-1", "kept:inv-1", "expired:inv-1"):
+        assert not [gid for gid, b in _boxes(fig, kind) if box.overlaps(b)]
+
+
+@pytest.mark.parametrize("cell", ["05-9", "11-4"])
+def test_marks_that_crowd_a_source_row_stack_at_their_time(cell):
+    """Lessons 05 cell 9 and 11 cell 4: at 61 s the producer's re-send, two receives and two deletes piled up along
+    the SQS poller's row (⇉⇓⇓✓✓), pushed to later times. Each stands at its time, stacked up and down."""
+    fig = _figure(cell)
+    receives, deletes, resends = (sorted(_marks_x(fig, style)) for style in ("receive", "deleted", "resend"))
+    assert len(receives) == len(deletes) == 4 and len(resends) == 1
+    assert receives[-1] - receives[-2] <= 1.0 and deletes[-1] - deletes[-2] <= 1.0  # at one instant: one x
+    assert abs(resends[0] - receives[-1]) <= 1.0  # the re-send and the receives it caused: 61.0 s, all of them
+    assert _faults(fig) == []
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(sorted(SCENARIOS)), st.sampled_from([NAIVE, IMPROVED]), st.integers(0, 9),
+       st.sampled_from([WIDTH_IN, 6.0]))
+def test_every_timeline_tells_the_true_time(scenario, handler, seed, width):
+    """Any scenario, handler, seed and width: every mark and band end within a pixel of its record's time, none in
+    a break, one scale between the breaks, true ticks, and marks stacked at one instant in the order they came."""
+    fig = plot_timeline(run_scenario(scenario, handler, seed=seed).history, width=width)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.true_time_faults(fig) == []
+    assert fig.time_map and fig.band_times  # the audit had something to check
 
 
 # -- each check catches what it names, on a figure drawn to have that fault

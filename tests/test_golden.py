@@ -39,6 +39,8 @@ from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 from syrupy.terminal import disable_color
 
 from sandbox import SCENARIOS, run_scenario
+from sandbox.present.timeline import audit
+from sandbox.present.timeline.style import matplotlib_style
 
 from conftest import example
 
@@ -191,7 +193,13 @@ class Picture:
 
 
 def picture_text(fig: Figure) -> str:
-    return "\n".join(Picture(fig).lines()) + "\n"
+    text = "\n".join(Picture(fig).lines()) + "\n"
+    # Read back, the picture is drawn: the true-time audit measures it as it stands (every mark, band end and
+    # tick at its record's time), so every scenario's snapshot is also a picture that tells the true time.
+    with matplotlib_style():
+        found = audit.true_time_faults(fig)
+    assert found == [], found
+    return text
 
 
 def texts_of(result, parts: tuple[str, ...]) -> dict[str, str]:

@@ -439,6 +439,16 @@ CHECKS = (outside_figure, texts_overlapping, texts_on_marks, marks_overlapping, 
           lines_through_marks, lanes_drawn_early)
 
 
+#: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
+TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, scale_bent, ticks_off_time, marks_piled)
+
+
+def true_time_faults(fig: Figure | Drawn) -> list[str]:
+    """Where ``fig`` (a timeline, drawn) does not tell the true time: the part of :func:`faults` about time."""
+    d = fig if isinstance(fig, Drawn) else Drawn(fig)
+    return [f for check in TRUE_TIME_CHECKS for f in check(d)]
+
+
 def faults(fig: Figure | Drawn) -> list[str]:
     """What a reader could not read in ``fig``, as it was last drawn (draw it first)."""
     d = fig if isinstance(fig, Drawn) else Drawn(fig)
