@@ -41,6 +41,8 @@ from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
+from .layout import same_place
+
 ENV = "RWH_FIGURE_AUDIT"
 AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
@@ -259,8 +261,8 @@ def marks_overlapping(d: Drawn) -> list[str]:
 
 
 def marks_piled(d: Drawn) -> list[str]:
-    """Marks of one row that share their time are stacked, the earlier on top: one drawn below a later one at the
-    same place reads as having come after it."""
+    """Marks of one row that stand at one place (``layout.same_place``) are stacked, the earlier on top: one drawn
+    below a later one there reads as having come after it."""
     out = []
     for row, ms in d.rows().items():
         ms.sort(key=lambda m: m.x)
@@ -268,11 +270,12 @@ def marks_piled(d: Drawn) -> list[str]:
             for b in ms[i + 1:]:
                 if b.box.x0 > a.box.x1:
                     break
-                if min(a.box.x1, b.box.x1) - max(a.box.x0, b.box.x0) <= d.px(TOUCH_PX) or a.t is None or b.t is None:
+                if not same_place(a.x, a.width / 2, b.x, b.width / 2) or a.t is None or b.t is None:
                     continue
-                early, late = (a, b) if a.t < b.t else (b, a)
-                if early.t < late.t and early.y < late.y:
-                    out.append(f"{early} is stacked under {late}, which came after it, on {row}")
+                if a.t != b.t:
+                    early, late = (a, b) if a.t < b.t else (b, a)
+                    if early.y < late.y:
+                        out.append(f"{early} is stacked under {late}, which came after it, on {row}")
     return out
 
 

@@ -75,19 +75,30 @@ def stack_levels(xs: list[float], halves: list[float], talls: list[float], pad: 
 
 
 def levels(xs: list[float], halves: list[float], pad: float) -> list[tuple[int, int, int]]:
-    """(level, levels in its cluster, the cluster's first mark) of each mark, given in time order at their centres:
-    a mark that would come closer than ``pad`` to marks before it goes one level below the lowest of them, so that
-    of two marks that meet the earlier is always above; a mark clear of every mark before it starts a new cluster."""
+    """(level, levels in its cluster, the cluster's first mark) of each mark, given in time order at their centres.
+
+    A mark takes the first level on which it keeps ``pad`` from the mark before it there, but never one above an
+    earlier mark standing at its place (:func:`same_place`): of marks at one instant the earlier is always above.
+    A mark clear of every mark before it starts a new cluster."""
     out: list[tuple[int, int, int]] = []
-    first, reach, depth = 0, -np.inf, 0
+    ends: list[float] = []  # the right end of the last mark on each level of the current cluster
+    first, reach = 0, -np.inf
     for i, (x, h) in enumerate(zip(xs, halves)):
         if x - h >= reach + pad:
-            out[first:] = [(lv, depth, first) for lv, _, _ in out[first:]]
-            first, depth = i, 0
-        met = [out[j][0] for j in range(first, i) if x - h < xs[j] + halves[j] + pad]
-        level = max(met) + 1 if met else 0
-        depth = max(depth, level + 1)
+            out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
+            first, ends = i, []
+        below = [out[j][0] + 1 for j in range(first, i) if same_place(xs[j], halves[j], x, h)]
+        lowest = max(below, default=0)
+        level = next((k for k in range(lowest, len(ends)) if x - h >= ends[k] + pad), max(lowest, len(ends)))
+        ends += [-np.inf] * (level + 1 - len(ends))
+        ends[level] = x + h
         reach = max(reach, x + h)
         out.append((level, 0, first))
-    out[first:] = [(lv, depth, first) for lv, _, _ in out[first:]]
+    out[first:] = [(lv, len(ends), first) for lv, _, _ in out[first:]]
     return out
+
+
+def same_place(x1: float, half1: float, x2: float, half2: float) -> bool:
+    """Two marks stand at one place when their centres are closer than half the narrower one: read along the row,
+    which came first is then lost, unless the earlier is above."""
+    return abs(x1 - x2) < min(half1, half2)
