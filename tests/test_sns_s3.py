@@ -343,7 +343,8 @@ def test_bad_settings_say_what_to_change(name, bad):
 def test_the_timeline_puts_the_service_above_the_queue_it_feeds(name, row):
     ax = plot_timeline(run_scenario(name, NAIVE).history).axes[0]
     names = [t.get_text() for t in ax.get_yticklabels()]
-    assert names.index(row) < names.index("Async event queue")
+    assert names[0] == row  # its lanes under it: the queue it feeds shows nothing of its own, so it has no row
+    assert "Async event queue" not in names
     labels = [t.get_text() for t in ax.texts]
     if name == SNS:
         assert [ln for ln in ax.lines if ln.get_gid() == "marker:answer_lost"]

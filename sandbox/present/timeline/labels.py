@@ -13,6 +13,7 @@ from collections.abc import Iterable
 import numpy as np
 from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
+from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
@@ -69,8 +70,9 @@ def _event_style(c: Canvas, e: Event) -> dict:
                      "lw": 1.0 if strong else 0.6}}
 
 
-def _beside_marker(c: Canvas, p: EventPoint) -> list[tuple[float, float, str, str]]:
-    """(x, y, ha, va) around a header-row marker: beside it, above, below, then farther out."""
+def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) around a header-row marker: beside it, above, below, then farther out; then above and below
+    the stack of marks it stands in (``boxes``: every mark's), when marks at its time are stacked."""
     pt, half = c.pt, p.half
     off = half + EVENT_GAP_PT * pt
     clear = max(half, EVENT_CLEAR_PT * pt * c.scale.factor) + EVENT_CLEAR_PAD_PT * pt
@@ -80,6 +82,11 @@ def _beside_marker(c: Canvas, p: EventPoint) -> list[tuple[float, float, str, st
                (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
     offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in EVENT_STEPS]
     offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in EVENT_STEPS]
+    stack = [b for b in boxes if b.x0 <= p.x <= b.x1]
+    top = max((b.y1 for b in stack), default=p.y + half) + EVENT_CLEAR_PAD_PT * pt - p.y
+    bottom = min((b.y0 for b in stack), default=p.y - half) - EVENT_CLEAR_PAD_PT * pt - p.y
+    offsets += [(dx, dy, ha, va) for dy, va in ((top, "bottom"), (bottom, "top"))
+                for dx, ha in ((0, "center"), (half, "right"), (-half, "left"))]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
 
 
@@ -99,18 +106,22 @@ def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float,
 def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool,
                  point: EventPoint | None = None) -> None:
     kw = _event_style(c, e)
-    label = e.label
-    assert label is not None  # only labelled events are placed
+    assert e.label is not None  # only labelled events are placed
+    must = required or e.style in REQUIRED_LABELS
+    # on one line, else (where marks stacked at one instant leave no room for a long one) on two
+    texts = [e.label] + ([e.label.replace(" (", "\n(", 1)] if " (" in e.label and not must else [])
+    waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
+    for label in texts:
+        def make(cand, label=label):
+            x, y, ha, va = cand
+            xd, yd = c.data(x, y)
+            return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-    def make(cand):
-        x, y, ha, va = cand
-        xd, yd = c.data(x, y)
-        return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
-
-    text = c.place(make, cands, required=required or e.style in REQUIRED_LABELS,
-                   exclude=(f"head:{e.source}:{e.seq}",))
-    if text is not None and point is not None:
-        _point_at(c, text, point, kw["color"])
+        text = c.place(make, cands, required=must, exclude=(f"head:{e.source}:{e.seq}", *waits))
+        if text is not None:
+            if point is not None:
+                _point_at(c, text, point, kw["color"])
+            return
 
 
 def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
@@ -133,28 +144,28 @@ def label_required_events(c: Canvas, placed: MarkerPlacement,
     """Where a lost order went, and what was still pending: always labelled."""
     for p in placed.event_points:
         if p.event.style in REQUIRED_LABELS:
-            _label_event(c, p.event, _beside_marker(c, p), required=True, point=p)
+            _label_event(c, p.event, _beside_marker(c, p, placed.boxes), required=True, point=p)
     for e, rect in pending_bands:
         if e.label:
             _label_event(c, e, _on_band(c, e, rect), required=True)
 
 
-def _label_optional(c: Canvas, points: Iterable[EventPoint]) -> None:
+def _label_optional(c: Canvas, points: Iterable[EventPoint], boxes: list[Bbox]) -> None:
     if c.compact:
         return
     for p in points:
-        _label_event(c, p.event, _beside_marker(c, p), required=False, point=p)
+        _label_event(c, p.event, _beside_marker(c, p, boxes), required=False, point=p)
 
 
 def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:
     """"received again while inv-1 still runs": before the arrow labels, which say less."""
-    _label_optional(c, (p for p in placed.event_points if p.event.style == Delivery.REDELIVERY))
+    _label_optional(c, (p for p in placed.event_points if p.event.style == Delivery.REDELIVERY), placed.boxes)
 
 
 def label_other_events(c: Canvas, placed: MarkerPlacement) -> None:
     """The remaining header-row labels (redeliveries and required ones were placed earlier)."""
     done = (*REQUIRED_LABELS, Delivery.REDELIVERY)
-    _label_optional(c, (p for p in placed.event_points if p.event.style not in done))
+    _label_optional(c, (p for p in placed.event_points if p.event.style not in done), placed.boxes)
 
 
 #: HTTP reason phrases for what API Gateway answers itself.
