@@ -64,7 +64,7 @@ How the package is split (this module holds only the public API):
   windows), ``deliveries.py`` (what sources did besides invoking) and ``fields.py``
   (reading untrusted record fields);
 * the words: ``text.py`` (keys, outcomes, notes) and ``timefmt.py`` (every time format);
-* the frame: ``axis.py`` (time axis, squeezed gaps, ticks), ``rows.py`` (which rows,
+* the frame: ``axis.py`` (time axis, its breaks, ticks), ``rows.py`` (which rows,
   where), ``sizing.py`` (inches, font scale), ``style.py`` (colours, glyphs, layering,
   font sizes), ``figure.py`` (the Figure class), ``frame.py`` (opens the canvas);
 * drawing: ``canvas.py`` (the state every stage shares), ``drawing.py`` (the pipeline:

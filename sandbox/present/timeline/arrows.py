@@ -128,7 +128,7 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
 def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
           placed: MarkerPlacement) -> tuple[Point, Point, tuple[float, float], bool]:
     """(tail, head) in display px, the shrink at each end, and whether the arrow is vertical. The tail leaves where
-    the earlier lane's drawing ends (after the marks a short run spills past its bar)."""
+    the earlier lane's drawing ends (after a mark that overhangs the end of its bar)."""
     lane_left = placed.lane_left
     rr = bars[rec.inv]
     ya, yb = c.rows.lane_y[prev.inv], c.rows.lane_y[rec.inv]

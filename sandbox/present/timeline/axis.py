@@ -32,7 +32,7 @@ FALLBACK_STEPS = {SECONDS: (), MINUTES: _SUBSECOND[::-1], HOURS: _SUBSECOND[::-1
 TICK_CHAR_EM = 0.62  # a tick label's characters are at most this wide (digits), in ems ...
 TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 
-# squeezing idle gaps (all fractions of the history's span or of the longest busy stretch)
+# cutting idle gaps out as axis breaks (all fractions of the history's span or of the longest busy stretch)
 LINEAR_PAD = 0.035  # linear axis: empty room at both ends, fraction of the span (half a mark at the ends)
 JOIN_TOLERANCE = 0.002  # activity closer than this fraction of the span is one busy stretch
 GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are cut out
@@ -40,12 +40,12 @@ MIN_LONGEST = 0.002  # the longest busy stretch counts as at least this fraction
 SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
 MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
 #   and at the axis' one scale, into the idle time beside it (never more than half of it)
-GAP_WIDTH = 0.095  # each squeezed gap: this fraction of the axis width ...
+GAP_WIDTH = 0.095  # each break: this fraction of the axis width ...
 GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
 
 
 class TimeAxis:
-    """Maps virtual seconds t to plot x (piecewise linear when gaps are squeezed)."""
+    """Maps virtual seconds t to plot x: one linear scale, with idle stretches between segments cut out (breaks)."""
 
     def __init__(self, model: Model, unit: str, gaps: Any):
         spans = _activity(model)
@@ -71,7 +71,7 @@ class TimeAxis:
         self.tail = 0.0
 
     def _breakpoints(self, widths: list[float]) -> None:
-        """Lay the segments out ``widths`` wide, with equal squeezed gaps between them."""
+        """Lay the segments out ``widths`` wide, with breaks of equal width between them."""
         busy = sum(widths)
         n = len(self.segments) - 1
         frac = min(GAP_WIDTH, GAPS_WIDTH / n) if n else 0.0
@@ -79,7 +79,7 @@ class TimeAxis:
         self.bp_t: list[float] = []
         self.bp_x: list[float] = []
         self.gaps: list[tuple[float, float, float, float]] = []  # (ta, tb, xa, xb)
-        x = self.segments[0][0]  # linear axis: x == t; squeezed: x == t up to the first gap
+        x = self.segments[0][0]  # linear axis: x == t; with breaks: x == t up to the first
         for i, ((a, b), w) in enumerate(zip(self.segments, widths)):
             if i:
                 ta = self.segments[i - 1][1]
