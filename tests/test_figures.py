@@ -231,6 +231,25 @@ def test_marks_that_crowd_a_source_row_stack_at_their_time(cell):
     assert _faults(fig) == []
 
 
+#: Each exercise's figure (its cell 5: ``run_scenario(<scenario>, handler, seed=0).plot()``), with the learner's
+#: starting handler and with the solution.
+EXERCISE_FIGURES = {"02_claim_the_key": "concurrent-claims", "03_store_and_replay": "async-retry",
+                    "04_locks_and_retention": "crash-mid-work", "06_http_idempotency_key": "apigw-client-retry",
+                    "07_sqs_partial_batch": "sqs-batch-failure",
+                    "08_fencing_and_downstream_keys": "lock-shorter-than-work"}
+
+
+@pytest.mark.parametrize("folder", ["exercises", "solutions"])
+@pytest.mark.parametrize("exercise", list(EXERCISE_FIGURES))
+def test_exercise_figure_reads_and_tells_the_true_time(exercise, folder):
+    """The notebook tests audit every lesson's figures; the exercises' are drawn here, before and after the work."""
+    result = run_scenario(EXERCISE_FIGURES[exercise], f"{ROOT / folder / exercise}.py:handler", seed=0)
+    fig = plot_timeline(result.history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _faults(fig) == [], f"{folder}/{exercise}"
+
+
 @pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(SCENARIOS)), st.sampled_from([NAIVE, IMPROVED]), st.integers(0, 9),

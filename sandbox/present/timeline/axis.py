@@ -40,6 +40,7 @@ MIN_LONGEST = 0.002  # the longest busy stretch counts as at least this fraction
 SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
 MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
 #   and at the axis' one scale, into the idle time beside it (never more than half of it)
+END_ROOM = 0.15  # the last busy stretch runs on this fraction of them all (idle time, at the one scale)
 GAP_WIDTH = 0.095  # each break: this fraction of the axis width ...
 GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
 
@@ -231,6 +232,8 @@ def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
         sides = (1 if i else 0) + (1 if i + 1 < len(segs) else 0)
         share = grow / sides if sides else 0.0
         out.append((a - min(share, before), b + min(share, after)))
+    a, b = out[-1]
+    out[-1] = (a, b + END_ROOM * total)  # after the last of it: room for the labels of what happened at the end
     return out
 
 

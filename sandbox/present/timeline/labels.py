@@ -108,16 +108,17 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     kw = _event_style(c, e)
     assert e.label is not None  # only labelled events are placed
     must = required or e.style in REQUIRED_LABELS
-    # on one line, else (where marks stacked at one instant leave no room for a long one) on two
-    texts = [e.label] + ([e.label.replace(" (", "\n(", 1)] if " (" in e.label and not must else [])
+    # on one line, else (where marks stacked at one instant leave no room for a long one) on two; a required label
+    # that finds no free spot either way goes on one line where it covers least
+    texts = [e.label] + [e.label.replace(sep, "\n" + sep.lstrip(), 1) for sep in (" (", " → ") if sep in e.label][:1]
     waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
-    for label in texts:
+    for i, label in enumerate(texts + ([e.label] if must else [])):
         def make(cand, label=label):
             x, y, ha, va = cand
             xd, yd = c.data(x, y)
             return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-        text = c.place(make, cands, required=must, exclude=(f"head:{e.source}:{e.seq}", *waits))
+        text = c.place(make, cands, required=must and i == len(texts), exclude=(f"head:{e.source}:{e.seq}", *waits))
         if text is not None:
             if point is not None:
                 _point_at(c, text, point, kw["color"])
