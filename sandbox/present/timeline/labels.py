@@ -110,7 +110,8 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     must = required or e.style in REQUIRED_LABELS
     # on one line, else (where marks stacked at one instant leave no room for a long one) on two; a required label
     # that finds no free spot either way goes on one line where it covers least
-    texts = [e.label] + [e.label.replace(sep, "\n" + sep.lstrip(), 1) for sep in (" (", " → ") if sep in e.label][:1]
+    splits = (" → ",) if must else (" (", " → ")  # a required label keeps what it says whole: "failed (Error): ..."
+    texts = [e.label] + [e.label.replace(sep, "\n" + sep.lstrip(), 1) for sep in splits if sep in e.label][:1]
     waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
     for i, label in enumerate(texts + ([e.label] if must else [])):
         def make(cand, label=label):
