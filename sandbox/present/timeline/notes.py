@@ -55,6 +55,7 @@ EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions 
 BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
 LEADER_SAMPLES = 40  # points a leader line is tested at, for markers it would cross ...
 CROSSING_HITS = 5  # ... each counting as this many overlaps: a line through a marker reads as pointing at it, while
+COVER_HITS = 5  # a note covering a mark counts as this many overlaps
 #   most overlaps are with bands and bars a note may sit on
 
 
@@ -136,7 +137,7 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
     for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
         xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
         marks = _crossed(placed, [(p[1], p[2]) for p in cl])
-        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks)
+        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks, covered=placed.boxes)
     for _, px, py, text in placed.warn_points:
         _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT,
                           marks=_crossed(placed, [(px, py)]))
@@ -156,9 +157,12 @@ def _two_lines(text: str) -> str:
 
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
-                      shrink_pt: float = DUP_SHRINK_PT, marks: Sequence[Bbox] = ()) -> None:
+                      shrink_pt: float = DUP_SHRINK_PT, marks: Sequence[Bbox] = (),
+                      covered: Sequence[Bbox] = ()) -> None:
     """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that
-    crosses none of ``marks`` where it can (a line through a marker reads as pointing at it)."""
+    crosses none of ``marks`` where it can (a line through a marker reads as pointing at it); where it cannot
+    find a free spot, covering one of ``covered`` (the marks, stacked ones under the one it names too) is worse
+    than covering a break or a band."""
     end = np.array(c.px(*xy))
 
     def crossings(box: Bbox) -> int:
@@ -171,7 +175,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
         pts = pts[~((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))]
         crossed = sum(bool(((pts[:, 0] > m.x0) & (pts[:, 0] < m.x1) & (pts[:, 1] > m.y0) & (pts[:, 1] < m.y1)).any())
                       for m in marks)
-        return crossed * CROSSING_HITS
+        return crossed * CROSSING_HITS + COVER_HITS * sum(box.overlaps(m) for m in covered)
 
     def make(cand):
         (dx, dy), ha, va = cand
