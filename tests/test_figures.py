@@ -4,9 +4,10 @@ Every title and label must lie inside the figure, no two labels may overlap, no 
 not cover each other, marks stacked at one place stand in time order, every mark, band end and tick stands within a
 pixel of its record's time and never inside an axis break (the axis keeps one scale between its breaks), no lane
 begins before its invocation started, tick labels keep apart, an arrow's label stays off the bands, lines cross no
-marks they do not connect and every arrow is drawn inside the plot. The notebook tests run this audit on every figure every lesson draws; here
-each check is shown to catch what it names, and the lessons' most crowded runs are drawn 9 in wide, rebuilt from the
-lessons' own calls (scenario, handler, seed, settings), so the module stays fast.
+marks they do not connect and every arrow is drawn inside the plot. The notebook tests run this audit on every
+figure every lesson draws; here each check is shown to catch what it names, the exercises' figures are drawn, and the
+lessons' most crowded runs are drawn 9 in wide, rebuilt from the lessons' own calls (scenario, handler, seed,
+settings), so the module stays fast.
 """
 from __future__ import annotations
 
