@@ -25,6 +25,9 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "INST
          ROOT / "notebooks" / "README.md"]
 #: The last README that held the whole reference (main before issue 31's split).
 BEFORE_SPLIT = "d125adb"
+#: Sentences of that README changed or dropped on purpose since the split: the sentence's first words, and why. A
+#: change that merges after the split (a figure remeasured, a behaviour fixed) goes into docs/ and is named here.
+CHANGED_SINCE_SPLIT: dict[str, str] = {}
 #: Pictures stay small: a README should open quickly on a slow connection.
 MAX_PICTURE_BYTES = 300_000
 #: How many of a passage's five-word runs must still appear for it to count as kept: a link retargeted or a
@@ -119,7 +122,13 @@ def test_every_link_and_picture_resolves(page):
     assert broken_links(page) == []
 
 
+#: The reference the README used to hold, a page each (issue 31: the CLI, fidelity, scenarios, grading, benchmarks,
+#: campaigns, layout; and setup, the Python API), and the index GitHub shows for the folder.
+REFERENCE = {"setup", "python", "cli", "fidelity", "scenarios", "grading", "benchmarks", "campaigns", "layout"}
+
+
 def test_the_readme_links_every_reference_page_and_each_links_back():
+    assert {p.stem for p in (ROOT / "docs").glob("*.md")} == REFERENCE | {"README"}
     readme_targets = set(links((ROOT / "README.md").read_text(encoding="utf-8")))
     for page in sorted((ROOT / "docs").glob("*.md")):
         assert f"docs/{page.name}" in readme_targets, f"the README does not link docs/{page.name}"
@@ -248,7 +257,8 @@ def test_the_fact_check_names_each_sentence_left_out_and_forgives_a_retargeted_l
 def test_every_passage_of_the_readme_before_the_split_is_kept():
     old = readme_at(BEFORE_SPLIT)
     assert old is not None and "## How faithful the sandbox is" in old
-    assert lost_passages(old, current_pages()) == []
+    lost = [s for s in lost_passages(old, current_pages()) if not s.startswith(tuple(CHANGED_SINCE_SPLIT))]
+    assert lost == [], "sentences of the README before the split that README.md and docs/ no longer hold"
 
 
 if __name__ == "__main__":
