@@ -145,6 +145,27 @@ def test_the_pictures_are_shown_and_small():
         assert picture.resolve() in shown, f"{picture.name} is in docs/img but the README does not show it"
 
 
+#: The README's timeline, as docs/README.md says to make it again.
+TIMELINE = ("async-retry", "examples/naive_email.py:handler", 1,
+            "async-retry: Lambda retries a failed event, o-1 gets two emails")
+
+
+def test_the_readme_timeline_is_what_the_sandbox_draws_today(tmp_path):
+    """A change to how timelines are drawn shows in the README too: the picture is redrawn, never left stale."""
+    from PIL import Image, ImageChops, ImageStat
+
+    from sandbox import run_scenario
+
+    scenario, handler, seed, title = TIMELINE
+    assert f'run_scenario("{scenario}", "{handler}", seed={seed})' in (ROOT / "docs" / "README.md").read_text()
+    run_scenario(scenario, str(ROOT / handler), seed=seed).save_plot(tmp_path / "now.png", title=title)
+    pictures = (ROOT / "docs" / "img" / "naive-async-retry.png", tmp_path / "now.png")
+    committed, now = (Image.open(p).convert("RGB") for p in pictures)
+    redraw = "the sandbox draws this timeline otherwise now: make it again with the command in docs/README.md"
+    assert committed.size == now.size, redraw
+    assert sum(ImageStat.Stat(ImageChops.difference(committed, now)).mean) / 3 < 0.05, redraw
+
+
 def test_the_first_screen_starts_a_newcomer():
     """What you will learn, the pictures, the two commands and where to go next, in the first 50 lines."""
     first = "\n".join((ROOT / "README.md").read_text(encoding="utf-8").splitlines()[:50])
