@@ -266,8 +266,9 @@ def test_a_short_lock_in_the_lesson_dashboard_is_ringed_where_the_verdict_is_inv
     """Issue 31: lock 3 s (work 30 s) is invalid, and its ring sat in the green cell of the "0: rest of the run"
     column, as though 3 lay between 0 and 10."""
     explorer = lock_explorer(plot=False)
-    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45], "lock (s)", {0: "0: rest\nof the run"}),
-                              y=("slow_email_seconds", [30]), settings=duplicate_after_lock)
+    lock_axis = ("lock_seconds", [0, 10, 45], "lock (s)", {0: "0: rest\nof the run"})
+    view = linked_verdict_map(explorer, ARTICLE, x=lock_axis, y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock)
     explorer.controls["lock_seconds"].value = 3
     assert explorer.result.status == "invalid"
     ring = view.figure.now_mark.point[0]

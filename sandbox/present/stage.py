@@ -98,7 +98,7 @@ def picture_html(png: bytes, name: str) -> str:
 
 
 class Stage:
-    """A dashboard's slots, one per part (``slot(name)``), and the hidden feed that fills them (see the module docstring).
+    """A dashboard's slots, one per part (``slot(name)``), and the hidden feed that fills them (module docstring).
 
     ``send(parts, values, clears)`` sends one message: ``parts`` maps a slot's name to its HTML, or to PNG
     bytes for a picture; ``values`` are the settings the parts were drawn for, by control name; ``clears`` the

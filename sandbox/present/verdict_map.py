@@ -42,9 +42,9 @@ REFUSED = "refused"
 COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
 CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
 TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
-WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.62, 1.9  # figure width; height per grid row and for title, axes and legend
+WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.5, 1.6  # figure width; height per grid row and for title, axes and legend
 DPI = 100
-TITLE_PT, LABEL_PT, CELL_PT = 15, 13, 11.5
+TITLE_PT, LABEL_PT, CELL_PT = 13.5, 12, 11.5
 CELL_SMALL_PT = 10  # a cell's words moved aside for the ring may shrink to this to fit
 LEGEND_ROW_CHARS = 60  # legend labels longer than this in all go two to a row
 CELL_EDGE_PT = 2.5  # the white line between cells
@@ -257,7 +257,9 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
             if value in axis.categories:  # a category, not a number: set apart in italics too
                 label.set_fontstyle("italic")
     ax.set_xlabel(grid.x.label, fontsize=LABEL_PT)
-    ax.set_ylabel(grid.y.label, fontsize=LABEL_PT)
+    # The y label runs along the grid's height: wrapped to it, not past the figure's top and bottom.
+    along = max(3, len(grid.y.values)) * ROW_IN * 72 / (LABEL_PT * 0.6)
+    ax.set_ylabel(textwrap.fill(grid.y.label, max(12, int(along))), fontsize=LABEL_PT)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
@@ -512,7 +514,7 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         equal_line = None
     now = now_words(grid, mark[grid.x.name], mark[grid.y.name]) if mark else None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
-    ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
+    ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.65))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
     _legend(fig, grid, room or now, equal_line)
     if mark:
@@ -623,7 +625,7 @@ class LinkedVerdictMap:
         self.x, self.y = Axis.of(x), Axis.of(y)
         self.settings, self.title, self.equal_line = settings, title, equal_line
         self.image = Part("map")
-        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # cells still to come
+        self.status = widgets.HTML()  # cells still to come
         self.grid: VerdictGrid | None = None
         self.picture: MapPicture | None = None
         self._shared: dict[str, Any] | None = None

@@ -29,7 +29,7 @@ import ipywidgets as widgets
 from ..errors import BadInput
 from ..settings import Setting
 from .quicktext import png_of_pixels, quick_text
-from .stage import ROOT, SETTING, STAGE_CSS, STALE, Part, Stage, notice
+from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice
 
 #: Widest integer range still shown as a slider (wider ones get a number box).
 SLIDER_INT_SPAN = 1000
@@ -208,7 +208,7 @@ class SettingsExplorer:
         self.plot, self.width = plot, width
         self.status = widgets.HTML(layout={"min_height": "1.7em"})  # "redrawing for …" while a move is run
         self.verdict, self.image, self.legend = Part("verdict", ""), Part("timeline"), Part("legend")
-        self.stage = Stage(["verdict", "timeline", "legend"])
+        self.stage = Stage(["verdict", "timeline", "legend", "findings"])
         self._legend_key: Any = None  # what the legend picture shows: its entries and columns
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
         self.result: Any = None  # the last run's result (None: refused, or not run yet)
@@ -225,8 +225,10 @@ class SettingsExplorer:
         self.rerun()
 
     def shows(self) -> list[widgets.Widget]:
-        """The places the verdict, the timeline and its legend are shown, in order."""
-        return [self.stage.slots[name] for name in ("verdict", "timeline", "legend")]
+        """The places the verdict, the timeline, its legend and the verdict's findings are shown, in order: the
+        findings under the pictures, so that in a laptop's window the verdict's line, the pictures and the
+        controls are all in sight."""
+        return [self.stage.slots[name] for name in ("verdict", "timeline", "legend", "findings")]
 
     def values(self) -> dict[str, Any]:
         return {**self.fixed, **{name: c.value for name, c in self.controls.items()}}
@@ -319,7 +321,8 @@ class SettingsExplorer:
         Every message is whole (a page drawn again shows the latest one alone), and holds each picture once;
         a follower's parts still to come are left out (the page keeps what it has, dimmed, under their notice).
         """
-        parts: dict[str, str | bytes] = {"verdict": self.verdict.value}
+        summary, findings = split_verdict(self.verdict.value)
+        parts: dict[str, str | bytes] = {"verdict": summary, "findings": findings}
         if self.plot:
             parts.update(timeline=self.image.value, legend=self.legend.value)
         for follower in self.followers:
@@ -330,6 +333,16 @@ class SettingsExplorer:
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)
+
+
+def split_verdict(whole: str) -> tuple[str, str]:
+    """A run's HTML (``result_html``) as its line (the run, the verdict's badge and its count of findings) and the
+    rest (the findings' table, the effects per order), each a whole piece of HTML; all as the line when it has no
+    table or details."""
+    cut = min((i for i in (whole.find("<table"), whole.find("<details")) if i >= 0), default=-1)
+    if cut < 0 or not whole.startswith("<div>") or whole.count("<div>") < 2:
+        return whole, ""
+    return whole[:cut] + "</div></div>", "<div><div>" + whole[cut:]
 
 
 def shown_value(value: Any) -> str:
