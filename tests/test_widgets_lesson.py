@@ -211,9 +211,11 @@ def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
             assert cell.x0 <= box.x0 and box.x1 <= cell.x1 and cell.y0 <= box.y0 and box.y1 <= cell.y1, (x, y)
             assert word.get_text().replace("\n", " ") == CELL_TEXT[grid.status(x, y)] and word.get_fontsize() >= 10
         moved |= {(lock_s, work_s, t.get_text()) for t in now.moved if t.get_visible()}
-    assert {(13, 30, "✗ invalid"), (20, 15, "✓ valid")} <= moved, moved
-    # Only where the point covers most of a cell: near a column's middle (lock 10 and 11, work 19), or a row's (work 1).
-    assert left_out == {(10, 19, 10, 20), (11, 30, 10, 30), (45, 1, 45, 10)}, left_out
+    assert {(13, 30, "✗ invalid"), (3, 30, "✗ invalid"), (45, 1, "✓ valid"), (60, 30, "✓ valid")} <= moved, moved
+    # Only where the point covers most of a cell (near a column's middle: lock 10 and 11; a row's: work 1), or sits
+    # on the line between two rows of a column (work 15 and 19): the cells' colours still say their verdicts.
+    assert left_out == {(10, 19, 10, 10), (10, 19, 10, 20), (11, 30, 10, 30), (20, 15, 20, 10), (20, 15, 20, 20),
+                        (45, 1, 45, 10)}, left_out
 
 
 def _ring_at(picture):
@@ -303,7 +305,8 @@ def test_the_linked_map_follows_its_explorer():
     [top, *below] = view.widget.children
     assert top.children == (explorer.controls_box, top.children[1])  # the map beside (or just under) the controls
     assert explorer.stage.slots["map"] in top.children[1].children
-    assert below[:3] == explorer.shows() == [explorer.stage.slots[n] for n in ("verdict", "timeline", "legend")]
+    assert below[:4] == explorer.shows() == [explorer.stage.slots[n] for n in ("verdict", "timeline", "legend",
+                                                                                "findings")]
     assert below[-1] is explorer.stage.feed and "sandbox-dashboard" in view.widget._dom_classes
     assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
     assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}
@@ -346,7 +349,7 @@ def _message(explorer):
 def test_a_burst_of_browser_moves_runs_only_the_latest_value_and_marks_the_pictures_stale_at_once():
     import asyncio
 
-    from sandbox.present.widgets import STALE
+    from sandbox.present.stage import STALE
 
     explorer = lock_explorer()
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
@@ -372,7 +375,7 @@ def test_a_burst_of_browser_moves_runs_only_the_latest_value_and_marks_the_pictu
     assert explorer.stage.sent == sent + 1  # the verdict, the timeline and the map sent in one message
     values, clears, parts, feed = _message(explorer)
     assert values == {"lock_seconds": 13, "slow_email_seconds": 30, "function_timeout": 60}
-    assert set(clears) == {"all", "map"} and parts == ["verdict", "timeline", "legend", "map"]
+    assert set(clears) == {"all", "map"} and parts == ["verdict", "findings", "timeline", "legend", "map"]
     assert explorer.image.value != image and view.image.value != map_image and explorer.shown == shown + 1
     for png in (explorer.image.value, view.image.value, explorer.legend.value):  # each picture in it, once
         assert feed.count(base64.b64encode(png).decode()) == 1

@@ -42,17 +42,17 @@ REFUSED = "refused"
 COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
 CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
 TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
-WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.5, 1.6  # figure width; height per grid row and for title, axes and legend
+WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.56, 1.6 # figure width; height per grid row and for title, axes and legend
 DPI = 100
 TITLE_PT, LABEL_PT, CELL_PT = 13.5, 12, 11.5
 CELL_SMALL_PT = 10  # a cell's words moved aside for the ring may shrink to this to fit
 LEGEND_ROW_CHARS = 60  # legend labels longer than this in all go two to a row
 CELL_EDGE_PT = 2.5  # the white line between cells
-POINT_PT, POINT_EDGE_PT = 26, 5.0  # the ring around a setting between cells: its size and its black edge
+POINT_PT, POINT_EDGE_PT = 22, 5.0  # the ring around a setting between cells: its size and its black edge
 WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
 WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
 GAP = 0.45  # cells between an axis' categories and its numbers
-MARGIN = (0.2, 0.45)  # cells of room around the grid (x, y), for a ring on its edge
+MARGIN = (0.2, 0.45)  # room around the grid (x, y, in cells) for a ring on its edge; made exact once laid out
 
 _remembered: dict[tuple, tuple[str, tuple[str, ...]]] = {}
 
@@ -526,9 +526,20 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
             pass
         fig.set_layout_engine("none")
+        _room_for_a_ring(ax, grid)
         fig.now_mark = NowMark(ax, words)
         fig.now_mark.place(grid, mark, verdict)
     return fig
+
+
+def _room_for_a_ring(ax, grid: VerdictGrid) -> None:
+    """Around the grid, just the room a ring on its edge needs, measured on the laid-out axes (``MARGIN`` before)."""
+    box = ax.get_window_extent()
+    reach = ((POINT_PT + POINT_EDGE_PT) / 2 + POINT_EDGE_PT / 2) * ax.get_figure(root=True).dpi / 72 + 1
+    for axis, size, set_lim in ((grid.x, box.width, ax.set_xlim), (grid.y, box.height, ax.set_ylim)):
+        lo, hi = axis.edges()
+        margin = reach * (hi - lo) / max(size - 2 * reach, 1.0)
+        set_lim(lo - margin, hi + margin)
 
 
 def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[str, Any] | None = None,
