@@ -307,7 +307,37 @@ def test_lab_settings_turn_the_news_toast_off(lab):
     assert "fetchNews" not in settings["settings"], "set by the course's defaults, not by the user's settings"
 
 
+class PicturesSent:
+    """The kernel's messages to the page that carry a picture (a PNG, as bytes or as base64), in order."""
+
+    SIGNS = (b"\x89PNG\r\n", b"iVBORw0KGgo")
+
+    def __init__(self, page):
+        self.messages: list[bytes] = []
+        page.on("websocket", self._socket)
+
+    def _socket(self, socket) -> None:
+        if "/api/kernels/" in socket.url:
+            socket.on("framereceived", self._frame)
+
+    def _frame(self, payload) -> None:
+        data = payload if isinstance(payload, bytes) else payload.encode()
+        if any(sign in data for sign in self.SIGNS):
+            self.messages.append(data)
+
+    def pictures(self, message: bytes) -> list[bytes]:
+        """Each picture in a message, by its first bytes after the PNG signature (its size and first data)."""
+        found = []
+        for sign in self.SIGNS:
+            at = message.find(sign)
+            while at >= 0:
+                found.append(message[at:at + 200])
+                at = message.find(sign, at + 1)
+        return found
+
+
 def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_every_moment(page, lab):
+    sent = PicturesSent(page)
     open_notebook(page, lab, LESSON)
     started = time.monotonic()
     run_all_cells(page)
@@ -330,8 +360,13 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
     for key, after in SINGLE_MOVES:
         moves.append((key, lock, after, len(moves)))  # one press each: the move's press is the len(moves)-th
         page.evaluate("(label) => window.__rwhWatch.press(label)", key)
+        before = len(sent.messages)
         handle.press(key)
         settle(page, after)
+        messages = sent.messages[before:]  # a move sends its pictures in one message, each picture once
+        assert len(messages) == 1, f"{key} -> {after}: {len(messages)} messages carried pictures"
+        pictures = sent.pictures(messages[0])
+        assert len(pictures) == 3 == len(set(pictures)), f"{key} -> {after}: timeline, legend and map, each once"
         if after == LOCK_BELOW_WORK:
             invalid = dashboard_state(dashboard)
             assert invalid["verdict"] == "invalid" and f"with a lock until {LOCK_BELOW_WORK}.0 s" in \
