@@ -389,6 +389,8 @@ def test_a_message_waits_for_its_pictures_and_for_the_controls_to_show_its_value
     explorer = lock_explorer()
     _, _, _, feed = _message(explorer)
     assert 'class="sandbox-boot"' in feed and "onload=" in feed
+    for name, control in explorer.controls.items():  # the page finds each control, to read what it shows
+        assert f"sandbox-setting-{name}" in control._dom_classes
     swap = SWAP_JS.split("Promise.all")[1]
     assert swap.index(".decode()") < swap.index("current()") < swap.index("replaceChildren") < swap.index(".remove()")
     assert "!message.isConnected" in swap  # a later message replaced it: it is never shown

@@ -58,7 +58,8 @@ SWAP_JS = """(function (boot) {
     return input ? input.value : undefined;
   };
   const same = (now, want) => now === undefined || (typeof want === 'number'
-    ? Math.abs(Number(now) - want) <= 1e-6 * Math.max(1, Math.abs(want)) : String(now) === String(want));
+    ? Number.isNaN(Number(now)) || Math.abs(Number(now) - want) <= 1e-6 * Math.max(1, Math.abs(want))
+    : String(now) === String(want));
   const current = () => Object.entries(JSON.parse(message.dataset.values)).every(([name, want]) => {
     const control = root.querySelector('.%(setting)s' + name);
     return !control || same(shown(control), want);

@@ -15,7 +15,10 @@ file, seed and settings, so redrawing a map, or moving its marker, runs nothing 
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
 the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
 moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
-ringed point, where it falls, and the words of the cells around it step aside (``NowMark``).
+ringed point, where it falls when that cell's verdict is the one shown for it, else on the line
+between the cells it lies between, so that the ring never claims a neighbour's verdict; the words of
+the cells around it step aside (``NowMark``). A value named in words ({0: "rest of the run"}) is a
+category, not a number: it has a column of its own, apart from the numeric ones (``Axis``).
 """
 from __future__ import annotations
 

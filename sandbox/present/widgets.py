@@ -41,6 +41,9 @@ FLOAT_STEPS = 200
 SETTLE_S = 0.02
 #: Words for the parts of setting names that are not words themselves.
 WORDS = {"ttl": "TTL", "sqs": "SQS", "dlq": "DLQ", "id": "ID", "ms": "ms"}
+#: The controls whose value the page can read back (a slider's handle, a number or text box, a choice, a switch).
+READABLE = (widgets.IntSlider, widgets.FloatSlider, widgets.IntText, widgets.FloatText, widgets.BoundedIntText,
+            widgets.BoundedFloatText, widgets.Dropdown, widgets.Checkbox, widgets.Text)
 _STYLE = {"description_width": "initial"}
 _LAYOUT = {"width": "420px"}
 
@@ -217,7 +220,8 @@ class SettingsExplorer:
         self.followers: list[Any] = []
         self._asked = 0  # moves so far; a pending rerun for an earlier one is dropped
         for name, control in self.controls.items():
-            control.add_class(SETTING + name)
+            if isinstance(control, READABLE):  # the page reads what it shows (stage.SWAP_JS); others hold nothing back
+                control.add_class(SETTING + name)
             control.observe(self._changed, names="value")
         self.controls_box = widgets.VBox([widgets.HTML(STAGE_CSS), *self.controls.values(), self.status])
         self.widget = widgets.VBox([self.controls_box, *self.shows(), self.output, self.stage.feed])
