@@ -19,9 +19,10 @@ import base64
 import html
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as widgets
+if TYPE_CHECKING:  # ipywidgets is imported where a stage is made: a grading child imports this module unused
+    import ipywidgets as widgets
 
 #: The class of the widget a dashboard is displayed as: the page's script finds its slots and controls under it.
 ROOT = "sandbox-dashboard"
@@ -107,6 +108,8 @@ class Stage:
     """
 
     def __init__(self, names: Iterable[str] = ()):
+        import ipywidgets as widgets
+
         self.slots: dict[str, widgets.HTML] = {}
         self.feed = widgets.HTML(layout={"display": "none"})
         self.feed.add_class("sandbox-feed")
@@ -116,6 +119,8 @@ class Stage:
 
     def slot(self, name: str) -> widgets.HTML:
         """The place on the page where part ``name`` is shown (made on first use)."""
+        import ipywidgets as widgets
+
         if name not in self.slots:
             self.slots[name] = widgets.HTML(layout={"max_width": "100%"})
             self.slots[name].add_class("sandbox-slot").add_class(f"sandbox-slot-{name}")
