@@ -39,8 +39,10 @@ from ui_support import (
     WATCHED_JS,
     LabServer,
     LocalOnly,
+    check_moments,
     copy_course,
     lab_server,
+    move_times,
     require_chromium,
     run_all_cells,
     save_screenshot,
@@ -223,54 +225,6 @@ def settle(page, lock: int, timeout: float = 60) -> dict:
                 return last
         time.sleep(0.05)
     pytest.fail(f"the move to lock {lock} did not end within {timeout:.0f} s: {last}", pytrace=False)
-
-
-def _shown(frame: dict) -> tuple:
-    return frame["verdict"], frame["timeline"], frame["map"]
-
-
-def _said(frame: dict) -> str:
-    return (f"verdict {frame['verdict'][:90]!r}..., timeline {frame['timeline']}, map {frame['map']}, "
-            f"opacity {frame['dim']:.2f}, decoded {frame['decoded']}, notice {frame['notice']}, slider {frame['lock']}")
-
-
-def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict[int, tuple]:
-    """Every moment the page showed, against what each lock settles to: no moment mixes two settings.
-
-    ``moves`` are (label, lock before, lock after, index of the press that began it). A move's moments may show
-    the settings it left (dimmed or not) or the ones it reached, never another (a value a burst passed through
-    included), never a picture not yet decoded, and the new ones only undimmed, without a notice.
-    """
-    frames, presses = watched["frames"], watched["presses"]
-    ends = [presses[i]["at"] for _, _, _, i in moves[1:]] + [len(frames)]
-    settled: dict[int, tuple] = {}
-    for (label, _, after, _), end in zip(moves, ends):
-        last = frames[end - 1]
-        assert last["lock"] == after, (label, _said(last))
-        assert settled.setdefault(after, _shown(last)) == _shown(last), f"lock {after} showed other pictures again"
-    for (label, before, after, press), end in zip(moves, ends):
-        allowed = {settled[before]: "the settings it left", settled[after]: "the settings it reached"}
-        for frame in frames[presses[press]["at"]:end]:
-            shown = _shown(frame)
-            assert shown in allowed, f"{label} ({before} -> {after}): a moment mixing settings: {_said(frame)}"
-            assert frame["decoded"], f"{label}: a picture shown before it was decoded: {_said(frame)}"
-            if shown == settled[after] and shown != settled[before]:
-                assert frame["dim"] > 0.99 and not frame["notice"], f"{label}: the new settings dimmed: {_said(frame)}"
-    return settled
-
-
-def move_times(watched: dict, moves: list[tuple[str, int, int, int]], settled: dict[int, tuple]) -> list[dict]:
-    """ms from each key press (a burst's last) until the page showed each picture of where it stopped."""
-    frames, presses, out = watched["frames"], watched["presses"], []
-    for k, (label, _, after, first) in enumerate(moves):
-        last_press = (moves[k + 1][3] if k + 1 < len(moves) else len(presses)) - 1
-        t0, start = presses[last_press]["t"], presses[first]["at"]
-        want = dict(zip(("verdict", "timeline", "map"), settled[after]))
-        seen = {name: next((f["t"] - t0 for f in frames[start:] if f[name] == value), None)
-                for name, value in want.items()}
-        out.append({"key": label, "lock_seconds": after, "timeline_ms": round(seen["timeline"] or 0),
-                    "map_ms": round(seen["map"] or 0), "ms": round(max(v or 0 for v in seen.values()))})
-    return out
 
 
 def assert_fits_a_laptop(page, dashboard, shot: str) -> None:
