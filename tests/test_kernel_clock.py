@@ -12,9 +12,10 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import ROOT
 from sandbox import Sandbox, open_scenario
 from sandbox.core.clock import DEFAULT_EPOCH
+
+from conftest import ROOT
 
 READ_THEN_WRITE = str(ROOT / "examples" / "read_then_write.py") + ":handler"
 
