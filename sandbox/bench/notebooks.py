@@ -88,18 +88,28 @@ def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
 
 
 def kernel_cpu_s(client) -> float | None:
-    """CPU seconds the kernel process and the programs it ran have used (None where it cannot be read).
+    """CPU seconds the kernel process and every process under it have used (None where it cannot be read).
 
-    The sandbox runs every container in the kernel's own process, so this is the lesson's whole
-    computing cost, whatever else the machine runs: a floor under its wall time on any core as fast.
+    Handlers run in execution environments, processes the warm template forks (the template is the
+    kernel's child): their time counts too, whether they still run or have ended (their parent's
+    ``children_*``). So this is the lesson's whole computing cost, whatever else the machine runs:
+    a floor under its wall time on any core as fast.
     """
     import psutil
 
     try:
-        times = psutil.Process(client.km.provisioner.pid).cpu_times()
+        kernel = psutil.Process(client.km.provisioner.pid)
+        family = [kernel, *kernel.children(recursive=True)]
     except (AttributeError, psutil.Error):
         return None
-    return times.user + times.system + times.children_user + times.children_system  # the CLI a lesson runs, too
+    total = 0.0
+    for process in family:
+        try:
+            times = process.cpu_times()
+        except psutil.Error:  # it ended meanwhile: its parent counts it once it is reaped
+            continue
+        total += times.user + times.system + times.children_user + times.children_system
+    return total
 
 
 def notebook_times(quick: bool = False, folder: Path = NOTEBOOKS,

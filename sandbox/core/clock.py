@@ -46,10 +46,12 @@ class VirtualClock:
 
     While started, ``time.time()``, ``datetime.now()`` and moto's own timestamps (SQS
     visibility, DynamoDB) all read this clock, through time-machine, on the threads
-    ``readers()`` says are the world's. time-machine patches the whole process, so on every
-    other thread (JupyterLab's kernel: its cells, its IOPub thread, the timestamps on its
-    replies) the patch hands back the machine's own time. ``time.monotonic`` is left alone:
-    JupyterLab's event loop and botocore's connection pools rely on it.
+    ``readers()`` says are the world's, and in ``lend``'s calls. time-machine patches the
+    whole process; every other thread gets the machine's own time from the patch: a Jupyter
+    kernel's IOPub and control threads (the timestamps on its replies), and its cells while
+    a stepped run (``modes.stepping``) keeps its world open on a thread of its own.
+    ``time.monotonic`` is left alone: JupyterLab's event loop and botocore's connection
+    pools rely on it.
     """
 
     def __init__(self, epoch: float = DEFAULT_EPOCH):
