@@ -9,7 +9,8 @@ lessons one after another, each on its own kernel. Targets (issue 31): each note
 course under 2 min, a kernel's shutdown at most 0.5 s.
 
 Wall times depend on the machine and on what else runs on it; read them next to the load average,
-and next to the kernel's CPU seconds, which other work barely changes.
+and next to the CPU seconds of the kernel and its execution environments, which other work changes
+far less.
 """
 from __future__ import annotations
 
@@ -159,8 +160,8 @@ def notebook_table(r: dict[str, Any]) -> list[str]:
     lines = ["Notebooks (fresh kernel, top to bottom; wall s includes the kernel's start and shutdown)",
              *textwrap.indent(table, "  ").splitlines()]
     lines.append(f"  load average before and after: {r['load_before']} -> {r['load_after']} on {r['cores']} cores "
-                 "(other work slows the wall times; CPU s, the kernel's own CPU time, "
-                 "hardly changes with it)")
+                 "(other work slows the wall times far more than CPU s, the CPU time of the kernel "
+                 "and its execution environments)")
     return lines
 
 
