@@ -86,3 +86,30 @@ def test_between_steps_the_caller_reads_true_time_and_the_world_its_own():
         assert inv1 and all(r["t"] < 60 for r in inv1)
     finally:
         run.close()
+
+
+def test_the_worlds_own_threads_read_its_clock_and_moto_stamps_a_request_from_any_thread_with_it():
+    """What needs virtual time in this process keeps it: a handler run in-process (a Python function, as
+    "thread" isolation runs it), the threads it starts, and moto's own stamps (SQS SentTimestamp), even
+    for a request another thread makes."""
+    seen: dict[str, float] = {}
+
+    def handler(event, context):
+        seen["handler"], seen["handler_now"] = time.time(), dt.datetime.now(dt.UTC).timestamp()
+        worker = threading.Thread(target=lambda: seen.__setitem__("its_thread", time.time()))
+        worker.start()
+        worker.join()
+        return "ok"
+
+    with Sandbox(seed=0, isolation="thread") as sb:
+        sb.advance(42)
+        assert sb.function(handler).invoke({"orderId": "o-1"}).outcome == "ok"
+        url = sb.sqs.create_queue(QueueName="stamps")["QueueUrl"]
+        sender = threading.Thread(target=lambda: sb.sqs.send_message(QueueUrl=url, MessageBody="x"))
+        sender.start()
+        sender.join()
+        sent_at = sb.clock.now()
+        message = sb.sqs.receive_message(QueueUrl=url, AttributeNames=["SentTimestamp"])["Messages"][0]
+    for name, reading in seen.items():
+        assert DEFAULT_EPOCH + 42 <= reading < DEFAULT_EPOCH + 60, (name, reading)
+    assert int(message["Attributes"]["SentTimestamp"]) == int(sent_at * 1000)
