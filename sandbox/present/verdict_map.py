@@ -736,8 +736,10 @@ class LinkedVerdictMap:
             self._filling = None
             mark, ready = self._mark_of(values), self._ready
             on_cell = mark[self.x.name] in self.x.values and mark[self.y.name] in self.y.values
-            fits = ready is not None and ready[0] == mark and (ready[1] == verdict or on_cell)
-            self.image.value = ready[2] if fits else self._drawn.png(mark, verdict)
+            if ready is not None and ready[0] == mark and (ready[1] == verdict or on_cell):
+                self.image.value = ready[2]
+            else:
+                self.image.value = self._drawn.png(mark, verdict)
             return
         if loop is None:  # set from Python: run the cells now, show them with the rest
             grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,

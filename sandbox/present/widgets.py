@@ -290,7 +290,7 @@ class SettingsExplorer:
             pixels, plan = timeline_pixels(result, self.width, legend=False)
             png = encode_aside(pixels)
             legend = self._new_legend(plan)
-        self._show(result._repr_html_(), png, values, loop, legend)
+        self._show(result._repr_html_() or "", png, values, loop, legend)
         return result
 
     def _new_legend(self, plan: Any) -> tuple[Any, bytes] | None:
