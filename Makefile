@@ -60,9 +60,11 @@ git-filter:
 # Jupyter refuses to run as root (containers, CI) unless told it may.
 ROOT_ARGS := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 
-# Serves the repository root, so exercises/ and examples/ open from the file browser.
+# Serves the repository root, so exercises/ and examples/ open from the file browser. lab-settings/overrides.json
+# changes JupyterLab's defaults for this course (no news toast over a lesson; your own settings still win).
+LAB_SETTINGS := "--LabApp.app_settings_dir=$(CURDIR)/lab-settings"
 lab: setup git-filter
-	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(ROOT_ARGS) $(LAB_ARGS)
+	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(LAB_SETTINGS) $(ROOT_ARGS) $(LAB_ARGS)
 
 # Put the lessons and exercises back as they came (outputs gone; your edits to code cells stay).
 reset-notebooks: setup

@@ -70,6 +70,9 @@ class Cause(StrEnum):
     #: A caller's SDK sent an async Invoke again after Lambda had queued the first (its 202 was lost):
     #: Lambda queued a second event, with its own request id.
     CALLER_RESEND = "caller re-send"
+    #: A stream mapping split a failed batch and sent one half on its own (BisectBatchOnFunctionError): a repeat
+    #: of the records in it, but no retry, since a split uses none of MaximumRetryAttempts.
+    BISECT_HALF = "bisect half"
 
     @staticmethod
     def retry(n: int) -> str:
@@ -128,6 +131,9 @@ class Delivery(StrEnum):
     #: Lambda queued an async Invoke that repeats one it had already queued for the same SDK call (the caller
     #: never got the first 202, so botocore sent the Invoke again).
     CALLER_RESEND = "caller re-send"
+    #: A stream mapping split a failed batch and sent one half on its own (BisectBatchOnFunctionError): a repeat
+    #: of the records in it, but no retry, since a split uses none of MaximumRetryAttempts.
+    BISECT_HALF = "bisect half"
 
 
 class BadBatchResponse(StrEnum):

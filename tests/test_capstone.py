@@ -98,3 +98,21 @@ def test_the_tall_scoreboard_fits_a_notebook_and_shows_itself_as_png(board):
     png = fig._repr_png_()
     width = int.from_bytes(png[16:20], "big")
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and 880 <= width <= 960, width
+
+
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+
+
+def test_a_one_seed_board_never_says_valid_for_every_seed(board):
+    """The stored board ran seed 0 only: a green cell claims that seed, not every seed (lesson 13 said so)."""
+    from dataclasses import replace
+
+    from sandbox.analysis.campaign import heatmap_figure
+
+    assert max(board.seeds, board.others_seeds) == 1
+    for fig in (tall_figure(board), heatmap_figure(board)):
+        texts = _legend_texts(fig)
+        assert "valid (seed 0, the only seed run)" in texts and not any("every seed" in t for t in texts), texts
+    many = replace(board, seeds=200, others_seeds=10)
+    assert "valid for every seed it ran" in _legend_texts(tall_figure(many))

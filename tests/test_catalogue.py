@@ -191,14 +191,14 @@ def test_a_correct_handler_is_valid_everywhere_under_defaults(name):
 # history with its snapshot taken in another (make golden: all ten seeds).
 
 
-def test_the_readme_lists_every_scenario_in_order_with_its_source():
+def test_the_scenarios_page_lists_every_scenario_in_order_with_its_source():
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
-    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \| (.+) \|$", readme, re.M)
+    page = (Path(__file__).resolve().parent.parent / "docs" / "scenarios.md").read_text()
+    rows = re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \| (.+) \|$", page, re.M)
     assert [name for name, _, _ in rows] == list(ORDER)
     for name, source, headline in rows:
-        # the README may shorten "sync invoke (SDK)" to "sync invoke"
+        # the page may shorten "sync invoke (SDK)" to "sync invoke"
         assert SCENARIOS[name].source.startswith(source.strip()), name
         # the same line `scenarios --brief` prints
         assert headline.strip() == SCENARIOS[name].headline, name

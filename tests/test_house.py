@@ -400,11 +400,11 @@ def _no_forwarder():
 
 
 def test_the_package_shows_its_architecture():
-    """A dozen modules at the top; the rest in packages named for their part of the architecture (README, Layout)."""
+    """A dozen modules at the top; the rest in packages named for their part of the architecture (docs/layout.md)."""
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(loose) <= 12, loose
     packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
     assert packages == {"core", "aws", "runtime", "sources", "scenarios", "modes", "analysis", "present", "grading",
                         "bench", "tools"}
-    readme = (ROOT / "README.md").read_text()
-    assert all(f"`{name}/`" in readme for name in packages), "the README's Layout names every package"
+    layout = (ROOT / "docs" / "layout.md").read_text()
+    assert all(f"`{name}/`" in layout for name in packages), "docs/layout.md names every package"

@@ -241,14 +241,15 @@ def test_scenario_with_no_retries_loses_the_failed_batch():
 
 def test_bisect_halves_the_batch_and_helps_only_when_the_fault_recurs():
     # One failure: inv-1 emails o-1, o-2 and fails on o-3; the halves [o-1, o-2] and [o-3, o-4]
-    # are retried (cause "retry 1", prev inv-1). The first half repeats o-1 and o-2, as the whole
-    # retry would: 6 emails, the same as without bisecting.
+    # are sent on their own (cause "bisect half", prev inv-1: a split uses no retry, so it is not
+    # numbered as one). The first half repeats o-1 and o-2, as the whole retry would: 6 emails, the
+    # same as without bisecting.
     once = run_scenario(SCENARIO, NAIVE, settings={"bisect_batch_on_function_error": True})
     assert emails(once) == {"o-1": 2, "o-2": 2, "o-3": 1, "o-4": 1}
     assert [(i["keys"], i["cause"], i["prev"]) for i in once.report()["invocations"]] == [
         (["o-1", "o-2", "o-3", "o-4"], "first delivery", None),
-        (["o-1", "o-2"], "retry 1", "inv-1"),
-        (["o-3", "o-4"], "retry 1", "inv-1"),
+        (["o-1", "o-2"], "bisect half", "inv-1"),
+        (["o-3", "o-4"], "bisect half", "inv-1"),
     ]
     # Two failures: without bisecting, each retry repeats o-1 and o-2 (3 emails each, 8 in all).
     # With it, [o-3, o-4] fails alone and splits again into [o-3] and [o-4]: o-1 and o-2 are
@@ -271,6 +272,20 @@ def test_bisect_isolates_a_poison_record_without_using_up_retries():
         ["o-1", "o-2", "o-3", "o-4"], ["o-1", "o-2"], ["o-3", "o-4"], ["o-3"], ["o-4"]]
     assert [m["KinesisBatchInfo"]["batchSize"] for m in failures] == [1]
     assert [f.key for f in check(history).lost] == ["o-3"]
+    # Numbered as MaximumRetryAttempts counts: the halves are no retries, so no "retry n" appears at all.
+    assert [i["cause"] for i in invocations(history)] == ["first delivery"] + ["bisect half"] * 4
+
+
+def test_retries_after_bisecting_are_numbered_from_one_up_to_maximum_retry_attempts():
+    """Lesson 04's figure numbered o-2's attempts "retry 2" to "retry 5" with MaximumRetryAttempts=3."""
+    settings = {"interval": 0, "fail_order": 2, "failures": 1000, "maximum_retry_attempts": 3,
+                "bisect_batch_on_function_error": True}
+    result = run_scenario(SCENARIO, NAIVE, settings=settings)
+    causes = {tuple(i["keys"]): [] for i in result.report()["invocations"]}
+    for i in result.report()["invocations"]:
+        causes[tuple(i["keys"])].append(i["cause"])
+    assert causes[("o-2",)] == ["bisect half", "retry 1", "retry 2", "retry 3"]
+    assert causes[("o-3", "o-4")] == ["bisect half"] and causes[("o-1",)] == ["bisect half"]
 
 
 def test_maximum_record_age_discards_an_old_failing_batch():

@@ -86,3 +86,55 @@ def test_the_summary_reports_failures_and_stays_silent_without_ui_tests():
     quiet = Reporter({"passed": [_report("tests/test_x.py::t", "call", "passed")]})
     report_ui_tests(quiet)
     assert quiet.lines == []
+
+
+# -- the lesson 10 watch's judge: what a moment may show ------------------------------------------------
+def _frame(t, lock, shown, dim=1.0, notice=False, decoded=True):
+    verdict, timeline, map_ = shown
+    return {"t": t, "lock": lock, "verdict": verdict, "timeline": timeline, "map": map_, "dim": dim,
+            "notice": notice, "decoded": decoded}
+
+
+A, B, C = ("valid", "t0", "m0"), ("invalid", "t5", "m5"), ("invalid", "t10", "m10")
+
+
+def _watched(*middle, end=B, lock=5):
+    """A move from lock 0 (A) to 5, then Home back to 0: ``middle`` are the moments of the first move."""
+    frames = [_frame(0, 0, A), _frame(10, 5, A), *middle, _frame(500, lock, end), _frame(600, 0, A)]
+    return {"frames": frames, "presses": [{"label": "PageUp", "t": 5, "at": 1},
+                                          {"label": "Home", "t": 550, "at": len(frames) - 1}]}
+
+
+MOVES = [("PageUp", 0, 5, 0), ("Home", 5, 0, 1)]
+
+
+def test_the_judge_passes_a_move_that_swaps_everything_at_once_after_dimming():
+    from ui_support import check_moments, move_times
+
+    watched = _watched(_frame(30, 5, A, dim=0.35, notice=True), _frame(400, 5, B))
+    settled = check_moments(watched, MOVES)
+    assert settled == {5: B, 0: A}
+    assert move_times(watched, MOVES, settled)[0] == {"key": "PageUp", "lock_seconds": 5, "timeline_ms": 395,
+                                                      "map_ms": 395, "ms": 395}
+
+
+@pytest.mark.parametrize("bad, says", [
+    (_frame(30, 5, (B[0], A[1], A[2]), dim=0.35, notice=True), "mixing settings"),  # a new verdict, old pictures
+    (_frame(30, 5, (B[0], B[1], A[2])), "mixing settings"),  # the map a moment late
+    (_frame(30, 5, C), "mixing settings"),  # a value the move did not stop at
+    (_frame(30, 5, B, decoded=False), "before it was decoded"),
+    (_frame(30, 5, B, dim=0.35), "new settings dimmed"),
+])
+def test_the_judge_fails_any_moment_that_mixes_or_hides(bad, says):
+    from ui_support import check_moments
+
+    with pytest.raises(AssertionError, match=says):
+        check_moments(_watched(bad), MOVES)
+
+
+def test_the_judge_fails_the_settings_left_undimmed_after_the_notice():
+    from ui_support import check_moments
+
+    watched = _watched(_frame(30, 5, A, dim=0.35, notice=True), _frame(45, 5, A))  # undimmed, pictures not yet new
+    with pytest.raises(AssertionError, match="undimmed while redrawing"):
+        check_moments(watched, MOVES)

@@ -7,7 +7,11 @@ that cell's settings, and frame the current setting.
 """
 from __future__ import annotations
 
+import base64
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from matplotlib.patches import Rectangle
 
 from sandbox import explore_settings, run_scenario
@@ -171,6 +175,11 @@ def _lesson_grid():
     return grid
 
 
+def _lesson_verdict(lock_s, work_s):
+    """The verdict ``_lesson_grid``'s rule gives any setting: valid where the lock outlasts the work."""
+    return "valid" if lock_s == 0 or lock_s >= work_s else "invalid"
+
+
 def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
     from matplotlib.transforms import Bbox
 
@@ -181,9 +190,11 @@ def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
     ax, renderer = picture.figure.axes[0], picture.figure.canvas.get_renderer()
     now, pt = picture.mark, picture.figure.dpi / 72
     moved, left_out = set(), set()
-    # Between columns (near a cell's middle, too), between rows, both, and beyond the last value of each axis.
-    for lock_s, work_s in [(13, 30), (11, 30), (9, 30), (27, 44), (13, 25), (20, 15), (10, 19), (60, 30), (45, 1)]:
-        picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s})
+    # Between columns (near a cell's middle, too), between rows, both, beyond the last value of each axis, and
+    # between the category "0" and the first number; each for its own verdict, and for none.
+    marks = [(13, 30), (11, 30), (9, 30), (27, 44), (13, 25), (20, 15), (10, 19), (60, 30), (45, 1), (3, 30), (3, 5)]
+    for (lock_s, work_s), verdict in [(m, v) for m in marks for v in (_lesson_verdict(*m), None)]:
+        picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict)
         ring = now.point[0].get_window_extent(renderer).padded(now.point[0].get_markeredgewidth() / 2 * pt)
         tab = drawn_box(now.tab, renderer)
         grid_box = ax.get_window_extent(renderer)
@@ -193,24 +204,80 @@ def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
             if not word.get_visible():
                 left_out.add((lock_s, work_s, x, y))
                 continue
-            i, j = grid.x.values.index(x), grid.y.values.index(y)
+            i, j = grid.x.centre(x), grid.y.centre(y)
             cell = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)]))
             box = drawn_box(word, renderer)
             assert not box.overlaps(ring) and not box.overlaps(tab), (lock_s, work_s, x, y)
             assert cell.x0 <= box.x0 and box.x1 <= cell.x1 and cell.y0 <= box.y0 and box.y1 <= cell.y1, (x, y)
             assert word.get_text().replace("\n", " ") == CELL_TEXT[grid.status(x, y)] and word.get_fontsize() >= 10
         moved |= {(lock_s, work_s, t.get_text()) for t in now.moved if t.get_visible()}
-    assert {(13, 30, "✗ invalid"), (11, 30, "✗\ninvalid"), (20, 15, "✓ valid")} <= moved
-    # Only where the point covers most of a cell: lock 10 (a column's middle), work 19 (near a row's middle).
-    assert left_out == {(10, 19, 10, 20)}
+    assert {(13, 30, "✗ invalid"), (3, 30, "✗ invalid"), (45, 1, "✓ valid"), (60, 30, "✓ valid")} <= moved, moved
+    # Only where the point covers most of a cell (near a column's middle: lock 10 and 11; a row's: work 1), or sits
+    # on the line between two rows of a column (work 15 and 19): the cells' colours still say their verdicts.
+    assert left_out == {(10, 19, 10, 10), (10, 19, 10, 20), (11, 30, 10, 30), (20, 15, 20, 10), (20, 15, 20, 20),
+                        (45, 1, 45, 10)}, left_out
 
 
-def test_axes_place_values_between_cells_and_name_special_ones():
-    axis = Axis.of(("lock_seconds", [0, 10, 20, 45], "lock (s)", {0: "rest of the run"}))
-    assert [axis.position(v) for v in (0, 10, 15, 45)] == [0.0, 1.0, 1.5, 3.0]
-    assert axis.position(60) == pytest.approx(3.45) and axis.tick(0) == "rest of the run" and axis.tick(20) == "20"
-    assert Axis.of(("keep_for", [1800, 3600, 86400])).tick(1800) == "30 min"
-    assert Axis.of(("keep_for", [1800, 3600, 86400])).tick(86400) == "24 h"
+def _ring_at(picture):
+    """Where the ring is drawn, in the map's cell units (None: the setting is framed on its cell)."""
+    ring = picture.mark.point[0]
+    return tuple(ring.get_xydata()[0]) if ring.get_visible() else None
+
+
+@settings(max_examples=60, deadline=None)
+@given(lock_s=st.integers(0, 60), work_s=st.integers(1, 60), known=st.booleans())
+def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_picture, lock_s, work_s, known):
+    grid, picture = lesson_picture
+    verdict = _lesson_verdict(lock_s, work_s)
+    picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict if known else None)
+    at = _ring_at(picture)
+    if at is None:  # framed: the setting is a cell of the grid, and the frame is on it
+        assert grid.status(lock_s, work_s) == verdict
+        return
+    inside = [(x, y) for x in grid.x.values for y in grid.y.values
+              if abs(at[0] - grid.x.centre(x)) < 0.5 and abs(at[1] - grid.y.centre(y)) < 0.5]
+    assert all(grid.status(*cell) == verdict for cell in inside), (lock_s, work_s, at, inside)
+    if not known:  # a verdict not known: the ring claims no cell at all
+        assert inside == [], (lock_s, work_s, at)
+
+
+@pytest.fixture(scope="module")
+def lesson_picture():
+    from sandbox.present.verdict_map import MapPicture
+
+    grid = _lesson_grid()
+    return grid, MapPicture(grid, {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+
+
+def test_a_category_has_its_own_column_apart_from_the_numbers():
+    grid = _lesson_grid()
+    fig = draw_verdict_map(grid, mark={"lock_seconds": 10, "slow_email_seconds": 30})
+    ax = fig.axes[0]
+    to_px = ax.transData.transform
+    rest, ten = grid.x.centre(0), grid.x.centre(10)
+    cell_px = to_px((1, 0))[0] - to_px((0, 0))[0]
+    gap_px = to_px((ten - 0.5, 0))[0] - to_px((rest + 0.5, 0))[0]
+    assert gap_px >= 0.3 * cell_px, gap_px  # a gap, not a neighbour
+    labels = {t.get_text(): t for t in ax.get_xticklabels()}
+    assert labels["0: rest\nof the run"].get_fontstyle() == "italic" and labels["10"].get_fontstyle() == "normal"
+    for lock_s in range(1, 10):  # a number below the first number: never in the category's cell
+        assert abs(grid.x.position(lock_s) - rest) > 0.5, lock_s
+
+
+def test_a_short_lock_in_the_lesson_dashboard_is_ringed_where_the_verdict_is_invalid():
+    """Issue 31: lock 3 s (work 30 s) is invalid, and its ring sat in the green cell of the "0: rest of the run"
+    column, as though 3 lay between 0 and 10."""
+    explorer = lock_explorer(plot=False)
+    lock_axis = ("lock_seconds", [0, 10, 45], "lock (s)", {0: "0: rest\nof the run"})
+    view = linked_verdict_map(explorer, ARTICLE, x=lock_axis, y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock)
+    explorer.controls["lock_seconds"].value = 3
+    assert explorer.result.status == "invalid"
+    ring = view.figure.now_mark.point[0]
+    assert ring.get_visible()
+    x, _ = ring.get_xydata()[0]
+    statuses = {view.grid.status(v, 30) for v in view.grid.x.values if abs(x - view.grid.x.position(v)) < 0.5}
+    assert statuses <= {"invalid"}, (x, statuses)
 
 
 def test_the_map_reads_on_a_laptop_and_a_projector():
@@ -237,8 +304,10 @@ def test_the_linked_map_follows_its_explorer():
     assert isinstance(view, LinkedVerdictMap)
     [top, *below] = view.widget.children
     assert top.children == (explorer.controls_box, top.children[1])  # the map beside (or just under) the controls
-    assert view.image in top.children[1].children
-    assert below[:3] == [explorer.verdict, explorer.image, explorer.legend]
+    assert explorer.stage.slots["map"] in top.children[1].children
+    assert below[:4] == explorer.shows() == [explorer.stage.slots[n] for n in ("verdict", "timeline", "legend",
+                                                                                "findings")]
+    assert below[-1] is explorer.stage.feed and "sandbox-dashboard" in view.widget._dom_classes
     assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
     assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}
     grid, image = view.grid, view.image.value
@@ -264,36 +333,67 @@ def test_controls_are_labelled_in_words_with_the_settings_name_in_the_tooltip():
         == "TTL lag"
 
 
+def _message(explorer):
+    """The last message the explorer's page was sent: its values, the notices it answers, its parts."""
+    import html as html_lib
+    import json
+    import re
+
+    feed = explorer.stage.feed.value
+    values = json.loads(html_lib.unescape(re.search(r'data-values="([^"]*)"', feed).group(1)))
+    clears = re.search(r'data-clears="([^"]*)"', feed).group(1).split()
+    parts = re.findall(r'<div data-part="(\w+)">', feed)
+    return values, clears, parts, feed
+
+
 def test_a_burst_of_browser_moves_runs_only_the_latest_value_and_marks_the_pictures_stale_at_once():
     import asyncio
 
-    from sandbox.present.widgets import STALE
+    from sandbox.present.stage import STALE
 
     explorer = lock_explorer()
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
                               settings=duplicate_after_lock)
     control, runs, image, map_image = explorer.controls["lock_seconds"], explorer.runs, explorer.image.value, \
         view.image.value
-    shown = explorer.shown
+    shown, sent = explorer.shown, explorer.stage.sent
 
     async def burst():
         for value in (11, 12, 13):  # as the browser sends them: comm messages, one after the other
             control.set_state({"value": value})
-        stale = (explorer.status.value, STALE in explorer.image._dom_classes, STALE in view.image._dom_classes,
-                 explorer.image.value == image, explorer.runs)
+        stale = (explorer.status.value, explorer.stage.sent, explorer.image.value == image, explorer.runs)
         for _ in range(200):
             await asyncio.sleep(0.02)
             if explorer.shown > shown:
                 break
         return stale
 
-    status, timeline_stale, map_stale, old_picture, runs_then = asyncio.run(burst())
-    assert "redrawing for lock seconds 13" in status and timeline_stale and map_stale and old_picture
-    assert runs_then == runs  # nothing ran while the moves came in
+    status, sent_then, old_picture, runs_then = asyncio.run(burst())
+    assert "redrawing for lock seconds 13" in status and STALE in status and 'data-dims="all"' in status
+    assert sent_then == sent and old_picture and runs_then == runs  # nothing ran or was sent while the moves came in
     assert explorer.runs == runs + 1 and explorer.result.settings["lock_seconds"] == 13  # only the latest
-    assert explorer.status.value == "" and STALE not in explorer.image._dom_classes
-    assert STALE not in view.image._dom_classes and explorer.image.value != image and view.image.value != map_image
-    assert explorer.shown == shown + 1  # the verdict, the timeline and the map shown in one go
+    assert explorer.stage.sent == sent + 1  # the verdict, the timeline and the map sent in one message
+    values, clears, parts, feed = _message(explorer)
+    assert values == {"lock_seconds": 13, "slow_email_seconds": 30, "function_timeout": 60}
+    assert set(clears) == {"all", "map"} and parts == ["verdict", "findings", "timeline", "legend", "map"]
+    assert explorer.image.value != image and view.image.value != map_image and explorer.shown == shown + 1
+    for png in (explorer.image.value, view.image.value, explorer.legend.value):  # each picture in it, once
+        assert feed.count(base64.b64encode(png).decode()) == 1
+
+
+def test_a_message_waits_for_its_pictures_and_for_the_controls_to_show_its_values():
+    """The page's part of the swap, read from what is sent: the pictures decode before anything moves, and a
+    message for values the controls no longer show is not shown."""
+    from sandbox.present.stage import SWAP_JS
+
+    explorer = lock_explorer()
+    _, _, _, feed = _message(explorer)
+    assert 'class="sandbox-boot"' in feed and "onload=" in feed
+    for name, control in explorer.controls.items():  # the page finds each control, to read what it shows
+        assert f"sandbox-setting-{name}" in control._dom_classes
+    swap = SWAP_JS.split("Promise.all")[1]
+    assert swap.index(".decode()") < swap.index("current()") < swap.index("replaceChildren") < swap.index(".remove()")
+    assert "!message.isConnected" in swap  # a later message replaced it: it is never shown
 
 
 def test_the_map_mark_moves_without_running_or_redrawing_the_cells(monkeypatch):

@@ -2,7 +2,8 @@
 
 Nothing here reaches the network. The server listens on 127.0.0.1 only, with a random
 token, its own runtime/config/data/settings folders (so neither a learner's ``~/.jupyter``
-nor this test can affect the other), no news feed and no update check. The browser is
+nor this test can affect the other), the course's JupyterLab defaults (``lab-settings/``, as
+`make lab` starts it), no news feed and no update check. The browser is
 the system chromium (Playwright never downloads one), and every request it makes to a
 host other than 127.0.0.1 is aborted and recorded.
 """
@@ -52,13 +53,12 @@ CHROMIUM_ARGS = [
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # no host name resolves
 ]
 
-# JupyterLab user settings for the test server: no news / update toast over the notebook, and every
-# cell kept in the page (no windowing), so a cell far down is there to find and to screenshot.
+#: The course's own JupyterLab defaults, as `make lab` gives them (no news toast over a lesson): the test server
+#: reads the same folder, so what a learner gets is what the tests see.
+LAB_APP_SETTINGS = ROOT / "lab-settings"
+# JupyterLab user settings for the test server: every cell kept in the page (no windowing), so a cell far
+# down is there to find and to screenshot.
 LAB_USER_SETTINGS = {
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {
         "windowingMode": "none",
     },
@@ -220,6 +220,7 @@ def start_lab(root_dir: Path, home: Path, *, timeout: float = 60) -> LabServer:
         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
         "--LabApp.extension_manager=readonly",
         f"--LabApp.user_settings_dir={dirs['settings']}",
+        f"--LabApp.app_settings_dir={LAB_APP_SETTINGS}",
         f"--LabApp.workspaces_dir={dirs['workspaces']}",
         "--LabApp.expose_app_in_browser=True",
     ]
@@ -392,43 +393,112 @@ CELL_INDEX_JS = f"""(prefix) => {{
   return -1;
 }}"""
 
-# A picture's bytes, fingerprinted (length and FNV-1a): widget images are blob: URLs that change on every
-# redraw, so only the bytes tell whether the picture itself changed.
-IMAGE_PRINT_JS = """async (img) => {
-  const bytes = new Uint8Array(await (await fetch(img.src)).arrayBuffer());
-  let h = 2166136261;
-  for (const b of bytes) { h ^= b; h = Math.imul(h, 16777619) >>> 0; }
-  return `${bytes.length}:${h.toString(16)}`;
-}"""
-
-
-#: Arms a watch on a dashboard (the output element): ``window.__rwhMove`` records, in ms after the call, when
-#: each picture's image first shows other bytes (an image widget sets a new src for any change of its model, a
-#: class added to mark it stale too, so the bytes are compared); await it just before the key press.
-ARM_MOVE_JS = """async (root) => {
-  const print = async (src) => {
-    const bytes = new Uint8Array(await (await fetch(src)).arrayBuffer());
-    let h = 2166136261;
-    for (const b of bytes) { h ^= b; h = Math.imul(h, 16777619) >>> 0; }
-    return `${bytes.length}:${h}`;
+#: Watches a dashboard (its output element) for every moment it shows: at every animation frame, and after every
+#: change to its page (a MutationObserver, so a state that lasts less than a frame is seen too), it notes the
+#: verdict's text (its findings too), the picture each shown timeline and verdict map image holds, how dimmed
+#: they are (the opacity of the least opaque), whether both are decoded, whether a "redrawing" notice is up, and
+#: the slider's value;
+#: a moment is noted when any of those changed. Pictures (data: or blob: URLs) are fingerprinted as first seen,
+#: from their bytes. ``window.__rwhWatch.press(label)`` notes a key press's time, in the page's own clock.
+WATCH_JS = """(root) => {
+  const fnv = (bytes) => { let h = 2166136261;
+    for (const b of bytes) { h ^= b; h = Math.imul(h, 16777619) >>> 0; } return `${bytes.length}:${h.toString(16)}`; };
+  const W = {frames: [], presses: [], prints: new Map(), on: true};
+  window.__rwhWatch = W;
+  W.press = (label) => W.presses.push({label, t: performance.now(), at: W.frames.length});
+  const shown = (el) => el && !el.closest('.sandbox-feed') && el.getClientRects().length > 0;
+  const picture = (kind) => [...root.querySelectorAll('img.sandbox-' + kind)].find(shown) || null;
+  const opacity = (el) => { let o = 1;
+    for (let e = el; e && e !== root.parentElement; e = e.parentElement) o *= Number(getComputedStyle(e).opacity);
+    return o; };
+  const print = (src) => { if (src && !W.prints.has(src)) W.prints.set(src, fetch(src)
+    .then((r) => r.arrayBuffer()).then((b) => fnv(new Uint8Array(b))).catch(() => 'unreadable')); };
+  const sample = () => {
+    if (!W.on) return;
+    const verdict = [...root.querySelectorAll('.widget-html')]
+      .find((e) => shown(e) && e.textContent.includes(' · seed '));
+    const findings = [...root.querySelectorAll('.sandbox-slot-findings')].find(shown);
+    const timeline = picture('timeline'), map = picture('map');
+    const handle = root.querySelector('.noUi-handle[aria-valuenow]');
+    const frame = {t: performance.now(),
+      verdict: verdict ? verdict.textContent.trim() + (findings ? ' | ' + findings.textContent.trim() : '') : null,
+      timeline: timeline ? timeline.src : null, map: map ? map.src : null,
+      dim: Math.min(...[verdict, timeline, map].filter(Boolean).map(opacity)),
+      decoded: [timeline, map].every((i) => i && i.complete && i.naturalWidth > 0),
+      notice: [...root.querySelectorAll('.sandbox-redrawing')].some(shown),
+      lock: handle ? Number(handle.getAttribute('aria-valuenow')) : null};
+    print(frame.timeline); print(frame.map);
+    const last = W.frames[W.frames.length - 1];
+    if (!last || ['verdict', 'timeline', 'map', 'dim', 'decoded', 'notice', 'lock'].some((k) => last[k] !== frame[k]))
+      W.frames.push(frame);
   };
-  const pictures = {timeline: root.querySelector('.sandbox-timeline'), map: root.querySelector('.sandbox-map')};
-  const before = {};
-  for (const [name, img] of Object.entries(pictures)) before[name] = await print(img.src);
-  const move = {t0: performance.now(), timeline: null, map: null};
-  window.__rwhMove = move;
-  for (const [name, img] of Object.entries(pictures)) {
-    const watch = new MutationObserver(async () => {
-      const at = performance.now() - move.t0;
-      let now;
-      try { now = await print(img.src); } catch (e) { return; }  // replaced (and revoked) meanwhile: a later call
-      if (move[name] === null && now !== before[name]) { move[name] = at; watch.disconnect(); }
-    });
-    watch.observe(img, {attributes: true, attributeFilter: ['src']});
-  }
+  W.sample = sample;
+  new MutationObserver(sample).observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
+  const tick = () => { sample(); if (W.on) requestAnimationFrame(tick); };
+  requestAnimationFrame(tick);
 }"""
-#: What the armed watch saw: {timeline, map} ms, each null until that picture changed.
-MOVE_SEEN_JS = "() => window.__rwhMove"
+#: What the watch saw: its frames (each picture as its fingerprint) and presses; the watch goes on.
+WATCHED_JS = """async () => {
+  const W = window.__rwhWatch;
+  const prints = {};
+  for (const [src, p] of W.prints) prints[src] = await p;
+  return {presses: W.presses, frames: W.frames.map((f) => ({...f, timeline: f.timeline && prints[f.timeline],
+    map: f.map && prints[f.map]}))};
+}"""
+# -- what the watch saw, judged ----------------------------------------------------------------------
+def _shown(frame: dict) -> tuple:
+    return frame["verdict"], frame["timeline"], frame["map"]
+
+
+def _said(frame: dict) -> str:
+    return (f"verdict {frame['verdict'][:90]!r}..., timeline {frame['timeline']}, map {frame['map']}, "
+            f"opacity {frame['dim']:.2f}, decoded {frame['decoded']}, notice {frame['notice']}, slider {frame['lock']}")
+
+
+def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict[int, tuple]:
+    """Every moment the page showed, against what each lock settles to: no moment mixes two settings.
+
+    ``moves`` are (label, lock before, lock after, index of the press that began it). A move's moments may show
+    the settings it left (dimmed from the moment a notice says it is redrawing) or the ones it reached (undimmed,
+    the notice gone), never another (a value a burst passed through included), and never a picture not yet
+    decoded.
+    """
+    frames, presses = watched["frames"], watched["presses"]
+    ends = [presses[i]["at"] for _, _, _, i in moves[1:]] + [len(frames)]
+    settled: dict[int, tuple] = {}
+    for (label, _, after, _), end in zip(moves, ends):
+        last = frames[end - 1]
+        assert last["lock"] == after, (label, _said(last))
+        assert settled.setdefault(after, _shown(last)) == _shown(last), f"lock {after} showed other pictures again"
+    for (label, before, after, press), end in zip(moves, ends):
+        allowed = {settled[before]: "the settings it left", settled[after]: "the settings it reached"}
+        noticed = False  # once the page said it is redrawing, the settings left stay dimmed until the new ones show
+        for frame in frames[presses[press]["at"]:end]:
+            shown = _shown(frame)
+            assert shown in allowed, f"{label} ({before} -> {after}): a moment mixing settings: {_said(frame)}"
+            assert frame["decoded"], f"{label}: a picture shown before it was decoded: {_said(frame)}"
+            noticed = noticed or frame["notice"]
+            if shown == settled[after] and shown != settled[before]:
+                assert frame["dim"] > 0.99 and not frame["notice"], f"{label}: the new settings dimmed: {_said(frame)}"
+            elif noticed:
+                assert frame["dim"] < 0.5, f"{label}: the settings left shown undimmed while redrawing: {_said(frame)}"
+    return settled
+
+
+def move_times(watched: dict, moves: list[tuple[str, int, int, int]], settled: dict[int, tuple]) -> list[dict]:
+    """ms from each key press (a burst's last) until the page showed each picture of where it stopped."""
+    frames, presses, out = watched["frames"], watched["presses"], []
+    for k, (label, _, after, first) in enumerate(moves):
+        last_press = (moves[k + 1][3] if k + 1 < len(moves) else len(presses)) - 1
+        t0, start = presses[last_press]["t"], presses[first]["at"]
+        want = dict(zip(("verdict", "timeline", "map"), settled[after]))
+        seen = {name: next((f["t"] - t0 for f in frames[start:] if f[name] == value), None)
+                for name, value in want.items()}
+        out.append({"key": label, "lock_seconds": after, "timeline_ms": round(seen["timeline"] or 0),
+                    "map_ms": round(seen["map"] or 0), "ms": round(max(v or 0 for v in seen.values()))})
+    return out
+
+
 #: Set to a file's path, the lesson 10 browser test times extra moves there as JSON (``sandbox.bench.browser``).
 BROWSER_TIMING_ENV = "RWH_BROWSER_TIMING"
 

@@ -507,18 +507,25 @@ def style_board_labels(ax, board: Scoreboard, strategy_labels, column_labels, pa
         spine.set_visible(False)
 
 
-def legend_handles(invalid: str, unknown: str, outside: str) -> list:
+def valid_label(board: Scoreboard) -> str:
+    """What a green cell claims: valid for the one seed run, or for every seed its strategy ran."""
+    return "valid (seed 0, the only seed run)" if max(board.seeds, board.others_seeds) == 1 \
+        else "valid for every seed it ran"
+
+
+def legend_handles(valid: str, invalid: str, unknown: str, outside: str) -> list:
     """The scoreboard's four swatches (valid, invalid, unknown, outside the assumptions), worded by the caller."""
     from matplotlib.patches import Patch
 
-    return [Patch(facecolor=COLOURS[Status.VALID], label="valid for every seed"),
+    return [Patch(facecolor=COLOURS[Status.VALID], label=valid),
             Patch(facecolor=COLOURS[Status.INVALID], label=invalid),
             Patch(facecolor=COLOURS[Status.UNKNOWN], label=unknown),
             Patch(facecolor="#BBBBBB", hatch="///", hatchcolor="white", edgecolor="white", label=outside)]
 
 
 def _legend(fig, board: Scoreboard) -> None:
-    handles = legend_handles("invalid (number: the first seed that broke it)", "unknown (number: the first such seed)",
+    handles = legend_handles(valid_label(board), "invalid (number: the first seed that broke it)",
+                             "unknown (number: the first such seed)",
                              "outside the improved handler's assumptions (a failure is expected)")
     fig.legend(handles=handles, loc="lower center", ncol=4, fontsize=12, frameon=False,
                bbox_to_anchor=(0.5, 0.12 / fig.get_figheight()), handlelength=2.2, handleheight=1.4)

@@ -47,6 +47,7 @@ from .campaign import (
     seeds_note,
     strategy_handler,
     style_board_labels,
+    valid_label,
 )
 
 ROOT = paths.ROOT
@@ -172,7 +173,7 @@ def tall_figure(board: Scoreboard, title: str = "Which handler survives which du
     fig.text(0.02, 1 - 0.5 / height, f"A cell: one strategy in one scenario setting ({seeds_note(board)}).\n"
              "A number: the first seed that broke it. '+ ...': the scenario above, one setting changed.",
              fontsize=10, va="top", color="#333333")
-    _tall_legend(fig)
+    _tall_legend(fig, board)
     audit.finish(fig, "scoreboard")
     return fig
 
@@ -213,8 +214,8 @@ def _tall_labels(ax, board: Scoreboard) -> None:
     style_board_labels(ax, board, ax.get_xticklabels(), ax.get_yticklabels(), pad=3)
 
 
-def _tall_legend(fig) -> None:
-    handles = legend_handles("invalid (number: first seed)", "unknown (number: first seed)",
+def _tall_legend(fig, board: Scoreboard) -> None:
+    handles = legend_handles(valid_label(board), "invalid (number: first seed)", "unknown (number: first seed)",
                              "* outside the improved handler's assumptions")
     fig.legend(handles=handles, loc="lower left", ncol=2, fontsize=9.5, frameon=False,
                bbox_to_anchor=(0.01, 0.05 / fig.get_figheight()), handlelength=2, handleheight=1.2)

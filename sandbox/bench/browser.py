@@ -46,7 +46,7 @@ def _moves_in_browser() -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="rwh-browser-") as tmp:
         out = Path(tmp) / "moves.json"
         proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                               f"{UI_TEST}::test_lesson_10_lock_slider_below_the_work_turns_the_verdict_invalid_and_back"],
+                               f"{UI_TEST}::test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_every_moment"],
                               cwd=paths.ROOT, env={**os.environ, TIMING_ENV: str(out)}, capture_output=True, text=True,
                               timeout=900)
         if proc.returncode != 0 or not out.exists():

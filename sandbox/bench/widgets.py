@@ -4,9 +4,9 @@ Every widget in the course (lesson 10's, built as the lesson builds them) is mov
 has not shown yet, from Python, which reruns and redraws before the assignment returns: the
 rerun, the timeline and, for the dashboard, the verdict map's mark. Each move is timed beside a
 bare ``run_scenario`` of the same settings, alternating which goes first, in this one process;
-the figure is the ratio of the medians (target <= 3x, issue 20). A move of the dashboard's
-function timeout reruns the map's 20 cells; in the browser those run one at a time between
-messages, off the move's path, and their time is reported beside the rest.
+the figure is the ratio of the medians (target <= 2.5x, issue 31: issue 20's 3x, with a margin). A
+move of the dashboard's function timeout reruns the map's 20 cells; in the browser those run one at
+a time between messages, off the move's path, and their time is reported beside the rest.
 
     python -m sandbox.bench.widgets [--quick] [--json]
 """
@@ -29,7 +29,7 @@ ROOT = paths.ROOT
 ARTICLE = str(ROOT / "examples" / "article.py") + ":handler"
 TTL_ONLY = str(ROOT / "examples" / "run_once_ttl_only.py") + ":handler"
 LOCK = "lock-shorter-than-work"
-WIDGET_TARGETS = {"move_x": 3.0}
+WIDGET_TARGETS = {"move_x": 2.5}
 
 
 def duplicate_after_lock(values: dict[str, Any]) -> dict[str, Any]:

@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,12 +37,21 @@ time_machine = _import_time_machine()
 DEFAULT_EPOCH = dt.datetime(2026, 1, 5, 9, 0, 0, tzinfo=dt.UTC).timestamp()
 
 
+def _every_thread() -> bool:
+    return True
+
+
 class VirtualClock:
     """A clock that only moves when told to.
 
     While started, ``time.time()``, ``datetime.now()`` and moto's own timestamps (SQS
-    visibility, DynamoDB) all read this clock, through time-machine. ``time.monotonic``
-    is left alone: JupyterLab's event loop and botocore's connection pools rely on it.
+    visibility, DynamoDB) all read this clock, through time-machine, on the threads
+    ``readers()`` says are the world's, and in ``lend``'s calls. time-machine patches the
+    whole process; every other thread gets the machine's own time from the patch: a Jupyter
+    kernel's IOPub and control threads (the timestamps on its replies), and its cells while
+    a stepped run (``modes.stepping``) keeps its world open on a thread of its own.
+    ``time.monotonic`` is left alone: JupyterLab's event loop and botocore's connection
+    pools rely on it.
     """
 
     def __init__(self, epoch: float = DEFAULT_EPOCH):
@@ -49,6 +60,9 @@ class VirtualClock:
         self._traveller: Traveller | None = None
         self._travel: travel | None = None
         self._lock = threading.Lock()
+        self._lent = threading.local()
+        #: Which threads read this clock while it is started (the world says: its tasks and its own thread).
+        self.readers: Callable[[], bool] = _every_thread
 
     # -- reading -------------------------------------------------------------
     def now(self) -> float:
@@ -82,7 +96,32 @@ class VirtualClock:
         if self._traveller is not None:
             return
         self._travel = time_machine.travel(self.now(), tick=False)
-        self._traveller = self._travel.start()
+        self._traveller = traveller = self._travel.start()
+        virtual_ns, real_ns = traveller.time_ns, time_machine.escape_hatch.time.time_ns
+
+        def time_ns() -> int:
+            # every patched reading (time, datetime, gmtime, strftime, clock_gettime) asks here
+            return virtual_ns() if self.reads_here() else real_ns()
+
+        traveller.time_ns = time_ns  # type: ignore[method-assign]  # the instance's, as guest.py does
+
+    def reads_here(self) -> bool:
+        """Does this thread read the virtual clock (while it is started)?"""
+        return getattr(self._lent, "depth", 0) > 0 or self.readers()
+
+    def lend(self, fn: Callable) -> Callable:
+        """``fn``, run on the virtual clock whichever thread calls it (a request to the world's moto)."""
+        local = self._lent
+
+        @functools.wraps(fn)
+        def lent(*args, **kwargs):
+            local.depth = getattr(local, "depth", 0) + 1
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                local.depth -= 1
+
+        return lent
 
     def stop(self) -> None:
         if self._traveller is None or self._travel is None:  # the second follows from the first

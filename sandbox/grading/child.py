@@ -47,7 +47,8 @@ class Channel:
 
 
 #: Modules the grading child never needs (plots, widgets, the grader's own parent side, command lines).
-SKIPPED = ("sandbox.present.timeline", "sandbox.present.widgets", "sandbox.present.verdict_map", "sandbox.bench",
+SKIPPED = ("sandbox.present.timeline", "sandbox.present.widgets", "sandbox.present.verdict_map",
+           "sandbox.present.stage", "sandbox.bench",
            "sandbox.tools", "sandbox.cli", "sandbox.__main__", "sandbox.analysis.campaign", "sandbox.analysis.capstone",
            "sandbox.analysis.matrix", "sandbox.grading.classroom", "sandbox.grading.batch", "sandbox.grading.grader",
            "sandbox.grading.autograder", "sandbox.grading.__main__", "sandbox.grading.child", "sandbox.grading.quiz",

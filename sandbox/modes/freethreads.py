@@ -95,6 +95,7 @@ class FreeTask:
         self.error: BaseException | None = None
         self.invocation = None
         self.blocked_message = ""
+        self.computed_out = False  # on the wall clock a compute timeout is a timeout like any other
         self.interrupt = threading.Event()  # set when the task is stopped: its sleep ends at once
         self.finished = threading.Event()
         self._fn, self._args, self._kwargs = fn, args, kwargs
@@ -147,6 +148,7 @@ class FreeScheduler:
         # Hooks of the deterministic scheduler that have no meaning here; kept so callers may set them.
         self.gate = None
         self.on_switch = None
+        self.halt_on_block = False  # only the deterministic world's grader runs halt
 
     def listen(self, listener: Any) -> None:
         """The OS picks each step here, unseen: a listener is told nothing (nothing here can be explored)."""

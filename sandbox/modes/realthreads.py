@@ -31,7 +31,6 @@ DynamoDB Streams pollers); those are refused with a BadInput naming the ones it 
 """
 from __future__ import annotations
 
-import atexit
 import contextlib
 import threading
 import time
@@ -111,8 +110,9 @@ class MotoServer:
     def shared(cls) -> "MotoServer":
         with cls._lock:
             if cls._running is None:
+                # Not stopped at exit: its thread is a daemon with nothing in hand once the worlds have closed,
+                # and stopping it waits for werkzeug's next poll (up to 0.5 s of every kernel's shutdown).
                 cls._running = cls()
-                atexit.register(cls._running.stop)
             return cls._running
 
     def stop(self) -> None:

@@ -11,7 +11,9 @@ invocation could move, ``step("inv-2")`` says which one does.
 
 The scenario runs on a thread of its own (the "director"); the scheduler stops it at a
 gate before every step until the caller says go. The caller's thread only looks: between
-steps nothing in the world moves.
+steps nothing in the world moves. The director opens the world, so it is the world's own
+thread and reads the virtual clock; the caller's (a notebook's cells, across which the run
+stays open) keeps the machine's time.
 """
 from __future__ import annotations
 

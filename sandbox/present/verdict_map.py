@@ -15,7 +15,10 @@ file, seed and settings, so redrawing a map, or moving its marker, runs nothing 
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
 the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
 moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
-ringed point, where it falls, and the words of the cells around it step aside (``NowMark``).
+ringed point, where it falls when that cell's verdict is the one shown for it, else on the line
+between the cells it lies between, so that the ring never claims a neighbour's verdict; the words of
+the cells around it step aside (``NowMark``). A value named in words ({0: "rest of the run"}) is a
+category, not a number: it has a column of its own, apart from the numeric ones (``Axis``).
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from matplotlib.transforms import Bbox
 
 from ..errors import BadInput
 from ..vocab import Status
+from .stage import notice
 from .timeline import audit
 
 if TYPE_CHECKING:
@@ -41,22 +45,29 @@ REFUSED = "refused"
 COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
 CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
 TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
-WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.62, 1.9  # figure width; height per grid row and for title, axes and legend
+WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.56, 1.6 # figure width; height per grid row and for title, axes and legend
 DPI = 100
-TITLE_PT, LABEL_PT, CELL_PT = 15, 13, 11.5
+TITLE_PT, LABEL_PT, CELL_PT = 13.5, 12, 11.5
 CELL_SMALL_PT = 10  # a cell's words moved aside for the ring may shrink to this to fit
 LEGEND_ROW_CHARS = 60  # legend labels longer than this in all go two to a row
 CELL_EDGE_PT = 2.5  # the white line between cells
-POINT_PT, POINT_EDGE_PT = 26, 5.0  # the ring around a setting between cells: its size and its black edge
+POINT_PT, POINT_EDGE_PT = 22, 5.0  # the ring around a setting between cells: its size and its black edge
 WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
 WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
+GAP = 0.45  # cells between an axis' categories and its numbers
+MARGIN = (0.2, 0.45)  # room around the grid (x, y, in cells) for a ring on its edge; made exact once laid out
 
 _remembered: dict[tuple, tuple[str, tuple[str, ...]]] = {}
 
 
 @dataclass(frozen=True)
 class Axis:
-    """One setting along one side of the map: its name, the values tried, and how to label it."""
+    """One setting along one side of the map: its name, the values tried, and how to label it.
+
+    A value whose tick is given in words ({0: "rest of the run"}) means something other than its number: it
+    is a category, drawn in a column (or row) of its own before the numeric ones, apart from them by a gap
+    (``GAP``), and nothing is placed between it and a number. The numeric values are in ascending order.
+    """
 
     name: str
     values: tuple
@@ -79,20 +90,67 @@ class Axis:
     def tick(self, value: Any) -> str:
         return dict(self.ticks).get(value) or _label(value)
 
+    @property
+    def categories(self) -> tuple:
+        """The values named in words rather than as their number: each has a place of its own."""
+        named = dict(self.ticks)
+        return tuple(v for v in self.values if v in named and named[v].replace("\n", " ") != _label(v))
+
+    @property
+    def numbers(self) -> tuple:
+        """The values on the numeric scale, in the order given."""
+        return tuple(v for v in self.values if v not in self.categories)
+
+    def centre(self, value: Any) -> float:
+        """The middle of ``value``'s cell, in cell units: categories first, then a gap, then the numbers."""
+        if value in self.categories:
+            return float(self.categories.index(value))
+        k = len(self.categories)
+        return self.numbers.index(value) + (k + GAP if k else 0.0)
+
+    def edges(self) -> tuple[float, float]:
+        """The grid's first and last cell edge along this axis."""
+        lo = self.centre(self.categories[0] if self.categories else self.numbers[0]) - 0.5
+        hi = self.centre(self.numbers[-1] if self.numbers else self.categories[-1]) + 0.5
+        return lo, hi
+
     def position(self, value: Any) -> float:
-        """Where ``value`` sits along the axis, in cell units (between cells when it is between values)."""
-        values = self.values
-        if value in values:
-            return float(values.index(value))
-        numeric = [v for v in values if isinstance(v, (int, float))]
-        if len(numeric) != len(values) or not isinstance(value, (int, float)):
-            raise BadInput(f"{value!r} is not one of the values of {self.name}: {list(values)}")
-        if value <= values[0]:
-            return 0.0 if value == values[0] else -0.45
-        if value >= values[-1]:
-            return len(values) - 0.55
-        i = next(k for k in range(1, len(values)) if values[k] >= value)
-        return i - 1 + (value - values[i - 1]) / (values[i] - values[i - 1])
+        """Where ``value`` falls along the axis, in cell units: a value of the grid at its cell's middle, a number
+        between two at its proportion of the way between their middles, one beyond the numbers at the edge of
+        the numbers' cells (before the first: in the gap after the categories)."""
+        if value in self.values:
+            return self.centre(value)
+        numbers = self.numbers
+        if not numbers or not all(isinstance(v, (int, float)) for v in numbers) or not isinstance(value, (int, float)):
+            raise BadInput(f"{value!r} is not one of the values of {self.name}: {list(self.values)}")
+        first, last = self.centre(numbers[0]), self.centre(numbers[-1])
+        if value < numbers[0]:
+            return first - 0.5 - (GAP / 2 if self.categories else 0.0)
+        if value > numbers[-1]:
+            return last + 0.5
+        i = next(k for k in range(1, len(numbers)) if numbers[k] >= value)
+        return first + i - 1 + (value - numbers[i - 1]) / (numbers[i] - numbers[i - 1])
+
+    def between(self, value: Any) -> float:
+        """Where ``value`` goes when it must not sit inside a cell: on the line between the two cells it lies
+        between (or at the numbers' edge, past the first or last)."""
+        p = self.position(value)
+        if value in self.values:
+            return p
+        first = self.centre(self.numbers[0])
+        return p if p < first or p > self.centre(self.numbers[-1]) else first + int(p - first) + 0.5
+
+    def holder(self, value: Any) -> Any:
+        """The value whose cell ``value`` falls in (past the numbers: the first or last number's; None on the
+        line between two cells)."""
+        if value in self.values:
+            return value
+        p = self.position(value)
+        if p < self.centre(self.numbers[0]):
+            return self.numbers[0]
+        if p > self.centre(self.numbers[-1]):
+            return self.numbers[-1]
+        return next((v for v in self.numbers if abs(p - self.centre(v)) < 0.5), None)
 
 
 @dataclass
@@ -182,7 +240,7 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
 
     words = {}
     for (xv, yv), status in grid.cells.items():
-        i, j = grid.x.values.index(xv), grid.y.values.index(yv)
+        i, j = grid.x.centre(xv), grid.y.centre(yv)
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white",
                                lw=CELL_EDGE_PT))
         # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
@@ -190,12 +248,21 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
                                   color=TEXT_COLOURS[status], fontweight="bold", zorder=4, multialignment="center",
                                   bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status],
                                         "edgecolor": "none"})
-    ax.set_xlim(-0.5, len(grid.x.values) - 0.5)
-    ax.set_ylim(-0.5, len(grid.y.values) - 0.5)
-    ax.set_xticks(range(len(grid.x.values)), [grid.x.tick(v) for v in grid.x.values], fontsize=LABEL_PT)
-    ax.set_yticks(range(len(grid.y.values)), [grid.y.tick(v) for v in grid.y.values], fontsize=LABEL_PT)
+    for axis, set_lim, margin in ((grid.x, ax.set_xlim, MARGIN[0]), (grid.y, ax.set_ylim, MARGIN[1])):
+        lo, hi = axis.edges()
+        set_lim(lo - margin, hi + margin)
+    ax.set_xticks([grid.x.centre(v) for v in grid.x.values], [grid.x.tick(v) for v in grid.x.values],
+                  fontsize=LABEL_PT)
+    ax.set_yticks([grid.y.centre(v) for v in grid.y.values], [grid.y.tick(v) for v in grid.y.values],
+                  fontsize=LABEL_PT)
+    for axis, labels in ((grid.x, ax.get_xticklabels()), (grid.y, ax.get_yticklabels())):
+        for value, label in zip(axis.values, labels):
+            if value in axis.categories:  # a category, not a number: set apart in italics too
+                label.set_fontstyle("italic")
     ax.set_xlabel(grid.x.label, fontsize=LABEL_PT)
-    ax.set_ylabel(grid.y.label, fontsize=LABEL_PT)
+    # The y label runs along the grid's height: wrapped to it, not past the figure's top and bottom.
+    along = max(3, len(grid.y.values)) * ROW_IN * 72 / (LABEL_PT * 0.6)
+    ax.set_ylabel(textwrap.fill(grid.y.label, max(12, int(along))), fontsize=LABEL_PT)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
@@ -203,9 +270,11 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
 
 
 def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
-    """A dashed line where the two settings are equal (both axes numeric, in the same unit)."""
-    lo = max(min(grid.x.values), min(grid.y.values))
-    hi = min(max(grid.x.values), max(grid.y.values))
+    """A dashed line where the two settings are equal (both axes numeric, in the same unit; categories aside)."""
+    if not grid.x.numbers or not grid.y.numbers:
+        return False
+    lo = max(min(grid.x.numbers), min(grid.y.numbers))
+    hi = min(max(grid.x.numbers), max(grid.y.numbers))
     if lo >= hi:
         return False
     points = [lo + (hi - lo) * k / 100 for k in range(101)]
@@ -247,13 +316,22 @@ class NowMark:
     def artists(self) -> list:
         return [*self.frames, *self.point, self.tab]
 
-    def place(self, grid: VerdictGrid, mark: Mapping[str, Any]) -> str:
-        """Put the mark on ``mark``'s setting; returns the legend's words for it."""
+    def place(self, grid: VerdictGrid, mark: Mapping[str, Any], verdict: str | None = None) -> str:
+        """Put the mark on ``mark``'s setting; returns the legend's words for it.
+
+        A setting between cells sits inside a cell only when that cell's verdict is ``verdict`` (the one shown
+        for the setting); otherwise, or when the verdict is not known, on the line between the cells it lies
+        between, claiming neither (past an axis' numbers: on the grid's edge, or in the gap after its categories).
+        """
         xv, yv = mark[grid.x.name], mark[grid.y.name]
         px, py = grid.x.position(xv), grid.y.position(yv)
         on_cell = xv in grid.x.values and yv in grid.y.values
         if not on_cell:
-            px, py = self._within_grid(px, py)
+            inside = (grid.x.holder(xv), grid.y.holder(yv))
+            if verdict is not None and grid.cells.get(inside) == verdict:
+                px, py = self._within_cell(grid, inside, px, py)
+            else:
+                px, py = grid.x.between(xv), grid.y.between(yv)
         self.tab.set_visible(True)
         for frame in self.frames:
             frame.set_xy((px - 0.47, py - 0.45))
@@ -269,15 +347,15 @@ class NowMark:
             self._clear_of_words(px, py)
         return now_words(grid, xv, yv)
 
-    def _within_grid(self, px: float, py: float) -> tuple[float, float]:
-        """A setting beyond an axis' first or last value is drawn just inside the edge cell, the whole ring on
-        the grid: not over the tick labels or past the page."""
+    def _within_cell(self, grid: VerdictGrid, cell: tuple, px: float, py: float) -> tuple[float, float]:
+        """A ring in the cell whose verdict it shares, moved in from the cell's edges: the whole ring on that cell,
+        not on a neighbour, the tick labels or past the page."""
         (x0, y0), (x1, y1) = self.ax.transData.transform([(0, 0), (1, 1)])
         reach = (POINT_PT + POINT_EDGE_PT) / 2 * self.ax.get_figure(root=True).dpi / 72
         inside = []
-        for p, (lo, hi), cell_px in ((px, self.ax.get_xlim(), abs(x1 - x0)), (py, self.ax.get_ylim(), abs(y1 - y0))):
-            margin = min(reach / cell_px, 0.5)
-            inside.append(p if lo + 0.5 <= p <= hi - 0.5 else min(max(p, lo + margin), hi - margin))
+        for p, axis, value, cell_px in ((px, grid.x, cell[0], abs(x1 - x0)), (py, grid.y, cell[1], abs(y1 - y0))):
+            margin, centre = min(reach / cell_px, 0.5), axis.centre(value)
+            inside.append(min(max(p, centre - 0.5 + margin), centre + 0.5 - margin))
         return inside[0], inside[1]
 
     def words_home(self) -> None:
@@ -417,15 +495,17 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
 
 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
-                     equal_line: str | None = None, width: float = WIDTH_IN) -> VerdictMapFigure:
-    """The map of ``grid``: a cell per combination, ``mark`` marked, ``equal_line`` naming the dashed x = y line."""
-    fig = _map_figure(grid, mark, title, equal_line, width, None)
+                     equal_line: str | None = None, width: float = WIDTH_IN, verdict: str | None = None
+                     ) -> VerdictMapFigure:
+    """The map of ``grid``: a cell per combination, ``mark`` marked (for a run whose verdict is ``verdict``, see
+    ``NowMark.place``), ``equal_line`` naming the dashed x = y line."""
+    fig = _map_figure(grid, mark, title, equal_line, width, None, verdict)
     audit.finish(fig, "verdict map")
     return fig
 
 
 def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | None, equal_line: str | None,
-                width: float, room: str | None) -> VerdictMapFigure:
+                width: float, room: str | None, verdict: str | None = None) -> VerdictMapFigure:
     """``draw_verdict_map``; ``room`` is the widest legend words the mark will have (a linked map's mark moves)."""
     height = HEAD_IN + ROW_IN * max(3, len(grid.y.values))
     fig = VerdictMapFigure(figsize=(width, height), dpi=DPI, layout="constrained")
@@ -437,7 +517,7 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         equal_line = None
     now = now_words(grid, mark[grid.x.name], mark[grid.y.name]) if mark else None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
-    ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.6))), fontsize=TITLE_PT, fontweight="bold",
+    ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.65))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
     _legend(fig, grid, room or now, equal_line)
     if mark:
@@ -449,9 +529,20 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
             pass
         fig.set_layout_engine("none")
+        _room_for_a_ring(ax, grid)
         fig.now_mark = NowMark(ax, words)
-        fig.now_mark.place(grid, mark)
+        fig.now_mark.place(grid, mark, verdict)
     return fig
+
+
+def _room_for_a_ring(ax, grid: VerdictGrid) -> None:
+    """Around the grid, just the room a ring on its edge needs, measured on the laid-out axes (``MARGIN`` before)."""
+    box = ax.get_window_extent()
+    reach = ((POINT_PT + POINT_EDGE_PT) / 2 + POINT_EDGE_PT / 2) * ax.get_figure(root=True).dpi / 72 + 1
+    for axis, size, set_lim in ((grid.x, box.width, ax.set_xlim), (grid.y, box.height, ax.set_ylim)):
+        lo, hi = axis.edges()
+        margin = reach * (hi - lo) / max(size - 2 * reach, 1.0)
+        set_lim(lo - margin, hi + margin)
 
 
 def verdict_map(scenario: str, handler: Any, x: Any, y: Any, *, mark: Mapping[str, Any] | None = None,
@@ -501,14 +592,15 @@ class MapPicture:
                                 slice(max(0, int(box.x0) - 1), int(box.x1) + 2))
         self.words.set_visible(True)
 
-    def png(self, mark: Mapping[str, Any]) -> bytes:
+    def png(self, mark: Mapping[str, Any], verdict: str | None = None) -> bytes:
+        """The map with the mark on ``mark``, for a run whose verdict is ``verdict`` (see ``NowMark.place``)."""
         import numpy as np
 
         from .quicktext import png_of_pixels, quick_text
 
         pixels = np.asarray(self.figure.canvas.buffer_rgba())
         pixels[...] = self._background
-        self.words.set_text(self.mark.place(self.grid, mark))
+        self.words.set_text(self.mark.place(self.grid, mark, verdict))
         for word in self.mark.moved:
             rows, columns = self._lift[word]
             pixels[rows, columns] = self._bare[rows, columns]
@@ -533,27 +625,31 @@ class LinkedVerdictMap:
     cell's values, shapes them further, as the explorer's own ``run`` does). A move along the
     map's axes only moves the mark; a move of another setting reruns the cells, at once when
     set from Python, and one cell at a time between the browser's messages (``status`` counts
-    them) when moved in the browser.
+    them) when moved in the browser. ``image`` is the map last sent to the page (a ``Part``); the page shows
+    it with the explorer's verdict and timeline, in one step (``sandbox.present.stage``).
     """
 
     def __init__(self, explorer: Any, handler: Any, *, x: Any, y: Any, settings: Any = None, seed: int = 0,
                  title: str | None = None, equal_line: str | None = None):
         import ipywidgets as widgets
 
+        from .stage import ROOT, Part
+
         self.explorer, self.handler, self.seed = explorer, handler, seed
         self.x, self.y = Axis.of(x), Axis.of(y)
         self.settings, self.title, self.equal_line = settings, title, equal_line
-        self.image = widgets.Image(format="png", layout={"max_width": "100%"})
-        self.image.add_class("sandbox-map")
-        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # cells still to come
+        self.image = Part("map")
+        self.status = widgets.HTML()  # cells still to come
         self.grid: VerdictGrid | None = None
         self.picture: MapPicture | None = None
         self._shared: dict[str, Any] | None = None
         self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
-        self._ready: tuple[dict[str, Any], bytes] | None = None  # (mark, PNG) that ahead() drew during a run
-        side = widgets.VBox([self.image, self.status], layout={"max_width": "100%"})
+        self._ready: tuple[dict[str, Any], str | None, bytes] | None = None  # (mark, verdict, PNG) ahead() drew
+        slot = explorer.stage.slot("map")
+        side = widgets.VBox([slot, self.status], layout={"max_width": "100%"})
         top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
-        self.widget = widgets.VBox([top, explorer.verdict, explorer.image, explorer.legend, explorer.output])
+        self.widget = widgets.VBox([top, *explorer.shows(), explorer.output, explorer.stage.feed])
+        self.widget.add_class(ROOT)
         explorer.followers.append(self)
         self.redraw()
 
@@ -600,51 +696,64 @@ class LinkedVerdictMap:
             said.append(f"{self.explorer.label(name)} {shown}{unit}")
         return f"{base} ({', '.join(said)})" if said else base
 
+    def _verdict(self) -> str | None:
+        result = self.explorer.result
+        return str(result.status) if result is not None else None
+
     def redraw(self) -> VerdictMapFigure:
-        """Rerun the grid if a setting off the axes changed, then move the mark to the current values."""
+        """Rerun the grid if a setting off the axes changed, move the mark to the current values, and show it."""
         shared = self._shared_of(self.explorer.values())
         if shared != self._shared:
             self._regrid(verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
                                       settings=self._cell(shared), seed=self.seed), shared)
-        self.image.value = self._drawn.png(self.mark)
+        self.image.value = self._drawn.png(self.mark, self._verdict())
         self.status.value = ""
-        self.image.remove_class("sandbox-stale")
+        self.explorer.publish("map")
         return self._drawn.figure
 
+    def parts(self) -> dict[str, bytes]:
+        """What the map shows with the explorer's verdict: its picture, unless its cells are still to come."""
+        return {} if self._filling is not None else {"map": self.image.value}
+
     def stale(self) -> None:
-        self.image.add_class("sandbox-stale")
+        """Nothing of the map's own: the explorer's notice dims the map with the rest."""
 
     def ahead(self, values: Mapping[str, Any]) -> None:
-        """While the explorer's run goes on: the mark moved, when the cells stay the same."""
+        """While the explorer's run goes on: the mark moved, when the cells stay the same, drawn for the verdict
+        of the cell it falls in (the run's verdict, most often; ``follow`` draws it again when it is not)."""
         self._ready = None
-        if self._shared_of(values) == self._shared:
+        if self._shared_of(values) == self._shared and self.grid is not None:
             mark = self._mark_of(values)
-            self._ready = (mark, self._drawn.png(mark))
+            cell = (self.x.holder(mark[self.x.name]), self.y.holder(mark[self.y.name]))
+            guess = self.grid.cells.get(cell)
+            self._ready = (mark, guess, self._drawn.png(mark, guess))
 
-    def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> Callable[[], None]:
-        """What the map shows with the explorer's new run: the mark moved, or its cells still to come."""
+    def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> None:
+        """Draw what the map shows with the explorer's new run: the mark moved, or its cells still to come."""
         shared = self._shared_of(values)
+        verdict = str(result.status) if result is not None else None
         if shared == self._shared:
             self._filling = None
             mark, ready = self._mark_of(values), self._ready
-            png = ready[1] if ready is not None and ready[0] == mark else self._drawn.png(mark)
-            return lambda: self._show(png)
+            on_cell = mark[self.x.name] in self.x.values and mark[self.y.name] in self.y.values
+            if ready is not None and ready[0] == mark and (ready[1] == verdict or on_cell):
+                self.image.value = ready[2]
+            else:
+                self.image.value = self._drawn.png(mark, verdict)
+            return
         if loop is None:  # set from Python: run the cells now, show them with the rest
             grid = verdict_grid(self.explorer.scenario.name, self.handler, self.x, self.y,
                                 settings=self._cell(shared), seed=self.seed)
             self._regrid(grid, shared)
-            png = self._drawn.png(self.mark)
-            return lambda: self._show(png)
+            self.image.value = self._drawn.png(self._mark_of(values), verdict)
+            return
         if shared != self._filling:
             self._filling = shared
-            grid = VerdictGrid(self.explorer.scenario.name, self.x, self.y)
-            loop.call_soon(self._fill, grid, shared, loop)
-        return lambda: None  # the map stays marked stale; _fill shows it when its cells are all run
+            self.status.value = notice(self._progress(0), "map")
+            loop.call_soon(self._fill, VerdictGrid(self.explorer.scenario.name, self.x, self.y), shared, loop)
 
-    def _show(self, png: bytes) -> None:
-        self.image.value = png
-        self.status.value = ""
-        self.image.remove_class("sandbox-stale")
+    def _progress(self, done: int) -> str:
+        return f"verdict map: {done} of {len(self.x.values) * len(self.y.values)} cells run for the new settings…"
 
     def _fill(self, grid: VerdictGrid, shared: dict[str, Any], loop: Any) -> None:
         """Run one cell, then give the browser's messages their turn before the next; show the map when done."""
@@ -655,13 +764,12 @@ class LinkedVerdictMap:
             xv, yv = todo[0]
             cfg = self._cell(shared)({self.x.name: xv, self.y.name: yv})
             grid.cells[(xv, yv)], grid.notes[(xv, yv)] = _judge(grid.scenario, self.handler, self.seed, cfg)
-            total = len(self.x.values) * len(self.y.values)
-            self.status.value = (f'<span class="sandbox-redrawing">verdict map: {len(grid.cells)} of {total} '
-                                 f"cells run for the new settings…</span>")
+            self.status.value = notice(self._progress(len(grid.cells)), "map")
             loop.call_soon(self._fill, grid, shared, loop)
             return
         self._regrid(grid, shared)
-        self._show(self._drawn.png(self.mark))
+        self.image.value = self._drawn.png(self._mark_of(self.explorer._drawn_for), self._verdict())
+        self.explorer.publish("map")
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)

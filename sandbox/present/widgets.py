@@ -10,10 +10,12 @@ the tooltip: a slider for a narrow numeric range, a number box for a wide one, a
 for choices, a checkbox for a switch. The callbacks are plain methods, so tests drive them
 by setting ``.value`` with no browser, and the rerun happens before the assignment returns.
 
-A move made in the browser answers at once: the pictures are marked stale ("redrawing for
-lock seconds 13…") while the scenario reruns, then the verdict and every picture change
-together. Moves that arrive while a rerun is under way only leave their value: the rerun
-that follows is for the latest value, never for one already left behind.
+A move made in the browser answers at once: the pictures are dimmed and a notice says so ("redrawing
+for lock seconds 13…") while the scenario reruns. Moves that arrive while a rerun is under way only
+leave their value: the rerun that follows is for the latest value, never for one already left behind.
+What a rerun shows reaches the page in one message (``Stage``), and the page swaps the verdict and
+every picture in one step, once the new pictures are decoded, and only if the controls still show
+the values they were drawn for.
 """
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ import ipywidgets as widgets
 from ..errors import BadInput
 from ..settings import Setting
 from .quicktext import png_of_pixels, quick_text
+from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice
 
 #: Widest integer range still shown as a slider (wider ones get a number box).
 SLIDER_INT_SPAN = 1000
@@ -38,10 +41,9 @@ FLOAT_STEPS = 200
 SETTLE_S = 0.02
 #: Words for the parts of setting names that are not words themselves.
 WORDS = {"ttl": "TTL", "sqs": "SQS", "dlq": "DLQ", "id": "ID", "ms": "ms"}
-STALE = "sandbox-stale"
-#: How a stale picture looks; the widget carries its own style, as a notebook has no stylesheet of ours.
-STALE_CSS = (f"<style>.{STALE} {{opacity: 0.35; transition: opacity 0.08s;}} "
-             ".sandbox-redrawing {color: #8a5a00; font-weight: 600;}</style>")
+#: The controls whose value the page can read back (a slider's handle, a number or text box, a choice, a switch).
+READABLE = (widgets.IntSlider, widgets.FloatSlider, widgets.IntText, widgets.FloatText, widgets.BoundedIntText,
+            widgets.BoundedFloatText, widgets.Dropdown, widgets.Checkbox, widgets.Text)
 _STYLE = {"description_width": "initial"}
 _LAYOUT = {"width": "420px"}
 
@@ -182,14 +184,17 @@ class SettingsExplorer:
     (a handler's lock seconds, say) whose values reach ``run`` alongside the settings.
     ``labels`` names controls in words ({"slow_email_seconds": "work seconds"}).
     ``followers`` (a verdict map, say) are told of each change: ``stale()`` at once, and
-    ``follow(values, result, loop)`` once the run is done, returning what to show, which is
-    shown with the verdict and the timeline. A follower's ``ahead(values)``, where it has one, is what it
-    can prepare without the run's result (the map's mark moved): it runs on a thread of its own while the
-    scenario runs, since the run mostly waits on its execution environments, and ends before anything
-    here draws (matplotlib draws one figure at a time).
+    ``follow(values, result, loop)`` once the run is done, to draw what they show with it; ``parts()`` is
+    what they show, sent with the verdict and the timeline ({"map": PNG}; empty while it is still to come,
+    and then the follower calls ``publish("map")`` when it is ready). A follower's ``ahead(values)``, where it
+    has one, is what it can prepare without the run's result (the map's mark moved): it runs on a thread of
+    its own while the scenario runs, since the run mostly waits on its execution environments, and ends before
+    anything here draws (matplotlib draws one figure at a time).
 
-    The timeline's legend is a picture of its own under it (``legend``), drawn again only when a
-    rerun brings other entries: at most moves it is the same, and a move need not draw it.
+    ``verdict``, ``image`` (the timeline) and ``legend`` hold what was last sent to the page (``Part``); the
+    page shows them through ``stage`` (see ``sandbox.present.stage``). The timeline's legend is a picture of
+    its own under it, drawn again only when a rerun brings other entries: at most moves it is the same, and a
+    move need not draw or send it.
     """
 
     def __init__(self, scenario: Any, handler: Any = None, *, seed: int = 0, only: Iterable[str] | None = None,
@@ -205,22 +210,29 @@ class SettingsExplorer:
         self._run = run or (lambda values: run_scenario(self.scenario, handler, seed=seed, settings=values))
         self.plot, self.width = plot, width
         self.status = widgets.HTML(layout={"min_height": "1.7em"})  # "redrawing for …" while a move is run
-        self.verdict = widgets.HTML()
-        self.image = widgets.Image(format="png", layout={"max_width": "100%"})
-        self.image.add_class("sandbox-timeline")
-        self.legend = widgets.Image(format="png", layout={"max_width": "100%", "display": "none"})
-        self.legend.add_class("sandbox-legend")
+        self.verdict, self.image, self.legend = Part("verdict", ""), Part("timeline"), Part("legend")
+        self.stage = Stage(["verdict", "timeline", "legend", "findings"])
         self._legend_key: Any = None  # what the legend picture shows: its entries and columns
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
         self.result: Any = None  # the last run's result (None: refused, or not run yet)
         self.runs, self.shown = 0, 0
+        self._drawn_for: dict[str, Any] = {}  # the values the parts on show were drawn for
         self.followers: list[Any] = []
         self._asked = 0  # moves so far; a pending rerun for an earlier one is dropped
-        for control in self.controls.values():
+        for name, control in self.controls.items():
+            if isinstance(control, READABLE):  # the page reads what it shows (stage.SWAP_JS); others hold nothing back
+                control.add_class(SETTING + name)
             control.observe(self._changed, names="value")
-        self.controls_box = widgets.VBox([widgets.HTML(STALE_CSS), *self.controls.values(), self.status])
-        self.widget = widgets.VBox([self.controls_box, self.verdict, self.image, self.legend, self.output])
+        self.controls_box = widgets.VBox([widgets.HTML(STAGE_CSS), *self.controls.values(), self.status])
+        self.widget = widgets.VBox([self.controls_box, *self.shows(), self.output, self.stage.feed])
+        self.widget.add_class(ROOT)
         self.rerun()
+
+    def shows(self) -> list[widgets.Widget]:
+        """The places the verdict, the timeline, its legend and the verdict's findings are shown, in order: the
+        findings under the pictures, so that in a laptop's window the verdict's line, the pictures and the
+        controls are all in sight."""
+        return [self.stage.slots[name] for name in ("verdict", "timeline", "legend", "findings")]
 
     def values(self) -> dict[str, Any]:
         return {**self.fixed, **{name: c.value for name, c in self.controls.items()}}
@@ -240,10 +252,9 @@ class SettingsExplorer:
             loop.call_later(SETTLE_S, self._settle, self._asked, loop)
 
     def mark_stale(self, why: str) -> None:
-        """Say at once that the pictures are out of date, and dim them until the new ones are shown."""
-        self.status.value = f'<span class="sandbox-redrawing">{html.escape(why)}</span>'
-        for picture in (self.verdict, self.image):
-            picture.add_class(STALE)
+        """Say at once that the pictures are out of date: the page dims them until it shows the new ones, and it
+        takes the notice away itself then (so the kernel never does it before the page can)."""
+        self.status.value = notice(why)
         for follower in self.followers:
             follower.stale()
 
@@ -271,14 +282,15 @@ class SettingsExplorer:
                 prepared.result()  # done before anything here draws (and what went wrong there is raised here)
         self.result = result
         if result is None:
-            self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(refused))}</span>', None, values, loop)
+            self._show(f'<span style="color:#b3261e">Not run: {html.escape(str(refused))}</span>', None, values, loop,
+                       (None, b"") if self._legend_key is not None else None)
             return None
         png, legend = None, None
         if self.plot:
             pixels, plan = timeline_pixels(result, self.width, legend=False)
             png = encode_aside(pixels)
             legend = self._new_legend(plan)
-        self._show(result._repr_html_(), png, values, loop, legend)
+        self._show(result._repr_html_() or "", png, values, loop, legend)
         return result
 
     def _new_legend(self, plan: Any) -> tuple[Any, bytes] | None:
@@ -288,30 +300,53 @@ class SettingsExplorer:
             return None
         return key, (legend_png(plan, self.width) if key is not None else b"")
 
-    def _show(self, verdict: str | None, png: Any, values: dict[str, Any], loop: Any,
+    def _show(self, verdict: str, png: Any, values: dict[str, Any], loop: Any,
               legend: tuple[Any, bytes] | None = None) -> None:
-        """Everything prepared first, then shown in one go: the page never mixes two settings.
+        """Everything prepared first, then sent in one message: the page never mixes two settings.
 
-        ``png`` is the timeline's future PNG (None: no timeline to show); ``legend`` a new legend (None: the same).
+        ``png`` is the timeline's future PNG (None: no timeline; a refused run shows none); ``legend`` a new
+        legend (None: the same).
         """
-        shows = [follower.follow(values, self.result, loop) for follower in self.followers]
-        timeline = png.result() if png is not None else None
+        for follower in self.followers:
+            follower.follow(values, self.result, loop)
         self.verdict.value = verdict
-        if timeline is not None:
-            self.image.value = timeline
+        if self.plot:
+            self.image.value = png.result() if png is not None else b""
         if legend is not None:
-            self._legend_key, picture = legend
-            self.legend.value = picture
-            self.legend.layout.display = None if picture else "none"
-        for show in shows:
-            show()
-        self.status.value = ""
-        for picture in (self.verdict, self.image):
-            picture.remove_class(STALE)
+            self._legend_key, self.legend.value = legend
+        self._drawn_for = values
+        self.publish("all")
         self.shown += 1
+
+    def publish(self, *answers: str) -> None:
+        """Send the page everything on show now, in one message, for the values last run; the page takes away the
+        notices of the kinds ``answers`` when it shows it.
+
+        Every message is whole (a page drawn again shows the latest one alone), and holds each picture once;
+        a follower's parts still to come are left out (the page keeps what it has, dimmed, under their notice).
+        """
+        summary, findings = split_verdict(self.verdict.value)
+        parts: dict[str, str | bytes] = {"verdict": summary, "findings": findings}
+        if self.plot:
+            parts.update(timeline=self.image.value, legend=self.legend.value)
+        for follower in self.followers:
+            parts.update(follower.parts())
+        answered = {*answers, *(["map"] if "map" in parts else [])}
+        controls = {name: value for name, value in self._drawn_for.items() if name in self.controls}
+        self.stage.send(parts, controls, sorted(answered))
 
     def _repr_mimebundle_(self, **kw: Any):
         return self.widget._repr_mimebundle_(**kw)
+
+
+def split_verdict(whole: str) -> tuple[str, str]:
+    """A run's HTML (``result_html``) as its line (the run, the verdict's badge and its count of findings) and the
+    rest (the findings' table, the effects per order), each a whole piece of HTML; all as the line when it has no
+    table or details."""
+    cut = min((i for i in (whole.find("<table"), whole.find("<details")) if i >= 0), default=-1)
+    if cut < 0 or not whole.startswith("<div>") or whole.count("<div>") < 2:
+        return whole, ""
+    return whole[:cut] + "</div></div>", "<div><div>" + whole[cut:]
 
 
 def shown_value(value: Any) -> str:

@@ -122,6 +122,7 @@ class Batch:
     attempt: int = 1  # 1 for the first delivery of these records, 2 for the first retry, ...
     retries: int = 0  # retries used up; a bisect split does not use one
     prev: str | None = None  # the failed invocation this batch repeats
+    split: bool = False  # a half of a failed batch, sent on its own (BisectBatchOnFunctionError)
 
 
 @dataclass
@@ -275,7 +276,10 @@ class ShardSource(Source):
     def _invoke(self, shard: Shard, batch: Batch) -> "Invocation":
         """Hand the batch to the function, as the service's event records."""
         if batch.attempt > 1:
-            cause, prev = Cause.retry(batch.attempt - 1), batch.prev
+            # Numbered as MaximumRetryAttempts counts them: a bisect half is no retry
+            # (https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html).
+            cause = Cause.BISECT_HALF if batch.split else Cause.retry(batch.retries)
+            prev = batch.prev
         else:
             for r in batch.records:
                 self.first_of.setdefault(self.key(r), (shard.index, self.seq(r)))
@@ -326,7 +330,7 @@ class ShardSource(Source):
             "reason": "reported in batchItemFailures: Lambda retries every record from the lowest one reported"})
         if bisected:
             # "bisected at the returned sequence number": the rest, without using up a retry
-            again = Batch(rest, batch.attempt + 1, batch.retries, inv.id)
+            again = Batch(rest, batch.attempt + 1, batch.retries, inv.id, split=True)
             extra = {"cut_at": checkpoint}
         elif m.maximum_retry_attempts != -1 and batch.retries >= m.maximum_retry_attempts:
             self._discard(shard, Batch(rest, batch.attempt, batch.retries, inv.id), "RetryAttemptsExhausted",
@@ -350,7 +354,7 @@ class ShardSource(Source):
                                    detail=detail)
         if m.bisect_batch_on_function_error and len(batch.records) > 1:
             half = (len(batch.records) + 1) // 2
-            halves = [Batch(part, batch.attempt + 1, batch.retries, inv.id)
+            halves = [Batch(part, batch.attempt + 1, batch.retries, inv.id, split=True)
                       for part in (batch.records[:half], batch.records[half:])]
             todo[:0] = halves
             for n, h in enumerate(halves, 1):

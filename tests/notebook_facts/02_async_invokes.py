@@ -21,6 +21,11 @@ assert late_fixed.status == "valid"
 assert late_short.status == "invalid" and late_short.verdict.effects_per_key == {"o-1": {"email": 2}}
 assert [f.retention_too_short for f in late_short.verdict.duplicates] == [True]
 assert "retention shorter than the redelivery horizon" in late_short.verdict.explain().lower()
+# What the text says of its figure: the record was never deleted (no TTL sweep, so no ▼), and the retry's claim took
+# the expired record itself.
+assert not late_short.history.of_type("sweep")
+_retry_claim = [e for e in late_short.history.of_type("aws") if e["inv"] == "inv-2" and e["op"] == "PutItem"]
+assert [e["result"] for e in _retry_claim] == ["ok"] and "keepUntil < :now" in _retry_claim[0]["detail"]["condition"]
 # EventBridge's refused deliveries run nothing; Lambda's retry repeats o-1.
 assert eventbridge_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 1}}
 assert [v["cause"] for v in eventbridge_naive.history.invocations().values()] == ["first delivery", "retry 1"]

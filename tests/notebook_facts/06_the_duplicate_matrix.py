@@ -56,3 +56,5 @@ _try = {r.scenario: (r.extra_effects, r.lost) for r in try_it.rows}
 assert _try["sync-sdk-retry"] == (1, 0) and _try["apigw-client-retry"] == (1, 0), _try  # the new container's set
 assert _try["eventbridge-target-retry"] == (0, 1) and _try["stream-batch-retry"] == (0, 1), _try  # marked, then lost
 assert _try["stepfunctions-task-retry"] == (0, 1), _try  # the retry lands in the same container: o-2 marked, lost
+# One small world per scenario, as the text says: a row each.
+assert len(naive.rows) == len(SOURCE_SCENARIOS)

@@ -58,8 +58,14 @@ class Template:
             user = unprivileged_user()
             if user is not None:  # a root grader: bwrap starts as that user, with this Python in its reach
                 command = unprivileged_command(command, user)
+        # A process group of its own: the signals meant for the world's group are not the template's. A Jupyter
+        # kernel shutting down sends SIGTERM to its group's children and waits until none is left; a template
+        # killed so stays a zombie until the world's atexit reaps it, after that wait (2.6 s a shutdown). Out
+        # of the group, it ends as it should: the world closes its control socket (at exit, or by dying, even
+        # killed with its whole group), and the template ends what it forked. A Ctrl-C or Jupyter's interrupt
+        # (SIGINT to the kernel's group) reaches the world, which closes what it runs, and not its spares.
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL,
-                                        env=_template_env())
+                                        env=_template_env(), process_group=0)
         theirs.close()
         self.lock = threading.Lock()
         #: Environments waiting for a function, each with its door (``manager``): a cold start opens one.

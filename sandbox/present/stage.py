@@ -1,0 +1,150 @@
+"""What a dashboard shows in the page, replaced in one step: its verdict and its pictures, never a mix of two runs.
+
+An ipywidgets ``Image`` puts its new picture in the page the moment its message arrives, and the
+picture appears only once the browser has decoded it; an ``HTML`` verdict appears at once. Shown
+with those, a move shows a new verdict beside old pictures for a moment, and each picture blinks.
+
+A ``Stage`` instead sends everything one rerun shows in one message, to a hidden ``feed``: the
+verdict's HTML and each picture as a PNG (each sent once). In the page, a one-pixel image in that
+message (its ``onload``: HTML widgets run no scripts) waits until every picture in it has decoded,
+and then, in one task (so in one frame), moves each part into its place on the dashboard (its
+``slots``) and takes the notices it answers off the page, which undims the pictures. It does so only
+when the message is the feed's latest and the dashboard's controls still show the values the
+message was drawn for: a rerun the learner has already moved past is never shown, and the one for
+where they stopped follows. Nothing here asks the kernel anything: the page decides alone.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # ipywidgets is imported where a stage is made: a grading child imports this module unused
+    import ipywidgets as widgets
+
+#: The class of the widget a dashboard is displayed as: the page's script finds its slots and controls under it.
+ROOT = "sandbox-dashboard"
+#: A control's class, with the setting's name after it: the page reads what the control shows now.
+SETTING = "sandbox-setting-"
+#: The class of a notice that something is being redrawn; while one is on the page, what it names is dimmed.
+STALE = "sandbox-redrawing"
+#: How a dashboard looks: its pictures dimmed while a notice of their kind is up (``data-dims``: "all", or "map").
+#: The widget carries its own style, as a notebook has no stylesheet of ours.
+STAGE_CSS = ("<style>"
+             f".{ROOT}:has(.{STALE}[data-dims~=all]) .sandbox-slot, "
+             f".{ROOT}:has(.{STALE}[data-dims~=map]) .sandbox-slot-map {{opacity: 0.35;}} "
+             f".{STALE} {{color: #8a5a00; font-weight: 600;}} "
+             ".sandbox-slot img {max-width: 100%; display: block;} "
+             "</style>")
+#: The smallest GIF, whose load event runs the swap.
+_PIXEL = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+
+#: The page's side (see the module docstring). ``shown`` reads what a control shows (a slider's handle, a box, a
+#: switch, a choice); a control it cannot read does not hold a message back.
+SWAP_JS = """(function (boot) {
+  const message = boot.parentNode, root = boot.closest('.%(root)s');
+  if (!message || !root) return;
+  const shown = (el) => {
+    const target = el.querySelector('.noUi-target');
+    if (target && target.noUiSlider) return Number(target.noUiSlider.get(true));
+    const handle = el.querySelector('[aria-valuenow]');
+    if (handle) return Number(handle.getAttribute('aria-valuenow'));
+    const box = el.querySelector('input[type=checkbox]');
+    if (box) return box.checked;
+    const choice = el.querySelector('select');
+    if (choice) return choice.selectedOptions[0] ? choice.selectedOptions[0].textContent : undefined;
+    const input = el.querySelector('input');
+    return input ? input.value : undefined;
+  };
+  const same = (now, want) => now === undefined || (typeof want === 'number'
+    ? Number.isNaN(Number(now)) || Math.abs(Number(now) - want) <= 1e-6 * Math.max(1, Math.abs(want))
+    : String(now) === String(want));
+  const current = () => Object.entries(JSON.parse(message.dataset.values)).every(([name, want]) => {
+    const control = root.querySelector('.%(setting)s' + name);
+    return !control || same(shown(control), want);
+  });
+  const pictures = [...message.querySelectorAll('img:not(.sandbox-boot)')];
+  Promise.all(pictures.map((p) => p.decode().catch(() => null))).then(() => {
+    if (!message.isConnected || !current()) return;
+    for (const part of [...message.querySelectorAll(':scope > [data-part]')]) {
+      const slot = root.querySelector('.sandbox-slot-' + part.dataset.part + ' .widget-html-content');
+      if (slot) slot.replaceChildren(...part.childNodes);
+    }
+    const clears = message.dataset.clears.split(' ');
+    for (const notice of [...root.querySelectorAll('.%(stale)s')]) {
+      if (clears.includes(notice.dataset.dims)) notice.remove();
+    }
+    message.remove();
+  });
+})(this)"""
+
+
+class Part:
+    """One thing a dashboard shows (its verdict's HTML, a picture's PNG), as last sent to the page: ``value``."""
+
+    def __init__(self, name: str, value: Any = b""):
+        self.name, self.value = name, value
+
+    def __repr__(self) -> str:
+        return f"<Part {self.name}: {len(self.value)} {'characters' if isinstance(self.value, str) else 'bytes'}>"
+
+
+def picture_html(png: bytes, name: str) -> str:
+    """A PNG as an ``<img>`` (empty bytes: nothing)."""
+    if not png:
+        return ""
+    data = base64.b64encode(png).decode("ascii")
+    return f'<img class="sandbox-{name}" alt="{html.escape(name)}" src="data:image/png;base64,{data}">'
+
+
+class Stage:
+    """A dashboard's slots, one per part (``slot(name)``), and the hidden feed that fills them (module docstring).
+
+    ``send(parts, values, clears)`` sends one message: ``parts`` maps a slot's name to its HTML, or to PNG
+    bytes for a picture; ``values`` are the settings the parts were drawn for, by control name; ``clears`` the
+    kinds of notice (a notice's ``data-dims``) the page takes away when it shows them.
+    """
+
+    def __init__(self, names: Iterable[str] = ()):
+        import ipywidgets as widgets
+
+        self.slots: dict[str, widgets.HTML] = {}
+        self.feed = widgets.HTML(layout={"display": "none"})
+        self.feed.add_class("sandbox-feed")
+        self.sent = 0  # messages sent so far: each has its own number, so a message is never the one before
+        for name in names:
+            self.slot(name)
+
+    def slot(self, name: str) -> widgets.HTML:
+        """The place on the page where part ``name`` is shown (made on first use)."""
+        import ipywidgets as widgets
+
+        if name not in self.slots:
+            self.slots[name] = widgets.HTML(layout={"max_width": "100%"})
+            self.slots[name].add_class("sandbox-slot").add_class(f"sandbox-slot-{name}")
+        return self.slots[name]
+
+    def send(self, parts: Mapping[str, str | bytes], values: Mapping[str, Any], clears: Iterable[str]) -> None:
+        self.sent += 1
+        body = "".join(f'<div data-part="{html.escape(name)}">'
+                       f"{picture_html(part, name) if isinstance(part, bytes) else part}</div>"
+                       for name, part in parts.items())
+        said = html.escape(json.dumps({k: _plain(v) for k, v in values.items()}), quote=True)
+        swap = html.escape(SWAP_JS % {"root": ROOT, "setting": SETTING, "stale": "sandbox-redrawing"}, quote=True)
+        self.feed.value = (f'<div class="sandbox-message" data-sent="{self.sent}" data-values="{said}" '
+                           f'data-clears="{" ".join(clears)}">{body}'
+                           f'<img class="sandbox-boot" alt="" src="{_PIXEL}" onload="{swap}"></div>')
+
+
+def _plain(value: Any) -> Any:
+    """A control's value as JSON carries it (a number stays a number; anything else as its words)."""
+    if isinstance(value, bool) or isinstance(value, (int, float)):
+        return value
+    return str(value)
+
+
+def notice(why: str, dims: str = "all") -> str:
+    """A notice that the parts of kind ``dims`` are being redrawn: they are dimmed while it is on the page."""
+    return f'<span class="{STALE}" data-dims="{dims}">{html.escape(why)}</span>'
