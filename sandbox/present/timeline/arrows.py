@@ -25,10 +25,9 @@ Point = tuple[float, float]
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
 STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane
-VERTICAL_LEFT_PT = 3  # pt: it runs this far left of the repeat's start, clear of the bars it passes (several
-#   repeats of one invocation then share one straight line, an arrowhead at each), but inside the axes
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
-SHRINK_ACROSS = (7.0, 9.0)  # pt: ... for an arrow from one bar's end to the next bar's start
+SHRINK_ACROSS = (2.0, 1.0)  # pt: ... for an arrow from one bar's end to the next bar's start (its head touches the
+# repeat's start: a head that stops short lands at an earlier time, inside a break on a coarse axis)
 ELBOW_MIN_PX = 1  # px: ends closer than this in y get no elbow candidates
 ARC_RADS = (0.3, -0.3)  # curvature of the two arc candidates
 ENDS_CLEAR_PT = 3  # pt beyond the shrink: obstacles this close to either end do not count
@@ -138,8 +137,8 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
     vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
     if vertical:  # the repeat started while the earlier one was still running
         inside = c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
-        x = max(c.px(xb, 0)[0] - VERTICAL_LEFT_PT * c.pt, inside)
-        x = min(x, c.px(xb, 0)[0])
+        # at the repeat's own start: a line drawn a few points early reads as an earlier time on a coarse axis
+        x = max(c.px(xb, 0)[0], inside)
         head = c.px(xb, yb - down * VERTICAL_TO)[1]
         low, high = placed.lane_reach.get(rec.inv, (head, head))  # marks stacked on the lane: stop short of them
         head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)

@@ -23,7 +23,6 @@ GUIDE_LW = 1.3  # pt
 GUIDE_HALF_PX = 2  # px: the guide's obstacle reaches this far left and right
 WAIT_LW = 3  # pt at full scale
 WAIT_HALF_PT = 2  # pt: a wait's obstacle reaches this far above and below it
-END_AFTER_PT = 3  # pt: the "history ends" line passes this far after the last run's bar and markers
 END_LINE_HALF_PX = 1  # px: the end line's obstacle reaches this far left and right
 
 
@@ -82,10 +81,8 @@ def settle_end_line(c: Canvas, end_line: mlines.Line2D | None, bars: dict[str, m
     than its bar holds, and its markers run on past the end (``markers._on_bar``); the line follows them."""
     if end_line is None:
         return
+    # The line stays at the history's last moment: marks now stand at their true times, so nothing runs on past it,
+    # and a line moved clear of a mark's glyph would claim a later end than the run had.
     x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
-    last = max([r.get_window_extent(c.renderer).x1 for r in bars.values()] + [b.x1 for b in placed.boxes])
-    if last > x:
-        x = last + END_AFTER_PT * c.pt
-        end_line.set_xdata([c.data(x, 0)[0]] * 2)
     box = c.axes_box()
     c.obs.add(Bbox.from_extents(x - END_LINE_HALF_PX, box.y0, x + END_LINE_HALF_PX, box.y1), "endline")
