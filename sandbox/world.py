@@ -242,13 +242,9 @@ class Sandbox:
         os.environ["AWS_DEFAULT_REGION"] = os.environ["AWS_REGION"] = self.region
         os.environ["IDEMPOTENCY_TABLE"] = self.table_name
         random.seed(f"botocore-jitter:{self.seed}")  # botocore's retry jitter uses the random module
-        hook = dispatch
         if isinstance(self.clock, VirtualClock):  # the wall clock patches nothing
             self.clock.readers = self.sleeps_virtually  # its patch answers this world's threads only
-            # moto stamps what it keeps with time.time() (SQS visibility, message timestamps): a request
-            # reads the world's time whichever thread makes it (a cell looking at a stepped run's table)
-            hook = self.clock.lend(dispatch)
-        adapter.install(hook, _virtual_sleep, self.region)
+        adapter.install(dispatch, _virtual_sleep, self.region)
         interpose.install(self.runtime.log)
         self.clock.start()
         active.set_current(self)

@@ -108,7 +108,11 @@ def dispatch(event_name: str, request, **_: Any):
     if world is None:  # a client made inside a world that has closed since: it must not reach AWS
         raise RealAwsRefused(f"refused {event_name.split('.', 1)[-1]}: this client was made inside a sandbox world "
                              "that has closed; make a new client inside an open world")
-    return world.gateway.handle(request)
+    # moto stamps what it keeps with time.time() (SQS visibility, message timestamps): a request reads the world's
+    # time whichever thread makes it (a cell looking at a stepped run's table). Looked up here, at each request:
+    # botocore sessions outlive worlds, and keep the hook they were made with.
+    lend = getattr(world.clock, "lend", None)
+    return world.gateway.handle(request) if lend is None else lend(world.gateway.handle, request)
 
 
 def current_actor() -> str:

@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import sys
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from time_machine import Traveller, travel
@@ -109,19 +108,14 @@ class VirtualClock:
         """Does this thread read the virtual clock (while it is started)?"""
         return getattr(self._lent, "depth", 0) > 0 or self.readers()
 
-    def lend(self, fn: Callable) -> Callable:
-        """``fn``, run on the virtual clock whichever thread calls it (a request to the world's moto)."""
+    def lend(self, fn: Callable, *args: Any) -> Any:
+        """``fn(*args)``, run on the virtual clock whichever thread calls it (a request to the world's moto)."""
         local = self._lent
-
-        @functools.wraps(fn)
-        def lent(*args, **kwargs):
-            local.depth = getattr(local, "depth", 0) + 1
-            try:
-                return fn(*args, **kwargs)
-            finally:
-                local.depth -= 1
-
-        return lent
+        local.depth = getattr(local, "depth", 0) + 1
+        try:
+            return fn(*args)
+        finally:
+            local.depth -= 1
 
     def stop(self) -> None:
         if self._traveller is None or self._travel is None:  # the second follows from the first
