@@ -3,7 +3,8 @@
 Part of ``make bench``; ``python -m sandbox.bench.environments`` runs it alone. Every figure is a
 median, and each ratio is measured in this one run, the two isolations alternated run by run:
 
-- a whole scenario run, process over thread (target: at most 1.3x);
+- a whole scenario run, process over thread (targets: at most 1.3x, and 1.5x for concurrent-claims, whose two
+  environments start at once);
 - a cold start from the warm template: the fork and the bootstrap, then the handler's own init
   (target: at most 10 ms median before the handler's init);
 - one AWS call's round trip, on top of the same call made in the world's own process (target:
@@ -32,6 +33,8 @@ ROOT = paths.ROOT
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
 SCENARIOS = ("no-fault", "concurrent-claims", "sqs-batch-failure")
 TARGETS = {"run_x": 1.3, "cold_start_ms": 10.0, "round_trip_ms": 0.5}
+#: Runs whose target differs from ``run_x``.
+RUN_TARGETS = {"concurrent-claims": 1.5}
 _CALLS = 100
 _ROUND_TRIP = f"""
 import os
@@ -113,12 +116,16 @@ def round_trip(repeat: int) -> dict[str, float]:
 
 def measure(repeat: int) -> dict[str, Any]:
     return {"runs": runs(repeat), "cold_start": cold_start(repeat), "round_trip": round_trip(max(3, repeat // 3)),
-            "targets": TARGETS}
+            "targets": {**TARGETS, "run_x_by_scenario": RUN_TARGETS}}
+
+
+def _run_target(name: str) -> float:
+    return RUN_TARGETS.get(name, TARGETS["run_x"])
 
 
 def environment_misses(r: dict[str, Any]) -> list[str]:
-    out = [f"environments: {name} runs {v['ratio_x']}x the thread isolation (target <= {TARGETS['run_x']}x)"
-           for name, v in r["runs"].items() if v["ratio_x"] > TARGETS["run_x"]]
+    out = [f"environments: {name} runs {v['ratio_x']}x the thread isolation (target <= {_run_target(name)}x)"
+           for name, v in r["runs"].items() if v["ratio_x"] > _run_target(name)]
     if r["cold_start"]["fork_to_ready_ms"] > TARGETS["cold_start_ms"]:
         out.append(f"environments: a cold start takes {r['cold_start']['fork_to_ready_ms']} ms before the handler's "
                    f"init (target <= {TARGETS['cold_start_ms']} ms)")

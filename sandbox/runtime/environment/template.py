@@ -33,7 +33,7 @@ import traceback
 from typing import Any, NoReturn
 
 from ...aws.parsecache import SharedParse
-from . import guest, manager, namespaces, wire
+from . import guest, manager, namespaces, prefault, wire
 
 #: The services whose models a handler's cold start would otherwise parse again.
 WARM_SERVICES = ("dynamodb", "sqs", "kinesis", "events", "lambda", "sns", "s3", "stepfunctions")
@@ -64,6 +64,22 @@ def _warm() -> None:
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
     _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
+
+
+def _first_steps() -> None:
+    """What a cold start does first, for the scout that learns which pages it writes (``prefault``)."""
+    import boto3
+
+    boto3.client("dynamodb")
+    _warm_calls(boto3.resource("dynamodb").Table("warm"))
+
+
+#: The pages of the template a cold start writes, which each environment forked ahead copies while it waits.
+HOT: prefault.Ranges = []
+
+
+def _copy_ahead() -> None:
+    prefault.copy_ahead(HOT)
 
 
 def _warm_calls(table: Any) -> None:
@@ -100,6 +116,7 @@ def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> N
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     guest.prepare(tmp)
+    _copy_ahead()
     data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
     orders.close()
     if not data or not fds:
@@ -166,7 +183,7 @@ class _Managed:
         if pid == 0:
             for sock in [*self._sockets(), mine, door]:
                 sock.close()
-            manager.run(theirs, door_inside, _run_function, self.plan.tmp_mb)
+            manager.run(theirs, door_inside, _run_function, self.plan.tmp_mb, _copy_ahead)
         theirs.close()
         door_inside.close()
         self.spares.append((pid, mine, door))
@@ -457,6 +474,8 @@ def main() -> None:
     # touching it (a collection in a child would copy page after page of the template).
     gc.collect()
     gc.freeze()
+    global HOT
+    HOT = prefault.learn(_first_steps)
     children: _Children | _Managed = (_Children(control, tmp_root) if uncontained
                                       else _Managed(control, _plan(roots)))
     try:
