@@ -123,8 +123,11 @@ class Verdict:
 
 
 def _fmt(t: float) -> str:
+    """A time in the checker's words, to the millisecond under two minutes: two events 25 ms apart never read
+    as one ("0.35 s" and "0.375 s", where one decimal said "0.3 s" and "0.4 s")."""
     if t < 120:
-        return f"{t:.1f} s"
+        text = f"{t:.3f}".rstrip("0")
+        return f"{text}0 s" if text.endswith(".") else f"{text} s"
     if t < 3600:
         return f"{t / 60:.1f} min"
     hours, minutes = divmod(round(t / 60), 60)
