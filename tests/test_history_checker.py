@@ -282,3 +282,17 @@ def test_the_checker_and_the_timeline_find_the_same_stale_write():
     assert notes == [("lock overlap", ["inv-1", "inv-2"]), ("stale write", ["inv-1", "inv-2"])]
     stale = [(m.inv, m.t, m.warning) for m in read_history(h).marks if m.style == "stale_write"]
     assert stale == [("inv-1", 6.0, "stale write: deleted inv-2's o-1 record")]
+
+
+@given(st.integers(0, 119_999), st.integers(1, 5_000))
+def test_the_checkers_times_tell_apart_two_moments_a_millisecond_or_more_apart(ms, gap):
+    """Under two minutes a time reads to the millisecond: it names its moment, and two moments apart never read
+    alike (one decimal once put 0.350 s and 0.375 s at "0.3 s" and "0.4 s")."""
+    from sandbox.analysis.checker import _fmt
+
+    first, later = ms / 1000, (ms + gap) / 1000
+    text = _fmt(first)
+    assert text.endswith(" s") and abs(float(text.removesuffix(" s")) - first) < 5e-4
+    assert "." in text
+    if later < 120:
+        assert _fmt(later) != text
