@@ -67,11 +67,35 @@ def _warm() -> None:
 
 
 def _first_steps() -> None:
-    """What a cold start does first, for the scout that learns which pages it writes (``prefault``)."""
-    import boto3
+    """What a cold start does first, for the scout that learns which pages it writes (``prefault``): make clients
+    and call DynamoDB, read an event and answer it, and report an error as the runtime client does. Each step on its
+    own: one that fails (another runtime client's API) leaves the others' pages learned."""
+    import json
 
-    boto3.client("dynamodb")
-    _warm_calls(boto3.resource("dynamodb").Table("warm"))
+    import boto3
+    from awslambdaric import bootstrap
+
+    def calls() -> None:
+        boto3.client("dynamodb")
+        _warm_calls(boto3.resource("dynamodb").Table("warm"))
+
+    def answer() -> None:
+        event = json.loads('{"Records": [{"messageId": "m-1", "body": "{\\"orderId\\": \\"o-1\\"}"}]}')
+        json.loads(event["Records"][0]["body"])
+        bootstrap.to_json({"processed": [{"orderId": "o-1"}]})
+
+    def error() -> None:
+        try:
+            raise KeyError("o-1")
+        except KeyError:
+            fault = bootstrap.build_fault_result(sys.exc_info(), None)
+        bootstrap.to_json(fault)
+
+    for step in (calls, answer, error):
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - a step the scout could not take is a page not copied ahead, no more
+            pass
 
 
 #: The pages of the template a cold start writes, which each environment forked ahead copies while it waits.
