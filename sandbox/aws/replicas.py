@@ -5,15 +5,20 @@ may not reflect the results of a recently completed write operation"
 (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html).
 moto always answers with the latest item, so the sandbox keeps, for each item written in the
 last ``lag`` seconds, what it looked like before and after each write. A read without
-``ConsistentRead=True`` (GetItem, Query, Scan) is answered as of a moment drawn, with the
+``ConsistentRead=True`` (GetItem, BatchGetItem, Query, Scan) is answered as of a moment drawn, with the
 world's seed, from the last ``lag`` seconds; a strongly consistent read always sees the
 latest write. For a single-region table AWS says only that "consistency across all copies
 of data is usually reached within one second" (HowItWorks.ReadConsistency.html), so the lag
 defaults to a second.
 
+BatchGetItem is eventually consistent unless a table's ``ConsistentRead`` says otherwise
+(https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_BatchGetItem.html): each
+table's keys are answered as of the moment drawn, so an item deleted since comes back and one
+written since is missing. TransactGetItems is always strongly consistent, as AWS's is.
+
 Simplifications: a stale Query or Scan replaces or drops the items written since that
-moment, but does not bring back items deleted since; BatchGetItem and TransactGetItems
-are answered consistently.
+moment, but does not bring back items deleted since; a stale item is the whole item, whatever
+the read's ProjectionExpression.
 """
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ if TYPE_CHECKING:
 
 DOC_CONSISTENCY = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/HowItWorks.ReadConsistency.html"
 DEFAULT_REPLICA_LAG = 1.0  # seconds
-EVENTUAL_READS = ("GetItem", "Query", "Scan")
+EVENTUAL_READS = ("GetItem", "BatchGetItem", "Query", "Scan")
 
 Version = tuple[float, "dict | None"]  # (virtual seconds, the item from then on; None: absent)
 
@@ -98,6 +103,8 @@ class Replicas:
         """A stale body for an eventually consistent read (None: the latest answer stands)."""
         if self.lag <= 0 or op not in EVENTUAL_READS or params.get("ConsistentRead"):
             return None
+        if op == "BatchGetItem":
+            return self._stale_batch(params, json.loads(body or b"{}"))
         moment = self.as_of()
         data = json.loads(body or b"{}")
         table = params["TableName"]  # moto answered 200, so the request named its table
@@ -107,6 +114,29 @@ class Replicas:
                 return None
             return json.dumps({"Item": item} if item is not None else {}).encode()
         return self._stale_items(table, data, moment)
+
+    def _stale_batch(self, params: dict, data: dict) -> bytes | None:
+        """Each eventually consistent table of a BatchGetItem, its keys as of one moment drawn for the call."""
+        asked = params.get("RequestItems") or {}
+        eventual = [t for t, spec in asked.items() if isinstance(spec, dict) and not spec.get("ConsistentRead")]
+        if not eventual:
+            return None
+        moment, changed = self.as_of(), False
+        responses = dict(data.get("Responses") or {})
+        for table in eventual:
+            latest = {json.dumps(adapter.item_key(self.region, table, item) or {}, sort_keys=True): item
+                      for item in responses.get(table) or []}
+            items = []
+            for key in asked[table].get("Keys") or []:
+                stale, old = self.version(table, key, moment)
+                changed |= stale
+                found = old if stale else latest.get(json.dumps(key, sort_keys=True))
+                if found is not None:
+                    items.append(found)
+            responses[table] = items
+        if not changed:
+            return None
+        return json.dumps({**data, "Responses": responses}).encode()
 
     def _stale_items(self, table: str, data: dict, moment: float) -> bytes | None:
         items, changed = [], False

@@ -74,7 +74,8 @@ def private_memory_mb() -> float:
     """What the environment's processes wrote to memory of their own, in MB (``/proc`` shows only them).
 
     Pages shared with the template (the runtime, boto3, the sandbox's modules) are left out until a
-    process writes to one; Lambda counts its runtime's ~40 MB too, so the sandbox is that much kinder."""
+    process writes to one (an environment forked ahead copies some 10 MB of them while it waits: ``prefault``);
+    Lambda counts its runtime's ~40 MB too, so the sandbox is about 30 MB kinder."""
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit() or name == "1":
