@@ -40,8 +40,8 @@ DELIVERS = {
                             "the event (same request id)",
     "sync-sdk-retry": "an SDK client's synchronous Invoke times out while the function still works, and the SDK "
                       "sends the Invoke again",
-    "apigw-client-retry": "API Gateway stops waiting at its 29 s integration timeout and answers 504 while the "
-                          "function still works; the client sends the request again",
+    "apigw-client-retry": "API Gateway stops waiting at its integration timeout (29 s by default) and answers 504 "
+                          "while the function still works; the client sends the request again",
     "stream-batch-retry": "a stream batch (Kinesis, DynamoDB Streams) whose handler fails is retried from its "
                           "first record, done records included",
     "kinesis-producer-resend": "a Kinesis producer's PutRecord timed out after it took effect; its retry wrote the "

@@ -3,10 +3,12 @@
 API Gateway invokes the function synchronously and never retries
 (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-errors.html). It waits at
 most its integration timeout, 29 s by default
-(https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html), then answers the
-client 504 while the function keeps running. The client's HTTP library retries a 5xx: each
-retry is a new API Gateway request, with a new ``requestContext.requestId``, and a new
-invocation that does the work again.
+(https://docs.aws.amazon.com/apigateway/latest/developerguide/limits.html; Regional and private
+REST APIs may raise it, for a lower account throttle quota:
+https://aws.amazon.com/about-aws/whats-new/2024/06/amazon-api-gateway-integration-timeout-limit-29-seconds/),
+then answers the client 504 while the function keeps running. The client's HTTP library
+retries a 5xx: each retry is a new API Gateway request, with a new
+``requestContext.requestId``, and a new invocation that does the work again.
 
 With the defaults (an email provider that takes 35 s, a 60 s function timeout, a client that
 retries twice after 1 s and then 2 s) every request gets a 504 and every invocation sends the
