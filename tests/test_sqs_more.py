@@ -388,3 +388,24 @@ def test_the_visibility_advice_adds_the_batching_window_to_six_function_timeouts
                      [f"the queue's visibility timeout ({visibility} s) is below six times the function timeout "
                       f"(AWS's advice) plus the batching window ({advised} s): a batch can come back while it "
                       f"is still being processed"])
+
+
+@pytest.mark.parametrize("in_dlq, kept", [(10, True), (30, False)])
+def test_a_standard_queues_dead_letter_keeps_its_first_enqueue_time_so_its_retention_runs_on(in_dlq, kept):
+    """"For standard queues, the expiration of a message is always based on its original enqueue timestamp"
+    (setting-up-dead-letter-queue-retention.html): 102 s in the source queue and 10 s in a 120 s dead-letter queue
+    leave it there; 30 s more and it is gone, though it spent only 30 s in the dead-letter queue."""
+    with Sandbox() as sb:
+        sqs = sb.sqs
+        dlq = sqs.create_queue(QueueName="dlq", Attributes={"MessageRetentionPeriod": "120"})["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        source = sqs.create_queue(QueueName="orders", Attributes={
+            "MessageRetentionPeriod": "600", "VisibilityTimeout": "1",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1})})["QueueUrl"]
+        sqs.send_message(QueueUrl=source, MessageBody="o-1")
+        sb.advance(100)
+        assert len(sqs.receive_message(QueueUrl=source).get("Messages", [])) == 1  # received, never deleted
+        sb.advance(2)
+        assert sqs.receive_message(QueueUrl=source).get("Messages", []) == []  # moved to the dead-letter queue
+        sb.advance(in_dlq)
+        assert len(sqs.receive_message(QueueUrl=dlq).get("Messages", [])) == (1 if kept else 0)

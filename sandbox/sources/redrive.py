@@ -19,6 +19,11 @@ message", and "The redrive task resets the retention period. All redriven messag
 considered new messages with a new messageID and enqueueTime are assigned to redriven
 messages." So a redriven message is a *new* message: a new MessageId, and a receive count that
 starts again from zero. A handler that deduplicates on the SQS messageId treats it as new.
+Until then, a standard queue's dead letter keeps its first enqueue time: "For standard queues, the
+expiration of a message is always based on its original enqueue timestamp", so its retention clock
+runs on in the dead-letter queue
+(https://docs.aws.amazon.com/AWSSimpleQueueService/latest/SQSDeveloperGuide/setting-up-dead-letter-queue-retention.html).
+moto does the same (``tests/test_sqs_more.py``); only a redrive resets it.
 
 How it runs in the sandbox: ``MessageMoveTasks`` serves the three operations in the gateway
 (the requests are recorded like any other), and each task is a scheduler task of its own that,
