@@ -380,3 +380,22 @@ def test_with_the_audit_on_a_figure_is_recorded_when_first_drawn(tmp_path, monke
     assert (found["kind"], found["width_in"], found["cell"], found["faults"]) == ("timeline", 9.0, None, [])
     assert {"marker:claim_lost", "marker:claim_won"} <= {gid for gid, _ in found["marks"]}
     assert "sqs-batch-failure · seed 0" in [text for text, _ in found["texts"]]
+
+
+# -- what a learner reading lessons 00, 02, 05, 07 and 10 on a projector still found
+def test_a_long_title_breaks_at_a_separator_and_leaves_it_out():
+    """Lesson 02 cells 8 and 18: "naive handler ·" ended the title's first line, the separator dangling."""
+    for cell in ("02-8", "02-14", "02-18"):
+        fig = _figure(cell)
+        lines = fig.axes[0].get_title().split("\n")
+        assert len(lines) == 2, cell
+        assert not [line for line in lines if line.strip().startswith("·") or line.strip().endswith("·")], cell
+        assert _faults(fig) == [], cell
+
+
+def test_the_audit_finds_a_separator_at_a_line_end():
+    fig, ax = _page()
+    ax.set_title("naive handler ·\nasync-duplicate")
+    ax.text(50, 5, "container c1 · o-1")
+    assert _check(fig, audit.separators_dangling) == ["'naive handler · async-duplicate' has a line that starts or "
+                                                      "ends with '·'"]

@@ -1226,3 +1226,20 @@ def test_the_lock_legend_says_the_status_the_claims_wrote():
 
     assert lock_entry(example("claim_only.py")) == ["lock held (CLAIMED record)"]
     assert lock_entry(example("article.py")) == ["lock held (IN_PROGRESS record)"]
+
+
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-:,0123456789", min_size=1, max_size=14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_WORDS, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=5).map(" · ".join),
+       st.floats(2.0, 9.0))
+def test_a_title_never_starts_or_ends_a_line_with_a_separator(title, width):
+    """However a long title is broken (at a " · ", at another break, or word by word), no line starts or ends with
+    the "·" that joined its parts, and nothing else is lost."""
+    from sandbox.present.timeline.sizing import fit_title
+
+    lines = fit_title(title, width, 15).split("\n")
+    assert all(line == line.strip() and line for line in lines)
+    assert not [line for line in lines if line.startswith("·") or line.endswith("·")]
+    assert " ".join(lines).replace(" · ", " ").split() == title.replace(" · ", " ").split()

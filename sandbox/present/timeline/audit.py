@@ -2,7 +2,8 @@
 
 :func:`faults` measures a figure, once drawn, in display pixels and names each fault it finds:
 
-* a text (title, axis label, tick, lane name, note, legend entry) reaching out of the figure;
+* a text (title, axis label, tick, lane name, note, legend entry) reaching out of the figure, or with a line
+  that starts or ends with a "·" separator;
 * two texts overlapping (a text with a box counts as its box);
 * a text covering a mark, or two marks covering each other: their shapes, not their boxes, so two
   diamonds side by side may share their boxes' empty corners, while staggered ones that cross do not;
@@ -56,6 +57,7 @@ BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps o
 LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
+SEPARATOR = "·"  # what joins the parts of a title or a subtitle: never at a line's end
 END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
 
 _count = itertools.count()
@@ -228,6 +230,14 @@ def outside_figure(d: Drawn) -> list[str]:
     page = d.fig.bbox.padded(d.px(TOUCH_PX))
     return [f"{_name(t)} reaches out of the figure" for t, box, _ in d.texts
             if not (page.contains(*box.p0) and page.contains(*box.p1))]
+
+
+def separators_dangling(d: Drawn) -> list[str]:
+    """A line of text that starts or ends with a "·": a separator joins what stands either side of it, and one left
+    at a line's end (a title broken after it) reads as something missing."""
+    return [f"{_name(t)} has a line that starts or ends with {SEPARATOR!r}" for t, _, _ in d.texts
+            if any(line.strip().startswith(SEPARATOR) or line.strip().endswith(SEPARATOR)
+                   for line in t.get_text().split("\n"))]
 
 
 def texts_overlapping(d: Drawn) -> list[str]:
@@ -437,9 +447,9 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
     return out
 
 
-CHECKS = (outside_figure, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled, marks_off_time,
-          bands_off_time, scale_bent, ticks_off_time, ticks_colliding, arrow_labels_on_bands, arrows_cut_off,
-          lines_through_marks, lanes_drawn_early)
+CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
+          marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_colliding, arrow_labels_on_bands,
+          arrows_cut_off, lines_through_marks, lanes_drawn_early)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -204,7 +204,9 @@ def y_limits(rows: Rows, squeezed: bool) -> tuple[float, float]:
 
 
 def fit_title(title: str, width: float, size: float) -> str:
-    """``title``, broken into two lines where it reads best when it is wider than the figure (``width`` in)."""
+    """``title``, broken into lines where it reads best when it is wider than the figure (``width`` in): in two at
+    the most natural break that fits, else wrapped word by word. A "·" only joins what stands on either side of
+    it, so where a line breaks at one it is left out: no line starts or ends with a separator."""
     room = width * TITLE_SHARE
 
     def fits(line: str) -> bool:
@@ -216,14 +218,41 @@ def fit_title(title: str, width: float, size: float) -> str:
         splits = []
         start = title.find(sep)
         while start > 0:
-            head, tail = title[:start] + sep.rstrip(), title[start + len(sep):]
-            if fits(head) and fits(tail):  # the most even split at the most natural break
-                splits.append((abs(len(head) - len(tail)), head, tail))
+            kept = "" if sep.strip() in JOINERS else sep.rstrip()  # "a:" ends a line; "a ·" would dangle
+            head, tail = title[:start] + kept, title[start + len(sep):]
+            if head.strip() and tail.strip() and fits(head) and fits(tail):  # the most even split at the most
+                splits.append((abs(len(head) - len(tail)), head, tail))  # natural break
             start = title.find(sep, start + 1)
         if splits:
             _, head, tail = min(splits)
             return f"{head}\n{tail}"
-    return "\n".join(textwrap.wrap(title, max(MIN_LEGEND_CHARS, len(title) // 2 + 1)))
+    return "\n".join(_wrapped(title, fits))
+
+
+JOINERS = ("·",)  # separators a line break replaces
+
+
+def _wrapped(title: str, fits) -> list[str]:
+    """``title`` wrapped greedily, word by word, into lines that ``fits`` (a single word too wide for one stands
+    alone); a separator at a break is left out."""
+    lines: list[str] = []
+    for word in title.split():
+        if lines and fits(f"{lines[-1]} {word}"):
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    lines = [_unjoined(line) for line in lines]
+    return [line for line in lines if line] or [title]
+
+
+def _unjoined(line: str) -> str:
+    """A line without a separator at either end."""
+    words = line.split()
+    while words and words[0] in JOINERS:
+        words.pop(0)
+    while words and words[-1] in JOINERS:
+        words.pop()
+    return " ".join(words)
 
 
 def title_height(title: str, size: float) -> float:
