@@ -399,3 +399,16 @@ def test_the_audit_finds_a_separator_at_a_line_end():
     ax.text(50, 5, "container c1 · o-1")
     assert _check(fig, audit.separators_dangling) == ["'naive handler · async-duplicate' has a line that starts or "
                                                       "ends with '·'"]
+
+
+@pytest.mark.parametrize("cell", ["02-8", "02-18"])
+def test_a_gap_of_seconds_in_a_run_of_seconds_is_not_cut_out(cell):
+    """Lesson 02 cells 8 and 18: each duplicate comes "two seconds later", in a run of about 7 s; three axis breaks
+    left those seconds out, so the lesson's words had nothing on the axis to point at."""
+    fig = _figure(cell)
+    assert len(fig.time_map) == 1 and _boxes(fig, "gap") == []
+    ticks = _ticks(fig)
+    assert {"0", "2", "5", "7"} <= set(ticks)
+    second = (ticks["7"] - ticks["5"]) / 2
+    starts = sorted(_x(fig, x) for _, x in fig.lanes.values())
+    assert abs(starts[1] - starts[0] - 2 * second) <= 2.0  # inv-2 stands two seconds after inv-1

@@ -1243,3 +1243,32 @@ def test_a_title_never_starts_or_ends_a_line_with_a_separator(title, width):
     assert all(line == line.strip() and line for line in lines)
     assert not [line for line in lines if line.startswith("·") or line.endswith("·")]
     assert " ".join(lines).replace(" · ", " ").split() == title.replace(" · ", " ").split()
+
+
+_SPAN = st.tuples(st.floats(0, 3000, allow_nan=False), st.floats(0, 40, allow_nan=False)).map(lambda p: (p[0],
+                                                                                                         sum(p)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SPAN, min_size=1, max_size=12), st.booleans())
+def test_only_a_long_quiet_gap_that_is_much_of_the_run_becomes_a_break(spans, from_zero):
+    """Whatever is drawn when: each break lies in an idle gap that is at least BREAK_MIN_S long and at least
+    BREAK_MIN_SHARE of the run, and leaves out about half of that gap or more; a gap of a few seconds, or a small
+    share of the run, is kept at the axis' scale."""
+    from sandbox.present.timeline import axis
+
+    if from_zero:
+        spans = [(0.0, 0.0), *spans]
+    lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+    run = max(hi - min(lo, 0.0), axis.MIN_SPAN)
+    segs = axis._busy(spans, lo, hi, run)
+    if segs is None:
+        return
+    segments = axis._widened(segs)
+    for (_, ta), (tb, _) in zip(segments, segments[1:]):
+        assert ta < tb
+        before = max(b for a, b in spans if a <= ta)  # the idle gap the break lies in
+        after = min(a for a, b in spans if a >= tb)
+        assert not [s for s in spans if s[0] < tb and s[1] > ta], "a break hides activity"
+        assert after - before >= axis.BREAK_MIN_S and after - before >= axis.BREAK_MIN_SHARE * run
+        assert tb - ta >= 0.45 * (after - before)

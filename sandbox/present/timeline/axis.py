@@ -35,11 +35,17 @@ TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 # cutting idle gaps out as axis breaks (all fractions of the history's span or of the longest busy stretch)
 LINEAR_PAD = 0.035  # linear axis: empty room at both ends, fraction of the span (half a mark at the ends)
 JOIN_TOLERANCE = 0.002  # activity closer than this fraction of the span is one busy stretch
-GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are cut out
+# An idle gap becomes a break only when it is all of: long in itself, a large share of the run, and much longer
+# than the busy stretches it separates. A few seconds in a run of a few seconds is what a lesson talks about ("two
+# seconds later"); only a quiet stretch that would squash everything else is worth leaving out.
+BREAK_MIN_S = 10.0  # s: a gap shorter than this is never cut out ...
+BREAK_MIN_SHARE = 0.2  # ... nor one shorter than this fraction of the run's span ...
+GAP_FACTOR = 4  # ... nor one shorter than this many times the longest busy stretch
+BREAK_KEEPS = 0.5  # a break leaves out at least this fraction of its gap (the stretches beside it grow into the rest)
 MIN_LONGEST = 0.002  # the longest busy stretch counts as at least this fraction of the span
 SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
 MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
-#   and at the axis' one scale, into the idle time beside it (never more than half of it)
+#   and at the axis' one scale, into the idle time beside it (the two beside a gap, never more than half of it)
 END_ROOM = 0.15  # the last busy stretch runs on this fraction of them all (idle time, at the one scale)
 GAP_WIDTH = 0.095  # each break: this fraction of the axis width ...
 GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
@@ -61,7 +67,7 @@ class TimeAxis:
         self.unit = unit
         # a world on the wall clock (real threads, an endpoint) records real seconds, not virtual ones
         self.clock_name = "wall-clock" if model.meta.get("mode") in tuple(WorldMode) else "virtual"
-        segs = _busy(spans, lo, hi) if gaps else None
+        segs = _busy(spans, lo, hi, self.span) if gaps else None
         if not segs or len(segs) < 2:
             pad = LINEAR_PAD * self.span
             self.segments = [(min(lo, 0.0) - pad, hi + pad)]
@@ -222,13 +228,14 @@ def _activity(model: Model) -> list[tuple[float, float]]:
 
 def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """The busy stretches, each at least :data:`MIN_SEGMENT` of them all: a short one takes more of the idle time
-    on either side (at most half of each gap), so its marks have room at their true times and the scale stays one."""
+    on either side (the two beside a gap leave :data:`BREAK_KEEPS` of it to the break), so its marks have room at
+    their true times and the scale stays one."""
     total = sum(b - a for a, b in segs)
     out = []
     for i, (a, b) in enumerate(segs):
         grow = max(0.0, MIN_SEGMENT * total - (b - a))
-        before = (a - segs[i - 1][1]) / 2 if i else 0.0
-        after = (segs[i + 1][0] - b) / 2 if i + 1 < len(segs) else 0.0
+        before = (a - segs[i - 1][1]) * (1 - BREAK_KEEPS) / 2 if i else 0.0
+        after = (segs[i + 1][0] - b) * (1 - BREAK_KEEPS) / 2 if i + 1 < len(segs) else 0.0
         sides = (1 if i else 0) + (1 if i + 1 < len(segs) else 0)
         share = grow / sides if sides else 0.0
         out.append((a - min(share, before), b + min(share, after)))
@@ -237,12 +244,21 @@ def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def _busy(spans: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]] | None:
-    """The busy stretches, padded, when there are long idle gaps between them (else None)."""
+def breakable(gap: float, span: float) -> bool:
+    """Whether an idle ``gap`` (s) in a run ``span`` s long is long enough, in itself and as a share of the run, to
+    be cut out as a break (it must also dwarf the busy stretches beside it, :func:`_busy`)."""
+    return gap >= BREAK_MIN_S and gap >= BREAK_MIN_SHARE * span
+
+
+def _busy(spans: list[tuple[float, float]], lo: float, hi: float,
+          run: float | None = None) -> list[tuple[float, float]] | None:
+    """The busy stretches, padded, when there are long idle gaps between them (else None); ``run``: the axis' span
+    (s), which a gap must be a large share of (by default ``hi - lo``)."""
     span = max(hi - lo, 1e-9)
+    run = span if run is None else run
     segs: list[list[float]] = []
     for a, b in sorted(spans):
-        if segs and a - segs[-1][1] <= JOIN_TOLERANCE * span:
+        if segs and (a - segs[-1][1] <= JOIN_TOLERANCE * span or not breakable(a - segs[-1][1], run)):
             segs[-1][1] = max(segs[-1][1], b)
         else:
             segs.append([a, b])
