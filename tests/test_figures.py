@@ -79,6 +79,7 @@ CELLS = {
     "08-5": (lambda: run_scenario("concurrent-claims", CLAIM_ONLY, seed=0, settings={"copies": 5}), None),
     "08-10": (lambda: run_scenario("sqs-batch-failure", CLAIM_ONLY), None),
     "06-sns": (lambda: run_scenario("sns-delivery-retry", NAIVE, seed=0), None),
+    "10-3": (lambda: run_scenario("crash-mid-work", ARTICLE), None),
     "10-8": (_lock_explorer, None),
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
     "11-4": (lambda: run_scenario("producer-resend", f"{EXAMPLES / 'keys.py'}:by_message_id"), None),
@@ -412,3 +413,25 @@ def test_a_gap_of_seconds_in_a_run_of_seconds_is_not_cut_out(cell):
     second = (ticks["7"] - ticks["5"]) / 2
     starts = sorted(_x(fig, x) for _, x in fig.lanes.values())
     assert abs(starts[1] - starts[0] - 2 * second) <= 2.0  # inv-2 stands two seconds after inv-1
+
+
+@pytest.mark.parametrize("cell", ["10-3", "02-18", "05-5", "02-14"])
+def test_an_axis_reads_at_one_round_step(cell):
+    """Lesson 10 cell 3: the axis read "0, 3, 60.5", three ticks, one a step of 3 s, another with a decimal; lesson
+    02 cell 18 mixed "0.0, 0.2" with "2" and "7". Every stretch between breaks now steps by one round step, the same
+    everywhere, with one count of decimals, and a full-width axis has at least four ticks."""
+    fig = _figure(cell)
+    assert audit.ticks_uneven(audit.Drawn(fig)) == []
+    assert len(_ticks(fig)) >= 4
+
+
+def test_the_audit_finds_ticks_that_change_step_or_decimals():
+    fig, ax = _page()
+    fig.time_map = ((0.0, 100.0, 0.0, 100.0),)
+    ax.set_xticks([0, 20, 40, 45, 50], labels=["0", "20", "40", "45", "50"])
+    assert _check(fig, audit.ticks_uneven) == ["the ticks change step along the axis: [5.0, 20.0] s"]
+    ax.set_xticks([0, 3, 6], labels=["0.0", "3", "6"])
+    assert _check(fig, audit.ticks_uneven) == ["tick labels have [0, 1] decimals: ['0.0', '3', '6']",
+                                               "ticks 3 s apart: not a round step"]
+    ax.set_xticks([0, 20, 40], labels=["0", "20", "40"])
+    assert _check(fig, audit.ticks_uneven) == []

@@ -14,7 +14,8 @@
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
-  a stretch in which nothing is drawn); marks stacked at one instant out of their order, top to bottom.
+  a stretch in which nothing is drawn); ticks not at one round step, or with labels of unequal decimals; marks
+  stacked at one instant out of their order, top to bottom.
 
 Bands, bars and cells under marks and words are what those are drawn on: not faults.
 
@@ -42,6 +43,7 @@ from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
+from .axis import NICE_STEPS
 from .layout import same_place
 
 ENV = "RWH_FIGURE_AUDIT"
@@ -57,6 +59,7 @@ BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps o
 LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
+CLOCK_STEPS = frozenset(step for steps in NICE_STEPS.values() for step in steps)  # round on a clock too
 SEPARATOR = "·"  # what joins the parts of a title or a subtitle: never at a line's end
 END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
 
@@ -363,6 +366,37 @@ def _tick_seconds(label: str) -> float | None:
     return value
 
 
+def ticks_uneven(d: Drawn) -> list[str]:
+    """A timeline's ticks read at one step: between the breaks, neighbouring ticks are one round step apart
+    (1, 2 or 5 times a power of ten, or a clock's 15 and 30), the same step in every stretch, and every label
+    has as many decimals as the others (a stretch too short for the step may hold a single tick)."""
+    segments = getattr(d.fig, "time_map", ())
+    if not segments:
+        return []
+    labels = [t.get_text() for t in d.fig.axes[0].get_xticklabels() if t.get_text()]
+    times = [(t, label) for label in labels if (t := _tick_seconds(label)) is not None]
+    out = []
+    decimals = {len(label.rpartition(".")[2]) if "." in label else 0 for _, label in times}
+    if len(decimals) > 1:
+        out.append(f"tick labels have {sorted(decimals)} decimals: {[label for _, label in times]}")
+    steps = set()
+    for t0, t1, _, _ in segments:
+        inside = sorted(t for t, _ in times if t0 - 1e-9 <= t <= t1 + 1e-9)
+        steps |= {round(b - a, 9) for a, b in zip(inside, inside[1:])}
+    if len(steps) > 1:
+        out.append(f"the ticks change step along the axis: {sorted(steps)} s")
+    out += [f"ticks {step:g} s apart: not a round step" for step in steps if not _round_step(step)]
+    return out
+
+
+def _round_step(step: float) -> bool:
+    """1, 2 or 5 times a power of ten (s), or a clock's round step (15 s, 1 min, 30 min, 3 h...)."""
+    if step <= 0:
+        return False
+    mantissa = step / 10 ** np.floor(np.log10(step) + 1e-9)
+    return any(abs(mantissa - k) < 1e-6 for k in (1, 2, 5)) or any(abs(step - s) < 1e-9 for s in CLOCK_STEPS)
+
+
 def ticks_colliding(d: Drawn) -> list[str]:
     out = []
     for ax in d.fig.axes:
@@ -448,12 +482,12 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
 
 
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
-          marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_colliding, arrow_labels_on_bands,
-          arrows_cut_off, lines_through_marks, lanes_drawn_early)
+          marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
+          arrow_labels_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
-TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, scale_bent, ticks_off_time, marks_piled)
+TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_uneven, marks_piled)
 
 
 def true_time_faults(fig: Figure | Drawn) -> list[str]:

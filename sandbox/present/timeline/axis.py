@@ -131,48 +131,57 @@ class TimeAxis:
         return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
 
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
-        """Tick positions and labels, chosen per segment: ``seg_px`` is each segment's width in px, ``em_px`` the
-        tick font's size in px, ``until`` the last time a tick may show. Each segment gets the finest round step
-        whose labels do not touch."""
-        xs: list[float] = []
-        labels: list[str] = []
+        """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
+        ``until`` the last time a tick may show. Every segment is at the axis' one scale, so every segment gets
+        the one step, the finest round one whose labels do not touch, and every label the same decimals; a segment
+        too short to hold a tick at that step gets one, the roundest time near its middle."""
+        spans = []
         for (a, b), px in zip(self.segments, seg_px):
-            px_per_s = px / max(b - a, 1e-12)
-            if until is not None:
-                b = min(b, until)
-            if b < a:
-                continue
-            vals, dec = self._segment_ticks(a, b, px_per_s, em_px)
-            for v in vals:
-                xs.append(self.x(v))
-                labels.append(tick_label(v, dec, self.unit))
-        return xs, labels
+            spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
+        spans = [(a, b, per) for a, b, per in spans if b >= a]
+        if not spans:
+            return [], []
+        px_per_s = max(per for _, _, per in spans)  # one scale: the widths only differ by rounding
+        step = self._axis_step(spans, px_per_s, em_px)
+        dec = _decimals(step) if step else 0
+        picked: list[list[float]] = []
+        for a, b, _ in spans:
+            vals = self._tick_values(a, b, step) if step else []
+            picked.append(vals or self._lone_tick(a, b, px_per_s, em_px))
+        if step is None or all(len(vals) < 2 for vals in picked):  # no step on the axis: each lone tick as it reads
+            dec = max((self._fewest_decimals(v, step or self._finest()) for vals in picked for v in vals), default=0)
+        else:
+            dec = max([dec] + [self._fewest_decimals(v, step) for vals in picked if len(vals) == 1 for v in vals])
+        values = [v for vals in picked for v in vals]
+        return [self.x(v) for v in values], [tick_label(v, dec, self.unit) for v in values]
 
-    def _segment_ticks(self, a: float, b: float, px_per_s: float, em_px: float) -> tuple[list[float], int]:
-        """(values, decimals) of the ticks on [a, b]: the finest step whose labels fit, or a single tick."""
-        chosen: tuple[list[float], int] = ([], 0)
+    def _axis_step(self, spans: list[tuple[float, float, float]], px_per_s: float, em_px: float) -> float | None:
+        """The finest round step whose labels, as wide as the widest of them, keep apart (None: none fits)."""
         narrowest = (TICK_CHAR_EM + TICK_GAP_EM) * em_px  # px: no label is narrower than one character and a gap
         for step in NICE_STEPS[self.unit]:
-            many = math.floor(b / step + 1e-9) - math.ceil(a / step - 1e-9) > 0
-            if many and step * px_per_s < narrowest:
-                continue  # several ticks that cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
-            vals, dec = self._tick_values(a, b, step), _decimals(step)
-            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
-            if len(vals) == 1:
-                return vals, self._fewest_decimals(vals[0], step)
-            if vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
-                return vals, dec
-            if len(vals) > 1:
-                chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
-        for step in NICE_STEPS[self.unit][::-1]:  # too narrow for two labels: one, the roundest time near its middle
+            if step * px_per_s < narrowest:
+                continue  # cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
+            dec = _decimals(step)
+            vals = [v for a, b, _ in spans for v in self._tick_values(a, b, step)]
+            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=1)
+            if step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
+                return step
+        return None
+
+    def _finest(self) -> float:
+        return (NICE_STEPS[self.unit] + FALLBACK_STEPS[self.unit])[0]
+
+    def _lone_tick(self, a: float, b: float, px_per_s: float, em_px: float) -> list[float]:
+        """One tick for a segment too short for the axis' step: the roundest time near its middle."""
+        for step in NICE_STEPS[self.unit][::-1]:
             near = [v for v in self._tick_values(a, b, step) if abs(v - (a + b) / 2) <= (b - a) / 4]
             if near:
-                return near[:1], self._fewest_decimals(near[0], step)
+                return near[:1]
         for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
             vals = self._tick_values(a, b, step)
             if vals:
-                return vals[:1], self._fewest_decimals(vals[0], step)
-        return chosen
+                return vals[:1]
+        return []
 
     def _fewest_decimals(self, v: float, step: float) -> int:
         """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
