@@ -435,3 +435,26 @@ def test_the_audit_finds_ticks_that_change_step_or_decimals():
                                                "ticks 3 s apart: not a round step"]
     ax.set_xticks([0, 20, 40], labels=["0", "20", "40"])
     assert _check(fig, audit.ticks_uneven) == []
+
+
+@pytest.mark.parametrize("cell", ["05-5", "10-19"])
+def test_a_strips_key_stands_beside_the_bands_not_on_them(cell):
+    """Lesson 05 cell 5: "o-1" was written on o-1's own lock band (its strip starts at 0 s, with no room left of it);
+    lesson 10 cell 19: "o-2" on its lock band (the key above took the room left of it). The keys stand in a column
+    left of the lane's first strip, the axis making room for them before its start when it must."""
+    fig = _figure(cell)
+    assert audit.keys_on_bands(audit.Drawn(fig)) == []
+    r = fig.canvas.get_renderer()
+    keys = [t for t in fig.axes[0].texts if t.get_gid() == "strip-label"]
+    assert len(keys) >= 2
+    first = min(b.x0 for _, b in _boxes(fig, "lock:") + _boxes(fig, "kept:"))
+    assert all(t.get_window_extent(r).x1 <= first for t in keys)
+    assert _faults(fig) == []
+
+
+def test_the_audit_finds_a_key_on_a_band():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4), 50, 2, gid="lock:inv-1:o-1"))
+    ax.text(12, 5, "o-1", va="center", gid="strip-label")
+    ax.text(2, 5, "o-2", va="center", gid="strip-label")
+    assert _check(fig, audit.keys_on_bands) == ["'o-1' covers lock:inv-1:o-1"]

@@ -8,9 +8,9 @@
 * a text covering a mark, or two marks covering each other: their shapes, not their boxes, so two
   diamonds side by side may share their boxes' empty corners, while staggered ones that cross do not;
 * neighbouring tick labels too close to tell apart;
-* on a timeline (its gids): an arrow's label on a lock or kept band, an arrow leaving the plot, a line
-  (repeat arrow or note's leader) crossing a mark it does not point at, and a lane drawn before its
-  invocation started (an arrow landing there reads as an earlier time);
+* on a timeline (its gids): an arrow's label on a lock or kept band, a strip's key on any band, an arrow
+  leaving the plot, a line (repeat arrow or note's leader) crossing a mark it does not point at, and a lane
+  drawn before its invocation started (an arrow landing there reads as an earlier time);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -56,6 +56,8 @@ SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this r
 EARLY_PX = 3.0  # px at 100 dpi: a lane's bar or mark may begin this far before its invocation started
 MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
+ROW_NAMES = ("strip-label",)  # a row's name inside the plot: on no band
+KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", "pending", "throttled")  # ... of any of these
 LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
@@ -417,6 +419,18 @@ def arrow_labels_on_bands(d: Drawn) -> list[str]:
     return out
 
 
+def keys_on_bands(d: Drawn) -> list[str]:
+    """A row's name drawn in the plot (the key of a strip under a lane's bar) covering a band: the band is what
+    the name labels, and the name over it hides where it starts."""
+    out = []
+    for ax in d.fig.axes:
+        bands = [(p.get_gid(), p.get_window_extent(d.r)) for p in ax.patches
+                 if (p.get_gid() or "").split(":")[0] in KEYED_BANDS]
+        out += [f"{_name(t)} covers {gid}" for t, box, _ in d.texts if t.axes is ax and t.get_gid() in ROW_NAMES
+                for gid, band in bands if d.overlap(box, band)]
+    return out
+
+
 def arrows_cut_off(d: Drawn) -> list[str]:
     """An arrow is drawn inside the plot: one that leaves it is clipped to a stray stub."""
     out = []
@@ -483,7 +497,7 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
 
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
-          arrow_labels_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
+          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

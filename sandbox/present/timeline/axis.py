@@ -108,6 +108,16 @@ class TimeAxis:
         self.x_hi, self.t_hi = self.bp_x[-1], self.bp_t[-1]
         self.segments[-1] = (self.segments[-1][0], self.t_hi)
 
+    def extend_left(self, frac: float) -> None:
+        """Add idle room (``frac`` of the final width) before the first activity, at the axis' one scale: for the
+        keys named left of a lane's strips when a strip starts at the very beginning."""
+        extra = (self.x_hi - self.x_lo) * frac / (1 - frac)
+        slope = (self.bp_t[1] - self.bp_t[0]) / (self.bp_x[1] - self.bp_x[0])
+        self.bp_x[0] -= extra
+        self.bp_t[0] -= extra * slope
+        self.x_lo = self.bp_x[0]
+        self.segments[0] = (self.bp_t[0], self.segments[0][1])
+
     def x(self, t: float) -> float:
         bt, bx = self.bp_t, self.bp_x
         if t <= bt[0]:

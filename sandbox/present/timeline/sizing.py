@@ -20,7 +20,7 @@ from .layout import levels
 from .model import Model
 from .rows import RowKind, Rows
 from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
-from .text import note_text, note_what, outcome_text
+from .text import note_text, note_what, outcome_text, short_key
 
 LANE_IN = 0.6  # in: one lane (one data unit) at full scale
 LANES_FIT_IN = 22  # in: lanes shrink to keep the plot this tall ...
@@ -114,6 +114,25 @@ def make_room(model: Model, rows: Rows, width: float, scale: Scale) -> tuple[flo
     if not notes:
         return 0.0, False
     return min(MAX_NOTE_ROOM, max(notes.values()) / plot_width_in(model, rows, width, scale)), True
+
+
+STRIP_KEY_GAP_PT = 3  # pt between a strip's key and its band (``notes.label_strips``)
+
+
+def strip_key_room(model: Model, rows: Rows, taxis: TimeAxis, plot_in: float, scale: Scale) -> float:
+    """The fraction of the axis to add before its start so that the keys of every lane's strips fit left of the
+    lane's first strip (``notes.label_strips``), never on a band (0.0: they fit already)."""
+    starts: dict[str, float] = {}
+    for w in model.windows:
+        if rows.strip(w.inv, w.key) is not None:
+            starts[w.inv] = min(starts.get(w.inv, w.start), w.start)
+    in_per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
+    need = 0.0
+    for inv, t in starts.items():
+        widest = max(text_width_in(short_key(key), scale.fs(MESSAGE_PT)) for key in rows.strips[inv])
+        room = (taxis.x(t) - taxis.x_lo) * in_per_x
+        need = max(need, widest + 2 * STRIP_KEY_GAP_PT / 72 - room)
+    return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
 
 
 def stack_reach(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> dict[str, float]:
