@@ -1272,3 +1272,43 @@ def test_only_a_long_quiet_gap_that_is_much_of_the_run_becomes_a_break(spans, fr
         assert not [s for s in spans if s[0] < tb and s[1] > ta], "a break hides activity"
         assert after - before >= axis.BREAK_MIN_S and after - before >= axis.BREAK_MIN_SHARE * run
         assert tb - ta >= 0.45 * (after - before)
+
+
+def test_a_run_too_short_to_see_keeps_its_length_and_gets_a_cap_centred_on_it():
+    """Exercise 07 (and lesson 08): a run that errors in 14 ms, on an axis of 150 s, was a 3 px sliver drawn from its
+    start (its end 3 px late), under its ✖: hard to find on a projector. It is drawn at its true length now, with a
+    wider cap in its colour centred on it, so both its ends stay at their times."""
+    from sandbox.present.timeline.lanes import MIN_BAR_PX
+
+    h = History({"seed": 1, "scenario": "short", "epoch": EPOCH, "table": TABLE})
+    for i, t in enumerate((0.0, 30.0, 60.0, 90.0, 120.0)):
+        _start(h, t, f"inv-{i + 1}", cause="redelivery" if i else "first delivery", prev=f"inv-{i}" if i else None)
+        h.append("invoke_end", t + 0.014, inv=f"inv-{i + 1}", outcome="error", error="ValueError: no")
+    fig = plot_timeline(h, width=9.0, gaps=False)  # as exercise 07's axis: 150 s at one scale
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        d = audit.Drawn(fig)
+        assert audit.bars_unseen(d) == [] and audit.bands_off_time(d) == []
+    r = fig.canvas.get_renderer()
+    patches = {p.get_gid(): p.get_window_extent(r) for p in fig.axes[0].patches}
+    bar, cap = patches["bar:inv-3:error"], patches["cap:inv-3"]
+    assert bar.width < 1.0  # 14 ms of a 150 s axis
+    assert cap.width >= MIN_BAR_PX - 1 and abs((cap.x0 + cap.x1) / 2 - (bar.x0 + bar.x1) / 2) <= 1.0
+    assert audit.SEEN_PX == MIN_BAR_PX
+
+
+def test_the_audit_finds_a_bar_too_short_to_see():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    fig = Figure(figsize=(4, 2), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    ax.set(xlim=(0, 100), ylim=(0, 10))
+    ax.add_patch(Rectangle((10, 4), 0.1, 2, gid="bar:inv-1:error"))
+    fig.draw_without_rendering()
+    assert audit.bars_unseen(audit.Drawn(fig)) == [
+        "bar:inv-1:error is 0.3 px wide, with nothing that shows where it is"]
+    ax.add_patch(Rectangle((8.8, 3.8), 2.5, 2.4, gid="cap:inv-1"))
+    assert audit.bars_unseen(audit.Drawn(fig)) == []

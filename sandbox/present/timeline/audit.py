@@ -15,7 +15,7 @@
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
   a stretch in which nothing is drawn); ticks not at one round step, or with labels of unequal decimals; marks
-  stacked at one instant out of their order, top to bottom.
+  stacked at one instant out of their order, top to bottom; a bar too short to see with no cap centred on it.
 
 Bands, bars and cells under marks and words are what those are drawn on: not faults.
 
@@ -43,6 +43,7 @@ from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
+from ...vocab import Delivery
 from .axis import NICE_STEPS
 from .layout import same_place
 
@@ -51,13 +52,14 @@ AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
 TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
 TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
+SEEN_PX = 8.0  # px at 100 dpi: a bar narrower than this has a cap this wide, centred on it
 TRUE_PX = 1.0  # px at 100 dpi: a mark's centre, a band's end and a tick stand this close to their time, at most
 SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this relative difference
 EARLY_PX = 3.0  # px at 100 dpi: a lane's bar or mark may begin this far before its invocation started
 MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
 ROW_NAMES = ("strip-label",)  # a row's name inside the plot: on no band
-KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", "pending", "throttled")  # ... of any of these
+KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", Delivery.PENDING, Delivery.THROTTLED)  # ... of any of these
 LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
@@ -313,7 +315,7 @@ def bands_off_time(d: Drawn) -> list[str]:
     """Every band (a run's bar, an idempotency-table window, messages held invisible, a batching window, orders
     pending or throttled) starts and ends where its record says, within a pixel, and neither end inside a break
     (``fig.band_times``: (patch, start, end or None when it runs on past the plot, the least width it is drawn,
-    px at 100 dpi)). A bar too short to see is drawn that least width from its true start."""
+    px at 100 dpi)). A bar too short to see is drawn at its true length too, with a cap (:func:`bars_unseen`)."""
     out = []
     for patch, t0, t1, least in getattr(d.fig, "band_times", ()):
         box = patch.get_window_extent(d.r)
@@ -329,6 +331,29 @@ def bands_off_time(d: Drawn) -> list[str]:
                 want = max(want, box.x0 + d.px(least))
             if abs(drawn - want) > d.px(TRUE_PX):
                 out.append(f"{gid} {side} {abs(drawn - want):.0f} px {'before' if drawn < want else 'after'} its time")
+    return out
+
+
+def bars_unseen(d: Drawn) -> list[str]:
+    """A run's bar too short to see at the axis' scale (a run that errors in 14 ms) is drawn at its true length,
+    with a cap at least :data:`SEEN_PX` wide centred on it (gid ``cap:<inv>``); not widened, which would move its
+    end, and not left a sliver no one can find."""
+    out = []
+    for ax in d.fig.axes:
+        caps = {(p.get_gid() or "")[len("cap:"):]: p.get_window_extent(d.r) for p in ax.patches
+                if (p.get_gid() or "").startswith("cap:")}
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            if not gid.startswith("bar:"):
+                continue
+            box = p.get_window_extent(d.r)
+            if box.width >= d.px(SEEN_PX):
+                continue
+            cap = caps.get(gid.split(":")[1])
+            if cap is None or cap.width < d.px(SEEN_PX) - d.px(TRUE_PX):
+                out.append(f"{gid} is {box.width:.1f} px wide, with nothing that shows where it is")
+            elif abs((cap.x0 + cap.x1) / 2 - (box.x0 + box.x1) / 2) > d.px(TRUE_PX):
+                out.append(f"{gid}'s cap is not centred on it")
     return out
 
 
@@ -496,12 +521,12 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
 
 
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
-          marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
+          marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
-TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, scale_bent, ticks_off_time, ticks_uneven, marks_piled)
+TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, marks_piled)
 
 
 def true_time_faults(fig: Figure | Drawn) -> list[str]:
