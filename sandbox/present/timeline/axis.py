@@ -154,15 +154,18 @@ class TimeAxis:
         px_per_s = max(per for _, _, per in spans)  # one scale: the widths only differ by rounding
         step = self._axis_step(spans, px_per_s, em_px)
         dec = _decimals(step) if step else 0
-        picked: list[list[float]] = []
+        values: list[float] = []
+        lone: list[int] = []  # decimals each lone tick needs
         for a, b, _ in spans:
             vals = self._tick_values(a, b, step) if step else []
-            picked.append(vals or self._lone_tick(a, b, px_per_s, em_px))
-        if step is None or all(len(vals) < 2 for vals in picked):  # no step on the axis: each lone tick as it reads
-            dec = max((self._fewest_decimals(v, step or self._finest()) for vals in picked for v in vals), default=0)
+            if not vals:
+                vals, at = self._lone_tick(a, b)
+                lone += [self._fewest_decimals(v, at) for v in vals]
+            values += vals
+        if step is None or len(values) == len(lone):  # no step on the axis: its ticks read as the lone ones need
+            dec = max(lone, default=0)
         else:
-            dec = max([dec] + [self._fewest_decimals(v, step) for vals in picked if len(vals) == 1 for v in vals])
-        values = [v for vals in picked for v in vals]
+            dec = max([dec, *lone])
         return [self.x(v) for v in values], [tick_label(v, dec, self.unit) for v in values]
 
     def _axis_step(self, spans: list[tuple[float, float, float]], px_per_s: float, em_px: float) -> float | None:
@@ -178,20 +181,18 @@ class TimeAxis:
                 return step
         return None
 
-    def _finest(self) -> float:
-        return (NICE_STEPS[self.unit] + FALLBACK_STEPS[self.unit])[0]
-
-    def _lone_tick(self, a: float, b: float, px_per_s: float, em_px: float) -> list[float]:
-        """One tick for a segment too short for the axis' step: the roundest time near its middle."""
+    def _lone_tick(self, a: float, b: float) -> tuple[list[float], float]:
+        """One tick for a segment too short for the axis' step, the roundest time near its middle, and the step it
+        lies on (which says how many decimals it needs)."""
         for step in NICE_STEPS[self.unit][::-1]:
             near = [v for v in self._tick_values(a, b, step) if abs(v - (a + b) / 2) <= (b - a) / 4]
             if near:
-                return near[:1]
+                return near[:1], step
         for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
             vals = self._tick_values(a, b, step)
             if vals:
-                return vals[:1]
-        return []
+                return vals[:1], step
+        return [], 1.0
 
     def _fewest_decimals(self, v: float, step: float) -> int:
         """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
