@@ -79,6 +79,7 @@ CELLS = {
     "08-5": (lambda: run_scenario("concurrent-claims", CLAIM_ONLY, seed=0, settings={"copies": 5}), None),
     "08-10": (lambda: run_scenario("sqs-batch-failure", CLAIM_ONLY), None),
     "06-sns": (lambda: run_scenario("sns-delivery-retry", NAIVE, seed=0), None),
+    "10-3": (lambda: run_scenario("crash-mid-work", ARTICLE), None),
     "10-8": (_lock_explorer, None),
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
     "11-4": (lambda: run_scenario("producer-resend", f"{EXAMPLES / 'keys.py'}:by_message_id"), None),
@@ -380,3 +381,80 @@ def test_with_the_audit_on_a_figure_is_recorded_when_first_drawn(tmp_path, monke
     assert (found["kind"], found["width_in"], found["cell"], found["faults"]) == ("timeline", 9.0, None, [])
     assert {"marker:claim_lost", "marker:claim_won"} <= {gid for gid, _ in found["marks"]}
     assert "sqs-batch-failure · seed 0" in [text for text, _ in found["texts"]]
+
+
+# -- what a learner reading lessons 00, 02, 05, 07 and 10 on a projector still found
+def test_a_long_title_breaks_at_a_separator_and_leaves_it_out():
+    """Lesson 02 cells 8 and 18: "naive handler ·" ended the title's first line, the separator dangling."""
+    for cell in ("02-8", "02-14", "02-18"):
+        fig = _figure(cell)
+        lines = fig.axes[0].get_title().split("\n")
+        assert len(lines) == 2, cell
+        assert not [line for line in lines if line.strip().startswith("·") or line.strip().endswith("·")], cell
+        assert _faults(fig) == [], cell
+
+
+def test_the_audit_finds_a_separator_at_a_line_end():
+    fig, ax = _page()
+    ax.set_title("naive handler ·\nasync-duplicate")
+    ax.text(50, 5, "container c1 · o-1")
+    assert _check(fig, audit.separators_dangling) == ["'naive handler · async-duplicate' has a line that starts or "
+                                                      "ends with '·'"]
+
+
+@pytest.mark.parametrize("cell", ["02-8", "02-18"])
+def test_a_gap_of_seconds_in_a_run_of_seconds_is_not_cut_out(cell):
+    """Lesson 02 cells 8 and 18: each duplicate comes "two seconds later", in a run of about 7 s; three axis breaks
+    left those seconds out, so the lesson's words had nothing on the axis to point at."""
+    fig = _figure(cell)
+    assert len(fig.time_map) == 1 and _boxes(fig, "gap") == []
+    ticks = _ticks(fig)
+    assert {"0", "2", "5", "7"} <= set(ticks)
+    second = (ticks["7"] - ticks["5"]) / 2
+    starts = sorted(_x(fig, x) for _, x in fig.lanes.values())
+    assert abs(starts[1] - starts[0] - 2 * second) <= 2.0  # inv-2 stands two seconds after inv-1
+
+
+@pytest.mark.parametrize("cell", ["10-3", "02-18", "05-5", "02-14"])
+def test_an_axis_reads_at_one_round_step(cell):
+    """Lesson 10 cell 3: the axis read "0, 3, 60.5", three ticks, one a step of 3 s, another with a decimal; lesson
+    02 cell 18 mixed "0.0, 0.2" with "2" and "7". Every stretch between breaks now steps by one round step, the same
+    everywhere, with one count of decimals, and a full-width axis has at least four ticks."""
+    fig = _figure(cell)
+    assert audit.ticks_uneven(audit.Drawn(fig)) == []
+    assert len(_ticks(fig)) >= 4
+
+
+def test_the_audit_finds_ticks_that_change_step_or_decimals():
+    fig, ax = _page()
+    fig.time_map = ((0.0, 100.0, 0.0, 100.0),)
+    ax.set_xticks([0, 20, 40, 45, 50], labels=["0", "20", "40", "45", "50"])
+    assert _check(fig, audit.ticks_uneven) == ["the ticks change step along the axis: [5.0, 20.0] s"]
+    ax.set_xticks([0, 3, 6], labels=["0.0", "3", "6"])
+    assert _check(fig, audit.ticks_uneven) == ["tick labels have [0, 1] decimals: ['0.0', '3', '6']",
+                                               "ticks 3 s apart: not a round step"]
+    ax.set_xticks([0, 20, 40], labels=["0", "20", "40"])
+    assert _check(fig, audit.ticks_uneven) == []
+
+
+@pytest.mark.parametrize("cell", ["05-5", "10-19"])
+def test_a_strips_key_stands_beside_the_bands_not_on_them(cell):
+    """Lesson 05 cell 5: "o-1" was written on o-1's own lock band (its strip starts at 0 s, with no room left of it);
+    lesson 10 cell 19: "o-2" on its lock band (the key above took the room left of it). The keys stand in a column
+    left of the lane's first strip, the axis making room for them before its start when it must."""
+    fig = _figure(cell)
+    assert audit.keys_on_bands(audit.Drawn(fig)) == []
+    r = fig.canvas.get_renderer()
+    keys = [t for t in fig.axes[0].texts if t.get_gid() == "strip-label"]
+    assert len(keys) >= 2
+    first = min(b.x0 for _, b in _boxes(fig, "lock:") + _boxes(fig, "kept:"))
+    assert all(t.get_window_extent(r).x1 <= first for t in keys)
+    assert _faults(fig) == []
+
+
+def test_the_audit_finds_a_key_on_a_band():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4), 50, 2, gid="lock:inv-1:o-1"))
+    ax.text(12, 5, "o-1", va="center", gid="strip-label")
+    ax.text(2, 5, "o-2", va="center", gid="strip-label")
+    assert _check(fig, audit.keys_on_bands) == ["'o-1' covers lock:inv-1:o-1"]

@@ -991,8 +991,10 @@ def test_ticks_are_round_numbers_a_learner_reads_at_a_glance():
                     assert all(abs(v / step - round(v / step)) < 1e-6 for v in values), run  # ... on round values
                 if clock and len(run) > 1:
                     assert not any("." in t for t in run), run  # min:s and h:mm:ss in whole seconds
-                assert len(run) > 1 or len(runs) > 1, runs  # a lone tick only in a stretch between gaps ...
-                assert len(run) > 1 or not run[0].endswith((".0", ".00", ".000")), run  # ... "2", not "2.00"
+                assert len(run) > 1 or len(runs) > 1, runs  # a lone tick only in a stretch between gaps
+            # every label with the decimals of the others, and none that no tick needs: "2", not "2.00"
+            decimals = [t.rpartition(".")[2] for run in runs for t in run if "." in t]
+            assert not decimals or any(d.strip("0") for d in decimals), runs
     labels = [t.get_text() for t in _ax(plot_timeline(odd)).get_xticklabels()]
     assert not any(t.startswith("0:00.2") or t.startswith("1:00.4") for t in labels), labels
 
@@ -1226,3 +1228,89 @@ def test_the_lock_legend_says_the_status_the_claims_wrote():
 
     assert lock_entry(example("claim_only.py")) == ["lock held (CLAIMED record)"]
     assert lock_entry(example("article.py")) == ["lock held (IN_PROGRESS record)"]
+
+
+_WORDS = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-:,0123456789", min_size=1, max_size=14)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(_WORDS, min_size=1, max_size=6).map(" ".join), min_size=1, max_size=5).map(" · ".join),
+       st.floats(2.0, 9.0))
+def test_a_title_never_starts_or_ends_a_line_with_a_separator(title, width):
+    """However a long title is broken (at a " · ", at another break, or word by word), no line starts or ends with
+    the "·" that joined its parts, and nothing else is lost."""
+    from sandbox.present.timeline.sizing import fit_title
+
+    lines = fit_title(title, width, 15).split("\n")
+    assert all(line == line.strip() and line for line in lines)
+    assert not [line for line in lines if line.startswith("·") or line.endswith("·")]
+    assert " ".join(lines).replace(" · ", " ").split() == title.replace(" · ", " ").split()
+
+
+_SPAN = st.tuples(st.floats(0, 3000, allow_nan=False), st.floats(0, 40, allow_nan=False)).map(lambda p: (p[0],
+                                                                                                         sum(p)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_SPAN, min_size=1, max_size=12), st.booleans())
+def test_only_a_long_quiet_gap_that_is_much_of_the_run_becomes_a_break(spans, from_zero):
+    """Whatever is drawn when: each break lies in an idle gap that is at least BREAK_MIN_S long and at least
+    BREAK_MIN_SHARE of the run, and leaves out about half of that gap or more; a gap of a few seconds, or a small
+    share of the run, is kept at the axis' scale."""
+    from sandbox.present.timeline import axis
+
+    if from_zero:
+        spans = [(0.0, 0.0), *spans]
+    lo, hi = min(a for a, _ in spans), max(b for _, b in spans)
+    run = max(hi - min(lo, 0.0), axis.MIN_SPAN)
+    segs = axis._busy(spans, lo, hi, run)
+    if segs is None:
+        return
+    segments = axis._widened(segs)
+    for (_, ta), (tb, _) in zip(segments, segments[1:]):
+        assert ta < tb
+        before = max(b for a, b in spans if a <= ta)  # the idle gap the break lies in
+        after = min(a for a, b in spans if a >= tb)
+        assert not [s for s in spans if s[0] < tb and s[1] > ta], "a break hides activity"
+        assert after - before >= axis.BREAK_MIN_S and after - before >= axis.BREAK_MIN_SHARE * run
+        assert tb - ta >= 0.45 * (after - before)
+
+
+def test_a_run_too_short_to_see_keeps_its_length_and_gets_a_cap_centred_on_it():
+    """Exercise 07 (and lesson 08): a run that errors in 14 ms, on an axis of 150 s, was a 3 px sliver drawn from its
+    start (its end 3 px late), under its ✖: hard to find on a projector. It is drawn at its true length now, with a
+    wider cap in its colour centred on it, so both its ends stay at their times."""
+    from sandbox.present.timeline.lanes import MIN_BAR_PX
+
+    h = History({"seed": 1, "scenario": "short", "epoch": EPOCH, "table": TABLE})
+    for i, t in enumerate((0.0, 30.0, 60.0, 90.0, 120.0)):
+        _start(h, t, f"inv-{i + 1}", cause="redelivery" if i else "first delivery", prev=f"inv-{i}" if i else None)
+        h.append("invoke_end", t + 0.014, inv=f"inv-{i + 1}", outcome="error", error="ValueError: no")
+    fig = plot_timeline(h, width=9.0, gaps=False)  # as exercise 07's axis: 150 s at one scale
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        d = audit.Drawn(fig)
+        assert audit.bars_unseen(d) == [] and audit.bands_off_time(d) == []
+    r = fig.canvas.get_renderer()
+    patches = {p.get_gid(): p.get_window_extent(r) for p in fig.axes[0].patches}
+    bar, cap = patches["bar:inv-3:error"], patches["cap:inv-3"]
+    assert bar.width < 1.0  # 14 ms of a 150 s axis
+    assert cap.width >= MIN_BAR_PX - 1 and abs((cap.x0 + cap.x1) / 2 - (bar.x0 + bar.x1) / 2) <= 1.0
+    assert audit.SEEN_PX == MIN_BAR_PX
+
+
+def test_the_audit_finds_a_bar_too_short_to_see():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Rectangle
+
+    fig = Figure(figsize=(4, 2), dpi=100)
+    FigureCanvasAgg(fig)
+    ax = fig.add_axes((0.1, 0.1, 0.8, 0.8))
+    ax.set(xlim=(0, 100), ylim=(0, 10))
+    ax.add_patch(Rectangle((10, 4), 0.1, 2, gid="bar:inv-1:error"))
+    fig.draw_without_rendering()
+    assert audit.bars_unseen(audit.Drawn(fig)) == [
+        "bar:inv-1:error is 0.3 px wide, with nothing that shows where it is"]
+    ax.add_patch(Rectangle((8.8, 3.8), 2.5, 2.4, gid="cap:inv-1"))
+    assert audit.bars_unseen(audit.Drawn(fig)) == []

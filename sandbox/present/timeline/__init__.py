@@ -47,9 +47,12 @@ What is drawn
 
 Lambda invocations last milliseconds while retries come seconds or minutes
 later, so by default (``gaps="auto"``) a long stretch in which nothing is drawn
-becomes an axis break: a narrow grey band labelled "29.8 s skipped". Between the
-breaks the axis is linear, at one scale; a break never hides a mark or a band's
-start or end, and the tick labels show true virtual time. Pass ``gaps=False`` for
+becomes an axis break: a narrow grey band labelled "29.8 s skipped". Only a gap of
+at least 10 s that is a fifth of the run or more is cut out (a few seconds in a run
+of a few seconds stay on the axis). Between the breaks the axis is linear, at one
+scale, ticked at one round step; a break never hides a mark or a band's start or
+end, and the tick labels show true virtual time. A run too short to see is drawn at
+its true length with a cap in its colour centred on it. Pass ``gaps=False`` for
 a strictly linear axis. Times read as seconds, ``min:s`` (over 3 minutes) or ``h:mm:ss``
 (over an hour).
 

@@ -2,18 +2,20 @@
 
 :func:`faults` measures a figure, once drawn, in display pixels and names each fault it finds:
 
-* a text (title, axis label, tick, lane name, note, legend entry) reaching out of the figure;
+* a text (title, axis label, tick, lane name, note, legend entry) reaching out of the figure, or with a line
+  that starts or ends with a "·" separator;
 * two texts overlapping (a text with a box counts as its box);
 * a text covering a mark, or two marks covering each other: their shapes, not their boxes, so two
   diamonds side by side may share their boxes' empty corners, while staggered ones that cross do not;
 * neighbouring tick labels too close to tell apart;
-* on a timeline (its gids): an arrow's label on a lock or kept band, an arrow leaving the plot, a line
-  (repeat arrow or note's leader) crossing a mark it does not point at, and a lane drawn before its
-  invocation started (an arrow landing there reads as an earlier time);
+* on a timeline (its gids): an arrow's label on a lock or kept band, a strip's key on any band, an arrow
+  leaving the plot, a line (repeat arrow or note's leader) crossing a mark it does not point at, and a lane
+  drawn before its invocation started (an arrow landing there reads as an earlier time);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
-  a stretch in which nothing is drawn); marks stacked at one instant out of their order, top to bottom.
+  a stretch in which nothing is drawn); ticks not at one round step, or with labels of unequal decimals; marks
+  stacked at one instant out of their order, top to bottom; a bar too short to see with no cap centred on it.
 
 Bands, bars and cells under marks and words are what those are drawn on: not faults.
 
@@ -41,6 +43,8 @@ from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
+from ...vocab import Delivery
+from .axis import NICE_STEPS
 from .layout import same_place
 
 ENV = "RWH_FIGURE_AUDIT"
@@ -48,14 +52,19 @@ AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
 TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
 TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
+SEEN_PX = 8.0  # px at 100 dpi: a bar narrower than this has a cap this wide, centred on it
 TRUE_PX = 1.0  # px at 100 dpi: a mark's centre, a band's end and a tick stand this close to their time, at most
 SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this relative difference
 EARLY_PX = 3.0  # px at 100 dpi: a lane's bar or mark may begin this far before its invocation started
 MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
+ROW_NAMES = ("strip-label",)  # a row's name inside the plot: on no band
+KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", Delivery.PENDING, Delivery.THROTTLED)  # ... of any of these
 LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
+CLOCK_STEPS = frozenset(step for steps in NICE_STEPS.values() for step in steps)  # round on a clock too
+SEPARATOR = "·"  # what joins the parts of a title or a subtitle: never at a line's end
 END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
 
 _count = itertools.count()
@@ -230,6 +239,14 @@ def outside_figure(d: Drawn) -> list[str]:
             if not (page.contains(*box.p0) and page.contains(*box.p1))]
 
 
+def separators_dangling(d: Drawn) -> list[str]:
+    """A line of text that starts or ends with a "·": a separator joins what stands either side of it, and one left
+    at a line's end (a title broken after it) reads as something missing."""
+    return [f"{_name(t)} has a line that starts or ends with {SEPARATOR!r}" for t, _, _ in d.texts
+            if any(line.strip().startswith(SEPARATOR) or line.strip().endswith(SEPARATOR)
+                   for line in t.get_text().split("\n"))]
+
+
 def texts_overlapping(d: Drawn) -> list[str]:
     out = []
     for i, (t1, b1, s1) in enumerate(d.texts):
@@ -298,7 +315,7 @@ def bands_off_time(d: Drawn) -> list[str]:
     """Every band (a run's bar, an idempotency-table window, messages held invisible, a batching window, orders
     pending or throttled) starts and ends where its record says, within a pixel, and neither end inside a break
     (``fig.band_times``: (patch, start, end or None when it runs on past the plot, the least width it is drawn,
-    px at 100 dpi)). A bar too short to see is drawn that least width from its true start."""
+    px at 100 dpi)). A bar too short to see is drawn at its true length too, with a cap (:func:`bars_unseen`)."""
     out = []
     for patch, t0, t1, least in getattr(d.fig, "band_times", ()):
         box = patch.get_window_extent(d.r)
@@ -314,6 +331,29 @@ def bands_off_time(d: Drawn) -> list[str]:
                 want = max(want, box.x0 + d.px(least))
             if abs(drawn - want) > d.px(TRUE_PX):
                 out.append(f"{gid} {side} {abs(drawn - want):.0f} px {'before' if drawn < want else 'after'} its time")
+    return out
+
+
+def bars_unseen(d: Drawn) -> list[str]:
+    """A run's bar too short to see at the axis' scale (a run that errors in 14 ms) is drawn at its true length,
+    with a cap at least :data:`SEEN_PX` wide centred on it (gid ``cap:<inv>``); not widened, which would move its
+    end, and not left a sliver no one can find."""
+    out = []
+    for ax in d.fig.axes:
+        caps = {(p.get_gid() or "")[len("cap:"):]: p.get_window_extent(d.r) for p in ax.patches
+                if (p.get_gid() or "").startswith("cap:")}
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            if not gid.startswith("bar:"):
+                continue
+            box = p.get_window_extent(d.r)
+            if box.width >= d.px(SEEN_PX):
+                continue
+            cap = caps.get(gid.split(":")[1])
+            if cap is None or cap.width < d.px(SEEN_PX) - d.px(TRUE_PX):
+                out.append(f"{gid} is {box.width:.1f} px wide, with nothing that shows where it is")
+            elif abs((cap.x0 + cap.x1) / 2 - (box.x0 + box.x1) / 2) > d.px(TRUE_PX):
+                out.append(f"{gid}'s cap is not centred on it")
     return out
 
 
@@ -353,6 +393,37 @@ def _tick_seconds(label: str) -> float | None:
     return value
 
 
+def ticks_uneven(d: Drawn) -> list[str]:
+    """A timeline's ticks read at one step: between the breaks, neighbouring ticks are one round step apart
+    (1, 2 or 5 times a power of ten, or a clock's 15 and 30), the same step in every stretch, and every label
+    has as many decimals as the others (a stretch too short for the step may hold a single tick)."""
+    segments = getattr(d.fig, "time_map", ())
+    if not segments:
+        return []
+    labels = [t.get_text() for t in d.fig.axes[0].get_xticklabels() if t.get_text()]
+    times = [(t, label) for label in labels if (t := _tick_seconds(label)) is not None]
+    out = []
+    decimals = {len(label.rpartition(".")[2]) if "." in label else 0 for _, label in times}
+    if len(decimals) > 1:
+        out.append(f"tick labels have {sorted(decimals)} decimals: {[label for _, label in times]}")
+    steps = set()
+    for t0, t1, _, _ in segments:
+        inside = sorted(t for t, _ in times if t0 - 1e-9 <= t <= t1 + 1e-9)
+        steps |= {round(b - a, 9) for a, b in zip(inside, inside[1:])}
+    if len(steps) > 1:
+        out.append(f"the ticks change step along the axis: {sorted(steps)} s")
+    out += [f"ticks {step:g} s apart: not a round step" for step in steps if not _round_step(step)]
+    return out
+
+
+def _round_step(step: float) -> bool:
+    """1, 2 or 5 times a power of ten (s), or a clock's round step (15 s, 1 min, 30 min, 3 h...)."""
+    if step <= 0:
+        return False
+    mantissa = step / 10 ** np.floor(np.log10(step) + 1e-9)
+    return any(abs(mantissa - k) < 1e-6 for k in (1, 2, 5)) or any(abs(step - s) < 1e-9 for s in CLOCK_STEPS)
+
+
 def ticks_colliding(d: Drawn) -> list[str]:
     out = []
     for ax in d.fig.axes:
@@ -369,6 +440,18 @@ def arrow_labels_on_bands(d: Drawn) -> list[str]:
         bands = [(p.get_gid(), p.get_window_extent(d.r)) for p in ax.patches
                  if (p.get_gid() or "").split(":")[0] in BAND_KINDS]
         out += [f"{_name(t)} covers {gid}" for t, box, _ in d.texts if t.axes is ax and t.get_gid() in LINE_LABELS
+                for gid, band in bands if d.overlap(box, band)]
+    return out
+
+
+def keys_on_bands(d: Drawn) -> list[str]:
+    """A row's name drawn in the plot (the key of a strip under a lane's bar) covering a band: the band is what
+    the name labels, and the name over it hides where it starts."""
+    out = []
+    for ax in d.fig.axes:
+        bands = [(p.get_gid(), p.get_window_extent(d.r)) for p in ax.patches
+                 if (p.get_gid() or "").split(":")[0] in KEYED_BANDS]
+        out += [f"{_name(t)} covers {gid}" for t, box, _ in d.texts if t.axes is ax and t.get_gid() in ROW_NAMES
                 for gid, band in bands if d.overlap(box, band)]
     return out
 
@@ -437,13 +520,13 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
     return out
 
 
-CHECKS = (outside_figure, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled, marks_off_time,
-          bands_off_time, scale_bent, ticks_off_time, ticks_colliding, arrow_labels_on_bands, arrows_cut_off,
-          lines_through_marks, lanes_drawn_early)
+CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
+          marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
+          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
-TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, scale_bent, ticks_off_time, marks_piled)
+TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, marks_piled)
 
 
 def true_time_faults(fig: Figure | Drawn) -> list[str]:

@@ -35,11 +35,17 @@ TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 # cutting idle gaps out as axis breaks (all fractions of the history's span or of the longest busy stretch)
 LINEAR_PAD = 0.035  # linear axis: empty room at both ends, fraction of the span (half a mark at the ends)
 JOIN_TOLERANCE = 0.002  # activity closer than this fraction of the span is one busy stretch
-GAP_FACTOR = 4  # only gaps longer than this many times the longest busy stretch are cut out
+# An idle gap becomes a break only when it is all of: long in itself, a large share of the run, and much longer
+# than the busy stretches it separates. A few seconds in a run of a few seconds is what a lesson talks about ("two
+# seconds later"); only a quiet stretch that would squash everything else is worth leaving out.
+BREAK_MIN_S = 10.0  # s: a gap shorter than this is never cut out ...
+BREAK_MIN_SHARE = 0.2  # ... nor one shorter than this fraction of the run's span ...
+GAP_FACTOR = 4  # ... nor one shorter than this many times the longest busy stretch
+BREAK_KEEPS = 0.5  # a break leaves out at least this fraction of its gap (the stretches beside it grow into the rest)
 MIN_LONGEST = 0.002  # the longest busy stretch counts as at least this fraction of the span
 SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
 MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
-#   and at the axis' one scale, into the idle time beside it (never more than half of it)
+#   and at the axis' one scale, into the idle time beside it (the two beside a gap, never more than half of it)
 END_ROOM = 0.15  # the last busy stretch runs on this fraction of them all (idle time, at the one scale)
 GAP_WIDTH = 0.095  # each break: this fraction of the axis width ...
 GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
@@ -61,7 +67,7 @@ class TimeAxis:
         self.unit = unit
         # a world on the wall clock (real threads, an endpoint) records real seconds, not virtual ones
         self.clock_name = "wall-clock" if model.meta.get("mode") in tuple(WorldMode) else "virtual"
-        segs = _busy(spans, lo, hi) if gaps else None
+        segs = _busy(spans, lo, hi, self.span) if gaps else None
         if not segs or len(segs) < 2:
             pad = LINEAR_PAD * self.span
             self.segments = [(min(lo, 0.0) - pad, hi + pad)]
@@ -102,6 +108,16 @@ class TimeAxis:
         self.x_hi, self.t_hi = self.bp_x[-1], self.bp_t[-1]
         self.segments[-1] = (self.segments[-1][0], self.t_hi)
 
+    def extend_left(self, frac: float) -> None:
+        """Add idle room (``frac`` of the final width) before the first activity, at the axis' one scale: for the
+        keys named left of a lane's strips when a strip starts at the very beginning."""
+        extra = (self.x_hi - self.x_lo) * frac / (1 - frac)
+        slope = (self.bp_t[1] - self.bp_t[0]) / (self.bp_x[1] - self.bp_x[0])
+        self.bp_x[0] -= extra
+        self.bp_t[0] -= extra * slope
+        self.x_lo = self.bp_x[0]
+        self.segments[0] = (self.bp_t[0], self.segments[0][1])
+
     def x(self, t: float) -> float:
         bt, bx = self.bp_t, self.bp_x
         if t <= bt[0]:
@@ -125,48 +141,58 @@ class TimeAxis:
         return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
 
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
-        """Tick positions and labels, chosen per segment: ``seg_px`` is each segment's width in px, ``em_px`` the
-        tick font's size in px, ``until`` the last time a tick may show. Each segment gets the finest round step
-        whose labels do not touch."""
-        xs: list[float] = []
-        labels: list[str] = []
+        """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
+        ``until`` the last time a tick may show. Every segment is at the axis' one scale, so every segment gets
+        the one step, the finest round one whose labels do not touch, and every label the same decimals; a segment
+        too short to hold a tick at that step gets one, the roundest time near its middle."""
+        spans = []
         for (a, b), px in zip(self.segments, seg_px):
-            px_per_s = px / max(b - a, 1e-12)
-            if until is not None:
-                b = min(b, until)
-            if b < a:
-                continue
-            vals, dec = self._segment_ticks(a, b, px_per_s, em_px)
-            for v in vals:
-                xs.append(self.x(v))
-                labels.append(tick_label(v, dec, self.unit))
-        return xs, labels
+            spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
+        spans = [(a, b, per) for a, b, per in spans if b >= a]
+        if not spans:
+            return [], []
+        px_per_s = max(per for _, _, per in spans)  # one scale: the widths only differ by rounding
+        step = self._axis_step(spans, px_per_s, em_px)
+        dec = _decimals(step) if step else 0
+        values: list[float] = []
+        lone: list[int] = []  # decimals each lone tick needs
+        for a, b, _ in spans:
+            vals = self._tick_values(a, b, step) if step else []
+            if not vals:
+                vals, at = self._lone_tick(a, b)
+                lone += [self._fewest_decimals(v, at) for v in vals]
+            values += vals
+        if step is None or len(values) == len(lone):  # no step on the axis: its ticks read as the lone ones need
+            dec = max(lone, default=0)
+        else:
+            dec = max([dec, *lone])
+        return [self.x(v) for v in values], [tick_label(v, dec, self.unit) for v in values]
 
-    def _segment_ticks(self, a: float, b: float, px_per_s: float, em_px: float) -> tuple[list[float], int]:
-        """(values, decimals) of the ticks on [a, b]: the finest step whose labels fit, or a single tick."""
-        chosen: tuple[list[float], int] = ([], 0)
+    def _axis_step(self, spans: list[tuple[float, float, float]], px_per_s: float, em_px: float) -> float | None:
+        """The finest round step whose labels, as wide as the widest of them, keep apart (None: none fits)."""
         narrowest = (TICK_CHAR_EM + TICK_GAP_EM) * em_px  # px: no label is narrower than one character and a gap
         for step in NICE_STEPS[self.unit]:
-            many = math.floor(b / step + 1e-9) - math.ceil(a / step - 1e-9) > 0
-            if many and step * px_per_s < narrowest:
-                continue  # several ticks that cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
-            vals, dec = self._tick_values(a, b, step), _decimals(step)
-            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=0)
-            if len(vals) == 1:
-                return vals, self._fewest_decimals(vals[0], step)
-            if vals and step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
-                return vals, dec
-            if len(vals) > 1:
-                chosen = (vals[::max(1, math.ceil(len(vals) / 2))], dec)  # too tight so far: keep a coarser pick
-        for step in NICE_STEPS[self.unit][::-1]:  # too narrow for two labels: one, the roundest time near its middle
+            if step * px_per_s < narrowest:
+                continue  # cannot fit: not worth formatting (a 90 s axis has 90000 ms ticks)
+            dec = _decimals(step)
+            vals = [v for a, b, _ in spans for v in self._tick_values(a, b, step)]
+            wide = max((len(tick_label(v, dec, self.unit)) for v in vals), default=1)
+            if step * px_per_s >= (wide * TICK_CHAR_EM + TICK_GAP_EM) * em_px:
+                return step
+        return None
+
+    def _lone_tick(self, a: float, b: float) -> tuple[list[float], float]:
+        """One tick for a segment too short for the axis' step, the roundest time near its middle, and the step it
+        lies on (which says how many decimals it needs)."""
+        for step in NICE_STEPS[self.unit][::-1]:
             near = [v for v in self._tick_values(a, b, step) if abs(v - (a + b) / 2) <= (b - a) / 4]
             if near:
-                return near[:1], self._fewest_decimals(near[0], step)
+                return near[:1], step
         for step in FALLBACK_STEPS[self.unit]:  # a stretch too short for a whole second
             vals = self._tick_values(a, b, step)
             if vals:
-                return vals[:1], self._fewest_decimals(vals[0], step)
-        return chosen
+                return vals[:1], step
+        return [], 1.0
 
     def _fewest_decimals(self, v: float, step: float) -> int:
         """A lone tick at ``v`` reads with the fewest decimals any coarser step it lies on needs: "2", not "2.00"."""
@@ -222,13 +248,14 @@ def _activity(model: Model) -> list[tuple[float, float]]:
 
 def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
     """The busy stretches, each at least :data:`MIN_SEGMENT` of them all: a short one takes more of the idle time
-    on either side (at most half of each gap), so its marks have room at their true times and the scale stays one."""
+    on either side (the two beside a gap leave :data:`BREAK_KEEPS` of it to the break), so its marks have room at
+    their true times and the scale stays one."""
     total = sum(b - a for a, b in segs)
     out = []
     for i, (a, b) in enumerate(segs):
         grow = max(0.0, MIN_SEGMENT * total - (b - a))
-        before = (a - segs[i - 1][1]) / 2 if i else 0.0
-        after = (segs[i + 1][0] - b) / 2 if i + 1 < len(segs) else 0.0
+        before = (a - segs[i - 1][1]) * (1 - BREAK_KEEPS) / 2 if i else 0.0
+        after = (segs[i + 1][0] - b) * (1 - BREAK_KEEPS) / 2 if i + 1 < len(segs) else 0.0
         sides = (1 if i else 0) + (1 if i + 1 < len(segs) else 0)
         share = grow / sides if sides else 0.0
         out.append((a - min(share, before), b + min(share, after)))
@@ -237,12 +264,21 @@ def _widened(segs: list[tuple[float, float]]) -> list[tuple[float, float]]:
     return out
 
 
-def _busy(spans: list[tuple[float, float]], lo: float, hi: float) -> list[tuple[float, float]] | None:
-    """The busy stretches, padded, when there are long idle gaps between them (else None)."""
+def breakable(gap: float, span: float) -> bool:
+    """Whether an idle ``gap`` (s) in a run ``span`` s long is long enough, in itself and as a share of the run, to
+    be cut out as a break (it must also dwarf the busy stretches beside it, :func:`_busy`)."""
+    return gap >= BREAK_MIN_S and gap >= BREAK_MIN_SHARE * span
+
+
+def _busy(spans: list[tuple[float, float]], lo: float, hi: float,
+          run: float | None = None) -> list[tuple[float, float]] | None:
+    """The busy stretches, padded, when there are long idle gaps between them (else None); ``run``: the axis' span
+    (s), which a gap must be a large share of (by default ``hi - lo``)."""
     span = max(hi - lo, 1e-9)
+    run = span if run is None else run
     segs: list[list[float]] = []
     for a, b in sorted(spans):
-        if segs and a - segs[-1][1] <= JOIN_TOLERANCE * span:
+        if segs and (a - segs[-1][1] <= JOIN_TOLERANCE * span or not breakable(a - segs[-1][1], run)):
             segs[-1][1] = max(segs[-1][1], b)
         else:
             segs.append([a, b])

@@ -24,6 +24,7 @@ from .sizing import (
     make_room,
     plot_width_in,
     stack_reach,
+    strip_key_room,
     title_height,
     y_limits,
 )
@@ -44,7 +45,10 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     room, notes = make_room(model, rows, width, scale)
     if room:
         taxis.extend_right(room, notes=notes)
-    reach = stack_reach(model, taxis, plot_width_in(model, rows, width, scale) * (1 - room), scale)
+    left = strip_key_room(model, rows, taxis, plot_width_in(model, rows, width, scale) * (1 - room), scale)
+    if left:  # a lane's keys are named left of its first strip: room for them where that is the axis' start
+        taxis.extend_left(left)
+    reach = stack_reach(model, taxis, plot_width_in(model, rows, width, scale) * (1 - room) * (1 - left), scale)
     if reach:  # marks that crowd stack up and down: their rows grow to hold them
         rows = layout_rows(model, reach)
         scale = Scale.for_rows(rows)

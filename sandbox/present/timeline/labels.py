@@ -47,6 +47,7 @@ EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
+EVENT_HIGHER = 1.6  # the last candidates above a marker stand this many times as high as the first
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
 PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
 CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
@@ -87,6 +88,8 @@ def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[fl
     bottom = min((b.y0 for b in stack), default=p.y - half) - EVENT_CLEAR_PAD_PT * pt - p.y
     offsets += [(dx, dy, ha, va) for dy, va in ((top, "bottom"), (bottom, "top"))
                 for dx, ha in ((0, "center"), (half, "right"), (-half, "left"))]
+    # higher still: a neighbour's mark a label's width away (a retry every 30 s) reaches into the room just above
+    offsets += [(dx, EVENT_HIGHER * up, ha, "bottom") for dx, ha in ((half, "right"), (-half, "left"), (0, "center"))]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
 
 

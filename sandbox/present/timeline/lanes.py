@@ -66,7 +66,7 @@ GAP_LABEL_Y = 0.012  # axes fraction: "30 s skipped" stands on the bottom
 SEPARATOR_LW, END_LINE_LW, GAP_EDGE_LW, BAR_LW, WINDOW_LW = 1.0, 1.3, 0.9, 0.7, 0.7  # pt
 GAP_ALPHA = 0.85
 SEPARATOR_HALF_PX = 1.5  # px: a separator's obstacle reaches this far above and below it
-MIN_BAR_PX = 3  # px at 100 dpi: a 1 ms invocation is still visible (drawn this wide from its true start)
+MIN_BAR_PX = 8  # px at 100 dpi: a narrower bar (a 14 ms run) is drawn true, with a cap this wide centred on it
 
 
 class WindowBox(NamedTuple):
@@ -267,7 +267,7 @@ def draw_bars(c: Canvas) -> dict[str, mpatches.Rectangle]:
                                       hatchcolor=OI_ORANGE if partial else "edge",
                                       lw=BAR_LW, zorder=Z_BAR, gid=f"bar:{rec.inv}:{rec.outcome}")
         c.ax.add_patch(rect)
-        timed(c, rect, rec.start, max(model.t_end, rec.start) if rec.end is None else rec.end, MIN_BAR_PX)
+        timed(c, rect, rec.start, max(model.t_end, rec.start) if rec.end is None else rec.end)
         bars[rec.inv] = rect
     return bars
 

@@ -23,8 +23,11 @@ from .lanes import MIN_BAR_PX
 from .layout import stack_levels
 from .model import Attempt, Event, Mark
 from .sizing import MARKER_PAD_PT, REFERENCE_DPI, STACK_PAD_PT
-from .style import MARKERS, Z_MARKER, ink_pt
+from .style import MARKERS, Z_BAR, Z_MARKER, ink_pt
 
+CAP_GROW = 0.05  # data units: a short bar's cap reaches this far above and below the bar ...
+CAP_ALPHA = 0.55  # ... in its outcome's colour, lighter than the bar itself ...
+CAP_LW = 0.8  # pt: ... with a thin black outline
 CALLER_OFFSETS = (-0.22, 0.0, 0.22)  # data units: several synchronous callers share the header row
 
 
@@ -84,15 +87,9 @@ def marker_half(c: Canvas, style: str) -> float:
     return ink_pt(style)[0] * c.scale.factor * 0.5 * c.pt
 
 
-def set_bar_px(c: Canvas, rect: mpatches.Rectangle, left: float, right: float) -> None:
-    """Move a bar's ends to display x ``left`` and ``right``."""
-    rect.set_x(c.data(left, 0.0)[0])
-    rect.set_width(c.data(right, 0.0)[0] - rect.get_x())
-
-
 def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlacement:
     """Every marker, on every row; bars become obstacles once they are final."""
-    _widen_short_bars(c, bars)
+    _cap_short_bars(c, bars)
     placement = MarkerPlacement()
     by_style: dict[str, list[tuple[float, float, float, str]]] = {}
     for row in _rows(c, bars, placement.attempt_rows):
@@ -103,14 +100,23 @@ def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlace
     return placement
 
 
-def _widen_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
-    """A bar too short to see grows rightwards: it still starts when its invocation started."""
+def _cap_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
+    """A bar too short to see (a run that errors in 14 ms) stays as long as its run, and gets a cap: a box in its
+    outcome's colour, :data:`MIN_BAR_PX` wide and a little taller than the bar, centred on it, behind it. The cap
+    marks where the run is, as a marker marks a moment; its ends say nothing (the bar's do, at their true times)."""
     min_w = MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI
-    for rect in bars.values():
-        x0, _ = c.px(rect.get_x(), 0)
-        x1, _ = c.px(rect.get_x() + rect.get_width(), 0)
-        if x1 - x0 < min_w:
-            set_bar_px(c, rect, x0, x0 + min_w)
+    for inv, rect in bars.items():
+        x0, _ = c.px(rect.get_x(), 0.0)
+        x1, _ = c.px(rect.get_x() + rect.get_width(), 0.0)
+        if x1 - x0 >= min_w:
+            continue
+        mid = (x0 + x1) / 2
+        cx0, cx1 = c.data(mid - min_w / 2, 0.0)[0], c.data(mid + min_w / 2, 0.0)[0]
+        cap = mpatches.Rectangle((cx0, rect.get_y() - CAP_GROW), cx1 - cx0, rect.get_height() + 2 * CAP_GROW,
+                                 facecolor=rect.get_facecolor()[:3], alpha=CAP_ALPHA, edgecolor="black", lw=CAP_LW,
+                                 zorder=Z_BAR - 0.05, gid=f"cap:{inv}")
+        c.ax.add_patch(cap)
+        c.obs.add(cap.get_window_extent(c.renderer), f"lane:{inv}")
 
 
 def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str, float]) -> list[MarkerRow]:

@@ -18,6 +18,7 @@ from .canvas import Canvas
 from .lanes import WindowBox
 from .markers import MarkerPlacement
 from .model import WindowKind
+from .sizing import STRIP_KEY_GAP_PT
 from .style import (
     DUPLICATE_COLOR,
     EXPIRED_COLOR,
@@ -39,7 +40,8 @@ NOTES_SPREAD = 0.62  # data units: several notes on one lane share this much hei
 NOTE_NUDGE = 0.3  # data units: a note that does not fit tries this far up or down
 NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with CROWDED_NOTES or more uses smaller ones
 STRIP_NOTE_PT = 8.5  # pt: the note of one key's strip
-STRIP_LABEL_GAP_PT = 3  # pt between a strip's key and its band
+STRIP_BANDS = ("lock", "kept", "expired", "bar", "batching")  # what a strip's key keeps off (patches' gid prefixes)
+BANDS_OWNER = "strip-bands"  # their obstacle owner, while the keys are placed
 CROWDED_NOTES = 3
 REFUSED_COLOR = OI_BLUE  # a refused write is the fencing working: the claim's colour, not the duplicate's
 CLUSTER_PT = 70  # pt: duplicates closer than this on one lane share a note
@@ -105,7 +107,9 @@ def _outliving(c: Canvas) -> dict[str, list[tuple[str, str, list[str]]]]:
 
 
 def label_strips(c: Canvas) -> None:
-    """The key each strip under a lane's bar stands for, beside the strip's first window (or in it, or after it)."""
+    """The key each strip under a lane's bar stands for: in a column left of the lane's first strip (the axis has
+    room there, ``sizing.strip_key_room``), else beside its own strip; never on a band of the lane, which a key
+    drawn over it would hide."""
     spans: dict[tuple[str, str], tuple[float, float]] = {}
     for w in c.model.windows:
         if c.rows.strip(w.inv, w.key) is None:
@@ -113,13 +117,17 @@ def label_strips(c: Canvas) -> None:
         x0, x1 = c.taxis.x(w.start), c.taxis.x_hi if w.end is None else min(c.taxis.x(w.end), c.taxis.x_hi)
         a, b = spans.get((w.inv, w.key), (x0, x1))
         spans[(w.inv, w.key)] = (min(a, x0), max(b, x1))
-    gap = STRIP_LABEL_GAP_PT * c.pt
+    first = {inv: min(a for (i, _), (a, _) in spans.items() if i == inv) for inv, _ in spans}
+    gap = STRIP_KEY_GAP_PT * c.pt
+    bands = [p for p in c.ax.patches if (p.get_gid() or "").split(":")[0] in STRIP_BANDS]
+    for p in bands:
+        c.obs.add(p.get_window_extent(c.renderer), BANDS_OWNER)
     for (inv, key), (x0, x1) in spans.items():
         strip = c.rows.strip(inv, key)
         assert strip is not None  # spans has only keys with a strip
         top, h = strip
-        (px0, py), (px1, _) = c.px(x0, top + h / 2), c.px(x1, top + h / 2)
-        cands = [(px0 - gap, "right"), (px0 + gap, "left"), (px1 + gap, "left")]
+        (column, py), (px0, _), (px1, _) = c.px(first[inv], top + h / 2), c.px(x0, 0), c.px(x1, 0)
+        cands = [(column - gap, "right"), (px0 - gap, "right"), (px1 + gap, "left")]
 
         def make(cand, py=py, key=key, yd=top + h / 2):
             x, ha = cand
@@ -127,7 +135,9 @@ def label_strips(c: Canvas) -> None:
                              fontsize=c.fs(MESSAGE_PT), color=NOTE_TEXT, zorder=Z_NOTE, parse_math=False,
                              gid="strip-label")
 
-        c.place(make, cands, required=True)
+        # the keys of one lane stand in a column a strip apart: their padded boxes may touch, their words do not
+        c.place(make, cands, required=True, exclude=("strip-label",), owner="strip-label")
+    c.obs.remove(BANDS_OWNER)
 
 
 def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:

@@ -20,7 +20,7 @@ from .layout import levels
 from .model import Model
 from .rows import RowKind, Rows
 from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
-from .text import note_text, note_what, outcome_text
+from .text import note_text, note_what, outcome_text, short_key
 
 LANE_IN = 0.6  # in: one lane (one data unit) at full scale
 LANES_FIT_IN = 22  # in: lanes shrink to keep the plot this tall ...
@@ -116,6 +116,25 @@ def make_room(model: Model, rows: Rows, width: float, scale: Scale) -> tuple[flo
     return min(MAX_NOTE_ROOM, max(notes.values()) / plot_width_in(model, rows, width, scale)), True
 
 
+STRIP_KEY_GAP_PT = 3  # pt between a strip's key and its band (``notes.label_strips``)
+
+
+def strip_key_room(model: Model, rows: Rows, taxis: TimeAxis, plot_in: float, scale: Scale) -> float:
+    """The fraction of the axis to add before its start so that the keys of every lane's strips fit left of the
+    lane's first strip (``notes.label_strips``), never on a band (0.0: they fit already)."""
+    starts: dict[str, float] = {}
+    for w in model.windows:
+        if rows.strip(w.inv, w.key) is not None:
+            starts[w.inv] = min(starts.get(w.inv, w.start), w.start)
+    in_per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
+    need = 0.0
+    for inv, t in starts.items():
+        widest = max(text_width_in(short_key(key), scale.fs(MESSAGE_PT)) for key in rows.strips[inv])
+        room = (taxis.x(t) - taxis.x_lo) * in_per_x
+        need = max(need, widest + 2 * STRIP_KEY_GAP_PT / 72 - room)
+    return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
+
+
 def stack_reach(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> dict[str, float]:
     """How far (data units) the marks of each row reach above and below its centre once stacked where they crowd
     (``layout.levels``, on the axis as it will be drawn ``plot_in`` inches wide), for the rows that stack: by
@@ -204,7 +223,9 @@ def y_limits(rows: Rows, squeezed: bool) -> tuple[float, float]:
 
 
 def fit_title(title: str, width: float, size: float) -> str:
-    """``title``, broken into two lines where it reads best when it is wider than the figure (``width`` in)."""
+    """``title``, broken into lines where it reads best when it is wider than the figure (``width`` in): in two at
+    the most natural break that fits, else wrapped word by word. A "·" only joins what stands on either side of
+    it, so where a line breaks at one it is left out: no line starts or ends with a separator."""
     room = width * TITLE_SHARE
 
     def fits(line: str) -> bool:
@@ -216,14 +237,41 @@ def fit_title(title: str, width: float, size: float) -> str:
         splits = []
         start = title.find(sep)
         while start > 0:
-            head, tail = title[:start] + sep.rstrip(), title[start + len(sep):]
-            if fits(head) and fits(tail):  # the most even split at the most natural break
-                splits.append((abs(len(head) - len(tail)), head, tail))
+            kept = "" if sep.strip() in JOINERS else sep.rstrip()  # "a:" ends a line; "a ·" would dangle
+            head, tail = title[:start] + kept, title[start + len(sep):]
+            if head.strip() and tail.strip() and fits(head) and fits(tail):  # the most even split at the most
+                splits.append((abs(len(head) - len(tail)), head, tail))  # natural break
             start = title.find(sep, start + 1)
         if splits:
             _, head, tail = min(splits)
             return f"{head}\n{tail}"
-    return "\n".join(textwrap.wrap(title, max(MIN_LEGEND_CHARS, len(title) // 2 + 1)))
+    return "\n".join(_wrapped(title, fits))
+
+
+JOINERS = ("·",)  # separators a line break replaces
+
+
+def _wrapped(title: str, fits) -> list[str]:
+    """``title`` wrapped greedily, word by word, into lines that ``fits`` (a single word too wide for one stands
+    alone); a separator at a break is left out."""
+    lines: list[str] = []
+    for word in title.split():
+        if lines and fits(f"{lines[-1]} {word}"):
+            lines[-1] = f"{lines[-1]} {word}"
+        else:
+            lines.append(word)
+    lines = [_unjoined(line) for line in lines]
+    return [line for line in lines if line] or [title]
+
+
+def _unjoined(line: str) -> str:
+    """A line without a separator at either end."""
+    words = line.split()
+    while words and words[0] in JOINERS:
+        words.pop(0)
+    while words and words[-1] in JOINERS:
+        words.pop()
+    return " ".join(words)
 
 
 def title_height(title: str, size: float) -> float:
