@@ -22,6 +22,11 @@ Around it, each source gets what it needs:
   payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
 - **Async invokes, EventBridge, SNS, S3, synchronous calls:** the orders one after another; a
   failure raises, so the source retries the event, and the orders already done are replayed.
+- **Kafka (Amazon MSK, self-managed):** the same, a failure raises. Naming failed records needs
+  the mapping's provisioned mode; a mapping without it ignores a partial batch response, and the
+  records named would be committed unprocessed. Raising is safe in both modes: Lambda retries the
+  whole batch and ``run_once`` replays the orders already done
+  (https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html).
 - **Payments:** ``charge_card`` gets its own idempotency key, ``charge#<orderId>``. If the
   charge succeeds and the invocation dies before saving, the retry charges again and the
   payment provider answers with the first charge: the window no claim can close is closed

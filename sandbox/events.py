@@ -152,6 +152,35 @@ def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: s
     }
 
 
+#: An Amazon MSK event's source; a self-managed Apache Kafka cluster's events say "SelfManagedKafka"
+#: (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html, https://docs.aws.amazon.com/lambda/latest/dg/with-kafka.html).
+KAFKA_SOURCES = ("aws:kafka", "SelfManagedKafka")
+
+
+def kafka_record(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes,
+                 value: bytes) -> dict[str, Any]:
+    """One record of a Kafka event, as AWS's sample MSK event shows it: key and value base64-encoded, the
+    timestamp in epoch milliseconds (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html)."""
+    return {"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp_ms,
+            "timestampType": "CREATE_TIME", "key": base64.b64encode(key).decode(),
+            "value": base64.b64encode(value).decode(), "headers": []}
+
+
+def _kafka_orders(event: dict) -> Iterator[dict[str, Any]]:
+    """The orders of a Kafka event's ``records`` ("topic-partition" -> records), partition by partition."""
+    groups = event.get("records")
+    if not isinstance(groups, dict):
+        raise BadInput("a Kafka event's records is an object of topic-partition lists")
+    for name, records in groups.items():
+        for record in records if isinstance(records, list) else []:
+            where = f"Kafka record {name}@{record.get('offset') if isinstance(record, dict) else '?'}"
+            try:
+                raw = base64.b64decode((record or {}).get("value") or "", validate=True).decode()
+            except (ValueError, AttributeError):
+                raise BadInput(f"{where}: its value is not base64") from None
+            yield _check_order(_parse_json(raw, where), where)
+
+
 #: Who deletes an expired item: a TTL deletion's stream record carries this ``userIdentity``
 #: (API_streams_Record.html: type "Service", principalId "dynamodb.amazonaws.com").
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
@@ -395,7 +424,8 @@ def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     """Yield the orders an event carries, whatever its source.
 
     Understands EventBridge (``detail.orders`` or ``detail`` itself), SQS and Kinesis
-    ``Records`` (JSON bodies; Kinesis data is base64), DynamoDB stream ``Records`` (the item
+    ``Records`` (JSON bodies; Kinesis data is base64), Kafka ``records`` (MSK or self-managed: a JSON
+    order in each base64 value), DynamoDB stream ``Records`` (the item
     as it is now, ``NewImage``, or for a REMOVE as it was, ``OldImage``; see ``removed_by_ttl``
     to tell a TTL deletion from a user's), SNS ``Records`` (the JSON text in ``Sns.Message``: an
     order or ``{"orders": [...]}``), S3 notification ``Records`` (the object the record names,
@@ -407,6 +437,9 @@ def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     if "Records" in event:
         for i, record in enumerate(event["Records"]):
             yield from _record_orders(record, i)
+        return
+    if event.get("eventSource") in KAFKA_SOURCES:
+        yield from _kafka_orders(event)
         return
     if "detail-type" in event:
         detail = event.get("detail") or {}

@@ -101,6 +101,7 @@ class SourceKind(StrEnum):
     SNS = "sns"  # a topic the function is subscribed to (SNS hands each message to Lambda's async queue)
     S3 = "s3"  # a bucket's event notifications (S3 hands each one to Lambda's async queue)
     STEPFUNCTIONS = "stepfunctions"  # a state machine's Task state invokes the function synchronously, with Retry
+    KAFKA = "kafka"  # a Kafka topic (Amazon MSK or self-managed) a mapping reads, partition by partition
 
 
 class Delivery(StrEnum):

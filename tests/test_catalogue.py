@@ -107,6 +107,12 @@ NAIVE_EXPECTED = {
     "ddb-stream-ttl-remove": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}}, "TTL deletion",
                               "DynamoDB's TTL deletes the three expired orders; each deletion is a REMOVE record whose "
                               "old image is the order, and this handler emails every order it is handed"),
+    "kafka-batch-retry": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                          "retry 1", "four orders in one batch of a Kafka partition; o-3's provider fails once; "
+                          "Lambda commits no offset and retries the whole batch, so o-1 and o-2 are emailed again"),
+    "kafka-partial-batch": ({"o-1": {"email": 2}, "o-2": {"email": 1}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                            "retry 1", "ReportBatchItemFailures is on, but this handler raises on o-2's failed email "
+                            "instead of naming it, so Lambda retries the whole batch and o-1 is emailed again"),
 }
 
 

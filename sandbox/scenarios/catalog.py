@@ -26,6 +26,7 @@ ORDER = (
     "sqs-dlq-redrive", "producer-resend",
     "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
+    "kafka-batch-retry", "kafka-partial-batch",
     "concurrent-claims",
     # what a run_once has to survive
     "crash-mid-work", "ttl-lag", "lock-shorter-than-work", "own-write-retried",

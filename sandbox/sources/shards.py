@@ -105,6 +105,11 @@ class ShardMapping(Config):
                            f"({self.CITES.get(DOC_PARAMETERS, DOC_PARAMETERS)})")
 
     @property
+    def retry_limit(self) -> int:
+        """The retries a failed batch gets before it is discarded (-1: until its records expire)."""
+        return self.maximum_retry_attempts
+
+    @property
     def retention_seconds(self) -> float:
         """How long the stream keeps a record (24 hours unless a subclass says otherwise)."""
         return 24 * 3600.0
@@ -195,6 +200,10 @@ class ShardSource(Source):
     def event_record(self, shard: Shard, record: dict) -> dict:
         """The record as one entry of the event's ``Records``."""
 
+    def event(self, shard: Shard, records: list[dict]) -> dict:
+        """The event a batch of the shard's records makes (Kinesis and DynamoDB Streams: ``Records``)."""
+        return {"Records": [self.event_record(shard, r) for r in records]}
+
     def first_cause(self, shard: Shard, batch: Batch) -> tuple[str, str | None]:
         """(cause, prev) of a batch's first delivery; a subclass may see more than a first delivery."""
         return Cause.FIRST_DELIVERY, None
@@ -284,7 +293,7 @@ class ShardSource(Source):
             for r in batch.records:
                 self.first_of.setdefault(self.key(r), (shard.index, self.seq(r)))
             cause, prev = self.first_cause(shard, batch)
-        event = {"Records": [self.event_record(shard, r) for r in batch.records]}
+        event = self.event(shard, batch.records)
         inv = self.function.invoke(event, source=self.kind, keys=self._keys(batch.records), prev=prev, cause=cause)
         for r in batch.records:
             self.carried[(shard.index, self.seq(r))] = inv.id
@@ -332,7 +341,7 @@ class ShardSource(Source):
             # "bisected at the returned sequence number": the rest, without using up a retry
             again = Batch(rest, batch.attempt + 1, batch.retries, inv.id, split=True)
             extra = {"cut_at": checkpoint}
-        elif m.maximum_retry_attempts != -1 and batch.retries >= m.maximum_retry_attempts:
+        elif m.retry_limit != -1 and batch.retries >= m.retry_limit:
             self._discard(shard, Batch(rest, batch.attempt, batch.retries, inv.id), "RetryAttemptsExhausted",
                           invocations=batch.attempt)
             return False
@@ -360,7 +369,7 @@ class ShardSource(Source):
             for n, h in enumerate(halves, 1):
                 self._note_retry(shard, h, inv.id, {"bisect": f"half {n} of {len(batch.records)} records"},
                                  soon=n == 1)
-        elif m.maximum_retry_attempts != -1 and batch.retries >= m.maximum_retry_attempts:
+        elif m.retry_limit != -1 and batch.retries >= m.retry_limit:
             self._discard(shard, replace(batch, prev=inv.id), "RetryAttemptsExhausted", invocations=batch.attempt)
             return False
         else:
@@ -393,8 +402,10 @@ class ShardSource(Source):
     def _discard_reason(self, condition: str, invocations: int) -> str:
         m = self.mapping
         if condition == "RetryAttemptsExhausted":
-            return (f"discarded after {invocations} attempt{'s' if invocations != 1 else ''}: "
-                    f"MaximumRetryAttempts={m.maximum_retry_attempts}")
+            limit = (f"MaximumRetryAttempts={m.maximum_retry_attempts}" if m.retry_limit == m.maximum_retry_attempts
+                     else f"{m.retry_limit} retries (MaximumRetryAttempts={m.maximum_retry_attempts} with an "
+                          f"on-failure destination)")
+            return f"discarded after {invocations} attempt{'s' if invocations != 1 else ''}: {limit}"
         if 0 <= m.maximum_record_age <= m.retention_seconds:
             return f"discarded: older than MaximumRecordAgeInSeconds={m.maximum_record_age}"
         return f"expired: older than the stream's {m.retention_seconds / 3600:g} h retention period"
@@ -409,15 +420,7 @@ class ShardSource(Source):
                                "condition": condition, "approximateInvokeCount": invocations},
             "version": "1.0",
             "timestamp": iso_millis(sb.clock.now()),
-            self.batch_info: {
-                "shardId": shard.shard_id,
-                "startSequenceNumber": span["start"],
-                "endSequenceNumber": span["end"],
-                "approximateArrivalOfFirstRecord": iso_millis(self.arrival(batch.records[0])),
-                "approximateArrivalOfLastRecord": iso_millis(self.arrival(batch.records[-1])),
-                "batchSize": len(batch.records),
-                "streamArn": self.stream_arn,
-            },
+            self.batch_info: self.describe_batch(shard, batch, span),
         }
         if invocations:  # records that never reached the function carry no response
             message["responseContext"] = {"statusCode": 200, "executedVersion": self.function.config.version,
@@ -428,6 +431,18 @@ class ShardSource(Source):
         sb.record_delivery(self.kind, Delivery.DISCARDED, keys=self._keys(batch.records), inv=batch.prev,
                            detail={**span, "condition": condition, "reason": reason})
         self._advance(shard, batch.records)
+
+    def describe_batch(self, shard: Shard, batch: Batch, span: dict) -> dict:
+        """What an on-failure record says of the discarded batch (never its data)."""
+        return {
+            "shardId": shard.shard_id,
+            "startSequenceNumber": span["start"],
+            "endSequenceNumber": span["end"],
+            "approximateArrivalOfFirstRecord": iso_millis(self.arrival(batch.records[0])),
+            "approximateArrivalOfLastRecord": iso_millis(self.arrival(batch.records[-1])),
+            "batchSize": len(batch.records),
+            "streamArn": self.stream_arn,
+        }
 
     # -- reading the stream ---------------------------------------------------------------------------
     def _read(self, shard: Shard, kind: str, sequence: int | str | None, limit: int | None,

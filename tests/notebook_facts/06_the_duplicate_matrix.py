@@ -23,14 +23,15 @@ assert _extra == {
     "stream-batch-retry": ("invalid", 2), "stream-partial-batch": ("invalid", 1),
     "kinesis-producer-resend": ("invalid", 1),
     "ddb-stream-batch-retry": ("invalid", 2), "ddb-stream-ttl-remove": ("invalid", 3),
+    "kafka-batch-retry": ("invalid", 2), "kafka-partial-batch": ("invalid", 1),
 }, _extra
 assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
     if _row.verdict == "invalid":
         assert _row.result.verdict.duplicates and _row.causes, _row.scenario
-# Eleven sources, each invalid in every one of its scenarios; the prose names them in this order.
+# Twelve sources, each invalid in every one of its scenarios; the prose names them in this order.
 assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "Step Functions", "async invoke", "EventBridge", "SNS",
-                           "S3", "SQS", "SQS FIFO", "Kinesis", "DynamoDB Streams"]
+                           "S3", "SQS", "SQS FIFO", "Kinesis", "DynamoDB Streams", "Kafka"]
 assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
 # One timeline per source: the run with the most extra emails, as the prose reads them.
 assert {s: r.scenario for s, r in worst.items()} == {
@@ -38,7 +39,7 @@ assert {s: r.scenario for s, r in worst.items()} == {
     "Step Functions": "stepfunctions-task-retry", "async invoke": "async-duplicate",
     "EventBridge": "eventbridge-target-retry", "SNS": "sns-delivery-retry", "S3": "s3-notification-duplicate",
     "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
-    "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove"}
+    "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove", "Kafka": "kafka-batch-retry"}
 _sync = worst["sync invoke (SDK)"].result.history.invocations()
 assert [v["cause"] for v in _sync.values()] == ["first delivery", "SDK retry", "SDK retry"]
 assert worst["async invoke"].result.errors() == []  # the async duplicate comes with no error at all
@@ -56,5 +57,6 @@ _try = {r.scenario: (r.extra_effects, r.lost) for r in try_it.rows}
 assert _try["sync-sdk-retry"] == (1, 0) and _try["apigw-client-retry"] == (1, 0), _try  # the new container's set
 assert _try["eventbridge-target-retry"] == (0, 1) and _try["stream-batch-retry"] == (0, 1), _try  # marked, then lost
 assert _try["stepfunctions-task-retry"] == (0, 1), _try  # the retry lands in the same container: o-2 marked, lost
+assert _try["kafka-batch-retry"] == (0, 1), _try  # o-3 marked before its email failed, then lost
 # One small world per scenario, as the text says: a row each.
 assert len(naive.rows) == len(SOURCE_SCENARIOS)

@@ -1,0 +1,190 @@
+"""Lambda's Kafka event source mapping: partitions in order, a failed batch retried whole, partial responses that
+bring back only the records named, and the error handling controls of provisioned mode (sources/kafka.py)."""
+from __future__ import annotations
+
+import base64
+import json
+import textwrap
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from sandbox import BadInput, Sandbox, run_scenario
+from sandbox.events import make_orders, orders_in
+from sandbox.present.timeline import plot_timeline
+from sandbox.sources.kafka import RETRIES_WITH_DESTINATION, KafkaMapping, KafkaSource, read_kafka_response
+
+from conftest import example
+
+NAIVE, IMPROVED = example("naive_email.py"), example("idempotent.py")
+ALL = ["o-1", "o-2", "o-3", "o-4"]
+
+
+def _handler(tmp_path, body: str) -> str:
+    path = tmp_path / "kafka_handler.py"
+    path.write_text(textwrap.dedent(body))
+    return f"{path}:handler"
+
+
+def _carried(result) -> list[list[str]]:
+    """The orders each invocation was handed, in order."""
+    return [list(inv["keys"]) for inv in result.history.invocations().values()]
+
+
+def test_the_event_is_shaped_as_awss_sample_msk_event():
+    """with-msk.html: records grouped by "topic-partition", each with its offset, a millisecond timestamp and a
+    base64 key and value."""
+    seen: list[dict] = []
+    with Sandbox() as sb:
+        fn = sb.function(lambda event, context: seen.append(event))
+        source = KafkaSource(sb, fn, KafkaMapping())
+        orders = make_orders(2, 0)
+        for order in orders:
+            source.put(order)
+        source.start()
+        sb.run(until=30, stop_when=source.idle)
+    [event] = seen
+    assert event["eventSource"] == "aws:kafka" and event["eventSourceArn"].startswith("arn:aws:kafka:us-east-1:")
+    assert event["bootstrapServers"].endswith(":9092")
+    [(name, records)] = event["records"].items()
+    assert name == "orders-0"
+    assert [r["offset"] for r in records] == [0, 1] and {r["partition"] for r in records} == {0}
+    first = records[0]
+    assert set(first) == {"topic", "partition", "offset", "timestamp", "timestampType", "key", "value", "headers"}
+    assert first["timestampType"] == "CREATE_TIME" and isinstance(first["timestamp"], int)
+    assert first["timestamp"] == round(sb.clock.epoch * 1000)  # produced at the run's start, in milliseconds
+    assert base64.b64decode(first["key"]).decode() == orders[0]["orderId"]
+    assert json.loads(base64.b64decode(first["value"])) == orders[0]
+    assert list(orders_in(event)) == orders
+
+
+def test_each_partition_is_read_in_order_by_its_own_poller():
+    handled: list[tuple[str, int]] = []
+    with Sandbox() as sb:
+        fn = sb.function(lambda event, context: handled.extend(
+            (name, r["offset"]) for name, rs in event["records"].items() for r in rs))
+        source = KafkaSource(sb, fn, KafkaMapping(partitions=3, batch_size=2))
+        for order in make_orders(12, 0):
+            source.put(order)
+        source.start()
+        sb.run(until=60, stop_when=source.idle)
+    for partition in ("orders-0", "orders-1", "orders-2"):
+        offsets = [o for name, o in handled if name == partition]
+        assert offsets == list(range(len(offsets)))  # every record once, in offset order
+    assert len(handled) == 12 and len({name for name, _ in handled}) > 1
+
+
+def test_a_failed_batch_comes_back_whole_and_the_improved_handler_replays_the_orders_already_done():
+    naive = run_scenario("kafka-batch-retry", NAIVE)
+    assert _carried(naive) == [ALL, ALL]
+    assert naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1},
+                                             "o-4": {"email": 1}}
+    assert run_scenario("kafka-batch-retry", IMPROVED).valid
+
+
+def test_a_partial_response_brings_back_only_the_records_it_names(tmp_path):
+    """kafka-retry-configurations.html: "allowing Lambda to retry just those specific items"."""
+    handler = _handler(tmp_path, """
+        import base64, json
+        from sandbox import send_confirmation_email
+
+        def handler(event, context):
+            failures = []
+            for name, records in event["records"].items():
+                for r in records:
+                    try:
+                        send_confirmation_email(json.loads(base64.b64decode(r["value"])))
+                    except Exception:
+                        failures.append({"itemIdentifier": {"partition": name, "offset": r["offset"]}})
+            return {"batchItemFailures": failures}
+    """)
+    result = run_scenario("kafka-partial-batch", handler)
+    assert _carried(result) == [ALL, ["o-2"]]  # o-2 alone comes again
+    assert result.valid  # its first email sent nothing: every order is emailed once
+
+
+def test_a_partial_response_on_a_mapping_without_the_setting_is_ignored_and_the_record_is_lost(tmp_path):
+    """A mapping without ReportBatchItemFailures (as every mapping without provisioned mode) ignores the answer:
+    the batch counts as a success, and the record the handler named is committed unprocessed."""
+    handler = _handler(tmp_path, """
+        import base64, json
+        from sandbox import send_confirmation_email
+
+        def handler(event, context):
+            failures = []
+            for name, records in event["records"].items():
+                for r in records:
+                    try:
+                        send_confirmation_email(json.loads(base64.b64decode(r["value"])))
+                    except Exception:
+                        failures.append({"itemIdentifier": {"partition": name, "offset": r["offset"]}})
+            return {"batchItemFailures": failures}
+    """)
+    result = run_scenario("kafka-batch-retry", handler)
+    assert _carried(result) == [ALL]
+    assert [f.key for f in result.verdict.lost] == ["o-3"]
+    assert any("ignored them" in n.get("text", "") for n in result.history.of_type("note"))
+
+
+BAD_IDENTIFIERS = st.one_of(
+    st.just("orders-0@1"), st.just(1), st.none(),
+    st.fixed_dictionaries({"partition": st.just("orders-1"), "offset": st.just(1)}),  # no such partition
+    st.fixed_dictionaries({"partition": st.just("orders-0"), "offset": st.integers(4, 10**6)}),  # not in the batch
+    st.fixed_dictionaries({"partition": st.just("orders-0"), "offset": st.just("1")}),  # a string offset
+    st.fixed_dictionaries({"partition": st.just("orders-0")}),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(BAD_IDENTIFIERS)
+def test_an_identifier_that_names_no_record_of_the_batch_fails_it_whole(ident):
+    """"Any invalid topic-partition_number or offset returned that was not present in the invoked event will be
+    treated as failure and entire batch will be retried" (kafka-retry-configurations.html)."""
+    named, bad = read_kafka_response({"batchItemFailures": [{"itemIdentifier": ident}]}, "orders-0", [0, 1, 2, 3])
+    assert named == set() and bad is not None and "whole batch" in bad["reason"]
+
+
+@pytest.mark.parametrize("answer", [None, {}, {"batchItemFailures": None}, {"batchItemFailures": []}])
+def test_an_empty_or_null_answer_is_a_success(answer):
+    assert read_kafka_response(answer, "orders-0", [0, 1]) == (set(), None)
+
+
+def test_the_error_handling_controls_need_provisioned_mode():
+    with pytest.raises(BadInput, match="provisioned mode"):
+        KafkaMapping(report_batch_item_failures=True).check()
+    with pytest.raises(BadInput, match="maximum_retry_attempts"):
+        KafkaMapping(maximum_retry_attempts=2).check()
+    KafkaMapping(provisioned_mode=True, maximum_retry_attempts=2, report_batch_item_failures=True).check()
+
+
+def test_infinite_retries_with_an_on_failure_destination_stop_after_ten():
+    """kafka-on-failure-destination.html: "Lambda automatically applies a maximum of 10 retry attempts"; the
+    discarded batch is described, offsets and timestamps, never the data."""
+    def always_fails(event, context):
+        raise RuntimeError("poison")
+
+    with Sandbox() as sb:
+        fn = sb.function(always_fails)
+        source = KafkaSource(sb, fn, KafkaMapping(provisioned_mode=True, on_failure_destination=True,
+                                                  retry_backoff=1.0))
+        source.put(make_orders(1, 0)[0])
+        source.start()
+        sb.run(until=600, stop_when=source.idle)
+        assert len(sb.history.invocations()) == 1 + RETRIES_WITH_DESTINATION
+        [record] = source.failure_records()
+    info = record["KafkaBatchInfo"]
+    assert record["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    assert record["requestContext"]["approximateInvokeCount"] == 11
+    assert info["batchSize"] == 1 and set(info["recordsInfo"]) == {"orders-0"}
+    assert info["recordsInfo"]["orders-0"]["firstRecordOffset"] == "0"
+    assert "orderId" not in json.dumps(record)
+
+
+def test_the_timeline_shows_the_retry_and_the_second_emails_as_the_lesson_says():
+    fig = plot_timeline(run_scenario("kafka-batch-retry", NAIVE).history)
+    texts = [t.get_text() for ax in fig.axes for t in ax.texts]
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()] + texts
+    assert any(t == "Kafka partition poller" for t in labels)
+    assert any("2nd email o-1" in t and "o-2" in t for t in texts)
+    assert any(t.startswith("retry 1 at") for t in texts)
