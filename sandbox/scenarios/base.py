@@ -106,6 +106,8 @@ class RunResult:
     history: History
     verdict: Verdict
     wall_seconds: float = field(default=0.0, compare=False)
+    #: The handler that ran, as its title names it ("naive_email.py", "handler_fn"); empty if not known.
+    handler: str = field(default="", compare=False)
 
     @property
     def status(self) -> str:
@@ -156,12 +158,19 @@ class RunResult:
     def plot(self, **kw: Any):
         from ..present.timeline import plot_timeline
 
-        return plot_timeline(self.history, **kw)
+        return plot_timeline(self.history, **self._titled(kw))
 
     def save_plot(self, path, **kw: Any):
         from ..present.timeline import save_timeline
 
-        return save_timeline(self.history, path, **kw)
+        return save_timeline(self.history, path, **self._titled(kw))
+
+    def _titled(self, kw: dict[str, Any]) -> dict[str, Any]:
+        """The default title names the handler too: two runs of one scenario side by side (a naive handler and
+        a fixed one) are told apart on a projector."""
+        if kw.get("title") is None and self.handler:
+            kw = {**kw, "title": f"{self.scenario} · {self.handler} · seed {self.seed}"}
+        return kw
 
     def __repr__(self) -> str:
         return f"<RunResult {self.scenario} seed={self.seed}: {self.verdict.status}>"
@@ -191,4 +200,15 @@ def run_in_world(world: Sandbox, scenario: "Scenario", handler: Any, cfg: dict[s
         fn = sb.function(handler, factory=factory, timeout=cfg["function_timeout"],
                          environment=scenario.environment(cfg))
         scenario.drive(sb, fn, cfg)
-    return RunResult(scenario.name, world.seed, cfg, sb.history, check(sb.history), time.perf_counter() - started)
+    return RunResult(scenario.name, world.seed, cfg, sb.history, check(sb.history), time.perf_counter() - started,
+                     handler=handler_title(handler))
+
+
+def handler_title(handler: Any) -> str:
+    """How a title names a handler: its file ("naive_email.py"), with the function when it is not ``handler``."""
+    if isinstance(handler, str):
+        path, _, func = handler.rpartition(":") if ":" in handler else (handler, "", "handler")
+        name = path.replace("\\", "/").rsplit("/", 1)[-1] or handler
+        return name if func in ("", "handler") else f"{name}:{func}"
+    name = str(getattr(handler, "__name__", "") or "")
+    return "" if name.startswith("<") else name  # a lambda has no name worth a title
