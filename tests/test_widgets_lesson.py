@@ -477,3 +477,12 @@ def test_the_bench_moves_every_widget_in_the_course():
             for call in re.finditer(r"explore_settings\((.*?)\)\n", source, re.S):
                 first_controls.add((notebook.name, re.search(r'only=\["(\w+)"', call.group(1)).group(1)))
     assert first_controls and {name for _, name in first_controls} <= moved, first_controls
+
+
+def test_a_slider_in_whole_seconds_reads_whole_seconds():
+    """A learner reads "30" on a slider that moves a second at a time, not "30.00" (a new learner's note)."""
+    for step, readout in ((1, ".0f"), (5, ".0f"), (0.5, ".1f"), (0.25, ".2f")):
+        explorer = explore_settings(LOCK, ARTICLE, only=["slow_email_seconds"], plot=False,
+                                    spans={"slow_email_seconds": (1, 60, step)})
+        slider = explorer.controls["slow_email_seconds"]
+        assert type(slider).__name__ == "FloatSlider" and slider.readout_format == readout, (step, slider)

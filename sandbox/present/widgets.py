@@ -84,8 +84,18 @@ def _numeric(setting: Setting, value: Any, span: tuple[float, float, float] | No
         return widgets.BoundedIntText(value=int(value), min=int(lo), max=int(hi), step=int_step, **common)
     step = span[2] if span else _nice_step((hi - lo) / FLOAT_STEPS)
     if hi - lo <= SLIDER_FLOAT_SPAN:
-        return widgets.FloatSlider(value=float(value), min=float(lo), max=float(hi), step=step, **common)
+        # The readout shows as many decimals as the step has: a slider in whole seconds reads "30", not "30.00".
+        return widgets.FloatSlider(value=float(value), min=float(lo), max=float(hi), step=step,
+                                   readout_format=f".{_decimals(step)}f", **common)
     return widgets.BoundedFloatText(value=float(value), min=float(lo), max=float(hi), step=step, **common)
+
+
+def _decimals(step: float) -> int:
+    """The decimals a multiple of ``step`` needs (1 -> 0, 0.5 -> 1, 0.25 -> 2), at most 3."""
+    for places in range(4):
+        if abs(round(step, places) - step) < 1e-9:
+            return places
+    return 3
 
 
 def _nice_step(raw: float) -> float:
