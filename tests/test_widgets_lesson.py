@@ -486,3 +486,11 @@ def test_a_slider_in_whole_seconds_reads_whole_seconds():
                                     spans={"slow_email_seconds": (1, 60, step)})
         slider = explorer.controls["slow_email_seconds"]
         assert type(slider).__name__ == "FloatSlider" and slider.readout_format == readout, (step, slider)
+
+
+def test_the_legend_names_the_setting_as_the_axis_does():
+    """The map's legend says "lock" and "work", as its axes and the sliders do, not the settings' code names."""
+    fig = verdict_map("async-late-retry", ARTICLE, x=("keep_for", [3600, 14400], "kept: keep_for (s)"),
+                      y=("throttled_for", [0, 7200]), mark={"keep_for": 3600, "throttled_for": 7200})
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend[-1] == "now: kept 1 h, throttled_for 2 h"

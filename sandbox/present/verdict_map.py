@@ -91,6 +91,13 @@ class Axis:
         return dict(self.ticks).get(value) or _label(value)
 
     @property
+    def word(self) -> str:
+        """The axis' name in the words its label starts with ("lock" for "lock: RUN_ONCE_LOCK_SECONDS (s)"), so
+        the legend speaks as the axis and the slider do; the setting's own name where the label has no such word."""
+        head, colon, _ = self.label.partition(":")
+        return head.strip() if colon and head.strip() else self.name
+
+    @property
     def categories(self) -> tuple:
         """The values named in words rather than as their number: each has a place of its own."""
         named = dict(self.ticks)
@@ -476,7 +483,7 @@ def drawn_box(text, renderer):
 
 
 def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
-    return f"now: {grid.x.name} {grid.x.tick(xv)}, {grid.y.name} {grid.y.tick(yv)}".replace("\n", " ")
+    return f"now: {grid.x.word} {grid.x.tick(xv)}, {grid.y.word} {grid.y.tick(yv)}".replace("\n", " ")
 
 
 def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
