@@ -85,3 +85,13 @@ def test_only_what_is_still_mapped_is_asked_for(wanted: list[int], mapped: list[
 def test_neighbouring_pages_make_one_range():
     page = prefault.PAGE
     assert prefault._ranges([0, page, 2 * page, 5 * page]) == [(0, 3 * page), (5 * page, 6 * page)]
+
+
+@linux
+def test_copying_ahead_stops_when_the_function_comes():
+    """A spare taken while it still copies stops at the next look: the copying never holds up a cold start."""
+    block = bytearray(prefault.PAGE * (3 * prefault.CHUNK_PAGES))
+    start = _address(block) // prefault.PAGE * prefault.PAGE + prefault.PAGE
+    ranges = [(start + i * prefault.PAGE, start + (i + 1) * prefault.PAGE) for i in range(2 * prefault.CHUNK_PAGES)]
+    assert prefault.copy_ahead(ranges) == 2 * prefault.CHUNK_PAGES
+    assert prefault.copy_ahead(ranges, wanted=lambda: True) == prefault.CHUNK_PAGES

@@ -109,7 +109,7 @@ def _detached_shared_memory_mb() -> float:
 
 
 def run(orders: socket.socket, door: socket.socket, become: Become, tmp_mb: int,
-        ahead: Callable[[], None] = lambda: None) -> NoReturn:
+        ahead: Callable[[socket.socket], None] = lambda door: None) -> NoReturn:
     """Manage one environment: ``become(channel, config)`` runs in each of its processes, and never returns.
 
     ``door``: the inside end of the socket through which the world hands the first process its function;
@@ -152,7 +152,7 @@ class _Manager:
     """One environment's processes, its memory, and its end."""
 
     def __init__(self, orders: socket.socket, door: socket.socket, become: Become, tmp_mb: int,
-                 ahead: Callable[[], None]) -> None:
+                 ahead: Callable[[socket.socket], None]) -> None:
         for number in (signal.SIGINT, signal.SIGTERM, signal.SIGCHLD):
             signal.signal(number, signal.SIG_DFL)
         namespaces.set_dumpable(False)
@@ -270,7 +270,7 @@ class _Manager:
 
 def _become_process(channel: socket.socket, config: dict[str, Any] | None, become: Become,
                     limits: tuple[socket.socket, int] | None = None,
-                    ahead: Callable[[], None] = lambda: None) -> NoReturn:
+                    ahead: Callable[[socket.socket], None] = lambda door: None) -> NoReturn:
     """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits.
 
     ``config`` None: forked ahead; ``channel`` is its door, which brings the function's config and the real
@@ -286,7 +286,7 @@ def _become_process(channel: socket.socket, config: dict[str, Any] | None, becom
     except OSError:
         os._exit(70)
     if config is None:
-        ahead()
+        ahead(channel)  # its door: the copying ahead stops when the function comes
         data, fds, _, _ = socket.recv_fds(channel, 1 << 20, 1)
         channel.close()
         if not data or not fds:

@@ -102,8 +102,9 @@ def _first_steps() -> None:
 HOT: prefault.Ranges = []
 
 
-def _copy_ahead() -> None:
-    prefault.copy_ahead(HOT)
+def _copy_ahead(door: socket.socket) -> None:
+    """Copy the hot pages ahead, until the environment's function comes through ``door``."""
+    prefault.copy_ahead(HOT, wanted=lambda: _pending(door))
 
 
 def _warm_calls(table: Any) -> None:
@@ -140,7 +141,7 @@ def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> N
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGCHLD, signal.SIG_DFL)
     guest.prepare(tmp)
-    _copy_ahead()
+    _copy_ahead(orders)
     data, fds, _, _ = socket.recv_fds(orders, 1 << 20, 1)
     orders.close()
     if not data or not fds:
