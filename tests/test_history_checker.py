@@ -296,3 +296,14 @@ def test_the_checkers_times_tell_apart_two_moments_a_millisecond_or_more_apart(m
     assert "." in text
     if later < 120:
         assert _fmt(later) != text
+
+
+def test_a_lost_order_says_when_its_handler_never_ran(tmp_path):
+    """An order lost because the handler's init failed says so, not only "-> error" (a new learner's note)."""
+    from sandbox import run_scenario
+
+    path = tmp_path / "broken_init.py"
+    path.write_text("import no_such_module_here\n\ndef handler(event, context):\n    return None\n")
+    result = run_scenario("no-fault", f"{path}:handler")
+    lost = [f.text for f in result.verdict.lost]
+    assert lost and all("the handler never ran" in text for text in lost), lost

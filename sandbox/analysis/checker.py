@@ -314,11 +314,19 @@ def _lost(facts: _Facts, key: str, kind: str) -> Finding:
     tried = [i for i, v in facts.invs.items() if key in (v.get("keys") or [])]
     if tried:
         tried_text = " Invocations that carried it: " + ", ".join(
-            f"{_describe(facts.invs[i], i)} -> {facts.invs[i]['outcome']}" for i in tried) + "."
+            f"{_describe(facts.invs[i], i)} -> {facts.invs[i]['outcome']}{_never_ran(facts.invs[i])}"
+            for i in tried) + "."
     else:
         tried_text = " No invocation ever carried it."
     return Finding(FindingKind.LOST, key, kind, f"{key}: accepted but no {kind} was ever sent.{where}{tried_text}",
                    tried)
+
+
+def _never_ran(inv: dict[str, Any]) -> str:
+    """Words for an invocation whose handler never ran (its init failed): a lost order's likeliest cause, which
+    an outcome alone ("error") hides."""
+    error = str(inv.get("error") or "")
+    return " (Runtime.InitError: the handler never ran)" if error.startswith("Runtime.InitError") else ""
 
 
 def _abandoned(facts: _Facts) -> list[Finding]:
