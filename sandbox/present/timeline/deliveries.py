@@ -17,6 +17,8 @@ from .model import Event, Invocation, Model
 from .text import keys_text
 from .timefmt import duration
 
+#: Sources that discard a batch of records rather than one event.
+BATCH_SOURCES = (SourceKind.STREAM, SourceKind.DDB_STREAM, SourceKind.KAFKA)
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
 DLQ_SUFFIX = " → DLQ"  # the label of dead-lettered messages; messages moved at once join it
 REDRIVE_SUFFIX = " redriven"  # the label of redriven messages; messages moved at once join it
@@ -148,12 +150,15 @@ class DeliveryReader:
         return d.event(kind, f"{who}{suffix}")
 
     def discarded(self, d: DeliveryRecord) -> Event:
-        who = d.keys_text or "a batch"
+        """What is discarded is the event (or a stream's batch) that carried the orders: some of them may have had
+        their work done before (an order emailed before the attempt failed), so the label names the unit first."""
+        unit = "batch" if d.source in BATCH_SOURCES else "event"
+        who = f"{unit} of {d.keys_text}" if d.keys_text else f"a {unit}"
         dest = d.detail.get("destination")
         if not dest:
             m = re.search(r"on-failure destination (\S+)", fields.text(d.detail.get("reason")))
             dest = m.group(1) if m else None
-        label = f"{who} discarded → {dest}" if dest else f"{who} discarded, no destination: event lost"
+        label = f"{who} discarded → {dest}" if dest else f"{who} discarded, no destination: {unit} lost"
         return d.event("dropped", label)
 
     def execution_failed(self, d: DeliveryRecord) -> Event:
