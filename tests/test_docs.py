@@ -28,6 +28,10 @@ BEFORE_SPLIT = "d125adb"
 #: Sentences of that README changed or dropped on purpose since the split: the sentence's first words, and why. A
 #: change that merges after the split (a figure remeasured, a behaviour fixed) goes into docs/ and is named here.
 CHANGED_SINCE_SPLIT: dict[str, str] = {
+    "The notebooks reproduce every\nAWS source":
+        "'every AWS source' overclaimed (a new learner's note): the README now says twelve",
+    "- **00 Start here**: the sandbox, a first scenario and its timeline, and every mark":
+        "'every mark' overclaimed (a new learner's note): lesson 00 shows the marks the later timelines draw most",
     "Memory is what the environment's processes wrote themselves":
         "a fact changed: environments copy some 10 MB of the runtime's pages ahead (prefault.py), so the sandbox "
         "is about 30 MB kinder than Lambda, not 40",
