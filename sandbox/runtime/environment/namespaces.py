@@ -340,11 +340,12 @@ def fork_into(plan: Plan, confirm: bool = True) -> int:
     says on its stderr why, if it cannot). In the child: 0, inside its namespaces, dying with its parent."""
     to_parent_r, to_parent_w = os.pipe()
     to_child_r, to_child_w = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:
         os.close(to_parent_r)
         os.close(to_child_w)
-        _child_steps(plan, to_parent_w, to_child_r)
+        _child_steps(plan, to_parent_w, to_child_r, parent)
         return 0
     os.close(to_parent_w)
     os.close(to_child_r)
@@ -374,10 +375,15 @@ def fork_into(plan: Plan, confirm: bool = True) -> int:
     return pid
 
 
-def _child_steps(plan: Plan, to_parent: int, from_parent: int) -> None:
-    """The child's side of ``fork_into``: unshare, wait for its maps, mount; or say why not, and end."""
+def _child_steps(plan: Plan, to_parent: int, from_parent: int, parent: int) -> None:
+    """The child's side of ``fork_into``: unshare, wait for its maps, mount; or say why not, and end.
+
+    A template killed while it forked (a command line that stopped at bad input) leaves a child that no one waits
+    for: it ends at once, and says nothing on the caller's terminal."""
     try:
         _libc().prctl(_PR_SET_PDEATHSIG, 9)
+        if os.getppid() != parent:  # the template died before the line above could tie this process to it
+            os._exit(0)
         set_dumpable(True)  # the template writes this process's maps in its /proc (it is not dumpable itself)
         hidden = plan.hidden()
         unshare()
@@ -387,7 +393,8 @@ def _child_steps(plan: Plan, to_parent: int, from_parent: int) -> None:
         mount_private(plan, hidden)
         tell_parent(to_parent, b"r")
     except OSError as exc:
-        if not tell_parent(to_parent, b"e" + str(exc).encode(errors="replace")[:400]):
+        told = tell_parent(to_parent, b"e" + str(exc).encode(errors="replace")[:400])
+        if not told and os.getppid() == parent:  # the template lives on but no longer listens: say why, once
             os.write(2, f"sandbox: an execution environment's namespaces could not be made: {exc}\n".encode())
         os._exit(1)
     os.close(to_parent)
