@@ -113,6 +113,9 @@ NAIVE_EXPECTED = {
     "kafka-partial-batch": ({"o-1": {"email": 2}, "o-2": {"email": 1}, "o-3": {"email": 1}, "o-4": {"email": 1}},
                             "retry 1", "ReportBatchItemFailures is on, but this handler raises on o-2's failed email "
                             "instead of naming it, so Lambda retries the whole batch and o-1 is emailed again"),
+    "kafka-producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "producer re-send",
+                              "o-2's write lands but its acknowledgement is lost; after delivery.timeout.ms the "
+                              "producer sends it again, a second record at a new offset with the same data"),
 }
 
 

@@ -188,3 +188,30 @@ def test_the_timeline_shows_the_retry_and_the_second_emails_as_the_lesson_says()
     assert any(t == "Kafka partition poller" for t in labels)
     assert any("2nd email o-1" in t and "o-2" in t for t in texts)
     assert any(t.startswith("retry 1 at") for t in texts)
+
+
+@pytest.mark.parametrize("idempotence, after", [(True, 120.0), (False, 30.0)])
+def test_a_producers_resend_is_a_second_record_whose_offset_is_new(idempotence, after, tmp_path):
+    """Kafka's idempotent producer drops only its library's own resend; an application's resend after
+    delivery.timeout.ms (or, with idempotence off, the library's after request.timeout.ms) is a new record."""
+    keyed_on_offset = _handler(tmp_path, """
+        from sandbox import orders_in, send_confirmation_email
+
+        DONE = set()  # the records handled, named by topic-partition and offset
+
+        def handler(event, context):
+            for name, records in event["records"].items():
+                for r in records:
+                    if f"{name}@{r['offset']}" not in DONE:
+                        [order] = orders_in({"eventSource": "aws:kafka", "records": {name: [r]}})
+                        send_confirmation_email(order)
+                        DONE.add(f"{name}@{r['offset']}")
+    """)
+    settings = {"enable_idempotence": idempotence}
+    naive = run_scenario("kafka-producer-resend", NAIVE, settings=settings)
+    [dup] = naive.verdict.duplicates
+    assert dup.key == "o-2" and naive.verdict.effects_per_key["o-2"] == {"email": 2}
+    resent = [n for n in naive.history.of_type("note") if "sent again" in n.get("text", "")]
+    assert len(resent) == 1 and resent[0]["t"] == pytest.approx(0.25 + 1.0 + after)
+    assert run_scenario("kafka-producer-resend", keyed_on_offset, settings=settings).status == "invalid"
+    assert run_scenario("kafka-producer-resend", IMPROVED, settings=settings).valid

@@ -26,7 +26,7 @@ ORDER = (
     "sqs-dlq-redrive", "producer-resend",
     "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
-    "kafka-batch-retry", "kafka-partial-batch",
+    "kafka-batch-retry", "kafka-partial-batch", "kafka-producer-resend",
     "concurrent-claims",
     # what a run_once has to survive
     "crash-mid-work", "ttl-lag", "lock-shorter-than-work", "own-write-retried",

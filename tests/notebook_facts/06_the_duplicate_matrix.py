@@ -23,7 +23,7 @@ assert _extra == {
     "stream-batch-retry": ("invalid", 2), "stream-partial-batch": ("invalid", 1),
     "kinesis-producer-resend": ("invalid", 1),
     "ddb-stream-batch-retry": ("invalid", 2), "ddb-stream-ttl-remove": ("invalid", 3),
-    "kafka-batch-retry": ("invalid", 2), "kafka-partial-batch": ("invalid", 1),
+    "kafka-batch-retry": ("invalid", 2), "kafka-partial-batch": ("invalid", 1), "kafka-producer-resend": ("invalid", 1),
 }, _extra
 assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
