@@ -34,3 +34,7 @@ assert improved.valid and fixed == dict.fromkeys(STREAMS, "valid")
 assert try_it.status == "invalid"
 # MaximumRecordAgeInSeconds=60: the records behind the poison wait until it is a minute old.
 assert [f.key for f in aged.verdict.lost] == ["o-2"] and waits(aged)["o-3"] > 55 and waits(aged)["o-4"] > 55
+# Kafka: a failed batch comes back whole; a named record comes back alone.
+assert kafka.verdict.effects_per_key["o-1"] == kafka.verdict.effects_per_key["o-2"] == twice
+assert named.valid and [inv["keys"] for inv in named.history.invocations().values()] == [
+    ["o-1", "o-2", "o-3", "o-4"], ["o-2"]]
