@@ -1,4 +1,4 @@
-"""What to key on: the improved run_once with six different keys, one handler each.
+"""What to key on: the improved run_once with seven different keys, one handler each.
 
 A key must name the *operation* (confirm order o-1), so that every way the same operation can
 reach the function maps to one key. Ids that name a *delivery* look tempting, because every
@@ -17,6 +17,8 @@ event carries one, but each survives some repeats and not others:
   second PutRecord, which is a new record with a new eventID.
 - ``by_event_id`` (EventBridge and async events): survives EventBridge's and Lambda's own
   retries, not a producer's second PutEvents, which is a new event with a new ``id``.
+- ``by_kafka_offset`` (Kafka): the record's topic, partition and offset, its natural name;
+  survives a batch retry, not a producer's resend, which is a new record at a new offset.
 
 ``sandbox.analysis.matrix.key_matrix()`` runs each of them through the scenarios of the sources it
 applies to, and says where each key holds and what breaks it.
@@ -38,6 +40,7 @@ APPLIES_TO = {
     "by_request_id": None,
     "by_stream_event_id": ("Kinesis", "DynamoDB Streams"),
     "by_event_id": ("async invoke", "EventBridge"),
+    "by_kafka_offset": ("Kafka",),
 }
 #: The fields that make an order the same order.
 DEFINING_FIELDS = ("orderId", "email", "amount", "payment")
@@ -47,14 +50,21 @@ def keyed(key_of):
     """A handler that runs each order once under ``key_of(event, record, order, context)``."""
 
     def handler(event, context):
-        records = event.get("Records") or [None]
-        for record in records:
-            for order in orders_in({"Records": [record]} if record else event):
+        for one, record in _each_record(event):
+            for order in orders_in(one):
                 run_once(f"order-confirmation#{key_of(event, record, order, context)}", partial(fulfil, order),
                          context=context)
         return {"statusCode": 200, "body": "{}"} if "httpMethod" in event else {"done": True}
 
     return handler
+
+
+def _each_record(event):
+    """(an event of one record, that record) for each record the event carries; (the event, None) for the rest."""
+    if event.get("eventSource") in ("aws:kafka", "SelfManagedKafka"):  # records grouped by "topic-partition"
+        return [({"eventSource": event["eventSource"], "records": {name: [r]}}, r)
+                for name, records in event["records"].items() for r in records]
+    return [({"Records": [r]}, r) for r in event.get("Records") or []] or [(event, None)]
 
 
 def payload_hash(order):
@@ -68,3 +78,5 @@ by_message_id = keyed(lambda event, record, order, context: record["messageId"])
 by_request_id = keyed(lambda event, record, order, context: f"{context.aws_request_id}#{order['orderId']}")
 by_stream_event_id = keyed(lambda event, record, order, context: record["eventID"])
 by_event_id = keyed(lambda event, record, order, context: f"{event['id']}#{order['orderId']}")
+by_kafka_offset = keyed(lambda event, record, order, context:
+                        f"{record['topic']}-{record['partition']}@{record['offset']}")

@@ -91,7 +91,8 @@ def test_each_delivery_id_survives_some_repeats_and_not_others():
     from sandbox.analysis.matrix import key_matrix
 
     m = key_matrix(["sync-sdk-retry", "async-retry", "sqs-batch-failure", "producer-resend",
-                    "kinesis-producer-resend", "eventbridge-producer-resend", "crash-mid-work"])
+                    "kinesis-producer-resend", "eventbridge-producer-resend", "kafka-batch-retry",
+                    "kafka-producer-resend", "crash-mid-work"])
     cells = {name: dict(zip(m.keys, row)) for name, _, row in m.rows}
     assert "crash-mid-work" not in cells  # run_once's own trials are no source of duplicates
     assert cells["sqs-batch-failure"]["by_message_id"] == "holds"  # a redelivery keeps the MessageId
@@ -100,9 +101,18 @@ def test_each_delivery_id_survives_some_repeats_and_not_others():
     assert cells["sync-sdk-retry"]["by_request_id"] == "breaks: SDK retry"
     assert cells["kinesis-producer-resend"]["by_stream_event_id"] == "breaks: producer re-send"
     assert cells["eventbridge-producer-resend"]["by_event_id"] == "breaks: producer re-send"
+    assert cells["kafka-batch-retry"]["by_kafka_offset"] == "holds"  # a batch retry hands over the same records
+    assert cells["kafka-producer-resend"]["by_kafka_offset"] == "breaks: producer re-send"
     assert cells["sync-sdk-retry"]["by_message_id"] is None  # no SQS message to read it from
     assert m.holds_everywhere() == ["by_order_id", "by_payload_hash"]
     assert "n/a" in m.table() and "<table" in m._repr_html_()
+
+
+def test_a_key_no_scenario_could_read_is_not_said_to_hold_everywhere():
+    from sandbox.analysis.matrix import key_matrix
+
+    m = key_matrix(["async-retry"], keys=["by_order_id", "by_kafka_offset"])
+    assert m.holds_everywhere() == ["by_order_id"]  # by_kafka_offset applies to no scenario here: untested
 
 
 def test_an_unknown_key_is_named():

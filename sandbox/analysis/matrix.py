@@ -191,9 +191,11 @@ class KeyMatrix:
         return tabulate(body, head, tablefmt="simple", disable_numparse=True)
 
     def holds_everywhere(self) -> list[str]:
-        """The keys no applicable scenario broke."""
+        """The keys no applicable scenario broke, and at least one tried (a key that applies to none of the
+        scenarios was never put to the test)."""
         return [k for i, k in enumerate(self.keys)
-                if all(cells[i] in (HOLDS, None) for _, _, cells in self.rows)]
+                if all(cells[i] in (HOLDS, None) for _, _, cells in self.rows)
+                and any(cells[i] == HOLDS for _, _, cells in self.rows)]
 
     def _repr_html_(self) -> str | None:
         return html_of("key-matrix", self)

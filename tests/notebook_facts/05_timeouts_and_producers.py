@@ -17,5 +17,6 @@ assert by_key == {
     "producer-resend": {"naive": "invalid", "by_message_id": "invalid", "improved (order id)": "valid"},
     "eventbridge-producer-resend": {"naive": "invalid", "by_event_id": "invalid", "improved (order id)": "valid"},
     "kinesis-producer-resend": {"naive": "invalid", "by_stream_event_id": "invalid", "improved (order id)": "valid"},
+    "kafka-producer-resend": {"naive": "invalid", "by_kafka_offset": "invalid", "improved (order id)": "valid"},
 }, by_key
 assert try_it.scenario == "producer-resend"
