@@ -18,6 +18,11 @@ least 2 concurrent batches even on a quiet queue,
 https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-scaling.html), and the batch is
 processed twice.
 
+Left out: the other half of that sentence, the mapping's *reduced concurrency* after a throttle. AWS gives no
+figure for how far or for how long it backs off, and here the pollers keep their number (two, or as the
+scenario sets them); the duplicate comes from the visibility timeout running out, which the back-off does not
+change.
+
 The other ending, when no retry gets through before the visibility timeout: Lambda drops the
 batch without running it, the messages come back with one receive spent, and a low
 maxReceiveCount then moves them to the dead-letter queue without a single run, a lost order.
