@@ -14,9 +14,11 @@ Around it, each source gets what it needs:
   On a stream, Lambda retries from the lowest failed record anyway, so the handler stops
   there and keeps the shard's order
   (https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html).
-  A FIFO queue promises each message group's order, so there too the handler stops at the
-  first failure and hands back that record and every one after it, unprocessed
-  (https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
+  A FIFO queue promises each message group's order, so there the handler hands back the failed
+  record and every later one of its group, unprocessed, and goes on with the other groups (AWS
+  says to stop at the first failure, the strictest form of the same rule; Powertools'
+  ``skip_group_on_error`` does this,
+  https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
 - **API Gateway: the Idempotency-Key draft's answers.** A repeat gets the stored status and
   body back; a key still in progress gets 409 with ``Retry-After``; a key reused with another
   payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
@@ -73,19 +75,30 @@ def handler(event, context):
 
 
 def batch(records, context):
-    failures = []
-    for position, record in enumerate(records):
+    failures, held_groups = [], set()
+    for record in records:
+        ident = {"itemIdentifier": RECORD_ID[record["eventSource"]](record)}
+        group = _fifo_group(record)
+        if group in held_groups:  # an earlier message of its group failed: this one waits, unprocessed
+            failures.append(ident)
+            continue
         try:
             for order in orders_in({"Records": [record]}):
                 confirm(order, context)
         except Exception:  # this record failed (or is in progress elsewhere): report it, go on
-            failures.append({"itemIdentifier": RECORD_ID[record["eventSource"]](record)})
+            failures.append(ident)
             if record["eventSource"] != "aws:sqs":
                 break  # a stream resumes at the lowest failed record: the rest come again anyway
-            if record["eventSourceARN"].endswith(".fifo"):  # keep the message group's order
-                failures += [{"itemIdentifier": r["messageId"]} for r in records[position + 1:]]
-                break
+            if group is not None:
+                held_groups.add(group)  # keep the message group's order; other groups go on
     return {"batchItemFailures": failures}
+
+
+def _fifo_group(record):
+    """A FIFO queue's message group (None for a standard queue or a stream): order holds within each group."""
+    if not record.get("eventSourceARN", "").endswith(".fifo"):
+        return None
+    return (record.get("attributes") or {}).get("MessageGroupId")
 
 
 def http_request(event, context):

@@ -409,3 +409,14 @@ def test_a_standard_queues_dead_letter_keeps_its_first_enqueue_time_so_its_reten
         assert sqs.receive_message(QueueUrl=source).get("Messages", []) == []  # moved to the dead-letter queue
         sb.advance(in_dlq)
         assert len(sqs.receive_message(QueueUrl=dlq).get("Messages", [])) == (1 if kept else 0)
+
+
+def test_the_improved_handler_holds_back_only_the_failed_messages_group():
+    """A FIFO queue keeps order within each message group: after o-1 fails, o-3 (its group) waits, unprocessed,
+    and o-2 (another group) goes on in the same invocation (Powertools' skip_group_on_error does the same)."""
+    result = run_scenario("sqs-fifo-window", example("idempotent.py"), seed=0,
+                          settings={"message_groups": 2, "fail_order": 1})
+    assert result.valid, result.verdict.explain()
+    first = next(iter(result.history.invocations()))
+    sent_first = {e["key"] for e in result.history.effects() if e["inv"] == first and e.get("status") == "done"}
+    assert sent_first == {"o-2"}  # o-1 failed, o-3 waited behind it; o-2's group went on
