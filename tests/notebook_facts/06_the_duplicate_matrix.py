@@ -60,3 +60,10 @@ assert _try["stepfunctions-task-retry"] == (0, 1), _try  # the retry lands in th
 assert _try["kafka-batch-retry"] == (0, 1), _try  # o-3 marked before its email failed, then lost
 # One small world per scenario, as the text says: a row each.
 assert len(naive.rows) == len(SOURCE_SCENARIOS)
+# What the prose says of AWS's recommended retrier: the function's own error is not retried; o-2 is lost.
+from sandbox import run_scenario as _run  # noqa: E402 (facts run after the notebook's cells)
+
+_recommended = _run("stepfunctions-task-retry", NAIVE, seed=0, settings={"error_equals": ",".join(
+    ["Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
+     "Lambda.ClientExecutionTimeoutException"])})
+assert [f.key for f in _recommended.verdict.lost] == ["o-2"] and not _recommended.verdict.duplicates
