@@ -231,7 +231,10 @@ class ClientProducer(Source):
         self.sent.append({"key": key, "ids": ids, "attempts": attempts})
         if error is not None:
             self.failed.append({"key": key, "error": error, "ids": ids})
-            sb.note(f"{self.name} gave up sending {key or 'a message'} after its SDK's retries: {error}")
+            tries = len(reached) or 1
+            plural = "s" if tries != 1 else ""
+            sb.note(f"{self.name} gave up sending {key or 'a message'} after {tries} attempt{plural} of its SDK: "
+                    f"{error}")
         if again and key is not None:  # (again says key is not None)
             self._sent_again(key, ids)
         elif key is not None:

@@ -199,7 +199,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     Delivery.DELETED: ({"marker": r"$\checkmark$", "ms": 13, "mfc": "#00795A", "mec": "#00795A", "mew": 0.5},
                 "messages deleted (done)"),
     "batch_failed": ({"marker": r"$\boxtimes$", "ms": 13, "mfc": "black", "mec": "black", "mew": 0.4},
-                     "batch failed: the whole batch is retried"),
+                     "batch failed (retried, split or discarded: see the next mark)"),
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                       "partial batch failure: failed items come back"),
     "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
