@@ -36,7 +36,8 @@ ROOM_BELOW = 0.1  # data units between the bottom of the last row and the x axis
 
 TITLE_IN = 0.42  # in: the title and the space around it (measured: 0.40) ...
 TITLE_LINE_EM = 1.2  # ... and each further line of a long title, in ems of its size
-TITLE_SHARE = 0.96  # a title may take this fraction of the figure's width; a longer one is broken in two
+TITLE_SHARE = 0.82  # a title may take this fraction of the figure's width (it is centred on the plot, right of the
+#: figure's middle, past the lane names: wider, it would reach the edge); a longer one is broken in two
 TITLE_BREAKS = (" · ", ": ", "; ", ", ", " ")  # where a long title breaks, the most natural first
 X_AXIS_IN = 0.63  # in: tick labels and the axis label (measured: 0.62)
 LEGEND_ROW_IN = 0.215  # in: one row of legend entries at 11 pt (measured: 0.21 to 0.22) ...
