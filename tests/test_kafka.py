@@ -21,6 +21,23 @@ NAIVE, IMPROVED = example("naive_email.py"), example("idempotent.py")
 ALL = ["o-1", "o-2", "o-3", "o-4"]
 
 
+#: A handler with no idempotency that names each record whose email failed (a Kafka partial batch response).
+NAMING_FAILURES = """
+        import base64, json
+        from sandbox import send_confirmation_email
+
+        def handler(event, context):
+            failures = []
+            for name, records in event["records"].items():
+                for r in records:
+                    try:
+                        send_confirmation_email(json.loads(base64.b64decode(r["value"])))
+                    except Exception:
+                        failures.append({"itemIdentifier": {"partition": name, "offset": r["offset"]}})
+            return {"batchItemFailures": failures}
+"""
+
+
 def _handler(tmp_path, body: str) -> str:
     path = tmp_path / "kafka_handler.py"
     path.write_text(textwrap.dedent(body))
@@ -85,20 +102,7 @@ def test_a_failed_batch_comes_back_whole_and_the_improved_handler_replays_the_or
 
 def test_a_partial_response_brings_back_only_the_records_it_names(tmp_path):
     """kafka-retry-configurations.html: "allowing Lambda to retry just those specific items"."""
-    handler = _handler(tmp_path, """
-        import base64, json
-        from sandbox import send_confirmation_email
-
-        def handler(event, context):
-            failures = []
-            for name, records in event["records"].items():
-                for r in records:
-                    try:
-                        send_confirmation_email(json.loads(base64.b64decode(r["value"])))
-                    except Exception:
-                        failures.append({"itemIdentifier": {"partition": name, "offset": r["offset"]}})
-            return {"batchItemFailures": failures}
-    """)
+    handler = _handler(tmp_path, NAMING_FAILURES)
     result = run_scenario("kafka-partial-batch", handler)
     assert _carried(result) == [ALL, ["o-2"]]  # o-2 alone comes again
     assert result.valid  # its first email sent nothing: every order is emailed once
@@ -107,20 +111,7 @@ def test_a_partial_response_brings_back_only_the_records_it_names(tmp_path):
 def test_a_partial_response_on_a_mapping_without_the_setting_is_ignored_and_the_record_is_lost(tmp_path):
     """A mapping without ReportBatchItemFailures (as every mapping without provisioned mode) ignores the answer:
     the batch counts as a success, and the record the handler named is committed unprocessed."""
-    handler = _handler(tmp_path, """
-        import base64, json
-        from sandbox import send_confirmation_email
-
-        def handler(event, context):
-            failures = []
-            for name, records in event["records"].items():
-                for r in records:
-                    try:
-                        send_confirmation_email(json.loads(base64.b64decode(r["value"])))
-                    except Exception:
-                        failures.append({"itemIdentifier": {"partition": name, "offset": r["offset"]}})
-            return {"batchItemFailures": failures}
-    """)
+    handler = _handler(tmp_path, NAMING_FAILURES)
     result = run_scenario("kafka-batch-retry", handler)
     assert _carried(result) == [ALL]
     assert [f.key for f in result.verdict.lost] == ["o-3"]

@@ -56,18 +56,22 @@ def over_memory(limit_mb: float) -> bool:
 
 
 def _resident_bound_mb() -> float:
+    return _summed_kb("status", (b"RssAnon:", b"RssShmem:")) / 1024 + _detached_shared_memory_mb()
+
+
+def _summed_kb(file: str, fields: tuple[bytes, ...]) -> int:
+    """The kB that ``fields`` of ``/proc/<pid>/<file>`` add up to, over the environment's processes (its init left out:
+    it is the sandbox's own, and ``/proc`` shows no one else's)."""
     total = 0
     for name in os.listdir("/proc"):
         if not name.isdigit() or name == "1":
             continue
         try:
-            with open(f"/proc/{name}/status", "rb") as f:
-                for line in f:
-                    if line.startswith((b"RssAnon:", b"RssShmem:")):
-                        total += int(line.split()[1])
+            with open(f"/proc/{name}/{file}", "rb") as f:
+                total += sum(int(line.split()[1]) for line in f if line.startswith(fields))
         except (OSError, ValueError):
-            continue
-    return total / 1024 + _detached_shared_memory_mb()
+            continue  # it ended meanwhile, or is a kernel thread
+    return total
 
 
 def private_memory_mb() -> float:
@@ -76,19 +80,7 @@ def private_memory_mb() -> float:
     Pages shared with the template (the runtime, boto3, the sandbox's modules) are left out until a
     process writes to one (an environment forked ahead copies some 10 MB of them while it waits: ``prefault``);
     Lambda counts its runtime's ~40 MB too, so the sandbox is about 30 MB kinder."""
-    total = 0
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or name == "1":
-            continue
-        try:
-            with open(f"/proc/{name}/smaps_rollup", "rb") as f:
-                for line in f:
-                    if line.startswith(b"Private_Dirty:"):
-                        total += int(line.split()[1])
-                        break
-        except (OSError, ValueError):
-            continue  # it ended meanwhile, or is a kernel thread
-    return total / 1024 + _detached_shared_memory_mb()
+    return _summed_kb("smaps_rollup", (b"Private_Dirty:",)) / 1024 + _detached_shared_memory_mb()
 
 
 def _detached_shared_memory_mb() -> float:
