@@ -13,13 +13,12 @@ from the order id catches it.
 from __future__ import annotations
 
 from ..core.faults import AwsFault
-from ..errors import BadInput
-from ..events import make_orders
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.eventbridge import SERVICE, EventBridgeConfig, EventBridgeSource, EventProducer
 from ..sources.sync_invoke import CallerConfig
 from .base import Scenario
+from .producer_resend import resent_orders
 
 
 class EventBridgeProducerResend(Scenario):
@@ -41,10 +40,7 @@ class EventBridgeProducerResend(Scenario):
     )
 
     def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed)
-        if cfg["resend_order"] > len(orders):
-            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
-                           f"pick 1 to {len(orders)}, or 0 for none")
+        orders = resent_orders(sb, cfg)
         bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg))
         if cfg["resend_order"]:
             # The request reaches EventBridge (the event exists), then the client gets a ReadTimeoutError.

@@ -19,11 +19,11 @@ partition and offset sees two operations; a key built from the orderId sees one.
 from __future__ import annotations
 
 from ..errors import BadInput
-from ..events import make_orders
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.kafka import KafkaMapping, KafkaSource
 from .base import Scenario
+from .producer_resend import resent_orders
 
 #: Virtual seconds before the producer sends its first order (half a batching window: no send and poll coincide).
 FIRST_SEND = 0.25
@@ -58,10 +58,7 @@ class KafkaProducerResend(Scenario):
     )
 
     def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment="card" if cfg["payment"] == "card" else None)
-        if cfg["resend_order"] > len(orders):
-            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
-                           f"pick 1 to {len(orders)}, or 0 for none")
+        orders = resent_orders(sb, cfg)
         source = KafkaSource(sb, fn, KafkaMapping.from_settings(cfg))
         resend_after = cfg["delivery_timeout"] if cfg["enable_idempotence"] else cfg["request_timeout"]
         last = FIRST_SEND + (len(orders) - 1) * cfg["interval"] + (resend_after if cfg["resend_order"] else 0)

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from ..core.faults import AwsFault
 from ..errors import BadInput
-from ..events import make_orders
 from ..settings import Setting
 from ..sources.base import run_sources
 from ..sources.producer import KinesisProducer
 from ..sources.stream import StreamMapping, StreamSource
 from ..sources.sync_invoke import CallerConfig
 from .base import Scenario
+from .producer_resend import resent_orders
 
 #: Virtual seconds before the producer writes its first order.
 FIRST_WRITE = 0.5
@@ -51,10 +51,7 @@ class KinesisProducerResend(Scenario):
     )
 
     def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment="card" if cfg["payment"] == "card" else None)
-        if cfg["resend_order"] > len(orders):
-            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
-                           f"pick 1 to {len(orders)}, or 0 for none")
+        orders = resent_orders(sb, cfg)
         last = FIRST_WRITE + (len(orders) - 1) * cfg["interval"]
         if last >= cfg["horizon"]:
             raise BadInput(f"the last order is due at {last:g} s, not before the horizon {cfg['horizon']:g} s; "

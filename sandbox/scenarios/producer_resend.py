@@ -13,6 +13,8 @@ orderId catches it.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from ..core.faults import AwsFault
 from ..errors import BadInput
 from ..events import make_orders
@@ -38,12 +40,18 @@ class ProducerResend(Scenario):
     )
 
     def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
-        if cfg["resend_order"] > len(orders):
-            raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
-                           f"pick 1 to {len(orders)}, or 0 for none")
+        orders = resent_orders(sb, cfg)
         if cfg["resend_order"]:
             # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
             sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
         schedule = [(i * cfg["interval"], order) for i, order in enumerate(orders)]
         return run_sqs(sb, fn, cfg, schedule, client=CallerConfig.from_settings(cfg))
+
+
+def resent_orders(sb, cfg: dict[str, Any]) -> list[dict]:
+    """A producer re-send scenario's orders, its ``resend_order`` checked against them."""
+    orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg) if "payment" in cfg else None)
+    if cfg["resend_order"] > len(orders):
+        raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
+                       f"pick 1 to {len(orders)}, or 0 for none")
+    return orders
