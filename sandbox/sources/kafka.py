@@ -125,14 +125,12 @@ class KafkaSource(ShardSource):
     def __init__(self, world: "Sandbox", function: "LambdaFunction", mapping: KafkaMapping | None = None,
                  **settings: Any):
         mapping = mapping or KafkaMapping(**settings)
-        mapping.check()
         super().__init__(world, function, mapping, mapping.queue_name)
         self.logs: list[list[dict]] = [[] for _ in range(mapping.partitions)]
         self.shards = [Shard(f"{mapping.topic}-{p}", p) for p in range(mapping.partitions)]
         self.stream_arn = f"arn:aws:kafka:{world.region}:123456789012:cluster/orders-cluster/{world.new_uuid()}-1"
         self.bootstrap_servers = f"b-1.orders-cluster.abc123.c1.kafka.{world.region}.amazonaws.com:9092"
         self.sent = 0
-        self._named: set[int] = set()  # the offsets the last partial batch response named
 
     # -- producing -------------------------------------------------------------------------------
     def put(self, order: dict) -> dict:
@@ -217,12 +215,11 @@ class KafkaSource(ShardSource):
         named, bad = read_kafka_response(result, shard.shard_id, [r["offset"] for r in batch.records])
         if bad is not None:
             return None, bad
-        self._named = named
         return (min(i for i, r in enumerate(batch.records) if r["offset"] in named) if named else None), None
 
     def _after_partial(self, shard: Shard, batch: Batch, inv: "Invocation", cut: int, todo: list[Batch]) -> bool:
         """Commit what succeeded; retry only the records named, or discard them once the retries are used up."""
-        named = self._named
+        named, _ = read_kafka_response(inv.result, shard.shard_id, [r["offset"] for r in batch.records])
         done = [r for r in batch.records if r["offset"] not in named]
         again = [r for r in batch.records if r["offset"] in named]
         if done:
