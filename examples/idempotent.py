@@ -19,9 +19,11 @@ Around it, each source gets what it needs:
   says to stop at the first failure, the strictest form of the same rule; Powertools'
   ``skip_group_on_error`` does this,
   https://docs.aws.amazon.com/lambda/latest/dg/services-sqs-errorhandling.html).
-- **API Gateway: the Idempotency-Key draft's answers.** A repeat gets the stored status and
-  body back; a key still in progress gets 409 with ``Retry-After``; a key reused with another
-  payload gets 422 (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/).
+- **HTTP (API Gateway, a function URL, a load balancer): the Idempotency-Key draft's answers.** A
+  repeat gets the stored status and body back; a key still in progress gets 409 with
+  ``Retry-After``; a key reused with another payload gets 422
+  (https://datatracker.ietf.org/doc/draft-ietf-httpapi-idempotency-key-header/). A cart of several
+  orders is done order by order, each under its own key, so a retry replays what was done.
 - **Async invokes, EventBridge, SNS, S3, synchronous calls:** the orders one after another; a
   failure raises, so the source retries the event, and the orders already done are replayed.
 - **Kafka (Amazon MSK, self-managed):** the same, a failure raises. Naming failed records needs
@@ -29,6 +31,12 @@ Around it, each source gets what it needs:
   records named would be committed unprocessed. Raising is safe in both modes: Lambda retries the
   whole batch and ``run_once`` replays the orders already done
   (https://docs.aws.amazon.com/lambda/latest/dg/kafka-retry-configurations.html).
+- **CloudFormation custom resources:** Create confirms the orders its properties hold, each under its
+  order key, so Lambda's retry of the same event replays them; the answer to CloudFormation (an upload
+  to the request's ``ResponseURL``) goes out once the work is done, with a physical id that names the
+  resource and not the attempt (the log stream's name, ``cfn-response``'s default, changes with the
+  environment). Update and Delete send no email
+  (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-responses.html).
 - **Payments:** ``charge_card`` gets its own idempotency key, ``charge#<orderId>``. If the
   charge succeeds and the invocation dies before saving, the retry charges again and the
   payment provider answers with the first charge: the window no claim can close is closed
@@ -43,7 +51,7 @@ from functools import partial
 
 from run_once_improved import KeyInProgressError, PayloadMismatchError, run_once
 
-from sandbox import charge_card, orders_in, send_confirmation_email
+from sandbox import charge_card, orders_in, respond_to_cloudformation, send_confirmation_email
 
 LOCK_SECONDS = int(os.environ["RUN_ONCE_LOCK_SECONDS"]) if os.environ.get("RUN_ONCE_LOCK_SECONDS") else None
 #: How the batch item id of a record is named, by event source.
@@ -67,6 +75,8 @@ def confirm(order, context, work=None, key=None):
 def handler(event, context):
     if "httpMethod" in event or "requestContext" in event:
         return http_request(event, context)
+    if "RequestType" in event and "ResponseURL" in event:
+        return custom_resource(event, context)
     records = event.get("Records") or []
     if records and all(r.get("eventSource") in RECORD_ID for r in records):
         return batch(records, context)  # SQS, Kinesis, DynamoDB Streams: record by record
@@ -101,8 +111,24 @@ def _fifo_group(record):
     return (record.get("attributes") or {}).get("MessageGroupId")
 
 
+def custom_resource(event, context):
+    """A CloudFormation custom resource: Create confirms the orders in its properties; Delete sends nothing.
+
+    It answers CloudFormation only once the work is done: an error raises, and Lambda retries the event. The
+    physical id names the resource, not the attempt, so every attempt and every later request agrees on it."""
+    physical_id = event.get("PhysicalResourceId") or f"orders-import#{event['StackId']}#{event['LogicalResourceId']}"
+    if event["RequestType"] == "Create":
+        for order in orders_in(event):
+            confirm(order, context)
+    respond_to_cloudformation(event, context, "SUCCESS", physical_resource_id=physical_id)
+    return {"PhysicalResourceId": physical_id}
+
+
 def http_request(event, context):
-    [order] = orders_in(event)
+    orders = list(orders_in(event))
+    if len(orders) > 1:
+        return http_cart(orders, context)
+    [order] = orders
     headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
 
     def respond():  # the whole response is the stored result, so a repeat gets the same status and body
@@ -114,6 +140,18 @@ def http_request(event, context):
         return _answer(409, str(err), {"Retry-After": str(err.retry_after)})
     except PayloadMismatchError as err:
         return _answer(422, str(err))
+
+
+def http_cart(orders, context):
+    """A cart: each order once, under its own key, so a retry replays the orders already done and does the rest."""
+    try:
+        done = [confirm(order, context) for order in orders]
+    except KeyInProgressError as err:
+        return _answer(409, str(err), {"Retry-After": str(err.retry_after)})
+    except PayloadMismatchError as err:
+        return _answer(422, str(err))
+    return {"statusCode": 200, "headers": {"Content-Type": "application/json"},
+            "body": json.dumps({"processed": done}, default=str)}
 
 
 def _answer(status, message, headers=None):

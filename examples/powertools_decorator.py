@@ -8,7 +8,9 @@ The key: ``EVENT_KEY`` picks, with JMESPath's ``||`` (the first part that is pre
 event carries without its delivery metadata (request, message and event ids, receipt handles,
 receive counts), so that the same content delivered again hashes the same:
 
-- API Gateway: the client's ``Idempotency-Key`` header, else the body (the order);
+- HTTP (API Gateway, a function URL, a load balancer): the client's ``Idempotency-Key`` header
+  (as the client spelled it, or in lower case, as a function URL and a load balancer pass it), else
+  the body (the order, or the cart);
 - EventBridge and async invokes: ``detail`` (a producer's re-send gets a new ``id``, not a new detail);
 - SQS: the bodies of the batch; Kinesis: the records' data; DynamoDB Streams: the images;
 - anything else: the whole event.
@@ -27,7 +29,7 @@ that is ``powertools_function.py``.
 Lock and retention are as there: the lock is the invocation's remaining time (the decorator
 registers the context it is given), at most ``RUN_ONCE_LOCK_SECONDS`` when that is set, and the
 retention ``RUN_ONCE_KEEP_FOR`` (unset: Powertools' hour).
-A duplicate that finds the event IN_PROGRESS gets a 409 behind API Gateway, and fails elsewhere.
+A duplicate that finds the event IN_PROGRESS gets a 409 behind HTTP, and fails elsewhere.
 """
 import json
 import os
@@ -39,8 +41,8 @@ from sandbox import charge_card, orders_in, send_confirmation_email
 
 LOCK_SECONDS = int(os.environ.get("RUN_ONCE_LOCK_SECONDS") or 0)  # 0: the invocation's remaining time
 
-EVENT_KEY = ('headers."Idempotency-Key" || body || detail || Records[*].body || Records[*].kinesis.data'
-             ' || Records[*].dynamodb.NewImage || Records[*].dynamodb.OldImage || @')
+EVENT_KEY = ('headers."Idempotency-Key" || headers."idempotency-key" || body || detail || Records[*].body'
+             ' || Records[*].kinesis.data || Records[*].dynamodb.NewImage || Records[*].dynamodb.OldImage || @')
 
 persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"], key_attr="pk",
                                        expiry_attr="expiresAt")
@@ -67,11 +69,16 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
+def is_http(event):
+    """API Gateway, a function URL or a load balancer: an HTTP client waits for this answer."""
+    return "httpMethod" in event or "requestContext" in event
+
+
 @idempotent(persistence_store=persistence, config=config, key_prefix="order-event")
 def process(event, context):
     results = [fulfil(order) for order in orders_in(event)]
-    if "httpMethod" in event:
-        return {"statusCode": 200, "body": json.dumps(results[0])}
+    if is_http(event):
+        return {"statusCode": 200, "body": json.dumps(results[0] if len(results) == 1 else results)}
     return {"processed": len(results)}
 
 
@@ -79,6 +86,6 @@ def handler(event, context):
     try:
         return process(event, LockedContext(context, LOCK_SECONDS) if LOCK_SECONDS else context)
     except IdempotencyAlreadyInProgressError as err:
-        if "httpMethod" in event:
+        if is_http(event):
             return {"statusCode": 409, "body": json.dumps({"message": str(err)})}
         raise  # SQS, streams and async invokes: fail, so the source retries later

@@ -18,8 +18,8 @@ Powertools' idempotency utility (https://docs.aws.amazon.com/powertools/python/l
 - Retention: ``expires_after_seconds`` comes from ``RUN_ONCE_KEEP_FOR``, the variable the stages
   read, so the campaign compares designs and not defaults. Unset, it is Powertools' own default,
   an hour, which is shorter than the 6 hours Lambda's async queue may still retry an event.
-- A duplicate that finds the order IN_PROGRESS: behind API Gateway a 409; anywhere else the
-  invocation fails, so the source delivers it again later.
+- A duplicate that finds the order IN_PROGRESS: behind HTTP (API Gateway, a function URL, a load
+  balancer) a 409; anywhere else the invocation fails, so the source delivers it again later.
 
 What Powertools does not do, and ``idempotent.py`` does: its save and its delete are
 unconditional (no fencing token), so an invocation that outlives its lock overwrites, or
@@ -71,7 +71,7 @@ class LockedContext:
 
 def handler(event, context):
     config.register_lambda_context(LockedContext(context, LOCK_SECONDS) if LOCK_SECONDS else context)
-    http = "httpMethod" in event
+    http = "httpMethod" in event or "requestContext" in event  # API Gateway, a function URL, a load balancer
     try:
         results = [fulfil(order=order) for order in orders_in(event)]
     except (IdempotencyAlreadyInProgressError, IdempotencyValidationError) as err:
@@ -80,5 +80,5 @@ def handler(event, context):
             return {"statusCode": status, "body": json.dumps({"message": str(err)})}
         raise  # SQS, streams and async invokes: fail, so the source retries later
     if http:
-        return {"statusCode": 200, "body": json.dumps(results[0])}
+        return {"statusCode": 200, "body": json.dumps(results[0] if len(results) == 1 else results)}
     return {"processed": len(results)}

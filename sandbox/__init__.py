@@ -13,6 +13,7 @@ import importlib.util
 try:  # a Python without the project's packages (not .venv's) gets one line saying which to use
     # What a handler imports: light, and all an execution environment loads (no moto, no world).
     from .core.services import charge_card, send_cancellation_email, send_confirmation_email
+    from .custom_resources import respond_to_cloudformation
     from .errors import (
         BadInput,
         HandlerBlocked,
@@ -100,6 +101,6 @@ __all__ = [
     "ScenarioRun", "Setting", "SettingsExplorer", "SourceKind", "Status", "Step", "StillInProgressError", "Verdict",
     "VirtualClock", "charge_card", "check", "explore_settings", "get_scenario", "make_orders", "open_scenario",
     "orders_in", "owed_effects", "plot_timeline", "removed_by_ttl", "run_scenario", "save_timeline",
-    "send_cancellation_email", "send_confirmation_email",
+    "send_cancellation_email", "send_confirmation_email", "respond_to_cloudformation",
     "setting_controls", "run_real_threads", "compare_modes", "run_on_endpoint",
 ]

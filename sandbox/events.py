@@ -101,6 +101,79 @@ def apigateway_event(order: dict, request_id: str, idempotency_key: str | None =
     }
 
 
+#: The function URL's id, and its domain (https://docs.aws.amazon.com/lambda/latest/dg/urls-configuration.html).
+FUNCTION_URL_ID = "abcdefghij1234567890klmnopqrstuv"
+FUNCTION_URL_DOMAIN = f"{FUNCTION_URL_ID}.lambda-url.us-east-1.on.aws"
+
+
+def function_url_event(body: dict, request_id: str, epoch_ms: int, idempotency_key: str | None = None,
+                       path: str = "/orders") -> dict[str, Any]:
+    """A function URL's event for a POST of ``body`` as JSON: API Gateway's payload format version 2.0.
+
+    Fields as AWS's sample shows them (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html):
+    ``routeKey`` and ``stage`` are the placeholder ``$default``; ``requestContext.requestId`` is "the ID of
+    the invocation request", new for every request; header names in lower case, as in AWS's samples."""
+    headers = {"content-type": "application/json", "host": FUNCTION_URL_DOMAIN, "user-agent": "orders-client/1.0"}
+    if idempotency_key:
+        headers["idempotency-key"] = idempotency_key
+    return {
+        "version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": "", "headers": headers,
+        "requestContext": {
+            "accountId": "anonymous", "apiId": FUNCTION_URL_ID, "domainName": FUNCTION_URL_DOMAIN,
+            "domainPrefix": FUNCTION_URL_ID,
+            "http": {"method": "POST", "path": path, "protocol": "HTTP/1.1", "sourceIp": "198.51.100.7",
+                     "userAgent": "orders-client/1.0"},
+            "requestId": request_id, "routeKey": "$default", "stage": "$default",
+            "time": dt.datetime.fromtimestamp(epoch_ms / 1000, dt.UTC).strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": epoch_ms},
+        "body": json.dumps(body), "pathParameters": None, "isBase64Encoded": False, "stageVariables": None,
+    }
+
+
+#: The target group a load balancer's listener rule forwards to (its ARN, as AWS's sample event spells it).
+ALB_TARGET_GROUP = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/orders-checkout/6d0ecf831eec9f09"
+
+
+def alb_event(body: dict, trace_id: str, idempotency_key: str | None = None,
+              path: str = "/checkout") -> dict[str, Any]:
+    """An Application Load Balancer's event for a POST of ``body`` as JSON (multi-value headers off).
+
+    As AWS's sample shows it (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html):
+    there is no request id in it; the only id of the request is the ``X-Amzn-Trace-Id`` header, which the
+    load balancer "adds or updates" on every request it receives (load-balancer-request-tracing.html), with
+    ``X-Forwarded-For``, ``-Port`` and ``-Proto``. An application/json body is passed as it is."""
+    headers = {"content-type": "application/json", "host": "orders-alb-1234567890.us-east-1.elb.amazonaws.com",
+               "user-agent": "orders-client/1.0", "x-amzn-trace-id": trace_id, "x-forwarded-for": "198.51.100.7",
+               "x-forwarded-port": "443", "x-forwarded-proto": "https"}
+    if idempotency_key:
+        headers["idempotency-key"] = idempotency_key
+    return {"requestContext": {"elb": {"targetGroupArn": ALB_TARGET_GROUP}}, "httpMethod": "POST", "path": path,
+            "queryStringParameters": {}, "headers": headers, "body": json.dumps(body), "isBase64Encoded": False}
+
+
+def trace_header(epoch: float, unique: str) -> str:
+    """An ``X-Amzn-Trace-Id`` value: ``Root=1-`` the time in hex seconds, then 24 hex digits
+    (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/load-balancer-request-tracing.html)."""
+    return f"Root=1-{int(epoch):08x}-{unique.replace('-', '')[:24]}"
+
+
+def custom_resource_event(request_type: str, request_id: str, stack_id: str, response_url: str, function_arn: str,
+                          properties: dict, logical_id: str, resource_type: str,
+                          physical_id: str | None = None) -> dict[str, Any]:
+    """A CloudFormation custom resource request, as Lambda gets it (asynchronously).
+
+    Fields as AWS lists them (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-requests.html):
+    ``PhysicalResourceId`` is "never sent with Create"; ``ResponseURL`` is a presigned S3 URL the provider
+    uploads its response to; ``StackId`` with ``RequestId`` "uniquely identify a request on a particular
+    custom resource"; ``ResourceProperties`` holds the template's properties, ``ServiceToken`` included."""
+    event = {"RequestType": request_type, "ServiceToken": function_arn, "ResponseURL": response_url,
+             "StackId": stack_id, "RequestId": request_id, "LogicalResourceId": logical_id,
+             "ResourceType": resource_type, "ResourceProperties": {"ServiceToken": function_arn, **properties}}
+    if physical_id is not None:
+        event["PhysicalResourceId"] = physical_id
+    return event
+
+
 #: The attributes a FIFO queue's message adds to an SQS event record.
 SQS_FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 
@@ -429,8 +502,10 @@ def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     as it is now, ``NewImage``, or for a REMOVE as it was, ``OldImage``; see ``removed_by_ttl``
     to tell a TTL deletion from a user's), SNS ``Records`` (the JSON text in ``Sns.Message``: an
     order or ``{"orders": [...]}``), S3 notification ``Records`` (the object the record names,
-    read with ``s3.get_object``: it holds an order or ``{"orders": [...]}``), API Gateway proxy
-    (JSON body) and a bare order dict. Anything else raises ``BadInput`` naming what was wrong.
+    read with ``s3.get_object``: it holds an order or ``{"orders": [...]}``), HTTP requests through
+    API Gateway, a function URL or a load balancer (a JSON body: an order, or a cart ``{"orders": [...]}``),
+    CloudFormation custom resource requests (``ResourceProperties``: an order or ``{"orders": [...]}``)
+    and a bare order dict. Anything else raises ``BadInput`` naming what was wrong.
     """
     if not isinstance(event, dict):
         raise BadInput(f"an event is a JSON object (dict), got {type(event).__name__}")
@@ -441,13 +516,16 @@ def orders_in(event: Any) -> Iterator[dict[str, Any]]:
     if event.get("eventSource") in KAFKA_SOURCES:
         yield from _kafka_orders(event)
         return
+    if "RequestType" in event and "ResourceProperties" in event:  # a CloudFormation custom resource request
+        yield from _orders_of(event["ResourceProperties"], "custom resource ResourceProperties")
+        return
     if "detail-type" in event:
         detail = event.get("detail") or {}
         for order in detail.get("orders", [detail] if "orderId" in detail else []):
             yield _check_order(order, "EventBridge detail")
         return
     if "httpMethod" in event or "requestContext" in event:
-        yield _check_order(_parse_json(event.get("body"), "API Gateway body"), "API Gateway body")
+        yield from _orders_of(_parse_json(event.get("body"), "HTTP request body"), "HTTP request body")
         return
     if "orderId" in event:
         yield event

@@ -73,6 +73,9 @@ class Cause(StrEnum):
     #: A stream mapping split a failed batch and sent one half on its own (BisectBatchOnFunctionError): a repeat
     #: of the records in it, but no retry, since a split uses none of MaximumRetryAttempts.
     BISECT_HALF = "bisect half"
+    #: CloudFormation rolled a failed stack operation back and sent the custom resource a Delete: a new event,
+    #: carrying the resource's properties again.
+    ROLLBACK_DELETE = "rollback delete"
 
     @staticmethod
     def retry(n: int) -> str:
@@ -96,12 +99,19 @@ class SourceKind(StrEnum):
     SQS = "sqs"
     STREAM = "stream"
     APIGATEWAY = "apigateway"  # an HTTP client through API Gateway (a synchronous invoke per request)
+    FUNCTION_URL = "function-url"  # an HTTP client calling the function's own URL (a synchronous invoke per request)
+    ALB = "alb"  # an HTTP client through an Application Load Balancer with a Lambda target (synchronous, per request)
+    CLOUDFORMATION = "cloudformation"  # a stack's custom resource requests (through Lambda's async queue)
     EVENTBRIDGE = "eventbridge"  # an event bus whose rule targets the function (through Lambda's async queue)
     DDB_STREAM = "dynamodb-stream"
     SNS = "sns"  # a topic the function is subscribed to (SNS hands each message to Lambda's async queue)
     S3 = "s3"  # a bucket's event notifications (S3 hands each one to Lambda's async queue)
     STEPFUNCTIONS = "stepfunctions"  # a state machine's Task state invokes the function synchronously, with Retry
     KAFKA = "kafka"  # a Kafka topic (Amazon MSK or self-managed) a mapping reads, partition by partition
+
+
+#: The sources whose caller is an application's HTTP client (each request one synchronous invocation).
+HTTP_CLIENTS = frozenset({SourceKind.APIGATEWAY, SourceKind.FUNCTION_URL, SourceKind.ALB})
 
 
 class Delivery(StrEnum):

@@ -58,6 +58,11 @@ NAIVE_EXPECTED = {
                           "two identical deliveries run at once in two containers"),
     "crash-mid-work": ({"o-1": {"charge": 2, "email": 1}}, "retry 1",
                        "the first attempt charges, then crashes before the email; the async retry charges again"),
+    "cfn-custom-resource-retry": ({"o-1": {"email": 3}, "o-2": {"email": 2}}, "retry 1",
+                                  "o-1 is emailed, the provider fails on o-2, and Lambda's async queue retries the "
+                                  "whole Create (same RequestId): o-1 again; the naive handler never answers "
+                                  "CloudFormation, so after ServiceTimeout (1 h) the rollback's Delete emails both "
+                                  "once more"),
     "sqs-spontaneous-duplicate": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 2}},
                                   "spontaneous duplicate",
                                   "nothing fails and the 30 s visibility timeout is right, but Lambda's DeleteMessage "
@@ -74,6 +79,14 @@ NAIVE_EXPECTED = {
                            "the email takes 35 s; API Gateway answers 504 at 29 s while the function runs on; the "
                            "client retries a 5xx twice, each retry a new request (new requestId) and a new "
                            "invocation that finishes and sends"),
+    "function-url-client-retry": ({"o-1": {"email": 3}}, "client retry",
+                                  "the email takes 35 s; the function URL would wait (60 s function timeout), but "
+                                  "the client's read timeout is 30 s: it retries twice, each retry a new invocation "
+                                  "while the earlier ones run on and send"),
+    "alb-client-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "client retry",
+                         "a cart of two orders; o-1's email goes out, the provider hangs on o-2 and the function times "
+                         "out at 30 s; the load balancer answers 502 and the client sends the cart again, so o-1 is "
+                         "emailed again"),
     "stepfunctions-task-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
                                  "one execution with two orders; o-2's provider fails without sending, so the "
                                  "function raises and the Task fails; its Retry (States.ALL) invokes the function "

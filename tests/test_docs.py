@@ -29,9 +29,9 @@ BEFORE_SPLIT = "d125adb"
 #: change that merges after the split (a figure remeasured, a behaviour fixed) goes into docs/ and is named here.
 CHANGED_SINCE_SPLIT: dict[str, str] = {
     "- **01 to 05, where the duplicates come from**":
-        "a fact grew: lesson 04 teaches Kafka too (issue 32)",
+        "a fact grew: lesson 04 teaches Kafka, 01 function URLs and load balancers, 02 custom resources (issue 32)",
     "The notebooks reproduce every\nAWS source":
-        "'every AWS source' overclaimed (a new learner's note): the README now says twelve",
+        "'every AWS source' overclaimed (a new learner's note): the README now says fifteen",
     "- **00 Start here**: the sandbox, a first scenario and its timeline, and every mark":
         "'every mark' overclaimed (a new learner's note): lesson 00 shows the marks the later timelines draw most",
     "Memory is what the environment's processes wrote themselves":

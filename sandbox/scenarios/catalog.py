@@ -17,10 +17,11 @@ from .base import Scenario
 ORDER = (
     "no-fault",
     # duplicate sources, grouped by how the event reaches the function
-    "sync-sdk-retry", "apigw-client-retry", "stepfunctions-task-retry",
+    "sync-sdk-retry", "apigw-client-retry", "function-url-client-retry", "alb-client-retry",
+    "stepfunctions-task-retry",
     "async-retry", "async-duplicate", "timeout-after-effect", "async-late-retry", "async-invoke-resend",
     "eventbridge-target-retry", "eventbridge-producer-resend", "eventbridge-duplicate-target",
-    "sns-delivery-retry", "s3-notification-duplicate",
+    "sns-delivery-retry", "s3-notification-duplicate", "cfn-custom-resource-retry",
     "sqs-batch-failure", "sqs-visibility-timeout", "sqs-throttled-batch", "sqs-low-traffic-wait",
     "sqs-spontaneous-duplicate", "sqs-fifo-window",
     "sqs-dlq-redrive", "producer-resend",

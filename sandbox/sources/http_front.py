@@ -27,6 +27,7 @@ when it was sent, the HTTP status the client got, and the invocation it started.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -77,7 +78,7 @@ class ClientRequest:
     ended: float | None = None
 
 
-class HttpClientSource(Source):
+class HttpClientSource(Source, ABC):
     """An HTTP client that POSTs orders to the front's path, retrying as its config says (see the module)."""
 
     function: LambdaFunction  # it invokes one
@@ -99,9 +100,11 @@ class HttpClientSource(Source):
         self._scheduled = 0
 
     # -- what each front says ----------------------------------------------------------------
+    @abstractmethod
     def make_config(self, **settings: Any) -> Any:
         raise NotImplementedError
 
+    @abstractmethod
     def event(self, body: dict, request_id: str, key: str | None) -> dict[str, Any]:
         """The event the front builds from one POST carrying ``body``."""
         raise NotImplementedError
@@ -114,14 +117,17 @@ class HttpClientSource(Source):
         """What the front answers when it stops waiting (only a front with a ``front_limit``)."""
         raise NotImplementedError
 
+    @abstractmethod
     def failed(self, inv: "Invocation") -> dict[str, Any]:
         """What the front answers when the function failed (an error, a crash, a timeout)."""
         raise NotImplementedError
 
+    @abstractmethod
     def answered(self, result: Any) -> tuple[int, Any] | None:
         """(status, body) the function's response maps to, or None if the front cannot map it."""
         raise NotImplementedError
 
+    @abstractmethod
     def malformed(self) -> dict[str, Any]:
         """What the front answers for a response it cannot map."""
         raise NotImplementedError

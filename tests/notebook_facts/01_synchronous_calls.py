@@ -24,3 +24,13 @@ assert apigw_fixed.status == "valid" and apigw_fixed.verdict.effects_per_key == 
 assert caller_saw(apigw_fixed) == [(1, "inv-1", "HTTP 504"), (2, "inv-2", 409)], caller_saw(apigw_fixed)
 assert apigw_replay.status == "valid" and caller_saw(apigw_replay)[-1][2] == 200, caller_saw(apigw_replay)
 assert try_it.scenario == "sync-sdk-retry"
+
+# A function URL: no cap of its own; the client's 30 s read timeout gives up three times, three emails.
+assert url_naive.verdict.effects_per_key == {"o-1": {"email": 3}}, url_naive.verdict.explain()
+assert [a[2] for a in client_saw(url_naive)] == ["ReadTimeout"] * 3
+# A load balancer: the function's 30 s timeout is a 502; the client sends the cart again and o-1 goes twice.
+assert alb_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 1}}, alb_naive.verdict.explain()
+assert [a[2] for a in client_saw(alb_naive)] == ["HTTP 502", 200]
+assert [i["outcome"] for i in alb_naive.history.invocations().values()] == ["timeout", "ok"]
+# The improved handler: valid behind both; the load balancer's retry replays o-1 and sends only o-2.
+assert alb_fixed.status == "valid" and alb_fixed.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}

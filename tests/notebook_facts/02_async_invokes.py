@@ -33,3 +33,12 @@ assert [v["cause"] for v in eventbridge_naive.history.invocations().values()] ==
 assert improved_async == {name: "valid" for name in async_scenarios}, improved_async
 assert duplicate_fixed.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}
 assert try_it.scenario == "async-retry"
+
+# A CloudFormation custom resource: Lambda's retry emails o-1 again; the unanswered Create rolls back an hour later
+# with a Delete (the same orders), which goes unanswered too: ROLLBACK_FAILED two hours in.
+assert cfn_naive.verdict.effects_per_key == {"o-1": {"email": 3}, "o-2": {"email": 2}}, cfn_naive.verdict.explain()
+_cfn = [v["cause"] for v in cfn_naive.history.invocations().values()]
+assert _cfn == ["first delivery", "retry 1", "rollback delete"], _cfn
+_stack = [n for n in cfn_naive.history.of_type("note") if "stack orders-stack" in n["text"]]
+assert [round(n["t"]) for n in _stack] == [3600, 7200] and "ROLLBACK_FAILED" in _stack[-1]["text"]
+assert cfn_fixed.status == "valid" and "CREATE_COMPLETE" in [n["text"] for n in cfn_fixed.history.of_type("note")][-1]

@@ -10,12 +10,14 @@ _extra = {r.scenario: (r.verdict, r.extra_effects) for r in naive.rows}
 assert _extra == {
     "no-fault": ("valid", 0),
     "sync-sdk-retry": ("invalid", 2), "apigw-client-retry": ("invalid", 2),
+    "function-url-client-retry": ("invalid", 2), "alb-client-retry": ("invalid", 1),
     "stepfunctions-task-retry": ("invalid", 1),
     "async-retry": ("invalid", 1), "async-duplicate": ("invalid", 2), "timeout-after-effect": ("invalid", 1),
     "async-late-retry": ("invalid", 1), "async-invoke-resend": ("invalid", 1), "concurrent-claims": ("invalid", 1),
     "eventbridge-target-retry": ("invalid", 1), "eventbridge-producer-resend": ("invalid", 1),
     "eventbridge-duplicate-target": ("invalid", 1),
     "sns-delivery-retry": ("invalid", 1), "s3-notification-duplicate": ("invalid", 1),
+    "cfn-custom-resource-retry": ("invalid", 3),
     "sqs-batch-failure": ("invalid", 2), "sqs-visibility-timeout": ("invalid", 3),
     "sqs-throttled-batch": ("invalid", 3), "sqs-low-traffic-wait": ("invalid", 1),
     "sqs-spontaneous-duplicate": ("invalid", 3), "sqs-dlq-redrive": ("invalid", 1), "producer-resend": ("invalid", 1),
@@ -29,13 +31,16 @@ assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
     if _row.verdict == "invalid":
         assert _row.result.verdict.duplicates and _row.causes, _row.scenario
-# Twelve sources, each invalid in every one of its scenarios; the prose names them in this order.
-assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "Step Functions", "async invoke", "EventBridge", "SNS",
-                           "S3", "SQS", "SQS FIFO", "Kinesis", "DynamoDB Streams", "Kafka"]
+# Fifteen sources, each invalid in every one of its scenarios; the prose names them in this order.
+assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "function URL", "load balancer", "Step Functions",
+                           "async invoke", "EventBridge", "SNS", "S3", "CloudFormation", "SQS", "SQS FIFO", "Kinesis",
+                           "DynamoDB Streams", "Kafka"]
 assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
 # One timeline per source: the run with the most extra emails, as the prose reads them.
 assert {s: r.scenario for s, r in worst.items()} == {
     "sync invoke (SDK)": "sync-sdk-retry", "API Gateway": "apigw-client-retry",
+    "function URL": "function-url-client-retry", "load balancer": "alb-client-retry",
+    "CloudFormation": "cfn-custom-resource-retry",
     "Step Functions": "stepfunctions-task-retry", "async invoke": "async-duplicate",
     "EventBridge": "eventbridge-target-retry", "SNS": "sns-delivery-retry", "S3": "s3-notification-duplicate",
     "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
@@ -44,6 +49,12 @@ _sync = worst["sync invoke (SDK)"].result.history.invocations()
 assert [v["cause"] for v in _sync.values()] == ["first delivery", "SDK retry", "SDK retry"]
 assert worst["async invoke"].result.errors() == []  # the async duplicate comes with no error at all
 assert "TTL deletion" in worst["DynamoDB Streams"].causes
+assert "rollback delete" in worst["CloudFormation"].causes and "retry 1" in worst["CloudFormation"].causes
+# The function URL never gave up itself (the client's read timeout did, three times); the load balancer said 502 once.
+assert [r["result"] for r in worst["function URL"].result.history.of_type("aws")
+        if r["op"] == "InvokeFunctionUrl"] == ["ReadTimeout"] * 3
+assert [r["result"] for r in worst["load balancer"].result.history.of_type("aws")
+        if r["service"] == "elasticloadbalancing"] == ["HTTP 502", "ok"]
 assert worst["EventBridge"].result.verdict.effects_per_key["o-1"] == {"email": 2}
 assert worst["Kinesis"].result.verdict.effects_per_key["o-1"] == worst["Kinesis"].result.verdict.effects_per_key[
     "o-2"] == {"email": 2}

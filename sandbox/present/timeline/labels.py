@@ -15,7 +15,7 @@ from matplotlib import lines as mlines
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
-from ...vocab import AWS_OK, Delivery, SourceKind
+from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
 from .canvas import Canvas
 from .guides import CallerWait
@@ -181,7 +181,7 @@ def _caller_text(a: Attempt) -> str:
     if a.source == SourceKind.STEPFUNCTIONS:  # a Task's attempt: it succeeded, or failed with an error name
         return "Task succeeded" if a.result == AWS_OK else f"Task failed: {a.result}"
     if a.result == READ_TIMEOUT:
-        return "gave up: its own timeout" if a.source == SourceKind.APIGATEWAY else "gave up: ReadTimeoutError"
+        return "gave up: its own timeout" if a.source in HTTP_CLIENTS else "gave up: ReadTimeoutError"
     if a.result == AWS_OK:
         return f"got {a.status}" if a.status is not None else "got the response"
     if a.http_status is not None:

@@ -16,7 +16,7 @@ from matplotlib import patches as mpatches
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
-from ...vocab import Delivery, ItemStatus, Outcome, SourceKind
+from ...vocab import HTTP_CLIENTS, Delivery, ItemStatus, Outcome, SourceKind
 from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
@@ -125,11 +125,11 @@ def _handoff_text(m: Model) -> str:
 
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
-    if sources == {SourceKind.APIGATEWAY}:
-        return "client sends POST /orders, waits for the answer"
+    if len(sources) == 1 and sources <= HTTP_CLIENTS:
+        return f"client sends POST {'/checkout' if SourceKind.ALB in sources else '/orders'}, waits for the answer"
     if sources == {SourceKind.STEPFUNCTIONS}:
         return "the Task invokes the function, waits for its result"
-    if sources & {SourceKind.APIGATEWAY, SourceKind.STEPFUNCTIONS}:
+    if sources & {*HTTP_CLIENTS, SourceKind.STEPFUNCTIONS}:
         return "caller sends a request, waits for the answer"
     return "caller sends Invoke, waits for the answer"
 

@@ -38,11 +38,13 @@ EFFECT_KINDS = frozenset(Effect)
 PUT, UPDATE, DELETE = "PutItem", "UpdateItem", "DeleteItem"
 LAMBDA, INVOKE = "lambda", "Invoke"  # a synchronous caller's request
 #: The (service, op) of records, made outside any invocation, that are a caller's requests, by lane group: an
-#: SDK's Lambda Invoke, an HTTP client's request through API Gateway (IAM's execute-api:Invoke), and a Step
+#: SDK's Lambda Invoke, an HTTP client's request through API Gateway (IAM's execute-api:Invoke), a function URL
+#: (lambda:InvokeFunctionUrl) or a load balancer (forwarding to its Lambda target), and a Step
 #: Functions Task's attempt through the optimized Lambda integration (arn:aws:states:::lambda:invoke).
 #: Looked up with whatever a record holds.
 CALLER_SERVICES: dict[tuple[object, object], SourceKind] = {
     (LAMBDA, INVOKE): SourceKind.SYNC, ("execute-api", INVOKE): SourceKind.APIGATEWAY,
+    (LAMBDA, "InvokeFunctionUrl"): SourceKind.FUNCTION_URL, ("elasticloadbalancing", INVOKE): SourceKind.ALB,
     ("states", "lambda:invoke"): SourceKind.STEPFUNCTIONS}
 #: A Lambda Invoke record's ``invocation_type`` when it was asynchronous: it queued an event (drawn on the
 #: async queue's row) and the caller's answer, if it got one, was a bare status (202).

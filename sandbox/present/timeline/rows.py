@@ -25,6 +25,8 @@ SOURCE_LABELS: dict[str, str] = {
     SourceKind.STREAM: "Kinesis stream poller",
     SourceKind.DIRECT: "Direct invoke (no retries)",
     SourceKind.APIGATEWAY: "HTTP client → API Gateway (client retries)",
+    SourceKind.FUNCTION_URL: "HTTP client → function URL (client retries)",
+    SourceKind.ALB: "HTTP client → load balancer (client retries)",
     SourceKind.EVENTBRIDGE: "EventBridge rule → Lambda",
     SourceKind.DDB_STREAM: "DynamoDB stream poller",
     SourceKind.SNS: "SNS topic → Lambda",
