@@ -1,0 +1,490 @@
+"""Lambda durable functions: the world plays the durable execution service.
+
+A durable function runs AWS's own SDK (``aws-durable-execution-sdk-python``, unmodified) inside its execution
+environment. Lambda hands each invocation the execution's checkpointed operations; the SDK replays them and
+calls the service through its boto3 Lambda client: ``CheckpointDurableExecution`` to save what a step, a wait or
+the execution did, ``GetDurableExecutionState`` for operations left on another page. moto has neither, so the
+world serves both itself, reading each request as the gateway reads any other (its operation from its method
+and path, the execution's ARN from the path, the token and updates from the body or the query string): nothing
+an environment says of itself is believed (DESIGN.md, rule 1).
+
+What AWS documents, and the sandbox does:
+
+- "Lambda keeps a running log of all durable operations ... When it's time to resume, Lambda invokes your
+  function again from the beginning and replays the checkpoint log, substituting stored values for completed
+  operations. This means your code runs again" (https://docs.aws.amazon.com/lambda/latest/dg/durable-basic-concepts.html):
+  each invocation of an execution gets every operation, and code outside steps runs each time.
+- "Steps have at-least-once execution semantics by default"
+  (https://docs.aws.amazon.com/lambda/latest/dg/durable-execution-idempotency.html); a step that raises with
+  attempts left is checkpointed for a retry, the function suspends, and "On the next invocation, the step retries
+  with the configured backoff delay" (https://docs.aws.amazon.com/lambda/latest/dg/durable-execution-sdk-retries.html).
+- Execution names: "The execution name acts as an idempotency key, allowing you to safely retry invocation
+  requests without creating duplicate executions" (durable-execution-idempotency.html). botocore's model of
+  ``Invoke``: "If you invoke a durable function using a name that already exists with the same payload, Lambda
+  returns the existing execution instead of creating a duplicate. If the payload differs, Lambda returns a
+  ``DurableExecutionAlreadyStartedException`` error" (409).
+- "Lambda event source mappings (ESM) don't support idempotency at launch. Therefore, each invocation
+  (including retries) starts a new durable execution" (durable-execution-idempotency.html); "Event source
+  mappings invoke durable functions synchronously, waiting for the complete durable execution to finish", at
+  most 15 minutes (https://docs.aws.amazon.com/lambda/latest/dg/durable-invoking-esm.html).
+
+What AWS does not say, and the sandbox assumes:
+
+- How soon Lambda invokes the function again after an invocation of a running execution failed (a timeout, a
+  crash, an error the SDK let through): the retries page names "backend retries for infrastructure failures" but
+  gives no figure; here ``reinvoke_delay`` (1 s) later, until the execution's timeout.
+- The idempotency page's table for a name whose execution has closed could not be read here; the sandbox
+  applies the API reference's rule above (same payload: the existing execution; another: 409) in every state,
+  for ``retention_days`` after the execution closed.
+- A response that is no durable execution output (a handler not wrapped by ``@durable_execution``) fails the
+  execution. The scenarios deploy such a handler as a plain function instead (``is_durable_handler``).
+- A checkpoint token stays valid until the next checkpoint or the next invocation; a stale one is refused with
+  ``InvalidParameterValueException`` (the testing SDK's service does the same).
+- Callbacks and chained invokes (``wait_for_callback``, ``invoke``) need Lambda APIs the sandbox does not serve.
+"""
+from __future__ import annotations
+
+import base64
+import inspect
+import json
+import urllib.parse
+from pathlib import Path
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..aws import adapter
+from ..errors import BadInput
+from ..runtime.functions import Invocation
+from ..settings import Config, param
+from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
+from . import durable_ops as ops
+from .base import Source
+
+if TYPE_CHECKING:
+    from ..runtime.functions import LambdaFunction
+    from ..world import Sandbox
+
+DOC_IDEMPOTENCY = "https://docs.aws.amazon.com/lambda/latest/dg/durable-execution-idempotency.html"
+DOC_CONCEPTS = "https://docs.aws.amazon.com/lambda/latest/dg/durable-basic-concepts.html"
+DOC_RETRIES = "https://docs.aws.amazon.com/lambda/latest/dg/durable-execution-sdk-retries.html"
+DOC_ESM = "https://docs.aws.amazon.com/lambda/latest/dg/durable-invoking-esm.html"
+DOC_CONFIG = "https://docs.aws.amazon.com/lambda/latest/api/API_DurableConfig.html"
+#: The SDK's module: a handler file that imports it is deployed as a durable function.
+SDK_MODULE = "aws_durable_execution_sdk_python"
+#: The operations the service serves (botocore's Lambda model, ``/2025-12-01/durable-executions/{arn}/...``).
+CHECKPOINT, GET_STATE = "CheckpointDurableExecution", "GetDurableExecutionState"
+_API_PREFIX = "/2025-12-01/durable-executions/"
+#: "the total durable execution duration cannot exceed 15 minutes" when a mapping or a synchronous call starts it.
+SYNC_LIMIT = 900.0
+#: The names Invoke accepts (botocore's DurableExecutionName shape).
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+
+
+@dataclass(frozen=True)
+class DurableConfig(Config):
+    """The function's DurableConfig, and what the sandbox must assume where AWS gives no figure."""
+
+    execution_timeout: int = param(86400, "ExecutionTimeout: seconds a durable execution may run in all, across its "
+                                   "invocations (up to a year); 15 minutes at most when a mapping or a synchronous "
+                                   "call starts it", DOC_CONFIG, 1, 31622400, aws="ExecutionTimeout")
+    retention_days: int = param(14, "RetentionPeriodInDays: how long a closed execution's name still dedupes an "
+                                "Invoke", DOC_CONFIG, 1, 90, aws="RetentionPeriodInDays")
+    reinvoke_delay: float = param(1.0, "seconds before Lambda invokes the function again after an invocation of a "
+                                  "running execution failed (timeout, crash); AWS gives no figure", DOC_RETRIES, 0, 3600)
+
+
+@dataclass
+class Execution:
+    """One durable execution, as the service keeps it."""
+
+    arn: str
+    name: str
+    payload: str
+    keys: list[str]
+    source: str
+    started: float  # the world's epoch seconds
+    limit: float  # seconds it may run in all
+    operations: dict[str, dict] = field(default_factory=dict)
+    status: str = ops.RUNNING
+    closed_at: float | None = None
+    payload_out: str | None = None  # the execution's result, as the JSON text the SDK returned
+    error: dict | None = None
+    token: str = ""
+    tokens: int = 0
+    invocations: list[Invocation] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)  # operations the service changed since the last invocation
+    client_tokens: dict[str, dict] = field(default_factory=dict)
+    task: Any = None  # the service's task that drives it
+
+    # What an event source mapping reads of a finished invocation, read here of the whole execution.
+    @property
+    def id(self) -> str:
+        return self.invocations[0].id
+
+    @property
+    def outcome(self) -> str | None:
+        if self.status == ops.RUNNING:
+            return None
+        return Outcome.OK if self.status == ops.SUCCEEDED else Outcome.ERROR
+
+    @property
+    def error_text(self) -> str | None:
+        if self.error is None:
+            return None
+        return f"{self.error.get('ErrorType', 'Error')}: {self.error.get('ErrorMessage', '')}".strip()
+
+    @property
+    def result(self) -> Any:
+        """The execution's result, parsed: what a synchronous caller (an event source mapping) reads."""
+        try:
+            return json.loads(self.payload_out) if self.payload_out else None
+        except ValueError:
+            return self.payload_out
+
+
+class NameTaken(Exception):
+    """Invoke named an execution that exists with another payload (DurableExecutionAlreadyStartedException)."""
+
+
+class DurableService(Source):
+    """The durable execution service for one function: its executions, their checkpoints, their invocations.
+
+        service = DurableService(sb, fn)          # fn is now a durable function
+        execution, new = service.begin(payload, name="order-o-1", source=SourceKind.DURABLE, keys=["o-1"])
+        run_sources(sb, service)                  # until every execution has closed
+
+    ``as_target()`` is an event source mapping's way in: a new execution for every batch, retries included, whose
+    outcome the mapping reads once the execution has closed.
+    """
+
+    kind = SourceKind.DURABLE
+    function: LambdaFunction
+
+    def __init__(self, world: "Sandbox", function: "LambdaFunction", config: DurableConfig | None = None,
+                 **settings: Any):
+        super().__init__(world, function)
+        self.durable_config = config or DurableConfig(**settings)
+        self.executions: dict[str, Execution] = {}
+        self.by_name: dict[str, Execution] = {}
+        from .sync_invoke import SyncInvokeEndpoint
+
+        SyncInvokeEndpoint.of(world).serve_durable(function, self)
+
+    # -- what delivers: Invoke (named or not), an event source mapping --------------------------------
+    def begin(self, payload: str, *, name: str | None, source: str, keys: list[str], limit: float | None = None,
+              cause: str = Cause.FIRST_DELIVERY, prev: str | None = None) -> tuple[Execution, bool]:
+        """The execution ``name`` names, if it exists with this payload (False), else a new one, started (True).
+        ``NameTaken`` if the name's execution has another payload."""
+        existing = self.by_name.get(name) if name else None
+        if existing is not None and not self._expired(existing):
+            if existing.payload != payload:
+                raise NameTaken(f"An execution named {name} already exists with a different payload")
+            return existing, False
+        execution = self._new(payload, name, source, keys, limit)
+        first = self._invoke(execution, cause, prev)
+        execution.task = self.world.scheduler.spawn(self._drive, execution, first, name=f"durable {execution.name}")
+        return execution, True
+
+    def as_target(self) -> "MappedDurableFunction":
+        """What an event source mapping invokes: the function, each invoke a new execution."""
+        return MappedDurableFunction(self)
+
+    def _new(self, payload: str, name: str | None, source: str, keys: list[str], limit: float | None) -> Execution:
+        world, cfg = self.world, self.function.config
+        ident = world.new_uuid()
+        name = name or ident
+        arn = f"{cfg.arn}:{cfg.version}/durable-execution/{name}/{ident}"
+        execution = Execution(arn, name, payload, keys, source, world.clock.now(),
+                              min(limit or self.durable_config.execution_timeout, self.durable_config.execution_timeout))
+        execution.operations[ident] = ops.execution_operation(ident, payload, world.clock.now())
+        self.executions[arn] = execution
+        self.by_name[name] = execution
+        world.record_delivery(self.kind, Delivery.EXECUTION_STARTED, keys, None, {
+            "execution": name, "arn": arn, "named": name != ident})
+        return execution
+
+    def _expired(self, execution: Execution) -> bool:
+        closed = execution.closed_at
+        return closed is not None and self.world.clock.now() >= closed + self.durable_config.retention_days * 86400
+
+    # -- the service's own worker: invoke, read the answer, wait, invoke again -----------------------
+    def _drive(self, execution: Execution, inv: Invocation) -> None:
+        sched, clock = self.world.scheduler, self.world.clock
+        while True:
+            sched.wait_for(inv.task, label=f"durable: wait {inv.id}")
+            wake = self._after(execution, inv)
+            if wake is None:
+                return
+            deadline = execution.started + execution.limit
+            if wake >= deadline:
+                sched.sleep(max(0.0, deadline - clock.now()), label="durable: execution timeout")
+                self._close(execution, ops.TIMED_OUT, error={
+                    "ErrorType": "Execution.TimedOut",
+                    "ErrorMessage": f"the execution ran past its {execution.limit:g} s timeout"})
+                return
+            sched.sleep(max(0.0, wake - clock.now()), label=f"durable: resume {execution.name}")
+            execution.updated = ops.fire_due(execution.operations, clock.now())
+            inv = self._invoke(execution, Cause.REPLAY, inv.id)
+
+    def _invoke(self, execution: Execution, cause: str, prev: str | None) -> Invocation:
+        execution.tokens += 1
+        execution.token = base64.b64encode(f"{execution.arn}#{execution.tokens}".encode()).decode()
+        event = {"DurableExecutionArn": execution.arn, "CheckpointToken": execution.token,
+                 "InitialExecutionState": {"Operations": [ops.for_invocation(o)
+                                                          for o in execution.operations.values()],
+                                           "NextMarker": ""},
+                 "UpdatedOperationIds": list(execution.updated)}
+        inv = self.function.start(event, source=execution.source, cause=cause, prev=prev, keys=execution.keys)
+        execution.invocations.append(inv)
+        return inv
+
+    def _after(self, execution: Execution, inv: Invocation) -> float | None:
+        """What the service does once an invocation ended: when to invoke again (None: the execution is settled)."""
+        if execution.status != ops.RUNNING:
+            return None
+        if inv.outcome != Outcome.OK:
+            return self._retry_after_failure(execution, inv)
+        answer = inv.result if isinstance(inv.result, dict) else {}
+        status = answer.get("Status")
+        if status == "SUCCEEDED":
+            self._close(execution, ops.SUCCEEDED, result=answer.get("Result") or execution.payload_out)
+        elif status == "FAILED":
+            self._close(execution, ops.FAILED, error=answer.get("Error") or {"ErrorType": "Execution.Failed"})
+        elif status == "PENDING":
+            return self._suspended(execution, inv)
+        else:
+            self._close(execution, ops.FAILED, error={
+                "ErrorType": "Runtime.InvalidDurableResponse",
+                "ErrorMessage": "the function answered no durable execution output (a Status of SUCCEEDED, FAILED "
+                                "or PENDING): is its handler wrapped with @durable_execution?"})
+        return None
+
+    def _suspended(self, execution: Execution, inv: Invocation) -> float | None:
+        due = ops.next_due(execution.operations)
+        if due is None:  # waiting on something the sandbox never delivers (a callback): it stays running
+            self.world.note(f"durable execution {execution.name} suspended with nothing the sandbox will resume")
+            return None
+        self.world.record_delivery(self.kind, Delivery.RETRY_SCHEDULED, execution.keys, inv.id, {
+            "execution": execution.name, "at": round(due - self.world.clock.epoch, 6), "replay": True,
+            "why": "the function suspended (a step retry's backoff or a wait): Lambda invokes it again then, and the "
+                   "SDK replays the checkpointed operations"})
+        return due
+
+    def _retry_after_failure(self, execution: Execution, inv: Invocation) -> float:
+        due = self.world.clock.now() + self.durable_config.reinvoke_delay
+        self.world.record_delivery(self.kind, Delivery.RETRY_SCHEDULED, execution.keys, inv.id, {
+            "execution": execution.name, "at": round(due - self.world.clock.epoch, 6), "replay": True,
+            "after": inv.outcome, "why": f"the invocation ended with {inv.outcome}: Lambda invokes the function "
+                                         "again for the same execution, which replays from its last checkpoint"})
+        return due
+
+    def _close(self, execution: Execution, status: str, *, result: str | None = None,
+               error: dict | None = None) -> None:
+        if execution.status != ops.RUNNING:
+            return
+        execution.status, execution.closed_at = status, self.world.clock.now()
+        execution.payload_out, execution.error = result, error
+        execution.token = ""
+        # An execution a mapping started fails back to its mapping, which retries the batch: nothing is dropped.
+        dropped = status != ops.SUCCEEDED and execution.source == SourceKind.DURABLE
+        what = Delivery.EXECUTION_FAILED if dropped else Delivery.EXECUTION_CLOSED
+        self.world.record_delivery(self.kind, what, execution.keys, execution.invocations[-1].id, {
+            "execution": execution.name, "status": status, "invocations": len(execution.invocations),
+            **({"reason": execution.error_text} if error else {})})
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def idle(self) -> bool:
+        return all(e.task is None or e.task.done for e in self.executions.values())
+
+    def finish(self) -> None:
+        for execution in self.executions.values():
+            if execution.status == ops.RUNNING:
+                self.pending(execution.keys, "", execution.invocations[-1].id if execution.invocations else None,
+                             execution=execution.name)
+
+    # -- the durable execution APIs the SDK calls ----------------------------------------------------
+    def serve(self, op: str, request) -> Any:
+        """Answer one CheckpointDurableExecution or GetDurableExecutionState request, read from the request."""
+        arn, query = _arn_and_query(request.url)
+        execution = self.executions.get(arn or "")
+        if op == CHECKPOINT:
+            try:
+                body = json.loads(_body(request) or b"{}")
+            except ValueError:
+                return self._refuse(op, execution, "SerializationException", "the body is not JSON", request.url)
+            params = {**(body if isinstance(body, dict) else {}), "DurableExecutionArn": arn}
+        else:
+            params = {"DurableExecutionArn": arn, **query}
+        problem = _invalid(op, params)
+        if problem is None and execution is None:
+            problem = f"no durable execution has the ARN {str(arn)[:200]}"
+        if problem is None and params.get("CheckpointToken") != execution.token:  # type: ignore[union-attr]
+            problem = "Invalid checkpoint token"
+        if problem is not None:
+            return self._refuse(op, execution, "InvalidParameterValueException", problem, request.url)
+        assert execution is not None
+        if op == CHECKPOINT:
+            return self._checkpoint(execution, params, request.url)
+        return self._state(execution, params, request.url)
+
+    def _checkpoint(self, execution: Execution, params: dict, url: str) -> Any:
+        client_token = params.get("ClientToken")
+        if client_token and client_token in execution.client_tokens:
+            return _answer(url, execution.client_tokens[client_token])
+        now, touched = self.world.clock.now(), []
+        updates = params.get("Updates") or []
+        try:
+            for update in updates:
+                touched.append(ops.apply_update(execution.operations, update, now))
+        except ops.UpdateRefused as exc:
+            return self._refuse(CHECKPOINT, execution, "InvalidParameterValueException", str(exc), url)
+        self._record(CHECKPOINT, execution, AWS_OK, {"updates": [_update_words(u) for u in updates]})
+        self._closed_by(execution, touched)
+        answer: dict[str, Any] = {"NewExecutionState": {"Operations": touched}}
+        if execution.status == ops.RUNNING:
+            execution.tokens += 1
+            execution.token = base64.b64encode(f"{execution.arn}#{execution.tokens}".encode()).decode()
+            answer["CheckpointToken"] = execution.token
+        if client_token:
+            execution.client_tokens[client_token] = answer
+        return _answer(url, answer)
+
+    def _closed_by(self, execution: Execution, touched: list[dict]) -> None:
+        """A checkpoint of the EXECUTION operation itself (a result too large for the response) closes it."""
+        for op in touched:
+            if op["Type"] == "EXECUTION" and op["Status"] == "SUCCEEDED":
+                self._close(execution, ops.SUCCEEDED, result=(op.get("ExecutionDetails") or {}).get("Result"))
+            elif op["Type"] == "EXECUTION" and op["Status"] == "FAILED":
+                self._close(execution, ops.FAILED, error={"ErrorType": "Execution.Failed"})
+
+    def _state(self, execution: Execution, params: dict, url: str) -> Any:
+        every = list(execution.operations.values())
+        start = int(params.get("Marker") or 0) if str(params.get("Marker") or "0").isdigit() else 0
+        size = int(params.get("MaxItems") or 0) or 100
+        page = every[start:start + size]
+        answer: dict[str, Any] = {"Operations": page}
+        if start + size < len(every):
+            answer["NextMarker"] = str(start + size)
+        self._record(GET_STATE, execution, AWS_OK, {"operations": len(page)})
+        return _answer(url, answer)
+
+    def _refuse(self, op: str, execution: Execution | None, code: str, message: str, url: str) -> Any:
+        from .sync_invoke import _error_response
+
+        status = 400
+        self._record(op, execution, code.removesuffix("Exception"), {"why": message[:200]})
+        return _error_response(url, status, code, message)
+
+    def _record(self, op: str, execution: Execution | None, result: str, detail: dict) -> None:
+        target = execution.name if execution is not None else None
+        key = execution.keys[0] if execution is not None and execution.keys else None
+        self.world.gateway.record("lambda", op, target, key, result, detail)
+
+
+class MappedDurableFunction:
+    """A durable function as an event source mapping invokes it: synchronously, a new execution every time."""
+
+    def __init__(self, service: DurableService):
+        self.service = service
+
+    def start(self, event: Any, *, source: str = SourceKind.DIRECT, cause: str = Cause.FIRST_DELIVERY,
+              prev: str | None = None, keys: list[str] | None = None, **_: Any) -> Execution:
+        """No name, so always a new execution; at most 15 minutes (durable-invoking-esm.html)."""
+        execution, _ = self.service.begin(json.dumps(event), name=None, source=source, keys=list(keys or []),
+                                          limit=SYNC_LIMIT, cause=cause, prev=prev)
+        return execution
+
+    def __getattr__(self, name: str) -> Any:
+        # The mapping reads the function's own settings too (its timeout, its name).
+        return getattr(self.service.function, name)
+
+
+# -- reading a request -----------------------------------------------------------------------------
+def execution_arn(url: str) -> str | None:
+    return _arn_and_query(url)[0]
+
+
+def _arn_and_query(url: str) -> tuple[str | None, dict[str, str]]:
+    """The execution's ARN from the path (``/2025-12-01/durable-executions/{arn}/checkpoint``), and the query."""
+    parts = urllib.parse.urlsplit(url)
+    path = parts.path
+    query = dict(urllib.parse.parse_qsl(parts.query, keep_blank_values=True))
+    if not path.startswith(_API_PREFIX):
+        return None, query
+    label = path[len(_API_PREFIX):].rsplit("/", 1)[0]
+    return urllib.parse.unquote(label), query
+
+
+def _body(request) -> bytes:
+    body = request.body
+    if hasattr(body, "read"):
+        at = body.tell()
+        data = body.read()
+        body.seek(at)
+        body = data
+    return body.encode() if isinstance(body, str) else bytes(body or b"")
+
+
+def _invalid(op: str, params: dict) -> str | None:
+    """What makes the request no valid input of ``op`` (botocore's own validator, on the model's input shape)."""
+    from botocore.validate import ParamValidator
+
+    from ..aws.operations import service_model
+
+    model = service_model("lambda")
+    assert model is not None
+    shape = model.operation_model(op).input_shape
+    if op == GET_STATE and "MaxItems" in params:
+        try:
+            params["MaxItems"] = int(params["MaxItems"])
+        except ValueError:
+            return "MaxItems is not a number"
+    report = ParamValidator().validate(params, shape)
+    return report.generate_report()[:500] if report.has_errors() else None
+
+
+def _answer(url: str, data: dict) -> Any:
+    body = json.dumps(data).encode()
+    return adapter.response(url, 200, {"Content-Type": "application/json"}, body)
+
+
+def _update_words(update: Any) -> str:
+    if not isinstance(update, dict):
+        return "?"
+    return " ".join(str(update.get(k)) for k in ("Type", "Action", "Name") if update.get(k)) or "?"
+
+
+def valid_name(name: str) -> bool:
+    """Is ``name`` a DurableExecutionName (1 to 64 of letters, digits, '-' and '_')?"""
+    return 1 <= len(name) <= 64 and set(name) <= _NAME_CHARS
+
+
+def is_durable_handler(function: "LambdaFunction") -> bool:
+    """Is the function's handler a durable function, by its source (its file, or its module's)?
+
+    Lambda runs a function as durable when it was created with a DurableConfig; here that choice is the deployer's,
+    made from the handler's file before any environment runs: a file that imports the SDK gets one.
+    """
+    spec = function.spec
+    try:
+        if spec is not None:
+            source = Path(spec.path).read_text(encoding="utf-8", errors="replace")
+        else:
+            module = inspect.getmodule(inspect.unwrap(function.handler_spec)) if function.handler_spec else None
+            source = inspect.getsource(module) if module is not None else ""
+    except (OSError, TypeError):
+        return False
+    return SDK_MODULE in source
+
+
+def durable_from_settings(world: "Sandbox", function: "LambdaFunction", cfg: dict[str, Any]) -> DurableService:
+    return DurableService(world, function, DurableConfig.from_settings(cfg))
+
+
+def check_name(name: str) -> None:
+    if not valid_name(name):
+        raise BadInput(f"a durable execution name is 1 to 64 letters, digits, '-' or '_', got {name!r}")
+
+
+__all__ = ["DurableConfig", "DurableService", "Execution", "MappedDurableFunction", "NameTaken", "SDK_MODULE", "check_name",
+           "durable_from_settings", "is_durable_handler", "valid_name"]
