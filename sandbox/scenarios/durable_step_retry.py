@@ -8,7 +8,8 @@ AWS semantics:
 - "Exception in step with remaining retry attempts: The SDK creates a checkpoint for the retry and suspends the
   function. On the next invocation, the step retries with the configured backoff delay"
   (https://docs.aws.amazon.com/lambda/latest/dg/durable-execution-sdk-retries.html). The Python SDK's default
-  strategy makes 3 attempts, 5 s then 10 s apart at most (full jitter, drawn from the environment's seeded random).
+  strategy (``RetryPresets.default``) makes 6 attempts, 5 s growing to 60 s apart, with jitter drawn from the
+  environment's seeded ``random``.
 
 An application invokes the function asynchronously (``Invoke``, ``InvocationType='Event'``) with one event carrying
 two orders, naming the execution after the first. The email provider refuses the second order's email once,
@@ -41,7 +42,7 @@ class DurableStepRetry(Scenario):
     settings = (
         Setting("orders", 2, "how many orders the one event carries; the last one's email fails", None, 2, 20),
         Setting("provider_failures", 1, "how many calls for the last order the email provider refuses (nothing "
-                "is sent); 3 or more uses up the SDK's default 3 attempts and the execution fails", None, 0, 10),
+                "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10),
         Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
                 choices=("none", "card")),
         *durable_settings(),
