@@ -12,19 +12,23 @@ AWS semantics:
   (https://docs.aws.amazon.com/lambda/latest/dg/durable-invoking-esm.html).
 - A failed batch comes back whole after the visibility timeout (``sqs-batch-failure``).
 
-Three orders reach a durable function in one SQS batch. The email provider refuses the last order's email six
-times, as many as the Python SDK's default step attempts (``RetryPresets.default``), so its step fails for good, the handler raises and the execution
-fails. The mapping's batch fails, and after the visibility timeout (300 s here: the mapping waits for the whole
-execution, whose step retries take up to about two minutes) SQS hands it out again: a new execution, with no
-checkpoint of the first, so ``examples/durable_steps.py`` (one step per order) emails the first two orders again.
-``examples/durable_idempotent.py`` runs ``run_once`` in each step, keyed by the order, and holds. A plain handler
-runs as a plain function: the batch comes back once per failure.
+Three orders reach a durable function in one SQS batch. The email provider refuses the last order's email six times,
+as many as the Python SDK's default step attempts (``RetryPresets.default``), so its step fails for good, the
+handler raises and the execution fails. The mapping's batch fails, and after the visibility timeout (300 s here: the
+mapping waits for the whole execution, whose step retries take up to about two minutes) SQS hands it out again: a
+new execution, with no checkpoint of the first, so ``examples/durable_steps.py`` (one step per order) emails the
+first two orders again. ``examples/durable_idempotent.py`` runs ``run_once`` in each step, keyed by the order, and
+holds. A plain handler runs as a plain function: the batch comes back once per failure.
 """
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from ..core.faults import ProviderFault
 from ..events import make_orders
 from ..settings import Setting
+from ..sources.base import Source
+from ..sources.sqs import SqsQueue
 from ..vocab import Effect
 from .base import Scenario
 from .durable_common import deploy, durable_settings
@@ -54,5 +58,5 @@ class DurableEsmStart(Scenario):
             sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["failures"]))
         service = deploy(sb, fn, cfg)
         target = service.as_target() if service is not None else fn
-        extra = (lambda queue: [service]) if service is not None else None
+        extra: Callable[[SqsQueue], list[Source]] | None = (lambda queue: [service]) if service is not None else None
         return run_sqs(sb, target, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=extra)

@@ -485,8 +485,9 @@ class AsyncInvokeCaller(Source):
         event = world.order_event(orders)
         try:
             name = self.name_of(order) if self.name_of is not None else None
+            named = {"DurableExecutionName": name} if name else {}
             response = self.client().invoke(FunctionName=self.function.config.name, InvocationType="Event",
-                                            Payload=json.dumps(event), **({"DurableExecutionName": name} if name else {}))
+                                            Payload=json.dumps(event), **named)
         except (BotoCoreError, ClientError) as exc:
             outcome.error = type(exc).__name__
         else:

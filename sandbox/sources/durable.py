@@ -32,7 +32,8 @@ What AWS does not say, and the sandbox assumes:
 
 - How soon Lambda invokes the function again after an invocation of a running execution failed (a timeout, a
   crash, an error the SDK let through): the retries page names "backend retries for infrastructure failures" but
-  gives no figure; here ``reinvoke_delay`` (1 s) later, until the execution's timeout.
+  gives no figure; here ``reinvoke_delay`` (1 s) later, doubling with each failed invocation up to 5 minutes, until
+  the execution's timeout.
 - The idempotency page's table for a name whose execution has closed could not be read here; the sandbox
   applies the API reference's rule above (same payload: the existing execution; another: 409) in every state,
   for ``retention_days`` after the execution closed.
@@ -48,8 +49,8 @@ import base64
 import inspect
 import json
 import urllib.parse
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
@@ -76,6 +77,8 @@ CHECKPOINT, GET_STATE = "CheckpointDurableExecution", "GetDurableExecutionState"
 _API_PREFIX = "/2025-12-01/durable-executions/"
 #: "the total durable execution duration cannot exceed 15 minutes" when a mapping or a synchronous call starts it.
 SYNC_LIMIT = 900.0
+#: The longest the service waits before invoking again after failed invocations (an assumption, see above).
+MAX_REINVOKE_DELAY = 300.0
 #: The names Invoke accepts (botocore's DurableExecutionName shape).
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
 
@@ -90,7 +93,9 @@ class DurableConfig(Config):
     retention_days: int = param(14, "RetentionPeriodInDays: how long a closed execution's name still dedupes an "
                                 "Invoke", DOC_CONFIG, 1, 90, aws="RetentionPeriodInDays")
     reinvoke_delay: float = param(1.0, "seconds before Lambda invokes the function again after an invocation of a "
-                                  "running execution failed (timeout, crash); AWS gives no figure", DOC_RETRIES, 0, 3600)
+                                  "running execution failed (timeout, crash), doubling after each to at most 300 s; AWS gives "
+                                  "no figure", DOC_RETRIES,
+                                  0, 3600)
 
 
 @dataclass
@@ -194,8 +199,8 @@ class DurableService(Source):
         ident = world.new_uuid()
         name = name or ident
         arn = f"{cfg.arn}:{cfg.version}/durable-execution/{name}/{ident}"
-        execution = Execution(arn, name, payload, keys, source, world.clock.now(),
-                              min(limit or self.durable_config.execution_timeout, self.durable_config.execution_timeout))
+        timeout = self.durable_config.execution_timeout
+        execution = Execution(arn, name, payload, keys, source, world.clock.now(), min(limit or timeout, timeout))
         execution.operations[ident] = ops.execution_operation(ident, payload, world.clock.now())
         self.executions[arn] = execution
         self.by_name[name] = execution
@@ -271,7 +276,10 @@ class DurableService(Source):
         return due
 
     def _retry_after_failure(self, execution: Execution, inv: Invocation) -> float:
-        due = self.world.clock.now() + self.durable_config.reinvoke_delay
+        # Back off (doubling, at most 5 minutes) so a function that always fails does not spin until its timeout.
+        failed = sum(1 for i in execution.invocations if i.outcome != Outcome.OK)
+        delay = min(self.durable_config.reinvoke_delay * 2 ** (failed - 1), MAX_REINVOKE_DELAY)
+        due = self.world.clock.now() + delay
         self.world.record_delivery(self.kind, Delivery.RETRY_SCHEDULED, execution.keys, inv.id, {
             "execution": execution.name, "at": round(due - self.world.clock.epoch, 6), "replay": True,
             "after": inv.outcome, "why": f"the invocation ended with {inv.outcome}: Lambda invokes the function "
@@ -390,8 +398,8 @@ class MappedDurableFunction:
     def start(self, event: Any, *, source: str = SourceKind.DIRECT, cause: str = Cause.FIRST_DELIVERY,
               prev: str | None = None, keys: list[str] | None = None, **_: Any) -> Execution:
         """No name, so always a new execution; at most 15 minutes (durable-invoking-esm.html)."""
-        execution, _ = self.service.begin(json.dumps(event), name=None, source=source, keys=list(keys or []),
-                                          limit=SYNC_LIMIT, cause=cause, prev=prev)
+        execution, _new = self.service.begin(json.dumps(event), name=None, source=source, keys=list(keys or []),
+                                             limit=SYNC_LIMIT, cause=cause, prev=prev)
         return execution
 
     def __getattr__(self, name: str) -> Any:
@@ -486,5 +494,5 @@ def check_name(name: str) -> None:
         raise BadInput(f"a durable execution name is 1 to 64 letters, digits, '-' or '_', got {name!r}")
 
 
-__all__ = ["DurableConfig", "DurableService", "Execution", "MappedDurableFunction", "NameTaken", "SDK_MODULE", "check_name",
-           "durable_from_settings", "is_durable_handler", "valid_name"]
+__all__ = ["DurableConfig", "DurableService", "Execution", "MappedDurableFunction", "NameTaken", "SDK_MODULE",
+           "check_name", "durable_from_settings", "is_durable_handler", "valid_name"]

@@ -48,7 +48,7 @@ def apply_update(ops: dict[str, dict], update: dict[str, Any], now: float) -> di
     if kind != "EXECUTION" and current is not None and _closed(current) and action != "START":
         raise UpdateRefused(f"operation {op_id} is already {current['Status']}")
     op = copy.deepcopy(current) if current is not None else _new(update, now)
-    handler = _ACTIONS.get((kind, action))
+    handler = _ACTIONS.get((str(kind), str(action)))
     if handler is None:
         raise UpdateRefused(f"invalid action {action} for a {kind} operation")
     handler(op, update, now)
@@ -153,8 +153,9 @@ def fire_due(ops: dict[str, dict], now: float) -> list[str]:
 def for_invocation(op: dict[str, Any]) -> dict[str, Any]:
     """``op`` as an invocation's payload carries it: its timestamps in epoch milliseconds."""
     out = copy.deepcopy(op)
-    for holder, key in ((out, "StartTimestamp"), (out, "EndTimestamp"), (out.get("StepDetails"), "NextAttemptTimestamp"),
-                        (out.get("WaitDetails"), "ScheduledEndTimestamp")):
+    stamps = ((out, "StartTimestamp"), (out, "EndTimestamp"), (out.get("StepDetails"), "NextAttemptTimestamp"),
+              (out.get("WaitDetails"), "ScheduledEndTimestamp"))
+    for holder, key in stamps:
         if holder is not None and holder.get(key) is not None:
             holder[key] = int(round(holder[key] * 1000))
     return out
