@@ -93,9 +93,8 @@ class DurableConfig(Config):
     retention_days: int = param(14, "RetentionPeriodInDays: how long a closed execution's name still dedupes an "
                                 "Invoke", DOC_CONFIG, 1, 90, aws="RetentionPeriodInDays")
     reinvoke_delay: float = param(1.0, "seconds before Lambda invokes the function again after an invocation of a "
-                                  "running execution failed (timeout, crash), doubling after each to at most 300 s; AWS gives "
-                                  "no figure", DOC_RETRIES,
-                                  0, 3600)
+                                  "running execution failed (timeout, crash), doubling after each to at most 300 s; "
+                                  "AWS gives no figure", DOC_RETRIES, 0, 300)
 
 
 @dataclass
