@@ -75,7 +75,7 @@ class Cause(StrEnum):
     BISECT_HALF = "bisect half"
     #: Lambda invoked a durable function again for the same execution (after a suspension or a failed
     #: invocation): the SDK replays the checkpointed operations, and code outside steps runs again.
-    REPLAY = "replay"
+    REPLAY = "durable replay"
 
     @staticmethod
     def retry(n: int) -> str:

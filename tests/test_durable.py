@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 
 from sandbox import Sandbox, run_scenario
 from sandbox.sources.base import run_sources
-from sandbox.sources.durable import DurableService
-from sandbox.sources.durable_invoke import ARN_HEADER
+from sandbox.sources.durable import ARN_HEADER, DurableService
 from sandbox.vocab import Cause, Delivery, SourceKind
 
 from conftest import example

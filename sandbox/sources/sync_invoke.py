@@ -272,9 +272,7 @@ class SyncInvokeEndpoint:
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
         if fn.config.name in self.durable:
-            from .durable_invoke import invoke_durable
-
-            return invoke_durable(self, self.durable[fn.config.name], request, event, invocation_type)
+            return self.durable[fn.config.name].answer_invoke(self, request, event, invocation_type)
         if invocation_type == "Event":
             assert queue is not None  # refused above
             return self._queue(fn, queue, event, request)
@@ -282,11 +280,8 @@ class SyncInvokeEndpoint:
 
     def _durable_service(self, request) -> Any:
         """The service whose executions include the one the request's path names (else any: it refuses it)."""
-        from .durable import execution_arn
-
-        arn = execution_arn(request.url) or ""
         for service in self.durable.values():
-            if arn in service.executions:
+            if service.serves(request.url):
                 return service
         return next(iter(self.durable.values()))
 
