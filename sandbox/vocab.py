@@ -76,6 +76,9 @@ class Cause(StrEnum):
     #: CloudFormation rolled a failed stack operation back and sent the custom resource a Delete: a new event,
     #: carrying the resource's properties again.
     ROLLBACK_DELETE = "rollback delete"
+    #: Lambda invoked a durable function again for the same execution (after a suspension or a failed
+    #: invocation): the SDK replays the checkpointed operations, and code outside steps runs again.
+    REPLAY = "durable replay"
 
     @staticmethod
     def retry(n: int) -> str:
@@ -108,6 +111,7 @@ class SourceKind(StrEnum):
     S3 = "s3"  # a bucket's event notifications (S3 hands each one to Lambda's async queue)
     STEPFUNCTIONS = "stepfunctions"  # a state machine's Task state invokes the function synchronously, with Retry
     KAFKA = "kafka"  # a Kafka topic (Amazon MSK or self-managed) a mapping reads, partition by partition
+    DURABLE = "durable"  # Lambda's durable execution service, invoking a durable function once per replay
 
 
 #: The sources whose caller is an application's HTTP client (each request one synchronous invocation).
@@ -145,6 +149,12 @@ class Delivery(StrEnum):
     #: A stream mapping split a failed batch and sent one half on its own (BisectBatchOnFunctionError): a repeat
     #: of the records in it, but no retry, since a split uses none of MaximumRetryAttempts.
     BISECT_HALF = "bisect half"
+    #: A durable execution began (an Invoke, named or not, or a mapping's batch: each a new execution).
+    EXECUTION_STARTED = "execution started"
+    #: An Invoke named an execution that exists with the same payload: Lambda started nothing (execution names).
+    EXECUTION_DEDUPLICATED = "execution deduplicated"
+    #: A durable execution closed (its status in the detail); one that failed for good is ``EXECUTION_FAILED``.
+    EXECUTION_CLOSED = "execution closed"
 
 
 class BadBatchResponse(StrEnum):

@@ -129,6 +129,17 @@ NAIVE_EXPECTED = {
     "kafka-producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "producer re-send",
                               "o-2's write lands but its acknowledgement is lost; after delivery.timeout.ms the "
                               "producer sends it again, a second record at a new offset with the same data"),
+    # The naive handler is no durable function, so the durable scenarios deploy it as a plain one, behind the same
+    # delivery (tests/test_durable.py pins what the durable handlers get there).
+    "durable-step-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",
+                           "a plain function: one async event with two orders; o-2's provider fails without sending; "
+                           "Lambda's async queue retries the whole event a minute later, so o-1 is emailed again"),
+    "durable-replay": ({"o-1": {"email": 2}}, "caller re-send",
+                       "a plain function ignores the execution name: the 202 is lost, botocore sends the Invoke "
+                       "again after its 60 s read timeout, and Lambda queues a second event"),
+    "durable-esm-start": ({"o-1": {"email": 7}, "o-2": {"email": 7}, "o-3": {"email": 1}}, "redelivery",
+                          "a plain function: o-3's provider fails six times, so the batch of three comes back six "
+                          "times after the 300 s visibility timeout, o-1 and o-2 emailed on every delivery"),
 }
 
 

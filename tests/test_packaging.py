@@ -21,11 +21,11 @@ EXPECTED_DIRECT = {
     "requirements.txt": {
         "boto3", "botocore", "moto", "time-machine", "matplotlib", "numpy",
         "ipywidgets", "jupyterlab", "ipykernel", "aws-lambda-powertools", "tqdm", "tabulate", "flask",
-        "flask-cors", "awslambdaric",
+        "flask-cors", "awslambdaric", "aws-durable-execution-sdk-python",
     },
     "requirements-dev.txt": {
         "pytest", "pytest-xdist", "pytest-timeout", "hypothesis", "nbclient", "nbformat", "playwright", "ruff", "nox",
-        "syrupy", "mutmut",
+        "syrupy", "mutmut", "aws-durable-execution-sdk-python-testing",
         "mypy", "types-psutil", "types-tabulate", "types-tqdm",
     },
 }

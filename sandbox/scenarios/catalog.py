@@ -28,13 +28,14 @@ ORDER = (
     "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
     "kafka-batch-retry", "kafka-partial-batch", "kafka-producer-resend",
+    "durable-step-retry", "durable-replay", "durable-esm-start",
     "concurrent-claims",
     # what a run_once has to survive
     "crash-mid-work", "ttl-lag", "lock-shorter-than-work", "own-write-retried",
     "snapstart-cloned-init", "managed-instances-concurrency",
 )
 #: Modules of the package that hold machinery, not scenarios.
-_NOT_SCENARIOS = ("base", "catalog", "runner")
+_NOT_SCENARIOS = ("base", "catalog", "runner", "durable_common")
 
 
 def _discover() -> dict[str, Scenario]:

@@ -419,9 +419,12 @@ class AsyncInvokeCaller(Source):
     kind = SourceKind.ASYNC
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", config: CallerConfig | None = None, *,
-                 queue: AsyncInvokeSource | None = None, **settings: Any):
+                 queue: AsyncInvokeSource | None = None, name_of: Callable[[dict], str | None] | None = None,
+                 **settings: Any):
         super().__init__(world, function)
         self.config = config or CallerConfig(**settings)
+        #: The DurableExecutionName the caller gives an order's Invoke (a durable function's idempotency key), if any.
+        self.name_of = name_of
         self.queue = queue if queue is not None else AsyncInvokeSource(world, function)
         self.endpoint = SyncInvokeEndpoint.of(world)
         self.endpoint.serve(function, queue=self.queue)
@@ -435,14 +438,19 @@ class AsyncInvokeCaller(Source):
 
     def call(self, order: dict, at: float = 0.0) -> None:
         """A caller invokes the function asynchronously for ``order`` at virtual time ``at``."""
+        self.call_many([order], at)
+
+    def call_many(self, orders: list[dict], at: float = 0.0) -> None:
+        """One Invoke whose event carries every one of ``orders``, at virtual time ``at``."""
         self._scheduled += 1
+        first = str(orders[0]["orderId"])
 
         def begin():
             self._scheduled -= 1
-            task = self.world.scheduler.spawn(self._call, order, name=f"caller-{order['orderId']}")
-            self._callers.append((task, str(order["orderId"])))
+            task = self.world.scheduler.spawn(self._call, orders, name=f"caller-{first}")
+            self._callers.append((task, first))
 
-        self.world.scheduler.call_at(at, begin, name=f"invoke {order['orderId']} (Event)")
+        self.world.scheduler.call_at(at, begin, name=f"invoke {first} (Event)")
 
     # -- lifecycle ------------------------------------------------------------------------
     def start(self) -> "AsyncInvokeCaller":
@@ -467,16 +475,19 @@ class AsyncInvokeCaller(Source):
         self.queue.finish()
 
     # -- the caller -----------------------------------------------------------------------
-    def _call(self, order: dict) -> EventCallOutcome:
-        world = self.world
-        world.accept(order, source=self.kind)
+    def _call(self, orders: list[dict]) -> EventCallOutcome:
+        world, order = self.world, orders[0]
+        for each in orders:
+            world.accept(each, source=self.kind)
         outcome = EventCallOutcome(str(order["orderId"]))
         self.outcomes.append(outcome)
         before = len(self.endpoint.event_attempts)
-        event = world.order_event([order])
+        event = world.order_event(orders)
         try:
+            name = self.name_of(order) if self.name_of is not None else None
+            named = {"DurableExecutionName": name} if name else {}
             response = self.client().invoke(FunctionName=self.function.config.name, InvocationType="Event",
-                                            Payload=json.dumps(event))
+                                            Payload=json.dumps(event), **named)
         except (BotoCoreError, ClientError) as exc:
             outcome.error = type(exc).__name__
         else:

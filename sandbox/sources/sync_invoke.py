@@ -87,6 +87,8 @@ DEFAULT_ATTEMPTS = {"legacy": 5, "standard": 3, "adaptive": 3}
 DEFAULT_TIMEOUT = 60.0
 
 _INVOKE_PATH = "/2015-03-31/functions/"
+#: The durable execution APIs a durable function's SDK calls (served by sources/durable.py).
+DURABLE_OPS = ("CheckpointDurableExecution", "GetDurableExecutionState")
 #: What Lambda answers an Event invoke it has queued: 202, no payload (API_Invoke.html, StatusCode).
 EVENT_ACCEPTED = 202
 #: The result of an Invoke whose answer never reached the caller (its read timed out).
@@ -201,6 +203,8 @@ class SyncInvokeEndpoint:
         self.world = sb
         self.functions: dict[str, "LambdaFunction"] = {}
         self.queues: dict[str, "EventQueue"] = {}  # function name -> the async queue Event invokes go to
+        #: function name -> the durable execution service of a durable function (sources/durable.py)
+        self.durable: dict[str, Any] = {}
         self.attempts: list[InvokeAttempt] = []
         self.event_attempts: list[EventAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
@@ -226,10 +230,19 @@ class SyncInvokeEndpoint:
         if queue is not None:
             self.queues[fn.config.name] = queue
 
+    def serve_durable(self, fn: "LambdaFunction", service: Any) -> None:
+        """Answer Invoke requests for ``fn`` as a durable function, and the durable execution APIs for its
+        executions, through ``service`` (a ``durable.DurableService``)."""
+        self.serve(fn)
+        self.durable[fn.config.name] = service
+
     # -- one request -------------------------------------------------------------------------
     def __call__(self, op: str, request):
+        if op in DURABLE_OPS and self.durable:
+            return self._durable_service(request).serve(op, request)
         if op != "Invoke":
-            raise RealAwsRefused(f"lambda.{op} has no local endpoint in this sandbox; only Invoke is served")
+            raise RealAwsRefused(f"lambda.{op} has no local endpoint in this sandbox; only Invoke (and the durable "
+                                 "execution APIs, for a durable function) is served")
         url = request.url
         fn = self._function(url)
         if fn is None:
@@ -244,7 +257,7 @@ class SyncInvokeEndpoint:
             raise RealAwsRefused(f"InvocationType={invocation_type} is not served here; this endpoint serves "
                                  "RequestResponse, Event (for a function with an async queue) and DryRun")
         queue = self.queues.get(fn.config.name)
-        if invocation_type == "Event" and queue is None:
+        if invocation_type == "Event" and queue is None and fn.config.name not in self.durable:
             raise RealAwsRefused(f"InvocationType=Event: {fn.config.name} has no async queue in this world; an "
                                  "AsyncInvokeCaller (sandbox.sources.async_invoke) serves its Event invokes")
         limit = ASYNC_PAYLOAD_LIMIT if invocation_type == "Event" else SYNC_PAYLOAD_LIMIT
@@ -258,10 +271,19 @@ class SyncInvokeEndpoint:
             record_invoke(self.world, fn.config.name, [], "InvalidRequestContent", {})
             return _error_response(url, 400, "InvalidRequestContentException",
                                    f"Could not parse request body into json: {exc}")
+        if fn.config.name in self.durable:
+            return self.durable[fn.config.name].answer_invoke(self, request, event, invocation_type)
         if invocation_type == "Event":
             assert queue is not None  # refused above
             return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
+
+    def _durable_service(self, request) -> Any:
+        """The service whose executions include the one the request's path names (else any: it refuses it)."""
+        for service in self.durable.values():
+            if service.serves(request.url):
+                return service
+        return next(iter(self.durable.values()))
 
     def _invoke(self, fn: "LambdaFunction", event: Any, request):
         """Start the invocation, wait for it up to the caller's read timeout, answer or time out."""

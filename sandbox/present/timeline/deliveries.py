@@ -26,7 +26,8 @@ WHERE_PENDING: dict[str, str] = {
     SourceKind.STREAM: "in the stream", SourceKind.SQS: "in the queue", SourceKind.ASYNC: "in the queue",
     SourceKind.EVENTBRIDGE: "EventBridge still retrying", SourceKind.DDB_STREAM: "in the stream",
     SourceKind.SNS: "SNS still retrying", SourceKind.S3: "S3 not yet delivered",
-    SourceKind.STEPFUNCTIONS: "the execution still running", SourceKind.KAFKA: "in the topic"}
+    SourceKind.STEPFUNCTIONS: "the execution still running", SourceKind.KAFKA: "in the topic",
+    SourceKind.DURABLE: "the durable execution still running"}
 
 
 @dataclass

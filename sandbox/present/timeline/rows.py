@@ -33,6 +33,7 @@ SOURCE_LABELS: dict[str, str] = {
     SourceKind.S3: "S3 bucket notification → Lambda",
     SourceKind.STEPFUNCTIONS: "Step Functions Task → Lambda (Retry)",
     SourceKind.KAFKA: "Kafka partition poller",
+    SourceKind.DURABLE: "Durable execution (replays)",
 }
 
 # row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)

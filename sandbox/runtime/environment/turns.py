@@ -582,12 +582,25 @@ def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], f
         (queue, "SimpleQueue", TurnSimpleQueue))
     for owner, name, replacement in replaced:  # for good: the environment's process ends with them
         setattr(owner, name, replacement)
+    queue.time = _queue_clock(queue.time)  # type: ignore[attr-defined]
     for name in ("SelectSelector", "PollSelector", "EpollSelector", "DevpollSelector", "KqueueSelector"):
         cls = getattr(selectors, name, None)
         if cls is not None:
             _saved.setdefault("select", {})[cls] = cls.select
             cls.select = _selector_select(cls)
     return TURNS
+
+
+def _queue_clock(real: Callable[[], float]) -> Callable[[], float]:
+    """``queue.Queue.get(timeout=...)`` counts its time left on the monotonic clock queue bound when imported (the
+    real one), while a handler thread's wait lasts world seconds, instant in real time: the time left never went
+    down, and a thread polling a queue (AWS's durable execution SDK's checkpoint thread) looped for ever. A thread
+    taking turns reads the world's clock; the runtime's own threads keep the real one."""
+    def clock() -> float:
+        turns = TURNS
+        return turns._now() if turns is not None and turns.mine() is not None else real()
+
+    return clock
 
 
 def real_selector(cls: type[selectors.BaseSelector]) -> type[selectors.BaseSelector]:
