@@ -31,7 +31,9 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
     "- **01 to 05, where the duplicates come from**":
         "a fact grew: lesson 04 teaches Kafka, 01 function URLs and load balancers, 02 custom resources (issue 32)",
     "The notebooks reproduce every\nAWS source":
-        "'every AWS source' overclaimed (a new learner's note): the README now says fifteen",
+        "'every AWS source' overclaimed (a new learner's note): the README now says sixteen",
+    "- **07 to 12, building `run_once`**":
+        "a fact grew: lesson 12 teaches durable functions' steps too (issue 32)",
     "- **00 Start here**: the sandbox, a first scenario and its timeline, and every mark":
         "'every mark' overclaimed (a new learner's note): lesson 00 shows the marks the later timelines draw most",
     "Memory is what the environment's processes wrote themselves":

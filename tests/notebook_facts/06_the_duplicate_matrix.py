@@ -26,15 +26,16 @@ assert _extra == {
     "kinesis-producer-resend": ("invalid", 1),
     "ddb-stream-batch-retry": ("invalid", 2), "ddb-stream-ttl-remove": ("invalid", 3),
     "kafka-batch-retry": ("invalid", 2), "kafka-partial-batch": ("invalid", 1), "kafka-producer-resend": ("invalid", 1),
+    "durable-step-retry": ("invalid", 1), "durable-replay": ("invalid", 1), "durable-esm-start": ("invalid", 12),
 }, _extra
 assert all(r.lost == 0 for r in naive.rows)
 for _row in naive.rows:  # an extra email is a second email to the same order, found by the checker
     if _row.verdict == "invalid":
         assert _row.result.verdict.duplicates and _row.causes, _row.scenario
-# Fifteen sources, each invalid in every one of its scenarios; the prose names them in this order.
+# Sixteen sources, each invalid in every one of its scenarios; the prose names them in this order.
 assert list(by_source) == ["sync invoke (SDK)", "API Gateway", "function URL", "load balancer", "Step Functions",
                            "async invoke", "EventBridge", "SNS", "S3", "CloudFormation", "SQS", "SQS FIFO", "Kinesis",
-                           "DynamoDB Streams", "Kafka"]
+                           "DynamoDB Streams", "Kafka", "durable function"]
 assert all(r.verdict == "invalid" for rows in by_source.values() for r in rows)
 # One timeline per source: the run with the most extra emails, as the prose reads them.
 assert {s: r.scenario for s, r in worst.items()} == {
@@ -44,7 +45,8 @@ assert {s: r.scenario for s, r in worst.items()} == {
     "Step Functions": "stepfunctions-task-retry", "async invoke": "async-duplicate",
     "EventBridge": "eventbridge-target-retry", "SNS": "sns-delivery-retry", "S3": "s3-notification-duplicate",
     "SQS": "sqs-visibility-timeout", "SQS FIFO": "sqs-fifo-window",
-    "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove", "Kafka": "kafka-batch-retry"}
+    "Kinesis": "stream-batch-retry", "DynamoDB Streams": "ddb-stream-ttl-remove", "Kafka": "kafka-batch-retry",
+    "durable function": "durable-esm-start"}
 _sync = worst["sync invoke (SDK)"].result.history.invocations()
 assert [v["cause"] for v in _sync.values()] == ["first delivery", "SDK retry", "SDK retry"]
 assert worst["async invoke"].result.errors() == []  # the async duplicate comes with no error at all

@@ -37,3 +37,17 @@ assert {name: r.status for name, r in own.items()} == {"article": "invalid", "im
 assert [f.kind for f in own["article"].verdict.findings] == ["lost"]
 assert [c[1:] for c in table_calls(own["improved"], "inv-1")] == [
     ("PutItem", "ok"), ("PutItem", "ConditionalCheckFailed"), ("UpdateItem", "ok")]
+
+# Durable functions: one step for both orders emails o-1 again on the step's retry; one step per order does not.
+_d = {run: r.status for run, r in durable.items()}
+assert _d == {("durable-step-retry", "durable_one_step"): "invalid", ("durable-step-retry", "durable_steps"): "valid",
+              ("durable-replay", "durable_email_outside_step"): "invalid",
+              ("durable-replay", "durable_email_in_step"): "valid",
+              ("durable-esm-start", "durable_steps"): "invalid", ("durable-esm-start", "durable_idempotent"): "valid"}, _d
+assert durable["durable-step-retry", "durable_one_step"].verdict.effects_per_key["o-1"] == {"email": 2}
+# The replay's second email comes from the durable replay, and the caller's re-sent Invoke started nothing new.
+_replay = durable["durable-replay", "durable_email_outside_step"]
+assert [v["cause"] for v in _replay.history.invocations().values()] == ["first delivery", "durable replay"]
+assert any(d["what"] == "execution deduplicated" for d in _replay.history.of_type("delivery"))
+# Behind SQS every delivery is a new execution: steps do not carry over, run_once inside them holds.
+assert "redelivery" in {v["cause"] for v in durable["durable-esm-start", "durable_steps"].history.invocations().values()}
