@@ -210,3 +210,29 @@ def test_the_checkpoint_api_believes_only_the_request():
 def test_the_same_seed_gives_the_same_history():
     runs = [run_scenario("durable-step-retry", ONE_STEP, seed=3).history for _ in range(2)]
     assert json.dumps(runs[0].events, default=str) == json.dumps(runs[1].events, default=str)
+
+
+@pytest.mark.parametrize("name, decorator", [("durable-step-retry", "invalid"), ("durable-replay", "valid"),
+                                             ("durable-esm-start", "invalid")])
+def test_powertools_in_the_durable_scenarios(name, decorator):
+    """Both Powertools handlers run here as plain functions (neither uses the durable SDK). ``idempotent_function``
+    keys each order, so every retry and redelivery replays what was done: valid in all three. The ``@idempotent``
+    decorator keys the whole event: when o-2's email fails the handler raises, Powertools deletes that one record,
+    and the retried event (step-retry) or batch (esm-start) emails o-1 again; in durable-replay nothing fails, and
+    the caller's re-sent Invoke finds the event's record."""
+    assert run_scenario(name, example("powertools_function.py"), seed=0).status == "valid"
+    assert run_scenario(name, example("powertools_decorator.py"), seed=0).status == decorator
+
+
+def test_lesson_12s_replay_timeline_shows_the_deduplicated_invoke_and_the_replay_arrow():
+    from sandbox import plot_timeline
+    from sandbox.present.timeline.reading import read_history
+
+    history = run_scenario("durable-replay", OUTSIDE, seed=0).history
+    model = read_history(history)
+    assert [(i.cause, i.prev) for i in model.invs.values()] == [("first delivery", None), ("durable replay", "inv-1")]
+    ax = plot_timeline(history).axes[0]
+    texts = [t.get_text() for t in ax.texts] + [t.get_text() for t in ax.get_yticklabels()]
+    # "execution deduplicated" on the top row, and the arrow into the replay that sends the 2nd email
+    assert "execution deduplicated" in texts and "2nd email o-1" in texts
+    assert any(t.startswith("durable replay at ") for t in texts)
