@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..events import alb_event, trace_header
-from ..settings import Config, param
+from ..settings import param
 from ..vocab import Outcome, SourceKind
-from .http_front import DOC_RETRIES, ClientRetries, HttpClientSource, status_code
+from .http_front import ClientConfig, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -44,22 +44,12 @@ INVALID: dict[str, Any] = {"status": 502, "message": "Bad Gateway", "reason": "L
 
 
 @dataclass(frozen=True)
-class AlbConfig(ClientRetries, Config):
+class AlbConfig(ClientConfig):
     """The retry rules of the client in front of the load balancer (which waits for the function)."""
 
-    client_retries: int = param(
-        2, "how many times the client sends the request again after a 5xx or its own timeout (2: three requests in "
-        "all, as the AWS SDKs' standard mode makes; an app's HTTP client chooses its own)", DOC_RETRIES, 0, 10)
-    client_backoff: float = param(
-        1.0, "seconds the client waits before its first retry; each later retry waits twice as long", None, 0, 3600)
     client_timeout: float = param(
         120.0, "seconds the client waits for an answer before it gives up on a request (longer than the function's "
                "timeout, so it hears the load balancer's 502)", DOC_ALB, 0.05, 900)
-    idempotency_key: bool = param(
-        True, "the client sends an Idempotency-Key header, generated once per cart and the same on every retry",
-        None)
-    retry_conflict: bool = param(
-        False, "the client also retries a 409 (the work is still in progress), hoping for the stored result", None)
 
 
 class AlbSource(HttpClientSource):

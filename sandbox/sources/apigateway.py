@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..events import apigateway_event
-from ..settings import Config, param
+from ..settings import param
 from ..vocab import SourceKind
-from .http_front import DOC_RETRIES, ClientRetries, HttpClientSource, status_code
+from .http_front import ClientConfig, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -48,25 +48,15 @@ BAD_GATEWAY: dict[str, Any] = {"status": 502, "message": "Internal server error"
 
 
 @dataclass(frozen=True)
-class ApiGatewayConfig(ClientRetries, Config):
+class ApiGatewayConfig(ClientConfig):
     """API Gateway's integration timeout, and the retry rules of the client in front of it."""
 
     integration_timeout: float = param(
         29.0, "seconds API Gateway waits for the function before it answers the client 504 (29 s: the default, and "
         "the most except for Regional and private REST APIs that ask for more)", DOC_LIMITS, 0.05, 900)
-    client_retries: int = param(
-        2, "how many times the client sends the request again after a 5xx or its own timeout (2: three requests in "
-        "all, as the AWS SDKs' standard mode makes; an app's HTTP client chooses its own)", DOC_RETRIES, 0, 10)
-    client_backoff: float = param(
-        1.0, "seconds the client waits before its first retry; each later retry waits twice as long", None, 0, 3600)
     client_timeout: float = param(
         60.0, "seconds the client waits for an answer before it gives up on a request (longer than the integration "
               "timeout, so it hears API Gateway's 504)", None, 0.05, 900)
-    idempotency_key: bool = param(
-        True, "the client sends an Idempotency-Key header, generated once per order and the same on every retry",
-        None)
-    retry_conflict: bool = param(
-        False, "the client also retries a 409 (the work is still in progress), hoping for the stored result", None)
 
 
 class ApiGatewaySource(HttpClientSource):

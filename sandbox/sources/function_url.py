@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..events import function_url_event
-from ..settings import Config, param
+from ..settings import param
 from ..vocab import SourceKind
-from .http_front import DOC_RETRIES, ClientRetries, HttpClientSource, status_code
+from .http_front import ClientConfig, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -45,22 +45,12 @@ FUNCTION_FAILED: dict[str, Any] = {"status": 502, "message": "Internal Server Er
 
 
 @dataclass(frozen=True)
-class FunctionUrlConfig(ClientRetries, Config):
+class FunctionUrlConfig(ClientConfig):
     """The retry rules of the client that calls the function URL (the URL itself waits for the function)."""
 
-    client_retries: int = param(
-        2, "how many times the client sends the request again after a 5xx or its own timeout (2: three requests in "
-        "all, as the AWS SDKs' standard mode makes; an app's HTTP client chooses its own)", DOC_RETRIES, 0, 10)
-    client_backoff: float = param(
-        1.0, "seconds the client waits before its first retry; each later retry waits twice as long", None, 0, 3600)
     client_timeout: float = param(
         30.0, "seconds the client's HTTP library waits for an answer before it gives up on a request (its read "
               "timeout; the function URL itself waits as long as the function runs)", DOC_URLS, 0.05, 900)
-    idempotency_key: bool = param(
-        True, "the client sends an Idempotency-Key header, generated once per order and the same on every retry",
-        None)
-    retry_conflict: bool = param(
-        False, "the client also retries a 409 (the work is still in progress), hoping for the stored result", None)
 
 
 class FunctionUrlSource(HttpClientSource):

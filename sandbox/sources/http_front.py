@@ -9,7 +9,7 @@ invocation "Lambda does not automatically retry"; the client decides
 the client's: each retry is a new HTTP request, which the front turns into a new event with a new id.
 
 The client is an application's HTTP client, not an AWS SDK, so its retry rules are its own settings
-(``ClientRetries``): it retries a 5xx answer and its own timeouts, after a backoff that doubles. When
+(``ClientConfig``): it retries a 5xx answer and its own timeouts, after a backoff that doubles. When
 ``idempotency_key`` is on it sends an ``Idempotency-Key`` header, generated once per request body and
 the same on each retry (the IETF draft "The Idempotency-Key HTTP Header Field"): the one thing in the
 event that survives a retry and names the request.
@@ -31,6 +31,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Outcome
 from .base import Source
 
@@ -44,16 +45,23 @@ CLIENT_TIMEOUT = "ReadTimeout"
 REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
 
 
-class ClientRetries:
-    """The retry rules of an application's HTTP client; mixed into each front's frozen config, whose fields
-    ``client_retries``, ``client_backoff``, ``client_timeout``, ``idempotency_key`` and ``retry_conflict`` they
-    read."""
+@dataclass(frozen=True)
+class ClientConfig(Config):
+    """The retry rules of an application's HTTP client, declared once for every front. A front's config adds what
+    is its own (API Gateway's integration timeout) and declares ``client_timeout`` again with its own default."""
 
-    client_retries: int
-    client_backoff: float
-    client_timeout: float
-    idempotency_key: bool
-    retry_conflict: bool
+    client_retries: int = param(
+        2, "how many times the client sends the request again after a 5xx or its own timeout (2: three requests in "
+        "all, as the AWS SDKs' standard mode makes; an app's HTTP client chooses its own)", DOC_RETRIES, 0, 10)
+    client_backoff: float = param(
+        1.0, "seconds the client waits before its first retry; each later retry waits twice as long", None, 0, 3600)
+    client_timeout: float = param(
+        60.0, "seconds the client waits for an answer before it gives up on a request", None, 0.05, 900)
+    idempotency_key: bool = param(
+        True, "the client sends an Idempotency-Key header, generated once per request body (an order, or a cart) "
+              "and the same on every retry", None)
+    retry_conflict: bool = param(
+        False, "the client also retries a 409 (the work is still in progress), hoping for the stored result", None)
 
     def backoff(self, retry: int) -> float:
         """Seconds before retry number ``retry`` (1, 2, ...)."""
@@ -82,7 +90,7 @@ class HttpClientSource(Source, ABC):
     """An HTTP client that POSTs orders to the front's path, retrying as its config says (see the module)."""
 
     function: LambdaFunction  # it invokes one
-    config: Any  # the front's frozen config, with ``ClientRetries``
+    config: Any  # the front's ``ClientConfig``
 
     #: The history's words for one request: the service and operation (IAM's action), and the front's name.
     service: ClassVar[str] = ""
