@@ -74,6 +74,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ReadTimeoutError
 
 from ..aws import adapter
+from ..aws.operations import request_body
 from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..runtime.functions import Invocation
@@ -458,13 +459,8 @@ def _arn_and_query(url: str) -> tuple[str | None, dict[str, str]]:
 
 
 def _body(request) -> bytes:
-    body = request.body
-    if hasattr(body, "read"):
-        at = body.tell()
-        data = body.read()
-        body.seek(at)
-        body = data
-    return body.encode() if isinstance(body, str) else bytes(body or b"")
+    """The request's body as the gateway reads every body: decompressed, bounded, a stream read and rewound."""
+    return request_body(request, "lambda")
 
 
 def _invalid(op: str, params: dict) -> str | None:
@@ -636,14 +632,7 @@ def _wait_and_answer(endpoint, fn, keys, record: EventAttempt, detail: dict, url
 
 
 def _payload_text(request) -> str:
-    body = request.body
-    if hasattr(body, "read"):
-        at = body.tell()
-        data = body.read()
-        body.seek(at)
-        body = data
-    raw = body.encode() if isinstance(body, str) else bytes(body or b"")
-    return raw.decode("utf-8", "replace")
+    return _body(request).decode("utf-8", "replace")
 
 
 
