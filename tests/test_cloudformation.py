@@ -159,3 +159,23 @@ def test_lesson_02s_timeline_shows_the_retry_then_the_rollback_delete_an_hour_la
     texts = [t.get_text() for t in ax.texts]
     assert "rollback delete at 1:00:00" in texts and "2nd email o-1" in texts
     assert any(t.startswith("3rd email o-1") for t in texts)
+
+
+def _hostile(body):
+    def handler(event, context):
+        import urllib.parse
+
+        import boto3
+
+        url = urllib.parse.urlsplit(event["ResponseURL"])
+        boto3.client("s3").put_object(Bucket=url.hostname.split(".")[0], Key=urllib.parse.unquote(url.path[1:]),
+                                      Body=body)
+    return handler
+
+
+@pytest.mark.parametrize("body", [b"[" * 2000 + b"]" * 2000, b"\xff\xfe not json", b'{"Status": "DONE"}', b"[]"])
+def test_a_response_that_is_no_answer_fails_the_operation_and_never_the_sandbox(body):
+    _, stack, _, _ = run_stack(_hostile(body), fail_second=False, service_timeout=60)
+    create = stack.operations[0]
+    assert create.failure in ("the response is not JSON", "the response has no Status of SUCCESS or FAILED")
+    assert stack.status == "ROLLBACK_FAILED"  # its Delete is answered the same way

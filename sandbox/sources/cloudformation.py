@@ -161,9 +161,9 @@ class CustomResourceSource(AsyncFront):
         raw = adapter.s3_object_body(RESPONSE_BUCKET, key) or b""
         if len(raw) > RESPONSE_LIMIT:
             return None, f"the response is {len(raw)} bytes, over the {RESPONSE_LIMIT}-byte limit ({DOC_RESPONSES})"
-        try:
+        try:  # what a handler uploaded: read as hostile input (a 4 KB body can nest 2,000 deep)
             body = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None, "the response is not JSON"
         if not isinstance(body, dict) or body.get("Status") not in ("SUCCESS", "FAILED"):
             return None, "the response has no Status of SUCCESS or FAILED"
