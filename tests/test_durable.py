@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import sys
+import urllib.parse
 from pathlib import Path
 
 import boto3
@@ -236,3 +237,20 @@ def test_lesson_12s_replay_timeline_shows_the_deduplicated_invoke_and_the_replay
     # "execution deduplicated" on the top row, and the arrow into the replay that sends the 2nd email
     assert "execution deduplicated" in texts and "2nd email o-1" in texts
     assert any(t.startswith("durable replay at ") for t in texts)
+
+
+@pytest.mark.parametrize("body", [b"[" * 100_000 + b"]" * 100_000, b"[1, 2]", b"\xff not json", b"{" * 5000])
+def test_a_checkpoint_body_that_is_no_json_object_is_refused_never_a_crash(body):
+    """The durable APIs are the world's own endpoint: it reads the body as an environment's hostile input."""
+    from botocore.awsrequest import AWSRequest
+
+    with Sandbox() as sb:
+        service = DurableService(sb, sb.function(STEPS))
+        execution, _ = service.begin(json.dumps({"orderId": "o-1", "email": "a@example.com"}), name="order-o-1",
+                                     source=SourceKind.DURABLE, keys=["o-1"])
+        path = urllib.parse.quote(execution.arn, safe="")
+        request = AWSRequest("POST", f"https://lambda.{sb.region}.amazonaws.com/2025-12-01/durable-executions/"
+                                     f"{path}/checkpoint", data=body, headers={"Content-Type": "application/json"})
+        answer = service.serve("CheckpointDurableExecution", request.prepare())
+        [refused] = [r for r in sb.history.of_type("aws") if r["op"] == "CheckpointDurableExecution"]
+    assert answer.status_code == 400 and refused["result"] == "Serialization"

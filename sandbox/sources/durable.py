@@ -74,7 +74,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.exceptions import ReadTimeoutError
 
 from ..aws import adapter
-from ..aws.operations import request_body
+from ..aws.operations import json_depth, request_body
 from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..runtime.functions import Invocation
@@ -346,11 +346,14 @@ class DurableService(Source):
         arn, query = _arn_and_query(request.url)
         execution = self.executions.get(arn or "")
         if op == CHECKPOINT:
-            try:
+            try:  # what an environment sent: hostile input (a body of brackets nested 100,000 deep, say)
                 body = json.loads(_body(request) or b"{}")
-            except ValueError:
-                return self._refuse(op, execution, "SerializationException", "the body is not JSON", request.url)
-            params = {**(body if isinstance(body, dict) else {}), "DurableExecutionArn": arn}
+            except (ValueError, RecursionError):
+                body = None
+            if not isinstance(body, dict) or not json_depth(body):
+                return self._refuse(op, execution, "SerializationException", "the body is not a JSON object "
+                                    "the API reads", request.url)
+            params = {**body, "DurableExecutionArn": arn}
         else:
             params = {"DurableExecutionArn": arn, **query}
         problem = _invalid(op, params)
