@@ -219,12 +219,16 @@ def _no_claim(run, f, effects):
                 f"another, or after a reset. Claim the key in the idempotency table")
 
 
+#: The status a claim writes: run_once's, and Powertools' ("INPROGRESS", its persistence layer's STATUS_CONSTANTS).
+CLAIM_STATUSES = (ItemStatus.IN_PROGRESS, "INPROGRESS")
+
+
 def _batch_claim(run, f, effects):
     """One claim taken for an invocation that carried several orders: they succeed or fail together."""
     for inv, effect in effects.items():
         carried = run.invs.get(inv, {}).get("keys") or []
         claims = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and _wrote(c)
-                  and (c.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS]
+                  and (c.get("detail") or {}).get("status") in CLAIM_STATUSES]
         touched = {e["key"] for e in run.effects.get(inv, [])}
         if effect is not None and len(carried) > 1 and len(claims) == 1 and len(touched) > 1:
             return Hint("claim-per-batch", f"{inv} carried {', '.join(carried)} under one claim "
@@ -607,6 +611,12 @@ POWERTOOLS_HINTS: dict[str, Hint] = {
                           "config.register_lambda_context(context) in the handler (@idempotent_function does not do "
                           "it; @idempotent does), Powertools writes no in_progress_expiration, so an IN_PROGRESS "
                           f"record lasts as long as expires_after_seconds ({POWERTOOLS_DOC})"),
+    "claim-per-batch": Hint("powertools-whole-batch", "one idempotency record covered a whole batch of orders (the "
+                            "@idempotent decorator on the handler keys the whole event): when one order failed, "
+                            "Powertools deleted the record, the batch came back whole, and the orders already done "
+                            "were done again. Put @idempotent_function on the work for one record (or one order), "
+                            "call it per record, and name the failed ones in batchItemFailures "
+                            f"({POWERTOOLS_DOC})"),
 }
 POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]
 
@@ -826,8 +836,22 @@ def _no_key_rule(drill: str, history: History, run: _Run) -> Hint | None:
                 f"so the event goes to the failure destination ({POWERTOOLS_DOC})")
 
 
+def _payload_changed_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The reused id was answered with success, but not with the first order's result: the refusal was caught."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    if drill != "payload-changed" or len(answers) < 2 or answers[1].get("outcome") != Outcome.OK:
+        return None
+    if answers[1].get("response") == answers[0].get("response"):
+        return None  # replayed: the drill's own hint (no payload validation)
+    return Hint("swallowed-validation-error", "the reused order id was refused, but the handler caught "
+                "IdempotencyValidationError and answered success, so the source drops the event and nobody learns "
+                "that two different orders share an id: let the error fail the invocation (or, in an SQS batch, name "
+                f"the record in batchItemFailures) ({POWERTOOLS_DOC})")
+
+
 _DRILL_RULES = (_stale_read_rule, _fencing_rule, _http_rule, _refused_call_rule, _own_claim_refused_rule,
-                _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule, _no_key_rule)
+                _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule, _no_key_rule,
+                _payload_changed_rule)
 
 
 def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
