@@ -31,6 +31,7 @@ from .drills import (
     HTTP_KEY,
     drill_result,
     expect_retry_after_is_lock_left,
+    keyless_effects,
     lock_left,
     refused_save_raised,
     sqs_message_id,
@@ -828,7 +829,7 @@ def _lock_boundary_rule(drill: str, history: History, run: _Run) -> Hint | None:
 def _no_key_rule(drill: str, history: History, run: _Run) -> Hint | None:
     """The no-key drill sent nothing, yet an invocation answered success: the key's error was caught and dropped."""
     answers = (drill_result(history) or {}).get("answers") or []
-    if drill != "no-key" or any(run.effects.values()) or not any(a.get("outcome") == Outcome.OK for a in answers):
+    if drill != "no-key" or keyless_effects(history) or not any(a.get("outcome") == Outcome.OK for a in answers[1:]):
         return None
     return Hint("swallowed-key-error", "the order with no idempotency key sent nothing, but the invocation answered "
                 "success, so its source deletes the event and nobody learns of the producer's bug: let "
