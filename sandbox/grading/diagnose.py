@@ -837,6 +837,19 @@ def _no_key_rule(drill: str, history: History, run: _Run) -> Hint | None:
                 f"so the event goes to the failure destination ({POWERTOOLS_DOC})")
 
 
+def _keyed_without_order_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The no-key drill's keyless order was worked on under a record: the key came from something else in the event."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    keyless = [a.get("inv") for a in answers[1:]]
+    if drill != "no-key" or not keyless_effects(history) or not any(run.calls.get(i) for i in keyless):
+        return None
+    return Hint("key-not-the-order", "an order with an empty orderId was worked on under an idempotency record: "
+                "event_key_jmespath found a key in its event all the same, so the key is not the order's id (it is "
+                "the delivery's id, or the whole event or message). Key on the order's id, with "
+                "raise_on_no_idempotency_key=True, and an order without one fails with IdempotencyKeyError "
+                f"({POWERTOOLS_DOC})")
+
+
 def _payload_changed_rule(drill: str, history: History, run: _Run) -> Hint | None:
     """The reused id was answered with success, but not with the first order's result: the refusal was caught."""
     answers = (drill_result(history) or {}).get("answers") or []
@@ -852,7 +865,7 @@ def _payload_changed_rule(drill: str, history: History, run: _Run) -> Hint | Non
 
 _DRILL_RULES = (_stale_read_rule, _fencing_rule, _http_rule, _refused_call_rule, _own_claim_refused_rule,
                 _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule, _no_key_rule,
-                _payload_changed_rule)
+                _keyed_without_order_rule, _payload_changed_rule)
 
 
 def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
