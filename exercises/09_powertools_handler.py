@@ -3,7 +3,7 @@
 # check("09") in the notebook saves the cell here, so the shell runs the same code:
 #   python -m sandbox.grading check 09
 # It replaces this file; if you edited the file by hand, it keeps your version as 09_powertools_handler.py.bak.
-# fingerprint of the code below, as written: b321f0014c5b58c8
+# fingerprint of the code below, as written: 9af14e168ae801f7
 import os
 
 from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
@@ -22,6 +22,8 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
+# Write `config`, your IdempotencyConfig, and `fulfil_once(order)`: fulfil under @idempotent_function, with the
+# persistence layer above. Your handler calls fulfil_once(order=...) once for each order.
 # YOUR CODE HERE
 raise NotImplementedError("exercise 09: write this part, then run check(\"09\")")
 

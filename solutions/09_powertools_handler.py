@@ -19,6 +19,8 @@ def fulfil(order):
     return send_confirmation_email(order)
 
 
+# Write `config`, your IdempotencyConfig, and `fulfil_once(order)`: fulfil under @idempotent_function, with the
+# persistence layer above. Your handler calls fulfil_once(order=...) once for each order.
 config = IdempotencyConfig(
     event_key_jmespath="orderId",  # the order, never the delivery: a re-send or a redrive keeps it
     raise_on_no_idempotency_key=True,  # an order without one fails, rather than running unprotected
