@@ -613,10 +613,10 @@ POWERTOOLS_HINTS: dict[str, Hint] = {
                           "it; @idempotent does), Powertools writes no in_progress_expiration, so an IN_PROGRESS "
                           f"record lasts as long as expires_after_seconds ({POWERTOOLS_DOC})"),
     "claim-per-batch": Hint("powertools-whole-batch", "one idempotency record covered a whole batch of orders (as "
-                            "@idempotent on the handler does, or @idempotent_function given the whole event): when one order failed, "
-                            "Powertools deleted the record, the batch came back whole, and the orders already done "
-                            "were done again. Put @idempotent_function on the work for one record (or one order), "
-                            "call it per record, and name the failed ones in batchItemFailures "
+                            "@idempotent on the handler does, or @idempotent_function given the whole event): when "
+                            "one order failed, Powertools deleted the record, the batch came back whole, and the "
+                            "orders already done were done again. Put @idempotent_function on the work for one record "
+                            "(or one order), call it per record, and name the failed ones in batchItemFailures "
                             f"({POWERTOOLS_DOC})"),
 }
 POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]

@@ -355,6 +355,10 @@ def drive_lock_boundary(sb, fn, seed):
     return [a, b]
 
 
+#: The orderId of the no-key drill's keyless order: empty, which Powertools takes for no key at all.
+NO_KEY = ""
+
+
 def drive_no_key(sb, fn, seed):
     """o-1 is handled (the handler works); then a producer's bug sends o-2 with an empty orderId, and that event comes
     twice (as Lambda's async queue may deliver one). Nothing owes the keyless order an email: an email for it is work
@@ -367,10 +371,6 @@ def drive_no_key(sb, fn, seed):
     second = fn.invoke(event, keys=[])
     sb.advance(2.0)
     return [first, second, fn.invoke(event, keys=[], cause=Cause.SPONTANEOUS_DUPLICATE, prev=second.id)]
-
-
-#: The orderId of the no-key drill's keyless order: empty, which Powertools takes for no key at all.
-NO_KEY = ""
 
 
 def drive_payload_changed(sb, fn, seed):
