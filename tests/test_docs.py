@@ -36,6 +36,8 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
         "a fact grew: lesson 12 teaches durable functions' steps too (issue 32)",
     "- **00 Start here**: the sandbox, a first scenario and its timeline, and every mark":
         "'every mark' overclaimed (a new learner's note): lesson 00 shows the marks the later timelines draw most",
+    "Each lesson has a \"Try it\" cell, and lessons 01 to 12 point":
+        "a fact grew: lesson 13 points to exercise 09, Powertools' idempotency configured (issue 32)",
     "Memory is what the environment's processes wrote themselves":
         "a fact changed: environments copy some 10 MB of the runtime's pages ahead (prefault.py), so the sandbox "
         "is about 30 MB kinder than Lambda, not 40",

@@ -13,7 +13,8 @@ from sandbox.grading.judge import items
 from conftest import ROOT
 
 PLANNED = ["01_name_the_source", "02_claim_the_key", "03_store_and_replay", "04_locks_and_retention",
-           "05_choose_the_key", "06_http_idempotency_key", "07_sqs_partial_batch", "08_fencing_and_downstream_keys"]
+           "05_choose_the_key", "06_http_idempotency_key", "07_sqs_partial_batch", "08_fencing_and_downstream_keys",
+           "09_powertools_handler"]
 
 
 def test_the_planned_exercises_exist_as_solution_notebook_student_notebook_and_files():

@@ -239,7 +239,8 @@ def test_marks_that_crowd_a_source_row_stack_at_their_time(cell):
 EXERCISE_FIGURES = {"02_claim_the_key": "concurrent-claims", "03_store_and_replay": "async-retry",
                     "04_locks_and_retention": "crash-mid-work", "06_http_idempotency_key": "apigw-client-retry",
                     "07_sqs_partial_batch": "sqs-batch-failure",
-                    "08_fencing_and_downstream_keys": "lock-shorter-than-work"}
+                    "08_fencing_and_downstream_keys": "lock-shorter-than-work",
+                    "09_powertools_handler": "async-late-retry"}
 
 
 @pytest.mark.parametrize("folder", ["exercises", "solutions"])

@@ -366,3 +366,26 @@ def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys
         assert gradescope["score"] == float(rows[student]["score"])
     assert not canary.exists() and not loot.exists()  # nothing written outside the environment
     assert sorted(p.name for p in sub.rglob("*") if p.is_file()) == [f"{CLAIM}.py"] * 5
+
+
+def test_the_default_bundle_holds_exercise_09_and_grades_its_worked_answer_with_powertools(tmp_path):
+    """Exercise 09's answer imports Powertools: the bundle's requirements pin it, and the worked answer, graded with
+    Gradescope's paths and every test (hidden ones too), scores full marks."""
+    archive = autograder.build(tmp_path / "bundle")
+    tests = json.loads((tmp_path / "bundle" / "tests.json").read_text())
+    assert "09" in [e["id"] for e in tests["exercises"]]
+    assert "aws-lambda-powertools==" in (tmp_path / "bundle" / "requirements.txt").read_text()
+    root = tmp_path / "autograder"
+    zipfile.ZipFile(archive).extractall(root / "source")
+    (root / "source" / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir()
+    name = catalog.grading_catalogue()["09"].name
+    shutil.copyfile(ROOT / "solutions" / f"{name}.py", root / "submission" / f"{name}.py")
+    env = {**os.environ, "AUTOGRADER_ROOT": str(root), "AUTOGRADER_PYTHON": sys.executable}
+    done = subprocess.run([str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads((root / "results" / "results.json").read_text())
+    assert results["score"] == catalog.grading_catalogue()["09"].max_score == 12
+    ours = [t for t in results["tests"] if t["name"].split(" · ")[0] == name]
+    assert ours and all(t["status"] == "passed" for t in ours)

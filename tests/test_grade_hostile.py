@@ -298,7 +298,7 @@ def test_an_answer_typed_in_an_untagged_cell_is_pointed_out_in_the_feedback(tmp_
     solution = (S / f"{CLAIM}.py").read_text()
     subs = tmp_path / "submissions"
     _put(subs / "ann" / f"{CLAIM}.ipynb", json.dumps(_with_answer_untagged(stub, solution)))
-    for name in ("02", "03", "04", "05", "06", "07", "08"):  # a worked notebook is not flagged
+    for name in ("02", "03", "04", "05", "06", "07", "08", "09"):  # a worked notebook is not flagged
         ex = cat[name]
         _put(subs / "sol" / f"{ex.name}.ipynb", source=S / f"{ex.name}.ipynb")
     found, students = _grade_class(monkeypatch, subs, cat, [])

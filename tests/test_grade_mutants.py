@@ -134,6 +134,15 @@ CATALOGUE = {
     "08_blind_save_raises_when_refused": ("fenced-save", "refused-save-raised"),
     "08_blind_unfenced_release": ("fenced-release", "stale-write"),
     "08_blind_unfenced_save": ("fenced-save", "stale-write"),
+    # exercise 09, Powertools: one wrong answer per pitfall (solutions/09_powertools_handler.tries.md)
+    "09_key_on_message_id": ("key-per-order", "powertools-key-per-delivery"),
+    "09_raise_on_no_key_left_off": ("no-key", "no-key-runs-unprotected"),
+    "09_no_payload_validation": ("payload-changed", "no-payload-validation"),
+    "09_catches_idempotency_errors": ("payload-changed", "swallowed-validation-error"),
+    "09_default_expiry": ("retention", "powertools-expiry-too-short"),
+    "09_local_cache_three_hours": ("retention", "powertools-expiry-too-short"),
+    "09_no_lambda_context": ("crash-recovery", "powertools-no-lambda-context"),
+    "09_idempotent_whole_handler": ("batch-failure", "powertools-whole-batch"),
 }
 
 
@@ -181,6 +190,8 @@ KEEPS = {
     "04_no_expiry_in_condition": "retention",  # a claim that ignores expiry neither saves nor sinks a retention
     "08_unfenced_save": "fenced-release",  # a fenced delete passes, whatever the save does
     "08_refused_save_raises": "fenced-release",  # its delete is fenced and quiet: only the save is wrong
+    "09_raise_on_no_key_left_off": "payload-changed",  # the key's option says nothing of payloads
+    "09_local_cache_three_hours": "other-environments",  # the cache sits in front of the table, which still decides
 }
 
 

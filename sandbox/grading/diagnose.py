@@ -31,6 +31,7 @@ from .drills import (
     HTTP_KEY,
     drill_result,
     expect_retry_after_is_lock_left,
+    keyless_effects,
     lock_left,
     refused_save_raised,
     sqs_message_id,
@@ -219,12 +220,16 @@ def _no_claim(run, f, effects):
                 f"another, or after a reset. Claim the key in the idempotency table")
 
 
+#: The status a claim writes: run_once's, and Powertools' ("INPROGRESS", its persistence layer's STATUS_CONSTANTS).
+CLAIM_STATUSES = (ItemStatus.IN_PROGRESS, "INPROGRESS")
+
+
 def _batch_claim(run, f, effects):
     """One claim taken for an invocation that carried several orders: they succeed or fail together."""
     for inv, effect in effects.items():
         carried = run.invs.get(inv, {}).get("keys") or []
         claims = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and _wrote(c)
-                  and (c.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS]
+                  and (c.get("detail") or {}).get("status") in CLAIM_STATUSES]
         touched = {e["key"] for e in run.effects.get(inv, [])}
         if effect is not None and len(carried) > 1 and len(claims) == 1 and len(touched) > 1:
             return Hint("claim-per-batch", f"{inv} carried {', '.join(carried)} under one claim "
@@ -495,7 +500,7 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
         hints += [live, *(n for n in notes if n.code != "lock-overlap")] if live else notes
         boundary = _lock_boundary_rule(str(history.meta.get("drill") or ""), history, run)
         hints = [boundary, *(h for h in hints if h.code != "lock-overlap")] if boundary else hints
-    return _unique(hints)
+    return _unique(in_powertools_terms(run, hints))
 
 
 def _overwrote_live_claim(run: _Run, verdict: Verdict) -> Hint | None:
@@ -546,6 +551,8 @@ def _unique(hints: list[Hint]) -> list[Hint]:
 
 
 # -- drills and expectations -------------------------------------------------------------------------
+#: Powertools' idempotency utility: each behaviour its hints name is on this page.
+POWERTOOLS_DOC = "https://docs.aws.amazon.com/powertools/python/latest/utilities/idempotency/"
 DRILL_HINTS: dict[str, Hint] = {
     "replay": Hint("no-replay", "the duplicate did not get the first delivery's result back: its caller needs "
                    "the answer the first one got, so the result must be kept with the COMPLETED record and be what "
@@ -570,10 +577,62 @@ DRILL_HINTS: dict[str, Hint] = {
                          "must do the work"),
     "http-missing-key": Hint("no-400", "without an Idempotency-Key header there is nothing to deduplicate on: "
                              "answer 400 before doing any work"),
+    "no-key": Hint("no-key-runs-unprotected", "an order with no idempotency key in it (an empty orderId) was "
+                   "processed anyway, once per delivery: with raise_on_no_idempotency_key left off (its default), "
+                   "Powertools only warns and runs the function with no record at all. Set "
+                   "raise_on_no_idempotency_key=True, so that such an event fails with IdempotencyKeyError "
+                   f"({POWERTOOLS_DOC})"),
+    "payload-changed": Hint("no-payload-validation", "an event reused a handled order's id with another amount, and "
+                            "got the first order's result back as if it were the same order: Powertools compares "
+                            "payloads only when payload_validation_jmespath names the fields that make two orders "
+                            "the same (\"@\": all of them); then it raises IdempotencyValidationError. Let that "
+                            f"error fail the invocation ({POWERTOOLS_DOC})"),
     "sqs-in-progress": Hint("swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named "
                             "in batchItemFailures (catch StillInProgressError for that record): if the handler "
                             "reports success, SQS deletes the message, and if the owner then fails it is lost"),
 }
+
+
+#: A Powertools idempotency key: "<key_prefix, or module.function>#<md5 of what event_key_jmespath picked>"
+#: (aws_lambda_powertools/utilities/idempotency/persistence/base.py, _get_hashed_idempotency_key).
+_POWERTOOLS_KEY = re.compile(r"#[0-9a-f]{32}$")
+#: A flaw the generic rules find, said in Powertools' terms (its option) when the run's records are Powertools'.
+POWERTOOLS_HINTS: dict[str, Hint] = {
+    "key-per-delivery": Hint("powertools-key-per-delivery", "the deliveries of one order made different idempotency "
+                             "keys: event_key_jmespath picks something that is new on every delivery (a messageId, a "
+                             "request id, an event id, or the whole event with them in it). Point it at what names "
+                             f"the order, which every delivery of it carries unchanged ({POWERTOOLS_DOC})"),
+    "retention-too-short": Hint("powertools-expiry-too-short", "the COMPLETED record expired before the source "
+                                "stopped delivering the event, so the late retry ran as new work: "
+                                "expires_after_seconds (Powertools' default is 3600, one hour) must cover the "
+                                "source's redelivery horizon; an async event may wait in Lambda's queue up to "
+                                f"MaximumEventAgeInSeconds, 6 hours ({POWERTOOLS_DOC})"),
+    "lock-too-long": Hint("powertools-no-lambda-context", "an invocation was stopped while its record was "
+                          "IN_PROGRESS, and every retry found it still IN_PROGRESS until the source gave up: without "
+                          "config.register_lambda_context(context) in the handler (@idempotent_function does not do "
+                          "it; @idempotent does), Powertools writes no in_progress_expiration, so an IN_PROGRESS "
+                          f"record lasts as long as expires_after_seconds ({POWERTOOLS_DOC})"),
+    "claim-per-batch": Hint("powertools-whole-batch", "one idempotency record covered a whole batch of orders (as "
+                            "@idempotent on the handler does, or @idempotent_function given the whole event): when "
+                            "one order failed, Powertools deleted the record, the batch came back whole, and the "
+                            "orders already done were done again. Put @idempotent_function on the work for one record "
+                            "(or one order), call it per record, and name the failed ones in batchItemFailures "
+                            f"({POWERTOOLS_DOC})"),
+}
+POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]
+
+
+def powertools_run(run: _Run) -> bool:
+    """Are the run's idempotency records Powertools' (every key on the table is one of its hashed keys)?"""
+    keys = [c.get("key") for calls in run.calls.values() for c in calls]
+    return bool(keys) and all(isinstance(k, str) and _POWERTOOLS_KEY.search(k) for k in keys)
+
+
+def in_powertools_terms(run: _Run, hints: list[Hint]) -> list[Hint]:
+    """The hints, each generic one that has a Powertools counterpart replaced by it when the records are Powertools'."""
+    if not hints or not powertools_run(run):
+        return hints
+    return [POWERTOOLS_HINTS.get(h.code, h) for h in hints]
 
 
 #: The drills in which a slow attempt loses its key to a duplicate: the flaw they find is an unfenced write.
@@ -767,8 +826,46 @@ def _lock_boundary_rule(drill: str, history: History, run: _Run) -> Hint | None:
                 f"expiresAt is in the past (expiresAt < :now)")
 
 
+def _no_key_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The no-key drill sent nothing, yet an invocation answered success: the key's error was caught and dropped."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    if drill != "no-key" or keyless_effects(history) or not any(a.get("outcome") == Outcome.OK for a in answers[1:]):
+        return None
+    return Hint("swallowed-key-error", "the order with no idempotency key sent nothing, but the invocation answered "
+                "success, so its source deletes the event and nobody learns of the producer's bug: let "
+                "IdempotencyKeyError fail the invocation (or, in an SQS batch, name the record in batchItemFailures), "
+                f"so the event goes to the failure destination ({POWERTOOLS_DOC})")
+
+
+def _keyed_without_order_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The no-key drill's keyless order was worked on under a record: the key came from something else in the event."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    keyless = [a.get("inv") for a in answers[1:]]
+    if drill != "no-key" or not keyless_effects(history) or not any(run.calls.get(i) for i in keyless):
+        return None
+    return Hint("key-not-the-order", "an order with an empty orderId was worked on under an idempotency record: "
+                "event_key_jmespath found a key in its event all the same, so the key is not the order's id (it is "
+                "the delivery's id, or the whole event or message). Key on the order's id, with "
+                "raise_on_no_idempotency_key=True, and an order without one fails with IdempotencyKeyError "
+                f"({POWERTOOLS_DOC})")
+
+
+def _payload_changed_rule(drill: str, history: History, run: _Run) -> Hint | None:
+    """The reused id was answered with success, but not with the first order's result: the refusal was caught."""
+    answers = (drill_result(history) or {}).get("answers") or []
+    if drill != "payload-changed" or len(answers) < 2 or answers[1].get("outcome") != Outcome.OK:
+        return None
+    if answers[1].get("response") == answers[0].get("response"):
+        return None  # replayed: the drill's own hint (no payload validation)
+    return Hint("swallowed-validation-error", "the reused order id was refused, but the handler caught "
+                "IdempotencyValidationError and answered success, so the source drops the event and nobody learns "
+                "that two different orders share an id: let the error fail the invocation (or, in an SQS batch, name "
+                f"the record in batchItemFailures) ({POWERTOOLS_DOC})")
+
+
 _DRILL_RULES = (_stale_read_rule, _fencing_rule, _http_rule, _refused_call_rule, _own_claim_refused_rule,
-                _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule)
+                _sqs_response_rule, _deleted_after_success_rule, _lock_boundary_rule, _no_key_rule,
+                _keyed_without_order_rule, _payload_changed_rule)
 
 
 def refusal_raised_hints(history: History, inv: str) -> list[Hint]:

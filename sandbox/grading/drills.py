@@ -21,7 +21,7 @@ from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..events import apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
-from ..vocab import AWS_OK, Cause, Effect, FindingKind, Outcome, RecordType
+from ..vocab import AWS_OK, Cause, Effect, EffectStatus, FindingKind, Outcome, RecordType
 from ..world import Sandbox
 
 NOTE_PREFIX = "drill-result "
@@ -355,6 +355,32 @@ def drive_lock_boundary(sb, fn, seed):
     return [a, b]
 
 
+#: The orderId of the no-key drill's keyless order: empty, which Powertools takes for no key at all.
+NO_KEY = ""
+
+
+def drive_no_key(sb, fn, seed):
+    """o-1 is handled (the handler works); then a producer's bug sends o-2 with an empty orderId, and that event comes
+    twice (as Lambda's async queue may deliver one). Nothing owes the keyless order an email: an email for it is work
+    done with no key to guard it."""
+    order, keyless = make_orders(2, seed)
+    sb.accept(order)
+    first = fn.invoke(sb.order_event([order]), keys=[order["orderId"]])
+    sb.advance(1.0)
+    event = sb.order_event([{**keyless, "orderId": NO_KEY}])
+    second = fn.invoke(event, keys=[])
+    sb.advance(2.0)
+    return [first, second, fn.invoke(event, keys=[], cause=Cause.SPONTANEOUS_DUPLICATE, prev=second.id)]
+
+
+def drive_payload_changed(sb, fn, seed):
+    """o-1 is handled; then another event carries o-1's id with another amount (a producer that reuses an id): the
+    same key with another payload."""
+    order = _one_order(sb, seed)
+    changed = {**order, "amount": order["amount"] + 100}
+    return _twice_in_a_row(sb, fn, sb.order_event([order]), sb.order_event([changed]), order, Cause.PRODUCER_RESEND)
+
+
 # -- what each promises -----------------------------------------------------------------------------
 def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
     return result.get("answers") or []
@@ -507,6 +533,43 @@ def expect_sqs_in_progress(result):
             f"it should name the message in batchItemFailures, so SQS delivers it again")
 
 
+def expect_no_key(result):
+    first, *keyless = _answers(result)
+    if first["outcome"] != Outcome.OK:
+        return f"an order with its orderId, delivered once, should be handled: {_failed(first)}"
+    for a in keyless:
+        if a["outcome"] == Outcome.OK:
+            return (f"an order whose orderId is empty was delivered, and {a['inv']} answered {a['response']!r}: a "
+                    f"success, so the event is gone; an event with no idempotency key in it must fail (Powertools "
+                    f"raises IdempotencyKeyError), so nothing runs unprotected and the event goes to the failure "
+                    f"destination")
+    return None
+
+
+def keyless_effects(history: History) -> list[dict[str, Any]]:
+    """The no-key drill's effects for the order with an empty orderId (work with no key to guard it)."""
+    return [e for e in history.of_type(RecordType.EFFECT) if EffectStatus(e["status"]).counted and e["key"] == NO_KEY]
+
+
+def expect_no_key_effects(history: History) -> str | None:
+    sent = keyless_effects(history)
+    if sent:
+        return (f"{len(sent)} {sent[0]['kind']}(s) went out for an order whose orderId is empty: work that had no "
+                f"idempotency key, so nothing stopped its duplicate")
+    return None
+
+
+def expect_payload_changed(result):
+    first, second = _answers(result)
+    if first["outcome"] != Outcome.OK:
+        return f"the first delivery of o-1 should do its work: {_failed(first)}"
+    if "IdempotencyValidationError" in second["error_types"]:
+        return None
+    got = f"answered {second['response']!r}" if second["outcome"] == Outcome.OK else _failed(second)
+    return (f"an event carrying o-1's id with another amount {got}: the same key with another payload must be refused "
+            f"with IdempotencyValidationError (and fail the invocation), not get the first order's result replayed")
+
+
 def expect_refused(call: str) -> Callable[[dict[str, Any]], str | None]:
     """Each invocation whose ``call`` DynamoDB refused (throttled past the SDK's retries, a transaction conflict,
     a validation error: not the condition) failed: it neither did its work as if nothing happened nor reported
@@ -611,6 +674,12 @@ DRILLS: dict[str, Drill] = {d.name: d for d in (
           expect_replay_while_saving),
     Drill("claimed-then-new", "an event carrying an order already handled and then a new one sends the new one",
           drive_claimed_then_new, lambda result: None),
+    Drill("no-key", "an order is handled; then an event whose order has an empty orderId, delivered twice, fails "
+          "and sends nothing",
+          drive_no_key, expect_no_key, expect_history=expect_no_key_effects),
+    Drill("payload-changed", "an event with a handled order's id and another amount is refused "
+          "(IdempotencyValidationError), not answered with the first order's result", drive_payload_changed,
+          expect_payload_changed),
     Drill("lock-boundary", "a duplicate that arrives in the last second its owner can still be working (its "
           "timeout not yet reached) finds the key locked", drive_lock_boundary, expect_lock_boundary,
           timeout=BOUNDARY_TIMEOUT),

@@ -1,0 +1,59 @@
+"""Mutant of solutions/09_powertools_handler.py, a wrong answer written on purpose (by the exercise's author, who knew
+the tests) from a misconception a learner brings.
+Misconception: a bad event (no key, a reused id) will never succeed, so catch Powertools' errors and move on
+instead of retrying it.
+Wrong: the event is dropped as a success: nobody learns of the producer's bug, and for SQS the message is deleted.
+"""
+import os
+
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+from aws_lambda_powertools.utilities.idempotency.exceptions import IdempotencyKeyError, IdempotencyValidationError
+
+from sandbox import charge_card, orders_in, send_confirmation_email
+
+# The course's idempotency table: partition key pk, TTL on expiresAt (Powertools' own defaults are id and expiration).
+persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"], key_attr="pk",
+                                       expiry_attr="expiresAt")
+
+
+def fulfil(order):
+    """The work: charge card orders (the charge carries its own idempotency key), then email."""
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+config = IdempotencyConfig(
+    event_key_jmespath="orderId",  # the order, never the delivery: a re-send or a redrive keeps it
+    raise_on_no_idempotency_key=True,  # an order without one fails, rather than running unprotected
+    payload_validation_jmespath="@",  # the same orderId with another order is refused, not replayed
+    expires_after_seconds=6 * 60 * 60,  # as long as Lambda may still retry an async event
+)
+
+
+@idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)
+def fulfil_once(order):
+    return fulfil(order)
+
+
+def handler(event, context):
+    """An async event: each order once, and raise if one fails. An SQS batch: each record on its own, and the
+    failed ones in batchItemFailures."""
+    config.register_lambda_context(context)  # an IN_PROGRESS record ends with this invocation
+    if "Records" not in event:
+        try:
+            return [fulfil_once(order=order) for order in orders_in(event)]
+        except (IdempotencyKeyError, IdempotencyValidationError) as err:  # a bad event: retrying will not help
+            print(f"skipped a bad event: {err}")
+            return {"skipped": str(err)}
+    failures = []
+    for record in event["Records"]:
+        try:
+            for order in orders_in({"Records": [record]}):
+                try:
+                    fulfil_once(order=order)
+                except (IdempotencyKeyError, IdempotencyValidationError) as err:
+                    print(f"skipped a bad record: {err}")
+        except Exception:  # failed, refused or in progress elsewhere: this record comes back, the rest do not
+            failures.append({"itemIdentifier": record["messageId"]})
+    return {"batchItemFailures": failures}
