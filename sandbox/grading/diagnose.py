@@ -623,9 +623,14 @@ POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]
 
 
 def powertools_run(run: _Run) -> bool:
-    """Are the run's idempotency records Powertools' (every key on the table is one of its hashed keys)?"""
-    keys = [c.get("key") for calls in run.calls.values() for c in calls]
-    return bool(keys) and all(isinstance(k, str) and _POWERTOOLS_KEY.search(k) for k in keys)
+    """Are the run's idempotency records Powertools' (every key on the table is one of its hashed keys, and its
+    claims wrote Powertools' own status, "INPROGRESS")? A key alone is not enough: an answer of exercise 05 that
+    keys on a hash of the record's body ends its keys the same way."""
+    calls = [c for calls in run.calls.values() for c in calls]
+    keys = [c.get("key") for c in calls]
+    statuses = {(c.get("detail") or {}).get("status") for c in calls if c.get("op") == "PutItem"}
+    return (bool(keys) and all(isinstance(k, str) and _POWERTOOLS_KEY.search(k) for k in keys)
+            and CLAIM_STATUSES[1] in statuses)
 
 
 def in_powertools_terms(run: _Run, hints: list[Hint]) -> list[Hint]:
