@@ -254,3 +254,26 @@ def test_a_checkpoint_body_that_is_no_json_object_is_refused_never_a_crash(body)
         answer = service.serve("CheckpointDurableExecution", request.prepare())
         [refused] = [r for r in sb.history.of_type("aws") if r["op"] == "CheckpointDurableExecution"]
     assert answer.status_code == 400 and refused["result"] == "Serialization"
+
+
+def _drawn(history):
+    from sandbox import plot_timeline
+
+    ax = plot_timeline(history).axes[0]
+    return [t.get_text() for t in ax.texts], [t.get_text() for t in ax.get_yticklabels()]
+
+
+def test_lesson_12s_step_retry_timeline_shows_the_replay_sending_o1_again():
+    """"One step sends both orders' emails ... the next invocation runs the whole step again"."""
+    history = run_scenario("durable-step-retry", ONE_STEP, seed=0).history
+    texts, lanes = _drawn(history)
+    assert lanes[:3] == ["Durable execution\n(replays)", "inv-1 · first delivery", "inv-2 · durable replay"]
+    assert "2nd email o-1" in texts and "execution started" in texts and "execution closed" in texts
+
+
+def test_the_esm_timeline_shows_a_second_execution_for_the_redelivered_batch():
+    """Lesson 06 and 12: the batch comes back after the visibility timeout, and a new execution starts."""
+    history = run_scenario("durable-esm-start", STEPS, seed=0).history
+    texts, lanes = _drawn(history)
+    assert texts.count("execution started") == 2 and lanes[-2] == "inv-7 · redelivery"
+    assert "2nd email o-1, o-2" in texts and "redelivery at 5:00.0" in texts
