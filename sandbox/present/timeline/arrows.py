@@ -17,7 +17,7 @@ from matplotlib.transforms import Bbox
 from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
-from .style import ARROW_COLOR, Z_ARROW
+from .style import ARROW_COLOR, FOLLOW_ON_CAUSES, FOLLOW_ON_DASHES, Z_ARROW
 
 Point = tuple[float, float]
 
@@ -115,7 +115,8 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
                                      mutation_scale=HEAD_SIZE * c.scale.factor,
                                      color=ARROW_COLOR, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
-                                     connectionstyle=style, zorder=Z_ARROW, gid=owner)
+                                     connectionstyle=style, zorder=Z_ARROW, gid=owner,
+                                     linestyle=FOLLOW_ON_DASHES if rec.cause in FOLLOW_ON_CAUSES else "-")
     c.ax.add_patch(patch)
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
