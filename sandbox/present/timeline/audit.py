@@ -597,11 +597,11 @@ def texts_unreadable(d: Drawn) -> list[str]:
     if not _timeline(d):
         return []
     from matplotlib.colors import to_rgba
-    least = max(6.0, READ_PT * getattr(d.fig, "font_scale", 1.0)) - 0.05
+    least = max(6.0, READ_PT * getattr(d.fig, "font_scale", 1.0))
     out = []
     for t, _, _ in d.texts:
-        if float(t.get_fontsize()) < least:
-            out.append(f"{_name(t)} is {float(t.get_fontsize()):g} pt, under {least:.1f} pt")
+        if float(t.get_fontsize()) < least - 0.05:
+            out.append(f"{_name(t)} is {float(t.get_fontsize()):g} pt, under {least:g} pt")
         rgb = to_rgba(t.get_color())
         if _grey(rgb) and contrast(rgb) < GREY_CONTRAST:
             out.append(f"{_name(t)} is grey at {contrast(rgb):.1f}:1 contrast, under {GREY_CONTRAST:g}:1")
