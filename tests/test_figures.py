@@ -24,9 +24,9 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 
 from sandbox import SCENARIOS, open_scenario, run_scenario, stage
-from sandbox.vocab import Delivery
 from sandbox.present.timeline import audit, plot_timeline
 from sandbox.present.timeline.style import matplotlib_style
+from sandbox.vocab import Delivery
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
