@@ -24,7 +24,9 @@ Point = tuple[float, float]
 # data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
-STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane
+STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane ...
+HEAD_CLEAR_PT = 2  # pt: ... and an arrow across, this far left of them (coming down at a slant, it passed through a
+#   mark lifted above the lane's centre)
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
 SHRINK_ACROSS = (2.0, 1.0)  # pt: ... for an arrow from one bar's end to the next bar's start (its head touches the
 # repeat's start: a head that stops short lands at an earlier time, inside a break on a coarse axis)
@@ -145,7 +147,8 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
         head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)
         return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, head), SHRINK_VERTICAL, True)
     b = c.px(xb, yb)
-    b = (min(b[0], lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
+    if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
+        b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False
 
 

@@ -776,19 +776,22 @@ def bands_behind_bars(d: Drawn) -> list[str]:
 
 def _relation(box: Bbox, path: MPath, slack: float) -> str:
     """Where a label stands from a line: "on" it (the line passes within half the label's height of its centre),
-    else "left", "right", "above" or "below" of the line's nearest point."""
+    else on its "left" or its "right", as seen facing along the line where it passes nearest (which side of a
+    slanting arrow, whatever the label's shape)."""
     pts = np.asarray(path.vertices, float)
     if len(pts) > 1:  # sample the line densely: a straight arrow has only two vertices
         seg = [np.linspace(a, b, 24, endpoint=False) for a, b in zip(pts[:-1], pts[1:])]
         pts = np.vstack([*seg, pts[-1:]])
     cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
     dist = np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)
-    near = pts[int(np.argmin(dist))]
-    if float(dist.min()) <= box.height / 2 + slack:
+    if float(dist.min()) <= box.height / 2 + slack or len(pts) < 2:
         return "on"
-    dx, dy = cx - near[0], cy - near[1]
-    horizontal = abs(dx) - box.width / 2 >= abs(dy) - box.height / 2
-    return ("right" if dx > 0 else "left") if horizontal else ("above" if dy > 0 else "below")
+    # which side of the chord from the line's start to its farthest point (its head): a label near the head is
+    # nearest to the head's outline, whose edges run every way
+    a = pts[0]
+    b = pts[int(np.argmax(np.hypot(pts[:, 0] - a[0], pts[:, 1] - a[1])))]
+    cross = (b[0] - a[0]) * (cy - a[1]) - (b[1] - a[1]) * (cx - a[0])
+    return "left" if cross > 0 else "right"
 
 
 def arrow_relation(box: Bbox, path: MPath, slack: float) -> str:
@@ -802,14 +805,15 @@ def labels_uneven(d: Drawn) -> list[str]:
     placed each where it first fits, one above and the next below, read as saying different things."""
     out = []
     for ax in d.fig.axes:
-        arrows = [p.get_transform().transform_path(p.get_path()) for p in ax.patches
-                  if (p.get_gid() or "").startswith("arrow:")]
+        arrows = {p.get_gid(): p.get_transform().transform_path(p.get_path()) for p in ax.patches
+                  if (p.get_gid() or "").startswith("arrow:")}
+        named = getattr(d.fig, "arrow_labels", {})  # which arrow each label names, when the figure says
         found: dict[str, set[str]] = {}
         for t, box, _ in d.texts:
             if t.axes is not ax:
                 continue
             if t.get_gid() == "arrow-label" and arrows:
-                path = min(arrows, key=lambda a: _distance(a, box))
+                path = arrows.get(named.get(id(t))) or min(arrows.values(), key=lambda a: _distance(a, box))
                 found.setdefault("arrow labels", set()).add(_relation(box, path, d.px(RELATION_SLACK_PX)))
             elif t.get_gid() == "duplicate-note" and isinstance(t, Annotation):
                 x, y = t.get_transform().transform(t.xy) if t.xycoords == "data" else ax.transData.transform(t.xy)

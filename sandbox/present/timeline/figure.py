@@ -36,6 +36,7 @@ class TimelineFigure(Audited):
     band_times: tuple[tuple[Patch, float, float | None, float], ...] = ()
     time_map: tuple[tuple[float, float, float, float], ...] = ()
     legend_plan: LegendPlan | None = None
+    arrow_labels: Mapping[int, str] = MappingProxyType({})  # id of an arrow's label -> the arrow's gid
     font_scale: float = 1.0  # the fonts' scale (less than 1 with very many lanes), for the audit's least size
     # the detail's rows' (its axes after the first, ``detail.py``), by the axes' place in the figure: as time_map and
     # mark_times, for each

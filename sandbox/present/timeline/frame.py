@@ -49,6 +49,8 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     room, notes = make_room(model, rows, width, scale)
     if room:
         taxis.extend_right(room, notes=notes)
+    elif after := mark_room(model, taxis, plot_width_in(model, rows, width, scale), scale, end=True):
+        taxis.extend_right(after, notes=False)  # a mark at the very end stays inside the plot
     plot_in = plot_width_in(model, rows, width, scale) * (1 - room)
     left = max(strip_key_room(model, rows, taxis, plot_in, scale), mark_room(model, taxis, plot_in, scale))
     if left:  # a lane's keys are named left of its first strip, and a mark at the start is whole: room for them

@@ -18,7 +18,7 @@ from matplotlib.transforms import Bbox
 from ...vocab import AWS_OK, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
 from .audit import RELATION_SLACK_PX, arrow_relation
-from .canvas import TEXT_PAD_EM, Canvas
+from .canvas import Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
 from .markers import EventPoint, MarkerPlacement
@@ -62,7 +62,7 @@ ALONG_BESIDE = (0.5, 0.35, 0.65, 0.2, 0.8)  # ... and beside it (nearer its ends
 ARROW_LINESPACING = 1.05
 BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
 BANDS = "bands"  # their obstacle owner, while arrow labels are placed
-ARROW_WAYS = ("on", "right", "left", "above", "below")  # how a figure's arrow labels all stand (tried in order)
+ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
 ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
 TRIAL_OWNER = "arrow-label-trial"  # labels placed to see how many fit one way, then taken away
 SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
@@ -275,6 +275,7 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
         for t in [t for t in c.ax.texts if t.get_gid() == "arrow-label"]:
             t.remove()
         c.obs.remove(TRIAL_OWNER)
+        c.fig.arrow_labels = {}  # the trial's labels are gone
         if best is None or got > best[0]:
             best = (got, way)
         if got == len(labelled):
@@ -305,11 +306,13 @@ def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
         return px + dx, py, (ha, label)
 
     def elsewise(box: Bbox) -> int:  # a candidate standing another way from its arrow counts as covering much
-        return 0 if arrow_relation(box.padded(-TEXT_PAD_EM * c.fs(SMALL_PT) * c.pt + c.pt), line, slack) == way \
-            else ELSEWISE_HITS
+        return 0 if arrow_relation(box, line, slack) == way else ELSEWISE_HITS
 
-    return c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
+    text = c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
                    exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner)
+    if text is not None:  # for the audit, which arrow it names (the nearest may be another, where arrows crowd)
+        c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
+    return text
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:

@@ -137,13 +137,15 @@ def strip_key_room(model: Model, rows: Rows, taxis: TimeAxis, plot_in: float, sc
     return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
 
 
-def mark_room(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> float:
-    """The fraction of the axis to add before its start so that a mark at the very beginning (a "500" at 0 s) lies
-    inside the plot, not against the row names left of it (0.0: every mark fits already)."""
+def mark_room(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale, end: bool = False) -> float:
+    """The fraction of the axis to add before its start (after its end, with ``end``) so that a mark at the very
+    beginning (a "500" at 0 s) lies inside the plot, not against the row names left of it, and one at the very end
+    not against the outcomes right of it (0.0: every mark fits already)."""
     in_per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
     styles = [(m.t, m.style) for m in model.marks] + [(e.t, e.style) for e in model.events]
     styles += [(t, s) for a in model.attempts for t, s in ((a.sent, "call_send"), (a.t, a.style))]
-    need = max((ink_pt(style)[0] * scale.factor / 144 + MARK_EDGE_IN - (taxis.x(t) - taxis.x_lo) * in_per_x
+    room = (lambda t: taxis.x_hi - taxis.x(t)) if end else (lambda t: taxis.x(t) - taxis.x_lo)
+    need = max((ink_pt(style)[0] * scale.factor / 144 + MARK_EDGE_IN - room(t) * in_per_x
                 for t, style in styles if style in MARKERS), default=0.0)
     return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
 
