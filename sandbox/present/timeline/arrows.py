@@ -145,7 +145,10 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
         head = c.px(xb, yb - down * VERTICAL_TO)[1]
         low, high = placed.lane_reach.get(rec.inv, (head, head))  # marks stacked on the lane: stop short of them
         head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)
-        return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, head), SHRINK_VERTICAL, True)
+        tail = c.px(xb, ya + down * VERTICAL_FROM)[1]
+        low, high = placed.lane_reach.get(prev.inv, (tail, tail))  # it leaves below (above) the marks stacked there
+        tail = min(tail, low - STACK_CLEAR_PT * c.pt) if down > 0 else max(tail, high + STACK_CLEAR_PT * c.pt)
+        return ((x, tail), (x, head), SHRINK_VERTICAL, True)
     b = c.px(xb, yb)
     if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
         b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])

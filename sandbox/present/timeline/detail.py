@@ -23,7 +23,7 @@ from .canvas import Canvas
 from .figure import TimelineFigure
 from .lanes import BAR_HALF as BAR_HALF_ABOVE
 from .lanes import MIN_BAR_PX, draw_bars, draw_gaps
-from .layout import stack_levels
+from .layout import levels, stack_levels
 from .model import Model
 from .rows import Row, RowKind, Rows
 from .sizing import MARKER_PAD_PT, REFERENCE_DPI, STACK_PAD_PT, Scale, text_width_in
@@ -34,7 +34,8 @@ CROWDED = 0.4  # a run whose marks cover more than this share of its bar (or its
 ROOMY = 0.45  # ... where its marks cover at most this share of its bar
 EDGE_IN = 0.14  # in: room at either end of a stretch (half a mark)
 BREAK_IN = 0.2  # in: a break between two stretches
-LANE = 0.8  # data units per lane in the detail (1.0 in the timeline)
+LANE = 0.8  # data units per lane in the detail (1.0 in the timeline), at least ...
+LINE_ROOM = 0.15  # ... and this beyond its stacked marks
 BAR_HALF = 0.24  # half a bar's height in the detail: taller than above, the marks sit on it
 ZOOM_ROOM = 0.55  # data units above the first lane, for each stretch's "×40"
 AXIS_IN = 0.62  # in: the detail's last row's tick labels and its axis label ...
@@ -58,6 +59,7 @@ class Stretch:
     t1: float
     per_s: float
     invs: tuple[str, ...]
+    line: float = 0.8  # data units each of its runs' lines takes: as tall as its marks, stacked at this scale
 
     @property
     def width_in(self) -> float:
@@ -80,7 +82,7 @@ class DetailPlan:
 
     def height(self, row: tuple[Stretch, ...]) -> float:
         """Data units of one row of the detail (its lines and the room for its stretches' names and scales)."""
-        return self.lines(row) * LANE + ZOOM_ROOM
+        return self.lines(row) * max(s.line for s in row) + ZOOM_ROOM
 
     def height_in(self, scale: Scale) -> float:
         """Inches the detail adds to the figure."""
@@ -101,9 +103,12 @@ def _covered(box: tuple[float, float, float, float], covers: list[tuple[float, f
     return float(hit.mean())
 
 
-def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[tuple[str, float, float, float]]:
-    """(inv, start, end, inches its marks take) of each run its marks hide at the timeline's scale (``per_x``
-    inches a plot x)."""
+Crowded = tuple[str, float, float, float, list[float], list[float], list[float]]
+
+
+def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[Crowded]:
+    """(inv, start, end, inches its marks take, and their times, half widths and heights in inches) of each run
+    its marks hide at the timeline's scale (``per_x`` inches a plot x)."""
     marks: dict[str, list] = {}
     for m in model.marks:
         if m.inv is not None:
@@ -123,7 +128,7 @@ def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[
         lifts = stack_levels(xs, halves, talls, MARKER_PAD_PT / 72, STACK_PAD_PT / 72)  # as the marks will stand
         covers = [(x - h, x + h, lift - t / 2, lift + t / 2) for x, h, t, lift in zip(xs, halves, talls, lifts)]
         if _covered((lo, lo + w, -half, half), covers) > CROWDED:
-            out.append((rec.inv, rec.start, rec.end, 2 * sum(halves)))
+            out.append((rec.inv, rec.start, rec.end, 2 * sum(halves), [m.t for m in mine], halves, talls))
     return out
 
 
@@ -135,7 +140,7 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     if not crowded:
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
-    for inv, start, end, marks_in in crowded:
+    for inv, start, end, marks_in, *_ in crowded:
         need = min(max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s), MAX_ZOOM * main_per_s)
         if groups and start <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], end)
@@ -149,13 +154,23 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
         per_s = min(per_s, (plot_in - 2 * EDGE_IN) / max(b - a, 1e-12))  # one stretch at most the plot's width
         named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
         pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
-        stretch = Stretch(a - pad, b + pad, per_s, tuple(invs))
+        line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
+        stretch = Stretch(a - pad, b + pad, per_s, tuple(invs), line)
         if rows[-1] and used + BREAK_IN + stretch.width_in > plot_in:  # a new row where the plot is full
             rows.append([])
             used = -BREAK_IN
         used += (BREAK_IN if rows[-1] else 0.0) + stretch.width_in
         rows[-1].append(stretch)
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
+
+
+def _line(run: Crowded, per_s: float, scale: Scale) -> float:
+    """Data units a run's line needs in the detail, at ``per_s`` inches a second: its marks stacked where they
+    still crowd (``layout.levels``), and a little room."""
+    _, _, _, _, times, halves, talls = run
+    depth = max(n for _, n, _ in levels([t * per_s for t in times], halves, MARKER_PAD_PT / 72))
+    tall = max(talls)
+    return max(LANE, ((depth - 1) * (tall + STACK_PAD_PT / 72) + tall) / scale.lane_in + LINE_ROOM)
 
 
 def detail_axis(row: tuple[Stretch, ...], unit: str, clock_name: str, plot_in: float) -> TimeAxis:
@@ -186,7 +201,8 @@ def open_details(model: Model, plan: DetailPlan, main: TimeAxis, scale: Scale, f
         invs = {inv: model.invs[inv] for s in row for inv in s.invs}
         sub = Model(model.meta, invs, marks=[m for m in model.marks if m.inv in invs],
                     t_end=max(rec.end or rec.start for rec in invs.values()))
-        lines = [Row(ZOOM_ROOM + (k + 0.5) * LANE, RowKind.LANE, inv, inv, above=LANE / 2, below=LANE / 2)
+        line = max(s.line for s in row)
+        lines = [Row(ZOOM_ROOM + (k + 0.5) * line, RowKind.LANE, inv, inv, above=line / 2, below=line / 2)
                  for s in row for k, inv in enumerate(s.invs)]
         zooms = tuple(s.per_s / plan.main_per_s for s in row)
         axis = detail_axis(row, main.unit, main.clock_name, plan.plot_in)
@@ -209,8 +225,7 @@ def _draw_row(c: Canvas, last: bool) -> dict[str, mpatches.Rectangle]:
         ax.spines[side].set_visible(False)
     _detail_ticks(c)
     if last:
-        ax.set_xlabel(f"detail: runs too short to read above, magnified ×N ({c.taxis.clock_name} time)",
-                      fontsize=c.fs(AXIS_LABEL_PT))
+        ax.set_xlabel(f"detail: short runs magnified ×N ({c.taxis.clock_name} time)", fontsize=c.fs(AXIS_LABEL_PT))
     draw_gaps(c)
     top = mtransforms.blended_transform_factory(ax.transData, ax.transAxes)
     for (t0, t1), zoom, a, b in zip(c.taxis.segments, c.zooms, c.taxis.bp_x[::2], c.taxis.bp_x[1::2]):
