@@ -11,6 +11,11 @@
 * on a timeline (its gids): an arrow's label on a lock or kept band, a strip's key on any band, an arrow
   leaving the plot, a line (repeat arrow or note's leader) crossing a mark it does not point at, and a lane
   drawn before its invocation started (an arrow landing there reads as an earlier time);
+* what two learners found on a projector: text under 10 pt or pale grey, a legend over 30% of the figure, a word
+  standing in an axis break or on the axis line, a bar hidden under its marks in every axes that draws it (the
+  timeline and its detail row), a band's label starting before its band, a tick off the axis' step, a mark out of
+  the plot, an idempotency record drawn behind its bar rather than in its strip, arrow labels or duplicate notes
+  standing different ways from what they name;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
