@@ -780,16 +780,17 @@ def bands_behind_bars(d: Drawn) -> list[str]:
 
 
 def _relation(box: Bbox, path: MPath, slack: float) -> str:
-    """Where a label stands from a line: "on" it (the line passes within half the label's height of its centre),
-    else on its "left" or its "right", as seen facing along the line where it passes nearest (which side of a
+    """Where a label stands from a line: "on" it (the line runs through the middle half of the label's width), else
+    on its "left" or its "right", as seen facing along the line where it passes nearest (which side of a
     slanting arrow, whatever the label's shape)."""
-    pts = np.asarray(path.vertices, float)
+    pts = _drawn_points(path)
     if len(pts) > 1:  # sample the line densely: a straight arrow has only two vertices
         seg = [np.linspace(a, b, 24, endpoint=False) for a, b in zip(pts[:-1], pts[1:])]
         pts = np.vstack([*seg, pts[-1:]])
     cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
-    dist = np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)
-    if float(dist.min()) <= box.height / 2 + slack or len(pts) < 2:
+    # on it: the line runs through the middle half of the label (one that only touches its edge stands beside it)
+    middle = (np.abs(pts[:, 0] - cx) <= box.width / 4 + slack) & (np.abs(pts[:, 1] - cy) <= box.height / 2 + slack)
+    if middle.any() or len(pts) < 2:
         return "on"
     # which side of the chord from the line's start to its farthest point (its head): a label near the head is
     # nearest to the head's outline, whose edges run every way
@@ -829,8 +830,14 @@ def labels_uneven(d: Drawn) -> list[str]:
     return out
 
 
-def _distance(path: MPath, box: Bbox) -> float:
+def _drawn_points(path: MPath) -> np.ndarray:
+    """A path's vertices that are drawn: a closed shape's last vertex (an arrow head's) is a code, not a point."""
     pts = np.asarray(path.vertices, float)
+    return pts if path.codes is None else pts[np.asarray(path.codes) != MPath.CLOSEPOLY]
+
+
+def _distance(path: MPath, box: Bbox) -> float:
+    pts = _drawn_points(path)
     cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
     if len(pts) > 1:
         pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
