@@ -122,6 +122,21 @@ def test_the_learner_finds_the_read_then_write_race_by_hand():
     assert result.status == "invalid" and result.verdict.effects_per_key == {"o-1": {"email": 2}}
 
 
+def test_a_step_that_sends_an_email_names_it_and_its_answer_in_the_same_words():
+    """Lesson 07 (issue 31): a learner stepping inv-1 read "inv-1 (email) -> nothing recorded", then saw the next
+    step called "email call": two words for one email, and nothing named where the request went out."""
+    run = open_scenario("concurrent-claims", READ_THEN_WRITE, policy="interactive")
+    run.until_choice()
+    steps = []
+    while any(choice.who == "inv-1" for choice in run.choices()):
+        steps.append(run.step("inv-1"))
+    email = steps[-1]
+    assert email.does == "email" and email.records == [] and email.next == "email answer"
+    assert str(email).endswith("-> email request sent; its answer is inv-1's next step (email answer)")
+    assert "nothing recorded" not in str(email)
+    run.finish()
+
+
 def test_the_same_handler_is_safe_when_one_read_comes_after_the_other_write():
     run = open_scenario("concurrent-claims", READ_THEN_WRITE, policy="interactive")
     run.until_choice()

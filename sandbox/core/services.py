@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 #: How long a provider that hangs keeps its caller waiting: past any Lambda deadline.
 HANG_SECONDS = 10 ** 9
+#: The scheduler's word for the step that takes a provider's answer: "email answer" follows "email", the request.
+ANSWER = "answer"
 
 
 class EmailProviderError(ProviderError):
@@ -100,7 +102,8 @@ class Services:
         duration = HANG_SECONDS if fault.hang else self._duration(kind, fault, inv)
         self.scheduler.yield_point(kind)
         try:
-            self.scheduler.sleep(duration, label=f"{kind} call")
+            # the step that takes the provider's answer: "email answer", after "email" sent the request
+            self.scheduler.sleep(duration, label=f"{kind} {ANSWER}")
         except LambdaTimeout:
             if fault.indefinite:
                 # The provider got the request even though the caller never heard back.

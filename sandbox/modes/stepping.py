@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.scheduler import DEFAULT_WATCHDOG, Scheduler, Task
+from ..core.services import ANSWER
 from ..errors import BadInput, SandboxError, WorldClosed
 
 if TYPE_CHECKING:
@@ -55,12 +56,20 @@ class Step:
     does: str
     t: float
     records: list[dict[str, Any]] = field(default_factory=list)
+    next: str | None = None  # what the same task does at its next step (None: it is done)
 
     def __str__(self) -> str:
         from ..present.display import describe_record
 
-        said = "; ".join(describe_record(r) for r in self.records) or "nothing recorded"
+        said = "; ".join(describe_record(r) for r in self.records) or self._pending()
         return f"step {self.number} at {self.t:.3f} s: {self.who} ({self.does}) -> {said}"
+
+    def _pending(self) -> str:
+        """What a step that left no record did: it sent a request (an email, a charge) whose answer is the task's
+        next step, named as choices() and a script name it."""
+        if self.next == f"{self.does} {ANSWER}":
+            return f"{self.does} request sent; its answer is {self.who}'s next step ({self.next})"
+        return f"no record yet; {self.who} next: {self.next}" if self.next else "no record"
 
 
 class ScenarioRun:
@@ -185,7 +194,9 @@ class ScenarioRun:
         self._wait_for_gate()
         moved, records = self._moved or "?", self.world.history.since(mark)
         when = records[0]["t"] if records else self.world.clock.elapsed()  # when it happened, not after its tick
-        step = Step(len(self.steps) + 1, moved, does.get(moved, "?"), when, records)
+        # what the task does next, runnable or not: after "email" it sleeps until the provider answers
+        after = next((t.label for t in self._scheduler.tasks if t.name == moved and not t.done), None)
+        step = Step(len(self.steps) + 1, moved, does.get(moved, "?"), when, records, after)
         self.steps.append(step)
         return step
 

@@ -43,11 +43,14 @@ What is drawn
   converted with ``meta["epoch"]``), and an expired record still sitting in the
   table until the TTL sweeper deletes it or a new claim replaces it (TTL lag);
   several keys on one lane get stacked sub-bands;
-* a "TTL sweeper" lane when ``sweep`` records exist.
+* a "TTL sweeper" lane when ``sweep`` records exist;
+* a detail row under the plot where a run is too short for its marks at the figure's scale (a 0.2 s run under its
+  envelope, a 3 s timeout in a 2 h run): each such stretch of time drawn again at a scale of its own, written over
+  it ("inv-1 ×20"), its bars and marks at their true times, with true-time ticks (``detail.py``).
 
 Lambda invocations last milliseconds while retries come seconds or minutes
 later, so by default (``gaps="auto"``) a long stretch in which nothing is drawn
-becomes an axis break: a narrow grey band labelled "29.8 s skipped". Only a gap of
+becomes an axis break: a narrow grey band labelled, upright, "29.8 s skipped". Only a gap of
 at least 10 s that is a fifth of the run or more is cut out (a few seconds in a run
 of a few seconds stay on the axis). Between the breaks the axis is linear, at one
 scale, ticked at one round step; a break never hides a mark or a band's start or
@@ -72,7 +75,7 @@ How the package is split (this module holds only the public API):
   font sizes), ``figure.py`` (the Figure class), ``frame.py`` (opens the canvas);
 * drawing: ``canvas.py`` (the state every stage shares), ``drawing.py`` (the pipeline:
   every stage, in order, with what it reads and adds), ``lanes.py`` (data-coordinate
-  stages), ``layout.py`` (obstacle map, spreading markers), ``markers.py``,
+  stages), ``detail.py`` (the detail row), ``layout.py`` (obstacle map, spreading markers), ``markers.py``,
   ``guides.py``, ``arrows.py``, ``notes.py`` and ``labels.py`` (display-space stages),
   ``legend.py``;
 * checking: ``audit.py`` measures a finished figure (words out of it or on each other

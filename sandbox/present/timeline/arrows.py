@@ -17,14 +17,16 @@ from matplotlib.transforms import Bbox
 from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
-from .style import ARROW_COLOR, Z_ARROW
+from .style import ARROW_COLOR, FOLLOW_ON_CAUSES, FOLLOW_ON_DASHES, Z_ARROW
 
 Point = tuple[float, float]
 
 # data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
-STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane
+STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane ...
+HEAD_CLEAR_PT = 2  # pt: ... and an arrow across, this far left of them (coming down at a slant, it passed through a
+#   mark lifted above the lane's centre)
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
 SHRINK_ACROSS = (2.0, 1.0)  # pt: ... for an arrow from one bar's end to the next bar's start (its head touches the
 # repeat's start: a head that stops short lands at an earlier time, inside a break on a coarse axis)
@@ -115,7 +117,8 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
                                      mutation_scale=HEAD_SIZE * c.scale.factor,
                                      color=ARROW_COLOR, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
-                                     connectionstyle=style, zorder=Z_ARROW, gid=owner)
+                                     connectionstyle=style, zorder=Z_ARROW, gid=owner,
+                                     linestyle=FOLLOW_ON_DASHES if rec.cause in FOLLOW_ON_CAUSES else "-")
     c.ax.add_patch(patch)
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
@@ -142,9 +145,13 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
         head = c.px(xb, yb - down * VERTICAL_TO)[1]
         low, high = placed.lane_reach.get(rec.inv, (head, head))  # marks stacked on the lane: stop short of them
         head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)
-        return ((x, c.px(xb, ya + down * VERTICAL_FROM)[1]), (x, head), SHRINK_VERTICAL, True)
+        tail = c.px(xb, ya + down * VERTICAL_FROM)[1]
+        low, high = placed.lane_reach.get(prev.inv, (tail, tail))  # it leaves below (above) the marks stacked there
+        tail = min(tail, low - STACK_CLEAR_PT * c.pt) if down > 0 else max(tail, high + STACK_CLEAR_PT * c.pt)
+        return ((x, tail), (x, head), SHRINK_VERTICAL, True)
     b = c.px(xb, yb)
-    b = (min(b[0], lane_left.get(rec.inv, b[0])), b[1])  # markers may overhang the bar
+    if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
+        b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False
 
 

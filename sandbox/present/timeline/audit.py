@@ -11,6 +11,11 @@
 * on a timeline (its gids): an arrow's label on a lock or kept band, a strip's key on any band, an arrow
   leaving the plot, a line (repeat arrow or note's leader) crossing a mark it does not point at, and a lane
   drawn before its invocation started (an arrow landing there reads as an earlier time);
+* what two learners found on a projector: text under 10 pt or pale grey, a legend over 30% of the figure, a word
+  standing in an axis break or on the axis line, a bar hidden under its marks in every axes that draws it (the
+  timeline and its detail row), a band's label starting before its band, a tick off the axis' step, a mark out of
+  the plot, an idempotency record drawn behind its bar rather than in its strip, arrow labels or duplicate notes
+  standing different ways from what they name;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -130,20 +135,31 @@ class Mark:
     """A marker as drawn: its style (gid), centre, width and outline (shrunk by what may touch) in display px, and
     its record's time (s) and its row, when the figure says (``TimelineFigure.mark_times``)."""
 
-    def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, t: float | None, row: str | None):
+    def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, t: float | None, row: str | None,
+                 ax=None):
         self.gid, self.x, self.y, self.width, self.path, self.t, self.row = gid, x, y, width, path, t, row
+        self.ax = ax
         self.box = path.get_extents()
 
     def __repr__(self) -> str:
         return f"{self.gid[len(MARK_PREFIX):]} at {self.x:.0f},{self.y:.0f}"
 
 
+def axes_maps(fig: Figure, ax) -> tuple[tuple, dict]:
+    """(time_map, mark_times) of one of a timeline's axes: the timeline's own, or its detail row's (which has a
+    scale of its own in each stretch)."""
+    if fig.axes and ax is fig.axes[0]:
+        return getattr(fig, "time_map", ()), getattr(fig, "mark_times", {})
+    i = next((k for k, other in enumerate(fig.axes) if other is ax), 0)
+    return getattr(fig, "detail_time_maps", {}).get(i, ()), getattr(fig, "detail_mark_times", {}).get(i, {})
+
+
 def marks(fig: Figure) -> list[Mark]:
     """Every timeline marker drawn (lines whose gid starts with ``marker:``), with its time when the figure says."""
     out = []
     touch = _px(fig, TOUCH_PX)
-    meant_by_gid = getattr(fig, "mark_times", {})
-    for ax in fig.axes:
+    for i, ax in enumerate(fig.axes):
+        meant_by_gid = axes_maps(fig, ax)[1]
         for ln in ax.lines:
             if not (ln.get_visible() and (ln.get_gid() or "").startswith(MARK_PREFIX)):
                 continue
@@ -156,21 +172,26 @@ def marks(fig: Figure) -> list[Mark]:
                 meant = [(None, None)] * len(xy)
             for (x, y), (t, row) in zip(xy, meant):
                 path = outline.transformed(Affine2D().scale(shrink).translate(x, y))
-                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, t, row))
+                row = f"{row}@{i}" if i and row is not None else row  # the detail row's lanes are rows of their own
+                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, t, row, ax))
     return out
 
 
-def time_x(fig: Figure, t: float) -> float | None:
-    """Display x of time ``t`` (s) on a timeline's axis, read from its segments (``fig.time_map``: (t0, t1, x0, x1)
-    in seconds and plot x, one per stretch between breaks); None when ``t`` lies in a break or off the axis."""
-    segments = getattr(fig, "time_map", ())
-    if not segments or not fig.axes:
+def time_x(fig: Figure, t: float, ax=None) -> float | None:
+    """Display x of time ``t`` (s) on a timeline's axis (``ax``: the timeline's, or its detail row's), read from its
+    segments (``fig.time_map``: (t0, t1, x0, x1) in seconds and plot x, one per stretch between breaks); None when
+    ``t`` lies in a break or off the axis."""
+    if not fig.axes:
+        return None
+    ax = fig.axes[0] if ax is None else ax
+    segments = axes_maps(fig, ax)[0]
+    if not segments:
         return None
     span = max(segments[-1][1] - segments[0][0], 1e-12)
     for t0, t1, x0, x1 in segments:
         if t0 - 1e-9 * span <= t <= t1 + 1e-9 * span:
             x = x0 if t1 <= t0 else x0 + (t - t0) * (x1 - x0) / (t1 - t0)
-            return float(fig.axes[0].transData.transform((x, 0))[0])
+            return float(ax.transData.transform((x, 0))[0])
     return None
 
 
@@ -303,7 +324,7 @@ def marks_off_time(d: Drawn) -> list[str]:
     for m in d.marks:
         if m.t is None:
             continue
-        want = time_x(d.fig, m.t)
+        want = time_x(d.fig, m.t, m.ax)
         if want is None:
             out.append(f"{m} stands for {m.t:g} s, inside an axis break")
         elif abs(m.x - want) > d.px(TRUE_PX):
@@ -323,7 +344,7 @@ def bands_off_time(d: Drawn) -> list[str]:
         for side, t, drawn in (("starts", t0, box.x0), ("ends", t1, box.x1)):
             if t is None:
                 continue
-            want = time_x(d.fig, t)
+            want = time_x(d.fig, t, patch.axes)
             if want is None:
                 out.append(f"{gid} {side.rstrip('s')}s at {t:g} s, inside an axis break")
                 continue
@@ -359,26 +380,44 @@ def bars_unseen(d: Drawn) -> list[str]:
 
 def scale_bent(d: Drawn) -> list[str]:
     """Between the breaks, a second is as wide everywhere: the axis' segments share one scale."""
-    scales = [(x1 - x0) / (t1 - t0) for t0, t1, x0, x1 in getattr(d.fig, "time_map", ()) if t1 > t0]
+    scales = [(x1 - x0) / (t1 - t0) for t0, t1, x0, x1 in getattr(d.fig, "time_map", ()) if t1 > t0]  # the
+    #   timeline's own axis: its detail row's stretches are each at a scale of their own, written over them
     if scales and max(scales) - min(scales) > SCALE_TOLERANCE * max(scales):
         return [f"the time axis' segments have different scales ({min(scales):.4g} to {max(scales):.4g} x per s)"]
     return []
 
 
+def _time_axes(fig: Figure) -> list[tuple[Any, tuple, bool]]:
+    """(axes, segments, each segment at a scale of its own) of a timeline's time axes: its own, and its detail
+    row's, whose stretches are each magnified as much as they need."""
+    out = []
+    for ax in fig.axes:
+        segments = axes_maps(fig, ax)[0]
+        if segments:
+            out.append((ax, segments, ax is not fig.axes[0]))
+    return out
+
+
+def _segment_groups(times: list[tuple[float, str]], segments: tuple, own_scales: bool) -> list[list]:
+    """The ticks to compare with each other: all of them, or those of each segment when each has a scale of its
+    own."""
+    if not own_scales:
+        return [times]
+    return [[(t, label) for t, label in times if t0 - 1e-9 <= t <= t1 + 1e-9] for t0, t1, _, _ in segments]
+
+
 def ticks_off_time(d: Drawn) -> list[str]:
     """A timeline's tick stands where the time it reads is on the axis, within a pixel, never inside a break."""
-    if not getattr(d.fig, "time_map", ()):
-        return []
-    ax = d.fig.axes[0]
     out = []
-    for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
-        t = _tick_seconds(label.get_text())
-        if t is None:
-            continue
-        want = time_x(d.fig, t)
-        drawn = float(ax.transData.transform((x, 0))[0])
-        if want is None or abs(drawn - want) > d.px(TRUE_PX):
-            out.append(f"tick {label.get_text()!r} does not stand at its time")
+    for ax, _, _ in _time_axes(d.fig):
+        for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+            t = _tick_seconds(label.get_text())
+            if t is None:
+                continue
+            want = time_x(d.fig, t, ax)
+            drawn = float(ax.transData.transform((x, 0))[0])
+            if want is None or abs(drawn - want) > d.px(TRUE_PX):
+                out.append(f"tick {label.get_text()!r} does not stand at its time")
     return out
 
 
@@ -397,11 +436,16 @@ def ticks_uneven(d: Drawn) -> list[str]:
     """A timeline's ticks read at one step: between the breaks, neighbouring ticks are one round step apart
     (1, 2 or 5 times a power of ten, or a clock's 15 and 30), the same step in every stretch, and every label
     has as many decimals as the others (a stretch too short for the step may hold a single tick)."""
-    segments = getattr(d.fig, "time_map", ())
-    if not segments:
-        return []
-    labels = [t.get_text() for t in d.fig.axes[0].get_xticklabels() if t.get_text()]
-    times = [(t, label) for label in labels if (t := _tick_seconds(label)) is not None]
+    out = []
+    for ax, segments, own in _time_axes(d.fig):
+        labels = [t.get_text() for t in ax.get_xticklabels() if t.get_text()]
+        times = [(t, label) for label in labels if (t := _tick_seconds(label)) is not None]
+        for group in _segment_groups(times, segments, own):
+            out += _uneven(group, segments)
+    return out
+
+
+def _uneven(times: list[tuple[float, str]], segments: tuple) -> list[str]:
     out = []
     decimals = {len(label.rpartition(".")[2]) if "." in label else 0 for _, label in times}
     if len(decimals) > 1:
@@ -520,9 +564,291 @@ def lanes_drawn_early(d: Drawn) -> list[str]:
     return out
 
 
+# -- what two learners still found, reading lessons on a projector (issue 31)
+READ_PT = 10.0  # pt at full scale: no text on a timeline smaller than this (a projector's back row)
+GREY_CONTRAST = 9.0  # a grey text against white, at least this contrast ratio (a projector halves it)
+GREY_SATURATION = 0.15  # a colour this little saturated is a grey
+LEGEND_SHARE_MAX = 0.3  # a timeline's legend takes at most this fraction of the figure's height
+HIDDEN_SHARE = 0.5  # a bar (or its cap) more than this much covered by marks is hidden under them ...
+MEASURABLE_S = 0.001  # s: ... unless its run is shorter than this: no scale shows it, its end's mark stands there
+RELATION_SLACK_PX = 2.0  # px at 100 dpi: a label this close to its arrow's line is on it
+STRIP_OVERLAP_PX = 1.0  # px at 100 dpi: a window band may share this much height with its lane's bar
+
+
+def _timeline(d: Drawn) -> bool:
+    return bool(getattr(d.fig, "time_map", ()))
+
+
+def _luminance(rgb) -> float:
+    def lin(c: float) -> float:
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (lin(float(v)) for v in rgb[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(rgb) -> float:
+    """WCAG's contrast ratio of a colour against white."""
+    return 1.05 / (_luminance(rgb) + 0.05)
+
+
+def _grey(rgb) -> bool:
+    hi, lo = max(rgb[:3]), min(rgb[:3])
+    return hi == 0 or (hi - lo) / hi < GREY_SATURATION
+
+
+def texts_unreadable(d: Drawn) -> list[str]:
+    """On a timeline, no text smaller than :data:`READ_PT` (scaled with the figure's lanes, ``fig.font_scale``), and
+    no grey text paler than :data:`GREY_CONTRAST` against white: on a projector, small grey words are lost."""
+    if not _timeline(d):
+        return []
+    from matplotlib.colors import to_rgba
+    least = max(6.0, READ_PT * getattr(d.fig, "font_scale", 1.0))
+    out = []
+    for t, _, _ in d.texts:
+        if float(t.get_fontsize()) < least - 0.05:
+            out.append(f"{_name(t)} is {float(t.get_fontsize()):g} pt, under {least:g} pt")
+        rgb = to_rgba(t.get_color())
+        if _grey(rgb) and contrast(rgb) < GREY_CONTRAST:
+            out.append(f"{_name(t)} is grey at {contrast(rgb):.1f}:1 contrast, under {GREY_CONTRAST:g}:1")
+    return out
+
+
+def legend_sprawling(d: Drawn) -> list[str]:
+    """A timeline's legend stays compact: at most :data:`LEGEND_SHARE_MAX` of the figure's height, and an entry on
+    one line where the figure is a notebook's width or wider (8 in)."""
+    if not _timeline(d):
+        return []
+    out = []
+    for leg in d.fig.legends:
+        box = leg.get_window_extent(d.r)
+        if box.height > LEGEND_SHARE_MAX * d.fig.bbox.height:
+            out.append(f"the legend takes {box.height / d.fig.bbox.height:.0%} of the figure's height")
+        if d.fig.get_figwidth() >= 8:
+            out += [f"legend entry {_name(t)} takes two lines" for t in leg.get_texts() if "\n" in t.get_text()]
+    return out
+
+
+def _breaks(d: Drawn, ax) -> list[Bbox]:
+    return [p.get_window_extent(d.r) for p in ax.patches if p.get_gid() == "gap"]
+
+
+def texts_in_breaks(d: Drawn) -> list[str]:
+    """A word drawn on an axis break reads as standing at a time the axis left out: only the break's own label
+    ("58 s skipped") stands there, and it fits inside its band; no other label is centred in a break or covers its
+    label (a long label that must cross one, where an order went, may pass over its band)."""
+    out = []
+    for ax in d.fig.axes:
+        breaks = _breaks(d, ax)
+        if not breaks:
+            continue
+        own = [text_box(t, d.r) for t in ax.texts if t.get_gid() == "gap-label" and t.get_visible()]
+        for t, box, _ in d.texts:
+            if t.axes is not ax or t.get_gid() == "gap-label" or t not in ax.texts:
+                continue
+            cx = (box.x0 + box.x1) / 2
+            if any(b.x0 < cx < b.x1 for b in breaks) or any(d.overlap(box, g) for g in own):
+                out.append(f"{_name(t)} stands in an axis break")
+        for t in ax.texts:
+            if t.get_gid() != "gap-label" or not t.get_visible():
+                continue
+            box = text_box(t, d.r)
+            if not any(b.x0 - d.px(TOUCH_PX) <= box.x0 and box.x1 <= b.x1 + d.px(TOUCH_PX) for b in breaks):
+                out.append(f"{_name(t)} is wider than its break")
+    return out
+
+
+def texts_on_axis_line(d: Drawn) -> list[str]:
+    """A label in the plot keeps off the time axis' line: standing on it, it reads as a tick."""
+    if not _timeline(d):
+        return []
+    out = []
+    for ax in d.fig.axes:
+        bottom = ax.get_window_extent(d.r).y0
+        out += [f"{_name(t)} sits on the time axis' line" for t, box, _ in d.texts
+                if t in ax.texts and box.y0 < bottom + d.px(TOUCH_PX) and box.y1 > bottom - d.px(TOUCH_PX)]
+    return out
+
+
+def _coverage(box: Bbox, covers: list[Bbox], n: int = 24) -> float:
+    """The share of ``box`` that ``covers`` cover (sampled on an n x n grid)."""
+    if box.width <= 0 or box.height <= 0 or not covers:
+        return 0.0
+    xs = box.x0 + (np.arange(n) + 0.5) * box.width / n
+    ys = box.y0 + (np.arange(n) + 0.5) * box.height / n
+    gx, gy = np.meshgrid(xs, ys)
+    hit = np.zeros_like(gx, dtype=bool)
+    for c in covers:
+        hit |= (gx > c.x0) & (gx < c.x1) & (gy > c.y0) & (gy < c.y1)
+    return float(hit.mean())
+
+
+def bars_hidden(d: Drawn) -> list[str]:
+    """A run's bar (with its cap, when it has one) is seen: marks drawn over it hide at most :data:`HIDDEN_SHARE`
+    of it in one of the axes that draw it (the timeline, or its detail row at a finer scale)."""
+    seen: dict[str, bool] = {}
+    boxes = [m.box for m in d.marks]
+    instant = {p.get_gid() for p, t0, t1, _ in getattr(d.fig, "band_times", ())
+               if (p.get_gid() or "").startswith("bar:") and t1 is not None and t1 - t0 < MEASURABLE_S}
+    for ax in d.fig.axes:
+        caps = {(p.get_gid() or "")[len("cap:"):]: p.get_window_extent(d.r) for p in ax.patches
+                if (p.get_gid() or "").startswith("cap:")}
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            if not gid.startswith("bar:") or not p.get_visible() or gid in instant:
+                continue  # a run of no measurable length (it errors at once) is where its end's mark is
+            box = p.get_window_extent(d.r)
+            cap = caps.get(gid.split(":")[1])
+            shown = Bbox.union([box, cap]) if cap is not None else box
+            seen[gid] = seen.get(gid, False) or _coverage(shown, boxes) <= HIDDEN_SHARE
+    return [f"{gid} is hidden under its marks" for gid, ok in seen.items() if not ok]
+
+
+def labels_before_band(d: Drawn) -> list[str]:
+    """The label of a band (how long Lambda throttled an event, what was still pending) starts where its band does,
+    or later: one that starts before it reads as the band starting earlier."""
+    out = []
+    for ax in d.fig.axes:
+        for style in (Delivery.THROTTLED, Delivery.PENDING):
+            bands = [p.get_window_extent(d.r) for p in ax.patches if (p.get_gid() or "").startswith(f"{style}:")]
+            if not bands:
+                continue
+            for t, box, _ in d.texts:
+                if t.axes is not ax or t.get_gid() != f"event-label:{style}":
+                    continue
+                cy = (box.y0 + box.y1) / 2
+                band = min(bands, key=lambda b: abs((b.y0 + b.y1) / 2 - cy))
+                if box.x0 < band.x0 - d.px(TOUCH_PX):
+                    out.append(f"{_name(t)} starts {band.x0 - box.x0:.0f} px before its band")
+    return out
+
+
+def ticks_off_step(d: Drawn) -> list[str]:
+    """Every tick of a timeline falls on a round value of the axis' step (the step its ticks keep where a stretch
+    holds two or more): a lone tick at a finer step ("2:04:25" on an axis of minutes) reads as an event's time."""
+    out = []
+    for ax, segments, own in _time_axes(d.fig):
+        labels = [(t, "") for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        for group in _segment_groups(labels, segments, own):
+            out += _off_step([t for t, _ in group], segments)
+    return out
+
+
+def _off_step(times: list[float], segments: tuple) -> list[str]:
+    steps = []
+    for t0, t1, _, _ in segments:
+        inside = sorted(t for t in times if t0 - 1e-9 <= t <= t1 + 1e-9)
+        steps += [b - a for a, b in zip(inside, inside[1:])]
+    if not steps:
+        return []
+    step = min(steps)
+    return [f"tick at {t:g} s is not on the axis' {step:g} s step" for t in times
+            if abs(t / step - round(t / step)) > 1e-6]
+
+
+def marks_touching_names(d: Drawn) -> list[str]:
+    """A mark stays within the plot's width: one reaching out of its left edge stands against the row's name (a
+    "500" read as part of "EventBridge rule → Lambda 500"), one out of its right edge against the outcome."""
+    if not _timeline(d):
+        return []
+    out = []
+    for m in d.marks:
+        box = (m.ax or d.fig.axes[0]).get_window_extent(d.r)
+        if m.box.x0 < box.x0 - d.px(TOUCH_PX) or m.box.x1 > box.x1 + d.px(TOUCH_PX):
+            out.append(f"{m} reaches out of the plot, towards the {'row names' if m.box.x0 < box.x0 else 'outcomes'}")
+    return out
+
+
+def bands_behind_bars(d: Drawn) -> list[str]:
+    """An idempotency-table window is drawn one way in every figure: in its key's strip under its lane's bar, never
+    behind the bar, where the bar hides its start."""
+    out = []
+    for ax in d.fig.axes:
+        bars = {(p.get_gid() or "").split(":")[1]: p.get_window_extent(d.r) for p in ax.patches
+                if (p.get_gid() or "").startswith("bar:")}
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            kind, _, rest = gid.partition(":")
+            if kind not in ("lock", "kept", "expired"):
+                continue
+            bar = bars.get(rest.split(":")[0])
+            if bar is None:
+                continue
+            box = p.get_window_extent(d.r)
+            if min(box.y1, bar.y1) - max(box.y0, bar.y0) > d.px(STRIP_OVERLAP_PX):
+                out.append(f"{gid} is drawn behind its lane's bar, not in a strip")
+    return out
+
+
+def _relation(box: Bbox, path: MPath, slack: float) -> str:
+    """Where a label stands from a line: "on" it (the line runs through the middle half of the label's width), else
+    on its "left" or its "right", as seen facing along the line where it passes nearest (which side of a
+    slanting arrow, whatever the label's shape)."""
+    pts = _drawn_points(path)
+    if len(pts) > 1:  # sample the line densely: a straight arrow has only two vertices
+        seg = [np.linspace(a, b, 24, endpoint=False) for a, b in zip(pts[:-1], pts[1:])]
+        pts = np.vstack([*seg, pts[-1:]])
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    # on it: the line runs through the middle half of the label (one that only touches its edge stands beside it)
+    middle = (np.abs(pts[:, 0] - cx) <= box.width / 4 + slack) & (np.abs(pts[:, 1] - cy) <= box.height / 2 + slack)
+    if middle.any() or len(pts) < 2:
+        return "on"
+    # which side of the chord from the line's start to its farthest point (its head): a label near the head is
+    # nearest to the head's outline, whose edges run every way
+    a = pts[0]
+    b = pts[int(np.argmax(np.hypot(pts[:, 0] - a[0], pts[:, 1] - a[1])))]
+    cross = (b[0] - a[0]) * (cy - a[1]) - (b[1] - a[1]) * (cx - a[0])
+    return "left" if cross > 0 else "right"
+
+
+def arrow_relation(box: Bbox, path: MPath, slack: float) -> str:
+    """An arrow label's place from its arrow (shared with ``labels.py``, which places them one way)."""
+    return _relation(box, path, slack)
+
+
+def labels_uneven(d: Drawn) -> list[str]:
+    """The labels of one kind stand one way from what they name, in the whole figure: every arrow's label on its
+    arrow (or every one beside it, on the same side), every duplicate's note on the same side of its mark. Labels
+    placed each where it first fits, one above and the next below, read as saying different things."""
+    out = []
+    for ax in d.fig.axes:
+        arrows = {p.get_gid(): p.get_transform().transform_path(p.get_path()) for p in ax.patches
+                  if (p.get_gid() or "").startswith("arrow:")}
+        named = getattr(d.fig, "arrow_labels", {})  # which arrow each label names, when the figure says
+        found: dict[str, set[str]] = {}
+        for t, box, _ in d.texts:
+            if t.axes is not ax:
+                continue
+            if t.get_gid() == "arrow-label" and arrows:
+                path = arrows.get(named.get(id(t))) or min(arrows.values(), key=lambda a: _distance(a, box))
+                found.setdefault("arrow labels", set()).add(_relation(box, path, d.px(RELATION_SLACK_PX)))
+            elif t.get_gid() == "duplicate-note" and isinstance(t, Annotation):
+                x, y = t.get_transform().transform(t.xy) if t.xycoords == "data" else ax.transData.transform(t.xy)
+                cy = (box.y0 + box.y1) / 2
+                found.setdefault("duplicate notes", set()).add("above" if cy > y else "below")
+        out += [f"{kind} stand {len(ways)} ways from what they name: {sorted(ways)}"
+                for kind, ways in found.items() if len(ways) > 1]
+    return out
+
+
+def _drawn_points(path: MPath) -> np.ndarray:
+    """A path's vertices that are drawn: a closed shape's last vertex (an arrow head's) is a code, not a point."""
+    pts = np.asarray(path.vertices, float)
+    return pts if path.codes is None else pts[np.asarray(path.codes) != MPath.CLOSEPOLY]
+
+
+def _distance(path: MPath, box: Bbox) -> float:
+    pts = _drawn_points(path)
+    cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
+    if len(pts) > 1:
+        pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+    return float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
-          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early)
+          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
+          texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
+          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -47,8 +47,8 @@ SEGMENT_PAD = 0.08  # room around each busy stretch, fraction of the longest one
 MIN_SEGMENT = 0.25  # a busy stretch takes at least this fraction of all of them: its padding grows, in true time
 #   and at the axis' one scale, into the idle time beside it (the two beside a gap, never more than half of it)
 END_ROOM = 0.15  # the last busy stretch runs on this fraction of them all (idle time, at the one scale)
-GAP_WIDTH = 0.095  # each break: this fraction of the axis width ...
-GAPS_WIDTH = 0.3  # ... but all of them together at most this fraction
+GAP_WIDTH = 0.05  # each break: this fraction of the axis width (its label stands upright in it) ...
+GAPS_WIDTH = 0.2  # ... but all of them together at most this fraction
 
 
 class TimeAxis:
@@ -77,11 +77,12 @@ class TimeAxis:
         self._breakpoints([b - a for a, b in self.segments])
         self.tail = 0.0
 
-    def _breakpoints(self, widths: list[float]) -> None:
-        """Lay the segments out ``widths`` wide, with breaks of equal width between them."""
+    def _breakpoints(self, widths: list[float], frac: float | None = None) -> None:
+        """Lay the segments out ``widths`` wide, with breaks of equal width between them: each ``frac`` of the axis
+        (by default :data:`GAP_WIDTH`, all of them at most :data:`GAPS_WIDTH`)."""
         busy = sum(widths)
         n = len(self.segments) - 1
-        frac = min(GAP_WIDTH, GAPS_WIDTH / n) if n else 0.0
+        frac = (min(GAP_WIDTH, GAPS_WIDTH / n) if frac is None else frac) if n else 0.0
         gap_w = busy * frac / (1 - n * frac) if n else 0.0
         self.bp_t: list[float] = []
         self.bp_x: list[float] = []
@@ -96,6 +97,19 @@ class TimeAxis:
             x += w + gap_w
         self.x_lo, self.x_hi = self.bp_x[0], self.bp_x[-1]
         self.t_hi = self.bp_t[-1]
+
+    def widen_breaks(self, least: float) -> None:
+        """Each break at least ``least`` wide (plot x), the segments after it moved right: its upright label must
+        fit it, however much room the axis' ends took."""
+        for i, (ta, tb, xa, xb) in enumerate(self.gaps):
+            grow = least - (xb - xa)
+            if grow <= 0:
+                continue
+            self.gaps[i] = (ta, tb, xa, xb + grow)
+            self.gaps[i + 1:] = [(a, b, x0 + grow, x1 + grow) for a, b, x0, x1 in self.gaps[i + 1:]]
+            k = 2 * (i + 1)  # the breakpoints of the segments after this break
+            self.bp_x[k:] = [x + grow for x in self.bp_x[k:]]
+        self.x_hi = self.bp_x[-1]
 
     def extend_right(self, frac: float, *, notes: bool = True) -> None:
         """Add empty room (``frac`` of the final width) after the end: for notes (``tail``: marked by an "end of
@@ -143,8 +157,10 @@ class TimeAxis:
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
         """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
         ``until`` the last time a tick may show. Every segment is at the axis' one scale, so every segment gets
-        the one step, the finest round one whose labels do not touch, and every label the same decimals; a segment
-        too short to hold a tick at that step gets one, the roundest time near its middle."""
+        the one step, the finest round one whose labels do not touch, and every label the same decimals. Where a
+        segment holds two ticks at that step, a segment too short to hold one gets none (a tick at a finer step,
+        "2:04:25" among minutes, read as the time of the event beside it; the detail row under the plot reads that
+        stretch's times); where none holds two, each gets one, the roundest time near its middle."""
         spans = []
         for (a, b), px in zip(self.segments, seg_px):
             spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
@@ -154,14 +170,17 @@ class TimeAxis:
         px_per_s = max(per for _, _, per in spans)  # one scale: the widths only differ by rounding
         step = self._axis_step(spans, px_per_s, em_px)
         dec = _decimals(step) if step else 0
+        stepped = [self._tick_values(a, b, step) if step else [] for a, b, _ in spans]
         values: list[float] = []
         lone: list[int] = []  # decimals each lone tick needs
-        for a, b, _ in spans:
-            vals = self._tick_values(a, b, step) if step else []
-            if not vals:
-                vals, at = self._lone_tick(a, b)
-                lone += [self._fewest_decimals(v, at) for v in vals]
-            values += vals
+        if any(len(vals) > 1 for vals in stepped):  # the axis reads at its step: only its multiples are ticks
+            values = [v for vals in stepped for v in vals]
+        else:  # no stretch holds two: each gets its own, the roundest time near its middle
+            for (a, b, _), vals in zip(spans, stepped):
+                if not vals:
+                    vals, at = self._lone_tick(a, b)
+                    lone += [self._fewest_decimals(v, at) for v in vals]
+                values += vals
         if step is None or len(values) == len(lone):  # no step on the axis: its ticks read as the lone ones need
             dec = max(lone, default=0)
         else:

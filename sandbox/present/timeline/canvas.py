@@ -26,6 +26,7 @@ from .sizing import Scale
 TEXT_PAD_EM = 0.35  # a label's box is padded by this fraction of its font size (its rounded bbox patch)
 OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this many overlaps
 OFF_PAGE_PENALTY = 10_000  # one cut off by the edge of the figure, as this many
+AXIS_CLEAR_PX = 2  # px at 100 dpi: a label keeps this far above the time axis' line
 GAP_OWNER = "gap"  # the obstacle owner of an axis break (``lanes.register_static_obstacles``)
 
 
@@ -42,6 +43,12 @@ class Canvas:
     ax: Axes
     obs: Obstacles = field(default_factory=Obstacles)  # filled once the layout is frozen
     renderer: RendererBase | None = None  # set by freeze()
+    zooms: tuple[float, ...] = ()  # the detail row's (``detail.py``): how magnified each of its stretches is
+
+    @property
+    def detail(self) -> bool:
+        """This canvas draws the detail row under the timeline, not the timeline."""
+        return bool(self.zooms)
 
     @property
     def pt(self) -> float:
@@ -87,7 +94,7 @@ class Canvas:
               exclude: tuple[str, ...] = (), owner: str = "label",
               crossings: Callable[[Bbox], int] | None = None,
               anchor: Callable[[Any], tuple[float, float, Any]] | None = None,
-              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, off_breaks: bool = False) -> Any:
+              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
         A ``required`` label that finds no free spot goes where it overlaps least;
@@ -98,11 +105,9 @@ class Canvas:
         shapes it (its alignment, its text). With it, one artist is made per variant to measure it, and every
         other candidate's box is that box moved to its anchor: a label tried in fifteen spots costs two or
         three texts, not fifteen. ``adjust(cand, box)`` -> (cand, box) may move a candidate once its box is known
-        (slid back inside the plot, say). ``off_breaks``: the label names a moment (a duplicate email, what a caller
-        finally saw), so it keeps off the axis' breaks, where it would read as standing at a time left out.
+        (slid back inside the plot, say). Every label keeps off the axis' breaks (their obstacles, ``GAP_OWNER``):
+        one there reads as standing at a time the axis left out.
         """
-        if not off_breaks:
-            exclude = (*exclude, GAP_OWNER)
         measured: dict[Any, tuple[float, float, Bbox, float]] = {}  # variant -> its anchor, box and font size
         best = None
         for i, cand in enumerate(candidates):
@@ -142,8 +147,9 @@ class Canvas:
         """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot or the page."""
         axbox, page = self.axes_box(), self.fig.bbox
         tol = TEXT_PAD_EM * size * self.pt + 1
+        # the bottom is the time axis' line: a label on it reads as a tick, so it keeps clear of it
         inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
-                  box.y0 >= axbox.y0 - tol and box.y1 <= axbox.y1 + tol)
+                  box.y0 >= axbox.y0 + AXIS_CLEAR_PX * self.fig.dpi / 100 and box.y1 <= axbox.y1 + tol)
         on_page = box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
         # overlapping a neighbour is bad; running off the page (cut in half) is worse
         return (self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)

@@ -17,6 +17,9 @@ from .model import Event, Invocation, Model
 from .text import keys_text
 from .timefmt import duration
 
+HANDOFF_OK = "handoff_ok"  # the marker of a hand-off Lambda accepted after refusing it
+DELETED_LATE = "deleted_late"  # messages deleted after they were received again: their copies run again
+
 #: Sources that discard a batch of records rather than one event.
 BATCH_SOURCES = (SourceKind.STREAM, SourceKind.DDB_STREAM, SourceKind.KAFKA)
 SPLIT_PREFIX = "batch split"  # the label of a bisected stream batch; its halves join it
@@ -64,6 +67,9 @@ class DeliveryReader:
         self.redelivered: dict[float, set[str]] = {}  # time -> message ids received again then
         self.shards: dict[str, str] = {}  # order key -> shard it was read from
         self.refused: dict[str, list[Event]] = {}  # event id -> the hand-offs Lambda refused so far
+        self.next_try: dict[str, tuple[float, DeliveryRecord]] = {}  # event id -> when its refused hand-off is tried
+        #   again, and the refusal (an event whose try is not refused again was accepted then)
+        self.received_again: list[tuple[float, set[str]]] = []  # (when, message ids) of each redelivery
 
     def read(self, t: float, seq: int, r: dict) -> None:
         d = DeliveryRecord.read(t, seq, r)
@@ -81,7 +87,12 @@ class DeliveryReader:
         self.model.events.append(Event(SourceKind.SQS, t, seq, "receive"))
 
     def finish(self) -> None:
-        """Put the events in time order, and name a lane's shard when the stream has several."""
+        """Mark the hand-offs accepted after refusals, put the events in time order, and name a lane's shard when
+        the stream has several."""
+        for t, d in self.next_try.values():
+            if t <= self.model.t_end:  # the try after the last refusal: accepted (a refusal would be recorded)
+                who = f"{d.keys_text} " if d.keys_text else ""
+                self.model.events.append(Event(d.source, t, d.seq, HANDOFF_OK, f"{who}handed off (202)"))
         self.model.events.sort(key=lambda e: (e.t, e.seq))
         if len(set(self.shards.values())) <= 1:
             return
@@ -112,11 +123,20 @@ class DeliveryReader:
         elif any(b.start < d.t < b.end and set(self.model.invs[b.inv].keys) & set(d.keys)
                  for b in self.model.batching if b.inv in self.model.invs):
             label += " while a poller still holds it"  # received, not yet invoked: its visibility ran out first
-        self.redelivered.setdefault(d.t, set()).update(fields.str_list(d.detail.get("messageIds")))
+        ids = set(fields.str_list(d.detail.get("messageIds")))
+        self.redelivered.setdefault(d.t, set()).update(ids)
+        self.received_again.append((d.t, ids))
         return d.event(Delivery.REDELIVERY, label, running=running)
 
     def deleted(self, d: DeliveryRecord) -> Event:
-        return d.event(Delivery.DELETED)
+        """Messages deleted; by a run that began before they were received again, too late: the copies already
+        received run again (the picture must say why a redelivery follows a ✓)."""
+        ids = set(fields.str_list(d.detail.get("messageIds")))
+        rec = self.model.invs.get(d.inv) if d.inv else None
+        again = [t for t, got in self.received_again if ids & got and rec is not None and rec.start < t < d.t]
+        if not again:
+            return d.event(Delivery.DELETED)
+        return d.event(DELETED_LATE, f"deleted too late: {d.keys_text or 'they were'} already received again")
 
     def batch_failed(self, d: DeliveryRecord) -> Event:
         partial = d.detail.get("partial") is True
@@ -240,6 +260,9 @@ class DeliveryReader:
         how = "retried at once" if d.detail.get("retry_in") == 0 else "retried with back off"  # SNS's first retries
         event = d.event(Delivery.DELIVERY_FAILED, f"{what} {len(earlier) + 1}×, {how}" if earlier else f"{what}, {how}")
         earlier.append(event)
+        retry_in = fields.number(d.detail.get("retry_in"))
+        if retry_in is not None:
+            self.next_try[fields.text(d.detail.get("event"))] = (d.t + retry_in, d)
         return event
 
     def answer_lost(self, d: DeliveryRecord) -> Event:

@@ -16,6 +16,7 @@ from typing import Any
 
 from .arrows import draw_arrows
 from .canvas import Canvas
+from .detail import draw_details, place_detail_markers, time_map
 from .figure import TimelineFigure
 from .frame import open_canvas, set_time_ticks
 from .guides import draw_caller_waits, draw_guides, settle_end_line
@@ -44,7 +45,7 @@ from .legend import LegendPlan, add_legend
 from .markers import place_markers
 from .model import Model
 from .notes import label_duplicates, label_expired, label_strips, label_window_notes
-from .style import LABEL_PT
+from .style import LEGEND_PT
 
 THIN_TICKS_PT = 8  # pt: a tick label closer than this to its left neighbour is dropped
 
@@ -64,7 +65,7 @@ class Stage:
 
 def draw_legend(c: Canvas, legend: LegendPlan) -> None:
     if legend.shown:
-        add_legend(c.fig, legend.items, legend.ncols, LABEL_PT)  # never smaller: the legend is read at leisure
+        add_legend(c.fig, legend.items, legend.ncols, LEGEND_PT)
 
 
 def freeze(c: Canvas) -> None:
@@ -128,12 +129,14 @@ PIPELINE: tuple[Stage, ...] = (
     Stage(draw_bars, adds="bars"),
     Stage(draw_pending, adds="pending_bands"),
     Stage(draw_throttled),
+    Stage(draw_details, reads=("details",), adds="detail_bars"),
     Stage(draw_legend, reads=("legend",)),
     Stage(freeze),
     # display space: each stage avoids the obstacles registered before it
     Stage(fit_xticks),
     Stage(register_static_obstacles, reads=("separators", "gap_labels", "queue_boxes")),
     Stage(place_markers, reads=("bars",), adds="markers"),
+    Stage(place_detail_markers, reads=("details", "detail_bars")),
     Stage(settle_end_line, reads=("end_line", "bars", "markers")),
     Stage(draw_caller_waits, reads=("markers",), adds="caller_waits"),
     Stage(draw_guides, reads=("markers",)),
@@ -170,11 +173,11 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
          legend: bool = True) -> TimelineFigure:
     """The finished figure for ``model`` (without its legend unless ``legend``: ``fig.legend_plan`` says what it
     would show)."""
-    canvas, plan = open_canvas(model, unit, title, width, gaps, dpi, legend_shown=legend)
-    run_pipeline(canvas, PIPELINE, {"legend": plan})
+    canvas, plan, details = open_canvas(model, unit, title, width, gaps, dpi, legend_shown=legend)
+    run_pipeline(canvas, PIPELINE, {"legend": plan, "details": details})
     canvas.fig.legend_plan = plan
+    canvas.fig.font_scale = canvas.scale.factor
     canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
-    tx = canvas.taxis
-    canvas.fig.time_map = tuple((tx.bp_t[i], tx.bp_t[i + 1], tx.bp_x[i], tx.bp_x[i + 1])
-                                for i in range(0, len(tx.bp_t), 2))
+    canvas.fig.time_map = time_map(canvas)
+    canvas.fig.detail_time_maps = {canvas.fig.axes.index(d.ax): time_map(d) for d in details}
     return canvas.fig

@@ -12,7 +12,7 @@ from matplotlib.patches import Patch
 from .audit import Audited
 from .legend import LegendPlan, add_legend
 from .sizing import LEGEND_ROW_IN, MARGIN_IN
-from .style import LABEL_PT, TEXT_GREY, matplotlib_style
+from .style import LEGEND_PT, TEXT_GREY, matplotlib_style
 
 EMPTY_MAX_WIDTH_IN = 10.0  # in: the empty figure is at most this wide ...
 EMPTY_HEIGHT_IN = 3.0  # in: ... and this tall
@@ -27,7 +27,8 @@ class TimelineFigure(Audited):
     ``mark_times``, for each marker line (by gid), the time (s) each of its markers stands for and the row it is
     on, in the line's order; ``band_times``, each band with the times (s) it starts and ends (None: it runs on
     past the plot) and the least width (px at 100 dpi) it is drawn; ``time_map``, the time axis' segments
-    between its breaks, (t0, t1, x0, x1) in seconds and plot x. ``legend_plan``: the legend it shows, or would
+    between its breaks, (t0, t1, x0, x1) in seconds and plot x; ``font_scale``, how much its fonts shrink (many
+    lanes). ``legend_plan``: the legend it shows, or would
     show when drawn without it."""
 
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
@@ -35,6 +36,12 @@ class TimelineFigure(Audited):
     band_times: tuple[tuple[Patch, float, float | None, float], ...] = ()
     time_map: tuple[tuple[float, float, float, float], ...] = ()
     legend_plan: LegendPlan | None = None
+    arrow_labels: Mapping[int, str] = MappingProxyType({})  # id of an arrow's label -> the arrow's gid
+    font_scale: float = 1.0  # the fonts' scale (less than 1 with very many lanes), for the audit's least size
+    # the detail's rows' (its axes after the first, ``detail.py``), by the axes' place in the figure: as time_map and
+    # mark_times, for each
+    detail_time_maps: Mapping[int, tuple[tuple[float, float, float, float], ...]] = MappingProxyType({})
+    detail_mark_times: Mapping[int, Mapping[str, list[tuple[float, str]]]] = MappingProxyType({})
 
     canvas: FigureCanvasAgg  # new_figure gives it one
 
@@ -73,7 +80,7 @@ def legend_figure(plan: LegendPlan, width: float, dpi: float) -> TimelineFigure:
     fig = new_figure(width, plan.rows * LEGEND_ROW_IN + MARGIN_IN, dpi)
     fig.set_layout_engine("none")
     with matplotlib_style():
-        add_legend(fig, plan.items, plan.ncols, LABEL_PT, loc="center")
+        add_legend(fig, plan.items, plan.ncols, LEGEND_PT, loc="center")
     return fig
 
 

@@ -11,6 +11,7 @@ from matplotlib.layout_engine import ConstrainedLayoutEngine
 
 from .axis import TimeAxis
 from .canvas import Canvas
+from .detail import open_details, plan_detail
 from .figure import new_figure
 from .legend import LegendPlan, legend_items
 from .model import Model
@@ -22,6 +23,7 @@ from .sizing import (
     fit_title,
     legend_layout,
     make_room,
+    mark_room,
     plot_width_in,
     stack_reach,
     strip_key_room,
@@ -30,24 +32,31 @@ from .sizing import (
 )
 from .style import AXIS_LABEL_PT, GRID_COLOR, TICK_PT, TITLE_PT
 
+BREAK_MIN_IN = 0.24  # in: a break is at least this wide (its label, upright in it, is 10 pt tall)
 H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the axes
 TITLE_PAD_PT = 12  # pt: between the title and the plot
 GRID_LW = 0.8  # pt
 
 
 def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
-                dpi: float, legend_shown: bool = True) -> tuple[Canvas, LegendPlan]:
-    """A sized figure with its axes framed, and the legend it has room for (or, when not ``legend_shown``, the
-    legend a picture of its own would show: the figure then has no room for it)."""
+                dpi: float, legend_shown: bool = True) -> tuple[Canvas, LegendPlan, list[Canvas]]:
+    """A sized figure with its axes framed, the legend it has room for (or, when not ``legend_shown``, the
+    legend a picture of its own would show: the figure then has no room for it), and the canvas of its detail
+    rows (``detail.py``), when runs are too short for their marks at its scale."""
     taxis = TimeAxis(model, unit, gaps)
     rows = layout_rows(model)
     scale = Scale.for_rows(rows)
     room, notes = make_room(model, rows, width, scale)
     if room:
         taxis.extend_right(room, notes=notes)
-    left = strip_key_room(model, rows, taxis, plot_width_in(model, rows, width, scale) * (1 - room), scale)
-    if left:  # a lane's keys are named left of its first strip: room for them where that is the axis' start
+    elif after := mark_room(model, taxis, plot_width_in(model, rows, width, scale), scale, end=True):
+        taxis.extend_right(after, notes=False)  # a mark at the very end stays inside the plot
+    plot_in = plot_width_in(model, rows, width, scale) * (1 - room)
+    left = max(strip_key_room(model, rows, taxis, plot_in, scale), mark_room(model, taxis, plot_in, scale))
+    if left:  # a lane's keys are named left of its first strip, and a mark at the start is whole: room for them
         taxis.extend_left(left)
+    plot_in = plot_width_in(model, rows, width, scale)
+    taxis.widen_breaks(BREAK_MIN_IN / plot_in * (taxis.x_hi - taxis.x_lo))  # room for each break's upright label
     reach = stack_reach(model, taxis, plot_width_in(model, rows, width, scale) * (1 - room) * (1 - left), scale)
     if reach:  # marks that crowd stack up and down: their rows grow to hold them
         rows = layout_rows(model, reach)
@@ -57,17 +66,26 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
     legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols, legend_rows, legend_shown)
     title = fit_title(title, width, scale.fs(TITLE_PT))
+    plan = plan_detail(model, taxis, plot_width_in(model, rows, width, scale), scale)
     fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows if legend_shown else 0.0,
-                                          title_height(title, scale.fs(TITLE_PT))), dpi)
+                                          title_height(title, scale.fs(TITLE_PT)))
+                     + (plan.height_in(scale) if plan else 0.0), dpi)
     engine = fig.get_layout_engine()
     assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's
     engine.set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
-    canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot())
+    details: list[Canvas] = []
+    if plan is None:
+        canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot())
+    else:  # the timeline over the rows of its detail, a lane as tall in each
+        lo, hi = y_limits(rows, squeezed)
+        grid = fig.add_gridspec(1 + len(plan.rows), 1, height_ratios=[lo - hi, *map(plan.height, plan.rows)])
+        canvas = Canvas(model, taxis, rows, scale, fig, fig.add_subplot(grid[0]))
+        details = open_details(model, plan, taxis, scale, fig, grid)
     _frame(canvas, title, squeezed)
     x_span = canvas.taxis.x_hi - canvas.taxis.x_lo
     set_time_ticks(canvas, width * PLOT_SHARE * dpi / x_span if x_span > 0 else 1.0)
     _axis_style(canvas)
-    return canvas, legend
+    return canvas, legend, details
 
 
 def _frame(c: Canvas, title: str, squeezed: bool) -> None:

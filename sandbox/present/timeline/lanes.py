@@ -62,7 +62,7 @@ PENDING_HALF = 0.3  # half a pending band's height
 
 TICK_PAD_PT = 8  # pt: between a row's name and the axes
 OUTCOME_GAP_PT = 8  # pt: between the axes and the outcome column
-GAP_LABEL_Y = 0.012  # axes fraction: "30 s skipped" stands on the bottom
+GAP_LABEL_Y = 0.02  # axes fraction: "30 s skipped" starts just above the bottom, upright
 SEPARATOR_LW, END_LINE_LW, GAP_EDGE_LW, BAR_LW, WINDOW_LW = 1.0, 1.3, 0.9, 0.7, 0.7  # pt
 GAP_ALPHA = 0.85
 SEPARATOR_HALF_PX = 1.5  # px: a separator's obstacle reaches this far above and below it
@@ -148,10 +148,13 @@ def draw_gaps(c: Canvas) -> list[mtext.Text]:
         ax.axvspan(xa, xb, facecolor=GAP_COLOR, alpha=GAP_ALPHA, lw=0, zorder=Z_GAP, gid="gap")
         for x in (xa, xb):
             ax.axvline(x, color=GAP_EDGE, lw=GAP_EDGE_LW, ls=(0, (4, 3)), zorder=Z_GAP)
+        # Turned upright, on one line, from the bottom up: a break is narrow, and "58.7 min skipped" written across
+        # it spilled over the stretches either side, where it read as standing at their times.
         labels.append(ax.text(
-            (xa + xb) / 2, GAP_LABEL_Y, f"{duration(tb - ta)}\nskipped", transform=trans,
-            ha="center", va="bottom", fontsize=c.fs(SMALL_PT), color=TEXT_GREY, zorder=Z_GAP_LABEL,
-            linespacing=1.1, gid="gap-label"))
+            # the detail's rows are short: there, what the break cut out reads from its length alone
+            (xa + xb) / 2, GAP_LABEL_Y, duration(tb - ta) + ("" if c.detail else " skipped"), transform=trans,
+            rotation=90, rotation_mode="anchor", ha="left", va="center", fontsize=c.fs(SMALL_PT), color=TEXT_GREY,
+            zorder=Z_GAP_LABEL, gid="gap-label"))
     return labels
 
 

@@ -21,6 +21,8 @@ from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
     BATCHING_STYLE,
+    FOLLOW_ON_CAUSES,
+    FOLLOW_ON_DASHES,
     GAP_COLOR,
     GAP_EDGE,
     HIDDEN_DONE_STYLE,
@@ -38,7 +40,7 @@ from .style import (
 from .text import OUTCOME_WORDS
 
 HANDLE_LENGTH, HANDLE_HEIGHT = 2.2, 1.1  # font sizes: a legend entry's symbol
-COLUMN_SPACING = 2.0  # font sizes between legend columns
+COLUMN_SPACING = 1.5  # font sizes between legend columns (sizing.LEGEND_SPACING_EM)
 BORDER_PAD = 0.2  # font sizes between the legend and the axes
 ARROW_HEAD_EM = 1.1  # the legend arrow's head, in font sizes
 WAIT_INSET_PX = 2  # px: a legend wait line's inset from its box
@@ -69,6 +71,19 @@ class _ArrowHandler(HandlerPatch):
         p = mpatches.FancyArrowPatch((-xdescent, y), (width - xdescent, y), arrowstyle="-|>",
                                      mutation_scale=fontsize * ARROW_HEAD_EM, color=ARROW_COLOR, lw=1.6)
         p.set_transform(trans)
+        return [p]
+
+
+class _FollowOnHandle(mpatches.FancyArrowPatch):
+    """The legend's handle for a follow-on arrow (a TTL deletion's record after the run that handled the order)."""
+
+
+class _FollowOnHandler(_ArrowHandler):
+    """Legend entry for a follow-on arrow: dashed, as drawn."""
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+        (p,) = super().create_artists(legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans)
+        p.set_linestyle(FOLLOW_ON_DASHES)
         return [p]
 
 
@@ -119,8 +134,8 @@ def _handoff_text(m: Model) -> str:
     sources = {e.source for e in m.events if e.style == Delivery.DELIVERY_FAILED}
     if sources <= {SourceKind.EVENTBRIDGE}:
         return MARKERS[Delivery.DELIVERY_FAILED][1]
-    who = "SNS retries it" if sources == {SourceKind.SNS} else "the service retries it"
-    return f"the hand-off to Lambda failed (500): {who}"
+    who = "SNS retries" if sources == {SourceKind.SNS} else "the service retries"
+    return f"hand-off failed (500): {who}"
 
 
 def _wait_text(sources: set[str]) -> str:
@@ -153,23 +168,26 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
     if any(w.ran_out for w in m.hidden):
-        items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until the visibility timeout ran out"))
+        items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until its visibility timeout"))
     if any(not w.ran_out for w in m.hidden):
         items.append((mpatches.Patch(**HIDDEN_DONE_STYLE), "received, invisible until deleted"))
     if any(b.kind == "" for b in m.batching):
         items.append((mpatches.Patch(**BATCHING_STYLE), "poller waits out its batching window"))
     if any(b.kind == Delivery.QUIET_QUEUE_WAIT for b in m.batching):
-        items.append((mpatches.Patch(**BATCHING_STYLE), "quiet queue: poller holds the batch past its window"))
+        items.append((mpatches.Patch(**BATCHING_STYLE), "quiet queue: batch held past its window"))
     if any(e.style == Delivery.THROTTLED and e.t0 is not None for e in m.events) or any(
             b.kind == Delivery.THROTTLED for b in m.batching):
-        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, retried with back off"))
+        items.append((mpatches.Patch(**THROTTLED_BAND), "throttled: the event waits, retried"))
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
-    if any(rec.prev in m.invs and rec.prev != rec.inv for rec in m.invs.values()):
+    linked = [rec for rec in m.invs.values() if rec.prev in m.invs and rec.prev != rec.inv]
+    if any(rec.cause not in FOLLOW_ON_CAUSES for rec in linked):
         items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
+    if any(rec.cause in FOLLOW_ON_CAUSES for rec in linked):  # not a repeat: a new record about the same order
+        items.append((_FollowOnHandle((0, 0), (1, 1)), "TTL deleted the item: a REMOVE record, a new invocation"))
     if squeezed:
         items.append((mpatches.Patch(facecolor=GAP_COLOR, edgecolor=GAP_EDGE, ls="--", lw=0.8),
-                      "axis break: idle time left out (how long is written in it)"))
+                      "axis break: idle time left out"))
     return items
 
 
@@ -184,5 +202,5 @@ def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: 
                fontsize=fontsize, handlelength=HANDLE_LENGTH, handleheight=HANDLE_HEIGHT,
                columnspacing=COLUMN_SPACING, borderaxespad=BORDER_PAD,
                handler_map={tuple: HandlerTuple(ndivide=1),
-                            mpatches.FancyArrowPatch: _ArrowHandler(),
+                            mpatches.FancyArrowPatch: _ArrowHandler(), _FollowOnHandle: _FollowOnHandler(),
                             mpatches.Rectangle: _WaitHandler()})

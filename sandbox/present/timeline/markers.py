@@ -28,6 +28,7 @@ from .style import MARKERS, Z_BAR, Z_MARKER, ink_pt
 CAP_GROW = 0.05  # data units: a short bar's cap reaches this far above and below the bar ...
 CAP_ALPHA = 0.55  # ... in its outcome's colour, lighter than the bar itself ...
 CAP_LW = 0.8  # pt: ... with a thin black outline
+CAP_HOLDS = 2.4  # in the detail: a cap this many times as wide as the marks on it
 CALLER_OFFSETS = (-0.22, 0.0, 0.22)  # data units: several synchronous callers share the header row
 
 
@@ -103,13 +104,17 @@ def place_markers(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> MarkerPlace
 def _cap_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
     """A bar too short to see (a run that errors in 14 ms) stays as long as its run, and gets a cap: a box in its
     outcome's colour, :data:`MIN_BAR_PX` wide and a little taller than the bar, centred on it, behind it. The cap
-    marks where the run is, as a marker marks a moment; its ends say nothing (the bar's do, at their true times)."""
+    marks where the run is, as a marker marks a moment; its ends say nothing (the bar's do, at their true times).
+    In the detail's rows, which magnify as much as they may, a run still too short gets a cap that holds its marks
+    (:data:`CAP_HOLDS` times as wide as they are), so they do not hide it."""
     min_w = MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI
     for inv, rect in bars.items():
         x0, _ = c.px(rect.get_x(), 0.0)
         x1, _ = c.px(rect.get_x() + rect.get_width(), 0.0)
         if x1 - x0 >= min_w:
             continue
+        if c.detail:
+            min_w = max(MIN_BAR_PX * c.fig.dpi / REFERENCE_DPI, CAP_HOLDS * _marks_width(c, inv))
         mid = (x0 + x1) / 2
         cx0, cx1 = c.data(mid - min_w / 2, 0.0)[0], c.data(mid + min_w / 2, 0.0)[0]
         cap = mpatches.Rectangle((cx0, rect.get_y() - CAP_GROW), cx1 - cx0, rect.get_height() + 2 * CAP_GROW,
@@ -117,6 +122,12 @@ def _cap_short_bars(c: Canvas, bars: dict[str, mpatches.Rectangle]) -> None:
                                  zorder=Z_BAR - 0.05, gid=f"cap:{inv}")
         c.ax.add_patch(cap)
         c.obs.add(cap.get_window_extent(c.renderer), f"lane:{inv}")
+
+
+def _marks_width(c: Canvas, inv: str) -> float:
+    """Display px the marks of a lane span together."""
+    spans = [(c.px(c.taxis.x(m.t), 0.0)[0], marker_half(c, m.style)) for m in c.model.marks if m.inv == inv]
+    return max((x + h for x, h in spans), default=0.0) - min((x - h for x, h in spans), default=0.0)
 
 
 def _rows(c: Canvas, bars: dict[str, mpatches.Rectangle], attempt_rows: dict[str, float]) -> list[MarkerRow]:
@@ -234,4 +245,7 @@ def _draw(c: Canvas, by_style: dict[str, list[tuple[float, float, float, str]]])
         line.set_in_layout(False)
         c.ax.add_line(line)
         meant[gid] = [(p[2], p[3]) for p in pts]
-    c.fig.mark_times = meant
+    if c.detail:  # one of the detail's rows: its own marks, by its axes' place in the figure
+        c.fig.detail_mark_times = {**c.fig.detail_mark_times, c.fig.axes.index(c.ax): meant}
+    else:
+        c.fig.mark_times = meant

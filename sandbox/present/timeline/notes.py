@@ -33,13 +33,13 @@ from .style import (
     Z_DUPLICATE,
     Z_NOTE,
 )
-from .text import dup_text, note_text, note_what, short_key
+from .text import dup_text, halves, note_text, note_what, short_key, strip_needs_key
 
 NOTE_X = 0.995  # axes fraction: notes end at the right edge of the room after the history
 NOTES_SPREAD = 0.62  # data units: several notes on one lane share this much height
 NOTE_NUDGE = 0.3  # data units: a note that does not fit tries this far up or down
-NOTE_PT, CROWDED_NOTE_PT, NUDGED_NOTE_PT = 10, 8, 9  # pt: a lane with CROWDED_NOTES or more uses smaller ones
-STRIP_NOTE_PT = 8.5  # pt: the note of one key's strip
+NOTE_PT = CROWDED_NOTE_PT = NUDGED_NOTE_PT = 10  # pt: never smaller, however many notes a lane has (a projector)
+STRIP_NOTE_PT = 10  # pt: the note of one key's strip
 STRIP_BANDS = ("lock", "kept", "expired", "bar", "batching")  # what a strip's key keeps off (patches' gid prefixes)
 BANDS_OWNER = "strip-bands"  # their obstacle owner, while the keys are placed
 CROWDED_NOTES = 3
@@ -49,6 +49,7 @@ DUP_OFFSET_PT = 15  # pt at full scale: how far a duplicate note sits from its m
 DUP_LIFT_PT = 4  # pt: extra room straight above or below
 # farther candidates, in multiples of the offset: beside, diagonally far out, straight above or below
 DUP_BESIDE, DUP_FAR, DUP_HIGH = 1.6, 2, 2.4
+DUP_FARTHER = (4, 6)  # ... and, where none of those is free, this many offsets to either side
 DUP_SHRINK_PT = 9  # pt at full scale: the leader line stops this short of the marker (an envelope's half) ...
 WRITE_SHRINK_PT = 5  # ... or of a table write's narrower glyph, so it does not seem to point at its neighbour
 EXPIRED_GAP_PT = 6  # pt: between the bar (or the band's start) and the expired label
@@ -56,6 +57,9 @@ EXPIRED_NUDGE = 0.26  # data units: the expired label tries this far up or down 
 EXPIRED_ALONG = (0.0, 0.12, 0.25)  # ... and this far along its band (fractions of it)
 BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
 LEADER_SAMPLES = 40  # points a leader line is tested at, for markers it would cross ...
+SIDES = ("above", "below")  # where a figure's duplicate notes stand, all of them, from their marks (tried in order)
+SIDE_HITS = 20  # a note on the other side from the figure's others counts as this many overlaps
+TRIAL_OWNER = "note-trial"  # the obstacle owner of notes placed to see whether they fit, then taken away
 CROSSING_HITS = 5  # ... each counting as this many overlaps: a line through a marker reads as pointing at it, while
 COVER_HITS = 5  # a note covering a mark counts as this many overlaps
 #   most overlaps are with bands and bars a note may sit on
@@ -123,11 +127,15 @@ def label_strips(c: Canvas) -> None:
     for p in bands:
         c.obs.add(p.get_window_extent(c.renderer), BANDS_OWNER)
     for (inv, key), (x0, x1) in spans.items():
+        if not strip_needs_key(c.rows.strips[inv], c.model.invs[inv].keys):
+            continue
         strip = c.rows.strip(inv, key)
         assert strip is not None  # spans has only keys with a strip
         top, h = strip
         (column, py), (px0, _), (px1, _) = c.px(first[inv], top + h / 2), c.px(x0, 0), c.px(x1, 0)
         cands = [(column - gap, "right"), (px0 - gap, "right"), (px1 + gap, "left")]
+        # a strip that starts just after an axis break: its key left of the break, whose band no label stands on
+        cands += [(c.px(xa, 0)[0] - gap, "right") for _, _, xa, xb in c.taxis.gaps if c.px(xb, 0)[0] <= px0 + 1]
 
         def make(cand, py=py, key=key, yd=top + h / 2):
             x, ha = cand
@@ -144,16 +152,46 @@ def label_duplicates(c: Canvas, placed: MarkerPlacement) -> None:
     """"2nd email o-1" next to duplicate effects, one note per cluster, with a leader line; then
     "stale write: deleted inv-2's o-1 record" next to each stale write, and "delete refused: inv-2 holds o-1"
     (in the claim's blue: the condition did its job) next to each refused write."""
-    for cl in _clusters(placed.dup_points, CLUSTER_PT * c.pt):
-        xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
-        marks = _crossed(placed, [(p[1], p[2]) for p in cl])
-        _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks, covered=placed.boxes)
+    clusters = _clusters(placed.dup_points, CLUSTER_PT * c.pt)
+    side = _common_side(c, placed, clusters)
+    for cl in clusters:
+        _duplicate_note(c, placed, cl, side)
     for _, px, py, text in placed.warn_points:
         _note_with_leader(c, c.data(px, py), _two_lines(text), "warning-note", shrink_pt=WRITE_SHRINK_PT,
                           marks=_crossed(placed, [(px, py)]))
     for _, px, py, text in placed.refused_points:
         _note_with_leader(c, c.data(px, py), _two_lines(text), "refused-note", REFUSED_COLOR, WRITE_SHRINK_PT,
                           marks=_crossed(placed, [(px, py)]))
+
+
+def _duplicate_note(c: Canvas, placed: MarkerPlacement, cl: list, side: str | None, must: bool = True,
+                    owner: str = "label") -> Any:
+    """The note of one cluster of duplicates, on ``side`` of them ("above", "below") where it can be."""
+    xy = c.data((cl[0][1] + cl[-1][1]) / 2, cl[0][2])
+    marks = _crossed(placed, [(p[1], p[2]) for p in cl])
+    return _note_with_leader(c, xy, dup_text([p[3] for p in cl]), "duplicate-note", marks=marks,
+                             covered=placed.boxes, side=side, must=must, owner=owner)
+
+
+def _common_side(c: Canvas, placed: MarkerPlacement, clusters: list) -> str | None:
+    """The side of their marks every duplicate's note can stand on ("above", else "below"), or the one most can:
+    notes one above and the next below their marks read as saying different things. Each side is tried by
+    placing every note on it, then taking them away again."""
+    if len(clusters) < 2:
+        return None
+    best: tuple[int, str] | None = None
+    for side in SIDES:
+        notes = [_duplicate_note(c, placed, cl, side, must=False, owner=TRIAL_OWNER) for cl in clusters]
+        for note in notes:
+            if note is not None:
+                note.remove()
+        c.obs.remove(TRIAL_OWNER)
+        got = sum(note is not None for note in notes)
+        if got == len(clusters):
+            return side
+        if best is None or got > best[0]:
+            best = (got, side)
+    return best[1] if best else None
 
 
 def _crossed(placed: MarkerPlacement, targets: list[tuple[float, float]]) -> list[Bbox]:
@@ -168,11 +206,13 @@ def _two_lines(text: str) -> str:
 
 def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str = DUPLICATE_COLOR,
                       shrink_pt: float = DUP_SHRINK_PT, marks: Sequence[Bbox] = (),
-                      covered: Sequence[Bbox] = ()) -> None:
-    """A required note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that
-    crosses none of ``marks`` where it can (a line through a marker reads as pointing at it); where it cannot
-    find a free spot, covering one of ``covered`` (the marks, stacked ones under the one it names too) is worse
-    than covering a break or a band."""
+                      covered: Sequence[Bbox] = (), side: str | None = None, must: bool = True,
+                      owner: str = "label") -> Any:
+    """A note (in the duplicate colour unless told), with a leader line to the marker at ``xy`` that crosses none
+    of ``marks`` where it can (a line through a marker reads as pointing at it); where it cannot find a free
+    spot, covering one of ``covered`` (the marks, stacked ones under the one it names too) is worse than covering
+    a break or a band. ``side``: above or below the marker, where it can (as the figure's other notes stand);
+    ``must``: placed even where it covers something (else None when nothing is free)."""
     end = np.array(c.px(*xy))
 
     def crossings(box: Bbox) -> int:
@@ -185,17 +225,8 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
         pts = pts[~((pts[:, 0] > box.x0) & (pts[:, 0] < box.x1) & (pts[:, 1] > box.y0) & (pts[:, 1] < box.y1))]
         crossed = sum(bool(((pts[:, 0] > m.x0) & (pts[:, 0] < m.x1) & (pts[:, 1] > m.y0) & (pts[:, 1] < m.y1)).any())
                       for m in marks)
-        return crossed * CROSSING_HITS + COVER_HITS * sum(box.overlaps(m) for m in covered)
-
-    def make(cand):
-        (dx, dy), ha, va = cand
-        return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
-                             ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
-                             color=color, zorder=Z_DUPLICATE, annotation_clip=False,
-                             parse_math=False, gid=gid,
-                             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
-                             arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
-                                         "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
+        away = side is not None and ("above" if start[1] > end[1] else "below") != side
+        return crossed * CROSSING_HITS + COVER_HITS * sum(box.overlaps(m) for m in covered) + SIDE_HITS * away
 
     def anchor(cand):
         (dx, dy), ha, va = cand
@@ -211,8 +242,29 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
             return ((dx + slide / c.pt, dy), ha, va), box.translated(slide, 0)
         return cand, box
 
-    c.place(make, _duplicate_candidates(DUP_OFFSET_PT * c.scale.factor), required=True, crossings=crossings,
-            anchor=anchor, adjust=adjust, off_breaks=True)
+    # on one line where it fits; else on two, a narrower note that finds room between breaks and lanes
+    texts = [text] + ([halves(text)] if "\n" not in text else [])
+    for i, words in enumerate(texts):
+        note = c.place(_leader_note(c, xy, words, gid, color, shrink_pt), _duplicate_candidates(DUP_OFFSET_PT *
+                       c.scale.factor), required=must and i == len(texts) - 1, crossings=crossings, anchor=anchor,
+                       adjust=adjust, owner=owner)
+        if note is not None:
+            return note
+    return None
+
+
+def _leader_note(c: Canvas, xy: tuple[float, float], text: str, gid: str, color: str, shrink_pt: float):
+    """Makes a note at a candidate offset, with its leader line to ``xy``."""
+    def make(cand):
+        (dx, dy), ha, va = cand
+        return c.ax.annotate(text, xy=xy, xytext=(dx, dy), textcoords="offset points",
+                             ha=ha, va=va, fontsize=c.fs(LABEL_PT), fontweight="bold",
+                             color=color, zorder=Z_DUPLICATE, annotation_clip=False,
+                             parse_math=False, gid=gid,
+                             bbox={"boxstyle": "round,pad=0.25", "fc": "white", "ec": color, "lw": 1.2},
+                             arrowprops={"arrowstyle": "-", "color": color, "lw": 1.4,
+                                         "shrinkA": 0, "shrinkB": shrink_pt * c.scale.factor})
+    return make
 
 
 def _clusters(points: list[tuple[str | None, float, float, str]],
@@ -239,7 +291,11 @@ def _duplicate_candidates(off: float) -> list[Any]:
             ((DUP_FAR * off, DUP_BESIDE * off), "left", "bottom"), ((DUP_FAR * off, -DUP_BESIDE * off), "left", "top"),
             ((-DUP_FAR * off, DUP_BESIDE * off), "right", "bottom"),
             ((-DUP_FAR * off, -DUP_BESIDE * off), "right", "top"),
-            ((0, DUP_HIGH * off), "center", "bottom"), ((0, -DUP_HIGH * off), "center", "top")]
+            ((0, DUP_HIGH * off), "center", "bottom"), ((0, -DUP_HIGH * off), "center", "top")] + [
+        # farther still, to either side, its leader crossing what lies between: past an axis break, say, which no
+        # label may stand on, next to a mark at the end of a short stretch
+        ((sign * k * off, dy * off), "left" if sign > 0 else "right", va)
+        for k in DUP_FARTHER for sign in (-1, 1) for dy, va in ((DUP_BESIDE, "bottom"), (-DUP_BESIDE, "top"))]
 
 
 def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpatches.Rectangle],
@@ -254,13 +310,15 @@ def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpat
         done.add((w.inv, w.key))
         p0 = c.px(x0, y0 + h / 2)
         p1 = c.px(x1, y0 + h / 2)
-        y = c.rows.lane_y[w.inv]
+        strip = c.rows.strip(w.inv, w.key)
+        y = c.rows.lane_y[w.inv] if strip is None else strip[0] + strip[1] / 2  # in its strip, under the bar
         text = f"{short_key(w.key)} expired, still in the table (TTL lag) →"
         bar = bars[w.inv]
-        bar_end = c.px(placed.drawn_end(w.inv, bar), y)[0]
+        bar_end = c.px(placed.drawn_end(w.inv, bar), y)[0] if strip is None else p0[0]
         start = max(p0[0], bar_end) + EXPIRED_GAP_PT * c.pt
         steps = [start + f * max(0.0, p1[0] - start) for f in EXPIRED_ALONG]  # farther along when the start is busy
-        cands = [(x, y + dy) for x in steps for dy in (0.0, -EXPIRED_NUDGE, EXPIRED_NUDGE)]
+        nudges = (0.0, -EXPIRED_NUDGE, EXPIRED_NUDGE) if strip is None else (0.0,)
+        cands = [(x, y + dy) for x in steps for dy in nudges]
 
         def make(cand, text=text):
             x, yy = cand

@@ -2,7 +2,7 @@
 
 One row per Lambda invocation (its lane), grouped under a header row per delivery
 source, plus a "TTL sweeper" row on top when records were swept. A lane is 1.0 tall,
-taller when it holds records for several keys (a strip per key under its bar) or when
+taller when it holds idempotency records (a strip per key under its bar) or when
 its outcome has an error message of several lines. Header rows that carry labelled
 delivery events are taller, so their labels fit above the markers; a header row with
 nothing on it is thin (it only names the group), and is left out when the source that feeds it (EventBridge,
@@ -49,16 +49,16 @@ GROUP_GAP = 0.2  # between a group's last lane and the next header row ...
 GROUP_GAP_BUSY = 0.35  # ... or a busy header row, so its labels clear the lane above
 BUSY_TOP = 0.55  # extra room above a busy header row at the very top (a label on two lines over its marks)
 
-# a lane holding records for several keys: one strip per key under its bar
+# a lane holding idempotency records: one strip per key under its bar
 STRIPS_FROM = 0.33  # the first strip starts this far below the lane's centre ...
-STRIP_STEP = 0.3  # ... each takes this much ...
-STRIP_H = 0.24  # ... of which the band is this tall
+STRIP_STEP = 0.34  # ... each takes this much (a 10 pt note fits in one) ...
+STRIP_H = 0.27  # ... of which the band is this tall
 MAX_STRIPS = 5  # more keys than this: full-height bands, see-through
 STACK_ROOM = 0.06  # room beyond a row's stacked marks
 STRIPS_PAD = 0.1  # below the last strip
 # the lines under a lane's outcome (an error's class and message)
 MESSAGE_TOP = 0.08  # the first line starts this far below the lane's centre
-MESSAGE_LINE = 0.29  # each line takes this much (9 pt at full scale)
+MESSAGE_LINE = 0.32  # each line takes this much (10 pt at full scale)
 MESSAGE_PAD = 0.12
 
 
@@ -81,7 +81,7 @@ class Row:
     above: float = LANE_HALF  # how far the row reaches above its centre ...
     below: float = LANE_HALF  # ... and below it
     sep: float = 0.0  # a header row's (or the sweeper's) separator line: this far below its centre
-    keys: list[str] = field(default_factory=list)  # a lane's keys with a strip each (several keys)
+    keys: list[str] = field(default_factory=list)  # a lane's keys with a strip each
     strips_from: float = 0.33  # a lane's first strip starts this far below its centre (lower when marks stack)
 
 
@@ -192,7 +192,8 @@ def _lane(rec: Invocation, keys: list[str], reach: float = 0.0) -> Row:
     """An invocation's lane, as tall as its stacked marks (``reach`` above and below its centre), its strips and
     the lines under its outcome need."""
     label = rec.inv if not rec.cause else f"{rec.inv} · {rec.cause}"
-    strips = keys if 1 < len(keys) <= MAX_STRIPS else []
+    # one key or several, each record in a strip of its own under the bar: one way to draw a window in every figure
+    strips = keys if len(keys) <= MAX_STRIPS else []
     above = below = max(LANE_HALF, reach + STACK_ROOM)
     strips_from = max(STRIPS_FROM, reach + STACK_ROOM / 2)
     if strips:

@@ -19,8 +19,8 @@ from .axis import TimeAxis
 from .layout import levels
 from .model import Model
 from .rows import RowKind, Rows
-from .style import HEADING_PT, LABEL_PT, LANE_PT, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
-from .text import note_text, note_what, outcome_text, short_key
+from .style import HEADING_PT, LANE_PT, LEGEND_PT, MARKERS, MESSAGE_PT, SMALL_PT, ink_pt, matplotlib_style
+from .text import note_text, note_what, outcome_text, short_key, strip_needs_key
 
 LANE_IN = 0.6  # in: one lane (one data unit) at full scale
 LANES_FIT_IN = 22  # in: lanes shrink to keep the plot this tall ...
@@ -40,14 +40,14 @@ TITLE_SHARE = 0.82  # a title may take this fraction of the figure's width (it i
 #: figure's middle, past the lane names: wider, it would reach the edge); a longer one is broken in two
 TITLE_BREAKS = (" · ", ": ", "; ", ", ", " ")  # where a long title breaks, the most natural first
 X_AXIS_IN = 0.63  # in: tick labels and the axis label (measured: 0.62)
-LEGEND_ROW_IN = 0.215  # in: one row of legend entries at 11 pt (measured: 0.21 to 0.22) ...
+LEGEND_ROW_IN = 0.2  # in: one row of legend entries at 10 pt ...
 MARGIN_IN = 0.15  # in: ... the padding around the legend, and the margin below it
 MIN_HEIGHT_IN, MAX_HEIGHT_IN = 3.2, 50.0  # in: the figure's height stays within these
 LEGEND_HANDLE_EM = 3.4  # ems: a legend entry's symbol and the space after it
 LEGEND_CHAR_EM = 0.56  # ems: a character in the legend is at most this wide, on average (where to break a line)
 MIN_LEGEND_CHARS = 16  # a legend entry is never broken into lines shorter than this
-LEGEND_SPACING_EM = 2.0  # ems between legend columns
-LEGEND_SHARE = 0.96  # the legend may take this fraction of the figure's width
+LEGEND_SPACING_EM = 1.5  # ems between legend columns (legend.COLUMN_SPACING)
+LEGEND_SHARE = 0.92  # the legend may take this fraction of the figure's width (its estimate runs a little short)
 TWO_LEGEND_COLUMNS_IN = 6  # in: a narrower figure gets a legend in one column
 LEGEND_SECOND_LINE = 0.6  # a row whose entry takes two lines is this much taller than one row
 
@@ -56,6 +56,7 @@ SIDES_IN = 0.4  # in: beside the row names and the outcomes, the layout's paddin
 NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
 MARKER_PAD_PT = 2  # pt between neighbouring markers
+MARK_EDGE_IN = 0.04  # in: a mark keeps this far inside the plot's left edge
 STACK_PAD_PT = 0.5  # pt between marks stacked one above the other
 
 
@@ -125,7 +126,7 @@ def strip_key_room(model: Model, rows: Rows, taxis: TimeAxis, plot_in: float, sc
     lane's first strip (``notes.label_strips``), never on a band (0.0: they fit already)."""
     starts: dict[str, float] = {}
     for w in model.windows:
-        if rows.strip(w.inv, w.key) is not None:
+        if rows.strip(w.inv, w.key) is not None and strip_needs_key(rows.strips[w.inv], model.invs[w.inv].keys):
             starts[w.inv] = min(starts.get(w.inv, w.start), w.start)
     in_per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
     need = 0.0
@@ -133,6 +134,19 @@ def strip_key_room(model: Model, rows: Rows, taxis: TimeAxis, plot_in: float, sc
         widest = max(text_width_in(short_key(key), scale.fs(MESSAGE_PT)) for key in rows.strips[inv])
         room = (taxis.x(t) - taxis.x_lo) * in_per_x
         need = max(need, widest + 2 * STRIP_KEY_GAP_PT / 72 - room)
+    return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
+
+
+def mark_room(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale, end: bool = False) -> float:
+    """The fraction of the axis to add before its start (after its end, with ``end``) so that a mark at the very
+    beginning (a "500" at 0 s) lies inside the plot, not against the row names left of it, and one at the very end
+    not against the outcomes right of it (0.0: every mark fits already)."""
+    in_per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
+    styles = [(m.t, m.style) for m in model.marks] + [(e.t, e.style) for e in model.events]
+    styles += [(t, s) for a in model.attempts for t, s in ((a.sent, "call_send"), (a.t, a.style))]
+    room = (lambda t: taxis.x_hi - taxis.x(t)) if end else (lambda t: taxis.x(t) - taxis.x_lo)
+    need = max((ink_pt(style)[0] * scale.factor / 144 + MARK_EDGE_IN - room(t) * in_per_x
+                for t, style in styles if style in MARKERS), default=0.0)
     return min(MAX_NOTE_ROOM, need / plot_in) if need > 0 else 0.0
 
 
@@ -177,7 +191,7 @@ _RULER = RendererAgg(1, 1, 72)
 
 def _legend_need(cols: list[list[str]], em: float) -> float:
     """Inches the legend's columns take side by side."""
-    need = sum(LEGEND_HANDLE_EM * em + max(text_width_in(line, LABEL_PT) for t in col for line in t.split("\n"))
+    need = sum(LEGEND_HANDLE_EM * em + max(text_width_in(line, LEGEND_PT) for t in col for line in t.split("\n"))
                for col in cols)
     return need + (len(cols) - 1) * LEGEND_SPACING_EM * em
 
@@ -192,7 +206,7 @@ def legend_layout(texts: list[str], width: float) -> tuple[int, list[str], float
     """(columns, entries, rows) for a legend ``width`` inches wide: the most columns (3 at most) that fit; else two
     (one on a narrow figure) with the long entries broken into two lines. ``rows`` counts a two-line row as
     :data:`LEGEND_SECOND_LINE` more."""
-    em = LABEL_PT / 72
+    em = LEGEND_PT / 72
     room = width * LEGEND_SHARE
     if not texts:
         return 1, texts, 0.0

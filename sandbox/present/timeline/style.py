@@ -17,7 +17,7 @@ from matplotlib import path as mpath
 from matplotlib import style as mstyle
 from matplotlib.markers import MarkerStyle
 
-from ...vocab import Delivery, Outcome, RecordType
+from ...vocab import Cause, Delivery, Outcome, RecordType
 from .model import WindowKind
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ EXPIRED_EDGE = "#C29A00"
 PENDING_EDGE = "#8A8A8A"
 GAP_COLOR = "#E4E4E4"
 ARROW_COLOR = "#3A3A3A"
-TEXT_GREY = "#505050"
+TEXT_GREY = "#3A3A3A"  # 11:1 on white: a projector halves contrast, and #505050 (8:1) washed out
 WAIT_COLOR = "#8C8C8C"
 GRID_COLOR = "#DDDDDD"
 SEPARATOR_COLOR = "#B5B5B5"  # the line between two sources' groups of lanes
@@ -60,6 +60,11 @@ NOTE_TEXT = "#1F1F1F"  # "o-1 kept 24 h →"
 EVENT_TEXT = "#2A2A2A"  # an optional label on a header row
 QUEUE_TEXT = "#3F2A52"  # "invisible: 5 s visibility timeout", "batching window 4 s"
 EXPIRED_TEXT = "#5A4600"  # "o-1 expired, still in the table"
+
+#: Causes whose arrow links a new record to the run that handled its order before, not a repeat of that run's event
+#: (DynamoDB's TTL deleting the item writes a REMOVE to the stream): dashed, with a legend entry of its own.
+FOLLOW_ON_CAUSES = frozenset({Cause.TTL_DELETION})
+FOLLOW_ON_DASHES = (0, (4, 2.5))  # the follow-on arrow's dashes
 
 # Drawing order (matplotlib zorder), back to front.
 Z_GRID = 0
@@ -88,8 +93,10 @@ TICK_PT = 11
 LANE_PT = 12  # a lane's name and its outcome
 HEADING_PT = 13  # a source's header row
 SMALL_PT = 10  # subtitles, error lines, notes, gap and arrow labels
-LABEL_PT = 11  # what must be read: where an order went, duplicates, what a caller saw; the legend
-MESSAGE_PT = 9  # the lines under a lane's outcome (an error's class and message), a strip's key
+LABEL_PT = 11  # what must be read: where an order went, duplicates, what a caller saw
+LEGEND_PT = 10  # the legend: read at leisure, and kept compact (a legend as tall as the plot buried it)
+MESSAGE_PT = 10  # the lines under a lane's outcome (an error's class and message), a strip's key: the smallest text,
+#   read from a projector's back row (9 pt was lost there)
 
 # Patch styles shared by a drawn item and its legend entry: keyword arguments to matplotlib's Patch.
 PatchStyle = dict[str, Any]
@@ -156,11 +163,11 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "table_error": ({"marker": "d", "ms": 12, "mfc": "#9A9A9A", "mec": "black", "mew": 1.0},
                     "idempotency-table call failed"),
     "write_refused": ({"marker": r"$\oslash$", "ms": 15, "mfc": OI_BLUE, "mec": OI_BLUE, "mew": 0.6},
-                      "update/delete refused (ConditionalCheckFailed)"),
+                      "update/delete refused (condition failed)"),
     "write": ({"marker": "s", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
-              "record written (PutItem without a condition: no claim)"),
+              "record written, no condition (no claim)"),
     "stale_write": ({"marker": "d", "ms": 13, "mfc": OI_VERMILLION, "mec": "black", "mew": 1.0},
-                    "STALE write: to a record another invocation took over"),
+                    "STALE write (another invocation's record)"),
     "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
              "read (GetItem / Query)"),
     "email_done": ({"marker": ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4}, "email sent"),
@@ -173,11 +180,11 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "cancellation_done": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4},
                           "cancellation email sent"),
     "cancellation_dup": ({"marker": CANCEL_ENVELOPE, "ms": 21, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 1.4},
-                         "DUPLICATE or unasked-for cancellation email"),
+                         "DUPLICATE or unasked-for cancellation"),
     "cancellation_dedup": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "#E3E3E3", "mec": "#8C8C8C", "mew": 1.2},
-                           "cancellation email deduplicated (not sent)"),
+                           "cancellation deduplicated (not sent)"),
     "cancellation_failed": ({"marker": CANCEL_ENVELOPE, "ms": 17, "mfc": "black", "mec": "white", "mew": 1.2},
-                            "cancellation email failed / outcome unknown"),
+                            "cancellation failed / outcome unknown"),
     "charge_done": ({"marker": DOLLAR, "ms": 18, "mfc": "black", "mec": "black", "mew": 0.6}, "card charged"),
     "charge_dup": ({"marker": DOLLAR, "ms": 22, "mfc": DUPLICATE_COLOR, "mec": "black", "mew": 0.6},
                    "DUPLICATE charge"),
@@ -198,41 +205,45 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                    "messages received AGAIN (redelivery)"),
     Delivery.DELETED: ({"marker": r"$\checkmark$", "ms": 13, "mfc": "#00795A", "mec": "#00795A", "mew": 0.5},
                 "messages deleted (done)"),
+    "deleted_late": ({"marker": r"$\checkmark$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.5},
+                     "deleted too late: the copies received again run"),
     "batch_failed": ({"marker": r"$\boxtimes$", "ms": 13, "mfc": "black", "mec": "black", "mew": 0.4},
-                     "batch failed (retried, split or discarded: see the next mark)"),
+                     "batch failed: see the next mark"),
     "batch_partial": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
-                      "partial batch failure: failed items come back"),
+                      "partial failure: failed items come back"),
     "batch_checkpoint": ({"marker": r"$\boxminus$", "ms": 13, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.4},
                          "partial failure: retried from the lowest failed record on"),
     "retry_scheduled": ({"marker": CLOCK, "ms": 12, "mfc": "white", "mec": "black", "mew": 1.3},
                         Delivery.RETRY_SCHEDULED.value),
     "resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-               "producer sent the order again (a new message, event or record)"),
+               "producer sent the order again (new id)"),
     "caller_resend": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-                      "caller's SDK sent Invoke again: Lambda queued a second event"),
+                      "SDK re-sent Invoke: a second event queued"),
     "spont_dup": ({"marker": r"$\rightrightarrows$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-                  "queue delivered the event again (duplicate)"),
+                  "queue delivered the event again"),
     Delivery.THROTTLED: ({"marker": r"$\mathbf{429}$", "ms": 21, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
                           "mew": 0.3}, "throttled (429): Lambda keeps the event, tries again"),
+    "handoff_ok": ({"marker": r"$\mathbf{202}$", "ms": 21, "mfc": "#00795A", "mec": "#00795A", "mew": 0.3},
+                   "hand-off accepted (202)"),
     Delivery.DELIVERY_FAILED: ({"marker": r"$\mathbf{500}$", "ms": 21, "mfc": "#5A5A5A", "mec": "#5A5A5A",
-                                "mew": 0.3}, "the hand-off to Lambda failed (500): EventBridge retries it"),
+                                "mew": 0.3}, "hand-off failed (500): EventBridge retries"),
     "answer_lost": ({"marker": r"$\mathbf{202?}$", "ms": 25, "mfc": OI_VERMILLION, "mec": OI_VERMILLION,
-                     "mew": 0.3}, "Lambda accepted the hand-off (202), its answer was lost: delivered again"),
+                     "mew": 0.3}, "accepted (202), answer lost: sent again"),
     "user_delete": ({"marker": r"$\ominus$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-                    "customer deleted the item (REMOVE, no userIdentity)"),
+                    "customer deleted the item (REMOVE)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
-                "order left the source (dead-lettered / discarded)"),
+                "order left the source (DLQ / discarded)"),
     "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
-                   "delete missed a stored copy: it comes back"),
+                   "delete missed a copy: it comes back"),
     "send_dedup": ({"marker": r"$\nrightarrow$", "ms": 15, "mfc": "#8C8C8C", "mec": "#8C8C8C", "mew": 0.5},
                    "re-send deduplicated by the FIFO queue"),
     "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
-                 "moved back from the DLQ (redrive): a new message"),
+                 "moved back from the DLQ (a new message)"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
     # synchronous caller
     "call_send": ({"marker": ">", "ms": 9, "mfc": "#3A3A3A", "mec": "#3A3A3A", "mew": 0.8}, "caller sends Invoke"),
     "call_timeout": ({"marker": "x", "ms": 10, "mfc": "black", "mec": "black", "mew": 2.4},
-                     "caller's read timed out (ReadTimeoutError)"),
+                     "read timed out (ReadTimeoutError)"),
     "call_answer": ({"marker": "o", "ms": 8, "mfc": "black", "mec": "black", "mew": 1.0}, "caller got the response"),
     "call_error": ({"marker": "o", "ms": 8, "mfc": OI_ORANGE, "mec": "black", "mew": 1.0},
                    "caller got a function error"),
@@ -247,12 +258,12 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
                        "cancellation_done", "cancellation_dup", "cancellation_dedup", "cancellation_failed",
                        "effect_other", RecordType.SWEEP,
-                       "receive", Delivery.REDELIVERY, Delivery.DELETED, "batch_failed", "batch_partial",
-                       "batch_checkpoint", "retry_scheduled",
+                       "receive", Delivery.REDELIVERY, Delivery.DELETED, "deleted_late", "batch_failed",
+                       "batch_partial", "batch_checkpoint", "retry_scheduled",
                        "resend", "caller_resend", "spont_dup", "stale_copy", "send_dedup", "user_delete",
-                       Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "answer_lost", "dropped", "moved_back",
-                       "delivery_other", "call_send", "call_timeout", "call_answer", "call_error", "gateway_timeout",
-                       "task_timeout")
+                       Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "handoff_ok", "answer_lost", "dropped",
+                       "moved_back", "delivery_other", "call_send", "call_timeout", "call_answer", "call_error",
+                       "gateway_timeout", "task_timeout")
 
 _RC: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",

@@ -40,6 +40,21 @@ def short_key(key: str) -> str:
     return f"{last[:8]}…" if _UUID.fullmatch(last) or _DIGEST.fullmatch(last) else last
 
 
+def halves(text: str) -> str:
+    """``text`` on two lines, broken at the space nearest its middle (itself when it has no space)."""
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    if not spaces:
+        return text
+    mid = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return f"{text[:mid]}\n{text[mid + 1:]}"
+
+
+def strip_needs_key(keys: list[str], orders: list[str]) -> bool:
+    """Whether a lane's strips need their keys written beside them: not for one strip whose key is the lane's only
+    order, which the lane's subtitle names already ("container c1 · o-1")."""
+    return not (len(keys) == 1 and [short_key(keys[0])] == list(orders))
+
+
 def keys_text(keys: list[str], limit: int = 4) -> str:
     """"o-1, o-2, o-3", or "o-1, o-2 … o-8 (8)" when there are many."""
     ks = list(dict.fromkeys(short_key(k) for k in keys))
