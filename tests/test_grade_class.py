@@ -207,3 +207,13 @@ def test_one_watchdog_for_check_and_the_grader():
     assert "watchdog" in inspect.signature(check).parameters
     assert "watchdog=job.get(\"watchdog\", WATCHDOG)" in (ROOT / "sandbox" / "grading" / "child.py").read_text()
     assert f"after {runner.WATCHDOG:g} s" in (ROOT / "INSTRUCTORS.md").read_text()
+
+
+@pytest.mark.parametrize("ex", ["07", "09"])
+def test_an_answer_without_its_header_is_told_apart_from_the_other_exercise_with_the_same_functions(ex, cat):
+    """Exercises 07 and 09 both ask for ``fulfil`` and ``handler``: the names the code uses tell them apart
+    (run_once for 07, Powertools' idempotent_function for 09), even with the header and imports cut off."""
+    solution = next((ROOT / "solutions").glob(f"{ex}_*.py")).read_text().splitlines()
+    body = "\n".join(line for line in solution if not line.startswith(("#", "from ", "import ")))
+    found = discovery._by_functions(ROOT / "answer.py", body, cat)
+    assert found is not None and found[0] == ex and "fulfil, handler" in found[1]
