@@ -234,7 +234,8 @@ def test_lesson_12s_replay_timeline_shows_the_deduplicated_invoke_and_the_replay
     assert [(i.cause, i.prev) for i in model.invs.values()] == [("first delivery", None), ("durable replay", "inv-1")]
     ax = plot_timeline(history).axes[0]
     texts = [t.get_text().replace("\n", " ") for t in ax.texts] + [t.get_text() for t in ax.get_yticklabels()]
-    # "execution deduplicated" on the top row (a label may take two lines where marks stand close), and the arrow into the replay that sends the 2nd email
+    # "execution deduplicated" on the top row (a label may take two lines where marks stand close), and the arrow
+    # into the replay that sends the 2nd email
     assert "execution deduplicated" in texts and "2nd email o-1" in texts
     assert "inv-2 · durable replay" in texts  # the lane the arrow runs into names what delivered it
     assert "arrow:inv-1->inv-2" in {child.get_gid() for child in ax.get_children()}
