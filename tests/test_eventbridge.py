@@ -162,5 +162,7 @@ def test_the_timeline_puts_eventbridge_above_the_queue_it_feeds():
     assert names.index("EventBridge rule → Lambda") < names.index("Async event queue")
     (marks,) = [ln for ln in ax.lines if ln.get_gid() == "marker:delivery failed"]
     assert len(marks.get_xdata()) == 2
-    labels = [t.get_text() for t in ax.texts]
-    assert "hand-off failed (500) 2×, retried with back off" in labels
+    # the two 500s are EventBridge's failed hand-offs (its legend says so), then the accepted one (202)
+    legend = [t.get_text() for legend in ax.figure.legends for t in legend.get_texts()]
+    assert "hand-off failed (500): EventBridge retries" in legend and "hand-off accepted (202)" in legend
+    assert "o-1, o-2 handed off (202)" in [t.get_text() for t in ax.texts]
