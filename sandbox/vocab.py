@@ -155,6 +155,8 @@ class Delivery(StrEnum):
     EXECUTION_DEDUPLICATED = "execution deduplicated"
     #: A durable execution closed (its status in the detail); one that failed for good is ``EXECUTION_FAILED``.
     EXECUTION_CLOSED = "execution closed"
+    #: A CloudFormation stack's status changed (CREATE_COMPLETE, ROLLBACK_IN_PROGRESS...: the status in the detail).
+    STACK_STATUS = "stack status"
 
 
 class BadBatchResponse(StrEnum):

@@ -155,8 +155,12 @@ def test_lesson_02s_timeline_shows_the_retry_then_the_rollback_delete_an_hour_la
     model = read_history(history)
     assert [(i.cause, round(i.start)) for i in model.invs.values()] == [
         ("first delivery", 0), ("retry 1", 60), ("rollback delete", 3600)]
+    statuses = [(round(d["t"]), d["detail"]["status"]) for d in history.of_type("delivery")
+                if d["what"] == "stack status"]
+    assert statuses == [(3600, "ROLLBACK_IN_PROGRESS"), (7200, "ROLLBACK_FAILED")]
     ax = plot_timeline(history).axes[0]
     texts = [t.get_text() for t in ax.texts]
+    assert "CloudFormation stack" in [t.get_text() for t in ax.get_yticklabels()]  # the stack's own row, to 2 h
     assert "rollback delete at 1:00:00" in texts and "2nd email o-1" in texts
     assert any(t.startswith("3rd email o-1") for t in texts)
 

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..aws import adapter
 from ..events import custom_resource_event
 from ..settings import Config, param
-from ..vocab import Cause, SourceKind
+from ..vocab import Cause, Delivery, SourceKind
 from .async_front import AsyncFront
 from .async_invoke import AsyncConfig, QueuedEvent
 
@@ -173,5 +173,7 @@ class CustomResourceSource(AsyncFront):
 
     def _status(self, status: str, keys: list[str], why: str | None = None) -> None:
         self.status = status
+        self.world.record_delivery(self.kind, Delivery.STACK_STATUS, keys, None,
+                                   {"status": status, **({"why": why} if why else {})})
         self.world.note(f"CloudFormation: stack {STACK_NAME} {status}" + (f" ({why})" if why else "")
                         + f"; orders {', '.join(keys)}")

@@ -274,6 +274,10 @@ class DeliveryReader:
     def user_delete(self, d: DeliveryRecord) -> Event:
         return d.event("user_delete", f"{d.keys_text or 'an item'} deleted by the customer")
 
+    def stack_status(self, d: DeliveryRecord) -> Event:
+        """A CloudFormation stack's new status: it waited for its custom resource, failed, or rolled back."""
+        return d.event("delivery_other", f"stack {fields.text(d.detail.get('status')) or '?'}")
+
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
 
@@ -303,4 +307,5 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.QUIET_QUEUE_WAIT: DeliveryReader.quiet_queue_wait,
     Delivery.EXECUTION_FAILED: DeliveryReader.execution_failed,
     Delivery.CALLER_RESEND: DeliveryReader.caller_resend,
+    Delivery.STACK_STATUS: DeliveryReader.stack_status,
 }

@@ -34,6 +34,7 @@ SOURCE_LABELS: dict[str, str] = {
     SourceKind.STEPFUNCTIONS: "Step Functions Task → Lambda (Retry)",
     SourceKind.KAFKA: "Kafka partition poller",
     SourceKind.DURABLE: "Durable execution (replays)",
+    SourceKind.CLOUDFORMATION: "CloudFormation stack",
 }
 
 # row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)
