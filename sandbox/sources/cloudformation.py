@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
+from ..custom_resources import FAILED, SUCCESS
 from ..events import custom_resource_event
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, SourceKind
@@ -165,9 +166,9 @@ class CustomResourceSource(AsyncFront):
             body = json.loads(raw)
         except (ValueError, RecursionError):
             return None, "the response is not JSON"
-        if not isinstance(body, dict) or body.get("Status") not in ("SUCCESS", "FAILED"):
+        if not isinstance(body, dict) or body.get("Status") not in (SUCCESS, FAILED):
             return None, "the response has no Status of SUCCESS or FAILED"
-        if body["Status"] == "FAILED":
+        if body["Status"] == FAILED:
             return body, f"the provider answered FAILED: {body.get('Reason') or 'no reason given'}"
         return body, None
 

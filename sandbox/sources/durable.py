@@ -371,7 +371,7 @@ class DurableService(Source):
     def _checkpoint(self, execution: Execution, params: dict, url: str) -> Any:
         client_token = params.get("ClientToken")
         if client_token and client_token in execution.client_tokens:
-            return _answer(url, execution.client_tokens[client_token])
+            return _json_response(url, 200, {}, execution.client_tokens[client_token])
         now, touched = self.world.clock.now(), []
         updates = params.get("Updates") or []
         try:
@@ -388,7 +388,7 @@ class DurableService(Source):
             answer["CheckpointToken"] = execution.token
         if client_token:
             execution.client_tokens[client_token] = answer
-        return _answer(url, answer)
+        return _json_response(url, 200, {}, answer)
 
     def _closed_by(self, execution: Execution, touched: list[dict]) -> None:
         """A checkpoint of the EXECUTION operation itself (a result too large for the response) closes it."""
@@ -407,7 +407,7 @@ class DurableService(Source):
         if start + size < len(every):
             answer["NextMarker"] = str(start + size)
         self._record(GET_STATE, execution, AWS_OK, {"operations": len(page)})
-        return _answer(url, answer)
+        return _json_response(url, 200, {}, answer)
 
     def serves(self, url: str) -> bool:
         """Is the execution a durable execution API request's path names one of this function's?"""
@@ -482,11 +482,6 @@ def _invalid(op: str, params: dict) -> str | None:
             return "MaxItems is not a number"
     report = ParamValidator().validate(params, shape)
     return report.generate_report()[:500] if report.has_errors() else None
-
-
-def _answer(url: str, data: dict) -> Any:
-    body = json.dumps(data).encode()
-    return adapter.response(url, 200, {"Content-Type": "application/json"}, body)
 
 
 def _update_words(update: Any) -> str:
