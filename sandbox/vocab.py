@@ -157,6 +157,9 @@ class Delivery(StrEnum):
     EXECUTION_CLOSED = "execution closed"
     #: A CloudFormation stack's status changed (CREATE_COMPLETE, ROLLBACK_IN_PROGRESS...: the status in the detail).
     STACK_STATUS = "stack status"
+    #: A custom resource's Create ran but CloudFormation never learned its physical id: the rollback's Delete names
+    #: one CloudFormation made, so what the Create's attempts made is left behind (the invocations in the detail).
+    ORPHANED = "orphaned"
 
 
 class BadBatchResponse(StrEnum):

@@ -12,6 +12,7 @@ AWS facts pinned here:
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matplotlib.text import Text
 
 from sandbox import BadInput, Sandbox, make_orders, orders_in, respond_to_cloudformation, run_scenario
 from sandbox.core.faults import ProviderFault
@@ -21,7 +22,7 @@ from sandbox.sources.cloudformation import (
     CustomResourceConfig,
     CustomResourceSource,
 )
-from sandbox.vocab import Cause, Effect
+from sandbox.vocab import Cause, Delivery, Effect
 
 from conftest import example
 
@@ -103,6 +104,31 @@ def test_a_failed_response_rolls_back_at_once_with_its_physical_id():
     assert stack.status == "ROLLBACK_COMPLETE"
 
 
+def _orphans(history):
+    return [d for d in history.of_type("delivery") if d["what"] == Delivery.ORPHANED]
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 500), timeout=st.sampled_from([1, 120, 3600]))
+def test_a_create_answered_without_a_physical_id_leaves_its_work_orphaned(seed, timeout):
+    """No response named a physical id, so the rollback's Delete names one CloudFormation made up: what the Create's
+    attempts did is under no id the stack knows, and the rollback's end says so, naming those attempts."""
+    history, stack, events, _ = run_stack(NAIVE, seed, service_timeout=timeout)
+    (orphan,) = _orphans(history)
+    creates = [i for i, v in history.invocations().items() if v["cause"] != Cause.ROLLBACK_DELETE
+               and v["t"] < stack.operations[1].sent + 1e-9]
+    assert orphan["detail"]["creates"] == creates and creates  # the attempts that had run when it gave up
+    assert orphan["detail"]["physical"] == events[1]["PhysicalResourceId"]
+    ended = [d["t"] for d in history.of_type("delivery") if d["what"] == "stack status"][-1]
+    assert orphan["t"] == ended
+
+
+@pytest.mark.parametrize("handler", [IDEMPOTENT, failed_then_deleted])
+def test_a_create_whose_answer_named_its_resource_orphans_nothing(handler):
+    history, _, _, _ = run_stack(handler, fail_second=handler is IDEMPOTENT)
+    assert _orphans(history) == []
+
+
 def oversized(event, context):
     respond_to_cloudformation(event, context, "SUCCESS", data={"blob": "x" * 5000})
 
@@ -142,7 +168,8 @@ def test_powertools_in_a_custom_resource():
     when the handler raises), and the Delete is another event, so both repeat the emails."""
     function = run_scenario("cfn-custom-resource-retry", example("powertools_function.py"), seed=0)
     assert function.status == "valid"
-    assert "ROLLBACK_FAILED" in [n["text"] for n in function.history.of_type("note")][-1]
+    notes = [n["text"] for n in function.history.of_type("note")]
+    assert "ROLLBACK_FAILED" in notes[-2] and "orphan" in notes[-1]  # valid, and still nothing told CloudFormation
     decorator = run_scenario("cfn-custom-resource-retry", example("powertools_decorator.py"), seed=0)
     assert decorator.verdict.effects_per_key == {"o-1": {"email": 3}, "o-2": {"email": 2}}
 
@@ -163,6 +190,8 @@ def test_lesson_02s_timeline_shows_the_retry_then_the_rollback_delete_an_hour_la
     assert "CloudFormation stack" in [t.get_text() for t in ax.get_yticklabels()]  # the stack's own row, to 2 h
     assert "rollback delete at 1:00:00" in texts and "2nd email o-1" in texts
     assert any(t.startswith("3rd email o-1") for t in texts)
+    legend = " ".join(t.get_text() for fig in [plot_timeline(history)] for t in fig.findobj(Text))
+    assert "orphan: what the Create did, under no id the stack knows" in legend  # the ∅ mark at the rollback's end
 
 
 def _hostile(body):

@@ -10,6 +10,8 @@ again. The naive handler emails the first customer twice, and since it never ans
 waits ``ServiceTimeout`` (an hour by default), fails, and rolls back with a Delete that carries the same
 properties: the naive handler emails both customers once more, and the unanswered Delete ends the stack in
 ROLLBACK_FAILED an hour later (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref.html).
+No response ever named a physical id, so the Delete names one CloudFormation made up, and what the Create's
+attempts did is orphaned: under no id the stack knows (the ``orphaned`` record, ∅ on the timeline).
 
 The idempotent example keys each order on its id, as everywhere: the retry replays the first order and sends
 only the second email; it answers CloudFormation SUCCESS with a physical id of its own making, the same on

@@ -133,6 +133,21 @@ class CustomResourceSource(AsyncFront):
             self._status("ROLLBACK_COMPLETE", keys)
         else:
             self._status("ROLLBACK_FAILED", keys, f"the custom resource failed to delete: {delete.failure}")
+        if not known:
+            self._orphan(create, physical, keys)
+
+    def _orphan(self, create: Operation, physical: str, keys: list[str]) -> None:
+        """What the Create's attempts did, under no physical id CloudFormation knows: its rollback's Delete named
+        one CloudFormation made, so a handler that finds its resource by the physical id finds nothing to delete.
+        (Nothing is orphaned when no attempt ran.)"""
+        ran = [inv.id for inv in create.entry.invocations]
+        if not ran:
+            return
+        self.world.record_delivery(self.kind, Delivery.ORPHANED, keys, None,
+                                   {"physical": physical, "creates": ran})
+        self.world.note(f"CloudFormation: no response to the Create named a physical id, so the rollback's Delete "
+                        f"named {physical}, an id no attempt made; what {', '.join(ran)} did is left behind, an "
+                        f"orphan, unless the handler's Delete finds it some other way; orders {', '.join(keys)}")
 
     def _operation(self, request_type: str, properties: dict, keys: list[str], physical: str | None = None,
                    repeats: QueuedEvent | None = None) -> Operation:

@@ -41,4 +41,8 @@ _cfn = [v["cause"] for v in cfn_naive.history.invocations().values()]
 assert _cfn == ["first delivery", "retry 1", "rollback delete"], _cfn
 _stack = [n for n in cfn_naive.history.of_type("note") if "stack orders-stack" in n["text"]]
 assert [round(n["t"]) for n in _stack] == [3600, 7200] and "ROLLBACK_FAILED" in _stack[-1]["text"]
+# The orphan the text names: the ∅ at the rollback's end, for the Create's two attempts (the fixed stack has none).
+_orphan = [d for d in cfn_naive.history.of_type("delivery") if d["what"] == "orphaned"]
+assert [(round(d["t"]), d["detail"]["creates"]) for d in _orphan] == [(7200, ["inv-1", "inv-2"])], _orphan
+assert not [d for d in cfn_fixed.history.of_type("delivery") if d["what"] == "orphaned"]
 assert cfn_fixed.status == "valid" and "CREATE_COMPLETE" in [n["text"] for n in cfn_fixed.history.of_type("note")][-1]

@@ -278,6 +278,12 @@ class DeliveryReader:
         """A CloudFormation stack's new status: it waited for its custom resource, failed, or rolled back."""
         return d.event("delivery_other", f"stack {fields.text(d.detail.get('status')) or '?'}")
 
+    def orphaned(self, d: DeliveryRecord) -> Event:
+        """The Create's work that no physical id of the stack names: the rollback's Delete could not find it."""
+        creates = d.detail.get("creates")
+        ran = ", ".join(fields.text(c) for c in creates) if isinstance(creates, list) else ""
+        return d.event(Delivery.ORPHANED, f"orphan: {ran}'s work" if ran else "orphan")
+
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)
 
@@ -308,4 +314,5 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.EXECUTION_FAILED: DeliveryReader.execution_failed,
     Delivery.CALLER_RESEND: DeliveryReader.caller_resend,
     Delivery.STACK_STATUS: DeliveryReader.stack_status,
+    Delivery.ORPHANED: DeliveryReader.orphaned,
 }
