@@ -256,6 +256,29 @@ def test_ttl_deletions_reach_the_handler_and_the_naive_one_emails_again(seed):
     assert [(s["target"], s["key"], s["t"]) for s in sweeps] == [("orders", f"o-{i}", 120.0) for i in (1, 2, 3)]
 
 
+def test_polls_of_a_drained_shard_are_recorded_on_the_beat_and_leave_moto_no_iterators():
+    """Lambda polls a DynamoDB stream's shard four times a second; the run waiting for the TTL sweep polls hundreds
+    of times with nothing to read. Each poll stays in the history on its beat, and moto makes no new iterator for
+    one that reads nothing (it made one per poll, 472 random bytes each, kept for the process's life)."""
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+    made = []
+    original = dynamodbstreams_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].__class__.get_records
+
+    def counting(backend, iterator_arn, limit):
+        made.append(iterator_arn)
+        return original(backend, iterator_arn, limit)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dynamodbstreams_backends[DEFAULT_ACCOUNT_ID]["us-east-1"].__class__, "get_records", counting)
+        result = run_scenario(TTL, NAIVE, seed=0)
+    polls = [e["t"] for e in result.history.of_type("aws") if e["op"] == "GetRecords"]
+    beats = [round(b - a, 6) for a, b in zip(polls, polls[1:])]
+    assert len(polls) > 400 and beats.count(0.25) >= len(beats) - 3  # the beat, but around the batches
+    assert 0 < len(made) <= 6  # only polls with records to read (and the first) reached moto
+
+
 @pytest.mark.parametrize("cancel", [0, 2])
 def test_treating_every_remove_as_a_cancellation_sends_cancellations_nobody_asked_for(cancel):
     result = run_scenario(TTL, CANCEL_ON_REMOVE, settings={"cancel_order": cancel})

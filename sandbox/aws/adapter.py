@@ -564,6 +564,19 @@ def ddb_stream_record_count(region: str, table: str) -> int:
         return len(shard.items) if shard is not None else 0
 
 
+def ddb_stream_unread(region: str, iterator: Any) -> int | None:
+    """How many records a DynamoDB Streams shard iterator would read now (None: moto knows no such iterator)."""
+    from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+    with AWS_LOCK:
+        found = dynamodbstreams_backends[DEFAULT_ACCOUNT_ID][region].shard_iterators.get(iterator) \
+            if isinstance(iterator, str) else None
+        if found is None:
+            return None
+        shard = found.stream_shard
+        return max(0, shard.starting_sequence_number + len(shard.items) - found.sequence_number)
+
+
 #: The ``userIdentity`` of a TTL deletion's stream record, as the DynamoDB Streams API returns it
 #: (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_streams_Identity.html).
 TTL_USER_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
