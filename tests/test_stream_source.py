@@ -670,3 +670,27 @@ def test_new_stream_scenarios_document_themselves(name):
         if setting.aws:
             assert setting.doc and setting.doc.startswith("https://docs.aws.amazon.com/"), setting.name
     assert "docs.aws.amazon.com" in sys.modules[type(sc).__module__].__doc__  # the AWS quotes, cited
+
+
+def test_polls_of_a_drained_shard_stay_in_the_history_and_never_reach_moto():
+    """kinesis-producer-resend waits for the producer's late re-send while the poller polls once a second with nothing
+    to read: each poll is still a request in the history, on its beat, and only the polls with records to read (and
+    garbage iterators) reach moto's Kinesis."""
+    from moto.kinesis.models import KinesisBackend
+
+    from sandbox.aws import adapter
+
+    reached = []
+    original = KinesisBackend.get_records
+
+    def counting(backend, stream_arn, shard_iterator, limit):
+        reached.append(shard_iterator)
+        return original(backend, stream_arn, shard_iterator, limit)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(KinesisBackend, "get_records", counting)
+        result = run_scenario("kinesis-producer-resend", NAIVE, seed=0)
+    polls = [e for e in result.history.of_type("aws") if e["op"] == "GetRecords"]
+    assert len(polls) > 50 and all(e["result"] == "ok" for e in polls)
+    assert 0 < len(reached) < 10
+    assert adapter.kinesis_unread("us-east-1", "not an iterator") is None  # unknown: moto answers it, as AWS would

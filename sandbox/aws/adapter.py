@@ -564,6 +564,21 @@ def ddb_stream_record_count(region: str, table: str) -> int:
         return len(shard.items) if shard is not None else 0
 
 
+def kinesis_unread(region: str, iterator: Any) -> int | None:
+    """How many records a Kinesis shard iterator would read now (None: not an iterator moto made for a shard here)."""
+    from moto.kinesis.exceptions import ResourceNotFoundError, ShardNotFoundError
+    from moto.kinesis.models import kinesis_backends
+    from moto.kinesis.utils import decompose_shard_iterator
+
+    try:
+        stream_name, shard_id, last = decompose_shard_iterator(iterator)
+        with AWS_LOCK:
+            shard = kinesis_backends[DEFAULT_ACCOUNT_ID][region].describe_stream(None, stream_name).get_shard(shard_id)
+            return sum(1 for sequence in shard.records if sequence > int(last))
+    except (AttributeError, TypeError, ValueError, ResourceNotFoundError, ShardNotFoundError):
+        return None
+
+
 def ddb_stream_unread(region: str, iterator: Any) -> int | None:
     """How many records a DynamoDB Streams shard iterator would read now (None: moto knows no such iterator)."""
     from moto.dynamodbstreams.models import dynamodbstreams_backends

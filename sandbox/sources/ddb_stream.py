@@ -31,13 +31,11 @@ Where moto differs from AWS, and what this module does about it:
 """
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
 from ..aws.dynamo import dynamo_item, plain_value
-from ..aws.gateway import Served, json_answer
 from ..errors import BadInput
 from ..events import ddb_stream_record, removed_by_ttl
 from ..settings import param
@@ -59,8 +57,6 @@ DOC_TTL_STREAMS = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReferenc
 ORDER_KEY = "orderId"
 #: DynamoDB Streams as a request names it (botocore's signing name, as the history records it).
 STREAMS_SERVICE = "dynamodb-streams"
-#: The request id of a GetRecords the sandbox answers itself (``DdbStreamSource._drained``).
-DRAINED_REQUEST_ID = "00000000-0000-4000-8000-00000000d7a1"
 EXPIRES_AT = "expiresAt"
 
 
@@ -108,17 +104,10 @@ class DdbStreamSource(ShardSource):
             shards = self.streams.describe_stream(StreamArn=self.stream_arn)["StreamDescription"]["Shards"]
         self.shards = [Shard(s["ShardId"], i) for i, s in enumerate(shards)]
         world.sweeper.watch(self.schema)
-        world.gateway.serve_locally(STREAMS_SERVICE, "GetRecords", self._drained)
+        self.answer_drained_polls(STREAMS_SERVICE, {})
 
-    def _drained(self, params: dict, forward: Callable[[], Served]) -> Served:
-        """A GetRecords at an iterator with nothing to read, answered here: no records, and the same iterator
-        to read on from. Lambda polls a shard four times a second, and a run that waits on a TTL sweep polls
-        hundreds of times; moto would make a new iterator for each (472 random bytes, kept for good) and take
-        a couple of milliseconds. Everything else of the request (the history, faults, listeners) is as before."""
-        if adapter.ddb_stream_unread(self.world.region, params.get("ShardIterator")) != 0:
-            return forward()
-        # A request id of its own making: one drawn from the world's seeded generator would change what follows.
-        return json_answer({"Records": [], "NextShardIterator": params["ShardIterator"]}, DRAINED_REQUEST_ID)
+    def unread_at(self, iterator: Any) -> int | None:
+        return adapter.ddb_stream_unread(self.world.region, iterator)
 
     # -- writing the table -------------------------------------------------------------------
     def put(self, order: dict, expires_at: float | None = None) -> dict:

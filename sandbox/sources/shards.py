@@ -44,9 +44,11 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..aws.gateway import Served, json_answer
 from ..errors import BadInput, SandboxError
 from ..events import iso_millis
 from ..settings import Config, param
@@ -63,6 +65,9 @@ DOC_KINESIS = "https://docs.aws.amazon.com/lambda/latest/dg/with-kinesis.html"
 DOC_PARAMETERS = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-parameters.html"
 DOC_ON_FAILURE = "https://docs.aws.amazon.com/lambda/latest/dg/kinesis-on-failure-destination.html"
 DOC_PARTIAL = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html"
+#: The request id of a GetRecords the sandbox answers itself (``ShardSource.answer_drained_polls``): a fixed one, since
+#: one drawn from the world's seeded generator would change everything drawn after it.
+DRAINED_REQUEST_ID = "00000000-0000-4000-8000-00000000d7a1"
 
 
 @dataclass(frozen=True)
@@ -217,6 +222,27 @@ class ShardSource(Source):
         """The last invocation that carried the first record of order ``key`` (None: none yet)."""
         first = self.first_of.get(key)
         return self.carried.get(first) if first is not None else None
+
+    # -- polls with nothing to read ------------------------------------------------------------------
+    def answer_drained_polls(self, service: str, empty: dict[str, Any]) -> None:
+        """Answer, in the sandbox, each GetRecords at an iterator with nothing to read: ``empty`` (the service's
+        empty page) and the same iterator to read on from.
+
+        Lambda polls a shard once a second (four times for a DynamoDB stream), and a run that waits (for a TTL
+        sweep, a late re-send) polls hundreds of times; moto took a couple of milliseconds for each (a DynamoDB
+        Streams one also made a new iterator of 472 random bytes, kept for good). The request is still a request:
+        the history, faults and listeners see it as before, so a run's history does not change."""
+        def drained(params: dict, forward: Callable[[], Served]) -> Served:
+            if self.unread_at(params.get("ShardIterator")) != 0:
+                return forward()
+            return json_answer({**empty, "Records": [], "NextShardIterator": params["ShardIterator"]},
+                               DRAINED_REQUEST_ID)
+
+        self.world.gateway.serve_locally(service, "GetRecords", drained)
+
+    def unread_at(self, iterator: Any) -> int | None:
+        """How many records a GetRecords at ``iterator`` would read now (None: not known here, ask the service)."""
+        return None
 
     # -- the lifecycle -----------------------------------------------------------------------------
     def start(self) -> "ShardSource":

@@ -117,6 +117,7 @@ class StreamSource(ShardSource):
             self.stream_arn = summary["StreamARN"]
             shard_ids = [s["ShardId"] for s in sb.kinesis.list_shards(StreamName=m.stream_name)["Shards"]]
         self.shards = [Shard(sid, i) for i, sid in enumerate(sorted(shard_ids))]
+        self.answer_drained_polls("kinesis", {"MillisBehindLatest": 0})
 
     # -- producing -----------------------------------------------------------------------
     def put(self, order: dict) -> dict:
@@ -155,6 +156,9 @@ class StreamSource(ShardSource):
 
     def record_counts(self) -> dict[str, int]:
         return adapter.kinesis_record_counts(self.world.region, self.mapping.stream_name)
+
+    def unread_at(self, iterator: Any) -> int | None:
+        return adapter.kinesis_unread(self.world.region, iterator)
 
     def seq(self, record: dict) -> int:
         return int(record["SequenceNumber"])
