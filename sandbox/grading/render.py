@@ -43,13 +43,21 @@ CREDIT_RULE = ("Credit: an item tagged 'credit per seed' earns the share of its 
                "points among them.")
 
 
-def _where(t: TestResult) -> str:
-    test, f = t.test, t.failure
+def _named(test: Any) -> str:
+    """A test by its kind, name and settings ("scenario sqs-batch-failure (poison=1)", "drill no-key"), no seed."""
     if test.kind == "question":
         return f"question {test.question}"
     what = f"drill {test.drill}" if test.drill else f"scenario {test.scenario}"
     if test.settings:
         what += " (" + ", ".join(f"{k}={v}" for k, v in test.settings.items()) + ")"
+    return what
+
+
+def _where(t: TestResult) -> str:
+    test, f = t.test, t.failure
+    what = _named(test)
+    if test.kind == "question":
+        return what
     if f is not None and f.script:
         what += ", the schedule " + ",".join(f.script)
     elif f is not None and f.seed is not None:
@@ -59,13 +67,6 @@ def _where(t: TestResult) -> str:
 
 def _plural(n: float, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _named(test: Any) -> str:
-    """A test as its kind and name ("scenario sqs-dlq-redrive", "drill no-key"), without seed or settings."""
-    if test.kind == "question":
-        return f"question {test.question}"
-    return f"drill {test.drill}" if test.drill else f"scenario {test.scenario}"
 
 
 #: Why a test is all or nothing, by its kind (``catalog.Test.kind``).
