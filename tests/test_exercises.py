@@ -80,7 +80,7 @@ def test_each_items_points_are_stated_once_so_the_tests_list_adds_up_to_the_exer
     again = catalog.Test("retention", points=2, scenario="async-late-retry", settings={"throttled_for": 21550})
     assert catalog.points_gaps([first, again]) == [
         "a test of retention states points again (2): state an item's points once, on its first test; its other "
-        "tests share them"]
+        "tests state none"]
     assert catalog.points_gaps([first, catalog.Test("retention", scenario="async-late-retry")]) == []
 
 

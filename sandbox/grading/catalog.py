@@ -12,8 +12,8 @@ and is one of:
   the answer: ``judge.answer_hash``, PBKDF2-SHA256 with the salt).
 
 Credit: an item's ``points`` are its weight in the exercise, stated once, on the item's first test (its other
-tests, hidden ones included, state none: they share the item's points, and a list that repeated them would read as
-more points than the exercise has; ``points_gaps`` refuses it). A scenario run over several seeds measures
+tests, hidden ones included, state none: they earn no points of their own, and a list that repeated them would
+read as more points than the exercise has; ``points_gaps`` refuses it). A scenario run over several seeds measures
 something graded, the share of its seeds that hold, and gives that share of its item's points (credit per
 seed, ``Test.partial``: every seed is run, "3 of 4 seeds held: 1.5 of 2 points", kept to hundredths). The
 rest are all or nothing: one broken interleaving of an exhaustive search is a proof of the bug, a drill tests
@@ -236,7 +236,7 @@ def points_gaps(tests: list[Test]) -> list[str]:
     for t in tests:
         if t.item in seen and t.points is not None:
             out.append(f"a test of {t.item} states points again ({t.points}): state an item's points once, on its "
-                       f"first test; its other tests share them")
+                       f"first test; its other tests state none")
         seen.add(t.item)
     return out
 

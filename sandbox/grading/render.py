@@ -39,8 +39,8 @@ PASS, FAIL = "✓", "✗"
 #: Which items give partial credit, said once wherever the items are listed (each item's line is tagged).
 CREDIT_RULE = ("Credit: an item tagged 'credit per seed' earns the share of its seeds that held, unless one of its "
                "tests that is all or nothing failed; one tagged 'all or nothing' (every interleaving, a drill, a "
-               "question, a single seed) earns its points only if it passes. An item of several tests shares its "
-               "points among them.")
+               "question, a single seed) earns its points only if it passes. An item's points count once, however "
+               "many tests it has.")
 
 
 def _named(test: Any) -> str:
