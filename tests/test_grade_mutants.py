@@ -148,6 +148,7 @@ CATALOGUE = {
     "09_blind_sqs_raises_whole_batch": ("batch-failure", "batch-not-partial"),
     "09_blind_in_progress_skipped": ("in-progress", "powertools-swallowed-in-progress"),
     "09_blind_failure_stored_as_result": ("batch-failure", "failure-saved-as-result"),
+    "09_blind_email_outside": ("key-per-order", "powertools-work-outside"),
 }
 
 
@@ -223,6 +224,9 @@ WORDING = {
     # the key changes with the amount, not with the delivery
     "09_blind_key_whole_order": ("payload-changed", 'hashes the whole order ("@")',
                                  ("new on every delivery", "messageId", "request id")),
+    # the email is sent outside the decorated function: no conditional put of the answer's own to catch
+    "09_blind_email_outside": ("key-per-order", "outside the function under @idempotent_function",
+                               ("ConditionalCheckFailedException", "claim the key first")),
 }
 
 

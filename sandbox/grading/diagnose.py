@@ -691,6 +691,13 @@ POWERTOOLS_HINTS: dict[str, Hint] = {
                             f"({POWERTOOLS_DOC})"),
 }
 POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]
+# Powertools makes and checks the claim itself: an effect no claim guarded ran outside its decorated function, and
+# the kit's advice (skip the work when the conditional put is refused) names nothing a Powertools answer wrote.
+POWERTOOLS_HINTS["claim-ignored"] = POWERTOOLS_HINTS["effect-before-claim"] = Hint(
+    "powertools-work-outside", "an effect of the order went out that no idempotency record guarded: Powertools' "
+    "claim was refused (the order was done, or in progress elsewhere) or not yet taken, and the work ran anyway, so "
+    "it runs outside the function under @idempotent_function. Powertools guards only what that function does: do "
+    f"every effect of the order (the charge and the email) inside it ({POWERTOOLS_DOC})")
 # The course kit raises StillInProgressError; Powertools raises its own class, which is no subclass of it.
 POWERTOOLS_HINTS["swallowed-in-progress"] = Hint(
     "powertools-swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named in "
