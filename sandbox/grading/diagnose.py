@@ -521,7 +521,7 @@ def _failure_saved_as_result(run: _Run, f: Finding, carriers: list[str]) -> Hint
 
 
 def _failure_saved_hint(run: _Run, inv: str, f: Finding, key: str, retries: int) -> Hint:
-    told = "failed" if run.invs[inv]["outcome"] != Outcome.OK else f"named {f.key}'s record in batchItemFailures"
+    told = "raised" if run.invs[inv]["outcome"] != Outcome.OK else f"named {f.key}'s record in batchItemFailures"
     where, undo = (("the function under @idempotent_function", "Powertools then deletes the record")
                    if powertools_run(run) else ("the work run_once runs", "run_once then deletes the claim"))
     return Hint("failure-saved-as-result", f"the {f.effect} for {f.key} failed and {inv} {told}, yet {inv} saved "
