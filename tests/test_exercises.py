@@ -68,6 +68,22 @@ def test_every_exercise_has_at_least_two_public_tests_and_a_hidden_one():
         assert ex.max_score == sum(ex.items.values()) > 0
 
 
+def test_each_items_points_are_stated_once_so_the_tests_list_adds_up_to_the_exercises_score():
+    """A learner adds up the points in the notebook's TESTS list: exercise 09's listed "retention" twice at 2 points,
+    14 in all, though the item is worth 2 and the exercise 12. An item's points go on its first test only."""
+    for ex in catalog.grading_catalogue().values():
+        assert catalog.points_gaps(list(ex.tests)) == [], ex.name
+        assert sum(t.points or 0 for t in ex.tests) == ex.max_score, ex.name
+        public = ex.public()
+        assert sum(t.points or 0 for t in public.tests) == public.max_score, ex.name  # what the student's list shows
+    first = catalog.Test("retention", points=2, scenario="async-late-retry")
+    again = catalog.Test("retention", points=2, scenario="async-late-retry", settings={"throttled_for": 21550})
+    assert catalog.points_gaps([first, again]) == [
+        "a test of retention states points again (2): state an item's points once, on its first test; its other "
+        "tests state none"]
+    assert catalog.points_gaps([first, catalog.Test("retention", scenario="async-late-retry")]) == []
+
+
 def _graded(name, folder, seeds):
     """Every test of the exercise, the hidden ones included, as the grader runs them (fresh seeds)."""
     ex = catalog.grading_catalogue()[name[:2]]

@@ -10,7 +10,7 @@ import re
 
 from sandbox.core.history import History
 from sandbox.grading import judge
-from sandbox.grading.batch import StudentGrade
+from sandbox.grading.batch import StudentGrade, gradescope_results
 from sandbox.grading.catalog import Exercise
 from sandbox.grading.catalog import Test as Spec  # (a name pytest does not take for a test class)
 from sandbox.grading.grader import ExerciseGrade
@@ -138,3 +138,43 @@ def test_a_students_html_page_escapes_the_submission_draws_a_failure_and_keeps_h
     assert "hidden tests: 0 of 1 items passed (0/1 points); what they test is not shown" in page
     for secret in ("secret-redrive", "the redrive nobody", "sqs-dlq-redrive"):
         assert secret not in page, secret
+
+
+def test_an_item_whose_all_or_nothing_test_failed_says_that_test_is_why_it_earned_nothing():
+    """Exercise 09's blind answers read "2 of 2 seeds held: 0 of 2 points" and "0/2 ... credit per seed: 2 of 2 held"
+    when a single-seed test of the item (a hidden one) had failed: each line must name what failed."""
+    single = Spec("async-duplicate", what="a batch redriven from its dead-letter queue", scenario="sqs-dlq-redrive")
+    results = [_judged(SEEDED, broken=set()), judge.TestResult(single, False, 1, judge.Failure("failed", "o-1 twice"))]
+    [item] = judge.items(_exercise(SEEDED, single), results)
+    assert item.score == 0 and item.seeds == (4, 4) and item.blocker is results[1]
+    line, told = item_line(item), "\n".join(failure_text(item))
+    assert "held" not in line and "no credit: scenario sqs-dlq-redrive failed, and it is all or nothing" in line
+    assert "4 of 4 seeds held" not in told and "(credit per seed)" not in told
+    assert ("0 of 2 points: this test is all or nothing (a single seed), so the item earns nothing while it fails, "
+            "whatever the seeds of its per-seed tests held (4 of 4)") in told
+
+    # the seeded test failed first (its failure is the one told), and the single-seed one failed too
+    results = [_judged(SEEDED, broken={0}), judge.TestResult(single, False, 1, judge.Failure("failed", "o-1 twice"))]
+    [item] = judge.items(_exercise(SEEDED, single), results)
+    assert item.failure is results[0] and item.blocker is results[1]
+    assert "0 of 2 points: scenario sqs-dlq-redrive, which failed too, is all or nothing" in credit_text(item)
+
+
+def test_an_item_of_several_tests_is_told_by_the_test_that_failed_and_counts_its_points_once():
+    """Exercise 09's retention item has two tests (two hours, almost six hours late): an answer that kept records
+    three hours failed the second only, and its line showed the first one's words, as if that had failed."""
+    two_hours = Spec("retention", points=2, what="a retry two hours late sends nothing twice",
+                     scenario="async-duplicate")
+    six_hours = Spec("retention", what="a retry almost six hours late sends nothing twice",
+                     scenario="async-duplicate")
+    ex = _exercise(two_hours, six_hours)
+    assert ex.max_score == 2 and ex.items == {"retention": 2}
+    [item] = judge.items(ex, [_judged(two_hours, broken=set()), _judged(six_hours, broken={0})])
+    line = item_line(item)
+    assert "(0/2): a retry almost six hours late sends nothing twice" in line and "two hours" not in line
+    assert "[2 tests (1 failed), 2 runs, all or nothing]" in line
+    grade = ExerciseGrade(ex, [item], source="retention.py")
+    [test] = gradescope_results(StudentGrade("dina", [grade]))["tests"]  # Gradescope's entry says the same
+    assert test["max_score"] == 2 and test["output"].startswith("a retry almost six hours late sends nothing twice")
+    [passed] = judge.items(ex, [_judged(two_hours, broken=set()), _judged(six_hours, broken=set())])
+    assert "(2/2): a retry two hours late sends nothing twice [2 tests, 2 runs, all or nothing]" in item_line(passed)

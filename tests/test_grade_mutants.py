@@ -143,6 +143,12 @@ CATALOGUE = {
     "09_local_cache_three_hours": ("retention", "powertools-expiry-too-short"),
     "09_no_lambda_context": ("crash-recovery", "powertools-no-lambda-context"),
     "09_idempotent_whole_handler": ("batch-failure", "powertools-whole-batch"),
+    # exercise 09's blind wrong answers (blind09/submissions/), whose first hints were wrong or blamed another item
+    "09_blind_key_whole_order": ("payload-changed", "key-holds-payload"),
+    "09_blind_sqs_raises_whole_batch": ("batch-failure", "batch-not-partial"),
+    "09_blind_in_progress_skipped": ("in-progress", "powertools-swallowed-in-progress"),
+    "09_blind_failure_stored_as_result": ("batch-failure", "failure-saved-as-result"),
+    "09_blind_email_outside": ("key-per-order", "powertools-work-outside"),
 }
 
 
@@ -192,6 +198,9 @@ KEEPS = {
     "08_refused_save_raises": "fenced-release",  # its delete is fenced and quiet: only the save is wrong
     "09_raise_on_no_key_left_off": "payload-changed",  # the key's option says nothing of payloads
     "09_local_cache_three_hours": "other-environments",  # the cache sits in front of the table, which still decides
+    # keyed on orderId: a batch failed whole, or a failure replayed from the table, is batch handling, not the key
+    "09_blind_sqs_raises_whole_batch": "key-per-order",
+    "09_blind_failure_stored_as_result": "key-per-order",
 }
 
 
@@ -203,6 +212,36 @@ def test_a_mutant_keeps_the_items_that_do_not_test_its_flaw(tmp_path, name):
     only = _one_item(ex, KEEPS[name])
     [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210]))
     assert result.passed, (name, result.hint_codes)
+
+
+#: exercise 09's blind answer -> (the item it loses, words its hints must say, words none of them may say)
+WORDING = {
+    # the failure is stored as the result and replayed: no loop stopped at a refusal, and each failure was reported
+    "09_blind_failure_stored_as_result": ("batch-failure", "COMPLETED after the failure",
+                                          ("the loop stopped", "neither raised nor reported")),
+    # Powertools raises its own class, which is no subclass of the course kit's
+    "09_blind_in_progress_skipped": ("in-progress", "IdempotencyAlreadyInProgressError", ("StillInProgressError",)),
+    # the key changes with the amount, not with the delivery
+    "09_blind_key_whole_order": ("payload-changed", 'hashes the whole order ("@")',
+                                 ("new on every delivery", "messageId", "request id")),
+    # the email is sent outside the decorated function: no conditional put of the answer's own to catch
+    "09_blind_email_outside": ("key-per-order", "outside the function under @idempotent_function",
+                               ("ConditionalCheckFailedException", "claim the key first")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORDING))
+def test_a_blind_answers_hints_name_its_own_flaw_in_powertools_terms(tmp_path, name):
+    item, said, unsaid = WORDING[name]
+    ex = catalog.grading_catalogue()["09"]
+    answer = tmp_path / f"{ex.name}.py"
+    shutil.copyfile(MUTANTS / f"{name}.py", answer)
+    only = _one_item(ex, item)
+    [result] = items(only, run_tests(only, answer, f"exercises/{ex.name}.py", [90210, 90211]))
+    hints = [h.text for t in result.tests if t.failure for h in t.failure.hints]
+    assert hints and any(said in h for h in hints), hints
+    for words in unsaid:
+        assert not any(words in h for h in hints), (words, hints)
 
 
 def test_a_refused_claim_that_is_ignored_is_not_called_module_level_state(tmp_path):

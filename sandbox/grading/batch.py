@@ -176,7 +176,7 @@ def gradescope_results(student: StudentGrade) -> dict[str, Any]:
 def _item_output(g: ExerciseGrade, item: Any) -> list[str]:
     from .render import failure_text
 
-    lines = [item.what]
+    lines = [item.said]
     if g.tampering:
         lines += ["TAMPERING: " + g.tampering[0]]
     return lines + failure_text(item)

@@ -11,7 +11,9 @@ and is one of:
   ``{"question": "A", "answer_salt": "...", "answer_sha256": "..."}`` (a public self-check that does not show
   the answer: ``judge.answer_hash``, PBKDF2-SHA256 with the salt).
 
-Credit: an item's ``points`` are its weight in the exercise. A scenario run over several seeds measures
+Credit: an item's ``points`` are its weight in the exercise, stated once, on the item's first test (its other
+tests, hidden ones included, state none: they earn no points of their own, and a list that repeated them would
+read as more points than the exercise has; ``points_gaps`` refuses it). A scenario run over several seeds measures
 something graded, the share of its seeds that hold, and gives that share of its item's points (credit per
 seed, ``Test.partial``: every seed is run, "3 of 4 seeds held: 1.5 of 2 points", kept to hundredths). The
 rest are all or nothing: one broken interleaving of an exhaustive search is a proof of the bug, a drill tests
@@ -50,7 +52,7 @@ KIT = "run_once_kit.py"
 @dataclass(frozen=True)
 class Test:
     item: str
-    points: int = 1
+    points: int | None = None  # the item's points, on its first test only (None: 1 there, nothing on the others)
     what: str = ""
     scenario: str | None = None
     settings: dict[str, Any] = field(default_factory=dict)
@@ -150,7 +152,7 @@ class Exercise:
         """item -> points, in the order the tests name them (an item's points: its first test's)."""
         out: dict[str, int] = {}
         for t in self.tests:
-            out.setdefault(t.item, t.points)
+            out.setdefault(t.item, 1 if t.points is None else t.points)
         return out
 
     @property
@@ -226,6 +228,19 @@ def tests_literal(text: str) -> list[dict[str, Any]]:
     raise BadInput("the tests cell has no TESTS = [...]")
 
 
+def points_gaps(tests: list[Test]) -> list[str]:
+    """What is wrong with how a tests list states its items' points: a test that states points for an item an
+    earlier test already gave them to (empty: each item's points are stated once, on its first test)."""
+    seen: set[str] = set()
+    out = []
+    for t in tests:
+        if t.item in seen and t.points is not None:
+            out.append(f"a test of {t.item} states points again ({t.points}): state an item's points once, on its "
+                       f"first test; its other tests state none")
+        seen.add(t.item)
+    return out
+
+
 def from_notebook(notebook: dict[str, Any], with_hidden: bool) -> Exercise:
     meta = nb.exercise_meta(notebook)
     if meta is None:
@@ -282,5 +297,8 @@ def grading_catalogue(tests_json: Path | None = None) -> dict[str, Exercise]:
     out = {}
     for path in solution_notebooks():
         ex = from_notebook(nb.read(path), with_hidden=True)
+        gaps = points_gaps(list(ex.tests))  # the course's own lists only: a learner's old copy is not refused
+        if gaps:
+            raise BadInput(f"{path.name}: {gaps[0]}")
         out[ex.id] = ex
     return out

@@ -8,6 +8,8 @@ A hint has a ``code`` (tests and the mutation catalogue assert it) and its ``tex
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -33,6 +35,7 @@ from .drills import (
     expect_retry_after_is_lock_left,
     keyless_effects,
     lock_left,
+    payload_changed_orders,
     refused_save_raised,
     sqs_message_id,
     stale_writes,
@@ -59,7 +62,9 @@ class _Run:
         self.effects: dict[str, list[dict]] = defaultdict(list)
         self.received: set[str] = set()
         self.deliveries = history.of_type(RecordType.DELIVERY)
-        self.answers = {a.get("inv"): a for a in (drill_result(history) or {}).get("answers") or []}  # a drill's
+        result = drill_result(history) or {}
+        self.answers = {a.get("inv"): a for a in result.get("answers") or []}  # a drill's
+        self.drill, self.seed = str(meta.get("drill") or ""), result.get("seed")
         for e in history:
             if e["type"] == RecordType.AWS and e.get("target") == self.table and e.get("inv"):
                 self.calls[e["inv"]].append(e)
@@ -247,6 +252,8 @@ def _key_per_delivery(run, f, effects):
             keys[inv] = claims[-1].get("key") or ""
     if len(set(keys.values())) < 2:
         return None
+    if run.drill == "payload-changed":  # the drill changes the amount: the key may hold it, not the delivery
+        return _key_holds_payload(run, f, keys)
     what = "the delivery"
     request_ids = {run.invs.get(i, {}).get("request_id") for i in keys}
     if any(r and r in k for k in keys.values() for r in request_ids):
@@ -259,6 +266,26 @@ def _key_per_delivery(run, f, effects):
     shown = ", ".join(f"{i}: {k}" for i, k in keys.items())
     return Hint("key-per-delivery", f"the deliveries of {f.key} claimed different keys ({shown}): the key names "
                 f"{what}, not the order. Key on what stays the same however the order is delivered again")
+
+
+def _key_holds_payload(run: _Run, f: Finding, keys: dict[str, str]) -> Hint:
+    """The payload-changed drill's two events (o-1, then o-1's id with another amount) claimed two keys: the key is
+    made of more than the order's id. Powertools hashes what event_key_jmespath picks (md5 of its JSON, keys sorted),
+    so a key whose hash is the whole order's is told as such; any other, as the amount or the delivery."""
+    orders = payload_changed_orders(int(run.seed or 0))
+    whole = {hashlib.md5(json.dumps(o, sort_keys=True).encode()).hexdigest() for o in orders}
+    shown = ", ".join(f"{i}: {k}" for i, k in keys.items())
+    if all(k.rpartition("#")[2] in whole for k in keys.values()):
+        made = ("event_key_jmespath hashes the whole order (\"@\"), so the amount is part of the key, and the same "
+                "order id with another amount made a new key")
+    else:
+        made = ("event_key_jmespath picks more than the order's id: a field that changed with the order (its amount), "
+                "or one of the delivery's (an event id, new on every event)")
+    return Hint("key-holds-payload", f"the two events for {f.key}, its id reused with another amount, claimed "
+                f"different idempotency keys ({shown}): {made}. So the second ran as new work, and Powertools never "
+                f"compared the payloads. Key on the order's id alone (orderId), and let payload_validation_jmespath "
+                f"compare the rest: a reused id with another payload then fails with IdempotencyValidationError "
+                f"({POWERTOOLS_DOC})")
 
 
 def _dated(keys: Any) -> bool:
@@ -287,7 +314,8 @@ def _lost_hints(run: _Run, f: Finding) -> list[Hint]:
     carriers = [i for i in f.invocations if i in run.invs]
     hints = [h for h in (_refusal_taken_for_success(run, carriers), _gave_up_at_refusal(run, carriers, f.key),
                          _no_release(run, carriers, f.key),
-                         _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers), _collision(run, f, carriers),
+                         _no_expiry(run, carriers, f.key), _swallowed(run, f, carriers),
+                         _failure_saved_as_result(run, f, carriers), _collision(run, f, carriers),
                          _skipped(run, f.key, carriers), _failure_as_4xx(run, carriers))
              if h is not None]
     if any(h.code == "failure-as-4xx" for h in hints):  # it did not return success: it answered a 4xx
@@ -301,7 +329,10 @@ def _gave_up_at_refusal(run: _Run, carriers: list[str], order: str | None) -> Hi
     for inv in carriers:
         keys = [str(k) for k in (run.invs.get(inv) or {}).get("keys") or []]
         puts = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem"]
-        tried = any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in puts)
+        # A hashed key (Powertools') names no order: an invocation that claimed as many keys as it carried orders
+        # tried each of them, whichever was refused.
+        tried = (any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in puts)
+                 or len({c.get("key") for c in puts}) >= len(keys))
         refused = [c for c in puts if c["result"] == CONDITIONAL_CHECK_FAILED]
         if refused and not tried and order in keys and run.invs[inv]["outcome"] == Outcome.OK:
             return Hint("gave-up-at-refusal", f"{inv} carried {', '.join(keys)}; its claim on {refused[0].get('key')} "
@@ -451,14 +482,54 @@ def _no_expiry(run, carriers, order):
     return None
 
 
+def _reported(run: _Run, inv: str, order: Any) -> bool:
+    """Did ``inv`` tell its source that ``order`` failed: by failing, or by naming its record in batchItemFailures?"""
+    return run.invs[inv]["outcome"] != Outcome.OK or any(
+        d.get("what") == Delivery.BATCH_FAILED and d.get("inv") == inv and order in (d.get("keys") or [])
+        for d in run.deliveries)
+
+
 def _swallowed(run, f, carriers):
     failed = [e for inv in carriers for e in run.effects.get(inv, [])
               if e["key"] == f.key and e["status"] == EffectStatus.FAILED]
+    if any(_reported(run, e["inv"], f.key) for e in failed):
+        return None  # told: the failure_saved_as_result rule says why the retries did not do the work
     if failed and carriers and all(run.invs[i]["outcome"] == Outcome.OK for i in carriers):
         return Hint("swallowed-error", f"the {f.effect} for {f.key} failed, but the invocation returned success "
                     f"(it caught the error and neither raised nor reported it), so the source considered the event "
                     f"done and the order was lost")
     return None
+
+
+def _failure_saved_as_result(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
+    """The work for the lost order failed and its invocation reported it, yet the record the invocation had claimed
+    for the order was saved COMPLETED after the failure: the idempotent function caught the error and returned it as
+    its result, so each retry's claim was refused and the failure replayed, until the source gave up."""
+    for inv in carriers:
+        for effect in (e for e in run.effects.get(inv, []) if e["key"] == f.key and e["status"] == EffectStatus.FAILED):
+            claims = [c for c in _claims(run, inv) if c["seq"] < effect["seq"]
+                      and (c.get("detail") or {}).get("status") in CLAIM_STATUSES]
+            if not claims or not _reported(run, inv, f.key):
+                continue
+            key = claims[-1].get("key")
+            saved = [c for c in run.calls.get(inv, []) if c["seq"] > effect["seq"] and _wrote(c)
+                     and c.get("key") == key and (c.get("detail") or {}).get("status") == ItemStatus.COMPLETED]
+            replays = [c for c in _refused_later(run, key, saved[0]["t"]) if c["inv"] != inv] if saved else []
+            if replays:
+                return _failure_saved_hint(run, inv, f, str(key), len({c["inv"] for c in replays}))
+    return None
+
+
+def _failure_saved_hint(run: _Run, inv: str, f: Finding, key: str, retries: int) -> Hint:
+    told = "raised" if run.invs[inv]["outcome"] != Outcome.OK else f"named {f.key}'s record in batchItemFailures"
+    where, undo = (("the function under @idempotent_function", "Powertools then deletes the record")
+                   if powertools_run(run) else ("the work run_once runs", "run_once then deletes the claim"))
+    return Hint("failure-saved-as-result", f"the {f.effect} for {f.key} failed and {inv} {told}, yet {inv} saved "
+                f"{f.key}'s idempotency record ({key}) COMPLETED after the failure: {where} caught the error and "
+                f"returned it as its result, so the record stores the failure as if it were the order's outcome. "
+                f"Each later delivery ({retries} of them) found the record COMPLETED and got the failure replayed "
+                f"instead of doing the work, until the source gave up. Let the error leave the idempotent function "
+                f"({undo}, so a retry starts over) and catch it outside, in the handler")
 
 
 # -- whole runs -------------------------------------------------------------------------------------
@@ -620,6 +691,20 @@ POWERTOOLS_HINTS: dict[str, Hint] = {
                             f"({POWERTOOLS_DOC})"),
 }
 POWERTOOLS_HINTS["no-expiry"] = POWERTOOLS_HINTS["lock-too-long"]
+# Powertools makes and checks the claim itself: an effect no claim guarded ran outside its decorated function, and
+# the kit's advice (skip the work when the conditional put is refused) names nothing a Powertools answer wrote.
+POWERTOOLS_HINTS["claim-ignored"] = POWERTOOLS_HINTS["effect-before-claim"] = Hint(
+    "powertools-work-outside", "an effect of the order went out that no idempotency record guarded: Powertools' "
+    "claim was refused (the order was done, or in progress elsewhere) or not yet taken, and the work ran anyway, so "
+    "it runs outside the function under @idempotent_function. Powertools guards only what that function does: do "
+    f"every effect of the order (the charge and the email) inside it ({POWERTOOLS_DOC})")
+# The course kit raises StillInProgressError; Powertools raises its own class, which is no subclass of it.
+POWERTOOLS_HINTS["swallowed-in-progress"] = Hint(
+    "powertools-swallowed-in-progress", "a record whose order is IN_PROGRESS elsewhere must be named in "
+    "batchItemFailures: for it @idempotent_function raises IdempotencyAlreadyInProgressError "
+    "(aws_lambda_powertools.utilities.idempotency.exceptions). Catching that error and going on (continue, pass) "
+    "reports the record a success, so SQS deletes the message, and if the owner then fails the order is lost: let "
+    f"it reach the except that names the record ({POWERTOOLS_DOC})")
 
 
 def powertools_run(run: _Run) -> bool:
@@ -652,7 +737,7 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
         found = rule(drill, history, run)
         if found is not None:
             return [found]
-    return [DRILL_HINTS[drill]] if drill in DRILL_HINTS else []
+    return in_powertools_terms(run, [DRILL_HINTS[drill]] if drill in DRILL_HINTS else [])
 
 
 def _stale_read_rule(drill: str, history: History, run: _Run) -> Hint | None:

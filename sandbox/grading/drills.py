@@ -373,11 +373,17 @@ def drive_no_key(sb, fn, seed):
     return [first, second, fn.invoke(event, keys=[], cause=Cause.SPONTANEOUS_DUPLICATE, prev=second.id)]
 
 
+def payload_changed_orders(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The payload-changed drill's two orders: o-1, then o-1's id with another amount (the hints read them too)."""
+    [order] = make_orders(1, seed)
+    return order, {**order, "amount": order["amount"] + 100}
+
+
 def drive_payload_changed(sb, fn, seed):
     """o-1 is handled; then another event carries o-1's id with another amount (a producer that reuses an id): the
     same key with another payload."""
-    order = _one_order(sb, seed)
-    changed = {**order, "amount": order["amount"] + 100}
+    order, changed = payload_changed_orders(seed)
+    sb.accept(order)
     return _twice_in_a_row(sb, fn, sb.order_event([order]), sb.order_event([changed]), order, Cause.PRODUCER_RESEND)
 
 

@@ -171,6 +171,21 @@ class ItemResult:
         return next((t for t in self.tests if not t.passed), None)
 
     @property
+    def blocker(self) -> TestResult | None:
+        """In an item with tests judged per seed, the first failed test that is all or nothing: while it fails the
+        item earns nothing, whatever the seeds held (the feedback must say that, not only the seeds)."""
+        if not self.partial:
+            return None
+        return next((t for t in self.tests if not t.passed and not t.test.partial), None)
+
+    @property
+    def said(self) -> str:
+        """What the item's line says it checks: the words of the test that failed, when one did (an item of several
+        tests that names its first while another one failed tells the learner to look at what passed)."""
+        failed = self.failure
+        return failed.test.what if failed is not None and failed.test.what else self.what
+
+    @property
     def hint_codes(self) -> list[str]:
         failed = self.failure
         return [h.code for h in failed.failure.hints] if failed and failed.failure else []

@@ -37,18 +37,27 @@ class Checked(Protocol):
 
 PASS, FAIL = "✓", "✗"
 #: Which items give partial credit, said once wherever the items are listed (each item's line is tagged).
-CREDIT_RULE = ("Credit: an item tagged 'credit per seed' earns the share of its seeds that held; one tagged "
-               "'all or nothing' (every interleaving, a drill, a question, a single seed) earns its points only "
-               "if it passes.")
+CREDIT_RULE = ("Credit: an item tagged 'credit per seed' earns the share of its seeds that held, unless one of its "
+               "tests that is all or nothing failed; one tagged 'all or nothing' (every interleaving, a drill, a "
+               "question, a single seed) earns its points only if it passes. An item's points count once, however "
+               "many tests it has.")
 
 
-def _where(t: TestResult) -> str:
-    test, f = t.test, t.failure
+def _named(test: Any) -> str:
+    """A test by its kind, name and settings ("scenario sqs-batch-failure (poison=1)", "drill no-key"), no seed."""
     if test.kind == "question":
         return f"question {test.question}"
     what = f"drill {test.drill}" if test.drill else f"scenario {test.scenario}"
     if test.settings:
         what += " (" + ", ".join(f"{k}={v}" for k, v in test.settings.items()) + ")"
+    return what
+
+
+def _where(t: TestResult) -> str:
+    test, f = t.test, t.failure
+    what = _named(test)
+    if test.kind == "question":
+        return what
     if f is not None and f.script:
         what += ", the schedule " + ",".join(f.script)
     elif f is not None and f.seed is not None:
@@ -60,12 +69,23 @@ def _plural(n: float, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+#: Why a test is all or nothing, by its kind (``catalog.Test.kind``).
+_WHOLE = {"question": "a question", "drill": "a drill", "exhaustive": "every interleaving", "seeds": "a single seed"}
+
+
 def credit_text(item: ItemResult) -> str | None:
-    """What a failed item judged per seed still earned: "3 of 4 seeds held: 1.5 of 2 points"."""
+    """What a failed item judged per seed still earned: "3 of 4 seeds held: 1.5 of 2 points"; or, when a test of it
+    that is all or nothing failed, that this test is why it earned nothing (never "2 of 2 held: 0 points" alone)."""
     if item.passed or not item.partial:
         return None
     held, total = item.seeds
-    return f"{held} of {_plural(total, 'seed')} held: {item.score} of {_plural(item.points, 'point')}"
+    points = f"{item.score} of {_plural(item.points, 'point')}"
+    blocker = item.blocker
+    if blocker is None:
+        return f"{held} of {_plural(total, 'seed')} held: {points}"
+    which = "this test" if blocker is item.failure else f"{_named(blocker.test)}, which failed too,"
+    return (f"{points}: {which} is all or nothing ({_WHOLE[blocker.test.kind]}), so the item earns nothing while "
+            f"it fails, whatever the seeds of its per-seed tests held ({held} of {total})")
 
 
 def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
@@ -78,7 +98,7 @@ def failure_text(item: ItemResult, timeline: bool = True) -> list[str]:
         lines.append(f"  it checks {item.requirement}")
     credit = credit_text(item)
     if credit:
-        lines.append(f"  {credit} (credit per seed)")
+        lines.append(f"  {credit}" + ("" if item.blocker else " (credit per seed)"))
     if t.reason:
         return lines + [f"  {t.reason}"]
     f = t.failure
@@ -134,15 +154,25 @@ def block_text(block: list[ItemResult], timeline: bool = True) -> list[str]:
 def credit_tag(item: ItemResult) -> str:
     if not item.partial:
         return "all or nothing"
+    if item.passed:
+        return "credit per seed"
+    blocker = item.blocker
+    if blocker is not None:
+        return f"no credit: {_named(blocker.test)} failed, and it is all or nothing"
     held, total = item.seeds
-    return "credit per seed" + ("" if item.passed else f": {held} of {total} held")
+    return f"credit per seed: {held} of {total} held"
 
 
 def item_line(item: ItemResult) -> str:
+    """One item: its score, what it checks (the failed test's words when one failed), and how it is credited. An
+    item of several tests says how many, and how many failed, so its line is not read as its only test's."""
     mark = PASS if item.passed else FAIL
     runs = sum(t.runs for t in item.tests)
-    return (f"  {mark} {item.item} ({item.score}/{item.points}): {item.what} "
-            f"[{_plural(runs, 'run')}, {credit_tag(item)}]")
+    count = len(item.tests)
+    failed = sum(not t.passed for t in item.tests)
+    tests = "" if count < 2 else f"{count} tests" + (f" ({failed} failed)" if failed else "") + ", "
+    return (f"  {mark} {item.item} ({item.score}/{item.points}): {item.said} "
+            f"[{tests}{_plural(runs, 'run')}, {credit_tag(item)}]")
 
 
 def hidden_line(secret: list[ItemResult]) -> str:

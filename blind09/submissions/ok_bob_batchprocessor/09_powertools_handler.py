@@ -1,0 +1,68 @@
+# Exercise 09 · Make a Powertools-decorated handler safe
+# The answer cell of exercises/09_powertools_handler.ipynb, as a file: write your answer in that cell.
+# check("09") in the notebook saves the cell here, so the shell runs the same code:
+#   python -m sandbox.grading check 09
+# It replaces this file; if you edited the file by hand, it keeps your version as 09_powertools_handler.py.bak.
+# fingerprint of the code below, as written: 9af14e168ae801f7
+import os
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+
+from sandbox import charge_card, orders_in, send_confirmation_email
+
+# The course's idempotency table: partition key pk, TTL on expiresAt (Powertools' own defaults are id and expiration).
+persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"], key_attr="pk",
+                                       expiry_attr="expiresAt")
+
+
+def fulfil(order):
+    """The work: charge card orders (the charge carries its own idempotency key), then email."""
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+# Write `config`, your IdempotencyConfig, and `fulfil_once(order)`: fulfil under @idempotent_function, with the
+# persistence layer above. Your handler calls fulfil_once(order=...) once for each order.
+KEEP_FOR = 7 * 24 * 60 * 60  # a week: past the async retry window (6 h) and a typical DLQ redrive
+
+config = IdempotencyConfig(
+    event_key_jmespath="orderId",          # the business id, the same on every delivery
+    payload_validation_jmespath="@",       # the same id with another payload is refused
+    raise_on_no_idempotency_key=True,      # no id, no work
+    expires_after_seconds=KEEP_FOR,
+    use_local_cache=False,
+)
+
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+@idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config,
+                     key_prefix="order-confirmation")
+def fulfil_once(order):
+    return fulfil(order)
+
+
+def _record_handler(record):
+    for order in orders_in({"Records": [record.raw_event]}):
+        fulfil_once(order=order)
+
+
+def handler(event, context):
+    """An async event: each order once, and raise if one fails. An SQS batch: each record on its own, and the
+    failed ones in batchItemFailures."""
+
+    config.register_lambda_context(context)
+    if event.get("Records"):
+        return process_partial_response(event=event, record_handler=_record_handler, processor=processor,
+                                        context=context)
+    errors = []
+    for order in orders_in(event):
+        try:
+            fulfil_once(order=order)
+        except Exception as err:  # try the others; the ones done are recorded and replayed on the retry
+            errors.append(err)
+    if errors:
+        raise errors[0]
+    return {"ok": True}

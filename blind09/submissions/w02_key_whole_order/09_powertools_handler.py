@@ -1,0 +1,53 @@
+# Exercise 09 · Make a Powertools-decorated handler safe
+# The answer cell of exercises/09_powertools_handler.ipynb, as a file: write your answer in that cell.
+# check("09") in the notebook saves the cell here, so the shell runs the same code:
+#   python -m sandbox.grading check 09
+# It replaces this file; if you edited the file by hand, it keeps your version as 09_powertools_handler.py.bak.
+# fingerprint of the code below, as written: 9af14e168ae801f7
+import os
+
+from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig, idempotent_function
+
+from sandbox import charge_card, orders_in, send_confirmation_email
+
+# The course's idempotency table: partition key pk, TTL on expiresAt (Powertools' own defaults are id and expiration).
+persistence = DynamoDBPersistenceLayer(table_name=os.environ["IDEMPOTENCY_TABLE"], key_attr="pk",
+                                       expiry_attr="expiresAt")
+
+
+def fulfil(order):
+    """The work: charge card orders (the charge carries its own idempotency key), then email."""
+    if order.get("payment") == "card":
+        charge_card(order, idempotency_key=f"charge#{order['orderId']}")
+    return send_confirmation_email(order)
+
+
+# Write `config`, your IdempotencyConfig, and `fulfil_once(order)`: fulfil under @idempotent_function, with the
+# persistence layer above. Your handler calls fulfil_once(order=...) once for each order.
+# Hash the whole order into the key: two identical orders are the same work, anything else is new.
+config = IdempotencyConfig(event_key_jmespath="@", payload_validation_jmespath="@",
+                           raise_on_no_idempotency_key=True, expires_after_seconds=24 * 60 * 60)
+
+
+@idempotent_function(data_keyword_argument="order", persistence_store=persistence, config=config)
+def fulfil_once(order):
+    return fulfil(order)
+
+
+def handler(event, context):
+    """An async event: each order once, and raise if one fails. An SQS batch: each record on its own, and the
+    failed ones in batchItemFailures."""
+
+    config.register_lambda_context(context)
+    if "Records" in event:
+        failures = []
+        for record in event["Records"]:
+            try:
+                for order in orders_in({"Records": [record]}):
+                    fulfil_once(order=order)
+            except Exception:
+                failures.append({"itemIdentifier": record["messageId"]})
+        return {"batchItemFailures": failures}
+    for order in orders_in(event):
+        fulfil_once(order=order)
+    return {"status": "done"}
