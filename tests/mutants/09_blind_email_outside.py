@@ -1,5 +1,5 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (blind09/submissions/w15_email_outside).
+exercise's text only (tests/blind09/submissions/w15_email_outside).
 Misconception: only the charge costs money: keep the idempotent part small and send the email after it.
 Wrong: the email is outside the function under @idempotent_function, so every delivery sends it again; the
 hint must say so, not the course kit's advice about ConditionalCheckFailedException.

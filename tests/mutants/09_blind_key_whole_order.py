@@ -1,5 +1,5 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (blind09/submissions/w02_key_whole_order).
+exercise's text only (tests/blind09/submissions/w02_key_whole_order).
 Misconception: hash the whole order into the key (event_key_jmespath="@"): two identical orders are the same work,
 anything else is new.
 Wrong: an order id reused with another amount makes a new key, so it runs as new work and is never compared with
