@@ -143,7 +143,7 @@ CATALOGUE = {
     "09_local_cache_three_hours": ("retention", "powertools-expiry-too-short"),
     "09_no_lambda_context": ("crash-recovery", "powertools-no-lambda-context"),
     "09_idempotent_whole_handler": ("batch-failure", "powertools-whole-batch"),
-    # exercise 09's blind wrong answers (tests/blind09/submissions/): their first hints were wrong or blamed another item
+    # exercise 09's blind wrong answers (tests/blind09/submissions/): first hints wrong, or blaming another item
     "09_blind_key_whole_order": ("payload-changed", "key-holds-payload"),
     "09_blind_sqs_raises_whole_batch": ("batch-failure", "batch-not-partial"),
     "09_blind_in_progress_skipped": ("in-progress", "powertools-swallowed-in-progress"),
