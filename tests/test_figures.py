@@ -620,3 +620,19 @@ def test_the_audit_finds_labels_that_stand_different_ways():
     ax.text(70, 5, "at 7.0 s", ha="center", va="center", gid="arrow-label")  # on its arrow
     (found,) = _check(fig, audit.labels_uneven)
     assert found.startswith("arrow labels stand 2 ways from what they name") and "'on'" in found
+
+
+# -- what a new learner still found (4/5): each on the lesson's own figure
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_the_legend_says_what_the_kept_band_means_in_this_figure():
+    """Lesson 07 cell 8: read_then_write.py's record has no expiresAt; its band says "o-1 kept, no TTL", and the
+    legend beside it said "result kept (COMPLETED, until TTL)"."""
+    fig = _figure("07-8")
+    notes = [t.get_text() for t in fig.axes[0].texts if "kept" in t.get_text()]
+    assert notes and all("no TTL" in n for n in notes)
+    kept = [t for t in _legend_texts(fig) if t.startswith("result kept")]
+    assert kept == ["result kept (COMPLETED, no TTL)"]
+    assert "result kept (COMPLETED, until TTL)" in _legend_texts(_figure("02-14"))  # kept 1 h: until its TTL
