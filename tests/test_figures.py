@@ -197,7 +197,7 @@ def test_nothing_the_lesson_names_is_hidden_in_a_break():
     plot = fig.axes[0].get_window_extent()
     ends = [x for kind in ("bar:", "lock:", "kept:", "expired:", "throttled:") for _, b in _boxes(fig, kind)
             for x in (b.x0, b.x1) if plot.x0 + 1 < x < plot.x1 - 1]  # a band running on past the plot has no end
-    for x in ends + [m.x for m in audit.marks(fig)]:
+    for x in ends + [m.x for m in audit.marks(fig) if m.ax is fig.axes[0]]:  # the detail row has breaks of its own
         assert not any(a + 1 < x < b - 1 for a, b in gaps), x
     ((_, kept),) = _boxes(fig, "kept:inv-1:")
     ticks = _ticks(fig)
@@ -636,3 +636,29 @@ def test_the_legend_says_what_the_kept_band_means_in_this_figure():
     kept = [t for t in _legend_texts(fig) if t.startswith("result kept")]
     assert kept == ["result kept (COMPLETED, no TTL)"]
     assert "result kept (COMPLETED, until TTL)" in _legend_texts(_figure("02-14"))  # kept 1 h: until its TTL
+
+
+@pytest.mark.parametrize("cell", ["02-8", "02-18", "10-3"])
+def test_the_detail_magnifies_equal_runs_alike_and_ticks_each_stretch_twice(cell):
+    """Lesson 02 cell 8: four 0.2 s runs magnified ×4.6, ×5.6, ×4.6, ×5.6 (the duplicate's envelope is wider);
+    cell 18 and lesson 10 cell 3: a stretch with one tick ("2.00", "60.5"), which says where it is but not how
+    long anything in it lasts."""
+    assert _check_on(cell, audit.detail_strips_uneven) == []
+    fig = _figure(cell)
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    if cell == "02-8":
+        assert len({z.split("×")[1] for z in zooms}) == 1, zooms
+
+
+def test_the_audit_finds_a_stretch_with_one_tick_and_equal_runs_magnified_differently():
+    fig, ax = _timed_page()
+    detail = fig.add_axes((0.1, 0.0, 0.8, 0.08))
+    detail.set(xlim=(0, 100), ylim=(0, 1))
+    a = detail.add_patch(Rectangle((10, 0.2), 20, 0.6, gid="bar:inv-1:ok"))  # 0.2 s at 100 units a second
+    b = detail.add_patch(Rectangle((60, 0.2), 30, 0.6, gid="bar:inv-2:ok"))  # 0.2 s at 150
+    fig.band_times = ((a, 1.0, 1.2, 0.0), (b, 5.0, 5.2, 0.0))
+    fig.detail_time_maps = {1: ((0.9, 1.4, 0.0, 50.0), (4.9, 5.3, 55.0, 95.0))}
+    detail.set_xticks([10, 20, 60], labels=["1.0", "1.1", "5.0"])
+    found = _check(fig, audit.detail_strips_uneven)
+    assert found == ["the detail's stretch 4.9..5.3 s has 1 tick",
+                     "bar:inv-1:ok and bar:inv-2:ok last as long, and are magnified 1.50 times apart"]

@@ -737,7 +737,7 @@ def _off_step(times: list[float], segments: tuple) -> list[str]:
     steps = []
     for t0, t1, _, _ in segments:
         inside = sorted(t for t in times if t0 - 1e-9 <= t <= t1 + 1e-9)
-        steps += [b - a for a, b in zip(inside, inside[1:])]
+        steps += [round(b - a, 9) for a, b in zip(inside, inside[1:])]  # 2:04:34.02 - 2:04:34.00 is not 0.02
     if not steps:
         return []
     step = min(steps)
@@ -844,11 +844,44 @@ def _distance(path: MPath, box: Bbox) -> float:
     return float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
 
 
+# -- what a new learner found (4/5)
+EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are equal-length ...
+EQUAL_SCALE = 0.02  # ... and are drawn in the detail at scales that differ by at most this share
+
+
+def detail_strips_uneven(d: Drawn) -> list[str]:
+    """The detail row's stretches: each reads its times from two ticks at least (one tick gives no scale), and
+    equal-length runs are magnified alike, in one figure (0.2 s runs at ×4.6 and ×5.6 read as different lengths)."""
+    out = []
+    for ax, segments, own in _time_axes(d.fig):
+        if not own:
+            continue
+        times = [t for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        for t0, t1, _, _ in segments:
+            n = sum(t0 - 1e-9 <= t <= t1 + 1e-9 for t in times)
+            if n < 2:
+                out.append(f"the detail's stretch {t0:g}..{t1:g} s has {n} tick{'' if n == 1 else 's'}")
+    rates = []  # (gid, seconds, px a second) of each detail bar drawn at its length
+    for patch, t0, t1, least in getattr(d.fig, "band_times", ()):
+        gid = patch.get_gid() or ""
+        if not gid.startswith("bar:") or t1 is None or t1 <= t0 or patch.axes is d.fig.axes[0]:
+            continue
+        box = patch.get_window_extent(d.r)
+        if box.width > d.px(least) + d.px(TRUE_PX):
+            rates.append((gid, t1 - t0, box.width / (t1 - t0)))
+    for i, (g1, s1, r1) in enumerate(rates):
+        for g2, s2, r2 in rates[i + 1:]:
+            if abs(s1 - s2) <= EQUAL_RUNS * max(s1, s2) and abs(r1 - r2) > EQUAL_SCALE * max(r1, r2):
+                out.append(f"{g1} and {g2} last as long, and are magnified {max(r1, r2) / min(r1, r2):.2f} times "
+                           "apart")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
-          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven)
+          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
