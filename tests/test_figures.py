@@ -662,3 +662,26 @@ def test_the_audit_finds_a_stretch_with_one_tick_and_equal_runs_magnified_differ
     found = _check(fig, audit.detail_strips_uneven)
     assert found == ["the detail's stretch 4.9..5.3 s has 1 tick",
                      "bar:inv-1:ok and bar:inv-2:ok last as long, and are magnified 1.50 times apart"]
+
+
+def test_a_stretch_where_a_run_starts_is_ticked_at_its_start():
+    """Lesson 02 cell 14: the retry at 2:04:34 (the title's "retry at 2 h") stood after two breaks, on a stretch
+    with no tick: "0:00:00" and "1:00:00" only. The stretch is ticked where the retry started, at its time."""
+    fig = _figure("02-14")
+    assert _check_on("02-14", audit.segments_unticked) == []
+    assert _check_on("02-14", audit.ticks_off_step) == [] and _check_on("02-14", audit.ticks_uneven) == []
+    ticks = _ticks(fig)
+    assert "2:04:34" in ticks and abs(ticks["2:04:34"] - _x(fig, fig.lanes["inv-2"][1])) <= 1.0
+    assert "2:04:25" not in ticks
+
+
+def test_the_audit_finds_a_stretch_without_a_tick_and_takes_a_runs_start_for_one():
+    fig, ax = _timed_page()
+    fig.time_map = ((0.0, 60.0, 0.0, 60.0), (7470.0, 7485.0, 70.0, 85.0))  # a break cuts out 60..7470 s
+    fig.lanes = {"inv-1": (2, 5.0), "inv-2": (5, 74.5)}  # inv-2 starts at 7474.5 s
+    ax.set_xticks([0, 30, 60], labels=["0:00:00", "0:00:30", "0:01:00"])
+    assert _check(fig, audit.segments_unticked) == ["the stretch 7470..7485 s, where inv-2 starts, has no tick"]
+    ax.set_xticks([0, 30, 60, 74.5], labels=["0:00:00", "0:00:30", "0:01:00", "2:04:34"])  # 7474 s, to the second
+    assert _check(fig, audit.segments_unticked) == [] and _check(fig, audit.ticks_off_step) == []
+    ax.set_xticks([0, 30, 60, 76], labels=["0:00:00", "0:00:30", "0:01:00", "2:04:36"])  # near the run, not at it
+    assert _check(fig, audit.ticks_off_step) == ["tick at 7476 s is not on the axis' 30 s step"]

@@ -36,6 +36,7 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, cast
 
@@ -724,25 +725,57 @@ def labels_before_band(d: Drawn) -> list[str]:
 
 def ticks_off_step(d: Drawn) -> list[str]:
     """Every tick of a timeline falls on a round value of the axis' step (the step its ticks keep where a stretch
-    holds two or more): a lone tick at a finer step ("2:04:25" on an axis of minutes) reads as an event's time."""
+    holds two or more): a lone tick at a finer step ("2:04:25" on an axis of minutes) reads as an event's time;
+    unless it is that event's time, a run's start to the label's last digit ("2:04:34", the retry)."""
     out = []
     for ax, segments, own in _time_axes(d.fig):
-        labels = [(t, "") for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        starts = _start_xs(d, ax)
+        labels = [(t, lb.get_text()) for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        at_starts = {t for t, text in labels if _at_a_start(d, ax, t, _last_digit(text), starts)}
         for group in _segment_groups(labels, segments, own):
-            out += _off_step([t for t, _ in group], segments)
+            out += _off_step([t for t, _ in group], segments, at_starts)
     return out
 
 
-def _off_step(times: list[float], segments: tuple) -> list[str]:
-    steps = []
-    for t0, t1, _, _ in segments:
-        inside = sorted(t for t in times if t0 - 1e-9 <= t <= t1 + 1e-9)
-        steps += [round(b - a, 9) for a, b in zip(inside, inside[1:])]  # 2:04:34.02 - 2:04:34.00 is not 0.02
-    if not steps:
+def _start_xs(d: Drawn, ax) -> list[float]:
+    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``)."""
+    if ax is not d.fig.axes[0]:
         return []
-    step = min(steps)
-    return [f"tick at {t:g} s is not on the axis' {step:g} s step" for t in times
-            if abs(t / step - round(t / step)) > 1e-6]
+    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()]
+
+
+def _last_digit(label: str) -> float:
+    """What a tick label's last digit counts, in seconds: "2:04:34" 1, "61.2" 0.1."""
+    return 10.0 ** -len(label.rpartition(".")[2]) if "." in label else 1.0
+
+
+def _at_a_start(d: Drawn, ax, t: float, digit: float, starts: list[float]) -> bool:
+    """A tick reading ``t`` stands at a run's start, to its label's last digit."""
+    lo, hi = time_x(d.fig, t - digit / 2, ax), time_x(d.fig, t + digit / 2, ax)
+    at = time_x(d.fig, t, ax)
+    if at is None:
+        return False
+    lo, hi = at if lo is None else lo, at if hi is None else hi
+    return any(lo - d.px(TRUE_PX) <= x <= hi + d.px(TRUE_PX) for x in starts)
+
+
+def _off_step(times: list[float], segments: tuple, exempt: Collection[float] = ()) -> list[str]:
+    """The ticks off the step their neighbours keep; ``exempt``: ticks at a run's start, which may stand off it
+    (the step is the spacing of all the ticks, or of the others, whichever leaves fewer off it)."""
+    def steps_of(ts: list[float]) -> list[float]:
+        out = []
+        for t0, t1, _, _ in segments:
+            inside = sorted(t for t in ts if t0 - 1e-9 <= t <= t1 + 1e-9)
+            out += [round(b - a, 9) for a, b in zip(inside, inside[1:])]  # 2:04:34.02 - 2:04:34.00 is not 0.02
+        return out
+
+    found = []
+    for steps in (steps_of(times), steps_of([t for t in times if t not in exempt])):
+        if steps:
+            step = min(steps)
+            found.append([f"tick at {t:g} s is not on the axis' {step:g} s step" for t in times
+                          if abs(t / step - round(t / step)) > 1e-6 and t not in exempt])
+    return min(found, key=len, default=[])
 
 
 def marks_touching_names(d: Drawn) -> list[str]:
@@ -877,11 +910,27 @@ def detail_strips_uneven(d: Drawn) -> list[str]:
     return out
 
 
+def segments_unticked(d: Drawn) -> list[str]:
+    """Each stretch of a broken time axis in which a run starts holds a tick: one with none (the retry two hours
+    later, after two breaks) cannot be read at all, and the reader counts breaks to guess its time."""
+    if not _timeline(d) or len(d.fig.time_map) < 2:
+        return []
+    ax = d.fig.axes[0]
+    ticks = [x for x, lb in zip(ax.get_xticks(), ax.get_xticklabels()) if lb.get_text()]
+    out = []
+    for t0, t1, x0, x1 in d.fig.time_map:
+        runs = [inv for inv, (_, x) in getattr(d.fig, "lanes", {}).items() if x0 - 1e-9 <= x <= x1 + 1e-9]
+        if runs and not any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+            out.append(f"the stretch {t0:g}..{t1:g} s, where {runs[0]} starts, has no tick")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
-          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven)
+          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
+          segments_unticked)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
