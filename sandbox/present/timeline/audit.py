@@ -913,12 +913,13 @@ def detail_strips_uneven(d: Drawn) -> list[str]:
 def segments_unticked(d: Drawn) -> list[str]:
     """Each stretch of a broken time axis in which a run starts holds a tick: one with none (the retry two hours
     later, after two breaks) cannot be read at all, and the reader counts breaks to guess its time."""
-    if not _timeline(d) or len(d.fig.time_map) < 2:
+    segments = getattr(d.fig, "time_map", ())
+    if len(segments) < 2:
         return []
     ax = d.fig.axes[0]
     ticks = [x for x, lb in zip(ax.get_xticks(), ax.get_xticklabels()) if lb.get_text()]
     out = []
-    for t0, t1, x0, x1 in d.fig.time_map:
+    for t0, t1, x0, x1 in segments:
         runs = [inv for inv, (_, x) in getattr(d.fig, "lanes", {}).items() if x0 - 1e-9 <= x <= x1 + 1e-9]
         if runs and not any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
             out.append(f"the stretch {t0:g}..{t1:g} s, where {runs[0]} starts, has no tick")
