@@ -685,3 +685,36 @@ def test_the_audit_finds_a_stretch_without_a_tick_and_takes_a_runs_start_for_one
     assert _check(fig, audit.segments_unticked) == [] and _check(fig, audit.ticks_off_step) == []
     ax.set_xticks([0, 30, 60, 76], labels=["0:00:00", "0:00:30", "0:01:00", "2:04:36"])  # near the run, not at it
     assert _check(fig, audit.ticks_off_step) == ["tick at 7476 s is not on the axis' 30 s step"]
+
+
+def test_a_callout_stands_by_its_mark_or_points_at_it():
+    """Lesson 05 cell 12: "o-2 sent twice (a new event, new id)" stood 70 px left of the ⇉ it names, across an axis
+    break, pointing at nothing. It stands by its mark, on the mark's side of the break."""
+    assert _check_on("05-12", audit.callouts_unpointed) == []
+    fig = _figure("05-12")
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "event-label:resend"]
+    assert "o-2 sent twice" in label.get_text().replace("\n", " ")
+    (resend,) = _marks_x(fig, "resend")
+    box = audit.text_box(label, r)
+    assert not [g for _, g in _boxes(fig, "gap") if min(box.x0, resend) < g.x0 and g.x1 < max(box.x1, resend)]
+
+
+def test_no_leader_line_crosses_an_axis_break():
+    """Lesson 02 cell 16: the leader from "2nd email o-1" ran across the axis break to its envelope."""
+    assert _check_on("02-16", audit.leaders_across_breaks) == []
+    assert _check_on("02-16", audit.lines_through_marks) == []
+
+
+def test_the_audit_finds_a_callout_far_from_its_mark_and_a_leader_across_a_break():
+    fig, ax = _timed_page(resend=[(80, 5)])
+    ax.add_patch(Rectangle((60, 0), 6, 10, gid="gap"))
+    ax.text(50, 5, "o-2 sent twice", ha="right", va="center", gid="event-label:resend")
+    ax.annotate("2nd email o-1", xy=(80, 5), xytext=(40, 8), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
+    assert _check(fig, audit.callouts_unpointed) == ["'o-2 sent twice' stands apart from the resend at 296,100 it "
+                                                     "names, with nothing pointing at it"]
+    assert _check(fig, audit.leaders_across_breaks) == ["duplicate-note's leader line crosses an axis break"]
+    ax.add_line(Line2D([50.5, 77], [5, 5], gid="event-leader:resend"))
+    assert _check(fig, audit.callouts_unpointed) == []
+    assert _check(fig, audit.leaders_across_breaks) == ["duplicate-note's leader line crosses an axis break",
+                                                        "event-leader:resend's leader line crosses an axis break"]

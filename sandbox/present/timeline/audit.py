@@ -72,6 +72,9 @@ LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refu
 CLOCK_STEPS = frozenset(step for steps in NICE_STEPS.values() for step in steps)  # round on a clock too
 SEPARATOR = "·"  # what joins the parts of a title or a subtitle: never at a line's end
 END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
+CALLOUT_NEAR_PX = 12.0  # px at 100 dpi: a header-row label this close to its mark, beside or over it, names it ...
+CALLOUT_LEADER = "event-leader:"  # ... else a leader line (this gid, and the label's style) points at it, or a
+CALLOUT_CARET = "event-caret:"  # caret on the label's edge, over it
 
 _count = itertools.count()
 
@@ -523,6 +526,8 @@ def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
         out += [(t.get_gid() or "", t.arrow_patch.get_transform().transform_path(t.arrow_patch.get_path()),
                  LEADER_TARGETS.get(t.get_gid() or "")) for t in ax.texts
                 if isinstance(t, Annotation) and t.arrow_patch is not None and t.get_visible()]
+        out += [(ln.get_gid() or "", MPath(ax.transData.transform(ln.get_xydata())), None) for ln in ax.lines
+                if (ln.get_gid() or "").startswith(CALLOUT_LEADER) and ln.get_visible()]
     return out
 
 
@@ -926,12 +931,70 @@ def segments_unticked(d: Drawn) -> list[str]:
     return out
 
 
+def callout_near(box: Bbox, mark: Bbox, near: float) -> bool:
+    """A label stands next to a mark: beside it (sharing some of its height) or over or under it (sharing some of
+    its width), at most ``near`` px away (shared with ``labels.py``, which draws a leader where it is not)."""
+    gx = max(0.0, box.x0 - mark.x1, mark.x0 - box.x1)
+    gy = max(0.0, box.y0 - mark.y1, mark.y0 - box.y1)
+    return (gx == 0 and gy <= near) or (gy == 0 and gx <= near)
+
+
+def callouts_unpointed(d: Drawn) -> list[str]:
+    """A label on a source's row names the mark it stands next to: one placed farther off (stepped out along the
+    row, past other marks) has a leader line from it to its mark, or it names nothing ("o-2 sent twice" 70 px left
+    of its ⇉, across an axis break)."""
+    out = []
+    for ax in d.fig.axes:
+        leaders = [ax.transData.transform(ln.get_xydata()) for ln in ax.lines
+                   if (ln.get_gid() or "").startswith((CALLOUT_LEADER, CALLOUT_CARET)) and ln.get_visible()]
+        for t, box, _ in d.texts:
+            gid = t.get_gid() or ""
+            if t.axes is not ax or not gid.startswith("event-label:"):
+                continue
+            mine = [m for m in d.marks if m.ax is ax and m.gid == MARK_PREFIX + gid.split(":", 1)[1]]
+            if not mine:
+                continue  # a band's label (pending, throttled): on its band
+            if not any(_pointed(d, box, m.box, leaders) for m in mine):  # it names one of its kind's marks
+                m = min(mine, key=lambda m: _distance(_box_path(m.box), box))
+                out.append(f"{_name(t)} stands apart from the {m} it names, with nothing pointing at it")
+    return out
+
+
+def _pointed(d: Drawn, box: Bbox, mark: Bbox, leaders: list[np.ndarray]) -> bool:
+    """A label next to ``mark``, or with a leader line from its edge to it, or a caret on its edge over it."""
+    if callout_near(box, mark, d.px(CALLOUT_NEAR_PX)):
+        return True
+    edge, reach = box.padded(d.px(TOUCH_PX) * 3), mark.padded(d.px(END_PX))
+    return any(edge.contains(*pts[0]) and (reach.contains(*pts[-1]) or
+                                           len(pts) == 1 and reach.x0 <= pts[0][0] <= reach.x1) for pts in leaders)
+
+
+def leaders_across_breaks(d: Drawn) -> list[str]:
+    """A note's leader line keeps to the stretch of the axis its mark is on: one across an axis break joins a
+    label standing at one time to a mark at another, over time the axis left out (repeat arrows cross breaks:
+    the repeat came later)."""
+    out = []
+    for gid, path, _ in _lines(d.fig):
+        if gid.startswith("arrow:"):
+            continue
+        pts = _drawn_points(path)
+        if len(pts) > 1:
+            pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+        for ax in d.fig.axes:
+            for gap in _breaks(d, ax):
+                inside = (pts[:, 0] > gap.x0 + d.px(TOUCH_PX)) & (pts[:, 0] < gap.x1 - d.px(TOUCH_PX))
+                inside &= (pts[:, 1] > gap.y0) & (pts[:, 1] < gap.y1)
+                if inside.any():
+                    out.append(f"{gid}'s leader line crosses an axis break")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
-          segments_unticked)
+          segments_unticked, callouts_unpointed, leaders_across_breaks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -17,11 +17,11 @@ from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
 from .arrows import Arrow, along, path_length
-from .audit import RELATION_SLACK_PX, arrow_relation
+from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, RELATION_SLACK_PX, arrow_relation, callout_near
 from .canvas import Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
-from .markers import EventPoint, MarkerPlacement
+from .markers import EventPoint, MarkerPlacement, head_owner
 from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
 from .sizing import REFERENCE_DPI
 from .style import (
@@ -48,6 +48,8 @@ EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
+LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
+ACROSS_BREAK_HITS = 1000  # a label with an axis break between it and its marker counts as this many overlaps
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
 EVENT_HIGHER = 1.6  # the last candidates above a marker stand this many times as high as the first
@@ -123,14 +125,20 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     # a required label keeps what it says whole: "failed (Error): ..."
     splits = (": ", " → ") if must else (": ", " → ", " (")
     texts = [e.label] + ([_split(e.label, sep) for sep in splits if sep in e.label][:1] or [halves(e.label)])
+    texts = list(dict.fromkeys([*texts, _three_lines(texts[-1])]))  # narrower still: by a mark at a stretch's end
     waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
+
+    def across(box: Bbox) -> int:  # a break between a label and its marker: it would name another time
+        return ACROSS_BREAK_HITS if point is not None and c.across_break(point.x, box) else 0
+
     for i, label in enumerate(texts + ([e.label] if must else [])):
         def make(cand, label=label):
             x, y, ha, va = cand
             xd, yd = c.data(x, y)
             return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-        text = c.place(make, cands, required=must and i == len(texts), exclude=(f"head:{e.source}:{e.seq}", *waits))
+        text = c.place(make, cands, required=must and i == len(texts), exclude=(head_owner(e), *waits),
+                       crossings=across)
         if text is not None:
             if point is not None:
                 _point_at(c, text, point, kw["color"])
@@ -144,11 +152,24 @@ def _split(label: str, sep: str) -> str:
     return label.replace(sep, sep.rstrip() + "\n", 1)
 
 
+def _three_lines(text: str) -> str:
+    """A two-line label with its longer line broken again: "o-2 sent twice" / "(a new event," / "new id)"."""
+    lines = text.split("\n")
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    lines[longest] = halves(lines[longest])
+    return "\n".join(lines)
+
+
 def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
     """A label above or below its marker but not centred on it (a neighbour took the middle) gets a small caret on
     its edge, over the marker: a speech bubble's tail. Over a row of marks, a box alone reads as naming whichever
-    is under its middle."""
+    is under its middle. A label that stands apart from its marker (stepped out along the row) gets a leader line
+    to it: a callout pointing at nothing names nothing."""
     box = c.text_box(text)
+    mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
+    if not callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI):
+        _leader(c, box, p, color)
+        return
     if abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not box.x0 <= p.x <= box.x1:
         return
     above = box.y0 >= p.y
@@ -156,7 +177,20 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
         return  # beside it, on its line: the label starts at the marker
     xd, yd = c.data(p.x, box.y0 if above else box.y1)
     c.ax.add_line(mlines.Line2D([xd], [yd], ls="none", marker="v" if above else "^", ms=CARET_PT * c.scale.factor,
-                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"event-caret:{p.event.style}"))
+                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"{CALLOUT_CARET}{p.event.style}"))
+
+
+def _leader(c: Canvas, box: Bbox, p: EventPoint, color: str) -> None:
+    """A thin line from the label's edge nearest the marker to the marker's edge."""
+    sx, sy = min(max(p.x, box.x0), box.x1), min(max(p.y, box.y0), box.y1)
+    length = float(np.hypot(p.x - sx, p.y - sy))
+    if length <= p.half:
+        return
+    f = 1 - p.half / length
+    ex, ey = sx + f * (p.x - sx), sy + f * (p.y - sy)
+    (x0, y0), (x1, y1) = c.data(sx, sy), c.data(ex, ey)
+    c.ax.add_line(mlines.Line2D([x0, x1], [y0, y1], color=color, lw=LEADER_LW, zorder=Z_EVENT_LABEL,
+                                gid=f"{CALLOUT_LEADER}{p.event.style}"))
 
 
 def label_required_events(c: Canvas, placed: MarkerPlacement,
