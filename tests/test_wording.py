@@ -99,10 +99,11 @@ def test_a_verdicts_headline_counts_notes_apart_from_findings():
         "lock_seconds": 10, "slow_email_seconds": 30, "function_timeout": 20, "duplicate_delay": 12})
     assert result.status == "valid" and [str(n.kind) for n in result.verdict.notes] == ["lock overlap"]
     headline, rest = split_verdict(result_html(result))
-    assert "finding" not in headline and "1 note " in headline and "each exactly once" in headline
-    assert "<th" in rest and ">note<" in rest and ">finding<" not in rest
+    assert "finding" not in headline and "1 note on the idempotency record" in headline
+    assert "each exactly once" in headline
+    assert ">note on the idempotency record<" in rest and ">finding<" not in rest
     invalid = run_scenario("lock-shorter-than-work", example("article.py"), settings={
         "lock_seconds": 10, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 12})
     assert [str(n.kind) for n in invalid.verdict.notes] == ["lock overlap", "stale write"]
     html = verdict_html(invalid.verdict)
-    assert "1 finding" in html and "2 notes" in html and "3 findings" not in html
+    assert "1 finding ·" in html and "2 notes on the idempotency record" in html and "3 findings" not in html

@@ -16,6 +16,8 @@ from ..vocab import FindingKind, RecordType, Status
 from .timeline.timefmt import duration
 from .views import register_html
 
+#: What the checker's notes on the idempotency record are called, apart from the findings that judge a run.
+NOTE_WORDS = "note on the idempotency record"
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
 _STATUS_COLOURS: dict[str, str] = {Status.VALID: "#0a7d45", Status.INVALID: "#b3261e", Status.UNKNOWN: "#8a6d00"}
@@ -79,7 +81,9 @@ def _badge(status: str) -> str:
 
 
 def _count(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
+    """"1 finding", "2 findings"; ``word`` may run on ("note on the record": "2 notes on the record")."""
+    first, _, rest = word.partition(" ")
+    return " ".join(filter(None, [f"{n} {first}{'' if n == 1 else 's'}", rest]))
 
 
 def verdict_html(verdict: Any) -> str:
@@ -94,8 +98,8 @@ def verdict_html(verdict: Any) -> str:
     else:
         parts.append(_count(len(judged), "finding"))
     if notes:
-        parts.append(f" · {_count(len(notes), 'note')} on the idempotency record")
-    for kind, found in (("finding", judged), ("note", notes)):
+        parts.append(f" · {_count(len(notes), NOTE_WORDS)}")
+    for kind, found in (("finding", judged), (NOTE_WORDS, notes)):
         if found:
             rows = [(_e(FindingKind(f.kind).value), _e(f.key), _e(f.text)) for f in found]
             parts.append(_table((kind, "order", "what happened"), rows, raw=True))
