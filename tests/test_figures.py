@@ -84,6 +84,11 @@ CELLS = {
     "10-3": (lambda: run_scenario("crash-mid-work", ARTICLE), None),
     "10-8": (_lock_explorer, None),
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
+    "10-23": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
+        "lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}), None),
+    "00-18": (lambda: run_scenario("ttl-lag", ARTICLE, seed=0, settings={"duplicate_probability": 1.0,
+                                                                        "duplicate_delay": 1.0}),
+              "the common marks: the article's handler, ttl-lag, a duplicate at 1 s"),
     "11-4": (lambda: run_scenario("producer-resend", f"{EXAMPLES / 'keys.py'}:by_message_id"), None),
     "12-4": (lambda: run_scenario("crash-mid-work", stage("improved").handler, settings={"crash_after": "email"}),
              None),
@@ -718,3 +723,36 @@ def test_the_audit_finds_a_callout_far_from_its_mark_and_a_leader_across_a_break
     assert _check(fig, audit.callouts_unpointed) == []
     assert _check(fig, audit.leaders_across_breaks) == ["duplicate-note's leader line crosses an axis break",
                                                         "event-leader:resend's leader line crosses an axis break"]
+
+
+def test_an_arrows_label_stands_by_the_lanes_it_joins():
+    """Lesson 10 cell 23: "retry 1 at 90.5 s" (inv-1's retry, inv-3) stood beside inv-2's lane, which its arrow
+    only passes, and read as inv-2's."""
+    assert _check_on("10-23", audit.arrow_labels_off_their_lanes) == []
+    fig = _figure("10-23")
+    labels = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts if t.get_gid() in audit.LINE_LABELS]
+    assert any(text.startswith("retry 1 at") for text in labels), labels
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-8", "02-18"])
+def test_arrows_of_one_kind_are_all_labelled_or_none(cell):
+    """Lesson 00 cell 18: one "retry 1" arrow said when, the other nothing; lesson 02 cells 8 and 18: one
+    "spontaneous duplicate" arrow labelled and the other not (its label could not stand the way the other did)."""
+    assert _check_on(cell, audit.arrow_labels_partial) == []
+    assert _check_on(cell, audit.labels_uneven) == []
+    fig = _figure(cell)
+    assert set(fig.arrow_labels.values()) & set(fig.arrow_kinds), "every arrow's label was dropped"
+
+
+def test_the_audit_finds_a_label_on_a_third_lane_and_arrows_of_one_kind_labelled_in_part():
+    fig, ax = _page()
+    ax.add_patch(FancyArrowPatch((10, 9), (30, 1), gid="arrow:inv-1->inv-3"))
+    ax.add_patch(FancyArrowPatch((60, 9), (80, 1), gid="arrow:inv-2->inv-4"))
+    label = ax.text(20, 5, "retry 1 at 90.5 s", ha="center", va="center", gid="arrow-label")
+    fig.arrow_labels = {id(label): "arrow:inv-1->inv-3"}
+    fig.lane_rows = {"inv-1": (9.9, 7.5), "inv-2": (7.5, 3.5), "inv-3": (3.5, 0.1)}  # top, bottom (data y)
+    fig.arrow_kinds = {"arrow:inv-1->inv-3": "retry 1", "arrow:inv-2->inv-4": "retry 1"}
+    assert _check(fig, audit.arrow_labels_off_their_lanes) == [
+        "'retry 1 at 90.5 s' stands on inv-2's lane, not by inv-1 or inv-3"]
+    assert _check(fig, audit.arrow_labels_partial) == [
+        "1 of 2 'retry 1' arrows are labelled: not arrow:inv-2->inv-4"]

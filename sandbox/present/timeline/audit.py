@@ -66,7 +66,7 @@ MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
 ROW_NAMES = ("strip-label",)  # a row's name inside the plot: on no band
 KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", Delivery.PENDING, Delivery.THROTTLED)  # ... of any of these
-LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
+LINE_LABELS = ("arrow-label", "arrow-head-label")  # texts drawn on a line (or at its head) on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
 CLOCK_STEPS = frozenset(step for steps in NICE_STEPS.values() for step in steps)  # round on a clock too
@@ -989,12 +989,52 @@ def leaders_across_breaks(d: Drawn) -> list[str]:
     return out
 
 
+def arrow_labels_off_their_lanes(d: Drawn) -> list[str]:
+    """A repeat arrow's label stands by the lanes its arrow joins (``fig.lane_rows``): one on a third lane's row,
+    which the arrow only passes, reads as that lane's ("retry 1 at 90.5 s" beside inv-2, of inv-1's retry inv-3)."""
+    rows = getattr(d.fig, "lane_rows", {})
+    named = getattr(d.fig, "arrow_labels", {})
+    if not rows or not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    out = []
+    for t, box, _ in d.texts:
+        gid = named.get(id(t))
+        if t.axes is not ax or gid is None:
+            continue
+        joins = set(gid[len("arrow:"):].split("->"))
+        cy = (box.y0 + box.y1) / 2
+        for inv, (top, bottom) in rows.items():
+            y0, y1 = sorted(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))
+            if y0 < cy < y1 and inv not in joins:
+                out.append(f"{_name(t)} stands on {inv}'s lane, not by {' or '.join(sorted(joins))}")
+    return out
+
+
+def arrow_labels_partial(d: Drawn) -> list[str]:
+    """Repeat arrows of one kind (``fig.arrow_kinds``: the repeat's cause) are all labelled, or none is: where one
+    "retry 1" arrow says when and the next says nothing, the reader looks for a difference that is not there."""
+    kinds = getattr(d.fig, "arrow_kinds", {})
+    shown = {id(t) for t, _, _ in d.texts}
+    said = {gid for key, gid in getattr(d.fig, "arrow_labels", {}).items() if key in shown}
+    # repeats of one run for one cause share a label (said once, on the first of their arrows)
+    said_for = {(gid.split("->")[0], kinds.get(gid)) for gid in said}
+    out = []
+    for kind in sorted(set(kinds.values())):
+        mine = sorted(gid for gid, k in kinds.items() if k == kind)
+        bare = [gid for gid in mine if (gid.split("->")[0], kind) not in said_for]
+        if bare and len(bare) < len(mine):
+            out.append(f"{len(mine) - len(bare)} of {len(mine)} {kind!r} arrows are labelled: not {', '.join(bare)}")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
-          segments_unticked, callouts_unpointed, leaders_across_breaks)
+          segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
+          arrow_labels_partial)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

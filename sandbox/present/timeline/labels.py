@@ -1,4 +1,4 @@
-"""Labels placed without covering anything: source events, caller results, arrow causes, sweeps.
+"""Labels placed without covering anything: source events, caller results, sweeps (arrows': ``arrow_labels.py``).
 
 Each kind of label has a list of candidate positions around what it names; the
 first candidate that overlaps nothing already drawn wins (:meth:`Canvas.place`).
@@ -16,8 +16,7 @@ from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
-from .arrows import Arrow, along, path_length
-from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, RELATION_SLACK_PX, arrow_relation, callout_near
+from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, callout_near
 from .canvas import Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
@@ -25,7 +24,6 @@ from .markers import EventPoint, MarkerPlacement, head_owner
 from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
 from .sizing import REFERENCE_DPI
 from .style import (
-    ARROW_COLOR,
     EVENT_TEXT,
     LABEL_EDGE,
     LABEL_PT,
@@ -33,7 +31,6 @@ from .style import (
     QUEUE_TEXT,
     SMALL_PT,
     TEXT_GREY,
-    Z_ARROW_LABEL,
     Z_EVENT_LABEL,
     Z_GAP_LABEL,
     Z_NOTE,
@@ -56,17 +53,6 @@ EVENT_HIGHER = 1.6  # the last candidates above a marker stand this many times a
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
 PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
 CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
-MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
-ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
-ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
-ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines ...
-ALONG_BESIDE = (0.5, 0.35, 0.65, 0.2, 0.8)  # ... and beside it (nearer its ends: an arrow across a break)
-ARROW_LINESPACING = 1.05
-BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
-BANDS = "bands"  # their obstacle owner, while arrow labels are placed
-ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
-ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
-TRIAL_OWNER = "arrow-label-trial"  # labels placed to see how many fit one way, then taken away
 SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
 
 
@@ -265,88 +251,6 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
 
         c.place(make, cands, required=True, exclude=(f"wait:{a.actor}",))  # on its wait line
-
-
-def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:
-    """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
-    text, vertical = arrow.text, arrow.vertical
-    two_lines = text.replace(" at ", "\nat ", 1)
-    cands: list[tuple[float, float, str, str]] = []
-    if not vertical:
-        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
-        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
-    cands += [(f, dx, ha, label) for f in ALONG_BESIDE for label in (text, two_lines)
-              for dx, ha in ((side, "left"), (-side, "right"))]
-    # Beside its head, on the row of the lane it points at, where a band between the two rows is not.
-    cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
-    if vertical:  # a short vertical arrow: as a last resort, across its middle
-        cands += [(0.5, 0, "center", two_lines)]
-    return cands
-
-
-def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
-    """"redelivery at 30.0 s" on (or beside) each repeat arrow long enough to carry it, every one the same way:
-    all on their arrows, or all beside them on one side (the way that labels the most; an arrow whose label cannot
-    stand that way goes without one). Labels placed each where it first fits, one above its arrow and the next
-    below, read as saying different things."""
-    if c.compact:
-        return
-    # A label on a lock or kept band would hide what the band says; other labels may sit there.
-    for p in c.ax.patches:
-        if (p.get_gid() or "").split(":")[0] in BAND_KINDS:
-            c.obs.add(p.get_window_extent(c.renderer), BANDS)
-    said: set[tuple[str, str]] = set()
-    labelled = []
-    for arrow in arrows:
-        prev = arrow.owner.split("->")[0]
-        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI or (prev, arrow.text) in said:
-            continue  # too short to carry it, or repeats of one invocation, for one cause, at one time: said once
-        said.add((prev, arrow.text))
-        labelled.append(arrow)
-    best: tuple[int, str] | None = None
-    for way in ARROW_WAYS:
-        got = sum(_label_arrow(c, arrow, way, TRIAL_OWNER) is not None for arrow in labelled)
-        for t in [t for t in c.ax.texts if t.get_gid() == "arrow-label"]:
-            t.remove()
-        c.obs.remove(TRIAL_OWNER)
-        c.fig.arrow_labels = {}  # the trial's labels are gone
-        if best is None or got > best[0]:
-            best = (got, way)
-        if got == len(labelled):
-            break
-    if best is not None and best[0]:
-        for arrow in labelled:
-            _label_arrow(c, arrow, best[1], "label")
-    c.obs.remove(BANDS)
-
-
-def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
-    """The label of one arrow, standing ``way`` from it (``audit.arrow_relation``), or None where it cannot."""
-    line = arrow.patch.get_transform().transform_path(arrow.patch.get_path())
-    slack = RELATION_SLACK_PX * c.fig.dpi / REFERENCE_DPI
-
-    def make(cand, pts=arrow.path):
-        f, dx, ha, label = cand
-        px, py = along(pts, f)
-        xd, yd = c.data(px + dx, py)
-        return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=ARROW_LINESPACING,
-                         fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
-                         gid="arrow-label", fontstyle="italic",
-                         bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
-
-    def anchor(cand, pts=arrow.path):
-        f, dx, ha, label = cand
-        px, py = along(pts, f)
-        return px + dx, py, (ha, label)
-
-    def elsewise(box: Bbox) -> int:  # a candidate standing another way from its arrow counts as covering much
-        return 0 if arrow_relation(box, line, slack) == way else ELSEWISE_HITS
-
-    text = c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
-                   exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner)
-    if text is not None:  # for the audit, which arrow it names (the nearest may be another, where arrows crowd)
-        c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
-    return text
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
