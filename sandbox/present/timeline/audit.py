@@ -16,6 +16,10 @@
   timeline and its detail row), a band's label starting before its band, a tick off the axis' step, a mark out of
   the plot, an idempotency record drawn behind its bar rather than in its strip, arrow labels or duplicate notes
   standing different ways from what they name;
+* what a new learner found: a stretch of a broken axis where a run starts, without a tick; a source row's label
+  standing apart from its mark with nothing pointing at it; a leader line across an axis break; a repeat arrow's
+  label on the row of a lane its arrow only passes; arrows of one kind, some labelled and some not; a stretch of
+  the detail row with fewer than two ticks, or equal-length runs magnified differently;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -539,7 +543,7 @@ def lines_through_marks(d: Drawn) -> list[str]:
         vertices = np.asarray(path.vertices)
         if not len(vertices):
             continue
-        ext = path.get_extents()
+        ext = path.get_extents().padded(d.px(TOUCH_PX))  # a line straight up or across has no width of its own
         ends = ((float(vertices[0][0]), float(vertices[0][1])), (float(vertices[-1][0]), float(vertices[-1][1])))
         for m in d.marks:
             w, h = _shared(ext, m.box)

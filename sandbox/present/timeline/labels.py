@@ -9,6 +9,7 @@ crowded out by an optional one; optional labels that find no free spot are left 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from matplotlib import lines as mlines
@@ -17,7 +18,7 @@ from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
 from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, callout_near
-from .canvas import Canvas
+from .canvas import GAP_OWNER, Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
 from .markers import EventPoint, MarkerPlacement, head_owner
@@ -47,6 +48,9 @@ EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
 LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
 ACROSS_BREAK_HITS = 1000  # a label with an axis break between it and its marker counts as this many overlaps
+BAND_STYLES = (Delivery.THROTTLED, Delivery.PENDING)  # labels of a band on a source's row, not of a mark
+LEADER_IGNORES = ("separator", "static", "endline")  # what a label's leader line may cross (a row's line, a break's
+#   label, the end of the history)
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
 EVENT_HIGHER = 1.6  # the last candidates above a marker stand this many times as high as the first
@@ -112,23 +116,40 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     splits = (": ", " → ") if must else (": ", " → ", " (")
     texts = [e.label] + ([_split(e.label, sep) for sep in splits if sep in e.label][:1] or [halves(e.label)])
     texts = list(dict.fromkeys([*texts, _three_lines(texts[-1])]))  # narrower still: by a mark at a stretch's end
-    waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
+    own = (head_owner(e), *{f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source})  # and a
+    #   caller's waits on its row
 
-    def across(box: Bbox) -> int:  # a break between a label and its marker: it would name another time
-        return ACROSS_BREAK_HITS if point is not None and c.across_break(point.x, box) else 0
+    def across(box: Bbox) -> int:  # a break between a label and its marker: it would name another time; or its
+        #   leader crossing what it does not point at
+        if point is None:
+            return 0
+        return (ACROSS_BREAK_HITS if c.across_break(point.x, box) else 0) + _leader_hits(c, box, point, own)
 
-    for i, label in enumerate(texts + ([e.label] if must else [])):
+    def centred_in_break(box: Bbox) -> int:
+        middle = (box.x0 + box.x1) / 2
+        return across(box) + (ACROSS_BREAK_HITS if any(a < middle < b for a, b in c.breaks_px()) else 0)
+
+    text = _first_fit(c, texts + ([e.label] if must else []), cands, kw, must, own, across)
+    if text is None and not must and e.style not in BAND_STYLES:  # a mark on a stretch too short for its label:
+        #   over a break's band, beside it (a band's label starts where its band does, never in a break before it)
+        text = _first_fit(c, texts, cands, kw, False, (*own, GAP_OWNER), centred_in_break)
+    if text is not None and point is not None:
+        _point_at(c, text, point, kw["color"])
+
+
+def _first_fit(c: Canvas, texts: list[str], cands: list[tuple[float, float, str, str]], kw: dict, must: bool,
+               exclude: tuple[str, ...], crossings) -> Any:
+    """The first of ``texts`` that fits at one of ``cands`` (the last one placed anyway when ``must``)."""
+    for i, label in enumerate(texts):
         def make(cand, label=label):
             x, y, ha, va = cand
             xd, yd = c.data(x, y)
             return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-        text = c.place(make, cands, required=must and i == len(texts), exclude=(head_owner(e), *waits),
-                       crossings=across)
+        text = c.place(make, cands, required=must and i == len(texts) - 1, exclude=exclude, crossings=crossings)
         if text is not None:
-            if point is not None:
-                _point_at(c, text, point, kw["color"])
-            return
+            return text
+    return None
 
 
 def _split(label: str, sep: str) -> str:
@@ -147,16 +168,18 @@ def _three_lines(text: str) -> str:
 
 
 def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
-    """A label above or below its marker but not centred on it (a neighbour took the middle) gets a small caret on
-    its edge, over the marker: a speech bubble's tail. Over a row of marks, a box alone reads as naming whichever
-    is under its middle. A label that stands apart from its marker (stepped out along the row) gets a leader line
-    to it: a callout pointing at nothing names nothing."""
+    """A label above or below its marker but not centred on it (a neighbour took the middle), or over the stack of
+    marks it stands in, gets a small caret on its edge, over the marker: a speech bubble's tail. Over a row of
+    marks, a box alone reads as naming whichever is under its middle. A label that stands apart from its marker
+    along the row gets a leader line to it: a callout pointing at nothing names nothing."""
     box = c.text_box(text)
-    mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
-    if not callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI):
-        _leader(c, box, p, color)
+    over = box.x0 <= p.x <= box.x1
+    if not _near(c, box, p) and not over:
+        ends = _leader_ends(box, p)
+        if ends is not None:
+            _leader(c, *ends, p, color)
         return
-    if abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not box.x0 <= p.x <= box.x1:
+    if _near(c, box, p) and (abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not over):
         return
     above = box.y0 >= p.y
     if not (box.y0 >= p.y if above else box.y1 <= p.y):
@@ -166,15 +189,36 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
                                 mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"{CALLOUT_CARET}{p.event.style}"))
 
 
-def _leader(c: Canvas, box: Bbox, p: EventPoint, color: str) -> None:
-    """A thin line from the label's edge nearest the marker to the marker's edge."""
+def _near(c: Canvas, box: Bbox, p: EventPoint) -> bool:
+    mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
+    return callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI)
+
+
+def _leader_ends(box: Bbox, p: EventPoint) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The leader from a label's edge nearest its marker to the marker's edge, display px (None: they touch)."""
     sx, sy = min(max(p.x, box.x0), box.x1), min(max(p.y, box.y0), box.y1)
     length = float(np.hypot(p.x - sx, p.y - sy))
     if length <= p.half:
-        return
+        return None
     f = 1 - p.half / length
-    ex, ey = sx + f * (p.x - sx), sy + f * (p.y - sy)
-    (x0, y0), (x1, y1) = c.data(sx, sy), c.data(ex, ey)
+    return (sx, sy), (sx + f * (p.x - sx), sy + f * (p.y - sy))
+
+
+def _leader_hits(c: Canvas, box: Bbox, p: EventPoint, own: tuple[str, ...]) -> int:
+    """What the leader a label at ``box`` would need crosses (marks, labels, arrows): it would point at them."""
+    if _near(c, box, p) or box.x0 <= p.x <= box.x1:
+        return 0  # no leader: it stands by its marker, or over the stack it is in (a caret)
+    ends = _leader_ends(box, p)
+    if ends is None:
+        return 0
+    (x0, y0), (x1, y1) = ends
+    pts = np.array([(x0 + f * (x1 - x0), y0 + f * (y1 - y0)) for f in np.linspace(0.05, 0.95, 12)])
+    return c.obs.points_hit(pts, exclude=(*own, *LEADER_IGNORES)) * ACROSS_BREAK_HITS
+
+
+def _leader(c: Canvas, start: tuple[float, float], end: tuple[float, float], p: EventPoint, color: str) -> None:
+    """A thin line from the label's edge to its marker's."""
+    (x0, y0), (x1, y1) = c.data(*start), c.data(*end)
     c.ax.add_line(mlines.Line2D([x0, x1], [y0, y1], color=color, lw=LEADER_LW, zorder=Z_EVENT_LABEL,
                                 gid=f"{CALLOUT_LEADER}{p.event.style}"))
 
