@@ -159,6 +159,27 @@ def test_the_pictures_are_shown_and_small():
         assert picture.resolve() in shown, f"{picture.name} is in docs/img but the README does not show it"
 
 
+#: A README picture is shown at least this many px wide: on a 1280 px screen (a projector's), GitHub's README column
+#: is about 900 px wide, and a 9 in timeline shown 440 px wide (height="230", two side by side) had 5 px letters.
+MIN_SHOWN_PX = 800
+IMG_TAG = re.compile(r"<img\b[^>]*>", re.I)
+
+
+def test_the_readme_pictures_exist_and_are_shown_large_enough_to_read():
+    from PIL import Image
+
+    tags = IMG_TAG.findall(prose((ROOT / "README.md").read_text(encoding="utf-8")))
+    assert len(tags) >= 2, tags
+    for tag in tags:
+        src = re.search(r'\bsrc="([^"]+)"', tag).group(1)
+        path = ROOT / src
+        assert path.is_file(), f"{src}: no such picture"
+        w, h = Image.open(path).size
+        width, height = (re.search(rf'\b{side}="(\d+)"', tag) for side in ("width", "height"))
+        shown = int(width.group(1)) if width else int(height.group(1)) * w / h if height else w
+        assert MIN_SHOWN_PX <= shown <= w, f"{src} ({w} x {h} px) is shown {shown:.0f} px wide"
+
+
 #: The README's timeline, as docs/README.md says to make it again.
 TIMELINE = ("async-retry", "examples/naive_email.py:handler", 1,
             "async-retry: Lambda retries a failed event, o-1 gets two emails")

@@ -84,6 +84,11 @@ CELLS = {
     "10-3": (lambda: run_scenario("crash-mid-work", ARTICLE), None),
     "10-8": (_lock_explorer, None),
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
+    "10-23": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
+        "lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}), None),
+    "00-18": (lambda: run_scenario("ttl-lag", ARTICLE, seed=0, settings={"duplicate_probability": 1.0,
+                                                                        "duplicate_delay": 1.0}),
+              "the common marks: the article's handler, ttl-lag, a duplicate at 1 s"),
     "11-4": (lambda: run_scenario("producer-resend", f"{EXAMPLES / 'keys.py'}:by_message_id"), None),
     "12-4": (lambda: run_scenario("crash-mid-work", stage("improved").handler, settings={"crash_after": "email"}),
              None),
@@ -197,7 +202,7 @@ def test_nothing_the_lesson_names_is_hidden_in_a_break():
     plot = fig.axes[0].get_window_extent()
     ends = [x for kind in ("bar:", "lock:", "kept:", "expired:", "throttled:") for _, b in _boxes(fig, kind)
             for x in (b.x0, b.x1) if plot.x0 + 1 < x < plot.x1 - 1]  # a band running on past the plot has no end
-    for x in ends + [m.x for m in audit.marks(fig)]:
+    for x in ends + [m.x for m in audit.marks(fig) if m.ax is fig.axes[0]]:  # the detail row has breaks of its own
         assert not any(a + 1 < x < b - 1 for a, b in gaps), x
     ((_, kept),) = _boxes(fig, "kept:inv-1:")
     ticks = _ticks(fig)
@@ -620,3 +625,134 @@ def test_the_audit_finds_labels_that_stand_different_ways():
     ax.text(70, 5, "at 7.0 s", ha="center", va="center", gid="arrow-label")  # on its arrow
     (found,) = _check(fig, audit.labels_uneven)
     assert found.startswith("arrow labels stand 2 ways from what they name") and "'on'" in found
+
+
+# -- what a new learner still found (4/5): each on the lesson's own figure
+def _legend_texts(fig) -> list[str]:
+    return [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def test_the_legend_says_what_the_kept_band_means_in_this_figure():
+    """Lesson 07 cell 8: read_then_write.py's record has no expiresAt; its band says "o-1 kept, no TTL", and the
+    legend beside it said "result kept (COMPLETED, until TTL)"."""
+    fig = _figure("07-8")
+    notes = [t.get_text() for t in fig.axes[0].texts if "kept" in t.get_text()]
+    assert notes and all("no TTL" in n for n in notes)
+    kept = [t for t in _legend_texts(fig) if t.startswith("result kept")]
+    assert kept == ["result kept (COMPLETED, no TTL)"]
+    assert "result kept (COMPLETED, until TTL)" in _legend_texts(_figure("02-14"))  # kept 1 h: until its TTL
+
+
+@pytest.mark.parametrize("cell", ["02-8", "02-18", "10-3"])
+def test_the_detail_magnifies_equal_runs_alike_and_ticks_each_stretch_twice(cell):
+    """Lesson 02 cell 8: four 0.2 s runs magnified ×4.6, ×5.6, ×4.6, ×5.6 (the duplicate's envelope is wider);
+    cell 18 and lesson 10 cell 3: a stretch with one tick ("2.00", "60.5"), which says where it is but not how
+    long anything in it lasts."""
+    assert _check_on(cell, audit.detail_strips_uneven) == []
+    fig = _figure(cell)
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    if cell == "02-8":
+        assert len({z.split("×")[1] for z in zooms}) == 1, zooms
+
+
+def test_the_audit_finds_a_stretch_with_one_tick_and_equal_runs_magnified_differently():
+    fig, ax = _timed_page()
+    detail = fig.add_axes((0.1, 0.0, 0.8, 0.08))
+    detail.set(xlim=(0, 100), ylim=(0, 1))
+    a = detail.add_patch(Rectangle((10, 0.2), 20, 0.6, gid="bar:inv-1:ok"))  # 0.2 s at 100 units a second
+    b = detail.add_patch(Rectangle((60, 0.2), 30, 0.6, gid="bar:inv-2:ok"))  # 0.2 s at 150
+    fig.band_times = ((a, 1.0, 1.2, 0.0), (b, 5.0, 5.2, 0.0))
+    fig.detail_time_maps = {1: ((0.9, 1.4, 0.0, 50.0), (4.9, 5.3, 55.0, 95.0))}
+    detail.set_xticks([10, 20, 60], labels=["1.0", "1.1", "5.0"])
+    found = _check(fig, audit.detail_strips_uneven)
+    assert found == ["the detail's stretch 4.9..5.3 s has 1 tick",
+                     "bar:inv-1:ok and bar:inv-2:ok last as long, and are magnified 1.50 times apart"]
+
+
+def test_a_stretch_where_a_run_starts_is_ticked_at_its_start():
+    """Lesson 02 cell 14: the retry at 2:04:34 (the title's "retry at 2 h") stood after two breaks, on a stretch
+    with no tick: "0:00:00" and "1:00:00" only. The stretch is ticked where the retry started, at its time."""
+    fig = _figure("02-14")
+    assert _check_on("02-14", audit.segments_unticked) == []
+    assert _check_on("02-14", audit.ticks_off_step) == [] and _check_on("02-14", audit.ticks_uneven) == []
+    ticks = _ticks(fig)
+    assert "2:04:34" in ticks and abs(ticks["2:04:34"] - _x(fig, fig.lanes["inv-2"][1])) <= 1.0
+    assert "2:04:25" not in ticks
+
+
+def test_the_audit_finds_a_stretch_without_a_tick_and_takes_a_runs_start_for_one():
+    fig, ax = _timed_page()
+    fig.time_map = ((0.0, 60.0, 0.0, 60.0), (7470.0, 7485.0, 70.0, 85.0))  # a break cuts out 60..7470 s
+    fig.lanes = {"inv-1": (2, 5.0), "inv-2": (5, 74.5)}  # inv-2 starts at 7474.5 s
+    ax.set_xticks([0, 30, 60], labels=["0:00:00", "0:00:30", "0:01:00"])
+    assert _check(fig, audit.segments_unticked) == ["the stretch 7470..7485 s, where inv-2 starts, has no tick"]
+    ax.set_xticks([0, 30, 60, 74.5], labels=["0:00:00", "0:00:30", "0:01:00", "2:04:34"])  # 7474 s, to the second
+    assert _check(fig, audit.segments_unticked) == [] and _check(fig, audit.ticks_off_step) == []
+    ax.set_xticks([0, 30, 60, 76], labels=["0:00:00", "0:00:30", "0:01:00", "2:04:36"])  # near the run, not at it
+    assert _check(fig, audit.ticks_off_step) == ["tick at 7476 s is not on the axis' 30 s step"]
+
+
+def test_a_callout_stands_by_its_mark_or_points_at_it():
+    """Lesson 05 cell 12: "o-2 sent twice (a new event, new id)" stood 70 px left of the ⇉ it names, across an axis
+    break, pointing at nothing. It stands by its mark, on the mark's side of the break."""
+    assert _check_on("05-12", audit.callouts_unpointed) == []
+    fig = _figure("05-12")
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "event-label:resend"]
+    assert "o-2 sent twice" in label.get_text().replace("\n", " ")
+    (resend,) = _marks_x(fig, "resend")
+    box = audit.text_box(label, r)
+    assert not [g for _, g in _boxes(fig, "gap") if min(box.x0, resend) < g.x0 and g.x1 < max(box.x1, resend)]
+
+
+def test_no_leader_line_crosses_an_axis_break():
+    """Lesson 02 cell 16: the leader from "2nd email o-1" ran across the axis break to its envelope."""
+    assert _check_on("02-16", audit.leaders_across_breaks) == []
+    assert _check_on("02-16", audit.lines_through_marks) == []
+
+
+def test_the_audit_finds_a_callout_far_from_its_mark_and_a_leader_across_a_break():
+    fig, ax = _timed_page(resend=[(80, 5)])
+    ax.add_patch(Rectangle((60, 0), 6, 10, gid="gap"))
+    ax.text(50, 5, "o-2 sent twice", ha="right", va="center", gid="event-label:resend")
+    ax.annotate("2nd email o-1", xy=(80, 5), xytext=(40, 8), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
+    assert _check(fig, audit.callouts_unpointed) == ["'o-2 sent twice' stands apart from the resend at 296,100 it "
+                                                     "names, with nothing pointing at it"]
+    assert _check(fig, audit.leaders_across_breaks) == ["duplicate-note's leader line crosses an axis break"]
+    ax.add_line(Line2D([50.5, 77], [5, 5], gid="event-leader:resend"))
+    assert _check(fig, audit.callouts_unpointed) == []
+    assert _check(fig, audit.leaders_across_breaks) == ["duplicate-note's leader line crosses an axis break",
+                                                        "event-leader:resend's leader line crosses an axis break"]
+
+
+def test_an_arrows_label_stands_by_the_lanes_it_joins():
+    """Lesson 10 cell 23: "retry 1 at 90.5 s" (inv-1's retry, inv-3) stood beside inv-2's lane, which its arrow
+    only passes, and read as inv-2's."""
+    assert _check_on("10-23", audit.arrow_labels_off_their_lanes) == []
+    fig = _figure("10-23")
+    labels = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts if t.get_gid() in audit.LINE_LABELS]
+    assert any(text.startswith("retry 1 at") for text in labels), labels
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-8", "02-18"])
+def test_arrows_of_one_kind_are_all_labelled_or_none(cell):
+    """Lesson 00 cell 18: one "retry 1" arrow said when, the other nothing; lesson 02 cells 8 and 18: one
+    "spontaneous duplicate" arrow labelled and the other not (its label could not stand the way the other did)."""
+    assert _check_on(cell, audit.arrow_labels_partial) == []
+    assert _check_on(cell, audit.labels_uneven) == []
+    fig = _figure(cell)
+    assert set(fig.arrow_labels.values()) & set(fig.arrow_kinds), "every arrow's label was dropped"
+
+
+def test_the_audit_finds_a_label_on_a_third_lane_and_arrows_of_one_kind_labelled_in_part():
+    fig, ax = _page()
+    ax.add_patch(FancyArrowPatch((10, 9), (30, 1), gid="arrow:inv-1->inv-3"))
+    ax.add_patch(FancyArrowPatch((60, 9), (80, 1), gid="arrow:inv-2->inv-4"))
+    label = ax.text(20, 5, "retry 1 at 90.5 s", ha="center", va="center", gid="arrow-label")
+    fig.arrow_labels = {id(label): "arrow:inv-1->inv-3"}
+    fig.lane_rows = {"inv-1": (9.9, 7.5), "inv-2": (7.5, 3.5), "inv-3": (3.5, 0.1)}  # top, bottom (data y)
+    fig.arrow_kinds = {"arrow:inv-1->inv-3": "retry 1", "arrow:inv-2->inv-4": "retry 1"}
+    assert _check(fig, audit.arrow_labels_off_their_lanes) == [
+        "'retry 1 at 90.5 s' stands on inv-2's lane, not by inv-1 or inv-3"]
+    assert _check(fig, audit.arrow_labels_partial) == [
+        "1 of 2 'retry 1' arrows are labelled: not arrow:inv-2->inv-4"]

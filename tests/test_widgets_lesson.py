@@ -249,6 +249,47 @@ def lesson_picture():
     return grid, MapPicture(grid, {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
 
 
+@pytest.mark.parametrize("mark", [(10, 30), (45, 45), (0, 10), (20, 10)])
+def test_a_framed_settings_now_tab_stays_on_its_cell_clear_of_the_words(mark):
+    """Lesson 10's map: the "now" tab of a framed cell stood on the frame's corner, over the cell above and the
+    framed cell's own "✗ invalid". It sits inside the framed cell, whose words step aside for it."""
+    from matplotlib.transforms import Bbox
+
+    from sandbox.present.verdict_map import CELL_TEXT, MapPicture, drawn_box
+
+    grid = _lesson_grid()
+    lock_s, work_s = mark
+    for picture in (MapPicture(grid, {"lock_seconds": lock_s, "slow_email_seconds": work_s},
+                               equal_line="lock = work"),
+                    draw_verdict_map(grid, mark={"lock_seconds": lock_s, "slow_email_seconds": work_s})):
+        fig = picture.figure if isinstance(picture, MapPicture) else picture
+        if isinstance(picture, MapPicture):
+            picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, _lesson_verdict(lock_s, work_s))
+        ax, renderer = fig.axes[0], fig.canvas.get_renderer()
+        tab = drawn_box(fig.now_mark.tab, renderer)
+        i, j = grid.x.centre(lock_s), grid.y.centre(work_s)
+        cell = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)]))
+        assert cell.x0 <= tab.x0 and tab.x1 <= cell.x1 and cell.y0 <= tab.y0 and tab.y1 <= cell.y1, (mark, tab, cell)
+        for (x, y), word in fig.now_mark.words.items():
+            assert word.get_visible(), (mark, x, y)
+            assert word.get_text().replace("\n", " ") == CELL_TEXT[grid.status(x, y)] and word.get_fontsize() >= 10
+            assert not drawn_box(word, renderer).overlaps(tab), (mark, x, y)
+
+
+def test_the_equal_line_runs_across_the_whole_grid():
+    """Lesson 10's "lock = work" line ran from the middle of the (10, 10) cell to the middle of (45, 45): short
+    of the map's numbers at both ends. It runs from edge to edge of the numbers' cells."""
+    grid = _lesson_grid()
+    fig = draw_verdict_map(grid, equal_line="lock = work")
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    xs, ys = line.get_xdata(), line.get_ydata()
+    x_edges = (grid.x.centre(grid.x.numbers[0]) - 0.5, grid.x.centre(grid.x.numbers[-1]) + 0.5)
+    y_edges = (grid.y.centre(grid.y.numbers[0]) - 0.5, grid.y.centre(grid.y.numbers[-1]) + 0.5)
+    assert (min(xs), max(xs)) == pytest.approx(x_edges) and (min(ys), max(ys)) == pytest.approx(y_edges)
+    for v in (10, 20, 30, 45):  # and it still passes where the two settings are equal
+        assert any(abs(x - grid.x.centre(v)) < 0.02 and abs(y - grid.y.centre(v)) < 0.02 for x, y in zip(xs, ys))
+
+
 def test_a_category_has_its_own_column_apart_from_the_numbers():
     grid = _lesson_grid()
     fig = draw_verdict_map(grid, mark={"lock_seconds": 10, "slow_email_seconds": 30})

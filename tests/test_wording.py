@@ -86,3 +86,24 @@ def test_a_campaign_of_one_strategy_one_column_and_one_run_says_so():
     text = scoreboard_text(run_campaign(["naive"], ["no-fault"], seeds=1, others_seeds=1))
     assert text.startswith("Campaign: 1 strategy x 1 scenario setting (every strategy: seed 0); 1 run in ")
     assert "  naive: valid in 1 of 1 column within the assumptions" in text.splitlines()
+
+
+def test_a_verdicts_headline_counts_notes_apart_from_findings():
+    """Lesson 10's try-it (lock 10 s, function timeout 20 s): the verdict read "valid · 1 finding", where the one
+    "finding" was a note on the idempotency record (a lock overlap), which never judges. A note is counted as a
+    note, in a table of its own."""
+    from sandbox.present.display import verdict_html
+    from sandbox.present.widgets import split_verdict
+
+    result = run_scenario("lock-shorter-than-work", example("article.py"), settings={
+        "lock_seconds": 10, "slow_email_seconds": 30, "function_timeout": 20, "duplicate_delay": 12})
+    assert result.status == "valid" and [str(n.kind) for n in result.verdict.notes] == ["lock overlap"]
+    headline, rest = split_verdict(result_html(result))
+    assert "finding" not in headline and "1 note on the idempotency record" in headline
+    assert "each exactly once" in headline
+    assert ">note on the idempotency record<" in rest and ">finding<" not in rest
+    invalid = run_scenario("lock-shorter-than-work", example("article.py"), settings={
+        "lock_seconds": 10, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 12})
+    assert [str(n.kind) for n in invalid.verdict.notes] == ["lock overlap", "stale write"]
+    html = verdict_html(invalid.verdict)
+    assert "1 finding ·" in html and "2 notes on the idempotency record" in html and "3 findings" not in html

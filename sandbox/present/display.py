@@ -16,6 +16,8 @@ from ..vocab import FindingKind, RecordType, Status
 from .timeline.timefmt import duration
 from .views import register_html
 
+#: What the checker's notes on the idempotency record are called, apart from the findings that judge a run.
+NOTE_WORDS = "note on the idempotency record"
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
 _STATUS_COLOURS: dict[str, str] = {Status.VALID: "#0a7d45", Status.INVALID: "#b3261e", Status.UNKNOWN: "#8a6d00"}
@@ -78,14 +80,29 @@ def _badge(status: str) -> str:
     return f'<span style="color:white;background:{colour};padding:1px 8px;border-radius:8px">{_e(status)}</span>'
 
 
+def _count(n: int, word: str) -> str:
+    """"1 finding", "2 findings"; ``word`` may run on ("note on the record": "2 notes on the record")."""
+    first, _, rest = word.partition(" ")
+    return " ".join(filter(None, [f"{n} {first}{'' if n == 1 else 's'}", rest]))
+
+
 def verdict_html(verdict: Any) -> str:
+    """The badge and a headline that counts the findings that judge the run; the checker's notes on the
+    idempotency record (a lock overlap, a stale write) explain and never judge, so they are counted as notes,
+    in a table of their own: "valid · 1 finding" over a lock overlap read as a fault in a valid run."""
+    judged = [f for f in verdict.findings if not FindingKind(f.kind).note]
+    notes = [f for f in verdict.findings if FindingKind(f.kind).note]
     parts = [f"<div>{_badge(verdict.status)} "]
-    if not verdict.findings:
-        parts.append(_e(verdict.explain().split(": ", 1)[-1]))
+    if not judged:
+        parts.append(_e(verdict.explain().split("\n", 1)[0].split(": ", 1)[-1]))
     else:
-        rows = [(_e(FindingKind(f.kind).value), _e(f.key), _e(f.text)) for f in verdict.findings]
-        parts.append(f"{len(verdict.findings)} finding{'s' if len(verdict.findings) != 1 else ''}")
-        parts.append(_table(("finding", "order", "what happened"), rows, raw=True))
+        parts.append(_count(len(judged), "finding"))
+    if notes:
+        parts.append(f" · {_count(len(notes), NOTE_WORDS)}")
+    for kind, found in (("finding", judged), (NOTE_WORDS, notes)):
+        if found:
+            rows = [(_e(FindingKind(f.kind).value), _e(f.key), _e(f.text)) for f in found]
+            parts.append(_table((kind, "order", "what happened"), rows, raw=True))
     kinds = sorted({k for v in verdict.effects_per_key.values() for k in v})
     if verdict.effects_per_key:
         rows = [(key, *(counts.get(k, "") for k in kinds)) for key, counts in verdict.effects_per_key.items()]

@@ -54,6 +54,13 @@ CELL_EDGE_PT = 2.5  # the white line between cells
 POINT_PT, POINT_EDGE_PT = 22, 5.0  # the ring around a setting between cells: its size and its black edge
 WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
 WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
+FRAME_W, FRAME_H, FRAME_PT = 0.94, 0.9, 5.0  # the frame on the current setting's cell (cells) and its black edge
+TAB_TEXT, TAB_PT = " now ", CELL_PT - 1  # the tab beside a ring ...
+FRAMED_TAB_TEXT, FRAMED_TAB_PT = "now", CELL_SMALL_PT  # ... and the one hung inside a frame, from its corner (not
+#   bold: narrower, so the framed cell's words still fit beside it)
+FRAMED_INSET_PT = 1.8  # a framed cell's words stand this far inside the frame's black edge (their box is 1.7 pt
+#   round them)
+TAB_PAD = 0.15  # the tab's box around its words, in font sizes
 GAP = 0.45  # cells between an axis' categories and its numbers
 MARGIN = (0.2, 0.45)  # room around the grid (x, y, in cells) for a ring on its edge; made exact once laid out
 
@@ -277,17 +284,38 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
 
 
 def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
-    """A dashed line where the two settings are equal (both axes numeric, in the same unit; categories aside)."""
-    if not grid.x.numbers or not grid.y.numbers:
+    """A dashed line where the two settings are equal (both axes numeric, in the same unit; categories aside), from
+    edge to edge of the numbers' cells: one that stopped at the middle of the first and last cells read as
+    saying nothing of the cells' outer halves."""
+    if len(grid.x.numbers) < 2 or len(grid.y.numbers) < 2:
         return False
-    lo = max(min(grid.x.numbers), min(grid.y.numbers))
-    hi = min(max(grid.x.numbers), max(grid.y.numbers))
+    x_lo, x_hi = _edge_values(grid.x)
+    y_lo, y_hi = _edge_values(grid.y)
+    lo, hi = max(x_lo, y_lo), min(x_hi, y_hi)
     if lo >= hi:
         return False
-    points = [lo + (hi - lo) * k / 100 for k in range(101)]
-    ax.plot([grid.x.position(v) for v in points], [grid.y.position(v) for v in points], ls="--", lw=2.2,
+    points = sorted({lo + (hi - lo) * k / 100 for k in range(101)} |
+                    {v for v in (*grid.x.numbers, *grid.y.numbers) if lo < v < hi})
+    ax.plot([_reach(grid.x, v) for v in points], [_reach(grid.y, v) for v in points], ls="--", lw=2.2,
             color="#1F1F1F", zorder=2)
     return True
+
+
+def _edge_values(axis: Axis) -> tuple[float, float]:
+    """The values at the outer edges of an axis' first and last numeric cells: half a step beyond each."""
+    n = axis.numbers
+    return n[0] - (n[1] - n[0]) / 2, n[-1] + (n[-1] - n[-2]) / 2
+
+
+def _reach(axis: Axis, value: float) -> float:
+    """Where ``value`` falls on an axis of two or more numbers, its first and last steps carried on past them (to
+    the edges of their cells), where ``Axis.position`` stops at the edge."""
+    n = axis.numbers
+    if value < n[0]:
+        return axis.centre(n[0]) - (n[0] - value) / (n[1] - n[0])
+    if value > n[-1]:
+        return axis.centre(n[-1]) + (value - n[-1]) / (n[-1] - n[-2])
+    return axis.position(value)
 
 
 class NowMark:
@@ -306,14 +334,14 @@ class NowMark:
         from matplotlib.patches import Rectangle
 
         self.ax = ax
-        self.frames = [ax.add_patch(Rectangle((0, 0), 0.94, 0.9, facecolor="none", edgecolor=colour, lw=lw,
-                                              zorder=5)) for colour, lw in (("black", 5.0), ("white", 1.5))]
+        self.frames = [ax.add_patch(Rectangle((0, 0), FRAME_W, FRAME_H, facecolor="none", edgecolor=colour, lw=lw,
+                                              zorder=5)) for colour, lw in (("black", FRAME_PT), ("white", 1.5))]
         self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
                               clip_on=False)[0]
                       for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
                                                     (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
-        self.tab = ax.text(0, 0, " now ", ha="left", va="center", fontsize=CELL_PT - 1, fontweight="bold", zorder=7,
-                           bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"}, color="white")
+        self.tab = ax.text(0, 0, TAB_TEXT, ha="left", va="center", fontsize=TAB_PT, fontweight="bold", zorder=7,
+                           bbox={"boxstyle": f"square,pad={TAB_PAD}", "fc": "black", "ec": "black"}, color="white")
         self.words = dict(words or {})
         self._home = {word: (word.get_position(), word.get_text()) for word in self.words.values()}
         self._extents: dict[tuple, tuple] = {}
@@ -341,18 +369,39 @@ class NowMark:
                 px, py = grid.x.between(xv), grid.y.between(yv)
         self.tab.set_visible(True)
         for frame in self.frames:
-            frame.set_xy((px - 0.47, py - 0.45))
+            frame.set_xy((px - FRAME_W / 2, py - FRAME_H / 2))
             frame.set_visible(on_cell)
         for ring in self.point:
             ring.set_data([px], [py])
             ring.set_visible(not on_cell)
         self.words_home()
         if on_cell:
-            self.tab.set_position((px - 0.47, py + 0.45))
-            self.tab.set(ha="left", va="center")
+            self._tab_in_frame((xv, yv), px, py)
         else:
+            self.tab.set(text=TAB_TEXT, fontsize=TAB_PT, fontweight="bold")
             self._clear_of_words(px, py)
         return now_words(grid, xv, yv)
+
+    def _tab_in_frame(self, cell: tuple, px: float, py: float) -> None:
+        """The tab hangs inside the frame from its top left corner, its black one with the frame's edge: on the
+        frame's corner it stood over the cell above and the framed cell's own words. Those step aside for it,
+        within the frame."""
+        to_px, from_px = self.ax.transData.transform, self.ax.transData.inverted().transform
+        pt = self.ax.get_figure(root=True).dpi / 72
+        pad = TAB_PAD * FRAMED_TAB_PT * pt
+        (x0, y0), (x1, y1) = to_px((px - FRAME_W / 2, py - FRAME_H / 2)), to_px((px + FRAME_W / 2, py + FRAME_H / 2))
+        self.tab.set(text=FRAMED_TAB_TEXT, fontsize=FRAMED_TAB_PT, position=from_px((x0 + pad, y1 - pad)),
+                     ha="left", va="top", fontweight="normal")
+        extent = self._extent(self.tab, FRAMED_TAB_TEXT, "left", "top", FRAMED_TAB_PT)
+        tab = _box(x0 + pad, y1 - pad, extent)
+        word = self.words.get(cell)
+        if word is None:
+            return
+        edge = FRAME_PT / 2 * pt  # the frame's black edge, half of it inside its outline
+        inner = (x0 + edge, y0 + edge, x1 - edge, y1 - edge)
+        spot = self._aside(word, [_box(x0 + pad, y1 - pad, extent, WORDS_CLEAR_PT * pt)],
+                           (tab[0] + tab[2]) / 2, (tab[1] + tab[3]) / 2, pt, within=inner)
+        self._move(word, spot)
 
     def _within_cell(self, grid: VerdictGrid, cell: tuple, px: float, py: float) -> tuple[float, float]:
         """A ring in the cell whose verdict it shares, moved in from the cell's edges: the whole ring on that cell,
@@ -387,7 +436,7 @@ class NowMark:
         best = None
         for at, ha, va in tabs:
             tx, ty = to_px(at)
-            extent = self._extent(self.tab, " now ", ha, va, CELL_PT - 1)
+            extent = self._extent(self.tab, TAB_TEXT, ha, va, TAB_PT)
             tab = _box(tx, ty, extent)
             off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
             blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
@@ -401,17 +450,22 @@ class NowMark:
         _, (at, ha, va), places = best
         self.tab.set(position=at, ha=ha, va=va)
         for word, spot in places.items():
-            if spot is _LEFT_OUT:
-                word.set_visible(False)
-            elif spot is not None:
-                x, y, ha, va, text, size = spot
-                word.set(position=from_px((x, y)), text=text, ha=ha, va=va, fontsize=size)
-            if spot is not None:
-                self.moved.append(word)
+            self._move(word, spot)
 
-    def _aside(self, word, blocked: list, cx: float, cy: float, pt: float) -> tuple | None:
-        """Where ``word`` goes, inside its cell and clear of ``blocked``: (x, y, ha, va, text, size), None where
-        it is already clear, ``_LEFT_OUT`` where there is no room.
+    def _move(self, word, spot: tuple | None) -> None:
+        """Put a cell's words where ``_aside`` found room for them (or leave them out)."""
+        if spot is _LEFT_OUT:
+            word.set_visible(False)
+        elif spot is not None:
+            x, y, ha, va, text, size = spot
+            word.set(position=self.ax.transData.inverted().transform((x, y)), text=text, ha=ha, va=va, fontsize=size)
+        if spot is not None:
+            self.moved.append(word)
+
+    def _aside(self, word, blocked: list, cx: float, cy: float, pt: float, within: tuple | None = None
+               ) -> tuple | None:
+        """Where ``word`` goes, inside its cell (or ``within``, px: a frame's inside) and clear of ``blocked``:
+        (x, y, ha, va, text, size), None where it is already clear, ``_LEFT_OUT`` where there is no room.
 
         Away from the point along the way it is off the cell's middle (across, then up or down), on one
         line, then on two; last, into a corner; at the cell's size, then a little smaller.
@@ -421,6 +475,9 @@ class NowMark:
         (x0, y0), (x1, y1) = to_px((i - 0.5, j - 0.5)), to_px((i + 0.5, j + 0.5))
         edge, inset = CELL_EDGE_PT / 2 * pt, (CELL_EDGE_PT / 2 + WORDS_INSET_PT) * pt
         cell = (x0 + edge, y0 + edge, x1 - edge, y1 - edge)
+        if within is not None:  # inside a frame: its edge is the cell's, with as much room inside it
+            cell, inset = within, FRAMED_INSET_PT * pt
+            x0, y0, x1, y1 = within
         hx, hy = to_px((i, j))
         home = _box(hx, hy, self._extent(word, text, "center", "center", CELL_PT))
         if not _overlap(home, blocked):

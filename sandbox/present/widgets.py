@@ -127,15 +127,15 @@ def timeline_png(result: Any, width: float, legend: bool = True) -> bytes:
     return png_of_pixels(timeline_pixels(result, width, legend)[0])
 
 
-def timeline_pixels(result: Any, width: float, legend: bool = True) -> tuple[Any, Any]:
-    """The timeline of ``result`` as an RGBA array, and the legend it would show (a ``LegendPlan``; None for a
-    history without invocations)."""
+def timeline_pixels(result: Any, width: float, legend: bool = True, title: str | None = None) -> tuple[Any, Any]:
+    """The timeline of ``result`` (titled ``title``, else as ``result.plot`` titles it) as an RGBA array, and the
+    legend it would show (a ``LegendPlan``; None for a history without invocations)."""
     import numpy as np
 
     from .timeline.style import matplotlib_style
 
     with quick_text(), matplotlib_style():  # one style for drawing and saving: the plot's own changes nothing
-        fig = result.plot(width=width, legend=legend)
+        fig = result.plot(width=width, legend=legend, title=title)
         # Drawn as savefig draws it (the figure is white, as savefig would paint it), without copying its pixels
         # out twice: nothing draws on this figure again.
         fig.canvas.draw()
@@ -192,7 +192,8 @@ class SettingsExplorer:
     ``run(settings) -> RunResult`` is what a change triggers; by default it runs the
     scenario against ``handler`` with ``seed``. ``extra`` are controls of the caller's own
     (a handler's lock seconds, say) whose values reach ``run`` alongside the settings.
-    ``labels`` names controls in words ({"slow_email_seconds": "work seconds"}).
+    ``labels`` names controls in words ({"slow_email_seconds": "work seconds"}). ``title`` titles the timeline: a
+    string, or a function of the run's result (to name the settings it ran with), else ``result.plot``'s title.
     ``followers`` (a verdict map, say) are told of each change: ``stale()`` at once, and
     ``follow(values, result, loop)`` once the run is done, to draw what they show with it; ``parts()`` is
     what they show, sent with the verdict and the timeline ({"map": PNG}; empty while it is still to come,
@@ -210,7 +211,8 @@ class SettingsExplorer:
     def __init__(self, scenario: Any, handler: Any = None, *, seed: int = 0, only: Iterable[str] | None = None,
                  fixed: Mapping[str, Any] | None = None, spans: Mapping[str, tuple[float, float, float]] | None = None,
                  extra: Mapping[str, widgets.Widget] | None = None, labels: Mapping[str, str] | None = None,
-                 run: Callable[[dict[str, Any]], Any] | None = None, plot: bool = True, width: float = 9.0):
+                 run: Callable[[dict[str, Any]], Any] | None = None, plot: bool = True, width: float = 9.0,
+                 title: str | Callable[[Any], str] | None = None):
         from ..scenarios import get_scenario, run_scenario
 
         self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
@@ -218,7 +220,7 @@ class SettingsExplorer:
         self.controls = setting_controls(self.scenario, only=only, values=self.fixed, spans=spans, labels=labels)
         self.controls.update(extra or {})
         self._run = run or (lambda values: run_scenario(self.scenario, handler, seed=seed, settings=values))
-        self.plot, self.width = plot, width
+        self.plot, self.width, self.title = plot, width, title
         self.status = widgets.HTML(layout={"min_height": "1.7em"})  # "redrawing for …" while a move is run
         self.verdict, self.image, self.legend = Part("verdict", ""), Part("timeline"), Part("legend")
         self.stage = Stage(["verdict", "timeline", "legend", "findings"])
@@ -297,7 +299,8 @@ class SettingsExplorer:
             return None
         png, legend = None, None
         if self.plot:
-            pixels, plan = timeline_pixels(result, self.width, legend=False)
+            title = self.title(result) if callable(self.title) else self.title
+            pixels, plan = timeline_pixels(result, self.width, legend=False, title=title)
             png = encode_aside(pixels)
             legend = self._new_legend(plan)
         self._show(result._repr_html_() or "", png, values, loop, legend)

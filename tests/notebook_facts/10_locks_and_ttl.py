@@ -1,5 +1,10 @@
 # Key facts of notebooks/10_locks_and_ttl.ipynb, run in its kernel after its last cell.
 # ruff: noqa: F821  (the names are the notebook's: this file runs in its kernel)
+import json
+import os
+import re
+from pathlib import Path
+
 # Crash recovery: the lock runs out and the retry finishes the order, the charge deduplicated downstream.
 assert crash.status == "valid" and crash.verdict.effects_per_key == {"o-1": {"charge": 1, "email": 1}}
 assert crash.history.invocations()["inv-1"]["outcome"] == "crashed"
@@ -42,3 +47,12 @@ assert all(run_scenario("sqs-visibility-timeout", ARTICLE, settings={"visibility
 assert lock.controls["slow_email_seconds"].description == "work seconds"
 assert lock.controls["lock_seconds"].tooltip.startswith("lock_seconds: ")
 assert lock.controls_box in dashboard.widget.children[0].children
+# Every timeline states the lock and the function timeout it ran with: the lesson is about how they compare, and a
+# new learner could not tell them from the pictures. (The figure audit records every figure the kernel drew.)
+if os.environ.get("RWH_FIGURE_AUDIT"):
+    drawn = [json.loads(p.read_text()) for p in Path(os.environ["RWH_FIGURE_AUDIT"]).glob("*.json")]
+    titles = [f["title"].replace("\n", " ") for f in drawn if f["kind"] == "timeline"]
+    assert len(titles) >= 7, titles
+    assert all(re.search(r"\block \d+ s\b", t) and re.search(r"\bfunction timeout \d+ s\b", t) for t in titles), titles
+    assert any(re.search(r"\block 10 s\W+function timeout 60 s", t) for t in titles), titles
+    assert titled(tried_run).endswith("lock 60 s (the rest of the run) · function timeout 60 s")

@@ -37,7 +37,8 @@ What is drawn
   header row, and hand-offs that failed (EventBridge's retries) as "500" markers;
 * arrows from an invocation to the one that repeats it (``prev``), labelled with
   the cause and when the repeat started ("redelivery at 30.0 s"), routed around
-  other lanes' content;
+  other lanes' content: the labels all one way from their arrows, else at an arrow's head, never on a lane
+  the arrow only passes, and arrows of one kind all labelled or none;
 * shaded windows: the IN_PROGRESS lock each winning claim holds until it expires
   or is replaced, the COMPLETED record kept until its TTL (``expiresAt``,
   converted with ``meta["epoch"]``), and an expired record still sitting in the
@@ -76,7 +77,7 @@ How the package is split (this module holds only the public API):
 * drawing: ``canvas.py`` (the state every stage shares), ``drawing.py`` (the pipeline:
   every stage, in order, with what it reads and adds), ``lanes.py`` (data-coordinate
   stages), ``detail.py`` (the detail row), ``layout.py`` (obstacle map, spreading markers), ``markers.py``,
-  ``guides.py``, ``arrows.py``, ``notes.py`` and ``labels.py`` (display-space stages),
+  ``guides.py``, ``arrows.py``, ``arrow_labels.py``, ``notes.py`` and ``labels.py`` (display-space stages),
   ``legend.py``;
 * checking: ``audit.py`` measures a finished figure (words out of it or on each other
   or on markers, marks stacked out of order; true time: every mark, band end and tick

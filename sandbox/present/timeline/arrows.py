@@ -42,6 +42,7 @@ HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more tha
 ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
+REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
 
 
 class Arrow(NamedTuple):
@@ -52,6 +53,9 @@ class Arrow(NamedTuple):
     path: list[Point]  # display px
     owner: str  # its obstacle owner
     vertical: bool
+    #: the repeat's lane, display px: where its drawing ends (x), its centre (y), and how low and high its bar and
+    #: the marks stacked on it reach
+    head_lane: tuple[float, float, float, float] = (0.0, 0.0, 0.0, 0.0)
 
 
 def polyline(points: list[Point], step: float) -> np.ndarray:
@@ -106,6 +110,7 @@ def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPl
             # repeats of one invocation may share the line their arrows start on
             siblings = tuple(a.owner for a in arrows if a.owner.startswith(f"arrow:{prev.inv}->"))
             arrows.append(_arrow(c, prev, rec, bars, placed, siblings))
+            c.fig.arrow_kinds = {**c.fig.arrow_kinds, arrows[-1].owner: rec.cause or REPEAT}
     return arrows
 
 
@@ -123,8 +128,17 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
         c.obs.add(Bbox.from_bounds(x - half, y - half, OBSTACLE_PX, OBSTACLE_PX), owner)
-    text = f"{rec.cause or 'repeat'} at {c.taxis.clock(rec.start)}"
-    return Arrow(patch, text, pts, owner, vertical)
+    text = f"{rec.cause or REPEAT} at {c.taxis.clock(rec.start)}"
+    return Arrow(patch, text, pts, owner, vertical, _lane_reach(c, rec.inv, bars[rec.inv], placed))
+
+
+def _lane_reach(c: Canvas, inv: str, bar: mpatches.Rectangle, placed: MarkerPlacement
+                ) -> tuple[float, float, float, float]:
+    """(end x, centre y, lowest y, highest y) of what a lane shows, in display px: its bar and its marks."""
+    y = c.px(0, c.rows.lane_y[inv])[1]
+    ya, yb = c.px(0, bar.get_y())[1], c.px(0, bar.get_y() + bar.get_height())[1]
+    low, high = placed.lane_reach.get(inv, (y, y))
+    return c.px(placed.drawn_end(inv, bar), 0)[0], y, min(low, ya, yb), max(high, ya, yb)
 
 
 def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],

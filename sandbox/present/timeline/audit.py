@@ -16,6 +16,10 @@
   timeline and its detail row), a band's label starting before its band, a tick off the axis' step, a mark out of
   the plot, an idempotency record drawn behind its bar rather than in its strip, arrow labels or duplicate notes
   standing different ways from what they name;
+* what a new learner found: a stretch of a broken axis where a run starts, without a tick; a source row's label
+  standing apart from its mark with nothing pointing at it; a leader line across an axis break; a repeat arrow's
+  label on the row of a lane its arrow only passes; arrows of one kind, some labelled and some not; a stretch of
+  the detail row with fewer than two ticks, or equal-length runs magnified differently;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -36,6 +40,7 @@ import itertools
 import json
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, cast
 
@@ -65,12 +70,15 @@ MARK_PREFIX = "marker:"
 BAND_KINDS = ("bar", "lock", "kept", "expired")  # what an arrow's label keeps off
 ROW_NAMES = ("strip-label",)  # a row's name inside the plot: on no band
 KEYED_BANDS = (*BAND_KINDS, "batching", "hidden", Delivery.PENDING, Delivery.THROTTLED)  # ... of any of these
-LINE_LABELS = ("arrow-label",)  # texts drawn on a line on purpose
+LINE_LABELS = ("arrow-label", "arrow-head-label")  # texts drawn on a line (or at its head) on purpose
 LEADER_TARGETS = {"duplicate-note": "_dup", "warning-note": "stale_write", "refused-note": "write_refused"}  # what
 #   a note's leader line points at (a note names a cluster of duplicates: its line may pass over them)
 CLOCK_STEPS = frozenset(step for steps in NICE_STEPS.values() for step in steps)  # round on a clock too
 SEPARATOR = "·"  # what joins the parts of a title or a subtitle: never at a line's end
 END_PX = 8.0  # px at 100 dpi: a mark this close to either end of a line is what the line connects
+CALLOUT_NEAR_PX = 12.0  # px at 100 dpi: a header-row label this close to its mark, beside or over it, names it ...
+CALLOUT_LEADER = "event-leader:"  # ... else a leader line (this gid, and the label's style) points at it, or a
+CALLOUT_CARET = "event-caret:"  # caret on the label's edge, over it
 
 _count = itertools.count()
 
@@ -522,6 +530,8 @@ def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
         out += [(t.get_gid() or "", t.arrow_patch.get_transform().transform_path(t.arrow_patch.get_path()),
                  LEADER_TARGETS.get(t.get_gid() or "")) for t in ax.texts
                 if isinstance(t, Annotation) and t.arrow_patch is not None and t.get_visible()]
+        out += [(ln.get_gid() or "", MPath(ax.transData.transform(ln.get_xydata())), None) for ln in ax.lines
+                if (ln.get_gid() or "").startswith(CALLOUT_LEADER) and ln.get_visible()]
     return out
 
 
@@ -533,7 +543,7 @@ def lines_through_marks(d: Drawn) -> list[str]:
         vertices = np.asarray(path.vertices)
         if not len(vertices):
             continue
-        ext = path.get_extents()
+        ext = path.get_extents().padded(d.px(TOUCH_PX))  # a line straight up or across has no width of its own
         ends = ((float(vertices[0][0]), float(vertices[0][1])), (float(vertices[-1][0]), float(vertices[-1][1])))
         for m in d.marks:
             w, h = _shared(ext, m.box)
@@ -724,25 +734,57 @@ def labels_before_band(d: Drawn) -> list[str]:
 
 def ticks_off_step(d: Drawn) -> list[str]:
     """Every tick of a timeline falls on a round value of the axis' step (the step its ticks keep where a stretch
-    holds two or more): a lone tick at a finer step ("2:04:25" on an axis of minutes) reads as an event's time."""
+    holds two or more): a lone tick at a finer step ("2:04:25" on an axis of minutes) reads as an event's time;
+    unless it is that event's time, a run's start to the label's last digit ("2:04:34", the retry)."""
     out = []
     for ax, segments, own in _time_axes(d.fig):
-        labels = [(t, "") for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        starts = _start_xs(d, ax)
+        labels = [(t, lb.get_text()) for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        at_starts = {t for t, text in labels if _at_a_start(d, ax, t, _last_digit(text), starts)}
         for group in _segment_groups(labels, segments, own):
-            out += _off_step([t for t, _ in group], segments)
+            out += _off_step([t for t, _ in group], segments, at_starts)
     return out
 
 
-def _off_step(times: list[float], segments: tuple) -> list[str]:
-    steps = []
-    for t0, t1, _, _ in segments:
-        inside = sorted(t for t in times if t0 - 1e-9 <= t <= t1 + 1e-9)
-        steps += [b - a for a, b in zip(inside, inside[1:])]
-    if not steps:
+def _start_xs(d: Drawn, ax) -> list[float]:
+    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``)."""
+    if ax is not d.fig.axes[0]:
         return []
-    step = min(steps)
-    return [f"tick at {t:g} s is not on the axis' {step:g} s step" for t in times
-            if abs(t / step - round(t / step)) > 1e-6]
+    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()]
+
+
+def _last_digit(label: str) -> float:
+    """What a tick label's last digit counts, in seconds: "2:04:34" 1, "61.2" 0.1."""
+    return 10.0 ** -len(label.rpartition(".")[2]) if "." in label else 1.0
+
+
+def _at_a_start(d: Drawn, ax, t: float, digit: float, starts: list[float]) -> bool:
+    """A tick reading ``t`` stands at a run's start, to its label's last digit."""
+    lo, hi = time_x(d.fig, t - digit / 2, ax), time_x(d.fig, t + digit / 2, ax)
+    at = time_x(d.fig, t, ax)
+    if at is None:
+        return False
+    lo, hi = at if lo is None else lo, at if hi is None else hi
+    return any(lo - d.px(TRUE_PX) <= x <= hi + d.px(TRUE_PX) for x in starts)
+
+
+def _off_step(times: list[float], segments: tuple, exempt: Collection[float] = ()) -> list[str]:
+    """The ticks off the step their neighbours keep; ``exempt``: ticks at a run's start, which may stand off it
+    (the step is the spacing of all the ticks, or of the others, whichever leaves fewer off it)."""
+    def steps_of(ts: list[float]) -> list[float]:
+        out = []
+        for t0, t1, _, _ in segments:
+            inside = sorted(t for t in ts if t0 - 1e-9 <= t <= t1 + 1e-9)
+            out += [round(b - a, 9) for a, b in zip(inside, inside[1:])]  # 2:04:34.02 - 2:04:34.00 is not 0.02
+        return out
+
+    found = []
+    for steps in (steps_of(times), steps_of([t for t in times if t not in exempt])):
+        if steps:
+            step = min(steps)
+            found.append([f"tick at {t:g} s is not on the axis' {step:g} s step" for t in times
+                          if abs(t / step - round(t / step)) > 1e-6 and t not in exempt])
+    return min(found, key=len, default=[])
 
 
 def marks_touching_names(d: Drawn) -> list[str]:
@@ -844,11 +886,159 @@ def _distance(path: MPath, box: Bbox) -> float:
     return float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
 
 
+# -- what a new learner found (4/5)
+EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are equal-length ...
+EQUAL_SCALE = 0.02  # ... and are drawn in the detail at scales that differ by at most this share
+
+
+def detail_strips_uneven(d: Drawn) -> list[str]:
+    """The detail row's stretches: each reads its times from two ticks at least (one tick gives no scale), and
+    equal-length runs are magnified alike, in one figure (0.2 s runs at ×4.6 and ×5.6 read as different lengths)."""
+    out = []
+    for ax, segments, own in _time_axes(d.fig):
+        if not own:
+            continue
+        times = [t for lb in ax.get_xticklabels() if (t := _tick_seconds(lb.get_text())) is not None]
+        for t0, t1, _, _ in segments:
+            n = sum(t0 - 1e-9 <= t <= t1 + 1e-9 for t in times)
+            if n < 2:
+                out.append(f"the detail's stretch {t0:g}..{t1:g} s has {n} tick{'' if n == 1 else 's'}")
+    rates = []  # (gid, seconds, px a second) of each detail bar drawn at its length
+    for patch, t0, t1, least in getattr(d.fig, "band_times", ()):
+        gid = patch.get_gid() or ""
+        if not gid.startswith("bar:") or t1 is None or t1 <= t0 or patch.axes is d.fig.axes[0]:
+            continue
+        box = patch.get_window_extent(d.r)
+        if box.width > d.px(least) + d.px(TRUE_PX):
+            rates.append((gid, t1 - t0, box.width / (t1 - t0)))
+    for i, (g1, s1, r1) in enumerate(rates):
+        for g2, s2, r2 in rates[i + 1:]:
+            if abs(s1 - s2) <= EQUAL_RUNS * max(s1, s2) and abs(r1 - r2) > EQUAL_SCALE * max(r1, r2):
+                out.append(f"{g1} and {g2} last as long, and are magnified {max(r1, r2) / min(r1, r2):.2f} times "
+                           "apart")
+    return out
+
+
+def segments_unticked(d: Drawn) -> list[str]:
+    """Each stretch of a broken time axis in which a run starts holds a tick: one with none (the retry two hours
+    later, after two breaks) cannot be read at all, and the reader counts breaks to guess its time."""
+    segments = getattr(d.fig, "time_map", ())
+    if len(segments) < 2:
+        return []
+    ax = d.fig.axes[0]
+    ticks = [x for x, lb in zip(ax.get_xticks(), ax.get_xticklabels()) if lb.get_text()]
+    out = []
+    for t0, t1, x0, x1 in segments:
+        runs = [inv for inv, (_, x) in getattr(d.fig, "lanes", {}).items() if x0 - 1e-9 <= x <= x1 + 1e-9]
+        if runs and not any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+            out.append(f"the stretch {t0:g}..{t1:g} s, where {runs[0]} starts, has no tick")
+    return out
+
+
+def callout_near(box: Bbox, mark: Bbox, near: float) -> bool:
+    """A label stands next to a mark: beside it (sharing some of its height) or over or under it (sharing some of
+    its width), at most ``near`` px away (shared with ``labels.py``, which draws a leader where it is not)."""
+    gx = max(0.0, box.x0 - mark.x1, mark.x0 - box.x1)
+    gy = max(0.0, box.y0 - mark.y1, mark.y0 - box.y1)
+    return (gx == 0 and gy <= near) or (gy == 0 and gx <= near)
+
+
+def callouts_unpointed(d: Drawn) -> list[str]:
+    """A label on a source's row names the mark it stands next to: one placed farther off (stepped out along the
+    row, past other marks) has a leader line from it to its mark, or it names nothing ("o-2 sent twice" 70 px left
+    of its ⇉, across an axis break)."""
+    out = []
+    for ax in d.fig.axes:
+        leaders = [ax.transData.transform(ln.get_xydata()) for ln in ax.lines
+                   if (ln.get_gid() or "").startswith((CALLOUT_LEADER, CALLOUT_CARET)) and ln.get_visible()]
+        for t, box, _ in d.texts:
+            gid = t.get_gid() or ""
+            if t.axes is not ax or not gid.startswith("event-label:"):
+                continue
+            mine = [m for m in d.marks if m.ax is ax and m.gid == MARK_PREFIX + gid.split(":", 1)[1]]
+            if not mine:
+                continue  # a band's label (pending, throttled): on its band
+            if not any(_pointed(d, box, m.box, leaders) for m in mine):  # it names one of its kind's marks
+                m = min(mine, key=lambda m: _distance(_box_path(m.box), box))
+                out.append(f"{_name(t)} stands apart from the {m} it names, with nothing pointing at it")
+    return out
+
+
+def _pointed(d: Drawn, box: Bbox, mark: Bbox, leaders: list[np.ndarray]) -> bool:
+    """A label next to ``mark``, or with a leader line from its edge to it, or a caret on its edge over it."""
+    if callout_near(box, mark, d.px(CALLOUT_NEAR_PX)):
+        return True
+    edge, reach = box.padded(d.px(TOUCH_PX) * 3), mark.padded(d.px(END_PX))
+    return any(edge.contains(*pts[0]) and (reach.contains(*pts[-1]) or
+                                           len(pts) == 1 and reach.x0 <= pts[0][0] <= reach.x1) for pts in leaders)
+
+
+def leaders_across_breaks(d: Drawn) -> list[str]:
+    """A note's leader line keeps to the stretch of the axis its mark is on: one across an axis break joins a
+    label standing at one time to a mark at another, over time the axis left out (repeat arrows cross breaks:
+    the repeat came later)."""
+    out = []
+    for gid, path, _ in _lines(d.fig):
+        if gid.startswith("arrow:"):
+            continue
+        pts = _drawn_points(path)
+        if len(pts) > 1:
+            pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+        for ax in d.fig.axes:
+            for gap in _breaks(d, ax):
+                inside = (pts[:, 0] > gap.x0 + d.px(TOUCH_PX)) & (pts[:, 0] < gap.x1 - d.px(TOUCH_PX))
+                inside &= (pts[:, 1] > gap.y0) & (pts[:, 1] < gap.y1)
+                if inside.any():
+                    out.append(f"{gid}'s leader line crosses an axis break")
+    return out
+
+
+def arrow_labels_off_their_lanes(d: Drawn) -> list[str]:
+    """A repeat arrow's label stands by the lanes its arrow joins (``fig.lane_rows``): one on a third lane's row,
+    which the arrow only passes, reads as that lane's ("retry 1 at 90.5 s" beside inv-2, of inv-1's retry inv-3)."""
+    rows = getattr(d.fig, "lane_rows", {})
+    named = getattr(d.fig, "arrow_labels", {})
+    if not rows or not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    out = []
+    for t, box, _ in d.texts:
+        gid = named.get(id(t))
+        if t.axes is not ax or gid is None:
+            continue
+        joins = set(gid[len("arrow:"):].split("->"))
+        cy = (box.y0 + box.y1) / 2
+        for inv, (top, bottom) in rows.items():
+            y0, y1 = sorted(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))
+            if y0 < cy < y1 and inv not in joins:
+                out.append(f"{_name(t)} stands on {inv}'s lane, not by {' or '.join(sorted(joins))}")
+    return out
+
+
+def arrow_labels_partial(d: Drawn) -> list[str]:
+    """Repeat arrows of one kind (``fig.arrow_kinds``: the repeat's cause) are all labelled, or none is: where one
+    "retry 1" arrow says when and the next says nothing, the reader looks for a difference that is not there."""
+    kinds = getattr(d.fig, "arrow_kinds", {})
+    shown = {id(t) for t, _, _ in d.texts}
+    said = {gid for key, gid in getattr(d.fig, "arrow_labels", {}).items() if key in shown}
+    # repeats of one run for one cause share a label (said once, on the first of their arrows)
+    said_for = {(gid.split("->")[0], kinds.get(gid)) for gid in said}
+    out = []
+    for kind in sorted(set(kinds.values())):
+        mine = sorted(gid for gid, k in kinds.items() if k == kind)
+        bare = [gid for gid in mine if (gid.split("->")[0], kind) not in said_for]
+        if bare and len(bare) < len(mine):
+            out.append(f"{len(mine) - len(bare)} of {len(mine)} {kind!r} arrows are labelled: not {', '.join(bare)}")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
-          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven)
+          ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
+          segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
+          arrow_labels_partial)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -154,13 +154,15 @@ class TimeAxis:
     def label(self) -> str:
         return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
 
-    def ticks(self, seg_px: list[float], em_px: float, until: float | None = None) -> tuple[list[float], list[str]]:
+    def ticks(self, seg_px: list[float], em_px: float, until: float | None = None,
+              starts: tuple[float, ...] = ()) -> tuple[list[float], list[str]]:
         """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
-        ``until`` the last time a tick may show. Every segment is at the axis' one scale, so every segment gets
-        the one step, the finest round one whose labels do not touch, and every label the same decimals. Where a
-        segment holds two ticks at that step, a segment too short to hold one gets none (a tick at a finer step,
-        "2:04:25" among minutes, read as the time of the event beside it; the detail row under the plot reads that
-        stretch's times); where none holds two, each gets one, the roundest time near its middle."""
+        ``until`` the last time a tick may show, ``starts`` when the runs started. Every segment is at the axis' one
+        scale, so every segment gets the one step, the finest round one whose labels do not touch, and every label
+        the same decimals. Where a segment holds two ticks at that step, a segment too short to hold one is ticked
+        where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
+        it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each
+        gets one, the roundest time near its middle."""
         spans = []
         for (a, b), px in zip(self.segments, seg_px):
             spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
@@ -173,8 +175,8 @@ class TimeAxis:
         stepped = [self._tick_values(a, b, step) if step else [] for a, b, _ in spans]
         values: list[float] = []
         lone: list[int] = []  # decimals each lone tick needs
-        if any(len(vals) > 1 for vals in stepped):  # the axis reads at its step: only its multiples are ticks
-            values = [v for vals in stepped for v in vals]
+        if any(len(vals) > 1 for vals in stepped):  # the axis reads at its step: its multiples, and the runs' starts
+            values = sorted([v for vals in stepped for v in vals] + _start_ticks(spans, stepped, starts, dec))
         else:  # no stretch holds two: each gets its own, the roundest time near its middle
             for (a, b, _), vals in zip(spans, stepped):
                 if not vals:
@@ -229,6 +231,18 @@ class TimeAxis:
     def clock(self, t: float) -> str:
         """A point in time for a label, in the axis' unit: "30.0 s", "3:00.8", "6:00:03"."""
         return clock(t, self.unit)
+
+
+def _start_ticks(spans: list[tuple[float, float, float]], stepped: list[list[float]], starts: tuple[float, ...],
+                 dec: int) -> list[float]:
+    """A tick for each segment the axis' step leaves without one, where its first run started, to the axis'
+    decimals (a run starting there is what the segment is kept for)."""
+    out = []
+    for (a, b, _), vals in zip(spans, stepped):
+        at = next((round(t, dec) for t in sorted(starts) if a <= t <= b), None)
+        if not vals and at is not None and a <= at <= b:
+            out.append(at)
+    return out
 
 
 def _decimals(step: float) -> int:

@@ -81,6 +81,18 @@ class Canvas:
     def axes_box(self) -> Bbox:
         return self.ax.get_window_extent(self.renderer)
 
+    def breaks_px(self) -> list[tuple[float, float]]:
+        """Display x from and to of each axis break."""
+        return [(self.px(xa, 0)[0], self.px(xb, 0)[0]) for _, _, xa, xb in self.taxis.gaps]
+
+    def across_break(self, x: float, box: Bbox) -> bool:
+        """A break stands between display x ``x`` and ``box``: a label there names a time across the left-out
+        stretch from what it stands for."""
+        if box.x0 <= x <= box.x1:
+            return False
+        near = box.x1 if box.x1 < x else box.x0
+        return any(min(near, x) <= a and b <= max(near, x) for a, b in self.breaks_px())
+
     def text_box(self, artist: mtext.Text) -> Bbox:
         """Display box of a text (without an annotation's arrow), padded for its bbox patch."""
         if isinstance(artist, mtext.Annotation):

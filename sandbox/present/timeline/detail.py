@@ -42,6 +42,7 @@ AXIS_IN = 0.62  # in: the detail's last row's tick labels and its axis label ...
 ROW_AXIS_IN = 0.4  # in: ... every other row's tick labels
 CAP_GROW = 0.05  # data units: a cap reaches this far above and below its bar (``markers.CAP_GROW``)
 MEASURABLE_S = 0.001  # s: a shorter run has no length worth magnifying (it errors at once: its ✖ is the run)
+EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are magnified alike
 MIN_ZOOM = 2.0  # a stretch is magnified at least this much ...
 MAX_ZOOM = 5000.0  # ... and at most this much: a run of a tenth of a millisecond is a sliver at any scale,
 #   and its cap (which holds its marks, in the detail) says where it is
@@ -148,20 +149,66 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
             groups[-1][3].append(inv)
         else:
             groups.append([start, end, need, [inv]])
+    for group in groups:  # one stretch at most the plot's width
+        group[2] = min(group[2], (plot_in - 2 * EDGE_IN) / max(group[1] - group[0], 1e-12))
+    _alike(groups, crowded, plot_in)
     rows: list[list[Stretch]] = [[]]
     used = 0.0
     for a, b, per_s, invs in groups:
-        per_s = min(per_s, (plot_in - 2 * EDGE_IN) / max(b - a, 1e-12))  # one stretch at most the plot's width
         named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
         pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
         line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
-        stretch = Stretch(a - pad, b + pad, per_s, tuple(invs), line)
+        stretch = Stretch(*_two_ticks(a - pad, b + pad, per_s, taxis.unit), per_s, tuple(invs), line)
         if rows[-1] and used + BREAK_IN + stretch.width_in > plot_in:  # a new row where the plot is full
             rows.append([])
-            used = -BREAK_IN
+            used = 0.0
         used += (BREAK_IN if rows[-1] else 0.0) + stretch.width_in
         rows[-1].append(stretch)
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
+
+
+def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
+    """Runs of one length (within :data:`EQUAL_RUNS`) are magnified alike: the stretches that hold them, and any
+    stretch that shares such a run with those, take one scale, the largest they need, within each one's cap (two
+    0.2 s runs at ×4.6 and ×5.6, the duplicate's wider envelope needing more room, read as unequal)."""
+    owner = list(range(len(groups)))  # union-find: the stretches that must share a scale
+
+    def root(i: int) -> int:
+        while owner[i] != i:
+            i = owner[i]
+        return i
+
+    where = {inv: i for i, (_, _, _, invs) in enumerate(groups) for inv in invs}
+    runs = [(end - start, inv) for inv, start, end, *_ in crowded]
+    for k, (s1, inv1) in enumerate(runs):
+        for s2, inv2 in runs[k + 1:]:
+            if abs(s1 - s2) <= EQUAL_RUNS * max(s1, s2):
+                owner[root(where[inv1])] = root(where[inv2])
+    for r in {root(i) for i in range(len(groups))}:
+        mine = [g for i, g in enumerate(groups) if root(i) == r]
+        cap = min((plot_in - 2 * EDGE_IN) / max(b - a, 1e-12) for a, b, _, _ in mine)
+        rate = min(max(g[2] for g in mine), cap)
+        for g in mine:
+            g[2] = rate
+
+
+def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, float]:
+    """A stretch from ``t0`` to ``t1`` s, widened where it must be to hold two ticks at the finest step whose labels
+    keep apart at ``per_s`` inches a second (one tick says where a stretch is, not how long its runs last): by the
+    multiples either side, and half a label beyond them."""
+    for step in STEPS:
+        dec = _decimals(step)
+        k0, k1 = math.ceil(t0 / step - 1e-9), math.floor(t1 / step + 1e-9)
+        if k1 == k0:  # one inside: and the nearer of its neighbours
+            k0, k1 = (k0 - 1, k0) if t0 - (k0 - 1) * step < (k0 + 1) * step - t1 else (k0, k0 + 1)
+        elif k1 < k0:  # none inside: the two either side
+            k0, k1 = k1, k0
+        vals = [round(k * step, 9) for k in range(k0, k1 + 1)]
+        wide = max(len(tick_label(v, dec, unit)) for v in vals) * TICK_CHAR_IN
+        if step * per_s >= wide + TICK_GAP_IN:
+            half = wide / 2 / per_s
+            return min(t0, vals[0] - half), max(t1, vals[-1] + half)
+    return t0, t1
 
 
 def _line(run: Crowded, per_s: float, scale: Scale) -> float:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .arrow_labels import label_arrows
 from .arrows import draw_arrows
 from .canvas import Canvas
 from .detail import draw_details, place_detail_markers, time_map
@@ -21,7 +22,6 @@ from .figure import TimelineFigure
 from .frame import open_canvas, set_time_ticks
 from .guides import draw_caller_waits, draw_guides, settle_end_line
 from .labels import (
-    label_arrows,
     label_caller_results,
     label_end_line,
     label_other_events,
@@ -178,6 +178,7 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
     canvas.fig.legend_plan = plan
     canvas.fig.font_scale = canvas.scale.factor
     canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
+    canvas.fig.lane_rows = canvas.rows.lane_spans()
     canvas.fig.time_map = time_map(canvas)
     canvas.fig.detail_time_maps = {canvas.fig.axes.index(d.ax): time_map(d) for d in details}
     return canvas.fig

@@ -28,7 +28,8 @@ class TimelineFigure(Audited):
     on, in the line's order; ``band_times``, each band with the times (s) it starts and ends (None: it runs on
     past the plot) and the least width (px at 100 dpi) it is drawn; ``time_map``, the time axis' segments
     between its breaks, (t0, t1, x0, x1) in seconds and plot x; ``font_scale``, how much its fonts shrink (many
-    lanes). ``legend_plan``: the legend it shows, or would
+    lanes); ``arrow_labels``, ``arrow_kinds`` and ``lane_rows``, what each repeat arrow's label names, what kind of
+    repeat each arrow is, and how far each lane's row reaches. ``legend_plan``: the legend it shows, or would
     show when drawn without it."""
 
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
@@ -37,6 +38,8 @@ class TimelineFigure(Audited):
     time_map: tuple[tuple[float, float, float, float], ...] = ()
     legend_plan: LegendPlan | None = None
     arrow_labels: Mapping[int, str] = MappingProxyType({})  # id of an arrow's label -> the arrow's gid
+    arrow_kinds: Mapping[str, str] = MappingProxyType({})  # an arrow's gid -> its kind (the repeat's cause)
+    lane_rows: Mapping[str, tuple[float, float]] = MappingProxyType({})  # each lane's row: top and bottom (data y)
     font_scale: float = 1.0  # the fonts' scale (less than 1 with very many lanes), for the audit's least size
     # the detail's rows' (its axes after the first, ``detail.py``), by the axes' place in the figure: as time_map and
     # mark_times, for each

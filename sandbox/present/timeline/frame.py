@@ -102,7 +102,8 @@ def set_time_ticks(c: Canvas, px_per_x: float) -> None:
     taxis = c.taxis
     em_px = c.fs(TICK_PT) * c.fig.dpi / 72
     until = c.model.t_end if taxis.tail else None  # no ticks in the room after the history
-    xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until)
+    starts = tuple(rec.start for rec in c.model.invs.values())
+    xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts)
     c.ax.set_xticks(xt, labels=xl)
 
 

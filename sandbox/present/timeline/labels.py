@@ -1,4 +1,4 @@
-"""Labels placed without covering anything: source events, caller results, arrow causes, sweeps.
+"""Labels placed without covering anything: source events, caller results, sweeps (arrows': ``arrow_labels.py``).
 
 Each kind of label has a list of candidate positions around what it names; the
 first candidate that overlaps nothing already drawn wins (:meth:`Canvas.place`).
@@ -9,6 +9,7 @@ crowded out by an optional one; optional labels that find no free spot are left 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 from matplotlib import lines as mlines
@@ -16,16 +17,14 @@ from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
-from .arrows import Arrow, along, path_length
-from .audit import RELATION_SLACK_PX, arrow_relation
-from .canvas import Canvas
+from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, callout_near
+from .canvas import GAP_OWNER, Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
-from .markers import EventPoint, MarkerPlacement
+from .markers import EventPoint, MarkerPlacement, head_owner
 from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
 from .sizing import REFERENCE_DPI
 from .style import (
-    ARROW_COLOR,
     EVENT_TEXT,
     LABEL_EDGE,
     LABEL_PT,
@@ -33,7 +32,6 @@ from .style import (
     QUEUE_TEXT,
     SMALL_PT,
     TEXT_GREY,
-    Z_ARROW_LABEL,
     Z_EVENT_LABEL,
     Z_GAP_LABEL,
     Z_NOTE,
@@ -48,23 +46,17 @@ EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
+LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
+ACROSS_BREAK_HITS = 1000  # a label with an axis break between it and its marker counts as this many overlaps
+BAND_STYLES = (Delivery.THROTTLED, Delivery.PENDING)  # labels of a band on a source's row, not of a mark
+LEADER_IGNORES = ("separator", "static", "endline")  # what a label's leader line may cross (a row's line, a break's
+#   label, the end of the history)
 EVENT_STEP_PT = 14  # pt: farther candidates beside the marker step out this much ...
 EVENT_STEPS = (1, 2, 3)  # ... this many times
 EVENT_HIGHER = 1.6  # the last candidates above a marker stand this many times as high as the first
 PENDING_INSET_PT = 6  # pt: a pending label's distance from its band's ends
 PENDING_LIFT_PT = 2  # pt: a label above the band clears it by this much
 CALLER_GAP_PT = 9  # pt between a caller's last marker and what it finally saw
-MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
-ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
-ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
-ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines ...
-ALONG_BESIDE = (0.5, 0.35, 0.65, 0.2, 0.8)  # ... and beside it (nearer its ends: an arrow across a break)
-ARROW_LINESPACING = 1.05
-BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
-BANDS = "bands"  # their obstacle owner, while arrow labels are placed
-ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
-ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
-TRIAL_OWNER = "arrow-label-trial"  # labels placed to see how many fit one way, then taken away
 SWEEP_GAP_PT = 10  # pt at full scale beside the sweep marker
 
 
@@ -123,18 +115,41 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     # a required label keeps what it says whole: "failed (Error): ..."
     splits = (": ", " → ") if must else (": ", " → ", " (")
     texts = [e.label] + ([_split(e.label, sep) for sep in splits if sep in e.label][:1] or [halves(e.label)])
-    waits = {f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source}  # a caller's waits on its row
-    for i, label in enumerate(texts + ([e.label] if must else [])):
+    texts = list(dict.fromkeys([*texts, _three_lines(texts[-1])]))  # narrower still: by a mark at a stretch's end
+    own = (head_owner(e), *{f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source})  # and a
+    #   caller's waits on its row
+
+    def across(box: Bbox) -> int:  # a break between a label and its marker: it would name another time; or its
+        #   leader crossing what it does not point at
+        if point is None:
+            return 0
+        return (ACROSS_BREAK_HITS if c.across_break(point.x, box) else 0) + _leader_hits(c, box, point, own)
+
+    def centred_in_break(box: Bbox) -> int:
+        middle = (box.x0 + box.x1) / 2
+        return across(box) + (ACROSS_BREAK_HITS if any(a < middle < b for a, b in c.breaks_px()) else 0)
+
+    text = _first_fit(c, texts + ([e.label] if must else []), cands, kw, must, own, across)
+    if text is None and not must and e.style not in BAND_STYLES:  # a mark on a stretch too short for its label:
+        #   over a break's band, beside it (a band's label starts where its band does, never in a break before it)
+        text = _first_fit(c, texts, cands, kw, False, (*own, GAP_OWNER), centred_in_break)
+    if text is not None and point is not None:
+        _point_at(c, text, point, kw["color"])
+
+
+def _first_fit(c: Canvas, texts: list[str], cands: list[tuple[float, float, str, str]], kw: dict, must: bool,
+               exclude: tuple[str, ...], crossings) -> Any:
+    """The first of ``texts`` that fits at one of ``cands`` (the last one placed anyway when ``must``)."""
+    for i, label in enumerate(texts):
         def make(cand, label=label):
             x, y, ha, va = cand
             xd, yd = c.data(x, y)
             return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-        text = c.place(make, cands, required=must and i == len(texts), exclude=(f"head:{e.source}:{e.seq}", *waits))
+        text = c.place(make, cands, required=must and i == len(texts) - 1, exclude=exclude, crossings=crossings)
         if text is not None:
-            if point is not None:
-                _point_at(c, text, point, kw["color"])
-            return
+            return text
+    return None
 
 
 def _split(label: str, sep: str) -> str:
@@ -144,19 +159,68 @@ def _split(label: str, sep: str) -> str:
     return label.replace(sep, sep.rstrip() + "\n", 1)
 
 
+def _three_lines(text: str) -> str:
+    """A two-line label with its longer line broken again: "o-2 sent twice" / "(a new event," / "new id)"."""
+    lines = text.split("\n")
+    longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+    lines[longest] = halves(lines[longest])
+    return "\n".join(lines)
+
+
 def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
-    """A label above or below its marker but not centred on it (a neighbour took the middle) gets a small caret on
-    its edge, over the marker: a speech bubble's tail. Over a row of marks, a box alone reads as naming whichever
-    is under its middle."""
+    """A label above or below its marker but not centred on it (a neighbour took the middle), or over the stack of
+    marks it stands in, gets a small caret on its edge, over the marker: a speech bubble's tail. Over a row of
+    marks, a box alone reads as naming whichever is under its middle. A label that stands apart from its marker
+    along the row gets a leader line to it: a callout pointing at nothing names nothing."""
     box = c.text_box(text)
-    if abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not box.x0 <= p.x <= box.x1:
+    over = box.x0 <= p.x <= box.x1
+    if not _near(c, box, p) and not over:
+        ends = _leader_ends(box, p)
+        if ends is not None:
+            _leader(c, *ends, p, color)
+        return
+    if _near(c, box, p) and (abs((box.x0 + box.x1) / 2 - p.x) < box.width / 4 or not over):
         return
     above = box.y0 >= p.y
     if not (box.y0 >= p.y if above else box.y1 <= p.y):
         return  # beside it, on its line: the label starts at the marker
     xd, yd = c.data(p.x, box.y0 if above else box.y1)
     c.ax.add_line(mlines.Line2D([xd], [yd], ls="none", marker="v" if above else "^", ms=CARET_PT * c.scale.factor,
-                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"event-caret:{p.event.style}"))
+                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"{CALLOUT_CARET}{p.event.style}"))
+
+
+def _near(c: Canvas, box: Bbox, p: EventPoint) -> bool:
+    mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
+    return callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI)
+
+
+def _leader_ends(box: Bbox, p: EventPoint) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The leader from a label's edge nearest its marker to the marker's edge, display px (None: they touch)."""
+    sx, sy = min(max(p.x, box.x0), box.x1), min(max(p.y, box.y0), box.y1)
+    length = float(np.hypot(p.x - sx, p.y - sy))
+    if length <= p.half:
+        return None
+    f = 1 - p.half / length
+    return (sx, sy), (sx + f * (p.x - sx), sy + f * (p.y - sy))
+
+
+def _leader_hits(c: Canvas, box: Bbox, p: EventPoint, own: tuple[str, ...]) -> int:
+    """What the leader a label at ``box`` would need crosses (marks, labels, arrows): it would point at them."""
+    if _near(c, box, p) or box.x0 <= p.x <= box.x1:
+        return 0  # no leader: it stands by its marker, or over the stack it is in (a caret)
+    ends = _leader_ends(box, p)
+    if ends is None:
+        return 0
+    (x0, y0), (x1, y1) = ends
+    pts = np.array([(x0 + f * (x1 - x0), y0 + f * (y1 - y0)) for f in np.linspace(0.05, 0.95, 12)])
+    return c.obs.points_hit(pts, exclude=(*own, *LEADER_IGNORES)) * ACROSS_BREAK_HITS
+
+
+def _leader(c: Canvas, start: tuple[float, float], end: tuple[float, float], p: EventPoint, color: str) -> None:
+    """A thin line from the label's edge to its marker's."""
+    (x0, y0), (x1, y1) = c.data(*start), c.data(*end)
+    c.ax.add_line(mlines.Line2D([x0, x1], [y0, y1], color=color, lw=LEADER_LW, zorder=Z_EVENT_LABEL,
+                                gid=f"{CALLOUT_LEADER}{p.event.style}"))
 
 
 def label_required_events(c: Canvas, placed: MarkerPlacement,
@@ -231,88 +295,6 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
 
         c.place(make, cands, required=True, exclude=(f"wait:{a.actor}",))  # on its wait line
-
-
-def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:
-    """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
-    text, vertical = arrow.text, arrow.vertical
-    two_lines = text.replace(" at ", "\nat ", 1)
-    cands: list[tuple[float, float, str, str]] = []
-    if not vertical:
-        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
-        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
-    cands += [(f, dx, ha, label) for f in ALONG_BESIDE for label in (text, two_lines)
-              for dx, ha in ((side, "left"), (-side, "right"))]
-    # Beside its head, on the row of the lane it points at, where a band between the two rows is not.
-    cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
-    if vertical:  # a short vertical arrow: as a last resort, across its middle
-        cands += [(0.5, 0, "center", two_lines)]
-    return cands
-
-
-def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
-    """"redelivery at 30.0 s" on (or beside) each repeat arrow long enough to carry it, every one the same way:
-    all on their arrows, or all beside them on one side (the way that labels the most; an arrow whose label cannot
-    stand that way goes without one). Labels placed each where it first fits, one above its arrow and the next
-    below, read as saying different things."""
-    if c.compact:
-        return
-    # A label on a lock or kept band would hide what the band says; other labels may sit there.
-    for p in c.ax.patches:
-        if (p.get_gid() or "").split(":")[0] in BAND_KINDS:
-            c.obs.add(p.get_window_extent(c.renderer), BANDS)
-    said: set[tuple[str, str]] = set()
-    labelled = []
-    for arrow in arrows:
-        prev = arrow.owner.split("->")[0]
-        if path_length(arrow.path) < MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI or (prev, arrow.text) in said:
-            continue  # too short to carry it, or repeats of one invocation, for one cause, at one time: said once
-        said.add((prev, arrow.text))
-        labelled.append(arrow)
-    best: tuple[int, str] | None = None
-    for way in ARROW_WAYS:
-        got = sum(_label_arrow(c, arrow, way, TRIAL_OWNER) is not None for arrow in labelled)
-        for t in [t for t in c.ax.texts if t.get_gid() == "arrow-label"]:
-            t.remove()
-        c.obs.remove(TRIAL_OWNER)
-        c.fig.arrow_labels = {}  # the trial's labels are gone
-        if best is None or got > best[0]:
-            best = (got, way)
-        if got == len(labelled):
-            break
-    if best is not None and best[0]:
-        for arrow in labelled:
-            _label_arrow(c, arrow, best[1], "label")
-    c.obs.remove(BANDS)
-
-
-def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
-    """The label of one arrow, standing ``way`` from it (``audit.arrow_relation``), or None where it cannot."""
-    line = arrow.patch.get_transform().transform_path(arrow.patch.get_path())
-    slack = RELATION_SLACK_PX * c.fig.dpi / REFERENCE_DPI
-
-    def make(cand, pts=arrow.path):
-        f, dx, ha, label = cand
-        px, py = along(pts, f)
-        xd, yd = c.data(px + dx, py)
-        return c.ax.text(xd, yd, label, ha=ha, va="center", linespacing=ARROW_LINESPACING,
-                         fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
-                         gid="arrow-label", fontstyle="italic",
-                         bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
-
-    def anchor(cand, pts=arrow.path):
-        f, dx, ha, label = cand
-        px, py = along(pts, f)
-        return px + dx, py, (ha, label)
-
-    def elsewise(box: Bbox) -> int:  # a candidate standing another way from its arrow counts as covering much
-        return 0 if arrow_relation(box, line, slack) == way else ELSEWISE_HITS
-
-    text = c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
-                   exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner)
-    if text is not None:  # for the audit, which arrow it names (the nearest may be another, where arrows crowd)
-        c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
-    return text
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:

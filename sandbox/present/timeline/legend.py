@@ -149,17 +149,32 @@ def _wait_text(sources: set[str]) -> str:
     return "caller sends Invoke, waits for the answer"
 
 
+#: What a kept band's legend says when none of the figure's records has a TTL, or only some have one: the band's
+#: own note says "kept, no TTL" there, and "until TTL" beside it would contradict it.
+KEPT_NO_TTL = "result kept (COMPLETED, no TTL)"
+KEPT_SOME_TTL = "result kept (COMPLETED, until TTL if it has one)"
+
+
+def _window_text(m: Model, kind: WindowKind) -> str:
+    """A table window's legend words, as this figure's windows of that kind are: with or without a TTL."""
+    text = WINDOW_STYLE[kind][3]
+    if kind == WindowKind.LOCK and m.lock_statuses and m.lock_statuses != {ItemStatus.IN_PROGRESS}:
+        # the claims' own word for the record (claim_only.py writes CLAIMED), not the article's
+        text = f"lock held ({' or '.join(sorted(m.lock_statuses))} record)"
+    if kind == WindowKind.KEPT:
+        timed = {w.expires is not None for w in m.windows if w.kind == kind}
+        text = text if timed == {True} else KEPT_NO_TTL if timed == {False} else KEPT_SOME_TTL
+    return text
+
+
 def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
     items = _outcome_items(m)
     kinds = {w.kind for w in m.windows}
     for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
         if kind in kinds:
-            face, edge, hatch, text = WINDOW_STYLE[kind]
-            if kind == WindowKind.LOCK and m.lock_statuses and m.lock_statuses != {ItemStatus.IN_PROGRESS}:
-                # the claims' own word for the record (claim_only.py writes CLAIMED), not the article's
-                text = f"lock held ({' or '.join(sorted(m.lock_statuses))} record)"
-            items.append((mpatches.Patch(facecolor=face, edgecolor=edge, hatch=hatch, lw=0.8), text))
+            face, edge, hatch, _ = WINDOW_STYLE[kind]
+            items.append((mpatches.Patch(facecolor=face, edgecolor=edge, hatch=hatch, lw=0.8), _window_text(m, kind)))
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":

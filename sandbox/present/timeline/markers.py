@@ -46,7 +46,7 @@ class MarkerRow:
     """The markers of one row and the display x range they must stay in."""
 
     owner: str  # obstacle owner: "lane:inv-1", "head:sqs", "sweeper", "caller:<actor>" (a header event's own: its
-    # source and seq, "head:async:12", whatever row it is placed on)
+    # source, seq and style, "head:async:12:receive", whatever row it is placed on)
     y: float
     items: list[Item]
     bar: mpatches.Rectangle | None = None
@@ -204,11 +204,17 @@ def _place_row(c: Canvas, row: MarkerRow, by_style: dict[str, list[tuple[float, 
     for item, px, lift, half, tall in zip(items, xs, lifts, halves, talls):
         py = row_py + lift
         by_style.setdefault(item.style, []).append((c.taxis.x(item.t), c.data(px, py)[1], item.t, row.owner))
-        mine = f"head:{item.payload.source}:{item.payload.seq}" if isinstance(item.payload, Event) else row.owner
+        mine = head_owner(item.payload) if isinstance(item.payload, Event) else row.owner
         box = Bbox.from_bounds(px - half, py - tall / 2, 2 * half, tall)
         c.obs.add(box, mine)
         placement.boxes.append(box)
         _note(placement, item.payload, px, py, half)
+
+
+def head_owner(e: Event) -> str:
+    """A header event's obstacle owner, its label's to cover: by its source, record and kind (one delivery record
+    can stand for two marks, EventBridge's refused hand-offs and the accepted one)."""
+    return f"head:{e.source}:{e.seq}:{e.style}"
 
 
 def _note(placement: MarkerPlacement, payload: Any, px: float, py: float, half: float) -> None:

@@ -59,6 +59,7 @@ BAND_END_SLACK_PX = 2  # px: an expired label may reach this far past its band
 LEADER_SAMPLES = 40  # points a leader line is tested at, for markers it would cross ...
 SIDES = ("above", "below")  # where a figure's duplicate notes stand, all of them, from their marks (tried in order)
 SIDE_HITS = 20  # a note on the other side from the figure's others counts as this many overlaps
+BREAK_HITS = 50  # a leader line across an axis break, as this many: it joins a note to a mark over left-out time
 TRIAL_OWNER = "note-trial"  # the obstacle owner of notes placed to see whether they fit, then taken away
 CROSSING_HITS = 5  # ... each counting as this many overlaps: a line through a marker reads as pointing at it, while
 COVER_HITS = 5  # a note covering a mark counts as this many overlaps
@@ -226,7 +227,9 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
         crossed = sum(bool(((pts[:, 0] > m.x0) & (pts[:, 0] < m.x1) & (pts[:, 1] > m.y0) & (pts[:, 1] < m.y1)).any())
                       for m in marks)
         away = side is not None and ("above" if start[1] > end[1] else "below") != side
-        return crossed * CROSSING_HITS + COVER_HITS * sum(box.overlaps(m) for m in covered) + SIDE_HITS * away
+        across = any(((pts[:, 0] > a) & (pts[:, 0] < b)).any() for a, b in c.breaks_px())
+        return (crossed * CROSSING_HITS + COVER_HITS * sum(box.overlaps(m) for m in covered) + SIDE_HITS * away
+                + BREAK_HITS * across)
 
     def anchor(cand):
         (dx, dy), ha, va = cand
@@ -292,8 +295,8 @@ def _duplicate_candidates(off: float) -> list[Any]:
             ((-DUP_FAR * off, DUP_BESIDE * off), "right", "bottom"),
             ((-DUP_FAR * off, -DUP_BESIDE * off), "right", "top"),
             ((0, DUP_HIGH * off), "center", "bottom"), ((0, -DUP_HIGH * off), "center", "top")] + [
-        # farther still, to either side, its leader crossing what lies between: past an axis break, say, which no
-        # label may stand on, next to a mark at the end of a short stretch
+        # farther still, to either side, its leader crossing what lies between (marks, not an axis break: see
+        # BREAK_HITS), next to a mark at the end of a short stretch
         ((sign * k * off, dy * off), "left" if sign > 0 else "right", va)
         for k in DUP_FARTHER for sign in (-1, 1) for dy, va in ((DUP_BESIDE, "bottom"), (-DUP_BESIDE, "top"))]
 

@@ -103,6 +103,10 @@ class Rows:
         self.strips = {r.inv: r.keys for r in self.all if r.kind == RowKind.LANE and r.keys}
         self.strips_from = {r.inv: r.strips_from for r in self.all if r.kind == RowKind.LANE}
 
+    def lane_spans(self) -> dict[str, tuple[float, float]]:
+        """Each lane's row, from its top to its bottom (data y): what a label beside a lane stands on."""
+        return {r.inv: (r.y - r.above, r.y + r.below) for r in self.all if r.kind == RowKind.LANE and r.inv}
+
     @property
     def busy_top(self) -> bool:
         """The first row is a busy header row: it needs room above it."""

@@ -1,0 +1,184 @@
+"""The labels of the repeat arrows: "retry 1 at 61.0 s", every one of a figure standing the same way.
+
+Each arrow's label tries places along its arrow (on it, then beside it); the figure's labels all stand one way
+(``audit.arrow_relation``: on their arrows, or beside them on one side), the way that labels the most. An arrow
+whose label cannot stand that way is labelled at its head instead, beside the lane of the repeat; and where an
+arrow of some kind still has no label, none of its kind has one: arrows of one kind, some labelled and some not,
+read as different. No label stands on the row of a lane its arrow only passes.
+"""
+from __future__ import annotations
+
+from matplotlib.transforms import Bbox
+
+from .arrows import Arrow, along, path_length
+from .audit import RELATION_SLACK_PX, arrow_relation
+from .canvas import Canvas
+from .sizing import REFERENCE_DPI
+from .style import ARROW_COLOR, LABEL_EDGE, SMALL_PT, Z_ARROW_LABEL
+
+MIN_ARROW_PX = 30  # px at REFERENCE_DPI: shorter arrows get no label
+ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
+ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
+ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines ...
+ALONG_BESIDE = (0.5, 0.35, 0.65, 0.2, 0.8)  # ... and beside it (nearer its ends: an arrow across a break)
+ARROW_LINESPACING = 1.05
+BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
+BANDS = "bands"  # their obstacle owner, while arrow labels are placed
+ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
+ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
+TRIAL_OWNER = "arrow-label-trial"  # labels placed to see how many fit one way, then taken away
+OTHER_LANE_HITS = 1000  # a label on the row of a lane its arrow only passes, as this many: it reads as that lane's
+HEAD_GID = "arrow-head-label"  # a label at its arrow's head, beside the repeat's lane (the way failed it)
+HEAD_GAP_PT = 6  # pt between a head label and the head, or the end of the lane's drawing
+HEAD_LIFT_PT = 9  # pt: a head label's middle this far (or twice as far) above or below the lane's centre
+
+
+def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str, str]]:
+    """(fraction along, dx, ha, text) on the arrow (one line, then two), then beside it."""
+    text, vertical = arrow.text, arrow.vertical
+    two_lines = text.replace(" at ", "\nat ", 1)
+    cands: list[tuple[float, float, str, str]] = []
+    if not vertical:
+        cands += [(f, 0, "center", text) for f in ALONG_ONE_LINE]
+        cands += [(f, 0, "center", two_lines) for f in ALONG_TWO_LINES]
+    cands += [(f, dx, ha, label) for f in ALONG_BESIDE for label in (text, two_lines)
+              for dx, ha in ((side, "left"), (-side, "right"))]
+    # Beside its head, on the row of the lane it points at, where a band between the two rows is not.
+    cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
+    if vertical:  # a short vertical arrow: as a last resort, across its middle
+        cands += [(0.5, 0, "center", two_lines)]
+    return cands
+
+
+def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
+    """A pipeline stage: "redelivery at 30.0 s" for each repeat arrow (repeats of one run for one cause at one time
+    say it once): on or beside its arrow, all the same way, the way that labels the most; at its head where the
+    way cannot hold it (or the arrow is too short to carry it); and none of a kind where one of it has none."""
+    if c.compact:
+        return
+    # A label on a lock or kept band would hide what the band says; other labels may sit there.
+    for p in c.ax.patches:
+        if (p.get_gid() or "").split(":")[0] in BAND_KINDS:
+            c.obs.add(p.get_window_extent(c.renderer), BANDS)
+    said: set[tuple[str, str]] = set()
+    wanted = []
+    for arrow in arrows:
+        prev = arrow.owner.split("->")[0]
+        if (prev, arrow.text) not in said:
+            said.add((prev, arrow.text))
+            wanted.append(arrow)
+    long = [a for a in wanted if path_length(a.path) >= MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI]
+    way = _best_way(c, long)
+    labels = {}
+    if way is not None:
+        for arrow in long:
+            labels[arrow.owner] = _label_arrow(c, arrow, way, _owner(arrow))
+    for arrow in wanted:
+        if labels.get(arrow.owner) is None:
+            labels[arrow.owner] = _label_at_head(c, arrow)
+    _all_or_none(c, wanted, labels)
+    c.obs.remove(BANDS)
+
+
+def _best_way(c: Canvas, arrows: list[Arrow]) -> str | None:
+    """The way (``ARROW_WAYS``) that labels the most of ``arrows``, each label placed to see, then taken away."""
+    best: tuple[int, str] | None = None
+    for way in ARROW_WAYS:
+        got = sum(_label_arrow(c, arrow, way, TRIAL_OWNER) is not None for arrow in arrows)
+        for t in [t for t in c.ax.texts if t.get_gid() == "arrow-label"]:
+            t.remove()
+        c.obs.remove(TRIAL_OWNER)
+        c.fig.arrow_labels = {}  # the trial's labels are gone
+        if best is None or got > best[0]:
+            best = (got, way)
+        if got == len(arrows):
+            break
+    return best[1] if best is not None and best[0] else None
+
+
+def _owner(arrow: Arrow) -> str:
+    """The obstacle owner of an arrow's label: its own, so that it can be taken away again."""
+    return f"label:{arrow.owner}"
+
+
+def _all_or_none(c: Canvas, arrows: list[Arrow], labels: dict) -> None:
+    """Where an arrow of some kind (``fig.arrow_kinds``) has no label, its kind's labels are taken away."""
+    kinds = c.fig.arrow_kinds
+    bare = {kinds.get(a.owner) for a in arrows if labels.get(a.owner) is None}
+    for arrow in arrows:
+        text = labels.get(arrow.owner)
+        if text is not None and kinds.get(arrow.owner) in bare:
+            text.remove()
+            c.obs.remove(_owner(arrow))
+            c.fig.arrow_labels = {k: v for k, v in c.fig.arrow_labels.items() if k != id(text)}
+
+
+def _off_lanes(c: Canvas, arrow: Arrow):
+    """Counts a label box whose middle stands on the row of a lane ``arrow`` does not join as many overlaps."""
+    joins = set(arrow.owner[len("arrow:"):].split("->"))
+    rows = [sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for inv, (top, bottom) in c.rows.lane_spans().items()
+            if inv not in joins]
+
+    def hits(box: Bbox) -> int:
+        cy = (box.y0 + box.y1) / 2
+        return OTHER_LANE_HITS if any(y0 < cy < y1 for y0, y1 in rows) else 0
+    return hits
+
+
+def _text_maker(c: Canvas, gid: str):
+    """Makes an arrow's label at display (x, y), aligned ``ha`` and ``va``, saying ``label``."""
+    def make(x: float, y: float, ha: str, label: str, va: str = "center"):
+        xd, yd = c.data(x, y)
+        return c.ax.text(xd, yd, label, ha=ha, va=va, linespacing=ARROW_LINESPACING,
+                         fontsize=c.fs(SMALL_PT), color=ARROW_COLOR, zorder=Z_ARROW_LABEL, parse_math=False,
+                         gid=gid, fontstyle="italic",
+                         bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": LABEL_EDGE, "lw": 0.6})
+    return make
+
+
+def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
+    """The label of one arrow, standing ``way`` from it (``audit.arrow_relation``), or None where it cannot."""
+    line = arrow.patch.get_transform().transform_path(arrow.patch.get_path())
+    slack = RELATION_SLACK_PX * c.fig.dpi / REFERENCE_DPI
+    text_at, off_lanes = _text_maker(c, "arrow-label"), _off_lanes(c, arrow)
+
+    def make(cand, pts=arrow.path):
+        f, dx, ha, label = cand
+        px, py = along(pts, f)
+        return text_at(px + dx, py, ha, label)
+
+    def anchor(cand, pts=arrow.path):
+        f, dx, ha, label = cand
+        px, py = along(pts, f)
+        return px + dx, py, (ha, label)
+
+    def elsewise(box: Bbox) -> int:  # a candidate standing another way from its arrow counts as covering much
+        return (0 if arrow_relation(box, line, slack) == way else ELSEWISE_HITS) + off_lanes(box)
+
+    text = c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
+                   exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner)
+    if text is not None:  # for the audit, which arrow it names (the nearest may be another, where arrows crowd)
+        c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
+    return text
+
+
+def _label_at_head(c: Canvas, arrow: Arrow):
+    """The label of an arrow its figure's way cannot label (or too short to carry one): beside its head, on the
+    repeat's lane, left of the head or right of all the lane shows, then above or below it; None where none fits."""
+    hx, _ = arrow.path[-1]
+    end, ly, low, high = arrow.head_lane
+    gap, lift = HEAD_GAP_PT * c.pt, HEAD_LIFT_PT * c.pt
+    two = arrow.text.replace(" at ", "\nat ", 1)
+    cands = [(hx - gap, ly, "right", label, "center") for label in (arrow.text, two)]
+    cands += [(end + gap, ly, "left", label, "center") for label in (arrow.text, two)]
+    # over or under all the lane shows, from the head on (a lane just after an axis break has no room left of it)
+    rows = [(high + gap, "bottom"), (low - gap, "top")]
+    rows += [(ly + k * dy, "center") for k in (1, 2) for dy in (lift, -lift)]
+    cands += [(x, y, ha, label, va) for label in (arrow.text, two) for y, va in rows
+              for x, ha in ((hx, "left"), (hx - gap, "right"), (end + gap, "left"))]
+    make = _text_maker(c, HEAD_GID)
+    text = c.place(lambda cand: make(*cand), cands, required=False, crossings=_off_lanes(c, arrow),
+                   owner=_owner(arrow))
+    if text is not None:
+        c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
+    return text
