@@ -13,8 +13,8 @@ assert search.status == "invalid" and 0 < search.broken < search.schedules
 assert search.first_broken_script[:2] == ["inv-1:dynamodb.GetItem", "inv-2:dynamodb.GetItem"]
 assert claim_search.status == "valid" and claim_search.broken == 0 and not claim_search.truncated
 # A module-level set: fails across containers, holds in a warm one, and no schedule saves it.
-assert module_set_apart.status == "invalid" and module_set_apart.verdict.effects_per_key == {"o-1": {"email": 2}}
-assert len({v["container"] for v in module_set_apart.history.invocations().values()}) == 2
+assert module_set_together.status == "invalid" and module_set_together.verdict.effects_per_key == {"o-1": {"email": 2}}
+assert len({v["container"] for v in module_set_together.history.invocations().values()}) == 2
 assert module_set_warm.status == "valid"
 assert len({v["container"] for v in module_set_warm.history.invocations().values()}) == 1
 assert module_search.status == "invalid" and module_search.broken == module_search.schedules

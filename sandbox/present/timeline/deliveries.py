@@ -276,7 +276,7 @@ class DeliveryReader:
 
     def stack_status(self, d: DeliveryRecord) -> Event:
         """A CloudFormation stack's new status: it waited for its custom resource, failed, or rolled back."""
-        return d.event("delivery_other", f"stack {fields.text(d.detail.get('status')) or '?'}")
+        return d.event(Delivery.STACK_STATUS, f"stack {fields.text(d.detail.get('status')) or '?'}")
 
     def orphaned(self, d: DeliveryRecord) -> Event:
         """The Create's work that no physical id of the stack names: the rollback's Delete could not find it."""

@@ -239,6 +239,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                    "re-send deduplicated by the FIFO queue"),
     "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                  "moved back from the DLQ (a new message)"),
+    Delivery.STACK_STATUS: ({"marker": "s", "ms": 8, "mfc": "#8C8C8C", "mec": "black", "mew": 1.0},
+                            "stack's status changed (CREATE_COMPLETE, ROLLBACK_...)"),
     Delivery.ORPHANED: ({"marker": r"$\emptyset$", "ms": 15, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.6},
                         "orphan: what the Create did, under no id the stack knows"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
@@ -264,8 +266,8 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "batch_partial", "batch_checkpoint", "retry_scheduled",
                        "resend", "caller_resend", "spont_dup", "stale_copy", "send_dedup", "user_delete",
                        Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "handoff_ok", "answer_lost", "dropped",
-                       "moved_back", Delivery.ORPHANED, "delivery_other", "call_send", "call_timeout", "call_answer",
-                       "call_error", "gateway_timeout", "task_timeout")
+                       "moved_back", Delivery.STACK_STATUS, Delivery.ORPHANED, "delivery_other", "call_send",
+                       "call_timeout", "call_answer", "call_error", "gateway_timeout", "task_timeout")
 
 _RC: dict[RcKeyType, Any] = {
     "font.family": "DejaVu Sans",
