@@ -756,3 +756,13 @@ def test_the_audit_finds_a_label_on_a_third_lane_and_arrows_of_one_kind_labelled
         "'retry 1 at 90.5 s' stands on inv-2's lane, not by inv-1 or inv-3"]
     assert _check(fig, audit.arrow_labels_partial) == [
         "1 of 2 'retry 1' arrows are labelled: not arrow:inv-2->inv-4"]
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-14", "02-18", "10-23"])
+def test_each_row_of_the_detail_holds_one_magnification(cell):
+    """A learner read the detail row as one axis: inv-2 at ×218 beside inv-3 at ×12 (lesson 00 cell 18) drew a 14 ms
+    run as long as a 220 ms one. Each magnification now has a row, and an axis, of its own."""
+    fig = _figure(cell)
+    rows = [[t.get_text().split("×")[1] for t in ax.texts if t.get_gid() == "detail-zoom"] for ax in fig.axes[1:]]
+    rows = [r for r in rows if r]
+    assert rows and all(len(set(r)) == 1 for r in rows), rows
