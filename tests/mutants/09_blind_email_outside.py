@@ -1,5 +1,6 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (tests/blind09/submissions/w15_email_outside).
+exercise's text only (the tester's w15_email_outside; kept only here, as
+written below this docstring).
 Misconception: only the charge costs money: keep the idempotent part small and send the email after it.
 Wrong: the email is outside the function under @idempotent_function, so every delivery sends it again; the
 hint must say so, not the course kit's advice about ConditionalCheckFailedException.

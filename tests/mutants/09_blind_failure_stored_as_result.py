@@ -1,5 +1,6 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (tests/blind09/submissions/w14_failure_stored_as_result).
+exercise's text only (the tester's w14_failure_stored_as_result; kept only here, as
+written below this docstring).
 Misconception: never let an exception escape the decorator: return a status the handler acts on.
 Wrong: the failure is the function's result, so Powertools saves it COMPLETED and replays it to every retry:
 the order is never done again and ends in the dead-letter queue.

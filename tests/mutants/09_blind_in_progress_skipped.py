@@ -1,5 +1,6 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (tests/blind09/submissions/w13_in_progress_skipped).
+exercise's text only (the tester's w13_in_progress_skipped; kept only here, as
+written below this docstring).
 Misconception: IdempotencyAlreadyInProgressError means another invocation has the order: skip the record.
 Wrong: the record is reported a success and deleted; if the owner then fails, the order is lost. The hint must
 name Powertools' class, not the course kit's StillInProgressError.

@@ -1,5 +1,6 @@
 """Mutant of solutions/09_powertools_handler.py, a blind wrong answer written by a tester from the
-exercise's text only (tests/blind09/submissions/w12_sqs_raises_whole_batch).
+exercise's text only (the tester's w12_sqs_raises_whole_batch; kept only here, as
+written below this docstring).
 Misconception: each order is idempotent, so an SQS batch may fail whole: the orders already done are replayed.
 Wrong: the batch comes back whole (and, dead-lettered, is redriven whole); its key is right, so it must keep
 key-per-order and lose batch-failure.
