@@ -546,3 +546,22 @@ def test_a_handler_in_a_folder_too_big_to_copy_is_refused_at_once(tmp_path, monk
         _run("no-fault", handler)
     (tmp_path / "data.bin").unlink()
     assert _run("no-fault", handler).history.invocations()  # within both: it runs
+
+
+def test_a_pid_the_kernel_gives_again_never_reads_an_earlier_environments_end():
+    # A long test session or notebook makes more processes than pid_max (32,768 here), so a new environment's
+    # manager may get a killed one's pid. The killed one's end must not become the new one's exit status
+    # (seen as "exit status 137" for a handler that called os._exit(0)).
+    import socket
+
+    from sandbox.runtime.environment import template
+
+    managed = template._Managed(socket.socket(), None)  # type: ignore[arg-type]
+    orders, door = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    managed.ended[4242] = {"status": -9, "why": None}  # an environment once named 4242, ended
+    managed.spares.append((4242, orders, door))
+    [(name, _)] = managed.take(1)
+    assert name == 4242 and 4242 not in managed.ended
+    managed._gone(4242, killed=True)  # killed: nobody asks how it ended, so nothing is kept for its pid
+    assert 4242 not in managed.ended and 4242 not in managed.owner
+    door.close()

@@ -54,6 +54,8 @@ from .template_process import Template
 MAX_TASK_ROOT_BYTES = 250 * 1024 * 1024
 #: More files than a handler's folder needs (a deployment package's 250 MB holds far fewer in practice).
 MAX_TASK_ROOT_FILES = 20_000
+#: Seconds a gone process's exit status may take to arrive: enough for any load, and never a handler's time.
+EXIT_REPORT_WAIT = 30.0
 _SKIPPED = shutil.ignore_patterns("__pycache__", ".git", ".venv", ".ipynb_checkpoints", "*.pyc", "node_modules",
                                   ".hypothesis", ".pytest_cache", "rwh-*", "systemd-private-*")
 
@@ -401,8 +403,10 @@ class EnvironmentProcess:
             raise EnvironmentFailed(f"the environment broke the protocol: {exc}") from None
 
     def _exit_status(self) -> tuple[int, str | None]:
-        status, why = (self.template.status(self.pid, wait=2.0) if self.snapshot is None
-                       else (self.snapshot._restored_status(self.pid, wait=2.0), None))
+        # The process is gone (its channel closed): its manager says how within milliseconds, unless the
+        # machine is loaded; a wait long enough for any load, not a guess at the status, decides.
+        status, why = (self.template.status(self.pid, wait=EXIT_REPORT_WAIT) if self.snapshot is None
+                       else (self.snapshot._restored_status(self.pid, wait=EXIT_REPORT_WAIT), None))
         if status is None:
             self.kill()
             return 1, None

@@ -221,6 +221,7 @@ class _Managed:
         taken: list[tuple[int, socket.socket]] = []
         while self.spares and len(taken) < most:
             manager_pid, orders, door = self.spares.pop(0)
+            self.ended.pop(manager_pid, None)  # a pid the kernel gave again: an earlier environment's end is not this one's
             self.managers[manager_pid] = orders
             self.owner[manager_pid] = manager_pid
             taken.append((manager_pid, door))
@@ -241,6 +242,7 @@ class _Managed:
                 raise OSError("the environment's manager ended before it started the process")
             if message.get("t") == "spawned":
                 pid = int(message["pid"])
+                self.ended.pop(pid, None)
                 self.owner[pid] = manager_pid
                 return pid
 
@@ -263,13 +265,16 @@ class _Managed:
             self.ended[self.first.pop(pid, pid)] = {"status": message.get("status"), "why": message.get("why")}
         return message
 
-    def _gone(self, manager_pid: int) -> None:
+    def _gone(self, manager_pid: int, killed: bool = False) -> None:
         orders = self.managers.pop(manager_pid, None)
         if orders is not None:
             orders.close()
         for pid, owner in list(self.owner.items()):
             if owner == manager_pid:
-                self.ended.setdefault(pid, {"status": -signal.SIGKILL, "why": None})
+                if killed:  # nobody asks how it ended, and its pid may come back for another environment
+                    self.ended.pop(pid, None)
+                else:
+                    self.ended.setdefault(pid, {"status": -signal.SIGKILL, "why": None})
                 del self.owner[pid]
 
     def reap(self, pid: int = -1, block: bool = False) -> None:
@@ -285,8 +290,9 @@ class _Managed:
                 return
             while found in self.managers and self._report(found) is not None:
                 pass  # what it said before it ended
+            killed = found in self.dying
             self.dying.discard(found)
-            self._gone(found)
+            self._gone(found, killed)
 
     def status(self, pid: int, wait: float) -> dict[str, Any] | None:
         deadline = time.monotonic() + wait
@@ -361,6 +367,7 @@ class _Children:
             if not self.spares:
                 self.fork_spare()
             pid, orders = self.spares.pop(0)
+        self.ended.pop(pid, None)  # a pid the kernel gave again: an earlier environment's end is not this one's
         socket.send_fds(orders, [wire.encode(config)], [channel])
         orders.close()
         return pid
