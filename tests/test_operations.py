@@ -22,6 +22,7 @@ from sandbox import Sandbox
 from sandbox.aws import adapter
 from sandbox.aws.gateway import UNKNOWN_OPERATION, malformed, request_params
 from sandbox.aws.operations import RequestRefused, identify, service_model
+from sandbox.vocab import AWS_OK
 
 #: The services the sandbox serves (botocore's names).
 SERVED = ["dynamodb", "dynamodbstreams", "sqs", "sns", "s3", "kinesis", "events", "stepfunctions", "lambda"]
@@ -279,3 +280,35 @@ def test_sns_and_s3_clients_hear_their_own_services_errors_for_an_operation_they
         with pytest.raises(ClientError) as raised:
             s3.list_buckets()
         assert raised.value.response["Error"]["Code"] == "MethodNotAllowed"
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(iterator=st.text(min_size=1, max_size=300).filter(lambda s: s.strip() == s and "\x00" not in s))
+def test_a_made_up_shard_iterator_is_an_error_the_caller_can_catch(iterator):
+    """moto 5 looks a DynamoDB Streams iterator up in a dict: a made-up one raised KeyError out of moto, which
+    reached the handler as a crash, not the ClientError AWS gives (a handler's except clause never saw it)."""
+    with Sandbox(seed=0) as sb:
+        for service, code in (("dynamodbstreams", "ValidationException"), ("kinesis", "InvalidArgumentException")):
+            with pytest.raises(ClientError) as raised:
+                boto3.client(service).get_records(ShardIterator=iterator)
+            assert raised.value.response["Error"]["Code"] == code
+        results = [e["result"] for e in sb.history.of_type("aws") if e["op"] == "GetRecords"]
+        assert len(results) == 2 and all(r != AWS_OK for r in results)
+
+
+def test_a_failure_inside_moto_is_the_sandboxs_internal_failure(monkeypatch):
+    """Any other exception moto raises is answered as AWS answers its own failures (InternalFailure, 500), named
+    as the sandbox's, never passed to the handler as a crash of its own code."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    def broken(self):
+        raise RuntimeError("moto broke")
+
+    monkeypatch.setattr(DynamoHandler, "describe_table", broken)
+    with Sandbox(seed=0) as sb:
+        client = boto3.client("dynamodb", config=Config(retries={"mode": "standard", "max_attempts": 1}))
+        with pytest.raises(ClientError) as raised:
+            client.describe_table(TableName=sb.table_name)
+        error = raised.value.response["Error"]
+        assert error["Code"] == "InternalFailure" and "sandbox's failure" in error["Message"]
+        assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 500

@@ -384,7 +384,7 @@ class Gateway:
             for observer in _TAPS:
                 observer(service, op, params, origin)
         with adapter.AWS_LOCK:
-            status, headers, body, stale = self._serve(fault, request, label, service, op, params)
+            status, headers, body, stale = self._serve(fault, request, label, operation, params)
             target, key, detail = summarise(service, op, params, status, body, self.schema)
             if fault is not None:
                 detail["fault"] = fault.kind
@@ -422,16 +422,17 @@ class Gateway:
             inv.after_aws(f"{operation.service}.{op}")
         return adapter.response(request.url, status, headers, body)
 
-    def _serve(self, fault: "AwsFault | None", request, label: str, service: str, op: str,
+    def _serve(self, fault: "AwsFault | None", request, label: str, operation: Operation,
                params: dict) -> tuple[int, dict, bytes, bool]:
         """moto's answer (or the fault's); an eventually consistent read may get a stale one."""
         if fault is not None and fault.kind != "timeout-applied":
             return (*fault_response(fault), False)
+        service, op = operation.service, operation.name or UNKNOWN_OPERATION
         replicas = self.replicas if service == "dynamodb" else None
         written = replicas.before_write(op, params) if replicas is not None else []
         local = self.local_ops.get((service, op))
-        status, headers, body = (local(params, lambda: _moto(request, label)) if local is not None
-                                 else _moto(request, label))
+        status, headers, body = (local(params, lambda: _moto(request, label, operation)) if local is not None
+                                 else _moto(request, label, operation))
         if replicas is None or status != 200:
             return status, headers, body, False
         replicas.after_write(written)
@@ -441,8 +442,11 @@ class Gateway:
         return status, replicas.headers_for(headers, stale), stale, True
 
 
-def _moto(request, label: str) -> Served:
-    served = adapter.serve(request)
+def _moto(request, label: str, operation: Operation) -> Served:
+    try:
+        served = adapter.serve(request)
+    except Exception as exc:  # noqa: BLE001 - moto failed on a request AWS would answer: an AWS error, not a crash
+        return moto_failed(operation, exc)
     if served is None:
         raise RealAwsRefused(f"{label} has no local (moto) service in this sandbox; nothing was sent")
     return served
@@ -466,6 +470,27 @@ _REFUSALS = {
                              "Transaction is ongoing for the item"),
     "validation": ("ValidationException", "One or more parameter values were invalid"),
 }
+
+
+#: Operations whose input names an iterator that moto keeps in a dict, and looks up unchecked.
+_ITERATOR_READS = {("dynamodb-streams", "GetRecords"), ("kinesis", "GetRecords")}
+
+
+def moto_failed(operation: Operation, exc: Exception) -> Served:
+    """The answer to a request that made moto raise (a handler's made-up shard iterator gives moto 5 a
+    KeyError): an error in the service's own protocol, which the handler's code can catch, as it could AWS's.
+
+    An iterator no GetShardIterator returned: Kinesis's ``InvalidArgumentException`` (400, "a specified parameter
+    ... can't be used", https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetRecords.html); for DynamoDB
+    Streams, whose GetRecords page lists only expired and trimmed iterators, the common ``ValidationException``
+    (400, https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/CommonErrors.html).
+    Anything else: ``InternalFailure`` (500), named as the sandbox's failure, since AWS would have answered.
+    """
+    if (operation.service, operation.name) in _ITERATOR_READS and isinstance(exc, (KeyError, ValueError, IndexError)):
+        code = "InvalidArgumentException" if operation.service == "kinesis" else "ValidationException"
+        return error_answer(operation, 400, code, "Invalid ShardIterator: no GetShardIterator returned this iterator")
+    return error_answer(operation, 500, "InternalFailure", "the sandbox's AWS (moto) failed on this request "
+                        f"({type(exc).__name__}); AWS would have answered it: this is the sandbox's failure")
 
 
 def fault_response(fault: "AwsFault") -> tuple[int, dict, bytes]:

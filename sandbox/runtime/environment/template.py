@@ -221,7 +221,7 @@ class _Managed:
         taken: list[tuple[int, socket.socket]] = []
         while self.spares and len(taken) < most:
             manager_pid, orders, door = self.spares.pop(0)
-            self.ended.pop(manager_pid, None)  # a pid the kernel gave again: an earlier environment's end is not this one's
+            self.ended.pop(manager_pid, None)  # a pid given again: not this one's end
             self.managers[manager_pid] = orders
             self.owner[manager_pid] = manager_pid
             taken.append((manager_pid, door))
