@@ -22,7 +22,8 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.exceptions import EndpointConnectionError
 
-from .gateway import Gateway, Served, fault_response
+from .gateway import UNKNOWN_OPERATION, Gateway, Served, fault_response
+from .operations import Operation
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -97,10 +98,11 @@ class HttpGateway(Gateway):
         super().__init__(*args, **kwargs)
         self.forwarder = forwarder
 
-    def _serve(self, fault: "AwsFault | None", request, label: str, service: str, op: str,
+    def _serve(self, fault: "AwsFault | None", request, label: str, operation: Operation,
                params: dict) -> tuple[int, dict, bytes, bool]:
         if fault is not None and fault.kind != "timeout-applied":
             return (*fault_response(fault), False)
+        service, op = operation.service, operation.name or UNKNOWN_OPERATION
         local = self.local_ops.get((service, op))
 
         def forward() -> Served:
