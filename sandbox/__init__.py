@@ -39,9 +39,9 @@ except ModuleNotFoundError as missing:
 #: The world and everything that reads or drives it, loaded on first use (moto, matplotlib, ipywidgets):
 #: ``from sandbox import Sandbox`` works as ever, and a handler's ``from sandbox import orders_in`` stays light.
 _LAZY = {
-    "Finding": ("sandbox.analysis.checker", "Finding"),
-    "Verdict": ("sandbox.analysis.checker", "Verdict"),
-    "check": ("sandbox.analysis.checker", "check"),
+    "Finding": ("sandbox.verdict.checker", "Finding"),
+    "Verdict": ("sandbox.verdict.checker", "Verdict"),
+    "check": ("sandbox.verdict.checker", "check"),
     "VirtualClock": ("sandbox.core.clock", "VirtualClock"),
     "AwsFault": ("sandbox.core.faults", "AwsFault"),
     "CrashPlan": ("sandbox.core.faults", "CrashPlan"),
@@ -76,10 +76,10 @@ _LAZY = {
 }
 
 
-# The HTML views of histories, verdicts and results are registered by ``display``, loaded when one is first shown.
-from .present import views as _views  # noqa: E402 (after the light imports above)
+# The views (HTML of histories, verdicts and results; timelines) are registered by ``present``, loaded when first asked.
+from .core import views as _views  # noqa: E402 (after the light imports above)
 
-_views.PROVIDERS.append("sandbox.present.display")
+_views.PROVIDERS.extend(["sandbox.present.display", "sandbox.present.timeline"])
 
 
 def __getattr__(name: str):

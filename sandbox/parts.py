@@ -45,6 +45,16 @@ class Clock(Protocol):
     def stop(self) -> None: ...
 
 
+class RunningInvocation(Protocol):
+    """An invocation as an effect's provider sees it: its id, its deadline, and a step after each effect."""
+
+    id: str
+
+    def deadline(self) -> float | None: ...
+
+    def after_effect(self, kind: str) -> None: ...
+
+
 class Turn(Protocol):
     """A task as a scheduling policy sees it: its number, its name and what it waits to do next."""
 

@@ -41,7 +41,7 @@ from .aws import adapter, partiql_ops
 from .aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .aws.replicas import DEFAULT_REPLICA_LAG, Replicas
 from .aws.ttl import DOC_TTL, TtlSweeper
-from .core import active
+from .core import active, views
 from .core.clock import DEFAULT_EPOCH, VirtualClock
 from .core.faults import Nemesis
 from .core.history import History
@@ -391,14 +391,12 @@ class Sandbox:
         return sorted(items, key=lambda i: i[self.schema.partition_key])
 
     def check(self):
-        from .analysis.checker import check
+        from .verdict.checker import check
 
         return check(self.history)
 
     def timeline(self, **kw: Any):
-        from .present.timeline import plot_timeline
-
-        return plot_timeline(self.history, **kw)
+        return views.figure("timeline")(self.history, **kw)
 
     def on_aws(self, listener: Callable[[str, str, dict, int], None]) -> None:
         """Call ``listener(service, op, params, status)`` after every AWS request."""

@@ -193,7 +193,7 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
     """Rebinding the checker, swapping a function's code, scrubbing the history through gc."""
     handler = _handler(tmp_path, """
         import gc
-        import sandbox.analysis.checker, sandbox.core.history
+        import sandbox.verdict.checker, sandbox.core.history
         from sandbox.events import orders_in
         from sandbox.core.services import send_confirmation_email
 
@@ -201,8 +201,8 @@ def test_tampering_in_the_handler_cannot_reach_the_verdict(tmp_path):
             for order in orders_in(event):
                 send_confirmation_email(order)
                 send_confirmation_email(order)
-            sandbox.analysis.checker.check = lambda *a, **k: None
-            sandbox.analysis.checker.check.__code__ = (lambda *a, **k: None).__code__
+            sandbox.verdict.checker.check = lambda *a, **k: None
+            sandbox.verdict.checker.check.__code__ = (lambda *a, **k: None).__code__
             for obj in gc.get_objects():
                 if isinstance(obj, sandbox.core.history.History):
                     obj._events.clear()

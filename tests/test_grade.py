@@ -300,7 +300,7 @@ def test_the_gradescope_bundle_has_its_layout_and_grades_one_submission_with_gra
     archive = autograder.build(tmp_path / "bundle", ["02"])
     names = set(zipfile.ZipFile(archive).namelist())
     assert {"setup.sh", "run_autograder", "requirements.txt", "constraints.txt", "tests.json", "run_once_kit.py",
-            "sandbox/grading/child.py", "sandbox/analysis/checker.py"} <= names
+            "sandbox/grading/child.py", "sandbox/verdict/checker.py"} <= names
     assert not any(n.startswith(("solutions/", "exercises/", "tests/")) or n.endswith(".ipynb") for n in names)
     requirements = [line for line in (tmp_path / "bundle" / "requirements.txt").read_text().splitlines()
                     if line and not line.startswith("#")]

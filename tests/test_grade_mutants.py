@@ -317,8 +317,8 @@ def test_a_stale_drill_says_it_ended_the_lock_itself_and_does_not_blame_the_hand
     """The drill ends the first attempt's lock from outside (a 60 s lock, ended at 1 s): its lock overlap note
     says so, and never that the handler's lock was too short; a lock that runs out by itself still gets that rule."""
     from sandbox import run_scenario
-    from sandbox.analysis.checker import check
     from sandbox.grading.drills import run_drill
+    from sandbox.verdict.checker import check
 
     history = run_drill("stale-save", f"{ROOT / 'solutions' / '08_fencing_and_downstream_keys.py'}:handler", seed=0)
     [overlap] = [f for f in check(history).findings if f.kind == "lock overlap"]

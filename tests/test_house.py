@@ -76,21 +76,44 @@ def test_no_import_cycles_in_the_package():
     assert cycles == []
 
 
+#: The package's rooms (its folders and top-level modules), ground floor first: a room imports only rooms on its
+#: own floor or below (docs/layout.md). Reading one run (``verdict``) stands below the world that makes runs, and
+#: driving many (``analysis``) above the scenarios it drives; ``core/views`` lets what is shown register from above.
+FLOORS = [{"vocab", "errors", "paths", "custom_resources", "parts"}, {"core", "settings", "stages"}, {"aws"},
+          {"runtime", "events"}, {"verdict"}, {"world"}, {"sources"}, {"scenarios"}, {"present"},
+          {"modes", "analysis"}, {"grading", "cli"}, {"bench", "tools", "__main__"}, {"__init__"}]
+#: Imports that run up a floor, each for annotations only (under ``TYPE_CHECKING``), and why.
+UPWARD = {("parts", "runtime"): "the runtime protocol names the types of its process switch and task roots"}
+
+
+def test_every_import_runs_down_the_floors():
+    known = {module_name(p) for p in MODULES}
+    floor = {room: n for n, rooms in enumerate(FLOORS) for room in rooms}
+
+    def room(module: str) -> str:
+        return module.split(".")[1] if "." in module else "__init__"
+
+    assert set(floor) == {room(m) for m in known}, "every room of the package stands on one floor"
+    upward = {(room(module_name(p)), room(t)) for p in MODULES for t in imports_of(p, known)
+              if floor[room(t)] > floor[room(module_name(p))]}
+    assert upward == set(UPWARD), upward
+
+
 def test_an_import_under_type_checking_or_in_a_function_counts(tmp_path):
     known = {module_name(p) for p in MODULES}
     display = PACKAGE / "present" / "display.py"
     assert "sandbox.core.history" not in imports_of(display, known)
     fake = tmp_path / "display.py"
     fake.write_text(display.read_text() + "\nif TYPE_CHECKING:\n    from ..core.history import History\n"
-                    "def f():\n    from ..analysis.checker import check\n")
-    assert {"sandbox.core.history", "sandbox.analysis.checker"} <= imports_of(fake, known, me="sandbox.present.display")
+                    "def f():\n    from ..verdict.checker import check\n")
+    assert {"sandbox.core.history", "sandbox.verdict.checker"} <= imports_of(fake, known, me="sandbox.present.display")
 
 
 def test_core_parts_never_import_the_world():
     """Components receive their parts; only composers (scenarios, explore, bench, cli...) know the world."""
     known = {module_name(p) for p in MODULES}
     core = ["aws/gateway", "runtime/functions", "core/services", "aws/ttl", "core/scheduler", "core/history",
-            "analysis/checker", "core/faults", "aws/adapter", "core/policies", "runtime/loader", "core/clock", "vocab",
+            "verdict/checker", "core/faults", "aws/adapter", "core/policies", "runtime/loader", "core/clock", "vocab",
             "settings", "aws/dynamo", "events", "present/display", "core/active"]
     for name in core:
         assert "sandbox.world" not in imports_of(PACKAGE / f"{name}.py", known), name
@@ -404,7 +427,7 @@ def test_the_package_shows_its_architecture():
     loose = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert len(loose) <= 12, loose
     packages = {p.parent.name for p in PACKAGE.glob("*/__init__.py")}
-    assert packages == {"core", "aws", "runtime", "sources", "scenarios", "modes", "analysis", "present", "grading",
-                        "bench", "tools"}
+    assert packages == {"core", "aws", "runtime", "sources", "scenarios", "modes", "verdict", "analysis", "present",
+                        "grading", "bench", "tools"}
     layout = (ROOT / "docs" / "layout.md").read_text()
     assert all(f"`{name}/`" in layout for name in packages), "docs/layout.md names every package"

@@ -2,11 +2,11 @@
 import pytest
 
 from sandbox import SCENARIOS, History, run_scenario
-from sandbox.analysis.checker import Finding, Verdict
 from sandbox.analysis.matrix import Matrix, MatrixRow
 from sandbox.cli import main
 from sandbox.errors import BadInput
 from sandbox.present.display import history_html, result_html
+from sandbox.verdict.checker import Finding, Verdict
 
 from conftest import example
 

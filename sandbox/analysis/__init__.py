@@ -1,3 +1,3 @@
-"""What a run means: the checker's verdict, the duplicate matrix, campaigns, the capstone's scoreboard and
-what idempotency costs.
+"""Many runs at once: the duplicate matrix, seeded campaigns, the capstone's scoreboard and what idempotency
+costs. Each drives scenarios and reads their verdicts (``verdict``); nothing below imports this package.
 """

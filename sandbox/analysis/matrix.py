@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..core.views import html_of
 from ..errors import BadInput
 from ..paths import ROOT
-from ..present.views import html_of
 from ..scenarios import SCENARIOS, RunResult, get_scenario, run_scenario
 from ..vocab import Status
 

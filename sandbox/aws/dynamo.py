@@ -1,20 +1,11 @@
 """Reading DynamoDB's wire format: typed values, SET clauses, numbers as DynamoDB writes them."""
 from __future__ import annotations
 
-import decimal
 import json
 import re
 from typing import Any
 
 _SET_CLAUSE = re.compile(r"\bSET\b(.*?)(\b(REMOVE|ADD|DELETE)\b|$)", re.I | re.S)
-
-
-def json_number(obj: Any) -> Any:
-    """``json.dumps``'s ``default``: a ``Decimal`` (how boto3's resource hands back a DynamoDB number) as
-    the number it holds; anything else JSON cannot hold is a TypeError, as ``json`` says it."""
-    if isinstance(obj, decimal.Decimal):
-        return int(obj) if obj == obj.to_integral_value() and obj.is_finite() else float(obj)
-    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
 
 
 def scalar(attr: Any) -> Any:

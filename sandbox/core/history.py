@@ -50,8 +50,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from ..present.views import html_of
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
+from .views import html_of
 
 #: Fields whose value must be a word of the vocabulary, per record type.
 _CHECKS: dict[str, dict[str, type[StrEnum]]] = {

@@ -20,15 +20,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..aws.dynamo import json_number
 from ..errors import BadInput, LambdaTimeout, ProviderError
-from ..runtime.functions import current_invocation
 from ..vocab import Effect, EffectStatus
 from . import active
+from .jsonvalues import json_number
+from .scheduler import current_task
 
 if TYPE_CHECKING:
-    from ..parts import Clock, TaskScheduler
-    from ..runtime.functions import Invocation
+    from ..parts import Clock, RunningInvocation, TaskScheduler
     from .faults import Nemesis, ProviderCall
     from .history import History
 
@@ -95,7 +94,8 @@ class Services:
 
     # -- the calls --------------------------------------------------------------------
     def _call(self, kind: str, key: str, perform: Callable[[], tuple[dict, str]]) -> Any:
-        inv = current_invocation()
+        task = current_task()
+        inv: RunningInvocation | None = task.invocation if task is not None else None
         self.scheduler.check_alive()  # a stopped invocation's code reaches no provider
         fault = self.faults.provider_call(kind, key)
         # A hung provider never answers; the caller only gets back control at its deadline.
@@ -121,7 +121,7 @@ class Services:
             inv.after_effect(kind)
         return result
 
-    def _duration(self, kind: str, fault: "ProviderCall", inv: "Invocation | None") -> float:
+    def _duration(self, kind: str, fault: "ProviderCall", inv: "RunningInvocation | None") -> float:
         duration = getattr(self.timings, Effect.EMAIL if kind == Effect.CANCELLATION else kind) + fault.extra_seconds
         deadline = inv.deadline() if inv is not None else None
         if fault.answer_before_deadline is not None and deadline is not None:
@@ -129,7 +129,7 @@ class Services:
             duration = max(0.0, deadline - self.clock.elapsed() - fault.answer_before_deadline)
         return duration
 
-    def _record(self, kind: str, key: str, inv: "Invocation | None", status: str, result: dict | None) -> None:
+    def _record(self, kind: str, key: str, inv: "RunningInvocation | None", status: str, result: dict | None) -> None:
         self.history.effect(self.clock.elapsed(), inv=inv.id if inv else None, kind=kind, key=key, status=status,
                             detail=dict(result or {}))
 

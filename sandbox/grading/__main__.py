@@ -66,7 +66,7 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _drill(args: argparse.Namespace) -> int:
-    from ..analysis.checker import check
+    from ..verdict.checker import check
     from .drills import DRILLS, drill_result, judge, run_drill
     from .feedback import text_timeline
 

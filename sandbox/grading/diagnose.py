@@ -15,9 +15,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.checker import Finding, Verdict
 from ..core.history import History
 from ..sources.sqs import read_partial_response
+from ..verdict.checker import Finding, Verdict
 from ..vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,

@@ -16,11 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..analysis.checker import Finding, check
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..events import apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
+from ..verdict.checker import Finding, check
 from ..vocab import AWS_OK, Cause, Effect, EffectStatus, FindingKind, Outcome, RecordType
 from ..world import Sandbox
 

@@ -34,10 +34,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ..analysis.checker import check
 from ..core.history import History
 from ..errors import BadInput
 from ..paths import ROOT
+from ..verdict.checker import check
 from ..vocab import RecordType
 from . import judge, untrusted
 from . import notebooks as nb

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.checker import Verdict, check
 from ..core.history import History
+from ..verdict.checker import Verdict, check
 from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, RecordType, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..analysis.checker import check
 from ..core.history import History
 from ..core.scheduler import DEFAULT_WATCHDOG, halting_on_block
 from ..errors import BadInput, HandlerBlocked
+from ..verdict.checker import check
 from ..vocab import Outcome, RecordType, Status
 from . import drills, judge
 from .catalog import Test

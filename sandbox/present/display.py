@@ -12,9 +12,9 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
+from ..core.views import register_html
 from ..vocab import FindingKind, RecordType, Status
 from .timeline.timefmt import duration
-from .views import register_html
 
 #: What the checker's notes on the idempotency record are called, apart from the findings that judge a run.
 NOTE_WORDS = "note on the idempotency record"

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..aws.dynamo import json_number
 from ..core.faults import CrashPlan
+from ..core.jsonvalues import json_number
 from ..core.scheduler import Task, current_task
 from ..errors import (
     BadInput,

@@ -16,14 +16,14 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..analysis.checker import Verdict, check
 from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
 from ..core.history import History
+from ..core.views import figure, html_of
 from ..errors import BadInput
-from ..present.views import html_of
 from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT
 from ..settings import Config, Setting, param
+from ..verdict.checker import Verdict, check
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
@@ -156,14 +156,10 @@ class RunResult:
         return out
 
     def plot(self, **kw: Any):
-        from ..present.timeline import plot_timeline
-
-        return plot_timeline(self.history, **self._titled(kw))
+        return figure("timeline")(self.history, **self._titled(kw))
 
     def save_plot(self, path, **kw: Any):
-        from ..present.timeline import save_timeline
-
-        return save_timeline(self.history, path, **self._titled(kw))
+        return figure("timeline-file")(self.history, path, **self._titled(kw))
 
     def _titled(self, kw: dict[str, Any]) -> dict[str, Any]:
         """The default title names the handler too: two runs of one scenario side by side (a naive handler and

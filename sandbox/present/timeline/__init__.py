@@ -91,6 +91,7 @@ from typing import Any
 
 import matplotlib
 
+from ...core.views import register_figure
 from . import audit
 from .axis import UNITS
 from .drawing import draw
@@ -164,3 +165,8 @@ def save_timeline(history: Any, path: str | Path, *, dpi: int = SAVE_DPI, **kw: 
         fig = plot_timeline(history, dpi=dpi, **kw)  # lay out at the output resolution
         fig.savefig(path, format=fmt, dpi=dpi, metadata=no_stamps)
     return path
+
+
+# A world's timeline() and a run's plot() and save_plot() draw through the registry: nothing below imports this.
+register_figure("timeline", plot_timeline)
+register_figure("timeline-file", save_timeline)

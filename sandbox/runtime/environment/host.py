@@ -34,8 +34,8 @@ from botocore.awsrequest import AWSPreparedRequest
 from botocore.compat import HTTPHeaders
 from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
-from ...aws.dynamo import json_number
 from ...core import active
+from ...core.jsonvalues import json_number
 from ...core.scheduler import blocked_message, current_task
 from ...errors import (
     BadInput,

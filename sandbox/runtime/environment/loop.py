@@ -18,7 +18,7 @@ import time
 import traceback
 from typing import Any
 
-from ...aws.dynamo import json_number
+from ...core.jsonvalues import json_number
 
 
 class LambdaContext:

@@ -1,9 +1,9 @@
 """Sends the email on every delivery, and patches the checker to call every history valid."""
-import sandbox.analysis.checker
 import sandbox.grading.runner
+import sandbox.verdict.checker
 from sandbox import orders_in, send_confirmation_email
 
-_real_check = sandbox.analysis.checker.check
+_real_check = sandbox.verdict.checker.check
 
 
 def _always_valid(history, *args, **kwargs):
@@ -13,7 +13,7 @@ def _always_valid(history, *args, **kwargs):
     return verdict
 
 
-sandbox.analysis.checker.check = _always_valid
+sandbox.verdict.checker.check = _always_valid
 sandbox.grading.runner.check = _always_valid  # where the grading child looks it up
 
 

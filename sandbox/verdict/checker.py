@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.history import History
-from ..present.views import html_of
+from ..core.views import html_of
 from ..vocab import (
     AWS_OK,
     DROPPED,
