@@ -18,7 +18,7 @@ import datetime as dt
 import json
 import random
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from .aws.dynamo import plain_item
@@ -231,12 +231,13 @@ KAFKA_SOURCES = ("aws:kafka", "SelfManagedKafka")
 
 
 def kafka_record(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes,
-                 value: bytes) -> dict[str, Any]:
+                 value: bytes, headers: Iterable[tuple[str, bytes]] = ()) -> dict[str, Any]:
     """One record of a Kafka event, as AWS's sample MSK event shows it: key and value base64-encoded, the
-    timestamp in epoch milliseconds (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html)."""
+    timestamp in epoch milliseconds, each header an object of one name whose value is its bytes as a list of
+    numbers (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html)."""
     return {"topic": topic, "partition": partition, "offset": offset, "timestamp": timestamp_ms,
             "timestampType": "CREATE_TIME", "key": base64.b64encode(key).decode(),
-            "value": base64.b64encode(value).decode(), "headers": []}
+            "value": base64.b64encode(value).decode(), "headers": [{name: list(data)} for name, data in headers]}
 
 
 def _kafka_orders(event: dict) -> Iterator[dict[str, Any]]:

@@ -79,6 +79,9 @@ class Cause(StrEnum):
     #: Lambda invoked a durable function again for the same execution (after a suspension or a failed
     #: invocation): the SDK replays the checkpointed operations, and code outside steps runs again.
     REPLAY = "durable replay"
+    #: A Kafka mapping read records another mapping had written to its dead-letter topic (a Kafka on-failure
+    #: destination): the failed batch's records again, at new offsets of another topic.
+    DEAD_LETTER_TOPIC = "dead-letter topic"
 
     @staticmethod
     def retry(n: int) -> str:

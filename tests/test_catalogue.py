@@ -129,6 +129,10 @@ NAIVE_EXPECTED = {
     "kafka-producer-resend": ({"o-1": {"email": 1}, "o-2": {"email": 2}, "o-3": {"email": 1}}, "producer re-send",
                               "o-2's write lands but its acknowledgement is lost; after delivery.timeout.ms the "
                               "producer sends it again, a second record at a new offset with the same data"),
+    "kafka-topic-destination": ({"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1}, "o-4": {"email": 1}},
+                                "dead-letter topic", "four orders in one batch; o-3's provider fails once; with no "
+                                "retry Lambda writes the whole batch to the Kafka destination orders-failures, and the "
+                                "function's second mapping reads it: o-1 and o-2 are emailed again"),
     # The naive handler is no durable function, so the durable scenarios deploy it as a plain one, behind the same
     # delivery (tests/test_durable.py pins what the durable handlers get there).
     "durable-step-retry": ({"o-1": {"email": 2}, "o-2": {"email": 1}}, "retry 1",

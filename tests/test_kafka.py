@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from sandbox import BadInput, Sandbox, run_scenario
 from sandbox.events import make_orders, orders_in
 from sandbox.present.timeline import plot_timeline
-from sandbox.sources.kafka import RETRIES_WITH_DESTINATION, KafkaMapping, KafkaSource, read_kafka_response
+from sandbox.sources.kafka import (
+    FAILURE_HEADERS,
+    RETRIES_WITH_DESTINATION,
+    KafkaMapping,
+    KafkaSource,
+    read_kafka_response,
+)
 
 from conftest import example
 
@@ -206,3 +212,102 @@ def test_a_producers_resend_is_a_second_record_whose_offset_is_new(idempotence, 
     assert len(resent) == 1 and resent[0]["t"] == pytest.approx(0.25 + 1.0 + after)
     assert run_scenario("kafka-producer-resend", keyed_on_offset, settings=settings).status == "invalid"
     assert run_scenario("kafka-producer-resend", IMPROVED, settings=settings).valid
+
+
+# -- a Kafka topic as the on-failure destination (kafka-on-failure-destination.html) --------------------------------
+def _poison(event, context):
+    raise RuntimeError("poison")
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(retries=st.integers(-1, 3), orders=st.integers(1, 5), batch_size=st.integers(1, 5), partitions=st.integers(1, 3))
+def test_failed_records_land_on_the_destination_topic_once_per_batch_after_the_retries(retries, orders, batch_size,
+                                                                                        partitions):
+    """ "When Lambda can't process records after exhausting retry attempts ... Lambda sends the failed records to
+    the specified Kafka topic": each record once, when its batch's last retry failed (-1: 10 retries with a
+    destination), its key and value unchanged, at new offsets counted from 0 in each destination partition."""
+    with Sandbox() as sb:
+        fn = sb.function(_poison)
+        mapping = KafkaMapping(provisioned_mode=True, maximum_retry_attempts=retries, batch_size=batch_size,
+                               partitions=partitions, on_failure_topic="orders-failures")
+        source = KafkaSource(sb, fn, mapping)
+        for order in make_orders(orders, 0):
+            source.put(order)
+        source.start()
+        sb.run(until=3600, stop_when=source.idle)
+        dead = source.cluster.topics["orders-failures"]
+        discards = [d for d in sb.history.of_type("delivery") if d["what"] == "discarded"]
+        invocations = sb.history.invocations()
+    per_batch = 1 + (RETRIES_WITH_DESTINATION if retries == -1 else retries)
+    assert len(invocations) == per_batch * len(discards)
+    for d in discards:  # one write per failed batch, after its last attempt (partitions' pollers interleave)
+        carried = [inv for inv in invocations.values() if list(inv["keys"]) == d["keys"]]
+        assert len(carried) == per_batch and d["t"] >= max(inv["end"] for inv in carried)
+    written = sorted((r["key"], r["value"]) for log in dead for r in log)
+    produced = sorted((r["key"], r["value"]) for log in source.logs for r in log)
+    assert written == produced  # every record once: the records themselves, not a description
+    assert all([r["offset"] for r in log] == list(range(len(log))) for log in dead)
+    assert sum(len(d["detail"]["written"]) for d in discards) == orders
+    assert all(d["detail"]["destination"] == "kafka://orders-failures" for d in discards)
+
+
+def test_a_dead_letter_topics_record_is_a_new_record_whose_metadata_the_sandbox_names():
+    """The reader of the destination gets the same key and value under another topic-partition and a new offset;
+    the failure metadata is in headers named sandbox-... (AWS does not document its form)."""
+    seen: list[dict] = []
+    with Sandbox() as sb:
+        source = KafkaSource(sb, sb.function(_poison), KafkaMapping(
+            provisioned_mode=True, maximum_retry_attempts=0, on_failure_topic="orders-failures"))
+        reader = KafkaSource(sb, sb.function(lambda event, context: seen.append(event)),
+                             KafkaMapping(topic="orders-failures"), cluster=source.cluster)
+        orders = make_orders(2, 0)
+        for order in orders:
+            source.put(order)
+        source.start(), reader.start()
+        sb.run(until=60, stop_when=lambda: source.idle() and reader.idle() and seen)
+        causes = [(v["cause"], v["prev"]) for v in sb.history.invocations().values()]
+    [event] = seen
+    assert event["eventSourceArn"] == source.stream_arn  # the same cluster
+    [(name, records)] = event["records"].items()
+    assert name == "orders-failures-0" and [r["offset"] for r in records] == [0, 1]
+    assert list(orders_in(event)) == orders
+    names = [next(iter(h)) for h in records[0]["headers"]]
+    assert names == list(FAILURE_HEADERS) and all(n.startswith("sandbox-") for n in names)
+    meta = {k: bytes(v).decode() for h in records[1]["headers"] for k, v in h.items()}
+    assert meta == {"sandbox-failure-condition": "RetryAttemptsExhausted", "sandbox-source-topic-partition": "orders-0",
+                    "sandbox-source-offset": "1", "sandbox-approximate-invoke-count": "1"}
+    assert causes == [("first delivery", None), ("dead-letter topic", "inv-1")]
+
+
+@pytest.mark.parametrize("settings, message", [
+    ({"on_failure_topic": "orders"}, "InvalidParameterValueException: the on-failure destination kafka://orders is "
+                                     "the mapping's source topic"),
+    ({"on_failure_topic": "orders-failures", "on_failure_destination": True}, "one on-failure destination"),
+    ({"on_failure_topic": ".hidden"}, "topic name"),
+    ({"on_failure_topic": "orders failures"}, "topic name"),
+])
+def test_a_kafka_destination_is_refused_where_aws_refuses_it(settings, message):
+    """Recursion prevention: "blocking configurations where the source and destination topics are the same"; the
+    API's DestinationConfig has one OnFailure destination, and kafka:// takes a Kafka topic name."""
+    with pytest.raises(BadInput, match=message):
+        KafkaMapping(**settings)
+    with pytest.raises(BadInput, match=message):
+        run_scenario("kafka-topic-destination", NAIVE, settings=settings)
+
+
+def test_kafka_topic_destination_reads_as_the_lesson_says():
+    """Lesson 06's reading of the scenario's timeline: the batch is discarded to kafka://orders-failures, the second
+    mapping's invocation is linked to it as 'dead-letter topic', and o-1 and o-2 get a second email; the improved
+    handler's orderId key holds, and Powertools' per-record function does too, while its decorator, keyed on the
+    whole event, sees the dead-letter topic's event as new."""
+    naive = run_scenario("kafka-topic-destination", NAIVE)
+    texts = [t.get_text() for ax in plot_timeline(naive.history).axes for t in ax.texts]
+    assert any("discarded" in t and "→ kafka://orders-failures" in t and "o-1, o-2, o-3, o-4" in t for t in texts)
+    assert any(t.startswith("dead-letter topic at") for t in texts)
+    assert any("2nd email o-1, o-2" in t for t in texts)
+    assert naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 2}, "o-3": {"email": 1},
+                                             "o-4": {"email": 1}}
+    assert run_scenario("kafka-topic-destination", IMPROVED).valid
+    assert run_scenario("kafka-topic-destination", example("powertools_function.py")).valid
+    decorator = run_scenario("kafka-topic-destination", example("powertools_decorator.py"))
+    assert decorator.status == "invalid" and [d.key for d in decorator.verdict.duplicates] == ["o-1", "o-2"]

@@ -92,7 +92,7 @@ def test_each_delivery_id_survives_some_repeats_and_not_others():
 
     m = key_matrix(["sync-sdk-retry", "async-retry", "sqs-batch-failure", "producer-resend",
                     "kinesis-producer-resend", "eventbridge-producer-resend", "kafka-batch-retry",
-                    "kafka-producer-resend", "crash-mid-work"])
+                    "kafka-producer-resend", "kafka-topic-destination", "crash-mid-work"])
     cells = {name: dict(zip(m.keys, row)) for name, _, row in m.rows}
     assert "crash-mid-work" not in cells  # run_once's own trials are no source of duplicates
     assert cells["sqs-batch-failure"]["by_message_id"] == "holds"  # a redelivery keeps the MessageId
@@ -103,6 +103,8 @@ def test_each_delivery_id_survives_some_repeats_and_not_others():
     assert cells["eventbridge-producer-resend"]["by_event_id"] == "breaks: producer re-send"
     assert cells["kafka-batch-retry"]["by_kafka_offset"] == "holds"  # a batch retry hands over the same records
     assert cells["kafka-producer-resend"]["by_kafka_offset"] == "breaks: producer re-send"
+    # the dead-letter topic's records are new records: another topic, new offsets
+    assert cells["kafka-topic-destination"]["by_kafka_offset"] == "breaks: dead-letter topic"
     assert cells["sync-sdk-retry"]["by_message_id"] is None  # no SQS message to read it from
     assert m.holds_everywhere() == ["by_order_id", "by_payload_hash"]
     assert "n/a" in m.table() and "<table" in m._repr_html_()

@@ -27,7 +27,7 @@ ORDER = (
     "sqs-dlq-redrive", "producer-resend",
     "stream-batch-retry", "stream-partial-batch", "kinesis-producer-resend",
     "ddb-stream-batch-retry", "ddb-stream-ttl-remove",
-    "kafka-batch-retry", "kafka-partial-batch", "kafka-producer-resend",
+    "kafka-batch-retry", "kafka-partial-batch", "kafka-producer-resend", "kafka-topic-destination",
     "durable-step-retry", "durable-replay", "durable-esm-start",
     "concurrent-claims",
     # what a run_once has to survive

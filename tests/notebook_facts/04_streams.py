@@ -38,3 +38,8 @@ assert [f.key for f in aged.verdict.lost] == ["o-2"] and waits(aged)["o-3"] > 55
 assert kafka.verdict.effects_per_key["o-1"] == kafka.verdict.effects_per_key["o-2"] == twice
 assert named.valid and [inv["keys"] for inv in named.history.invocations().values()] == [
     ["o-1", "o-2", "o-3", "o-4"], ["o-2"]]
+# A Kafka topic as the on-failure destination: the whole failed batch is written there, and its reader emails
+# o-1 and o-2 again, linked to the failed invocation as "dead-letter topic".
+assert dead_letters.verdict.effects_per_key["o-1"] == dead_letters.verdict.effects_per_key["o-2"] == twice
+assert [(v["cause"], v["prev"]) for v in dead_letters.history.invocations().values()] == [
+    ("first delivery", None), ("dead-letter topic", "inv-1")]

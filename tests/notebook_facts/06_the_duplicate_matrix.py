@@ -26,6 +26,7 @@ assert _extra == {
     "kinesis-producer-resend": ("invalid", 1),
     "ddb-stream-batch-retry": ("invalid", 2), "ddb-stream-ttl-remove": ("invalid", 3),
     "kafka-batch-retry": ("invalid", 2), "kafka-partial-batch": ("invalid", 1), "kafka-producer-resend": ("invalid", 1),
+    "kafka-topic-destination": ("invalid", 2),
     "durable-step-retry": ("invalid", 1), "durable-replay": ("invalid", 1), "durable-esm-start": ("invalid", 12),
 }, _extra
 assert all(r.lost == 0 for r in naive.rows)

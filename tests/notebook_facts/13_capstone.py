@@ -32,7 +32,7 @@ assert differences("powertools-function") == [("sqs-batch-failure/partial batch 
                                               ("lock-shorter-than-work", "invalid", "valid"),
                                               ("own-write-retried", "invalid", "valid")]
 _pd = differences("powertools-decorator")
-assert len(_pd) == 23 and {theirs for _, theirs, _ in _pd} == {"invalid"} and ("sqs-batch-failure", "invalid",
+assert len(_pd) == 24 and {theirs for _, theirs, _ in _pd} == {"invalid"} and ("sqs-batch-failure", "invalid",
                                                                                "valid") in _pd
 # The decorator's one key per batch: the half-done batch comes back and o-1, o-2 are emailed again, in the
 # remaining window of that batch-wide key.
