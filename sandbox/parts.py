@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_check
 
 if TYPE_CHECKING:  # for annotations only: at run time this module still imports nothing of the sandbox
     from .runtime.codecache import TaskRoots
-    from .runtime.process import ProcessSwitch
+    from .runtime.container_state import ProcessSwitch
 
 
 @runtime_checkable

@@ -41,6 +41,8 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
     "Memory is what the environment's processes wrote themselves":
         "a fact changed: environments copy some 10 MB of the runtime's pages ahead (prefault.py), so the sandbox "
         "is about 30 MB kinder than Lambda, not 40",
+    "  - `analysis/`: reading a run:":
+        "a fact changed: reading one run is verdict/ now, and analysis/ drives many runs (issue 33's layout)",
 }
 #: Pictures stay small: a README should open quickly on a slow connection.
 MAX_PICTURE_BYTES = 300_000

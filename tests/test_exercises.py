@@ -7,8 +7,8 @@ import pytest
 
 from sandbox.grading import catalog, generate
 from sandbox.grading import notebooks as nb
-from sandbox.grading.check import run_tests
-from sandbox.grading.judge import items
+from sandbox.grading.exercise_check import run_tests
+from sandbox.grading.scoring import items
 
 from conftest import ROOT
 

@@ -18,8 +18,8 @@ from sandbox.core.history import History
 from sandbox.grading import autograder, batch, catalog
 from sandbox.grading import classroom as grade_cli
 from sandbox.grading.grader import tampered
-from sandbox.grading.judge import RunInfo
 from sandbox.grading.recorder import digest
+from sandbox.grading.scoring import RunInfo
 
 from conftest import ROOT
 

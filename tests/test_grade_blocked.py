@@ -11,8 +11,8 @@ import textwrap
 
 from sandbox import run_scenario
 from sandbox.core.scheduler import halting_on_block
-from sandbox.grading import catalog, judge, runner
-from sandbox.grading.check import seeds_for
+from sandbox.grading import catalog, runner, scoring
+from sandbox.grading.exercise_check import seeds_for
 from sandbox.grading.recorder import MemorySink, Recorder
 from sandbox.grading.runner import Runner
 from sandbox.vocab import RecordType, Status
@@ -75,7 +75,7 @@ def test_every_item_of_an_endless_loop_costs_one_watchdog_stop_and_the_later_one
             summary = grader.run_test(index, test, seeds_for(test, [777]))
             histories = [sink.history(i.group) for i in infos if i.group]
             stops.append(sum(map(_stops, histories)))
-            failed.append(judge.judge_test(test, list(infos), sink.history, handler, summary).passed is False)
+            failed.append(scoring.judge_test(test, list(infos), sink.history, handler, summary).passed is False)
     assert stops == [1] * len(ex.tests)  # one watchdog stop per item, whatever its scenario or kind
     assert watchdogs == [3.0] + [runner.AFTER_BLOCK] * (len(ex.tests) - 1)
     assert all(failed)
@@ -117,4 +117,4 @@ def test_a_handler_that_blocks_on_one_path_only_still_passes_the_others(tmp_path
 
         single = Test(item="no-fault", points=1, what="one order, once", scenario="no-fault", seeds=1)
         summary = grader.run_test(1, single, [5])
-        assert judge.judge_test(single, list(infos), sink.history, str(path), summary).passed
+        assert scoring.judge_test(single, list(infos), sink.history, str(path), summary).passed

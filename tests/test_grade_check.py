@@ -12,7 +12,7 @@ import nbformat
 
 from sandbox.grading import check
 from sandbox.grading.catalog import exercise
-from sandbox.grading.check import difference_in_tests
+from sandbox.grading.exercise_check import difference_in_tests
 
 from conftest import ROOT
 
@@ -237,8 +237,8 @@ def test_a_failed_drill_says_so_first_and_a_closed_pipe_ends_it_quietly(capsys, 
 def test_the_quiz_answers_are_salted_and_stretched_not_a_bare_sha256_of_the_name():
     import hashlib
 
-    from sandbox.grading.judge import answer_hash
     from sandbox.grading.quiz import candidate_names
+    from sandbox.grading.scoring import answer_hash
 
     tests = [t for t in exercise("01").tests if t.question]
     assert len({t.answer_salt for t in tests}) == len(tests)
@@ -318,7 +318,7 @@ def test_a_handler_outside_exercises_finds_the_kit_beside_it(tmp_path, monkeypat
 
     from sandbox.grading import catalog
 
-    module = importlib.import_module("sandbox.grading.check")
+    module = importlib.import_module("sandbox.grading.exercise_check")
     ex = next(e for e in catalog.exercises().values() if e.kit)
     answer = tmp_path / "elsewhere" / "mine.py"
     answer.parent.mkdir()

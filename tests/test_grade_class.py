@@ -200,7 +200,7 @@ def test_bad_gradebook_options_get_one_clear_error_and_exit_2(tmp_path, capsys, 
 def test_one_watchdog_for_check_and_the_grader():
     from sandbox.core.scheduler import DEFAULT_WATCHDOG
     from sandbox.grading import runner
-    from sandbox.grading.check import check
+    from sandbox.grading.exercise_check import check
 
     assert runner.WATCHDOG == Limits().watchdog == DEFAULT_WATCHDOG >= 10
     assert grade_cli.parser().parse_args(["s", "--out", "o"]).watchdog == runner.WATCHDOG

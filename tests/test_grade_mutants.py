@@ -8,9 +8,9 @@ import pytest
 
 from sandbox.grading import catalog
 from sandbox.grading.catalog import Exercise
-from sandbox.grading.check import run_tests
-from sandbox.grading.judge import items
+from sandbox.grading.exercise_check import run_tests
 from sandbox.grading.render import failure_text
+from sandbox.grading.scoring import items
 
 from conftest import ROOT
 

@@ -165,7 +165,7 @@ ALLOWED = {
     ("sandbox/grading/child.py", "effect"): "the kind of a message on the grading pipe",
     ("sandbox/grading/child.py", "done"): "the kind of a message on the grading pipe",
     ("sandbox/grading/batch.py", "failed"): "a test's status in Gradescope's results.json",
-    ("sandbox/grading/judge.py", "failed"): "a graded test's status",
+    ("sandbox/grading/scoring.py", "failed"): "a graded test's status",
     ("sandbox/present/timeline/ownership.py", "deleted"): "the verb in a refused write's label",
     **{("sandbox/runtime/environment/wire.py", word): "a message kind or field on an environment's channel"
        for word in ("error", "aws", "effect", "log", "stream")},

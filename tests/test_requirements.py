@@ -4,9 +4,9 @@ import pytest
 
 from sandbox.grading import catalog
 from sandbox.grading import notebooks as nb
-from sandbox.grading.judge import ItemResult, items
-from sandbox.grading.judge import TestResult as Judged
 from sandbox.grading.render import failure_text
+from sandbox.grading.scoring import ItemResult, items
+from sandbox.grading.scoring import TestResult as Judged
 
 from conftest import ROOT
 

@@ -78,7 +78,7 @@ def grading_throughput(quick: bool, endless_loops: bool = False) -> dict[str, An
 def check_times(quick: bool) -> dict[str, dict[str, float]]:
     """Seconds ``check()`` takes on each exercise's solution (it passes) and its stub (it fails)."""
     from ..grading.catalog import grading_catalogue
-    from ..grading.check import check
+    from ..grading.exercise_check import check
 
     out: dict[str, Any] = {}
     for ex in grading_catalogue().values():

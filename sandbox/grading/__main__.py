@@ -54,7 +54,7 @@ def _drills_said() -> str:
 
 def _check(args: argparse.Namespace) -> int:
     from .catalog import EXERCISES_DIR, exercise
-    from .check import check
+    from .exercise_check import check
 
     if args.watchdog is not None and args.watchdog <= 0:
         raise BadInput(f"--watchdog must be more than 0, got {args.watchdog:g}")

@@ -9,7 +9,7 @@ and is one of:
 - a drill, a small world built to test one promise (``sandbox.grading.drills``): ``{"drill": "replay"}``;
 - a question: ``{"question": "A", "answer": "sqs-batch-failure"}`` (the grader's, hidden) or
   ``{"question": "A", "answer_salt": "...", "answer_sha256": "..."}`` (a public self-check that does not show
-  the answer: ``judge.answer_hash``, PBKDF2-SHA256 with the salt).
+  the answer: ``scoring.answer_hash``, PBKDF2-SHA256 with the salt).
 
 Credit: an item's ``points`` are its weight in the exercise, stated once, on the item's first test (its other
 tests, hidden ones included, state none: they earn no points of their own, and a list that repeated them would
@@ -21,7 +21,7 @@ one promise, a question has one answer. An item scores all its points when every
 nothing, unless every failed test gives credit per seed, and then the share of its seeds that held.
 
 Common fields: ``item``, ``points``, ``what`` (what passing it verifies, in words), ``expect``
-(extra promises checked on each run, ``sandbox.grading.judge.EXPECTATIONS``), ``campaign``
+(extra promises checked on each run, ``sandbox.grading.scoring.EXPECTATIONS``), ``campaign``
 (a test ``check()`` runs with fresh random seeds, as the grader does with every test).
 Hidden tests (between nbgrader's hidden-test markers) reach the grader only: solutions are
 read by the grading parent, which sends the child process nothing but the tests to run.

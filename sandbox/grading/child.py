@@ -52,7 +52,7 @@ SKIPPED = ("sandbox.present.timeline", "sandbox.present.widgets", "sandbox.prese
            "sandbox.tools", "sandbox.cli", "sandbox.__main__", "sandbox.analysis.campaign", "sandbox.analysis.capstone",
            "sandbox.analysis.matrix", "sandbox.grading.classroom", "sandbox.grading.batch", "sandbox.grading.grader",
            "sandbox.grading.autograder", "sandbox.grading.__main__", "sandbox.grading.child", "sandbox.grading.quiz",
-           "sandbox.grading.render", "sandbox.grading.check")
+           "sandbox.grading.render", "sandbox.grading.exercise_check")
 
 
 def _prepare() -> None:

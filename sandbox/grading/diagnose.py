@@ -974,7 +974,7 @@ def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
 
 
 def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list[Hint]:
-    """A partial batch response that named records the invocation had handled (``judge.expect_partial_batch``)."""
+    """A partial batch response that named records the invocation had handled (``scoring.expect_partial_batch``)."""
     return [Hint("handled-records-reported", f"batchItemFailures named the messages of {', '.join(handled)}, "
                  f"which {delivery.get('inv')} had handled: Lambda returns exactly the named messages to the queue, "
                  f"so naming every message of the batch when one fails is the whole-batch retry over again. Name "

@@ -39,14 +39,14 @@ from ..errors import BadInput
 from ..paths import ROOT
 from ..verdict.checker import check
 from ..vocab import RecordType
-from . import judge, untrusted
 from . import notebooks as nb
+from . import scoring, untrusted
 from .catalog import EXERCISES_DIR, KIT, Exercise, Test
 from .child import PIPE_DONE, PIPE_EFFECT
-from .judge import ItemResult, RunInfo, TestResult
 from .recorder import digest
 from .render import block_text, failure_blocks, item_line
 from .runner import WATCHDOG
+from .scoring import ItemResult, RunInfo, TestResult
 from .untrusted import Refused
 
 
@@ -124,7 +124,7 @@ class ExerciseGrade:
     code: str | None = None  # the code graded (a notebook's answer cell), as read once from the file
 
     @property
-    def score(self) -> float:  # an int unless an item gave partial credit (then judge.Points)
+    def score(self) -> float:  # an int unless an item gave partial credit (then scoring.Points)
         return sum(i.score for i in self.items)
 
     @property
@@ -169,7 +169,7 @@ class ExerciseGrade:
                 continue
             f = t.failure
             out.append({"item": item.item, "hidden": item.hidden, "student": f.replay,
-                        "submitted": judge.replay_for(t.test, f.seed, f.script, handler)})
+                        "submitted": scoring.replay_for(t.test, f.seed, f.script, handler)})
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -183,7 +183,7 @@ class ExerciseGrade:
 def not_graded(ex: Exercise, reason: str, source: str | None = None) -> ExerciseGrade:
     """Every item zero, for one reason (nothing submitted, an unreadable file)."""
     results = [TestResult(t, False, 0, reason=reason) for t in ex.tests]
-    return ExerciseGrade(ex, judge.items(ex, results), reason=reason, source=source)
+    return ExerciseGrade(ex, scoring.items(ex, results), reason=reason, source=source)
 
 
 # -- one child process ------------------------------------------------------------------------------
@@ -439,7 +439,7 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
             break
     results = [_judge(ex.tests[i], states[i], meta, records, witnessed, shown, tampering)
                for i in range(len(ex.tests))]
-    grade_ = ExerciseGrade(ex, judge.items(ex, results), tampering=tampering)
+    grade_ = ExerciseGrade(ex, scoring.items(ex, results), tampering=tampering)
     if tampering:  # a tampered submission earns nothing, whatever else passed
         for item in grade_.items:
             for t in item.tests:
@@ -465,7 +465,7 @@ def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[i
         if found:
             tampering.append(found)
             return TestResult(test, False, runs, reason=f"tampering: {found}")
-    return judge.judge_test(test, state.infos, history_of, f"{shown}:handler", state.summary)
+    return scoring.judge_test(test, state.infos, history_of, f"{shown}:handler", state.summary)
 
 
 def tampered(info: RunInfo, history: History | None, checker: Callable[[History], Any] = check,

@@ -7,7 +7,7 @@ import io
 from typing import Any, Protocol
 
 from .catalog import Exercise
-from .judge import ItemResult, TestResult
+from .scoring import ItemResult, TestResult
 
 
 class Checked(Protocol):

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .catalog import Exercise
-from .judge import ItemResult
 from .render import CREDIT_RULE, failure_html, hidden_line, item_line
+from .scoring import ItemResult
 
 #: Failed public items told per exercise, as ``feedback.txt`` tells them.
 EXPLAINED = 3

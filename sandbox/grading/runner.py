@@ -1,6 +1,6 @@
 """Running an exercise's tests against a handler file: seeded scenario runs, exhaustive searches,
 drills and questions. The runner reports each run (``RunInfo``) as it ends; judging is the
-caller's (``judge``), on the recorder's copy of each history.
+caller's (``scoring``), on the recorder's copy of each history.
 
 A test stops at its first broken run: one counterexample is enough to fail it, and a wrong
 handler should cost the grader little time. A test that gives credit per seed (``Test.partial``)
@@ -17,10 +17,10 @@ from ..core.scheduler import DEFAULT_WATCHDOG, halting_on_block
 from ..errors import BadInput, HandlerBlocked
 from ..verdict.checker import check
 from ..vocab import Outcome, RecordType, Status
-from . import drills, judge
+from . import drills, scoring
 from .catalog import Test
-from .judge import RunInfo
 from .recorder import Recorder, digest
+from .scoring import RunInfo
 
 #: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop):
 #: the one watchdog check() and the grader share (``python -m sandbox grade --watchdog``). Generous, so a
@@ -155,7 +155,7 @@ class Runner:
         verdict = check(history)
         self.emit(RunInfo(index, self.recorder.group_of(history), status=verdict.status, length=len(events),
                           digest=digest(events), **info))
-        return verdict.status != Status.VALID or judge.problem(test, history, verdict) is not None
+        return verdict.status != Status.VALID or scoring.problem(test, history, verdict) is not None
 
 
 def _blocked(history: History | None) -> bool:

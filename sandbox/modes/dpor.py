@@ -23,7 +23,7 @@ is the same for every schedule of a class, so no verdict the full search finds i
   plans, at the decision before the first, a task that starts a schedule reversing it.
 
 It assumes tasks interact only through what the history and those probes show: true for handler
-files, each container in its own process (``sandbox.runtime.process``), for which steps of one invocation
+files, each container in its own process (``sandbox.runtime.container_state``), for which steps of one invocation
 (its threads) all conflict with each other, and a start or the end of an invocation conflicts with
 the function's container pool. Steps of tasks that are not invocations (pollers, callers) conflict
 with everything. Handlers that share Python objects (a function defined in a notebook and its

@@ -41,8 +41,8 @@ from ..aws import adapter
 from ..aws.http_gateway import Forwarder, HttpGateway
 from ..errors import BadInput
 from ..parts import Recipe
+from ..runtime.container_state import ProcessContext, ProcessSwitch
 from ..runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, FunctionConfig, LambdaFunction, Runtime
-from ..runtime.process import ProcessContext, ProcessSwitch
 from ..vocab import WorldMode
 from ..world import Sandbox
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock

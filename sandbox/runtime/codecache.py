@@ -1,7 +1,7 @@
 """The learner's code compiled once per source, for every container that loads it.
 
 On Lambda each cold start imports the handler's module and its sibling modules afresh,
-in a new process. The sandbox does the same (``sandbox.runtime.process`` gives each container its
+in a new process. The sandbox does the same (``sandbox.runtime.container_state`` gives each container its
 own modules), but compiling a file is most of what an import costs when no ``.pyc`` is
 written (``PYTHONDONTWRITEBYTECODE``, a read-only folder), and a course runs thousands of
 cold starts. A code object is immutable: every container executes the same one into a

@@ -14,7 +14,7 @@ https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html):
   reaches AWS, a service or the clock), and the next invocation starts a new container;
   a handled error keeps the container;
 - ``sys.exit`` or ``os._exit`` in a handler is a crash (Runtime.ExitError);
-- a container is a process (``sandbox.runtime.process``): code outside the handler runs once per
+- a container is a process (``sandbox.runtime.container_state``): code outside the handler runs once per
   container, and its modules, environment and ``sys.path`` are its own; the handler's
   module is named after its file, as ``_HANDLER=app.handler`` names module ``app``;
 - Lambda adds containers as concurrency grows.
@@ -47,8 +47,8 @@ from ..errors import (
 )
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
+from .container_state import ProcessContext, Processes, ProcessSwitch
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
-from .process import ProcessContext, Processes, ProcessSwitch
 
 if TYPE_CHECKING:
     from ..core.clock import VirtualClock
@@ -789,7 +789,7 @@ def _error_text(exc: BaseException) -> str:
 
 def _where(exc: BaseException) -> str | None:
     """The last frame of the learner's own code in ``exc``'s traceback: ``handler.py:12 in handler``."""
-    from .process import private_path
+    from .container_state import private_path
 
     if hasattr(exc, "where"):  # reported by the environment the code ran in
         return exc.where

@@ -3,7 +3,7 @@
 Lambda imports the handler's module by its file name (``_HANDLER=app.handler`` imports
 ``app``), in every execution environment alike, and libraries key on that name (Powertools'
 idempotency keys include the function's module). Each container loads its own copy, under
-that same name, into its own process (``sandbox.runtime.process``), with the file's folder, the
+that same name, into its own process (``sandbox.runtime.container_state``), with the file's folder, the
 task root, on ``sys.path``.
 """
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import BadInput, MissingHandler
 from .codecache import CachedSourceLoader
-from .process import shadows_shared
+from .container_state import shadows_shared
 
 
 @dataclass(frozen=True)

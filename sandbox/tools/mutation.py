@@ -239,8 +239,8 @@ def failed_items(ex: Exercise, code: str, folder: Path, seeds: Iterable[int] = S
     """The items of ``ex`` that the answer ``code`` fails, graded in this process (none: it survives). Item by
     item, in the exercise's order, and with ``first`` only up to the first that fails: a mutant is killed by one
     failed item, and most fail an early one, so a killed mutant costs a fraction of a whole grading."""
-    from ..grading.check import run_tests
-    from ..grading.judge import items
+    from ..grading.exercise_check import run_tests
+    from ..grading.scoring import items
 
     answer = folder / f"{ex.name}.py"
     answer.write_text(code)

@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import BadInput
-from . import judge
 from . import notebooks as nb
+from . import scoring
 from .catalog import EXERCISES_DIR, KIT, ROOT, Exercise, Test, answer_text, exercise, from_notebook, written_as_is
-from .judge import ItemResult, RunInfo, TestResult
 from .recorder import MemorySink, Recorder
 from .render import check_html, check_text
 from .runner import Runner
+from .scoring import ItemResult, RunInfo, TestResult
 
 
 def answer_file(ex: Exercise, cell: str) -> str:
@@ -60,7 +60,7 @@ class CheckResult:
         return all(i.passed for i in self.items)
 
     @property
-    def score(self) -> float:  # an int unless an item gave partial credit (then judge.Points)
+    def score(self) -> float:  # an int unless an item gave partial credit (then scoring.Points)
         return sum(i.score for i in self.items)
 
     @property
@@ -251,7 +251,7 @@ def run_tests(ex: Exercise, handler_file: Path, shown: str, campaign: list[int],
         for index, test in enumerate(ex.tests):
             infos.clear()
             summary = runner.run_test(index, test, seeds_for(test, campaign))
-            results.append(judge.judge_test(test, list(infos), sink.history, f"{shown}:{ex.function}", summary))
+            results.append(scoring.judge_test(test, list(infos), sink.history, f"{shown}:{ex.function}", summary))
     return results
 
 
@@ -289,7 +289,7 @@ def check(ref: str, handler: str | None = None, *, campaign_seed: int | None = N
     shown = shown_path(path)
     base = campaign_seed if campaign_seed is not None else random.randrange(1000, 1_000_000)
     campaign = list(range(base, base + max((t.seeds for t in ex.tests if t.campaign), default=0)))
-    items = judge.items(ex, run_tests(ex, path, shown, campaign, watchdog))
+    items = scoring.items(ex, run_tests(ex, path, shown, campaign, watchdog))
     preview = _preview(ex, f"{path}:{ex.function}") if all(i.passed for i in items) else None
     return CheckResult(ex, f"{shown}:{ex.function}", items, time.perf_counter() - started, campaign, preview, saved,
                        shown_path(backup) if backup else None, changed)

@@ -1,4 +1,4 @@
-"""Judging: from a test's runs (histories) to a test result, and from test results to graded items.
+"""Scoring: from a test's runs (histories) to a test result, and from test results to graded items.
 
 The same code judges in a notebook (``check()``) and in the grading parent, where each
 history is the parent's own copy (``recorder``), never the submission's.
