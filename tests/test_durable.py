@@ -198,7 +198,7 @@ def test_the_checkpoint_api_believes_only_the_request():
         execution.status, execution.token = "RUNNING", "dG9rZW4="  # reopened, as if an invocation held this token
         with pytest.raises(errors, match="not served"):
             client.checkpoint_durable_execution(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
-                                                Updates=[{"Id": "c1", "Type": "CALLBACK", "Action": "START"}])
+                                                Updates=[{"Id": "c1", "Type": "CHAINED_INVOKE", "Action": "START"}])
         page = client.get_durable_execution_state(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
                                                   MaxItems=1)
         rest = client.get_durable_execution_state(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
