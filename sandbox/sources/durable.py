@@ -47,6 +47,9 @@ What AWS does not say, and the sandbox assumes:
   ``...Heartbeat``; a second answer gets ``CallbackTimeoutException`` (``durable_callbacks`` says what AWS
   documents and what the sandbox assumes). An answer that comes while an invocation runs is handed to the next
   one, which the service starts as soon as that invocation suspends.
+- An operator's GetDurableExecution, ListDurableExecutionsByFunction (filters, MaxItems, Marker/NextMarker) and
+  StopDurableExecution are served from the execution records (``durable_admin``, which says what is assumed);
+  GetDurableExecutionHistory, Pause/Resume/DeleteDurableExecution are not.
 - Chained invokes (``context.invoke``) are not served: a ``CHAINED_INVOKE`` update is refused with
   ``InvalidParameterValueException``.
 
@@ -87,6 +90,7 @@ from ..errors import BadInput
 from ..runtime.functions import Invocation
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
+from . import durable_admin as admin
 from . import durable_callbacks as callbacks
 from . import durable_ops as ops
 from .base import Source
@@ -376,6 +380,8 @@ class DurableService(Source):
         if op in callbacks.CALLBACK_OPS:
             return callbacks.serve(self, op, request, _body(request))
         arn, query = _arn_and_query(request.url)
+        if op in admin.ADMIN_OPS:
+            return admin.serve(self, op, request, arn, _body(request))
         execution = self.executions.get(arn or "")
         if op == CHECKPOINT:
             try:  # what an environment sent: hostile input (a body of brackets nested 100,000 deep, say)
@@ -445,7 +451,9 @@ class DurableService(Source):
 
     def serves(self, url: str) -> bool:
         """Is the execution (or the callback) a durable execution API request's path names one of this function's?"""
-        return (execution_arn(url) or "") in self.executions or (callbacks.callback_id(url) or "") in self.callbacks
+        cfg = self.function.config
+        return ((execution_arn(url) or "") in self.executions or (callbacks.callback_id(url) or "") in self.callbacks
+                or admin.function_named(url) in (cfg.name, cfg.arn, f"{cfg.arn}:{cfg.version}"))
 
     def answer_invoke(self, endpoint: SyncInvokeEndpoint, request, event: Any, invocation_type: str) -> Any:
         return invoke_durable(endpoint, self, request, event, invocation_type)
@@ -454,6 +462,15 @@ class DurableService(Source):
                 status: int = 400) -> Any:
         self._record(op, execution, code.removesuffix("Exception"), {"why": message[:200]})
         return _error_response(url, status, code, message)
+
+    def stop_execution(self, execution: Execution, error: dict | None) -> None:
+        """StopDurableExecution (``durable_admin``): closed STOPPED now; the service's worker, if it waits, ends."""
+        self._close(execution, ops.STOPPED, error=error or {"ErrorType": "Execution.Stopped",
+                                                            "ErrorMessage": "stopped by StopDurableExecution"})
+        self.world.scheduler.notify(self._signal(execution))
+
+    def json_answer(self, url: str, answer: dict) -> Any:
+        return _json_response(url, 200, {}, answer)
 
     def empty_answer(self, url: str) -> Any:
         """200 with no body: what the Send...Callback APIs answer."""

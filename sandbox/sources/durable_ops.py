@@ -25,7 +25,7 @@ from typing import Any
 #: The operation types the sandbox serves; CHAINED_INVOKE is not served (sources/durable.py says why).
 SERVED_TYPES = ("EXECUTION", "STEP", "WAIT", "CONTEXT", "CALLBACK")
 #: An execution's states (GetDurableExecution's Status), and the ones that close it.
-RUNNING, SUCCEEDED, FAILED, TIMED_OUT = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"
+RUNNING, SUCCEEDED, FAILED, TIMED_OUT, STOPPED = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "STOPPED"
 
 
 class UpdateRefused(ValueError):
@@ -165,5 +165,5 @@ def for_invocation(op: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["FAILED", "RUNNING", "SERVED_TYPES", "SUCCEEDED", "TIMED_OUT", "UpdateRefused", "apply_update",
+__all__ = ["FAILED", "RUNNING", "STOPPED", "SERVED_TYPES", "SUCCEEDED", "TIMED_OUT", "UpdateRefused", "apply_update",
            "execution_operation", "fire_due", "for_invocation", "next_due"]
