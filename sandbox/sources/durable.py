@@ -51,7 +51,13 @@ What AWS does not say, and the sandbox assumes:
   StopDurableExecution are served from the execution records (``durable_admin``, which says what is assumed);
   GetDurableExecutionHistory, Pause/Resume/DeleteDurableExecution are not.
 - Chained invokes (``context.invoke``) are not served: a ``CHAINED_INVOKE`` update is refused with
-  ``InvalidParameterValueException``.
+  ``InvalidParameterValueException``. The model gives the shapes (``ChainedInvokeOptions``: the function, a tenant,
+  a trace header; ``ChainedInvokeDetails``: result or error) but not how Lambda starts the target (as a durable
+  execution under which name, so that a retried START does not start it twice; a plain function how, with what
+  retries), nor what times a chained invoke out (there is a ``ChainedInvokeTimedOut`` event, and no timeout
+  option): serving it would mean guessing all of that.
+- A throttled ``CheckpointDurableExecution`` (an injected ``throttle`` fault) answers 429
+  ``TooManyRequestsException``, as the model lists; what follows is botocore's and the SDK's own doing.
 
 The Invoke API of a durable function (``invoke_durable``, at the end):
 
@@ -402,9 +408,25 @@ class DurableService(Source):
         if problem is not None:
             return self._refuse(op, execution, "InvalidParameterValueException", problem, request.url)
         assert execution is not None
+        throttled = self._throttled(op, execution, request.url)
+        if throttled is not None:
+            return throttled
         if op == CHECKPOINT:
             return self._checkpoint(execution, params, request.url)
         return self._state(execution, params, request.url)
+
+    def _throttled(self, op: str, execution: Execution, url: str) -> Any:
+        """An injected ``throttle`` (``AwsFault("throttle", "lambda", "CheckpointDurableExecution")``): 429
+        TooManyRequestsException, nothing saved. botocore retries it (a throttling error); if every attempt is
+        throttled the SDK raises CheckpointError, which it counts retryable (429), the invocation fails, and Lambda
+        invokes the function again: a step whose checkpoint was lost runs again."""
+        task = current_task()
+        inv = task.invocation if task is not None else None
+        fault = self.world.faults.aws_fault("lambda", op, self.function.config.name, inv.id if inv else None)
+        if fault is None or fault.kind != "throttle":
+            return None
+        self._record(op, execution, "TooManyRequests", {"fault": fault.kind})
+        return _error_response(url, 429, "TooManyRequestsException", "Rate exceeded (injected by the sandbox)")
 
     def _checkpoint(self, execution: Execution, params: dict, url: str) -> Any:
         client_token = params.get("ClientToken")
