@@ -198,7 +198,7 @@ def test_the_checkpoint_api_believes_only_the_request():
         execution.status, execution.token = "RUNNING", "dG9rZW4="  # reopened, as if an invocation held this token
         with pytest.raises(errors, match="not served"):
             client.checkpoint_durable_execution(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
-                                                Updates=[{"Id": "c1", "Type": "CALLBACK", "Action": "START"}])
+                                                Updates=[{"Id": "c1", "Type": "CHAINED_INVOKE", "Action": "START"}])
         page = client.get_durable_execution_state(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
                                                   MaxItems=1)
         rest = client.get_durable_execution_state(DurableExecutionArn=execution.arn, CheckpointToken="dG9rZW4=",
@@ -279,3 +279,23 @@ def test_the_esm_timeline_shows_a_second_execution_for_the_redelivered_batch():
     texts, lanes = _drawn(history)
     assert texts.count("execution started") == 2 and lanes[-2] == "inv-7 · redelivery"
     assert "2nd email o-1, o-2" in texts and "redelivery at 5:00.0" in texts
+
+
+@pytest.mark.parametrize("throttles", [1, 3, 10])
+def test_a_throttled_checkpoint_is_retried_by_botocore_and_past_that_the_step_runs_again(throttles):
+    """429 TooManyRequestsException on CheckpointDurableExecution (the model lists it): botocore retries it (3
+    attempts in all, standard mode); the SDK counts a 429 retryable, so once all three are throttled the invocation
+    fails and Lambda invokes again, and the step whose checkpoint never landed emails again."""
+    from sandbox import make_orders
+    from sandbox.core.faults import AwsFault
+
+    with Sandbox() as sb:
+        sb.faults.add(AwsFault("throttle", "lambda", "CheckpointDurableExecution", times=throttles))
+        service = DurableService(sb, sb.function(STEPS))
+        execution, _ = service.begin(json.dumps(make_orders(1, 0)[0]), name="order-o-1", source=SourceKind.DURABLE,
+                                     keys=["o-1"])
+        run_sources(sb, service, horizon=3600)
+    emails = [e for e in sb.history.of_type("effect") if e["kind"] == "email"]
+    assert execution.status == "SUCCEEDED" and len(emails) == len(execution.invocations) == throttles // 3 + 1
+    refused = [r for r in sb.history.of_type("aws") if r["result"] == "TooManyRequests"]
+    assert len(refused) == throttles

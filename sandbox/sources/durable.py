@@ -6,7 +6,8 @@ calls the service through its boto3 Lambda client: ``CheckpointDurableExecution`
 the execution did, ``GetDurableExecutionState`` for operations left on another page. moto has neither, so the
 world serves both itself, reading each request as the gateway reads any other (its operation from its method
 and path, the execution's ARN from the path, the token and updates from the body or the query string): nothing
-an environment says of itself is believed (DESIGN.md, rule 1).
+an environment says of itself is believed (DESIGN.md, rule 1). It serves the callback APIs an external system
+calls the same way (``durable_callbacks``).
 
 What AWS documents, and the sandbox does:
 
@@ -41,7 +42,22 @@ What AWS does not say, and the sandbox assumes:
   execution. The scenarios deploy such a handler as a plain function instead (``is_durable_handler``).
 - A checkpoint token stays valid until the next checkpoint or the next invocation; a stale one is refused with
   ``InvalidParameterValueException`` (the testing SDK's service does the same).
-- Callbacks and chained invokes (``wait_for_callback``, ``invoke``) need Lambda APIs the sandbox does not serve.
+- Callbacks (``create_callback``, ``wait_for_callback``) are served: the service gives each its id, and an external
+  system ends it through ``SendDurableExecutionCallbackSuccess``, ``...Failure`` or keeps it open with
+  ``...Heartbeat``; a second answer gets ``CallbackTimeoutException`` (``durable_callbacks`` says what AWS
+  documents and what the sandbox assumes). An answer that comes while an invocation runs is handed to the next
+  one, which the service starts as soon as that invocation suspends.
+- An operator's GetDurableExecution, ListDurableExecutionsByFunction (filters, MaxItems, Marker/NextMarker) and
+  StopDurableExecution are served from the execution records (``durable_admin``, which says what is assumed);
+  GetDurableExecutionHistory, Pause/Resume/DeleteDurableExecution are not.
+- Chained invokes (``context.invoke``) are not served: a ``CHAINED_INVOKE`` update is refused with
+  ``InvalidParameterValueException``. The model gives the shapes (``ChainedInvokeOptions``: the function, a tenant,
+  a trace header; ``ChainedInvokeDetails``: result or error) but not how Lambda starts the target (as a durable
+  execution under which name, so that a retried START does not start it twice; a plain function how, with what
+  retries), nor what times a chained invoke out (there is a ``ChainedInvokeTimedOut`` event, and no timeout
+  option): serving it would mean guessing all of that.
+- A throttled ``CheckpointDurableExecution`` (an injected ``throttle`` fault) answers 429
+  ``TooManyRequestsException``, as the model lists; what follows is botocore's and the SDK's own doing.
 
 The Invoke API of a durable function (``invoke_durable``, at the end):
 
@@ -80,6 +96,8 @@ from ..errors import BadInput
 from ..runtime.functions import Invocation
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
+from . import durable_admin as admin
+from . import durable_callbacks as callbacks
 from . import durable_ops as ops
 from .base import Source
 from .sync_invoke import (
@@ -203,6 +221,7 @@ class DurableService(Source):
         self.durable_config = config or DurableConfig(**settings)
         self.executions: dict[str, Execution] = {}
         self.by_name: dict[str, Execution] = {}
+        self.callbacks: dict[str, callbacks.Callback] = {}
         SyncInvokeEndpoint.of(world).serve_durable(function, self)
 
     # -- what delivers: Invoke (named or not), an event source mapping --------------------------------
@@ -251,15 +270,28 @@ class DurableService(Source):
             if wake is None:
                 return
             deadline = execution.started + execution.limit
-            if wake >= deadline:
-                sched.sleep(max(0.0, deadline - clock.now()), label="durable: execution timeout")
+            if not execution.updated:  # a callback's answer (``resume``) may come before ``wake``
+                sched.wait_signal(self._signal(execution), timeout=max(0.0, min(wake, deadline) - clock.now()),
+                                  label=f"durable: suspended {execution.name}")
+            if execution.status != ops.RUNNING:  # stopped while it waited (StopDurableExecution)
+                return
+            if not execution.updated and clock.now() >= deadline - 1e-9:
                 self._close(execution, ops.TIMED_OUT, error={
                     "ErrorType": "Execution.TimedOut",
                     "ErrorMessage": f"the execution ran past its {execution.limit:g} s timeout"})
                 return
-            sched.sleep(max(0.0, wake - clock.now()), label=f"durable: resume {execution.name}")
-            execution.updated = ops.fire_due(execution.operations, clock.now())
+            execution.updated += ops.fire_due(execution.operations, clock.now())
+            execution.updated += callbacks.fire_due(self.callbacks, execution, clock.now())
             inv = self._invoke(execution, Cause.REPLAY, inv.id)
+
+    def _signal(self, execution: Execution) -> tuple[str, str]:
+        return ("durable execution", execution.arn)
+
+    def resume(self, execution: Execution, op_id: str) -> None:
+        """An operation changed outside any invocation (a callback's answer): invoke the function again now, or,
+        if an invocation runs, once it ends."""
+        execution.updated.append(op_id)
+        self.world.scheduler.notify(self._signal(execution))
 
     def _invoke(self, execution: Execution, cause: str, prev: str | None) -> Invocation:
         execution.tokens += 1
@@ -269,6 +301,7 @@ class DurableService(Source):
                                                           for o in execution.operations.values()],
                                            "NextMarker": ""},
                  "UpdatedOperationIds": list(execution.updated)}
+        execution.updated = []  # from here on: what changes while this invocation runs, or after it
         inv = self.function.start(event, source=execution.source, cause=cause, prev=prev, keys=execution.keys)
         execution.invocations.append(inv)
         return inv
@@ -295,14 +328,21 @@ class DurableService(Source):
         return None
 
     def _suspended(self, execution: Execution, inv: Invocation) -> float | None:
-        due = ops.next_due(execution.operations)
-        if due is None:  # waiting on something the sandbox never delivers (a callback): it stays running
+        if execution.updated:  # a callback answered while the invocation ran: the SDK has yet to see it
+            return self.world.clock.now()
+        step_or_wait = ops.next_due(execution.operations)
+        dues = [t for t in (step_or_wait, callbacks.next_due(self.callbacks, execution)) if t is not None]
+        if not dues and callbacks.waiting(self.callbacks, execution):
+            return execution.started + execution.limit  # a callback without a timeout: until its answer
+        if not dues:  # the SDK suspended on nothing the service resumes: it stays running, untouched
             self.world.note(f"durable execution {execution.name} suspended with nothing the sandbox will resume")
             return None
+        due = min(dues)
+        what = "a step retry's backoff or a wait" if due == step_or_wait else "a callback's timeout"
         self.world.record_delivery(self.kind, Delivery.RETRY_SCHEDULED, execution.keys, inv.id, {
             "execution": execution.name, "at": round(due - self.world.clock.epoch, 6), "replay": True,
-            "why": "the function suspended (a step retry's backoff or a wait): Lambda invokes it again then, and the "
-                   "SDK replays the checkpointed operations"})
+            "why": f"the function suspended ({what}): Lambda invokes it again then, and the SDK replays the "
+                   "checkpointed operations"})
         return due
 
     def _retry_after_failure(self, execution: Execution, inv: Invocation) -> float:
@@ -342,8 +382,12 @@ class DurableService(Source):
 
     # -- the durable execution APIs the SDK calls ----------------------------------------------------
     def serve(self, op: str, request) -> Any:
-        """Answer one CheckpointDurableExecution or GetDurableExecutionState request, read from the request."""
+        """Answer one request of the durable execution APIs, read from the request."""
+        if op in callbacks.CALLBACK_OPS:
+            return callbacks.serve(self, op, request, _body(request))
         arn, query = _arn_and_query(request.url)
+        if op in admin.ADMIN_OPS:
+            return admin.serve(self, op, request, arn, _body(request))
         execution = self.executions.get(arn or "")
         if op == CHECKPOINT:
             try:  # what an environment sent: hostile input (a body of brackets nested 100,000 deep, say)
@@ -364,9 +408,25 @@ class DurableService(Source):
         if problem is not None:
             return self._refuse(op, execution, "InvalidParameterValueException", problem, request.url)
         assert execution is not None
+        throttled = self._throttled(op, execution, request.url)
+        if throttled is not None:
+            return throttled
         if op == CHECKPOINT:
             return self._checkpoint(execution, params, request.url)
         return self._state(execution, params, request.url)
+
+    def _throttled(self, op: str, execution: Execution, url: str) -> Any:
+        """An injected ``throttle`` (``AwsFault("throttle", "lambda", "CheckpointDurableExecution")``): 429
+        TooManyRequestsException, nothing saved. botocore retries it (a throttling error); if every attempt is
+        throttled the SDK raises CheckpointError, which it counts retryable (429), the invocation fails, and Lambda
+        invokes the function again: a step whose checkpoint was lost runs again."""
+        task = current_task()
+        inv = task.invocation if task is not None else None
+        fault = self.world.faults.aws_fault("lambda", op, self.function.config.name, inv.id if inv else None)
+        if fault is None or fault.kind != "throttle":
+            return None
+        self._record(op, execution, "TooManyRequests", {"fault": fault.kind})
+        return _error_response(url, 429, "TooManyRequestsException", "Rate exceeded (injected by the sandbox)")
 
     def _checkpoint(self, execution: Execution, params: dict, url: str) -> Any:
         client_token = params.get("ClientToken")
@@ -377,6 +437,8 @@ class DurableService(Source):
         try:
             for update in updates:
                 touched.append(ops.apply_update(execution.operations, update, now))
+                if touched[-1]["Type"] == "CALLBACK" and "CallbackDetails" not in touched[-1]:
+                    callbacks.give_id(self, execution, touched[-1], update, now)
         except ops.UpdateRefused as exc:
             return self._refuse(CHECKPOINT, execution, "InvalidParameterValueException", str(exc), url)
         self._record(CHECKPOINT, execution, AWS_OK, {"updates": [_update_words(u) for u in updates]})
@@ -410,16 +472,31 @@ class DurableService(Source):
         return _json_response(url, 200, {}, answer)
 
     def serves(self, url: str) -> bool:
-        """Is the execution a durable execution API request's path names one of this function's?"""
-        return (execution_arn(url) or "") in self.executions
+        """Is the execution (or the callback) a durable execution API request's path names one of this function's?"""
+        cfg = self.function.config
+        return ((execution_arn(url) or "") in self.executions or (callbacks.callback_id(url) or "") in self.callbacks
+                or admin.function_named(url) in (cfg.name, cfg.arn, f"{cfg.arn}:{cfg.version}"))
 
     def answer_invoke(self, endpoint: SyncInvokeEndpoint, request, event: Any, invocation_type: str) -> Any:
         return invoke_durable(endpoint, self, request, event, invocation_type)
 
-    def _refuse(self, op: str, execution: Execution | None, code: str, message: str, url: str) -> Any:
-        status = 400
+    def _refuse(self, op: str, execution: Execution | None, code: str, message: str, url: str,
+                status: int = 400) -> Any:
         self._record(op, execution, code.removesuffix("Exception"), {"why": message[:200]})
         return _error_response(url, status, code, message)
+
+    def stop_execution(self, execution: Execution, error: dict | None) -> None:
+        """StopDurableExecution (``durable_admin``): closed STOPPED now; the service's worker, if it waits, ends."""
+        self._close(execution, ops.STOPPED, error=error or {"ErrorType": "Execution.Stopped",
+                                                            "ErrorMessage": "stopped by StopDurableExecution"})
+        self.world.scheduler.notify(self._signal(execution))
+
+    def json_answer(self, url: str, answer: dict) -> Any:
+        return _json_response(url, 200, {}, answer)
+
+    def empty_answer(self, url: str) -> Any:
+        """200 with no body: what the Send...Callback APIs answer."""
+        return _json_response(url, 200, {}, b"")
 
     def _record(self, op: str, execution: Execution | None, result: str, detail: dict) -> None:
         target = execution.name if execution is not None else None

@@ -3,7 +3,8 @@
 The durable execution service keeps, for each execution, the log of its operations (the execution
 itself, steps, waits, child contexts). ``CheckpointDurableExecution`` sends updates to it
 (``START``, ``SUCCEED``, ``FAIL``, ``RETRY``, ``CANCEL``), and every invocation of the function gets
-the log back, so that the SDK replays it
+the log back, so that the SDK replays it; a ``CALLBACK`` is started here and ended by the external system
+(``durable_callbacks``)
 (https://docs.aws.amazon.com/lambda/latest/api/API_CheckpointDurableExecution.html,
 https://docs.aws.amazon.com/lambda/latest/dg/durable-basic-concepts.html). The transitions follow the
 model's shapes (``OperationUpdate``, ``Operation``, ``StepDetails``, ``WaitDetails`` in botocore's
@@ -21,10 +22,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-#: The operation types the sandbox serves; CALLBACK and CHAINED_INVOKE need other Lambda APIs it does not have.
-SERVED_TYPES = ("EXECUTION", "STEP", "WAIT", "CONTEXT")
+#: The operation types the sandbox serves; CHAINED_INVOKE is not served (sources/durable.py says why).
+SERVED_TYPES = ("EXECUTION", "STEP", "WAIT", "CONTEXT", "CALLBACK")
 #: An execution's states (GetDurableExecution's Status), and the ones that close it.
-RUNNING, SUCCEEDED, FAILED, TIMED_OUT = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT"
+RUNNING, SUCCEEDED, FAILED, TIMED_OUT, STOPPED = "RUNNING", "SUCCEEDED", "FAILED", "TIMED_OUT", "STOPPED"
 
 
 class UpdateRefused(ValueError):
@@ -117,6 +118,9 @@ _ACTIONS = {
     ("STEP", "START"): _start, ("STEP", "SUCCEED"): _succeed, ("STEP", "FAIL"): _fail, ("STEP", "RETRY"): _retry,
     ("WAIT", "START"): _wait_start, ("WAIT", "CANCEL"): _cancel,
     ("CONTEXT", "START"): _start, ("CONTEXT", "SUCCEED"): _succeed, ("CONTEXT", "FAIL"): _fail,
+    # A callback's only update is its START: the external system ends it, through the Send...Callback APIs
+    # (sources/durable_callbacks.py), and the service gives it its CallbackId.
+    ("CALLBACK", "START"): _start,
 }
 
 
@@ -161,5 +165,5 @@ def for_invocation(op: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-__all__ = ["FAILED", "RUNNING", "SERVED_TYPES", "SUCCEEDED", "TIMED_OUT", "UpdateRefused", "apply_update",
+__all__ = ["FAILED", "RUNNING", "STOPPED", "SERVED_TYPES", "SUCCEEDED", "TIMED_OUT", "UpdateRefused", "apply_update",
            "execution_operation", "fire_due", "for_invocation", "next_due"]

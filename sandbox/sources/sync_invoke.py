@@ -88,7 +88,9 @@ DEFAULT_TIMEOUT = 60.0
 
 _INVOKE_PATH = "/2015-03-31/functions/"
 #: The durable execution APIs a durable function's SDK calls (served by sources/durable.py).
-DURABLE_OPS = ("CheckpointDurableExecution", "GetDurableExecutionState")
+DURABLE_OPS = ("CheckpointDurableExecution", "GetDurableExecutionState", "SendDurableExecutionCallbackSuccess",
+               "SendDurableExecutionCallbackFailure", "SendDurableExecutionCallbackHeartbeat", "GetDurableExecution",
+               "ListDurableExecutionsByFunction", "StopDurableExecution")
 #: What Lambda answers an Event invoke it has queued: 202, no payload (API_Invoke.html, StatusCode).
 EVENT_ACCEPTED = 202
 #: The result of an Invoke whose answer never reached the caller (its read timed out).
