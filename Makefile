@@ -15,7 +15,7 @@ CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 MUTATION_ARGS ?=
 
-.PHONY: setup lab lint typecheck test test-fast test-ui chromium bench campaign mutation clean help reset-notebooks html golden snapshots
+.PHONY: setup lab lint typecheck test test-course test-all test-ui chromium bench campaign mutation clean help reset-notebooks html golden snapshots
 
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
@@ -95,21 +95,32 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# make test is a newcomer's check, a few minutes from a fresh clone: ruff, mypy, and every test but the course's
+# long suites (marked slow, notebook or course), which make test-course runs: the lessons and exercises executed
+# in kernels, the browser, the golden snapshots, the exercises' items and mutants, campaigns and exhaustive
+# searches. CI runs both (.ci/run); make test-all runs both here.
 # mypy runs beside ruff and pytest, not before them: a cold run (no .mypy_cache, as in a fresh clone)
 # is about 15 s of one core, which the tests would otherwise wait for. Its report is printed after the
-# tests', and the target fails if either failed. pytest exits 5 when it collects no test: make passes
-# that on as a failure.
+# tests', and the target fails if either failed. pytest exits 5 when it collects no test: make
+# passes that on as a failure.
+QUICK := not slow and not notebook and not course and not grading
+COURSE := (slow or notebook or course) and not grading
 test: setup
 	@log=$$(mktemp); $(BIN)/mypy >"$$log" 2>&1 & mypy=$$!; \
 	echo "$(BIN)/mypy  (in the background)"; \
 	echo "$(BIN)/ruff check ."; $(BIN)/ruff check . && \
-	{ echo "$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m \"not grading\" $(PYTEST_ARGS)"; \
-	  $(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "not grading" $(PYTEST_ARGS); }; tests=$$?; \
+	{ echo "$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m \"$(QUICK)\" $(PYTEST_ARGS)"; \
+	  $(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "$(QUICK)" $(PYTEST_ARGS); }; tests=$$?; \
 	wait $$mypy; typed=$$?; echo "mypy:"; cat "$$log"; rm -f "$$log"; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
+test-course: setup
+	$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "$(COURSE)" $(PYTEST_ARGS)
+
+test-all: test test-course
+
 # The golden snapshots (tests/__snapshots__/test_golden/, described in tests/test_golden.py): every scenario's
-# history, report and timeline. make test compares seeds 0 and 1; make golden compares all ten. After a change
+# history, report and timeline. make test-course compares seeds 0 and 1; make golden compares all ten. After a change
 # that alters runs on purpose, make snapshots rewrites them all (git diff tests/__snapshots__ shows what changed).
 golden: setup
 	$(BIN)/python -m pytest -n auto -q tests/test_golden.py --golden-all $(PYTEST_ARGS)
@@ -150,11 +161,6 @@ chromium:
 	  exit 1; \
 	fi
 
-# The inner loop: everything but the tests marked slow (long campaigns, exhaustive
-# searches, the golden snapshots) and the notebook ones (real kernels, the browser).
-test-fast: setup
-	$(BIN)/python -m pytest -n auto -m "not slow and not notebook and not grading" --durations=15 $(PYTEST_ARGS)
-
 bench: setup
 	$(BIN)/python -m sandbox.bench $(BENCH_ARGS)
 
@@ -178,12 +184,13 @@ clean:
 help:
 	@echo "make setup            create .venv with the pinned packages, and register the notebook git filter"
 	@echo "make lab              setup, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
-	@echo "make test             setup, ruff, then every test, listing the 15 slowest (PYTEST_ARGS=...); mypy beside them"
-	@echo "make test-fast        the tests not marked slow or notebook (about a third of the time)"
+	@echo "make test             setup, ruff, mypy and the tests but the course's long suites, in a few minutes (PYTEST_ARGS=...)"
+	@echo "make test-course      the course's long suites: lessons, exercises, browser, golden snapshots, campaigns"
+	@echo "make test-all         both (what CI runs, with test-pythons, test-grading and mutation)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
 	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
 	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"
-	@echo "make golden           compare every scenario's seeds 0-9 with the golden snapshots (make test: seeds 0-1)"
+	@echo "make golden           compare every scenario's seeds 0-9 with the golden snapshots (test-course: seeds 0-1)"
 	@echo "make snapshots        rewrite the golden snapshots after a change that alters runs on purpose"
 	@echo "make lint             ruff alone"
 	@echo "make typecheck        mypy alone, on sandbox/ (make test runs it too)"

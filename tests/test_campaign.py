@@ -24,6 +24,9 @@ from sandbox.stages import STAGES
 
 from conftest import EXAMPLES
 
+#: One of the course's long suites: `make test-course` runs it (CI too), `make test` leaves it out.
+pytestmark = pytest.mark.course
+
 POWERTOOLS = ["powertools-function", "powertools-decorator"]
 
 

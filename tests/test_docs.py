@@ -41,6 +41,12 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
     "Memory is what the environment's processes wrote themselves":
         "a fact changed: environments copy some 10 MB of the runtime's pages ahead (prefault.py), so the sandbox "
         "is about 30 MB kinder than Lambda, not 40",
+    "```\nmake lab     # set up .venv and open JupyterLab":
+        "a fact changed: make test is a newcomer's few minutes, and make test-course the long suites (issue 33)",
+    "`make test` runs the linter":
+        "a fact changed: make test leaves the course's long suites to make test-course (issue 33)",
+    "For the inner loop, `make test-fast`":
+        "a fact changed: make test-fast is gone; make test is the quick check, make test-course the rest (issue 33)",
     "  - `analysis/`: reading a run:":
         "a fact changed: reading one run is verdict/ now, and analysis/ drives many runs (issue 33's layout)",
 }

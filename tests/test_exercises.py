@@ -12,6 +12,9 @@ from sandbox.grading.scoring import items
 
 from conftest import ROOT
 
+#: One of the course's long suites: `make test-course` runs it (CI too), `make test` leaves it out.
+pytestmark = pytest.mark.course
+
 PLANNED = ["01_name_the_source", "02_claim_the_key", "03_store_and_replay", "04_locks_and_retention",
            "05_choose_the_key", "06_http_idempotency_key", "07_sqs_partial_batch", "08_fencing_and_downstream_keys",
            "09_powertools_handler"]

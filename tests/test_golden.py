@@ -15,7 +15,7 @@ For every scenario x the naive and the idempotent example handler, ``tests/__sna
   invocation counts, and the SHA-256, first 16 hex digits, of the history's JSON, the report's JSON and the
   picture's text), and the digest of seed 1's picture. Full text for every seed would be five times the size.
 
-``make test`` compares seeds 0 and 1 (``test_run``); ``make golden`` (``pytest tests/test_golden.py
+``make test-course`` compares seeds 0 and 1 (``test_run``); ``make golden`` (``pytest tests/test_golden.py
 --golden-all``) compares all ten. A failure prints the diff of the lines that differ, part by part. When a
 change alters runs on purpose, ``make snapshots`` (``pytest tests/test_golden.py --snapshot-update``, which
 always takes all ten seeds and deletes the snapshots no test makes any more) rewrites them; ``git diff
@@ -45,7 +45,7 @@ from sandbox.present.timeline.style import matplotlib_style
 from conftest import example
 
 HANDLERS = {"naive": "naive_email.py", "idempotent": "idempotent.py"}
-FULL_SEEDS = (0, 1)  # history and report in full; make test compares these ...
+FULL_SEEDS = (0, 1)  # history and report in full; make test-course compares these ...
 PICTURE_SEED = 0  # ... and this seed's picture (drawing one costs about half a run)
 OTHER_SEEDS = range(2, 10)  # a line of digests each, with seed 1's picture; make golden compares these too
 
@@ -250,7 +250,8 @@ def test_other_seeds(scenario, handler, snapshot):
 
 def test_every_scenario_and_handler_has_its_snapshots(request):
     """A scenario added without snapshots, or one removed with them, fails here even when the slow tests are left
-    out (make test-fast); --snapshot-update is writing them, so it has nothing to compare yet."""
+    out (make test, which leaves test_run to make test-course); --snapshot-update is writing them, so it has
+    nothing to compare yet."""
     from pathlib import Path
 
     if request.config.getoption("--snapshot-update"):

@@ -14,6 +14,9 @@ from sandbox.grading.scoring import items
 
 from conftest import ROOT
 
+#: One of the course's long suites: `make test-course` runs it (CI too), `make test` leaves it out.
+pytestmark = pytest.mark.course
+
 MUTANTS = ROOT / "tests" / "mutants"
 
 #: mutant file -> (the item it must lose, the hint that names its flaw)

@@ -13,6 +13,9 @@ import pytest
 from sandbox.grading import catalog
 from sandbox.tools import mutation
 
+#: One of the course's long suites: `make test-course` runs it (CI too), `make test` leaves it out.
+pytestmark = pytest.mark.course
+
 #: Mutants graded per exercise: the slice's whole cost is about a second each, on 2 cores.
 SAMPLE = 3
 CATALOGUE = catalog.grading_catalogue()
