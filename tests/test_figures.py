@@ -766,3 +766,21 @@ def test_each_row_of_the_detail_holds_one_magnification(cell):
     rows = [[t.get_text().split("×")[1] for t in ax.texts if t.get_gid() == "detail-zoom"] for ax in fig.axes[1:]]
     rows = [r for r in rows if r]
     assert rows and all(len(set(r)) == 1 for r in rows), rows
+
+
+# -- what a learner found last session (issue 31)
+def test_a_duplicates_arrow_differs_from_a_retrys_and_says_what_it_is():
+    """Lesson 10 cell 23: the arrow from inv-1 to its spontaneous duplicate (inv-2) was drawn as the arrow to its
+    retry (inv-3), unlabelled, and a learner read it as a retry. A copy's arrow is dotted and blue, labelled, with a
+    legend entry of its own."""
+    fig = _figure("10-23")
+    arrows = {p.get_gid(): p for p in _patches_of(fig, "arrow:")}
+    copy, retry = arrows["arrow:inv-1->inv-2"], arrows["arrow:inv-1->inv-3"]
+    assert copy.get_linestyle() != retry.get_linestyle() and copy.get_edgecolor() != retry.get_edgecolor()
+    said = {gid: t.get_text().replace("\n", " ") for t in fig.axes[0].texts
+            if (gid := fig.arrow_labels.get(id(t))) is not None}
+    assert said.get("arrow:inv-1->inv-2", "").startswith("duplicate at"), said
+    assert said.get("arrow:inv-1->inv-3", "").startswith("retry 1 at"), said
+    legend = _legend_texts(fig)
+    assert "repeats an earlier invocation" in legend
+    assert any(t.startswith("a copy of an earlier event") for t in legend), legend
