@@ -784,3 +784,21 @@ def test_a_duplicates_arrow_differs_from_a_retrys_and_says_what_it_is():
     legend = _legend_texts(fig)
     assert "repeats an earlier invocation" in legend
     assert any(t.startswith("a copy of an earlier event") for t in legend), legend
+
+
+def test_an_arrow_ends_at_its_repeat_not_in_an_axis_break():
+    """Lesson 00 cell 18: the arrow to inv-3 ("retry 1 at 61.0 s") stopped short of the claim drawn over inv-3's
+    start, inside the "58 s skipped" break: it pointed at a time the axis left out. It lands on the claim."""
+    assert _check_on("00-18", audit.arrows_ending_in_breaks) == []
+    fig = _figure("00-18")
+    (arrow,) = _patches_of(fig, "arrow:inv-2->inv-3")
+    right = arrow.get_transform().transform_path(arrow.get_path()).get_extents().x1
+    assert right >= _x(fig, fig.time_map[1][2])  # its tip stands after the break, in the stretch of inv-3's start
+
+
+def test_the_audit_finds_an_arrow_ending_in_a_break():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((40, 0), 10, 10, gid="gap"))
+    ax.add_patch(FancyArrowPatch((10, 9), (45, 1), gid="arrow:inv-1->inv-2"))
+    ax.add_patch(FancyArrowPatch((10, 9), (60, 1), gid="arrow:inv-1->inv-3"))
+    assert _check(fig, audit.arrows_ending_in_breaks) == ["arrow:inv-1->inv-2 ends inside an axis break"]

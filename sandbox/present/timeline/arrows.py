@@ -170,7 +170,16 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
     b = c.px(xb, yb)
     if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
         b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])
+        if _in_break(c, b[0]):  # ... but not inside an axis break, where it reads as a time left out: it lands on
+            low, high = placed.lane_reach[rec.inv]  # the marks at the repeat's start, from above (or below)
+            b = (c.px(xb, 0)[0], high + STACK_CLEAR_PT * c.pt if down > 0 else low - STACK_CLEAR_PT * c.pt)
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False
+
+
+def _in_break(c: Canvas, x: float) -> bool:
+    """Display x ``x`` stands in an axis break, or so near one that an arrow's head ending there reaches into it."""
+    reach = HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
+    return any(a - reach <= x <= b for a, b in c.breaks_px())
 
 
 def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical: bool,

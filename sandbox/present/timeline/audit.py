@@ -1032,13 +1032,34 @@ def arrow_labels_partial(d: Drawn) -> list[str]:
     return out
 
 
+# -- what a learner found last session
+def arrows_ending_in_breaks(d: Drawn) -> list[str]:
+    """A repeat arrow's head ends at its repeat, at a time on the axis: one whose tip stands in an axis break points
+    at a time the axis left out (lesson 00 cell 18: "retry 1 at 61.0 s" ended in "58 s skipped", short of the
+    claim drawn over inv-3's start)."""
+    out = []
+    for ax in d.fig.axes:
+        gaps = _breaks(d, ax)
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            ends = getattr(p, "_posA_posB", None)  # where the arrow was asked to go, in data units
+            if not gid.startswith("arrow:") or not gaps or ends is None:
+                continue
+            pts = _drawn_points(p.get_transform().transform_path(p.get_path()))
+            bx, by = ax.transData.transform(ends[1])
+            tip = pts[int(np.argmin(np.hypot(pts[:, 0] - bx, pts[:, 1] - by)))]
+            if any(g.x0 + d.px(TOUCH_PX) < tip[0] < g.x1 - d.px(TOUCH_PX) and g.y0 <= tip[1] <= g.y1 for g in gaps):
+                out.append(f"{gid} ends inside an axis break")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial)
+          arrow_labels_partial, arrows_ending_in_breaks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
