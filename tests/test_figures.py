@@ -802,3 +802,12 @@ def test_the_audit_finds_an_arrow_ending_in_a_break():
     ax.add_patch(FancyArrowPatch((10, 9), (45, 1), gid="arrow:inv-1->inv-2"))
     ax.add_patch(FancyArrowPatch((10, 9), (60, 1), gid="arrow:inv-1->inv-3"))
     assert _check(fig, audit.arrows_ending_in_breaks) == ["arrow:inv-1->inv-2 ends inside an axis break"]
+
+
+def test_a_run_too_short_for_its_marks_side_by_side_is_drawn_in_the_detail():
+    """Lesson 02 cell 16: inv-1's 0.4 s bar stood under an envelope over it and one on its end, and no detail row
+    drew it (only inv-2's, its marks covering more of its bar). A run whose marks at different times stand stacked,
+    where the plot's width could stand them side by side, is drawn in the detail."""
+    assert _check_on("02-16", audit.runs_stacked_undetailed) == []
+    fig = _figure("02-16")
+    assert any(t.get_text().startswith("inv-1 ×") for ax in fig.axes[1:] for t in ax.texts)

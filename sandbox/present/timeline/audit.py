@@ -1053,13 +1053,43 @@ def arrows_ending_in_breaks(d: Drawn) -> list[str]:
     return out
 
 
+PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws the run this share of the plot wide
+#   (the detail's own plan lets the run take the plot's width, less a margin: a run on the edge is not a fault)
+
+
+def runs_stacked_undetailed(d: Drawn) -> list[str]:
+    """A run whose marks at different times stand stacked on its lane, for want of room, where the plot's width
+    could stand them side by side (the whole run nearly as wide as the plot), is drawn again in the detail row
+    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it)."""
+    if not _timeline(d):
+        return []
+    main = d.fig.axes[0]
+    width = main.get_window_extent(d.r).width
+    runs = {(p.get_gid() or "").split(":")[1]: t1 - t0 for p, t0, t1, _ in getattr(d.fig, "band_times", ())
+            if (p.get_gid() or "").startswith("bar:") and p.axes is main and t1 is not None and t1 > t0}
+    detailed = {(p.get_gid() or "").split(":")[1] for ax in d.fig.axes[1:] for p in ax.patches
+                if (p.get_gid() or "").startswith("bar:")}
+    out = []
+    for row, ms in d.rows().items():
+        inv = row[len("lane:"):]
+        if not row.startswith("lane:") or inv not in runs or inv in detailed:
+            continue
+        most = PARTED_SHARE * width / runs[inv]  # px a second, the run nearly as wide as the plot
+        if any(a.t != b.t and abs(a.y - b.y) > d.px(TOUCH_PX) and abs(a.x - b.x) < (a.width + b.width) / 2
+               and (a.width + b.width) / 2 <= most * abs(a.t - b.t)
+               for i, a in enumerate(ms) if a.ax is main and a.t is not None
+               for b in ms[i + 1:] if b.ax is main and b.t is not None):
+            out.append(f"{inv}'s marks stand stacked for want of room, and no detail row draws it")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial, arrows_ending_in_breaks)
+          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

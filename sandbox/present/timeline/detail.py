@@ -107,7 +107,7 @@ def _covered(box: tuple[float, float, float, float], covers: list[tuple[float, f
 Crowded = tuple[str, float, float, float, list[float], list[float], list[float]]
 
 
-def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[Crowded]:
+def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale, room_in: float) -> list[Crowded]:
     """(inv, start, end, inches its marks take, and their times, half widths and heights in inches) of each run
     its marks hide at the timeline's scale (``per_x`` inches a plot x)."""
     marks: dict[str, list] = {}
@@ -128,16 +128,27 @@ def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[
         talls = [ink_pt(m.style)[1] * scale.factor / 72 for m in mine]
         lifts = stack_levels(xs, halves, talls, MARKER_PAD_PT / 72, STACK_PAD_PT / 72)  # as the marks will stand
         covers = [(x - h, x + h, lift - t / 2, lift + t / 2) for x, h, t, lift in zip(xs, halves, talls, lifts)]
-        if _covered((lo, lo + w, -half, half), covers) > CROWDED:
+        most_per_s = room_in / (rec.end - rec.start)  # the run as wide as the plot
+        if _covered((lo, lo + w, -half, half), covers) > CROWDED or _stacked(mine, xs, halves, lifts, most_per_s):
             out.append((rec.inv, rec.start, rec.end, 2 * sum(halves), [m.t for m in mine], halves, talls))
     return out
+
+
+def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[float], most_per_s: float) -> bool:
+    """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
+    inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
+    here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them."""
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j]
+               and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
+               for i in range(len(marks)) for j in range(i + 1, len(marks)))
 
 
 def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> DetailPlan | None:
     """The detail the timeline needs, ``plot_in`` inches wide (None: every run reads at the timeline's scale)."""
     per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
     main_per_s = per_x * (taxis.bp_x[1] - taxis.bp_x[0]) / max(taxis.bp_t[1] - taxis.bp_t[0], 1e-12)
-    crowded = sorted(_crowded(model, taxis, per_x, scale), key=lambda c: (c[1], c[0]))
+    crowded = sorted(_crowded(model, taxis, per_x, scale, plot_in - 2 * EDGE_IN), key=lambda c: (c[1], c[0]))
     if not crowded:
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
