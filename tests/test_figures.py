@@ -811,3 +811,14 @@ def test_a_run_too_short_for_its_marks_side_by_side_is_drawn_in_the_detail():
     assert _check_on("02-16", audit.runs_stacked_undetailed) == []
     fig = _figure("02-16")
     assert any(t.get_text().startswith("inv-1 ×") for ax in fig.axes[1:] for t in ax.texts)
+
+
+@pytest.mark.parametrize("cell", ["05-9", "05-12"])
+def test_a_producers_re_send_stands_on_the_producers_row(cell):
+    """Lesson 05 cell 9: the producer's re-send (⇉ "o-2 sent twice") stood on the SQS poller's row, as if the poller
+    had sent it. It stands on a row of the producer's own, above the row of the source it sends to."""
+    fig = _figure(cell)
+    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:resend"}
+    assert rows and all(row.startswith("head:producer:") for row in rows), rows
+    names = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels() + fig.axes[0].texts]
+    assert any(name.startswith("Producer →") for name in names), names

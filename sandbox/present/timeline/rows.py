@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ...vocab import RecordType, SourceKind
-from .model import Invocation, Model, Window
+from .model import PRODUCER, Invocation, Model, Window
 from .text import heading_text, lane_sub, outcome_text
 
 SOURCE_LABELS: dict[str, str] = {
@@ -36,6 +36,23 @@ SOURCE_LABELS: dict[str, str] = {
     SourceKind.DURABLE: "Durable execution (replays)",
     SourceKind.CLOUDFORMATION: "CloudFormation stack",
 }
+
+#: The row of a producer that re-sent an order, above its source's row: what it sends to.
+PRODUCER_LABELS: dict[str, str] = {
+    SourceKind.SQS: "Producer → SQS queue",
+    SourceKind.STREAM: "Producer → Kinesis stream",
+    SourceKind.KAFKA: "Producer → Kafka topic",
+    SourceKind.EVENTBRIDGE: "Producer → EventBridge (PutEvents)",
+}
+
+
+def row_label(source: str) -> str:
+    """A header row's name: the source's, or its producer's."""
+    if source.startswith(PRODUCER):
+        sends_to = source[len(PRODUCER):]
+        return PRODUCER_LABELS.get(sends_to, f"Producer → {SOURCE_LABELS.get(sends_to, sends_to)}")
+    return SOURCE_LABELS.get(source, source)
+
 
 # row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)
 LANE_HALF = 0.5
@@ -166,6 +183,11 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
         if up in order and down in order:
             order.remove(up)
             order.insert(order.index(down), up)
+    for producer in [s for s in order if s.startswith(PRODUCER)]:  # right above the source it sends to (or the
+        order.remove(producer)  # one that source feeds, when the source has no row of its own)
+        sends_to = producer[len(PRODUCER):]
+        above = next((s for s in (sends_to, UPSTREAM.get(sends_to)) if s in order), None)
+        order.insert(order.index(above) if above is not None else 0, producer)
     return {source: sorted(groups[source], key=_start_order) for source in order}
 
 
@@ -214,7 +236,7 @@ def _heading(model: Model, source: str, busy: set[str], reach: float = 0.0) -> R
     """A source's header row: taller when busy, thin when nothing is drawn on it."""
     drawn = _drawn_on(model, source)
     callers = source == SourceKind.ASYNC and any(a.source == source for a in model.attempts)
-    label = heading_text(ASYNC_WITH_CALLER if callers else SOURCE_LABELS.get(source, source))
+    label = heading_text(ASYNC_WITH_CALLER if callers else row_label(source))
     hidden = source == SourceKind.SQS and bool(model.hidden)
     above, sep, below = HEAD_BUSY if source in busy else HEAD_PLAIN if drawn or hidden or "\n" in label \
         else HEAD_EMPTY
