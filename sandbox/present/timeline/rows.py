@@ -186,7 +186,8 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
     for producer in [s for s in order if s.startswith(PRODUCER)]:  # right above the source it sends to (or the
         order.remove(producer)  # one that source feeds, when the source has no row of its own)
         sends_to = producer[len(PRODUCER):]
-        above = next((s for s in (sends_to, UPSTREAM.get(sends_to)) if s in order), None)
+        fed = next((str(down) for up, down in UPSTREAM.items() if up == sends_to), None)
+        above = next((s for s in (sends_to, fed) if s in order), None)
         order.insert(order.index(above) if above is not None else 0, producer)
     return {source: sorted(groups[source], key=_start_order) for source in order}
 
