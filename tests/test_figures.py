@@ -75,6 +75,7 @@ CELLS = {
              "improved handler · the retry replays o-1 and sends only o-2"),
     "05-9": (lambda: run_scenario("producer-resend", NAIVE, seed=0),
              "naive handler · SQS: the producer's SDK re-sends o-2, a new message"),
+    "05-17": (lambda: run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": -1}), None),
     "05-12": (lambda: run_scenario("eventbridge-producer-resend", NAIVE, seed=0),
               "naive handler · EventBridge: a re-sent PutEvents is a new event with a new id"),
     "07-8": (_race, None),
@@ -822,3 +823,23 @@ def test_a_producers_re_send_stands_on_the_producers_row(cell):
     assert rows and all(row.startswith("head:producer:") for row in rows), rows
     names = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels() + fig.axes[0].texts]
     assert any(name.startswith("Producer →") for name in names), names
+
+
+@pytest.mark.parametrize("cell", ["05-9", "05-17", "11-4"])
+def test_marks_stacked_on_a_row_keep_apart(cell):
+    """Lesson 05 cells 9 and 17: the two ⇓ and the two ✓ at 61 s, stacked on the SQS poller's row, touched (0.5 pt
+    apart, a ✓'s tail on the next one's tip) and read as one mark, the lower ones on the invisible messages' strip."""
+    assert _check_on(cell, audit.marks_stacked_tight) == []
+    fig = _figure(cell)
+    strips = [p.get_window_extent() for p in fig.axes[0].patches if (p.get_gid() or "").startswith("hidden:")]
+    heads = [m for m in audit.Drawn(fig).marks if m.row == "head:sqs"]
+    assert strips and heads
+    assert all(m.box.y0 >= s.y1 - 1 for m in heads for s in strips if m.box.x1 > s.x0 and m.box.x0 < s.x1)
+
+
+def test_the_audit_finds_marks_stacked_too_tight():
+    fig, ax = _page(deleted=[(50, 5.0), (50, 6.2)], receive=[(20, 5.0), (20, 8.0)])
+    fig.mark_times = {"marker:deleted": [(1.0, "head:sqs"), (1.0, "head:sqs")],
+                      "marker:receive": [(0.5, "head:sqs"), (0.5, "head:sqs")]}
+    found = _check(fig, audit.marks_stacked_tight)
+    assert len(found) == 1 and found[0].startswith("deleted at") and "on head:sqs" in found[0]

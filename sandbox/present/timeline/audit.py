@@ -1053,6 +1053,26 @@ def arrows_ending_in_breaks(d: Drawn) -> list[str]:
     return out
 
 
+STACK_GAP_PX = 4.0  # px at 100 dpi between the outlines of two marks stacked one above the other, at least (their
+#   outlines shrunk by what may touch: about 2 px of white between them as drawn)
+
+
+def marks_stacked_tight(d: Drawn) -> list[str]:
+    """Marks stacked one above the other on a row keep a gap: two ✓ (or ⇓) touching read as one mark, or as marks on
+    each other (lesson 05 cells 9 and 17: ⇓⇓ and ✓✓ on the SQS poller's row)."""
+    out = []
+    for row, ms in d.rows().items():
+        for i, a in enumerate(ms):
+            for b in ms[i + 1:]:
+                w, h = _shared(a.box, b.box)
+                if a.ax is not b.ax or w <= d.px(TOUCH_PX) or h > 0:
+                    continue
+                gap = max(a.box.y0 - b.box.y1, b.box.y0 - a.box.y1)
+                if gap < d.px(STACK_GAP_PX):
+                    out.append(f"{a} and {b} are stacked {gap:.0f} px apart on {row}")
+    return out
+
+
 PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws the run this share of the plot wide
 #   (the detail's own plan lets the run take the plot's width, less a margin: a run on the edge is not a fault)
 
@@ -1089,7 +1109,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed)
+          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed, marks_stacked_tight)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
