@@ -843,3 +843,24 @@ def test_the_audit_finds_marks_stacked_too_tight():
                       "marker:receive": [(0.5, "head:sqs"), (0.5, "head:sqs")]}
     found = _check(fig, audit.marks_stacked_tight)
     assert len(found) == 1 and found[0].startswith("deleted at") and "on head:sqs" in found[0]
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-8", "02-16", "04-24", "11-4"])
+def test_tick_labels_keep_off_axis_breaks(cell):
+    """Lesson 00 cell 18: "61" reached into "58 s skipped", and "3" and "61" either side of it read as one run of
+    numbers; lesson 02 cells 8 and 16 the same ("62", and the detail's "2.0" and "5.0"). A label at a break's edge is
+    aligned away from it, its tick still at its time; a break's label keeps off the tick labels."""
+    assert _check_on(cell, audit.ticks_by_breaks) == []
+    assert _check_on(cell, audit.ticks_colliding) == []
+    assert _check_on(cell, audit.ticks_off_time) == []
+
+
+def test_the_audit_finds_a_tick_label_at_a_break_and_a_breaks_label_on_a_tick():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((40, 0), 10, 10, gid="gap"))
+    ax.set_xticks([20, 52], labels=["2", "61"])  # "61" centred on its tick reaches into the break
+    assert _check(fig, audit.ticks_by_breaks) == ["tick '61' stands within 6 px of an axis break"]
+    ax.get_xticklabels()[1].set_horizontalalignment("left")  # aligned away from it, from its tick on
+    assert _check(fig, audit.ticks_by_breaks) == []
+    ax.text(45, -0.2, "10 s skipped", ha="center", va="top", gid="gap-label")  # down on the tick labels
+    assert _check(fig, audit.ticks_by_breaks) == ["a break's label stands on a tick label"]

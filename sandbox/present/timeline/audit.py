@@ -1053,6 +1053,39 @@ def arrows_ending_in_breaks(d: Drawn) -> list[str]:
     return out
 
 
+def ticks_by_breaks(d: Drawn) -> list[str]:
+    """A tick label keeps :data:`TICK_GAP_PX` from an axis break, and a break's label from the tick labels: a label
+    at a break's edge reads as a time inside it, and the labels either side of a break ("3" and "61") crowd into
+    one run of numbers. A label wider than its stretch between two breaks cannot keep off them, nor one whose tick
+    stands at the break's edge (its time is there) aligned away from it, its end at its tick: those are exempt."""
+    out = []
+    for ax in d.fig.axes:
+        gaps = sorted(_breaks(d, ax), key=lambda g: g.x0)
+        if not gaps:
+            continue
+        plot = ax.get_window_extent(d.r)
+        edges = [plot.x0, *[v for g in gaps for v in (g.x0, g.x1)], plot.x1]
+        stretches = list(zip(edges[::2], edges[1::2]))  # (from, to) between the breaks
+        gap = d.px(TICK_GAP_PX)
+        for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if not (label.get_visible() and label.get_text()):
+                continue
+            box, tick = label.get_window_extent(d.r), float(ax.transData.transform((x, 0))[0])
+            cx = (box.x0 + box.x1) / 2
+            room = next((b - a for a, b in stretches if a <= cx <= b), plot.width)
+            near = [g for g in gaps if box.x1 > g.x0 - gap and box.x0 < g.x1 + gap]
+            away = all(box.x1 <= tick + d.px(TOUCH_PX) if g.x0 >= tick else box.x0 >= tick - d.px(TOUCH_PX)
+                       for g in near)
+            if box.width < room and near and not away:
+                out.append(f"tick {label.get_text()!r} stands within {TICK_GAP_PX:g} px of an axis break")
+        names = [text_box(t, d.r) for t in ax.texts if t.get_gid() == "gap-label" and t.get_visible()]
+        ticks = [label.get_window_extent(d.r) for label in _tick_labels(ax.xaxis)]
+        out += ["a break's label stands on a tick label" for n in names for b in ticks
+                if _shared(n.padded(gap / 2), b.padded(gap / 2))[0] > 0 and _shared(n.padded(gap / 2),
+                                                                                     b.padded(gap / 2))[1] > 0]
+    return out
+
+
 STACK_GAP_PX = 4.0  # px at 100 dpi between the outlines of two marks stacked one above the other, at least (their
 #   outlines shrunk by what may touch: about 2 px of white between them as drawn)
 
@@ -1109,7 +1142,8 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed, marks_stacked_tight)
+          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed, marks_stacked_tight,
+          ticks_by_breaks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -49,6 +49,7 @@ MAX_ZOOM = 5000.0  # ... and at most this much: a run of a tenth of a millisecon
 STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60)  # s between ticks
 TICK_CHAR_IN = 0.62 * TICK_PT / 72  # in: a tick label's character, at most ...
 TICK_GAP_IN = 0.15  # in: ... and between two labels
+TICK_CLEAR_IN = 0.08  # in: between a label and a break beside its stretch (the audit asks 6 px at 100 dpi)
 
 
 @dataclass(frozen=True)
@@ -312,19 +313,29 @@ def stretch_name(invs: list[str] | tuple[str, ...], zoom: float) -> str:
 
 
 def _detail_ticks(c: Canvas) -> None:
-    """Ticks at true times: in each stretch, the finest round step whose labels keep apart, on multiples of it."""
+    """Ticks at true times: in each stretch, the finest round step whose labels keep apart, on multiples of it, and
+    whose labels keep off the breaks beside the stretch, where two such ticks fit ("30.6" centred on its tick stood
+    at the edge of "30 s", and aligned away from it, on "30.8")."""
     xs: list[float] = []
     labels: list[str] = []
-    for (a, b), x0, x1 in zip(c.taxis.segments, c.taxis.bp_x[::2], c.taxis.bp_x[1::2]):
+    n = len(c.taxis.segments)
+    for i, ((a, b), x0, x1) in enumerate(zip(c.taxis.segments, c.taxis.bp_x[::2], c.taxis.bp_x[1::2])):
         per_s = (x1 - x0) / max(b - a, 1e-12)
+        found = None
         for step in STEPS:
             dec = _decimals(step)
             vals = [round(k * step, 9) for k in range(math.ceil(a / step - 1e-9), math.floor(b / step + 1e-9) + 1)]
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)
             if vals and step * per_s >= wide * TICK_CHAR_IN + TICK_GAP_IN:
-                xs += [c.taxis.x(v) for v in vals]
-                labels += [tick_label(v, dec, c.taxis.unit) for v in vals]
-                break
+                off = (wide * TICK_CHAR_IN / 2 + TICK_CLEAR_IN) / per_s  # s: a label's half, and room to a break
+                clear = [v for v in vals if (i == 0 or v >= a + off) and (i == n - 1 or v <= b - off)]
+                found = found or (vals, dec)  # the finest that keeps apart, should none keep off the breaks
+                if len(clear) >= 2:
+                    found = (clear, dec)
+                    break
+        if found is not None:
+            xs += [c.taxis.x(v) for v in found[0]]
+            labels += [tick_label(v, found[1], c.taxis.unit) for v in found[0]]
     c.ax.set_xticks(xs, labels=labels)
     c.ax.tick_params(axis="x", labelsize=c.fs(TICK_PT))
 
@@ -334,6 +345,7 @@ def place_detail_markers(_: Canvas, details: list[Canvas], bars: list[dict[str, 
     from .markers import place_markers  # markers reads the canvas this module's callers make
     for c, mine in zip(details, bars):
         place_markers(c, mine)
+        c.ticks_off_breaks()  # the row's layout is final: its tick labels keep off its breaks
 
 
 def time_map(c: Canvas) -> tuple[tuple[float, float, float, float], ...]:
