@@ -78,6 +78,8 @@ CELLS = {
     "05-17": (lambda: run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": -1}), None),
     "05-12": (lambda: run_scenario("eventbridge-producer-resend", NAIVE, seed=0),
               "naive handler · EventBridge: a re-sent PutEvents is a new event with a new id"),
+    "02-20": (lambda: run_scenario("cfn-custom-resource-retry", NAIVE, seed=0),
+              "naive handler · a custom resource: Lambda's retry, then the rollback's Delete, email again"),
     "07-8": (_race, None),
     "08-5": (lambda: run_scenario("concurrent-claims", CLAIM_ONLY, seed=0, settings={"copies": 5}), None),
     "08-10": (lambda: run_scenario("sqs-batch-failure", CLAIM_ONLY), None),

@@ -1056,8 +1056,9 @@ def arrows_ending_in_breaks(d: Drawn) -> list[str]:
 def ticks_by_breaks(d: Drawn) -> list[str]:
     """A tick label keeps :data:`TICK_GAP_PX` from an axis break, and a break's label from the tick labels: a label
     at a break's edge reads as a time inside it, and the labels either side of a break ("3" and "61") crowd into
-    one run of numbers. A label wider than its stretch between two breaks cannot keep off them, nor one whose tick
-    stands at the break's edge (its time is there) aligned away from it, its end at its tick: those are exempt."""
+    one run of numbers. A label too wide for its stretch between two breaks, with a gap either side, cannot keep off
+    them, nor one whose tick stands at the break's edge (its time is there) aligned away from it, its end at its
+    tick: those are exempt."""
     out = []
     for ax in d.fig.axes:
         gaps = sorted(_breaks(d, ax), key=lambda g: g.x0)
@@ -1076,7 +1077,7 @@ def ticks_by_breaks(d: Drawn) -> list[str]:
             near = [g for g in gaps if box.x1 > g.x0 - gap and box.x0 < g.x1 + gap]
             away = all(box.x1 <= tick + d.px(TOUCH_PX) if g.x0 >= tick else box.x0 >= tick - d.px(TOUCH_PX)
                        for g in near)
-            if box.width < room and near and not away:
+            if box.width + 2 * gap < room and near and not away:
                 out.append(f"tick {label.get_text()!r} stands within {TICK_GAP_PX:g} px of an axis break")
         names = [text_box(t, d.r) for t in ax.texts if t.get_gid() == "gap-label" and t.get_visible()]
         ticks = [label.get_window_extent(d.r) for label in _tick_labels(ax.xaxis)]
