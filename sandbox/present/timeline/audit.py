@@ -20,6 +20,9 @@
   standing apart from its mark with nothing pointing at it; a leader line across an axis break; a repeat arrow's
   label on the row of a lane its arrow only passes; arrows of one kind, some labelled and some not; a stretch of
   the detail row with fewer than two ticks, or equal-length runs magnified differently;
+* what a learner found last session: a repeat arrow ending inside an axis break; a run whose marks stand stacked
+  for want of room with no detail row drawing it; marks stacked closer than 2 px; a tick label at a break's edge,
+  or a break's label on a tick label;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
