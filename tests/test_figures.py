@@ -75,8 +75,11 @@ CELLS = {
              "improved handler · the retry replays o-1 and sends only o-2"),
     "05-9": (lambda: run_scenario("producer-resend", NAIVE, seed=0),
              "naive handler · SQS: the producer's SDK re-sends o-2, a new message"),
+    "05-17": (lambda: run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": -1}), None),
     "05-12": (lambda: run_scenario("eventbridge-producer-resend", NAIVE, seed=0),
               "naive handler · EventBridge: a re-sent PutEvents is a new event with a new id"),
+    "02-20": (lambda: run_scenario("cfn-custom-resource-retry", NAIVE, seed=0),
+              "naive handler · a custom resource: Lambda's retry, then the rollback's Delete, email again"),
     "07-8": (_race, None),
     "08-5": (lambda: run_scenario("concurrent-claims", CLAIM_ONLY, seed=0, settings={"copies": 5}), None),
     "08-10": (lambda: run_scenario("sqs-batch-failure", CLAIM_ONLY), None),
@@ -766,3 +769,100 @@ def test_each_row_of_the_detail_holds_one_magnification(cell):
     rows = [[t.get_text().split("×")[1] for t in ax.texts if t.get_gid() == "detail-zoom"] for ax in fig.axes[1:]]
     rows = [r for r in rows if r]
     assert rows and all(len(set(r)) == 1 for r in rows), rows
+
+
+# -- what a learner found last session (issue 31)
+def test_a_duplicates_arrow_differs_from_a_retrys_and_says_what_it_is():
+    """Lesson 10 cell 23: the arrow from inv-1 to its spontaneous duplicate (inv-2) was drawn as the arrow to its
+    retry (inv-3), unlabelled, and a learner read it as a retry. A copy's arrow is dotted and blue, labelled, with a
+    legend entry of its own."""
+    fig = _figure("10-23")
+    arrows = {p.get_gid(): p for p in _patches_of(fig, "arrow:")}
+    copy, retry = arrows["arrow:inv-1->inv-2"], arrows["arrow:inv-1->inv-3"]
+    assert copy.get_linestyle() != retry.get_linestyle() and copy.get_edgecolor() != retry.get_edgecolor()
+    said = {gid: t.get_text().replace("\n", " ") for t in fig.axes[0].texts
+            if (gid := fig.arrow_labels.get(id(t))) is not None}
+    assert said.get("arrow:inv-1->inv-2", "").startswith("duplicate at"), said
+    assert said.get("arrow:inv-1->inv-3", "").startswith("retry 1 at"), said
+    legend = _legend_texts(fig)
+    assert "repeats an earlier invocation" in legend
+    assert any(t.startswith("a copy of an earlier event") for t in legend), legend
+
+
+def test_an_arrow_ends_at_its_repeat_not_in_an_axis_break():
+    """Lesson 00 cell 18: the arrow to inv-3 ("retry 1 at 61.0 s") stopped short of the claim drawn over inv-3's
+    start, inside the "58 s skipped" break: it pointed at a time the axis left out. It lands on the claim."""
+    assert _check_on("00-18", audit.arrows_ending_in_breaks) == []
+    fig = _figure("00-18")
+    (arrow,) = _patches_of(fig, "arrow:inv-2->inv-3")
+    right = arrow.get_transform().transform_path(arrow.get_path()).get_extents().x1
+    assert right >= _x(fig, fig.time_map[1][2])  # its tip stands after the break, in the stretch of inv-3's start
+
+
+def test_the_audit_finds_an_arrow_ending_in_a_break():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((40, 0), 10, 10, gid="gap"))
+    ax.add_patch(FancyArrowPatch((10, 9), (45, 1), gid="arrow:inv-1->inv-2"))
+    ax.add_patch(FancyArrowPatch((10, 9), (60, 1), gid="arrow:inv-1->inv-3"))
+    assert _check(fig, audit.arrows_ending_in_breaks) == ["arrow:inv-1->inv-2 ends inside an axis break"]
+
+
+def test_a_run_too_short_for_its_marks_side_by_side_is_drawn_in_the_detail():
+    """Lesson 02 cell 16: inv-1's 0.4 s bar stood under an envelope over it and one on its end, and no detail row
+    drew it (only inv-2's, its marks covering more of its bar). A run whose marks at different times stand stacked,
+    where the plot's width could stand them side by side, is drawn in the detail."""
+    assert _check_on("02-16", audit.runs_stacked_undetailed) == []
+    fig = _figure("02-16")
+    assert any(t.get_text().startswith("inv-1 ×") for ax in fig.axes[1:] for t in ax.texts)
+
+
+@pytest.mark.parametrize("cell", ["05-9", "05-12"])
+def test_a_producers_re_send_stands_on_the_producers_row(cell):
+    """Lesson 05 cell 9: the producer's re-send (⇉ "o-2 sent twice") stood on the SQS poller's row, as if the poller
+    had sent it. It stands on a row of the producer's own, above the row of the source it sends to."""
+    fig = _figure(cell)
+    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:resend"}
+    assert rows and all(row.startswith("head:producer:") for row in rows), rows
+    names = [t.get_text().replace("\n", " ") for t in fig.axes[0].get_yticklabels() + fig.axes[0].texts]
+    assert any(name.startswith("Producer →") for name in names), names
+
+
+@pytest.mark.parametrize("cell", ["05-9", "05-17", "11-4"])
+def test_marks_stacked_on_a_row_keep_apart(cell):
+    """Lesson 05 cells 9 and 17: the two ⇓ and the two ✓ at 61 s, stacked on the SQS poller's row, touched (0.5 pt
+    apart, a ✓'s tail on the next one's tip) and read as one mark, the lower ones on the invisible messages' strip."""
+    assert _check_on(cell, audit.marks_stacked_tight) == []
+    fig = _figure(cell)
+    strips = [p.get_window_extent() for p in fig.axes[0].patches if (p.get_gid() or "").startswith("hidden:")]
+    heads = [m for m in audit.Drawn(fig).marks if m.row == "head:sqs"]
+    assert strips and heads
+    assert all(m.box.y0 >= s.y1 - 1 for m in heads for s in strips if m.box.x1 > s.x0 and m.box.x0 < s.x1)
+
+
+def test_the_audit_finds_marks_stacked_too_tight():
+    fig, ax = _page(deleted=[(50, 5.0), (50, 6.2)], receive=[(20, 5.0), (20, 8.0)])
+    fig.mark_times = {"marker:deleted": [(1.0, "head:sqs"), (1.0, "head:sqs")],
+                      "marker:receive": [(0.5, "head:sqs"), (0.5, "head:sqs")]}
+    found = _check(fig, audit.marks_stacked_tight)
+    assert len(found) == 1 and found[0].startswith("deleted at") and "on head:sqs" in found[0]
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-8", "02-16", "04-24", "11-4"])
+def test_tick_labels_keep_off_axis_breaks(cell):
+    """Lesson 00 cell 18: "61" reached into "58 s skipped", and "3" and "61" either side of it read as one run of
+    numbers; lesson 02 cells 8 and 16 the same ("62", and the detail's "2.0" and "5.0"). A label at a break's edge is
+    aligned away from it, its tick still at its time; a break's label keeps off the tick labels."""
+    assert _check_on(cell, audit.ticks_by_breaks) == []
+    assert _check_on(cell, audit.ticks_colliding) == []
+    assert _check_on(cell, audit.ticks_off_time) == []
+
+
+def test_the_audit_finds_a_tick_label_at_a_break_and_a_breaks_label_on_a_tick():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((40, 0), 10, 10, gid="gap"))
+    ax.set_xticks([20, 52], labels=["2", "61"])  # "61" centred on its tick reaches into the break
+    assert _check(fig, audit.ticks_by_breaks) == ["tick '61' stands within 6 px of an axis break"]
+    ax.get_xticklabels()[1].set_horizontalalignment("left")  # aligned away from it, from its tick on
+    assert _check(fig, audit.ticks_by_breaks) == []
+    ax.text(45, -0.2, "10 s skipped", ha="center", va="top", gid="gap-label")  # down on the tick labels
+    assert _check(fig, audit.ticks_by_breaks) == ["a break's label stands on a tick label"]

@@ -58,6 +58,31 @@ def test_each_lesson_has_objectives_a_recap_a_try_it_and_an_exercise(path: Path)
     assert any("https://docs.aws.amazon.com/" in t for t in text), "AWS's own pages behind the AWS claims"
 
 
+TRY_IT_GIVEAWAYS = {"05": ["With one attempt there is one message"], "10": ["the verdict turns valid",
+                                                                            "before it can delete anything"],
+                    "11": ["keeps its `eventID`:"]}
+
+
+@pytest.mark.parametrize("lesson", sorted(TRY_IT_GIVEAWAYS))
+def test_a_try_its_answer_is_revealed_not_shown(lesson: str):
+    """A learner found the Try it answers in view before trying (lessons 05, 10, 11): the question stands before
+    the cell, and the answer after it, in a collapsed ``<details>`` the learner opens; nothing else in the section
+    but the exercise's pointer."""
+    (path,) = [p for p in NOTEBOOKS if p.name.startswith(lesson)]
+    cells = nbformat.read(path, as_version=4).cells
+    start = next(i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("## Try it"))
+    end = next(i for i, c in enumerate(cells) if i > start and c.source.startswith("## Recap"))
+    first_code = next(i for i in range(start, end) if cells[i].cell_type == "code")
+    after = "\n\n".join(c.source for c in cells[first_code:end] if c.cell_type == "markdown")
+    assert "<details><summary>" in after and "</details>" in after, "the answer, collapsed, after the cell"
+    shown = re.sub(r"<details>.*?</details>", "", after, flags=re.S)
+    paragraphs = [p.strip() for p in shown.split("\n\n") if p.strip()]
+    assert all(p.startswith("Exercise:") for p in paragraphs), paragraphs
+    in_view = "\n".join(c.source for c in cells[start:end] if c.cell_type == "markdown")
+    in_view = re.sub(r"<details>.*?</details>", "", in_view, flags=re.S)
+    assert [g for g in TRY_IT_GIVEAWAYS[lesson] if g in in_view] == []
+
+
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_no_notebook_carries_plumbing(path: Path):
     """Lessons import what they teach from ``sandbox`` and ``examples``; the machinery stays out of sight."""

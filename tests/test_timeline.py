@@ -1325,3 +1325,15 @@ def test_the_audit_finds_a_bar_too_short_to_see():
         "bar:inv-1:error is 0.3 px wide, with nothing that shows where it is"]
     ax.add_patch(Rectangle((8.8, 3.8), 2.5, 2.4, gid="cap:inv-1"))
     assert audit.bars_unseen(audit.Drawn(fig)) == []
+
+
+@given(st.floats(min_value=0.0, max_value=10_000.0, allow_nan=False))
+def test_a_labels_time_rounds_honestly(t):
+    """A learner read "duplicate at 0.03 s" for a duplicate at 25 ms: a label's time, read back, is within 50 ms and
+    within 5% of the true time (under a second it says milliseconds: "25 ms")."""
+    from sandbox.present.timeline.timefmt import clock
+    said = clock(t, "s")
+    number, unit = said.split(" ")
+    back = float(number) / (1000 if unit == "ms" else 1)
+    assert abs(back - t) <= 0.05 and abs(back - t) <= 0.05 * t, said
+    assert clock(0.025, "s") == "25 ms"

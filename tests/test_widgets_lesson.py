@@ -535,3 +535,26 @@ def test_the_legend_names_the_setting_as_the_axis_does():
                       y=("throttled_for", [0, 7200]), mark={"keep_for": 3600, "throttled_for": 7200})
     legend = [t.get_text() for t in fig.legends[0].get_texts()]
     assert legend[-1] == "now: kept 1 h, throttled_for 2 h"
+
+
+@pytest.mark.parametrize("mark", [None, {"lock_seconds": 10, "slow_email_seconds": 30}])
+def test_the_equal_line_stops_short_of_the_cells_words(mark):
+    """Lesson 10 cell 12: the dashed "lock = work" line ran through the "✓ valid" of every cell on the diagonal (on a
+    box as tight as its letters). Drawn, no dark pixel of it stands within 3 px of a cell's words."""
+    import numpy as np
+
+    grid = _lesson_grid()
+    fig = draw_verdict_map(grid, mark=mark, equal_line="lock = work")
+    fig.canvas.draw()
+    pixels = np.asarray(fig.canvas.buffer_rgba())[::-1, :, :3].astype(int)  # row 0 at the bottom, as display y
+    renderer = fig.canvas.get_renderer()
+    dark = (pixels < 80).all(axis=2)
+    crossed = 0
+    for (x, y), word in fig.cell_words.items():
+        if x != y:
+            continue  # the line crosses the cells where the two settings are equal
+        crossed += 1
+        box = word.get_window_extent(renderer).padded(3 * fig.dpi / 100)
+        near = dark[int(box.y0):int(box.y1) + 1, int(box.x0):int(box.x1) + 1]
+        assert not near.any(), (x, y, int(near.sum()))
+    assert crossed == 4

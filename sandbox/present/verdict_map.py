@@ -229,6 +229,7 @@ class VerdictMapFigure(audit.Audited):
     grid: VerdictGrid
     canvas: FigureCanvasAgg  # _map_figure gives it one
     now_mark: NowMark  # the mark of the current setting, when one is drawn
+    cell_words: dict[tuple, Any]  # each cell's words, by its (x, y) values
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
@@ -283,22 +284,44 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
     return words
 
 
-def _draw_equal_line(ax, grid: VerdictGrid) -> bool:
+def _draw_equal_line(ax, grid: VerdictGrid) -> Any:
     """A dashed line where the two settings are equal (both axes numeric, in the same unit; categories aside), from
     edge to edge of the numbers' cells: one that stopped at the middle of the first and last cells read as
     saying nothing of the cells' outer halves."""
     if len(grid.x.numbers) < 2 or len(grid.y.numbers) < 2:
-        return False
+        return None
     x_lo, x_hi = _edge_values(grid.x)
     y_lo, y_hi = _edge_values(grid.y)
     lo, hi = max(x_lo, y_lo), min(x_hi, y_hi)
     if lo >= hi:
-        return False
+        return None
     points = sorted({lo + (hi - lo) * k / 100 for k in range(101)} |
                     {v for v in (*grid.x.numbers, *grid.y.numbers) if lo < v < hi})
-    ax.plot([_reach(grid.x, v) for v in points], [_reach(grid.y, v) for v in points], ls="--", lw=2.2,
-            color="#1F1F1F", zorder=2)
-    return True
+    (line,) = ax.plot([_reach(grid.x, v) for v in points], [_reach(grid.y, v) for v in points], ls="--", lw=2.2,
+                      color="#1F1F1F", zorder=2)
+    return line
+
+
+LINE_CLEAR_PX = 5  # px at 100 dpi: the dashed "equal" line stops this far from a cell's words, at least
+
+
+def words_off_line(ax, line, words: Mapping[tuple, Any]) -> None:
+    """The dashed "equal" line stops short of the words of the cells it crosses: a patch of the cell's colour, a
+    little larger than the words, lies over the line and under them (lesson 10: on a box as tight as its letters,
+    the "lock = work" line ran through the "✓ valid" of every cell on the diagonal). No room to move the words
+    aside: a cell is two lines tall. The figure's layout must be fixed."""
+    from matplotlib.patches import Rectangle
+
+    renderer = ax.get_figure(root=True).canvas.get_renderer()
+    path = line.get_transform().transform_path(line.get_path())
+    clear = LINE_CLEAR_PX * ax.get_figure(root=True).dpi / 100
+    to_data = ax.transData.inverted()
+    for word in words.values():
+        box = word.get_window_extent(renderer).padded(clear)
+        if path.intersects_bbox(box, filled=False):
+            (x0, y0), (x1, y1) = to_data.transform(box.get_points())
+            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=word.get_bbox_patch().get_facecolor(),
+                                   edgecolor="none", zorder=3))  # over the line (2), under the words (4)
 
 
 def _edge_values(axis: Axis) -> tuple[float, float]:
@@ -577,15 +600,17 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     fig.grid = grid
     ax = fig.add_subplot()
     words = _draw_cells(ax, grid)
-    if equal_line and not _draw_equal_line(ax, grid):
+    line = _draw_equal_line(ax, grid) if equal_line else None
+    if line is None:
         equal_line = None
     now = now_words(grid, mark[grid.x.name], mark[grid.y.name]) if mark else None
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.65))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
     _legend(fig, grid, room or now, equal_line)
-    if mark:
-        # The mark moves the words it would cover, measured where they are drawn: lay out once and keep it.
+    if mark or line is not None:
+        # The mark and the line move the words they would cover, measured where they are drawn: lay out once and
+        # keep it.
         engine = fig.get_layout_engine()
         try:
             if engine is not None:
@@ -593,7 +618,12 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
             pass
         fig.set_layout_engine("none")
+    if mark:
         _room_for_a_ring(ax, grid)
+    if line is not None:
+        words_off_line(ax, line, words)
+    fig.cell_words = words
+    if mark:
         fig.now_mark = NowMark(ax, words)
         fig.now_mark.place(grid, mark, verdict)
     return fig

@@ -23,7 +23,7 @@ What is drawn
   annotated "2nd email o-1");
 * on each source's header row, what the delivery source did besides invoking
   (``delivery`` records): messages received, received again, deleted, a batch
-  failing (wholly or partly), a retry scheduled, a producer re-send, a caller's
+  failing (wholly or partly), a retry scheduled, a caller's
   re-sent async Invoke queued again, a spontaneous duplicate, and where a lost
   order went (dead-lettered / discarded / its Step Functions execution failed,
   with a label) or that it was still pending when the run stopped (hatched band);
@@ -35,8 +35,11 @@ What is drawn
   TimeoutSeconds (States.Timeout), and what its last attempt got;
 * a stretch during which Lambda throttled an event (429) as a band on its source's
   header row, and hand-offs that failed (EventBridge's retries) as "500" markers;
+* a producer's re-send of an order on a row of the producer's own ("Producer → SQS queue"), above the row of
+  the source it sends to;
 * arrows from an invocation to the one that repeats it (``prev``), labelled with
-  the cause and when the repeat started ("redelivery at 30.0 s"), routed around
+  the cause and when the repeat started ("redelivery at 30.0 s", under a second in ms: "duplicate at 25 ms"): solid
+  for a retry, dotted and blue for a copy of the event that no failure caused (a duplicate, a re-send), routed around
   other lanes' content: the labels all one way from their arrows, else at an arrow's head, never on a lane
   the arrow only passes, and arrows of one kind all labelled or none;
 * shaded windows: the IN_PROGRESS lock each winning claim holds until it expires

@@ -14,10 +14,11 @@ import numpy as np
 from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
+from ...vocab import Cause
 from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
-from .style import ARROW_COLOR, FOLLOW_ON_CAUSES, FOLLOW_ON_DASHES, Z_ARROW
+from .style import Z_ARROW, arrow_look
 
 Point = tuple[float, float]
 
@@ -43,6 +44,9 @@ ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
 REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
+# what a copy's label calls it: short, so that it fits by its arrow (the lane's title names the cause in full)
+COPY_WORDS: dict[str, str] = {Cause.SPONTANEOUS_DUPLICATE: "duplicate", Cause.CONCURRENT_DUPLICATE: "duplicate",
+              Cause.PRODUCER_RESEND: "re-send", Cause.CALLER_RESEND: "re-send"}
 
 
 class Arrow(NamedTuple):
@@ -119,16 +123,16 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     a, b, shrink, vertical = _ends(c, prev, rec, bars, placed)
     style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings))
     owner = f"arrow:{prev.inv}->{rec.inv}"
+    color, linestyle = arrow_look(rec.cause)
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
                                      mutation_scale=HEAD_SIZE * c.scale.factor,
-                                     color=ARROW_COLOR, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
-                                     connectionstyle=style, zorder=Z_ARROW, gid=owner,
-                                     linestyle=FOLLOW_ON_DASHES if rec.cause in FOLLOW_ON_CAUSES else "-")
+                                     color=color, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
+                                     connectionstyle=style, zorder=Z_ARROW, gid=owner, linestyle=linestyle)
     c.ax.add_patch(patch)
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
         c.obs.add(Bbox.from_bounds(x - half, y - half, OBSTACLE_PX, OBSTACLE_PX), owner)
-    text = f"{rec.cause or REPEAT} at {c.taxis.clock(rec.start)}"
+    text = f"{COPY_WORDS.get(rec.cause or '', rec.cause or REPEAT)} at {c.taxis.clock(rec.start)}"
     return Arrow(patch, text, pts, owner, vertical, _lane_reach(c, rec.inv, bars[rec.inv], placed))
 
 
@@ -166,7 +170,16 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
     b = c.px(xb, yb)
     if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
         b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])
+        if _in_break(c, b[0]):  # ... but not inside an axis break, where it reads as a time left out: it lands on
+            low, high = placed.lane_reach[rec.inv]  # the marks at the repeat's start, from above (or below)
+            b = (c.px(xb, 0)[0], high + STACK_CLEAR_PT * c.pt if down > 0 else low - STACK_CLEAR_PT * c.pt)
     return c.px(prev_end, ya), b, SHRINK_ACROSS, False
+
+
+def _in_break(c: Canvas, x: float) -> bool:
+    """Display x ``x`` stands in an axis break, or so near one that an arrow's head ending there reaches into it."""
+    reach = HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
+    return any(a - reach <= x <= b for a, b in c.breaks_px())
 
 
 def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical: bool,

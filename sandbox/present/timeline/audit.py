@@ -20,6 +20,9 @@
   standing apart from its mark with nothing pointing at it; a leader line across an axis break; a repeat arrow's
   label on the row of a lane its arrow only passes; arrows of one kind, some labelled and some not; a stretch of
   the detail row with fewer than two ticks, or equal-length runs magnified differently;
+* what a learner found last session: a repeat arrow ending inside an axis break; a run whose marks stand stacked
+  for want of room with no detail row drawing it; marks stacked closer than 2 px; a tick label at a break's edge,
+  or a break's label on a tick label;
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -1032,13 +1035,119 @@ def arrow_labels_partial(d: Drawn) -> list[str]:
     return out
 
 
+# -- what a learner found last session
+def arrows_ending_in_breaks(d: Drawn) -> list[str]:
+    """A repeat arrow's head ends at its repeat, at a time on the axis: one whose tip stands in an axis break points
+    at a time the axis left out (lesson 00 cell 18: "retry 1 at 61.0 s" ended in "58 s skipped", short of the
+    claim drawn over inv-3's start)."""
+    out = []
+    for ax in d.fig.axes:
+        gaps = _breaks(d, ax)
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            ends = getattr(p, "_posA_posB", None)  # where the arrow was asked to go, in data units
+            if not gid.startswith("arrow:") or not gaps or ends is None:
+                continue
+            pts = _drawn_points(p.get_transform().transform_path(p.get_path()))
+            bx, by = ax.transData.transform(ends[1])
+            tip = pts[int(np.argmin(np.hypot(pts[:, 0] - bx, pts[:, 1] - by)))]
+            if any(g.x0 + d.px(TOUCH_PX) < tip[0] < g.x1 - d.px(TOUCH_PX) and g.y0 <= tip[1] <= g.y1 for g in gaps):
+                out.append(f"{gid} ends inside an axis break")
+    return out
+
+
+def ticks_by_breaks(d: Drawn) -> list[str]:
+    """A tick label keeps :data:`TICK_GAP_PX` from an axis break, and a break's label from the tick labels: a label
+    at a break's edge reads as a time inside it, and the labels either side of a break ("3" and "61") crowd into
+    one run of numbers. A label too wide for its stretch between two breaks, with a gap either side, cannot keep off
+    them, nor one whose tick stands at the break's edge (its time is there) aligned away from it, its end at its
+    tick: those are exempt."""
+    out = []
+    for ax in d.fig.axes:
+        gaps = sorted(_breaks(d, ax), key=lambda g: g.x0)
+        if not gaps:
+            continue
+        plot = ax.get_window_extent(d.r)
+        edges = [plot.x0, *[v for g in gaps for v in (g.x0, g.x1)], plot.x1]
+        stretches = list(zip(edges[::2], edges[1::2]))  # (from, to) between the breaks
+        gap = d.px(TICK_GAP_PX)
+        for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if not (label.get_visible() and label.get_text()):
+                continue
+            box, tick = label.get_window_extent(d.r), float(ax.transData.transform((x, 0))[0])
+            cx = (box.x0 + box.x1) / 2
+            room = next((b - a for a, b in stretches if a <= cx <= b), plot.width)
+            near = [g for g in gaps if box.x1 > g.x0 - gap and box.x0 < g.x1 + gap]
+            away = all(box.x1 <= tick + d.px(TOUCH_PX) if g.x0 >= tick else box.x0 >= tick - d.px(TOUCH_PX)
+                       for g in near)
+            if box.width + 2 * gap < room and near and not away:
+                out.append(f"tick {label.get_text()!r} stands within {TICK_GAP_PX:g} px of an axis break")
+        names = [text_box(t, d.r) for t in ax.texts if t.get_gid() == "gap-label" and t.get_visible()]
+        ticks = [label.get_window_extent(d.r) for label in _tick_labels(ax.xaxis)]
+        out += ["a break's label stands on a tick label" for n in names for b in ticks
+                if _shared(n.padded(gap / 2), b.padded(gap / 2))[0] > 0 and _shared(n.padded(gap / 2),
+                                                                                     b.padded(gap / 2))[1] > 0]
+    return out
+
+
+STACK_GAP_PX = 4.0  # px at 100 dpi between the outlines of two marks stacked one above the other, at least (their
+#   outlines shrunk by what may touch: about 2 px of white between them as drawn)
+
+
+def marks_stacked_tight(d: Drawn) -> list[str]:
+    """Marks stacked one above the other on a row keep a gap: two ✓ (or ⇓) touching read as one mark, or as marks on
+    each other (lesson 05 cells 9 and 17: ⇓⇓ and ✓✓ on the SQS poller's row)."""
+    out = []
+    for row, ms in d.rows().items():
+        for i, a in enumerate(ms):
+            for b in ms[i + 1:]:
+                w, h = _shared(a.box, b.box)
+                if a.ax is not b.ax or w <= d.px(TOUCH_PX) or h > 0:
+                    continue
+                gap = max(a.box.y0 - b.box.y1, b.box.y0 - a.box.y1)
+                if gap < d.px(STACK_GAP_PX):
+                    out.append(f"{a} and {b} are stacked {gap:.0f} px apart on {row}")
+    return out
+
+
+PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws the run this share of the plot wide
+#   (the detail's own plan lets the run take the plot's width, less a margin: a run on the edge is not a fault)
+
+
+def runs_stacked_undetailed(d: Drawn) -> list[str]:
+    """A run whose marks at different times stand stacked on its lane, for want of room, where the plot's width
+    could stand them side by side (the whole run nearly as wide as the plot), is drawn again in the detail row
+    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it)."""
+    if not _timeline(d):
+        return []
+    main = d.fig.axes[0]
+    width = main.get_window_extent(d.r).width
+    runs = {(p.get_gid() or "").split(":")[1]: t1 - t0 for p, t0, t1, _ in getattr(d.fig, "band_times", ())
+            if (p.get_gid() or "").startswith("bar:") and p.axes is main and t1 is not None and t1 > t0}
+    detailed = {(p.get_gid() or "").split(":")[1] for ax in d.fig.axes[1:] for p in ax.patches
+                if (p.get_gid() or "").startswith("bar:")}
+    out = []
+    for row, ms in d.rows().items():
+        inv = row[len("lane:"):]
+        if not row.startswith("lane:") or inv not in runs or inv in detailed:
+            continue
+        most = PARTED_SHARE * width / runs[inv]  # px a second, the run nearly as wide as the plot
+        if any(a.t != b.t and abs(a.y - b.y) > d.px(TOUCH_PX) and abs(a.x - b.x) < (a.width + b.width) / 2
+               and (a.width + b.width) / 2 <= most * abs(a.t - b.t)
+               for i, a in enumerate(ms) if a.ax is main and a.t is not None
+               for b in ms[i + 1:] if b.ax is main and b.t is not None):
+            out.append(f"{inv}'s marks stand stacked for want of room, and no detail row draws it")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
           texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial)
+          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed, marks_stacked_tight,
+          ticks_by_breaks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...vocab import Delivery, SourceKind
 from . import fields
-from .model import Event, Invocation, Model
+from .model import Event, Invocation, Model, producer_of
 from .text import keys_text
 from .timefmt import duration
 
@@ -197,16 +197,19 @@ class DeliveryReader:
         return d.event(Delivery.PENDING, label, t0=min(starts + [d.t]))
 
     def producer_resend(self, d: DeliveryRecord) -> Event:
+        """The producer sent an order again: drawn on the producer's own row above its source's (on the SQS
+        poller's row, a learner read the poller as the one that sent it)."""
         kt = d.keys_text
         after = fields.number(d.detail.get("secondsAfterFirst"))
         if after is not None:  # a re-send from the producer's own job, long after the first
-            return d.event("resend", f"{kt or 'an order'} sent again {_seconds(after)} later")
-        if "sequenceNumbers" in d.detail:  # a stream: two records, each with its own sequence number
-            return d.event("resend", f"{kt or 'a record'} written twice (new sequence number)")
-        label = f"{kt} sent twice" if kt else "sent twice"
-        if fields.str_list(d.detail.get("eventIds")):
-            label += " (a new event, new id)"
-        return d.event("resend", label)
+            label = f"{kt or 'an order'} sent again {_seconds(after)} later"
+        elif "sequenceNumbers" in d.detail:  # a stream: two records, each with its own sequence number
+            label = f"{kt or 'a record'} written twice (new sequence number)"
+        else:
+            label = f"{kt} sent twice" if kt else "sent twice"
+            if fields.str_list(d.detail.get("eventIds")):
+                label += " (a new event, new id)"
+        return replace(d.event("resend", label), source=producer_of(d.source))
 
     def caller_resend(self, d: DeliveryRecord) -> Event:
         """The caller's SDK sent an async Invoke again that Lambda had already queued: a second event."""

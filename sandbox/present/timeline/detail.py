@@ -49,6 +49,7 @@ MAX_ZOOM = 5000.0  # ... and at most this much: a run of a tenth of a millisecon
 STEPS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60)  # s between ticks
 TICK_CHAR_IN = 0.62 * TICK_PT / 72  # in: a tick label's character, at most ...
 TICK_GAP_IN = 0.15  # in: ... and between two labels
+TICK_CLEAR_IN = 0.08  # in: between a label and a break beside its stretch (the audit asks 6 px at 100 dpi)
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def _covered(box: tuple[float, float, float, float], covers: list[tuple[float, f
 Crowded = tuple[str, float, float, float, list[float], list[float], list[float]]
 
 
-def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[Crowded]:
+def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale, room_in: float) -> list[Crowded]:
     """(inv, start, end, inches its marks take, and their times, half widths and heights in inches) of each run
     its marks hide at the timeline's scale (``per_x`` inches a plot x)."""
     marks: dict[str, list] = {}
@@ -128,16 +129,27 @@ def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale) -> list[
         talls = [ink_pt(m.style)[1] * scale.factor / 72 for m in mine]
         lifts = stack_levels(xs, halves, talls, MARKER_PAD_PT / 72, STACK_PAD_PT / 72)  # as the marks will stand
         covers = [(x - h, x + h, lift - t / 2, lift + t / 2) for x, h, t, lift in zip(xs, halves, talls, lifts)]
-        if _covered((lo, lo + w, -half, half), covers) > CROWDED:
+        most_per_s = room_in / (rec.end - rec.start)  # the run as wide as the plot
+        if _covered((lo, lo + w, -half, half), covers) > CROWDED or _stacked(mine, xs, halves, lifts, most_per_s):
             out.append((rec.inv, rec.start, rec.end, 2 * sum(halves), [m.t for m in mine], halves, talls))
     return out
+
+
+def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[float], most_per_s: float) -> bool:
+    """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
+    inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
+    here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them."""
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j]
+               and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
+               for i in range(len(marks)) for j in range(i + 1, len(marks)))
 
 
 def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> DetailPlan | None:
     """The detail the timeline needs, ``plot_in`` inches wide (None: every run reads at the timeline's scale)."""
     per_x = plot_in / max(taxis.x_hi - taxis.x_lo, 1e-12)
     main_per_s = per_x * (taxis.bp_x[1] - taxis.bp_x[0]) / max(taxis.bp_t[1] - taxis.bp_t[0], 1e-12)
-    crowded = sorted(_crowded(model, taxis, per_x, scale), key=lambda c: (c[1], c[0]))
+    crowded = sorted(_crowded(model, taxis, per_x, scale, plot_in - 2 * EDGE_IN), key=lambda c: (c[1], c[0]))
     if not crowded:
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
@@ -301,19 +313,29 @@ def stretch_name(invs: list[str] | tuple[str, ...], zoom: float) -> str:
 
 
 def _detail_ticks(c: Canvas) -> None:
-    """Ticks at true times: in each stretch, the finest round step whose labels keep apart, on multiples of it."""
+    """Ticks at true times: in each stretch, the finest round step whose labels keep apart, on multiples of it, and
+    whose labels keep off the breaks beside the stretch, where two such ticks fit ("30.6" centred on its tick stood
+    at the edge of "30 s", and aligned away from it, on "30.8")."""
     xs: list[float] = []
     labels: list[str] = []
-    for (a, b), x0, x1 in zip(c.taxis.segments, c.taxis.bp_x[::2], c.taxis.bp_x[1::2]):
+    n = len(c.taxis.segments)
+    for i, ((a, b), x0, x1) in enumerate(zip(c.taxis.segments, c.taxis.bp_x[::2], c.taxis.bp_x[1::2])):
         per_s = (x1 - x0) / max(b - a, 1e-12)
+        found = None
         for step in STEPS:
             dec = _decimals(step)
             vals = [round(k * step, 9) for k in range(math.ceil(a / step - 1e-9), math.floor(b / step + 1e-9) + 1)]
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)
             if vals and step * per_s >= wide * TICK_CHAR_IN + TICK_GAP_IN:
-                xs += [c.taxis.x(v) for v in vals]
-                labels += [tick_label(v, dec, c.taxis.unit) for v in vals]
-                break
+                off = (wide * TICK_CHAR_IN / 2 + TICK_CLEAR_IN) / per_s  # s: a label's half, and room to a break
+                clear = [v for v in vals if (i == 0 or v >= a + off) and (i == n - 1 or v <= b - off)]
+                found = found or (vals, dec)  # the finest that keeps apart, should none keep off the breaks
+                if len(clear) >= 2:
+                    found = (clear, dec)
+                    break
+        if found is not None:
+            xs += [c.taxis.x(v) for v in found[0]]
+            labels += [tick_label(v, found[1], c.taxis.unit) for v in found[0]]
     c.ax.set_xticks(xs, labels=labels)
     c.ax.tick_params(axis="x", labelsize=c.fs(TICK_PT))
 
@@ -323,6 +345,7 @@ def place_detail_markers(_: Canvas, details: list[Canvas], bars: list[dict[str, 
     from .markers import place_markers  # markers reads the canvas this module's callers make
     for c, mine in zip(details, bars):
         place_markers(c, mine)
+        c.ticks_off_breaks()  # the row's layout is final: its tick labels keep off its breaks
 
 
 def time_map(c: Canvas) -> tuple[tuple[float, float, float, float], ...]:

@@ -117,6 +117,7 @@ def fit_xticks(c: Canvas) -> None:
         keep.append(i)
     if len(keep) < len(ticks):
         ax.set_xticks([ticks[i] for i in keep], labels=[labels[i] for i in keep])
+    c.ticks_off_breaks()
 
 
 PIPELINE: tuple[Stage, ...] = (

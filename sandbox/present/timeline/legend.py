@@ -21,6 +21,9 @@ from .model import END_MARKER, Model, WindowKind
 from .style import (
     ARROW_COLOR,
     BATCHING_STYLE,
+    COPY_CAUSES,
+    COPY_COLOR,
+    COPY_DOTS,
     FOLLOW_ON_CAUSES,
     FOLLOW_ON_DASHES,
     GAP_COLOR,
@@ -84,6 +87,20 @@ class _FollowOnHandler(_ArrowHandler):
     def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
         (p,) = super().create_artists(legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans)
         p.set_linestyle(FOLLOW_ON_DASHES)
+        return [p]
+
+
+class _CopyHandle(mpatches.FancyArrowPatch):
+    """The legend's handle for a copy's arrow (a duplicate or a re-send of an earlier event, not a retry)."""
+
+
+class _CopyHandler(_ArrowHandler):
+    """Legend entry for a copy's arrow: dotted and blue, as drawn."""
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+        (p,) = super().create_artists(legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans)
+        p.set_linestyle(COPY_DOTS)
+        p.set_color(COPY_COLOR)
         return [p]
 
 
@@ -196,8 +213,10 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
     linked = [rec for rec in m.invs.values() if rec.prev in m.invs and rec.prev != rec.inv]
-    if any(rec.cause not in FOLLOW_ON_CAUSES for rec in linked):
+    if any(rec.cause not in FOLLOW_ON_CAUSES | COPY_CAUSES for rec in linked):
         items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
+    if any(rec.cause in COPY_CAUSES for rec in linked):  # no run failed: the event was sent again
+        items.append((_CopyHandle((0, 0), (1, 1)), "a copy of an earlier event: a duplicate, not a retry"))
     if any(rec.cause in FOLLOW_ON_CAUSES for rec in linked):  # not a repeat: a new record about the same order
         items.append((_FollowOnHandle((0, 0), (1, 1)), "TTL deleted the item: a REMOVE record, a new invocation"))
     if squeezed:
@@ -218,4 +237,5 @@ def add_legend(fig: Figure, items: list[tuple[Any, str]], ncols: int, fontsize: 
                columnspacing=COLUMN_SPACING, borderaxespad=BORDER_PAD,
                handler_map={tuple: HandlerTuple(ndivide=1),
                             mpatches.FancyArrowPatch: _ArrowHandler(), _FollowOnHandle: _FollowOnHandler(),
+                            _CopyHandle: _CopyHandler(),
                             mpatches.Rectangle: _WaitHandler()})

@@ -67,6 +67,14 @@ class Mark:
     note: str | None = None  # a write its condition refused: "delete refused: inv-2 holds o-1"
 
 
+PRODUCER = "producer:"  # the row of the producer that sends to a source: "producer:sqs"
+
+
+def producer_of(source: str) -> str:
+    """The row of the producer that sends to ``source``: its re-sends are the producer's doing, not the source's."""
+    return f"{PRODUCER}{source}"
+
+
 @dataclass
 class Event:
     """Something a delivery source did besides invoking: drawn on its header row."""

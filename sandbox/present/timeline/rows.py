@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ...vocab import RecordType, SourceKind
-from .model import Invocation, Model, Window
+from .model import PRODUCER, Invocation, Model, Window
 from .text import heading_text, lane_sub, outcome_text
 
 SOURCE_LABELS: dict[str, str] = {
@@ -36,6 +36,23 @@ SOURCE_LABELS: dict[str, str] = {
     SourceKind.DURABLE: "Durable execution (replays)",
     SourceKind.CLOUDFORMATION: "CloudFormation stack",
 }
+
+#: The row of a producer that re-sent an order, above its source's row: what it sends to.
+PRODUCER_LABELS: dict[str, str] = {
+    SourceKind.SQS: "Producer → SQS queue",
+    SourceKind.STREAM: "Producer → Kinesis stream",
+    SourceKind.KAFKA: "Producer → Kafka topic",
+    SourceKind.EVENTBRIDGE: "Producer → EventBridge (PutEvents)",
+}
+
+
+def row_label(source: str) -> str:
+    """A header row's name: the source's, or its producer's."""
+    if source.startswith(PRODUCER):
+        sends_to = source[len(PRODUCER):]
+        return PRODUCER_LABELS.get(sends_to, f"Producer → {SOURCE_LABELS.get(sends_to, sends_to)}")
+    return SOURCE_LABELS.get(source, source)
+
 
 # row extents above and below a row's centre, in data units (one plain lane = 0.5 + 0.5)
 LANE_HALF = 0.5
@@ -84,6 +101,7 @@ class Row:
     sep: float = 0.0  # a header row's (or the sweeper's) separator line: this far below its centre
     keys: list[str] = field(default_factory=list)  # a lane's keys with a strip each
     strips_from: float = 0.33  # a lane's first strip starts this far below its centre (lower when marks stack)
+    hidden_from: float = HIDDEN_FROM  # a poller's strip for invisible messages, likewise
 
 
 @dataclass
@@ -102,6 +120,7 @@ class Rows:
         self.sweeper_y = next((r.y for r in self.all if r.kind == RowKind.SWEEPER), None)
         self.strips = {r.inv: r.keys for r in self.all if r.kind == RowKind.LANE and r.keys}
         self.strips_from = {r.inv: r.strips_from for r in self.all if r.kind == RowKind.LANE}
+        self.hidden_from = {r.source: r.hidden_from for r in self.all if r.kind == RowKind.HEADING}
 
     def lane_spans(self) -> dict[str, tuple[float, float]]:
         """Each lane's row, from its top to its bottom (data y): what a label beside a lane stands on."""
@@ -137,7 +156,7 @@ class Rows:
 
     def hidden_strip(self, source: str) -> tuple[float, float]:
         """(top, height) of the strip under a poller's markers for its invisible messages."""
-        return self.head_y[source] + HIDDEN_FROM, HIDDEN_H
+        return self.head_y[source] + self.hidden_from.get(source, HIDDEN_FROM), HIDDEN_H
 
 
 def busy_sources(model: Model) -> set[str]:
@@ -158,6 +177,8 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
     for rec in model.invs.values():  # history order = start order
         groups.setdefault(rec.source, []).append(rec)
     for e in model.events:
+        if e.source.startswith(PRODUCER):  # the source a producer sends to keeps its row, under the producer's
+            groups.setdefault(e.source[len(PRODUCER):], [])
         groups.setdefault(e.source, [])
     for a in model.attempts:
         groups.setdefault(a.source, [])
@@ -166,6 +187,9 @@ def _groups(model: Model) -> dict[str, list[Invocation]]:
         if up in order and down in order:
             order.remove(up)
             order.insert(order.index(down), up)
+    for producer in [s for s in order if s.startswith(PRODUCER)]:  # right above the source it sends to
+        order.remove(producer)
+        order.insert(order.index(producer[len(PRODUCER):]), producer)
     return {source: sorted(groups[source], key=_start_order) for source in order}
 
 
@@ -214,15 +238,16 @@ def _heading(model: Model, source: str, busy: set[str], reach: float = 0.0) -> R
     """A source's header row: taller when busy, thin when nothing is drawn on it."""
     drawn = _drawn_on(model, source)
     callers = source == SourceKind.ASYNC and any(a.source == source for a in model.attempts)
-    label = heading_text(ASYNC_WITH_CALLER if callers else SOURCE_LABELS.get(source, source))
+    label = heading_text(ASYNC_WITH_CALLER if callers else row_label(source))
     hidden = source == SourceKind.SQS and bool(model.hidden)
     above, sep, below = HEAD_BUSY if source in busy else HEAD_PLAIN if drawn or hidden or "\n" in label \
         else HEAD_EMPTY
     above, sep, below = max(above, reach + STACK_ROOM), max(sep, reach + STACK_ROOM), max(below, reach + STACK_ROOM)
+    hidden_from = max(HIDDEN_FROM, reach + STACK_ROOM / 2)  # under the marks stacked on the row, not behind them
     if hidden:
-        room = max(0.0, HIDDEN_FROM + HIDDEN_H + HIDDEN_PAD - sep)
+        room = max(0.0, hidden_from + HIDDEN_H + HIDDEN_PAD - sep)
         sep, below = sep + room, below + room
-    return Row(0.0, RowKind.HEADING, label, source=source, above=above, below=below, sep=sep)
+    return Row(0.0, RowKind.HEADING, label, source=source, above=above, below=below, sep=sep, hidden_from=hidden_from)
 
 
 def layout_rows(model: Model, reach: dict[str, float] | None = None) -> Rows:

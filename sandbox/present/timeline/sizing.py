@@ -57,7 +57,7 @@ NOTE_PAD_IN = 0.3  # in: room beside the note
 MAX_NOTE_ROOM = 0.4  # the room after the history's end is at most this fraction of the axis
 MARKER_PAD_PT = 2  # pt between neighbouring markers
 MARK_EDGE_IN = 0.04  # in: a mark keeps this far inside the plot's left edge
-STACK_PAD_PT = 0.5  # pt between marks stacked one above the other
+STACK_PAD_PT = 2.5  # pt between marks stacked one above the other (at 0.5, two ✓ stacked read as one mark)
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,21 @@ EXPIRED_TEXT = "#5A4600"  # "o-1 expired, still in the table"
 #: (DynamoDB's TTL deleting the item writes a REMOVE to the stream): dashed, with a legend entry of its own.
 FOLLOW_ON_CAUSES = frozenset({Cause.TTL_DELETION})
 FOLLOW_ON_DASHES = (0, (4, 2.5))  # the follow-on arrow's dashes
+#: Causes whose run is a copy of an earlier event, sent again though no run failed (a queue's spontaneous duplicate,
+#: a producer's or caller's re-send): not a retry. A learner read a plain arrow to a duplicate as a retry, so a copy's
+#: arrow is dotted and blue, with a legend entry of its own.
+COPY_CAUSES = frozenset({Cause.SPONTANEOUS_DUPLICATE, Cause.CONCURRENT_DUPLICATE, Cause.PRODUCER_RESEND,
+                         Cause.CALLER_RESEND})
+COPY_DOTS = (0, (1.2, 1.6))  # the copy arrow's dots
+COPY_COLOR = OI_BLUE
+
+
+def arrow_look(cause: str | None) -> tuple[str, Any]:
+    """(colour, line style) of the arrow to a run with ``cause``: a retry's solid, a copy's dotted and blue, a
+    follow-on's dashed."""
+    if cause in COPY_CAUSES:
+        return COPY_COLOR, COPY_DOTS
+    return ARROW_COLOR, FOLLOW_ON_DASHES if cause in FOLLOW_ON_CAUSES else "-"
 
 # Drawing order (matplotlib zorder), back to front.
 Z_GRID = 0

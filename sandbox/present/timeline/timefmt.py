@@ -2,7 +2,7 @@
 
 Three formats, because they answer different questions: :func:`duration` says how
 long something took or waited ("30 s", "24 h"), :func:`clock` says when something
-happened, in the axis' unit ("30.0 s", "3:00.8"), and :func:`tick_label` is a tick
+happened, in the axis' unit ("30.0 s", "25 ms", "3:00.8"), and :func:`tick_label` is a tick
 on that axis ("30.1", "3:00", "6:00:03").
 """
 from __future__ import annotations
@@ -57,9 +57,12 @@ def tick_label(v: float, decimals: int, unit: str) -> str:
 
 
 def clock(t: float, unit: str) -> str:
-    """A point in time for a label, in the axis' unit: "30.0 s", "3:00.8", "6:00:03"."""
+    """A point in time for a label, in the axis' unit: "30.0 s", "25 ms", "3:00.8", "6:00:03". Under a second, in
+    milliseconds to three digits: "0.03 s" said 30 ms for a duplicate at 25 ms."""
     if unit == SECONDS:
-        return f"{t:.2f} s" if abs(t) < 1 else f"{t:.1f} s"
+        if abs(t) >= 1:
+            return f"{t:.1f} s"
+        return "0 s" if t == 0 else f"{t * 1000:.3g} ms"
     if unit == MINUTES:
         return tick_label(t, 1, unit)
     return tick_label(t, 0, unit)
