@@ -193,6 +193,7 @@ class EffectStatus(StrEnum):
     DEDUPLICATED = "deduplicated"  # the payment API recognised the idempotency key
     FAILED = "failed"  # the provider refused; nothing happened
     INDEFINITE = "indefinite"  # cut off by a deadline, yet it reached the provider
+    UNANSWERED = "unanswered"  # cut off by a deadline before the provider answered; nothing happened
 
     @property
     def counted(self) -> bool:

@@ -16,6 +16,7 @@ from sandbox.core.history import History
 from sandbox.present.timeline import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, audit, plot_timeline, save_timeline
 from sandbox.present.timeline.style import matplotlib_style
 from sandbox.scenarios import SCENARIOS, run_scenario
+from sandbox.vocab import EffectStatus
 
 EPOCH = 1_700_000_000
 TABLE = "idempotency"
@@ -1337,3 +1338,17 @@ def test_a_labels_time_rounds_honestly(t):
     back = float(number) / (1000 if unit == "ms" else 1)
     assert abs(back - t) <= 0.05 and abs(back - t) <= 0.05 * t, said
     assert clock(0.025, "s") == "25 ms"
+
+
+@pytest.mark.parametrize("scenario", ["ttl-lag", "timeout-after-effect", "alb-client-retry"])
+def test_an_email_cut_off_unanswered_by_the_deadline_is_marked_at_the_deadline(scenario):
+    """A provider that hangs keeps the call out until Lambda stops the function: nothing was sent, yet the handler
+    made the call (a learner saw inv-1 of ttl-lag time out with no mark on its bar, and could not tell why)."""
+    result = run_scenario(scenario, "examples/naive_email.py:handler")
+    [cut] = [e for e in result.history.of_type("effect") if e["status"] == EffectStatus.UNANSWERED]
+    end = result.history.invocations()[cut["inv"]]
+    assert cut["t"] == pytest.approx(end["end"]) and end["outcome"] == "timeout"
+    assert not EffectStatus(cut["status"]).counted  # no email went out: the verdict counts none
+    fig = plot_timeline(result.history, gaps=False)
+    xs = [x for x, _ in _markers_by_gid(fig)["marker:email_failed"].get_xydata()]
+    assert any(x == pytest.approx(cut["t"]) for x in xs)

@@ -109,6 +109,9 @@ class Services:
                 # The provider got the request even though the caller never heard back.
                 result, _ = perform()
                 self._record(kind, key, inv, EffectStatus.INDEFINITE, result)
+            else:  # the call was out, unanswered, when the deadline came: recorded, so a picture can show it
+                self._record(kind, key, inv, EffectStatus.UNANSWERED,
+                             {"reason": "no answer before the function's deadline; nothing was sent"})
             raise
         if fault.fail:
             self._record(kind, key, inv, EffectStatus.FAILED, {"reason": "provider error (injected)"})
