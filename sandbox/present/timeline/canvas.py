@@ -86,12 +86,40 @@ class Canvas:
         """Display x from and to of each axis break."""
         return [(self.px(xa, 0)[0], self.px(xb, 0)[0]) for _, _, xa, xb in self.taxis.gaps]
 
-    def ticks_off_breaks(self) -> None:
-        """A tick label that would stand at the edge of an axis break is aligned away from it, starting (ending) at
-        its tick, which stays at its time: centred, "61" reached into "58 s skipped", and "3" and "61" either side
-        of it read as one run of numbers. Its neighbour, were it then to come too near, is aligned alike."""
+    def ticks_off_breaks(self, least: int = 1) -> None:
+        """A tick label that would stand at the edge of an axis break: centred, "61" reached into "58 s skipped", and
+        "3" and "61" either side of it read as one run of numbers. Where its stretch of the axis keeps ``least``
+        labels without it, that end tick is left out (the steps between the others stay even); else its label is
+        aligned away from the break, starting (ending) at its tick, which stays at its time, and a neighbour it would
+        then crowd likewise. Aligned away, a label beside its tick reads as a time some seconds off (a learner read
+        lesson 02's 0:01:00 as ten seconds early), so leaving one out comes first. A detail row's stretch keeps
+        two labels, to show its scale."""
+        while True:
+            ticks, ways, crowded = self._tick_ways()
+            stretch = [sum(1 for _, b in self.breaks_px() if b <= x) for x, _, _ in ticks]
+            ends = [i for i, way in enumerate(ways) if way != "center" and stretch.count(stretch[i]) > least
+                    and (i == 0 or stretch[i - 1] != stretch[i] or i == len(ticks) - 1 or stretch[i + 1] != stretch[i])]
+            if not ends:
+                break
+            kept = [i for i in range(len(ticks)) if i != ends[0]]
+            times = {float(self.px(t, 0)[0]): t for t in self.ax.get_xticks()}
+            self.ax.set_xticks([times[ticks[i][0]] for i in kept], labels=[ticks[i][1].get_text() for i in kept])
+        for i in range(len(ticks) - 1):  # a label moved right, onto the next: the next moves right too
+            if i + 1 in crowded and ways[i] == "left":
+                ways[i + 1] = "left"
+        for i in range(len(ticks) - 1, 0, -1):  # ... and one moved left, onto the one before it
+            if i - 1 in crowded and ways[i] == "right":
+                ways[i - 1] = "right"
+        for (_, lb, _), way in zip(ticks, ways):
+            lb.set_horizontalalignment(way)
+
+    def _tick_ways(self) -> tuple[list[tuple[float, Any, Bbox]], list[Literal["left", "center", "right"]], set[int]]:
+        """Each labelled tick (display x, label, box), its alignment away from a break beside it, and the ticks a
+        label so aligned would crowd."""
         clear = TICK_CLEAR_PX * self.fig.dpi / 100
         breaks = self.breaks_px()
+        for lb in self.ax.get_xticklabels():
+            lb.set_horizontalalignment("center")
         ticks = sorted(((float(self.px(x, 0)[0]), lb, lb.get_window_extent(self.renderer))
                         for x, lb in zip(self.ax.get_xticks(), self.ax.get_xticklabels()) if lb.get_text()),
                        key=lambda tick: tick[0])
@@ -100,16 +128,16 @@ class Canvas:
             before = any(box.x0 < a and box.x1 > a - clear for a, _ in breaks)  # a break begins at its right end
             after = any(box.x1 > b and box.x0 < b + clear for _, b in breaks)  # ... or ends at its left end
             ways.append("center" if before == after else "right" if before else "left")
-        for i in range(len(ticks) - 1):  # a label moved right, onto the next: the next moves right too
+        crowded: set[int] = set()
+        for i in range(len(ticks) - 1):  # a label moved right, onto the next
             (x, _, box), (_, _, nxt) = ticks[i], ticks[i + 1]
             if ways[i] == "left" and ways[i + 1] == "center" and x + box.width > nxt.x0 - clear:
-                ways[i + 1] = "left"
+                crowded.add(i + 1)
         for i in range(len(ticks) - 1, 0, -1):  # ... and one moved left, onto the one before it
             (x, _, box), (_, _, prv) = ticks[i], ticks[i - 1]
             if ways[i] == "right" and ways[i - 1] == "center" and x - box.width < prv.x1 + clear:
-                ways[i - 1] = "right"
-        for (_, lb, _), way in zip(ticks, ways):
-            lb.set_horizontalalignment(way)
+                crowded.add(i - 1)
+        return ticks, ways, crowded
 
     def across_break(self, x: float, box: Bbox) -> bool:
         """A break stands between display x ``x`` and ``box``: a label there names a time across the left-out

@@ -284,8 +284,9 @@ class DeliveryReader:
     def orphaned(self, d: DeliveryRecord) -> Event:
         """The Create's work that no physical id of the stack names: the rollback's Delete could not find it."""
         creates = d.detail.get("creates")
-        ran = ", ".join(fields.text(c) for c in creates) if isinstance(creates, list) else ""
-        return d.event(Delivery.ORPHANED, f"orphan: {ran}'s work" if ran else "orphan")
+        ran = [fields.text(c) for c in creates] if isinstance(creates, list) else []
+        who = " and ".join([", ".join(ran[:-1]), ran[-1]] if len(ran) > 1 else ran)
+        return d.event(Delivery.ORPHANED, f"orphan: the work of {who}" if who else "orphan")
 
     def other(self, d: DeliveryRecord) -> Event:
         return d.event("delivery_other", d.what or None)

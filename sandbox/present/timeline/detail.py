@@ -345,7 +345,7 @@ def place_detail_markers(_: Canvas, details: list[Canvas], bars: list[dict[str, 
     from .markers import place_markers  # markers reads the canvas this module's callers make
     for c, mine in zip(details, bars):
         place_markers(c, mine)
-        c.ticks_off_breaks()  # the row's layout is final: its tick labels keep off its breaks
+        c.ticks_off_breaks(least=2)  # the row's layout is final: its tick labels keep off its breaks
 
 
 def time_map(c: Canvas) -> tuple[tuple[float, float, float, float], ...]:
