@@ -1352,3 +1352,19 @@ def test_an_email_cut_off_unanswered_by_the_deadline_is_marked_at_the_deadline(s
     fig = plot_timeline(result.history, gaps=False)
     xs = [x for x, _ in _markers_by_gid(fig)["marker:email_failed"].get_xydata()]
     assert any(x == pytest.approx(cut["t"]) for x in xs)
+
+
+def test_a_callouts_caret_is_hollow_and_reads_as_no_mark_of_its_own():
+    """A filled ▼ under "o-1 delivered again" read as a TTL deletion (the sweep's mark is a filled grey ▼): the
+    caret that ties a callout to its mark is hollow, as the box it hangs from."""
+    from sandbox.present.timeline.audit import CALLOUT_CARET
+
+    result = run_scenario("ttl-lag", "examples/article.py:handler", seed=0,
+                          settings={"duplicate_probability": 1.0, "duplicate_delay": 1.0})
+    fig = plot_timeline(result.history)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    carets = [ln for ax in fig.axes for ln in ax.lines if (ln.get_gid() or "").startswith(CALLOUT_CARET)]
+    assert carets and all(to_hex(ln.get_markerfacecolor()) == "#ffffff" for ln in carets)
+    sweep_face = MARKERS["sweep"][0]["mfc"]
+    assert all(to_hex(ln.get_markerfacecolor()) != to_hex(sweep_face) for ln in carets)

@@ -46,6 +46,7 @@ EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
+CARET_EDGE_PT = 1.0  # pt: the tail's outline
 LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
 ACROSS_BREAK_HITS = 1000  # a label with an axis break between it and its marker counts as this many overlaps
 BAND_STYLES = (Delivery.THROTTLED, Delivery.PENDING)  # labels of a band on a source's row, not of a mark
@@ -185,8 +186,10 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
     if not (box.y0 >= p.y if above else box.y1 <= p.y):
         return  # beside it, on its line: the label starts at the marker
     xd, yd = c.data(p.x, box.y0 if above else box.y1)
+    # Hollow, as the box it hangs from: a filled ▼ read as a mark of its own, a TTL deletion (lesson 00 cell 18).
     c.ax.add_line(mlines.Line2D([xd], [yd], ls="none", marker="v" if above else "^", ms=CARET_PT * c.scale.factor,
-                                mfc=color, mec=color, zorder=Z_EVENT_LABEL, gid=f"{CALLOUT_CARET}{p.event.style}"))
+                                mfc="white", mec=color, mew=CARET_EDGE_PT * c.scale.factor, zorder=Z_EVENT_LABEL,
+                                gid=f"{CALLOUT_CARET}{p.event.style}"))
 
 
 def _near(c: Canvas, box: Bbox, p: EventPoint) -> bool:
