@@ -239,6 +239,9 @@ def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_pict
     assert all(grid.status(*cell) == verdict for cell in inside), (lock_s, work_s, at, inside)
     if not known:  # a verdict not known: the ring claims no cell at all
         assert inside == [], (lock_s, work_s, at)
+    elif not inside:  # on the line between cells, claiming neither: its tab says the verdict
+        from sandbox.present.verdict_map import CELL_TEXT
+        assert CELL_TEXT[verdict] in picture.mark.tab.get_text(), (lock_s, work_s, picture.mark.tab.get_text())
 
 
 @pytest.fixture(scope="module")

@@ -363,6 +363,7 @@ class NowMark:
                               clip_on=False)[0]
                       for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
                                                     (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
+        self.tab_text = TAB_TEXT
         self.tab = ax.text(0, 0, TAB_TEXT, ha="left", va="center", fontsize=TAB_PT, fontweight="bold", zorder=7,
                            bbox={"boxstyle": f"square,pad={TAB_PAD}", "fc": "black", "ec": "black"}, color="white")
         self.words = dict(words or {})
@@ -384,9 +385,11 @@ class NowMark:
         xv, yv = mark[grid.x.name], mark[grid.y.name]
         px, py = grid.x.position(xv), grid.y.position(yv)
         on_cell = xv in grid.x.values and yv in grid.y.values
+        inside_cell = False
         if not on_cell:
             inside = (grid.x.holder(xv), grid.y.holder(yv))
-            if verdict is not None and grid.cells.get(inside) == verdict:
+            inside_cell = verdict is not None and grid.cells.get(inside) == verdict
+            if inside_cell:
                 px, py = self._within_cell(grid, inside, px, py)
             else:
                 px, py = grid.x.between(xv), grid.y.between(yv)
@@ -401,7 +404,10 @@ class NowMark:
         if on_cell:
             self._tab_in_frame((xv, yv), px, py)
         else:
-            self.tab.set(text=TAB_TEXT, fontsize=TAB_PT, fontweight="bold")
+            # On the line between two cells the ring claims neither, so the tab says the verdict itself (a learner
+            # could not read lock 25's invalid from a ring between an invalid cell and a valid one).
+            self.tab_text = f" now: {CELL_TEXT[verdict]} " if verdict in CELL_TEXT and not inside_cell else TAB_TEXT
+            self.tab.set(text=self.tab_text, fontsize=TAB_PT, fontweight="bold")
             self._clear_of_words(px, py)
         return now_words(grid, xv, yv)
 
@@ -459,7 +465,7 @@ class NowMark:
         best = None
         for at, ha, va in tabs:
             tx, ty = to_px(at)
-            extent = self._extent(self.tab, TAB_TEXT, ha, va, TAB_PT)
+            extent = self._extent(self.tab, self.tab_text, ha, va, TAB_PT)
             tab = _box(tx, ty, extent)
             off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
             blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
