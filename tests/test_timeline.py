@@ -1368,3 +1368,26 @@ def test_a_callouts_caret_is_hollow_and_reads_as_no_mark_of_its_own():
     assert carets and all(to_hex(ln.get_markerfacecolor()) == "#ffffff" for ln in carets)
     sweep_face = MARKERS["sweep"][0]["mfc"]
     assert all(to_hex(ln.get_markerfacecolor()) != to_hex(sweep_face) for ln in carets)
+
+
+def test_a_ttl_lag_band_that_ends_at_the_sweep_says_no_arrow():
+    """Lesson 10's TTL slider at 600 s: the band ends at the sweeper's ▼ inside the plot, and its label's "→" read
+    as a record still in the table past the picture."""
+    result = run_scenario("ttl-lag", "examples/run_once_ttl_only.py:handler", settings={"ttl_lag": 600})
+    assert any(e["type"] == "sweep" for e in result.history)
+    fig = result.plot()
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    [label] = [t.get_text() for ax in fig.axes for t in ax.texts if t.get_gid() == "expired-label"]
+    assert label == "o-1 expired, still in the table (TTL lag)"
+
+
+def test_the_guide_from_a_redelivery_down_through_the_busy_run_is_in_the_legend():
+    """Lesson 10's visibility widget: a dotted line drops from ↻ into inv-1's bar, and the legend did not say what it
+    was (the messages were received again while inv-1 still worked on them)."""
+    fig = run_scenario("sqs-visibility-timeout", "examples/article.py:handler").plot()
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert any((ln.get_gid() or "").startswith("guide:") for ax in fig.axes for ln in ax.lines)
+    texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    assert "received again while a run works on them" in texts

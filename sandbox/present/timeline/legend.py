@@ -203,6 +203,9 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
         items.append((mpatches.Patch(**HIDDEN_STYLE), "invisible until its visibility timeout"))
     if any(not w.ran_out for w in m.hidden):
         items.append((mpatches.Patch(**HIDDEN_DONE_STYLE), "received, invisible until deleted"))
+    if any(e.running for e in m.events):  # the guide from ↻ down through the run still at work (guides.py)
+        guide = mlines.Line2D([], [], color="black", lw=1, ls=(0, (2, 2)))
+        items.append((guide, "received again while a run works on them"))
     if any(b.kind == "" for b in m.batching):
         items.append((mpatches.Patch(**BATCHING_STYLE), "poller waits out its batching window"))
     if any(b.kind == Delivery.QUIET_QUEUE_WAIT for b in m.batching):

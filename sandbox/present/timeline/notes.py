@@ -315,7 +315,8 @@ def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpat
         p1 = c.px(x1, y0 + h / 2)
         strip = c.rows.strip(w.inv, w.key)
         y = c.rows.lane_y[w.inv] if strip is None else strip[0] + strip[1] / 2  # in its strip, under the bar
-        text = f"{short_key(w.key)} expired, still in the table (TTL lag) →"
+        # "→" only where the band runs on past the history: a band that ends at the sweeper's ▼ ends there
+        text = f"{short_key(w.key)} expired, still in the table (TTL lag)" + (" →" if w.end is None else "")
         bar = bars[w.inv]
         bar_end = c.px(placed.drawn_end(w.inv, bar), y)[0] if strip is None else p0[0]
         start = max(p0[0], bar_end) + EXPIRED_GAP_PT * c.pt
