@@ -94,9 +94,10 @@ class Canvas:
         then crowd likewise. Aligned away, a label beside its tick reads as a time some seconds off (a learner read
         lesson 02's 0:01:00 as ten seconds early), so leaving one out comes first. A detail row's stretch keeps
         two labels, to show its scale."""
+        breaks = self.breaks_px()
         while True:
             ticks, ways, crowded = self._tick_ways()
-            stretch = [sum(1 for _, b in self.breaks_px() if b <= x) for x, _, _ in ticks]
+            stretch = [sum(1 for _, b in breaks if b <= x) for x, _, _ in ticks]
             ends = [i for i, way in enumerate(ways) if way != "center" and stretch.count(stretch[i]) > least
                     and (i == 0 or stretch[i - 1] != stretch[i] or i == len(ticks) - 1 or stretch[i + 1] != stretch[i])]
             if not ends:
