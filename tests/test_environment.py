@@ -565,3 +565,35 @@ def test_a_pid_the_kernel_gives_again_never_reads_an_earlier_environments_end():
     managed._gone(4242, killed=True)  # killed: nobody asks how it ended, so nothing is kept for its pid
     assert 4242 not in managed.ended and 4242 not in managed.owner
     door.close()
+
+
+def test_a_forked_childs_sleep_takes_its_real_time_and_no_cpu(tmp_path):
+    """A process the handler forks has no world to ask, so its sleep is a real pause: it lasts as long as asked, and
+    it waits without computing (a pause that returned at once made ``time.sleep(0.3)`` in a child take no time, and
+    the environment's file-stamp wait spun a core)."""
+    from sandbox import Sandbox
+
+    handler = _handler(tmp_path, """
+        import json, os, time
+
+        def handler(event, context):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(read)
+                started, cpu = time.monotonic(), os.times()
+                time.sleep(0.3)
+                after = os.times()
+                spent = (after.user - cpu.user) + (after.system - cpu.system)
+                os.write(write, json.dumps([time.monotonic() - started, spent]).encode())
+                os._exit(0)
+            os.close(write)
+            os.waitpid(pid, 0)
+            return json.loads(os.read(read, 200))
+    """)
+    with Sandbox(seed=0) as sb:
+        inv = sb.function(handler, timeout=30).invoke({})
+    assert inv.outcome == "ok", inv.error_text
+    slept, computed = inv.result
+    assert slept >= 0.3
+    assert computed < 0.15

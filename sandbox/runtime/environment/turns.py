@@ -365,9 +365,15 @@ def _real_now() -> float:
 _REAL_MONOTONIC = __import__("time").monotonic  # bound before the environment's clock replaces it
 
 
+#: A lock no one ever releases: waiting on it with a timeout is a pause that computes nothing. (A new lock would be
+#: free, so acquiring it returned at once: a forked child's ``time.sleep`` took no time, and every wait polled hot.)
+_NEVER_RELEASED = _allocate()
+_NEVER_RELEASED.acquire()
+
+
 def real_pause(seconds: float) -> None:
     """A pause of real seconds, whatever ``time.sleep`` has become in this process."""
-    _allocate().acquire(True, seconds)
+    _NEVER_RELEASED.acquire(True, seconds)
 
 
 def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
@@ -375,7 +381,7 @@ def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
     while not test():
         if timeout is not None and waited >= timeout:
             return False
-        _allocate().acquire(True, pause)
+        real_pause(pause)
         waited += pause
     return True
 
