@@ -6,6 +6,10 @@ import matplotlib
 import pytest
 
 matplotlib.use("Agg")
+# jsonschema, under nbformat, checks the "iri" format with rfc3987-syntax when it is installed (jupyter-events pulls
+# it in), and that package builds an Earley parser as it is imported: over 2 s of CPU in each pytest worker that
+# imports nbformat. No notebook schema has a "format" at all; without the package, jsonschema leaves "iri" unchecked.
+sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
