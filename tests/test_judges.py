@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from test_golden import report_text
 from test_history_checker import _run, clean_history
 
-from sandbox import History, check
+from sandbox import History, check, run_scenario
 from sandbox.verdict.facts import Facts
 from sandbox.verdict.findings import Finding
 from sandbox.verdict.judges import Judges, Rule
@@ -22,6 +22,8 @@ from sandbox.verdict.rules import JUDGES
 from sandbox.verdict.rules.batch_response import BATCH_RESPONSE
 from sandbox.verdict.rules.fifo import FIFO_ORDER
 from sandbox.vocab import BadBatchResponse, FindingKind, SourceKind
+
+from conftest import example as example_handler
 
 SNAPSHOTS = Path(__file__).parent / "__snapshots__" / "test_golden"
 #: Every rule made to judge every history, whatever its sources.
@@ -141,6 +143,37 @@ def test_a_verdict_is_the_same_whatever_the_order_rules_are_listed_in_and_loses_
         assert [f.kind for f in verdict.findings] == [FindingKind.OUT_OF_ORDER]
     assert check(h, Judges(rules)) == verdict
     assert check(h, EVERY_RULE_EVERYWHERE) == verdict
+
+
+# -- the world's own runs: each source names a kind its rules judge -------------------------------------------------
+BAD_RESPONSE = """from sandbox import orders_in, send_confirmation_email
+
+
+def handler(event, context):
+    for order in orders_in(event):
+        send_confirmation_email(order)
+    return {"batchItemFailures": [{"itemIdentifier": "no record of this batch"}]}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scenario", ["sqs-batch-failure", "stream-batch-retry", "ddb-stream-ttl-remove",
+                                      "kafka-partial-batch"])
+def test_every_batch_source_fails_a_batch_under_a_kind_its_rule_judges(scenario, tmp_path):
+    handler = tmp_path / "bad_response.py"
+    handler.write_text(BAD_RESPONSE)
+    history = run_scenario(scenario, f"{handler}:handler", seed=0).history
+    verdict = check(history)
+    assert FindingKind.BAD_BATCH_RESPONSE in {f.kind for f in verdict.findings}
+    assert check(history, EVERY_RULE_EVERYWHERE) == verdict
+
+
+def test_a_fifo_queue_out_of_order_is_judged_under_its_kind():
+    history = run_scenario("sqs-fifo-window", example_handler("partial_batch.py"),
+                           settings={"fail_order": 1, "resend_order": 0}).history
+    verdict = check(history)
+    assert [f.kind for f in verdict.findings] == [FindingKind.OUT_OF_ORDER]
+    assert check(history, EVERY_RULE_EVERYWHERE) == verdict
 
 
 # -- every golden run's history, judged again: the report's verdict, word for word --------------------------------
