@@ -288,7 +288,7 @@ def test_the_checker_and_the_timeline_find_the_same_stale_write():
 def test_the_checkers_times_tell_apart_two_moments_a_millisecond_or_more_apart(ms, gap):
     """Under two minutes a time reads to the millisecond: it names its moment, and two moments apart never read
     alike (one decimal once put 0.350 s and 0.375 s at "0.3 s" and "0.4 s")."""
-    from sandbox.verdict.checker import _fmt
+    from sandbox.verdict.facts import fmt as _fmt
 
     first, later = ms / 1000, (ms + gap) / 1000
     text = _fmt(first)

@@ -3,7 +3,7 @@
 A claim (a PutItem of an ``IN_PROGRESS`` record) makes its invocation the key's owner, until that invocation
 deletes the record or another one claims the key. Any other write, by an invocation that had already written
 the key before the current owner claimed it, is a *stale write*: it changes or deletes a record that is no
-longer its own. The checker's "stale write" and "lock overlap" notes (``checker.record_notes``) and the
+longer its own. The checker's "stale write" and "lock overlap" notes (``rules/record_notes.py``) and the
 timeline's markers (``timeline/reading.py``) both feed :class:`Ownership` the successful writes to the
 idempotency table in history order, so the figure marks exactly what the verdict says.
 """
