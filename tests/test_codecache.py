@@ -39,7 +39,10 @@ def _concurrent_results(spec: str) -> list:
         return [inv.result for inv in invs]
 
 
-def test_each_container_gets_its_own_sibling_module_compiled_once(tmp_path):
+def test_each_container_gets_its_own_sibling_module_compiled_once(tmp_path, monkeypatch):
+    # Where Python may write .pyc files, the first cold start writes them and the others load those: the cache
+    # serves where it cannot (PYTHONDONTWRITEBYTECODE, read-only folders), which is the case measured here.
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     spec = _write_task_root(tmp_path, "first")
     codecache.compiled.cache_clear()
     results = _concurrent_results(spec)
