@@ -866,3 +866,21 @@ def test_the_audit_finds_a_tick_label_at_a_break_and_a_breaks_label_on_a_tick():
     assert _check(fig, audit.ticks_by_breaks) == []
     ax.text(45, -0.2, "10 s skipped", ha="center", va="top", gid="gap-label")  # down on the tick labels
     assert _check(fig, audit.ticks_by_breaks) == ["a break's label stands on a tick label"]
+
+
+def test_the_audit_finds_an_arrow_ending_before_its_repeat():
+    fig, ax = _page()
+    fig.lanes = {"inv-2": (1.0, 50.0), "inv-3": (1.0, 80.0)}
+    ax.add_patch(FancyArrowPatch((10, 9), (50, 1), gid="arrow:inv-1->inv-2", shrinkB=0))
+    ax.add_patch(FancyArrowPatch((10, 9), (75, 1), gid="arrow:inv-1->inv-3", shrinkB=0))  # 16 px short
+    assert _check(fig, audit.arrows_off_time) == ["arrow:inv-1->inv-3 ends -16.0 px from the time its repeat started"]
+
+
+@pytest.mark.parametrize("cell", ["02-14", "02-20", "00-18", "04-14", "10-8", "05-9"])
+def test_an_arrows_tip_stands_at_the_time_its_repeat_started(cell):
+    """Lesson 10's hour-long axis: the arrow from inv-1 to its retry stopped short of the marks overhanging the
+    retry's bar, 13 s early (02 cell 14 is the same run). Its tip stands at the retry's start, within a pixel: on
+    the marks there, from above, where they overhang the bar, and no line crosses a mark of a lane it only passes
+    (02 cell 20: an arrow landing on inv-3's marks from above had crossed inv-2's envelopes)."""
+    assert _check_on(cell, audit.arrows_off_time) == []
+    assert _check_on(cell, audit.lines_through_marks) == []
