@@ -884,3 +884,20 @@ def test_an_arrows_tip_stands_at_the_time_its_repeat_started(cell):
     (02 cell 20: an arrow landing on inv-3's marks from above had crossed inv-2's envelopes)."""
     assert _check_on(cell, audit.arrows_off_time) == []
     assert _check_on(cell, audit.lines_through_marks) == []
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-14", "10-23"])
+def test_the_history_ends_line_strikes_through_no_mark(cell):
+    """Lesson 10 (the retention slider, 02 cell 14's run): the dotted "history ends" line ran through inv-2's claim
+    and email, which stand at that moment, and they read as crossed out. It breaks off around them."""
+    assert _check_on(cell, audit.end_line_through_marks) == []
+    (line,) = [ln for ln in _figure(cell).axes[0].lines if ln.get_gid() == "end-of-history"]
+    assert any(y != y for y in line.get_ydata())  # it has gaps: marks stand at the end of each of these runs
+
+
+def test_the_audit_finds_the_end_line_through_a_mark():
+    fig, ax = _page(claim=[(50, 5.0)], email=[(80, 5.0)])
+    ax.axvline(50, gid="end-of-history")
+    ax.plot([80, 80, 80, 80, 80], [0, 3, float("nan"), 7, 10], gid="end-of-history")  # broken off around the mark
+    found = _check(fig, audit.end_line_through_marks)
+    assert len(found) == 1 and found[0].startswith("the end line strikes through claim"), found

@@ -23,8 +23,9 @@
 * what a learner found last session: a repeat arrow ending inside an axis break; a run whose marks stand stacked
   for want of room with no detail row drawing it; marks stacked closer than 2 px; a tick label at a break's edge,
   or a break's label on a tick label;
-* what a new learner found (5/5): a repeat arrow whose tip stands more than a pixel from the time its repeat
-  started (it stopped short of the marks overhanging the repeat's bar: 13 s early on an hour-long axis);
+* what a new learner found (5/5): the "history ends" line striking through the marks at its moment; a repeat
+  arrow whose tip stands more than a pixel from the time its repeat started (it stopped short of the marks
+  overhanging the repeat's bar: 13 s early on an hour-long axis);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -558,6 +559,23 @@ def lines_through_marks(d: Drawn) -> list[str]:
                 continue
             if path.intersects_path(m.path, filled=False):
                 out.append(f"{gid} crosses {m}")
+    return out
+
+
+def end_line_through_marks(d: Drawn) -> list[str]:
+    """The "history ends" line strikes through no mark: the marks at the history's last moment stand on it, and
+    struck through they read as crossed out (lesson 10: inv-2's claim and email at 2:04:34)."""
+    out = []
+    for ax in d.fig.axes:
+        for ln in ax.lines:
+            if ln.get_gid() != "end-of-history":
+                continue
+            pts = ln.get_transform().transform(ln.get_xydata())
+            runs = np.split(pts, np.flatnonzero(np.isnan(pts).any(axis=1)))
+            for run in (r[~np.isnan(r).any(axis=1)] for r in runs):
+                if len(run) > 1:
+                    out += [f"the end line strikes through {m}" for m in d.marks
+                            if m.ax is ax and MPath(run).intersects_path(m.path, filled=True)]
     return out
 
 
@@ -1168,8 +1186,9 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
 
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
-          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
-          texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
+          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
+          lanes_drawn_early, texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden,
+          labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
