@@ -85,14 +85,15 @@ def settle_end_line(c: Canvas, end_line: mlines.Line2D | None, bars: dict[str, m
     # The line stays at the history's last moment: marks now stand at their true times, so nothing runs on past it,
     # and a line moved clear of a mark's glyph would claim a later end than the run had. It breaks off around the
     # marks standing at that moment: struck through, they read as crossed out.
-    x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
+    xd = float(np.asarray(end_line.get_xdata())[0])
+    x = c.px(xd, 0)[0]
     box = c.axes_box()
     c.obs.add(Bbox.from_extents(x - END_LINE_HALF_PX, box.y0, x + END_LINE_HALF_PX, box.y1), "endline")
     ys = [box.y0]
     for y0, y1 in _spans_on(c, x, END_LINE_CLEAR_PT * c.pt):
         ys += [y0, np.nan, y1]
     ys.append(box.y1)
-    end_line.set_data([end_line.get_xdata()[0]] * len(ys), [(y - box.y0) / box.height for y in ys])
+    end_line.set_data([xd] * len(ys), [(y - box.y0) / box.height for y in ys])
 
 
 def _spans_on(c: Canvas, x: float, clear: float) -> list[tuple[float, float]]:
