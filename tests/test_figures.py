@@ -901,3 +901,17 @@ def test_the_audit_finds_the_end_line_through_a_mark():
     ax.plot([80, 80, 80, 80, 80], [0, 3, float("nan"), 7, 10], gid="end-of-history")  # broken off around the mark
     found = _check(fig, audit.end_line_through_marks)
     assert len(found) == 1 and found[0].startswith("the end line strikes through claim"), found
+
+
+def test_a_producers_give_up_is_drawn_on_its_row():
+    """Lesson 05's Try-it with total_max_attempts=1: the producer gave o-2 up after its one attempt timed out, and
+    only a note in the history said so: the picture showed no producer's row at all. It shows the give-up there."""
+    result = run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": 1})
+    fig = plot_timeline(result.history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _faults(fig) == []
+    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:gave_up"}
+    assert rows and all(row.startswith("head:producer:") for row in rows), rows
+    said = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts]
+    assert "gave up on o-2: 1 attempt" in said, said
