@@ -132,6 +132,9 @@ class Delivery(StrEnum):
     DISCARDED = "discarded"  # given up: sent to an on-failure destination, or gone
     PENDING = "pending"  # still in flight when the run stopped
     PRODUCER_RESEND = "producer re-send"
+    #: A producer's SDK ran out of attempts and it gave the order up (a ``note`` says so in words too); the request
+    #: may still have reached the source (a read that timed out).
+    PRODUCER_GAVE_UP = "producer gave up"
     SPONTANEOUS_DUPLICATE = "spontaneous duplicate"
     STALE_COPY = "stale copy"  # a DeleteMessage missed a copy of a standard queue's message
     SEND_DEDUPLICATED = "send deduplicated"  # a FIFO queue accepted a SendMessage but stored nothing

@@ -866,3 +866,52 @@ def test_the_audit_finds_a_tick_label_at_a_break_and_a_breaks_label_on_a_tick():
     assert _check(fig, audit.ticks_by_breaks) == []
     ax.text(45, -0.2, "10 s skipped", ha="center", va="top", gid="gap-label")  # down on the tick labels
     assert _check(fig, audit.ticks_by_breaks) == ["a break's label stands on a tick label"]
+
+
+def test_the_audit_finds_an_arrow_ending_before_its_repeat():
+    fig, ax = _page()
+    fig.lanes = {"inv-2": (1.0, 50.0), "inv-3": (1.0, 80.0)}
+    ax.add_patch(FancyArrowPatch((10, 9), (50, 1), gid="arrow:inv-1->inv-2", shrinkB=0))
+    ax.add_patch(FancyArrowPatch((10, 9), (75, 1), gid="arrow:inv-1->inv-3", shrinkB=0))  # 16 px short
+    assert _check(fig, audit.arrows_off_time) == ["arrow:inv-1->inv-3 ends -16.0 px from the time its repeat started"]
+
+
+@pytest.mark.parametrize("cell", ["02-14", "02-20", "00-18", "04-14", "10-8", "05-9"])
+def test_an_arrows_tip_stands_at_the_time_its_repeat_started(cell):
+    """Lesson 10's hour-long axis: the arrow from inv-1 to its retry stopped short of the marks overhanging the
+    retry's bar, 13 s early (02 cell 14 is the same run). Its tip stands at the retry's start, within a pixel: on
+    the marks there, from above, where they overhang the bar, and no line crosses a mark of a lane it only passes
+    (02 cell 20: an arrow landing on inv-3's marks from above had crossed inv-2's envelopes)."""
+    assert _check_on(cell, audit.arrows_off_time) == []
+    assert _check_on(cell, audit.lines_through_marks) == []
+
+
+@pytest.mark.parametrize("cell", ["00-18", "02-14", "10-23"])
+def test_the_history_ends_line_strikes_through_no_mark(cell):
+    """Lesson 10 (the retention slider, 02 cell 14's run): the dotted "history ends" line ran through inv-2's claim
+    and email, which stand at that moment, and they read as crossed out. It breaks off around them."""
+    assert _check_on(cell, audit.end_line_through_marks) == []
+    (line,) = [ln for ln in _figure(cell).axes[0].lines if ln.get_gid() == "end-of-history"]
+    assert any(y != y for y in line.get_ydata())  # it has gaps: marks stand at the end of each of these runs
+
+
+def test_the_audit_finds_the_end_line_through_a_mark():
+    fig, ax = _page(claim=[(50, 5.0)], email=[(80, 5.0)])
+    ax.axvline(50, gid="end-of-history")
+    ax.plot([80, 80, 80, 80, 80], [0, 3, float("nan"), 7, 10], gid="end-of-history")  # broken off around the mark
+    found = _check(fig, audit.end_line_through_marks)
+    assert len(found) == 1 and found[0].startswith("the end line strikes through claim"), found
+
+
+def test_a_producers_give_up_is_drawn_on_its_row():
+    """Lesson 05's Try-it with total_max_attempts=1: the producer gave o-2 up after its one attempt timed out, and
+    only a note in the history said so: the picture showed no producer's row at all. It shows the give-up there."""
+    result = run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": 1})
+    fig = plot_timeline(result.history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _faults(fig) == []
+    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:gave_up"}
+    assert rows and all(row.startswith("head:producer:") for row in rows), rows
+    said = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts]
+    assert "gave up on o-2: 1 attempt" in said, said

@@ -8,6 +8,7 @@ that cell's settings, and frame the current setting.
 from __future__ import annotations
 
 import base64
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -561,3 +562,23 @@ def test_the_equal_line_stops_short_of_the_cells_words(mark):
         near = dark[int(box.y0):int(box.y1) + 1, int(box.x0):int(box.x1) + 1]
         assert not near.any(), (x, y, int(near.sum()))
     assert crossed == 4
+
+
+def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr():
+    """An nbconvert (HTML) export of lesson 10 showed "VBox(children=(HTML(value='<style>…" where the controls
+    were: with no widget state the page shows the next kind of output there is. That is a line saying what was run
+    and what came of it, and the verdict and the last pictures (the map's too)."""
+    explorer = lock_explorer()
+    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
+                              settings=duplicate_after_lock)
+    explorer.controls["lock_seconds"].value = 45
+    for shown in (explorer, view):
+        data = shown._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in data  # a live notebook still shows the widgets
+        line = data["text/plain"]
+        assert "Box(" not in line and line.startswith(LOCK) and "lock seconds 45" in line, line
+        assert f"verdict {explorer.result.status}" in line
+        page = data["text/html"]
+        pictures = [base64.b64decode(src) for src in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
+        assert explorer.image.value in pictures and explorer.legend.value in pictures
+        assert (view.image.value in pictures) == (shown is view)

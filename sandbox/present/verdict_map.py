@@ -872,7 +872,7 @@ class LinkedVerdictMap:
         self.explorer.publish("map")
 
     def _repr_mimebundle_(self, **kw: Any):
-        return self.widget._repr_mimebundle_(**kw)
+        return self.explorer.static_bundle(self.widget, self.image, **kw)
 
 
 def linked_verdict_map(explorer: Any, handler: Any, *, x: Sequence, y: Sequence, **kw: Any) -> LinkedVerdictMap:

@@ -29,7 +29,7 @@ import ipywidgets as widgets
 from ..errors import BadInput
 from ..settings import Setting
 from .quicktext import png_of_pixels, quick_text
-from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice
+from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice, picture_html
 
 #: Widest integer range still shown as a slider (wider ones get a number box).
 SLIDER_INT_SPAN = 1000
@@ -349,7 +349,24 @@ class SettingsExplorer:
         self.stage.send(parts, controls, sorted(answered))
 
     def _repr_mimebundle_(self, **kw: Any):
-        return self.widget._repr_mimebundle_(**kw)
+        return self.static_bundle(self.widget, **kw)
+
+    def static_bundle(self, widget: widgets.Widget, *pictures: Part, **kw: Any) -> dict[str, Any]:
+        """``widget``'s bundle, with what a page without the widgets shows (an nbconvert export, a notebook
+        opened with no kernel): ipywidgets' own text is its repr, "VBox(children=(HTML(value='<style>…", which
+        says nothing. Instead a line saying what was run and what came of it, and as HTML the verdict and the
+        last pictures (``pictures``: more of them, a verdict map's)."""
+        data = widget._repr_mimebundle_(**kw)
+        drawn = ", ".join(f"{self.label(name)} {shown_value(value)}" for name, value in self._drawn_for.items()
+                          if name in self.controls)
+        came = f"verdict {self.result.status}" if self.result is not None else "not run"
+        data["text/plain"] = f"{self.scenario.name} with {drawn or 'its settings'}: {came} (the controls need a " \
+                             "running kernel)"
+        shown = [self.verdict, self.image, self.legend, *pictures]
+        data["text/html"] = "<div>" + "".join(
+            part.value if isinstance(part.value, str) else picture_html(part.value, part.name) for part in shown
+        ) + "</div>"
+        return data
 
 
 def split_verdict(whole: str) -> tuple[str, str]:

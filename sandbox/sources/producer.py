@@ -235,6 +235,9 @@ class ClientProducer(Source):
             plural = "s" if tries != 1 else ""
             sb.note(f"{self.name} gave up sending {key or 'a message'} after {tries} attempt{plural} of its SDK: "
                     f"{error}")
+            # ... and as a record the timeline can draw (it never reads a note's words)
+            sb.record_delivery(self.kind, Delivery.PRODUCER_GAVE_UP, keys=[key] if key else [], inv=None,
+                               detail={"attempts": tries, "error": error})
         if again and key is not None:  # (again says key is not None)
             self._sent_again(key, ids)
         elif key is not None:

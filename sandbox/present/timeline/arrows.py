@@ -25,12 +25,11 @@ Point = tuple[float, float]
 # data units from a lane's centre: a repeat that started while the earlier one ran is a short vertical arrow
 VERTICAL_FROM = 0.19  # leaves the earlier bar's edge ...
 VERTICAL_TO = 0.24  # ... and stops this far short of the repeat's centre
-STACK_CLEAR_PT = 1  # pt: a vertical arrow's head stops this far short of the marks stacked on its lane ...
-HEAD_CLEAR_PT = 2  # pt: ... and an arrow across, this far left of them (coming down at a slant, it passed through a
-#   mark lifted above the lane's centre)
+STACK_CLEAR_PT = 1  # pt: an arrow's head stops this far short of the marks stacked on its repeat's lane
+TRUE_PX = 1.0  # px: marks reaching this much before a repeat's start do not overhang its bar
+ARROW_LW = 1.6  # pt
 SHRINK_VERTICAL = (2.0, 1.0)  # pt: gap at the arrow's tail and head
-SHRINK_ACROSS = (2.0, 1.0)  # pt: ... for an arrow from one bar's end to the next bar's start (its head touches the
-# repeat's start: a head that stops short lands at an earlier time, inside a break on a coarse axis)
+SHRINK_ACROSS = (2.0, 0.0)  # pt: ... for an arrow from one bar's end to the next bar's start: its tip at the start
 ELBOW_MIN_PX = 1  # px: ends closer than this in y get no elbow candidates
 ARC_RADS = (0.3, -0.3)  # curvature of the two arc candidates
 ENDS_CLEAR_PT = 3  # pt beyond the shrink: obstacles this close to either end do not count
@@ -40,13 +39,25 @@ HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wi
 OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
 HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
-ARROW_LW = 1.6  # pt
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
 REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
 # what a copy's label calls it: short, so that it fits by its arrow (the lane's title names the cause in full)
 COPY_WORDS: dict[str, str] = {Cause.SPONTANEOUS_DUPLICATE: "duplicate", Cause.CONCURRENT_DUPLICATE: "duplicate",
               Cause.PRODUCER_RESEND: "re-send", Cause.CALLER_RESEND: "re-send"}
+
+
+class RoundTip(mpatches.ArrowStyle.CurveFilledB):
+    """matplotlib's "-|>", its tip where the line ends: matplotlib pulls the head back for a mitred tip, and ours is
+    stroked with round joins, so it stopped 1.4 px short of the repeat's start (at 100 dpi); half a line width back
+    is where a round join's edge ends."""
+
+    def _get_arrow_wedge(self, x0, y0, x1, y1, head_dist, cos_t, sin_t, linewidth):
+        # matplotlib's stubs leave out this private method of _Curve
+        vertices, codes, ddx, ddy = super()._get_arrow_wedge(  # type: ignore[misc]
+            x0, y0, x1, y1, head_dist, cos_t, sin_t, linewidth)
+        fx, fy = ddx * sin_t - ddx, ddy * sin_t - ddy  # from the mitre's pull-back (lw / 2 / sin_t) to lw / 2
+        return [(x + fx, y + fy) for x, y in vertices], codes, ddx + fx, ddy + fy
 
 
 class Arrow(NamedTuple):
@@ -120,11 +131,11 @@ def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPl
 
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
            placed: MarkerPlacement, siblings: tuple[str, ...] = ()) -> Arrow:
-    a, b, shrink, vertical = _ends(c, prev, rec, bars, placed)
-    style, pts = _route(c, a, b, shrink, vertical, exclude=(f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings))
+    a, b, shrink, vertical, onto = _ends(c, prev, rec, bars, placed)
+    style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), onto)
     owner = f"arrow:{prev.inv}->{rec.inv}"
     color, linestyle = arrow_look(rec.cause)
-    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle="-|>",
+    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle=RoundTip(),
                                      mutation_scale=HEAD_SIZE * c.scale.factor,
                                      color=color, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
                                      connectionstyle=style, zorder=Z_ARROW, gid=owner, linestyle=linestyle)
@@ -146,9 +157,10 @@ def _lane_reach(c: Canvas, inv: str, bar: mpatches.Rectangle, placed: MarkerPlac
 
 
 def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-          placed: MarkerPlacement) -> tuple[Point, Point, tuple[float, float], bool]:
-    """(tail, head) in display px, the shrink at each end, and whether the arrow is vertical. The tail leaves where
-    the earlier lane's drawing ends (after a mark that overhangs the end of its bar)."""
+          placed: MarkerPlacement) -> tuple[Point, Point, tuple[float, float], bool, bool]:
+    """(tail, head) in display px, the shrink at each end, whether the arrow is vertical and whether it lands on
+    the repeat's marks from above or below. The tail leaves where the earlier lane's drawing ends (after a mark that
+    overhangs the end of its bar); the head's tip stands at the repeat's start."""
     lane_left = placed.lane_left
     rr = bars[rec.inv]
     ya, yb = c.rows.lane_y[prev.inv], c.rows.lane_y[rec.inv]
@@ -166,28 +178,22 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
         tail = c.px(xb, ya + down * VERTICAL_FROM)[1]
         low, high = placed.lane_reach.get(prev.inv, (tail, tail))  # it leaves below (above) the marks stacked there
         tail = min(tail, low - STACK_CLEAR_PT * c.pt) if down > 0 else max(tail, high + STACK_CLEAR_PT * c.pt)
-        return ((x, tail), (x, head), SHRINK_VERTICAL, True)
+        return (x, tail), (x, head), SHRINK_VERTICAL, True, False
     b = c.px(xb, yb)
-    if rec.inv in lane_left:  # marks overhang the bar (stacked ones too): the head stops just short of them all
-        b = (min(b[0], lane_left[rec.inv] - HEAD_CLEAR_PT * c.pt), b[1])
-        if _in_break(c, b[0]):  # ... but not inside an axis break, where it reads as a time left out: it lands on
-            low, high = placed.lane_reach[rec.inv]  # the marks at the repeat's start, from above (or below)
-            b = (c.px(xb, 0)[0], high + STACK_CLEAR_PT * c.pt if down > 0 else low - STACK_CLEAR_PT * c.pt)
-    return c.px(prev_end, ya), b, SHRINK_ACROSS, False
-
-
-def _in_break(c: Canvas, x: float) -> bool:
-    """Display x ``x`` stands in an axis break, or so near one that an arrow's head ending there reaches into it."""
-    reach = HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
-    return any(a - reach <= x <= b for a, b in c.breaks_px())
+    onto = lane_left.get(rec.inv, b[0]) < b[0] - TRUE_PX
+    if onto:  # marks overhang the bar: a head stopping short of them reads as an earlier time (13 s on an hour-long
+        low, high = placed.lane_reach[rec.inv]  # axis), so it lands on them at the repeat's start, from above (below)
+        b = (b[0], high + STACK_CLEAR_PT * c.pt if down > 0 else low - STACK_CLEAR_PT * c.pt)
+    return c.px(prev_end, ya), b, SHRINK_ACROSS, False, onto
 
 
 def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical: bool,
-           exclude: tuple[str, ...]) -> tuple[str, list[Point]]:
+           exclude: tuple[str, ...], onto_marks: bool = False) -> tuple[str, list[Point]]:
     """The connection style and display path of the candidate that crosses the fewest obstacles."""
     cands: list[tuple[str, list[Point]]] = [("arc3,rad=0", [a, b])]
     if not vertical and abs(a[1] - b[1]) > ELBOW_MIN_PX:
-        cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
+        if not onto_marks:  # its head would come in flat across the marks it lands on
+            cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
         cands.append(("angle,angleA=0,angleB=90,rad=6", [a, (b[0], a[1]), b]))
     for rad in ARC_RADS:
         cands.append((f"arc3,rad={rad}", arc3(a, b, rad)))

@@ -23,6 +23,9 @@
 * what a learner found last session: a repeat arrow ending inside an axis break; a run whose marks stand stacked
   for want of room with no detail row drawing it; marks stacked closer than 2 px; a tick label at a break's edge,
   or a break's label on a tick label;
+* what a new learner found (5/5): the "history ends" line striking through the marks at its moment; a repeat
+  arrow whose tip stands more than a pixel from the time its repeat started (it stopped short of the marks
+  overhanging the repeat's bar: 13 s early on an hour-long axis);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -559,6 +562,23 @@ def lines_through_marks(d: Drawn) -> list[str]:
     return out
 
 
+def end_line_through_marks(d: Drawn) -> list[str]:
+    """The "history ends" line strikes through no mark: the marks at the history's last moment stand on it, and
+    struck through they read as crossed out (lesson 10: inv-2's claim and email at 2:04:34)."""
+    out = []
+    for ax in d.fig.axes:
+        for ln in ax.lines:
+            if ln.get_gid() != "end-of-history":
+                continue
+            pts = ln.get_transform().transform(ln.get_xydata())
+            runs = np.split(pts, np.flatnonzero(np.isnan(pts).any(axis=1)))
+            for run in (r[~np.isnan(r).any(axis=1)] for r in runs):
+                if len(run) > 1:
+                    out += [f"the end line strikes through {m}" for m in d.marks
+                            if m.ax is ax and MPath(run).intersects_path(m.path, filled=True)]
+    return out
+
+
 def lanes_drawn_early(d: Drawn) -> list[str]:
     """A lane's bar and marks begin where its invocation started (``fig.lanes``: inv -> (y, start x) in data
     units), not before: the arrow from the run it repeats lands on the first of them."""
@@ -1036,23 +1056,47 @@ def arrow_labels_partial(d: Drawn) -> list[str]:
 
 
 # -- what a learner found last session
+def _arrow_tips(d: Drawn):
+    """(axes, gid, tip in display px) of each repeat arrow: the point of its drawn outline nearest where it was
+    asked to go (``_posA_posB``, data units; an arrow drawn along a path of its own has none and is left out)."""
+    for ax in d.fig.axes:
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            ends = getattr(p, "_posA_posB", None)
+            if not gid.startswith("arrow:") or ends is None:
+                continue
+            pts = _drawn_points(p.get_transform().transform_path(p.get_path()))
+            bx, by = ax.transData.transform(ends[1])
+            yield ax, p, gid, pts[int(np.argmin(np.hypot(pts[:, 0] - bx, pts[:, 1] - by)))]
+
+
 def arrows_ending_in_breaks(d: Drawn) -> list[str]:
     """A repeat arrow's head ends at its repeat, at a time on the axis: one whose tip stands in an axis break points
     at a time the axis left out (lesson 00 cell 18: "retry 1 at 61.0 s" ended in "58 s skipped", short of the
     claim drawn over inv-3's start)."""
     out = []
-    for ax in d.fig.axes:
+    for ax, _, gid, tip in _arrow_tips(d):
         gaps = _breaks(d, ax)
-        for p in ax.patches:
-            gid = p.get_gid() or ""
-            ends = getattr(p, "_posA_posB", None)  # where the arrow was asked to go, in data units
-            if not gid.startswith("arrow:") or not gaps or ends is None:
-                continue
-            pts = _drawn_points(p.get_transform().transform_path(p.get_path()))
-            bx, by = ax.transData.transform(ends[1])
-            tip = pts[int(np.argmin(np.hypot(pts[:, 0] - bx, pts[:, 1] - by)))]
-            if any(g.x0 + d.px(TOUCH_PX) < tip[0] < g.x1 - d.px(TOUCH_PX) and g.y0 <= tip[1] <= g.y1 for g in gaps):
-                out.append(f"{gid} ends inside an axis break")
+        if any(g.x0 + d.px(TOUCH_PX) < tip[0] < g.x1 - d.px(TOUCH_PX) and g.y0 <= tip[1] <= g.y1 for g in gaps):
+            out.append(f"{gid} ends inside an axis break")
+    return out
+
+
+def arrows_off_time(d: Drawn) -> list[str]:
+    """A repeat arrow's tip stands at the time its repeat started, within :data:`TRUE_PX` (``fig.lanes`` has each
+    lane's start): lesson 10's retry arrow on an hour-long axis stopped short of the marks overhanging the retry's
+    bar, 13 s early. The head is stroked with round joins: what shows of it reaches half its line width past the tip
+    of its outline."""
+    lanes = getattr(d.fig, "lanes", {})
+    out = []
+    for ax, p, gid, tip in _arrow_tips(d):
+        inv = gid.rpartition("->")[2]
+        if ax is not d.fig.axes[0] or inv not in lanes:
+            continue
+        x = float(ax.transData.transform((lanes[inv][1], 0))[0])
+        round_tip = p.get_linewidth() * d.fig.dpi / 72 / 2  # its outline's tip stands this far back along it
+        if not x - round_tip - d.px(TRUE_PX) <= tip[0] <= x + d.px(TRUE_PX):
+            out.append(f"{gid} ends {tip[0] - x:+.1f} px from the time its repeat started")
     return out
 
 
@@ -1142,16 +1186,18 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
 
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
-          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, lanes_drawn_early,
-          texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden, labels_before_band,
+          arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
+          lanes_drawn_early, texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden,
+          labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
-          arrow_labels_partial, arrows_ending_in_breaks, runs_stacked_undetailed, marks_stacked_tight,
-          ticks_by_breaks)
+          arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
+          marks_stacked_tight, ticks_by_breaks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
-TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, marks_piled)
+TRUE_TIME_CHECKS = (marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, marks_piled,
+                    arrows_off_time)
 
 
 def true_time_faults(fig: Figure | Drawn) -> list[str]:

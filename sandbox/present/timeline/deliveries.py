@@ -211,6 +211,14 @@ class DeliveryReader:
                 label += " (a new event, new id)"
         return replace(d.event("resend", label), source=producer_of(d.source))
 
+    def producer_gave_up(self, d: DeliveryRecord) -> Event:
+        """The producer's SDK gave up sending an order: on the producer's row, as its re-sends are (lesson 05 with
+        one attempt: no row said so, only a note in the history)."""
+        tries = fields.number(d.detail.get("attempts"))
+        after = f": {tries:g} attempt{'' if tries == 1 else 's'}" if tries is not None else ""
+        label = f"gave up on {d.keys_text or 'an order'}{after}"  # short: it stands by the last tick on the row
+        return replace(d.event("gave_up", label), source=producer_of(d.source))
+
     def caller_resend(self, d: DeliveryRecord) -> Event:
         """The caller's SDK sent an async Invoke again that Lambda had already queued: a second event."""
         what = "queued again (Invoke re-sent)"
@@ -306,6 +314,7 @@ _READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = 
     Delivery.DISCARDED: DeliveryReader.discarded,
     Delivery.PENDING: DeliveryReader.pending,
     Delivery.PRODUCER_RESEND: DeliveryReader.producer_resend,
+    Delivery.PRODUCER_GAVE_UP: DeliveryReader.producer_gave_up,
     Delivery.SPONTANEOUS_DUPLICATE: DeliveryReader.spontaneous_duplicate,
     Delivery.STALE_COPY: DeliveryReader.stale_copy,
     Delivery.SEND_DEDUPLICATED: DeliveryReader.send_deduplicated,

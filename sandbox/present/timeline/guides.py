@@ -24,6 +24,7 @@ GUIDE_HALF_PX = 2  # px: the guide's obstacle reaches this far left and right
 WAIT_LW = 3  # pt at full scale
 WAIT_HALF_PT = 2  # pt: a wait's obstacle reaches this far above and below it
 END_LINE_HALF_PX = 1  # px: the end line's obstacle reaches this far left and right
+END_LINE_CLEAR_PT = 2  # pt: the end line breaks off this far from the marks standing on it
 
 
 class CallerWait(NamedTuple):
@@ -82,7 +83,34 @@ def settle_end_line(c: Canvas, end_line: mlines.Line2D | None, bars: dict[str, m
     if end_line is None:
         return
     # The line stays at the history's last moment: marks now stand at their true times, so nothing runs on past it,
-    # and a line moved clear of a mark's glyph would claim a later end than the run had.
-    x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
+    # and a line moved clear of a mark's glyph would claim a later end than the run had. It breaks off around the
+    # marks standing at that moment: struck through, they read as crossed out.
+    xd = float(np.asarray(end_line.get_xdata())[0])
+    x = c.px(xd, 0)[0]
     box = c.axes_box()
     c.obs.add(Bbox.from_extents(x - END_LINE_HALF_PX, box.y0, x + END_LINE_HALF_PX, box.y1), "endline")
+    ys = [box.y0]
+    for y0, y1 in _spans_on(c, x, END_LINE_CLEAR_PT * c.pt):
+        ys += [y0, np.nan, y1]
+    ys.append(box.y1)
+    end_line.set_data([xd] * len(ys), [(y - box.y0) / box.height for y in ys])
+
+
+def _spans_on(c: Canvas, x: float, clear: float) -> list[tuple[float, float]]:
+    """The display y spans (bottom up, overlapping ones merged) of the marks that display x ``x`` passes through,
+    each grown by ``clear``."""
+    spans = []
+    for ln in c.ax.lines:
+        if not (ln.get_gid() or "").startswith("marker:"):
+            continue
+        half = (ln.get_markersize() / 2 + ln.get_markeredgewidth() / 2) * c.pt + clear
+        for px, py in ln.get_transform().transform(ln.get_xydata()):
+            if abs(px - x) < half:
+                spans.append((py - half, py + half))
+    merged: list[tuple[float, float]] = []
+    for y0, y1 in sorted(spans):
+        if merged and y0 <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], y1))
+        else:
+            merged.append((y0, y1))
+    return merged

@@ -39,8 +39,8 @@ from .style import (
 from .text import halves
 from .timefmt import duration
 
-REQUIRED_LABELS = ("dropped", Delivery.PENDING, "deleted_late")  # where a lost or stuck order went, and why a
-#   deleted message still runs again: always labelled
+# where a lost or stuck order went, or never arrived, and why a deleted message still runs again: always labelled
+REQUIRED_LABELS = ("dropped", "gave_up", Delivery.PENDING, "deleted_late")
 
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...

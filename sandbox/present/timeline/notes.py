@@ -322,11 +322,13 @@ def label_expired(c: Canvas, window_boxes: list[WindowBox], bars: dict[str, mpat
         start = max(p0[0], bar_end) + EXPIRED_GAP_PT * c.pt
         steps = [start + f * max(0.0, p1[0] - start) for f in EXPIRED_ALONG]  # farther along when the start is busy
         nudges = (0.0, -EXPIRED_NUDGE, EXPIRED_NUDGE) if strip is None else (0.0,)
-        cands = [(x, y + dy) for x in steps for dy in nudges]
+        # ... or ending where the band ends, when what stands over its start reaches farther
+        cands = [(x, y + dy, "left") for x in steps for dy in nudges]
+        cands.append((p1[0] - EXPIRED_GAP_PT * c.pt, y, "right"))
 
         def make(cand, text=text):
-            x, yy = cand
-            return c.ax.text(c.data(x, 0)[0], yy, text, ha="left", va="center", fontsize=c.fs(SMALL_PT),
+            x, yy, ha = cand
+            return c.ax.text(c.data(x, 0)[0], yy, text, ha=ha, va="center", fontsize=c.fs(SMALL_PT),
                              color=EXPIRED_TEXT, zorder=Z_NOTE, parse_math=False, gid="expired-label",
                              bbox={"boxstyle": "round,pad=0.15", "fc": EXPIRED_COLOR, "ec": "none"})
 

@@ -248,6 +248,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                     "customer deleted the item (REMOVE)"),
     "dropped": ({"marker": r"$\otimes$", "ms": 17, "mfc": "black", "mec": "black", "mew": 0.6},
                 "order left the source (DLQ / discarded)"),
+    "gave_up": ({"marker": r"$\otimes$", "ms": 17, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.6},
+                "producer gave up sending: no attempts left, no re-send"),
     "stale_copy": ({"marker": r"$\checkmark$", "ms": 14, "mfc": "white", "mec": OI_VERMILLION, "mew": 1.1},
                    "delete missed a copy: it comes back"),
     "send_dedup": ({"marker": r"$\nrightarrow$", "ms": 15, "mfc": "#8C8C8C", "mec": "#8C8C8C", "mew": 0.5},
@@ -280,7 +282,7 @@ LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refuse
                        "receive", Delivery.REDELIVERY, Delivery.DELETED, "deleted_late", "batch_failed",
                        "batch_partial", "batch_checkpoint", "retry_scheduled",
                        "resend", "caller_resend", "spont_dup", "stale_copy", "send_dedup", "user_delete",
-                       Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "handoff_ok", "answer_lost", "dropped",
+                       Delivery.THROTTLED, Delivery.DELIVERY_FAILED, "handoff_ok", "answer_lost", "dropped", "gave_up",
                        "moved_back", Delivery.STACK_STATUS, Delivery.ORPHANED, "delivery_other", "call_send",
                        "call_timeout", "call_answer", "call_error", "gateway_timeout", "task_timeout")
 
