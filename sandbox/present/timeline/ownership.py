@@ -1,7 +1,7 @@
 """The timeline's words for who holds each idempotency key: a stale write's warning, a refused write's note.
 
 Who owns a key and which writes are stale is decided by :class:`sandbox.verdict.ownership.Ownership`, the rule the
-checker's "stale write" note (``checker.record_notes``) also follows, read from the same successful table
+checker's "stale write" note (``verdict/rules/record_notes.py``) also follows, read from the same successful table
 writes, so the figure marks what the verdict says.
 """
 from __future__ import annotations
