@@ -915,3 +915,16 @@ def test_a_producers_give_up_is_drawn_on_its_row():
     assert rows and all(row.startswith("head:producer:") for row in rows), rows
     said = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts]
     assert "gave up on o-2: 1 attempt" in said, said
+
+
+def test_an_eventbridge_producers_give_up_is_drawn_on_its_row():
+    """EventBridge's producer gives up as the SQS producer does (one attempt, timed out): its row says so too."""
+    result = run_scenario("eventbridge-producer-resend", NAIVE, seed=0, settings={"total_max_attempts": 1})
+    gave_up = [d for d in result.history.of_type("delivery") if d["what"] == "producer gave up"]
+    assert gave_up and gave_up[0]["detail"]["attempts"] == 1, gave_up
+    fig = plot_timeline(result.history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _faults(fig) == []
+    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:gave_up"}
+    assert rows and all(row.startswith("head:producer:") for row in rows), rows

@@ -278,6 +278,11 @@ class EventProducer(ScheduledSender):
         # Every PutEvents that reached EventBridge, retries included, is in the history with its EventId.
         ids = [i for r in world.history.since(mark) if r["type"] == RecordType.AWS and r.get("actor") == self.name
                and r["op"] == "PutEvents" and r["result"] == AWS_OK for i in (r["key"] or "").split(",") if i]
+        if error is not None:  # ... and as a record the timeline draws on the producer's row (it reads no note)
+            tries = sum(1 for r in world.history.since(mark) if r["type"] == RecordType.AWS
+                        and r.get("actor") == self.name and r["op"] == "PutEvents") or 1
+            world.record_delivery(self.kind, Delivery.PRODUCER_GAVE_UP, keys=keys, inv=None,
+                                  detail={"attempts": tries, "error": error})
         self.sent.append({"keys": keys, "eventIds": ids, "error": error})
         if len(ids) > 1:
             world.record_delivery(self.kind, Delivery.PRODUCER_RESEND, keys, None, {
