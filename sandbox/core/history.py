@@ -52,7 +52,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
-from .records import EffectRecord, InvokeEnd, InvokeStart, Log, Record, from_plain, make
+from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, from_plain, make
 from .views import html_of
 
 R = TypeVar("R", bound=Record)
@@ -217,6 +217,16 @@ class History:
                 out[e.inv] = {**e.as_dict(), "outcome": None, "error": None, "end": None}
             elif isinstance(e, InvokeEnd) and e.inv in out:
                 out[e.inv].update(outcome=e.outcome, error=e.error, end=e.t, blocked=e.blocked, where=e.where)
+        return out
+
+    def invocation_records(self) -> dict[str, Invocation]:
+        """inv id -> the invocation its start and end records tell (typed: ``invocations`` gives dicts)."""
+        out: dict[str, Invocation] = {}
+        for e in self._events:
+            if isinstance(e, InvokeStart):
+                out[e.inv] = Invocation(e)
+            elif isinstance(e, InvokeEnd) and e.inv in out:
+                out[e.inv] = Invocation(out[e.inv].start, e)
         return out
 
     def effects(self, kind: str | None = None) -> list[dict[str, Any]]:

@@ -200,8 +200,9 @@ def _kind_ok(annotation: str, value: Any) -> bool:
     return isinstance(value, Mapping)
 
 
-def make(type_: str, seq: int, t: float, fields: Mapping[str, Any]) -> Record:
-    """A record of ``type_`` from its fields (``ValueError`` naming what is wrong: the type, a field, its kind)."""
+def make(type_: Any, seq: int, t: float, fields: Mapping[str, Any]) -> Record:
+    """A record of ``type_`` (a ``RecordType``'s word) from its fields: ``ValueError`` naming what is wrong (the type,
+    a field, its kind)."""
     cls = RECORD_CLASSES.get(type_) if isinstance(type_, str) else None
     if cls is None:
         raise ValueError(f"unknown history record type {type_!r}; expected one of {tuple(RecordType)}")
@@ -227,3 +228,40 @@ def from_plain(record: Any, position: int) -> Record:
         return make(record.get("type"), seq, t, fields)
     except ValueError as exc:
         raise ValueError(f"history record {position} is not a valid record: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class Invocation:
+    """One invocation as its two records tell it: how it began, and how it ended (None: it had not, yet)."""
+
+    start: InvokeStart
+    end: InvokeEnd | None = None
+
+    @property
+    def id(self) -> str:
+        return self.start.inv
+
+    @property
+    def t(self) -> float:
+        """When it started."""
+        return self.start.t
+
+    @property
+    def ended_at(self) -> float | None:
+        return self.end.t if self.end is not None else None
+
+    @property
+    def outcome(self) -> str | None:
+        return self.end.outcome if self.end is not None else None
+
+    @property
+    def error(self) -> str | None:
+        return self.end.error if self.end is not None else None
+
+    @property
+    def blocked(self) -> bool:
+        return self.end is not None and self.end.blocked
+
+    @property
+    def where(self) -> str | None:
+        return self.end.where if self.end is not None else None
