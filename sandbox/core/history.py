@@ -2,10 +2,11 @@
 
 Sources, the Lambda runtime, the AWS gateway and the effect services write to it through
 its typed writers; the checker, the timeline plot and the CLI only read it
-(Maelstrom's "record, then check"). Every read hands out copies, so no reader can rewrite
-what happened.
+(Maelstrom's "record, then check"). Each record is a frozen dataclass (``sandbox.core.records``):
+``records()`` hands out the records themselves, and the dict reads (``events``, ``of_type``...) hand
+out copies in their JSON form, so no reader can rewrite what happened.
 
-Every record is a plain dict with these common fields:
+Every record has these common fields:
 
 ``seq``   position in the history (0, 1, 2, ...)
 ``t``     virtual seconds since the world opened
@@ -48,10 +49,13 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
+from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, from_plain, make
 from .views import html_of
+
+R = TypeVar("R", bound=Record)
 
 #: Fields whose value must be a word of the vocabulary, per record type.
 _CHECKS: dict[str, dict[str, type[StrEnum]]] = {
@@ -83,12 +87,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _check_words(record: dict[str, Any]) -> None:
-    for name, words in _CHECKS.get(record["type"], {}).items():
-        value = record.get(name)
+def _check_words(record: Record) -> None:
+    for name, words in _CHECKS.get(record.type, {}).items():
+        value = getattr(record, name)
         ok = Cause.valid(value) if words is Cause else value in words._value2member_map_
         if not ok:
-            raise ValueError(f"{record['type']} record: {name}={value!r} is not a word of the vocabulary "
+            raise ValueError(f"{record.type} record: {name}={value!r} is not a word of the vocabulary "
                              f"({', '.join(words)})")
 
 
@@ -113,10 +117,8 @@ class History:
 
     def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
         self._meta: dict[str, Any] = _plain(dict(meta or {}))
-        self._events: list[dict[str, Any]] = []
+        self._events: list[Record] = [from_plain(ev, i) for i, ev in enumerate(events or ())]
         self._lock = threading.Lock()  # real-thread mode: seq numbers stay dense and ordered
-        for ev in events or ():
-            self._events.append(_copy(dict(ev)))
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -133,38 +135,29 @@ class History:
     # -- writing ---------------------------------------------------------
     def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
         """Add one record (prefer the typed writers below); returns a copy of it."""
-        if type not in RecordType._value2member_map_:
-            raise ValueError(f"unknown history record type {type!r}; expected one of {tuple(RecordType)}")
         with self._lock:
-            record = {"seq": len(self._events), "t": round(float(t), 6), "type": str(type), **_plain(fields)}
+            record = make(type, len(self._events), t, fields)
             _check_words(record)
             self._events.append(record)
         for listener in History._listeners:
-            listener(self, _copy(record))
-        return _copy(record)
+            listener(self, record.as_dict())
+        return record.as_dict()
 
     def accept(self, t: float, *, key: str, expects: list[str], source: str, group: str | None = None) -> None:
         """``group``: the FIFO message group the order was sent in (its orders are owed their effects in order)."""
-        extra = {"group": group} if group is not None else {}
-        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source, **extra)
+        self.append(RecordType.ACCEPT, t, key=key, expects=list(expects), source=source, group=group)
 
     def invoke_start(self, t: float, *, inv: str, source: str, cause: str, container: str | None,
                      request_id: str, keys: list[str], prev: str | None, timeout: float,
                      cold_start: bool = False, restored: bool = False, environment: str | None = None) -> None:
-        extra: dict[str, Any] = {"cold_start": True} if cold_start else {}
-        if restored:
-            extra["restored"] = True
-        if environment is not None:
-            extra["environment"] = environment
         self.append(RecordType.INVOKE_START, t, inv=inv, source=source, cause=cause, container=container,
-                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, **extra)
+                    request_id=request_id, keys=list(keys), prev=prev, timeout=timeout, cold_start=cold_start,
+                    restored=restored, environment=environment)
 
     def invoke_end(self, t: float, *, inv: str, outcome: str, error: str | None, blocked: bool = False,
                    where: str | None = None) -> None:
-        extra: dict[str, Any] = {"blocked": True} if blocked else {}
-        if where:
-            extra["where"] = where
-        self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, **extra)
+        self.append(RecordType.INVOKE_END, t, inv=inv, outcome=outcome, error=error, blocked=blocked,
+                    where=where or None)
 
     def aws(self, t: float, *, inv: str | None, actor: str, service: str, op: str, target: str | None,
             key: str | None, result: str, detail: dict) -> None:
@@ -190,8 +183,7 @@ class History:
 
     def logs(self, inv: str | None = None) -> list[dict[str, Any]]:
         """The lines handlers printed or logged (one invocation's, or all), in order."""
-        return [_copy(e) for e in self._events
-                if e["type"] == RecordType.LOG and (inv is None or e["inv"] == inv)]
+        return [e.as_dict() for e in self._events if isinstance(e, Log) and (inv is None or e.inv == inv)]
 
     # -- reading (every read is a copy) -----------------------------------
     def __iter__(self) -> Iterator[dict[str, Any]]:
@@ -201,36 +193,51 @@ class History:
         return len(self._events)
 
     def __getitem__(self, i):
-        return _copy(self._events[i])
+        return self._events[i].as_dict()
 
     @property
     def events(self) -> list[dict[str, Any]]:
-        return [_copy(e) for e in self._events]
+        return [e.as_dict() for e in self._events]
 
     def of_type(self, *types: str) -> list[dict[str, Any]]:
-        return [_copy(e) for e in self._events if e["type"] in types]
+        return [e.as_dict() for e in self._events if e.type in types]
+
+    def records(self, *types: type[R]) -> list[R]:
+        """The typed records themselves, of the record classes ``types`` (all, given none), in order.
+
+        No copy is made: a record is frozen, and its mappings and lists are read-only."""
+        wanted: tuple[type, ...] = types or (Record,)
+        return [e for e in self._events if isinstance(e, wanted)]  # type: ignore[misc]
 
     def invocations(self) -> dict[str, dict[str, Any]]:
         """inv id -> {start record fields + outcome/error/end}."""
         out: dict[str, dict[str, Any]] = {}
         for e in self._events:
-            if e["type"] == RecordType.INVOKE_START:
-                out[e["inv"]] = {**_copy(e), "outcome": None, "error": None, "end": None}
-            elif e["type"] == RecordType.INVOKE_END and e["inv"] in out:
-                out[e["inv"]].update(outcome=e["outcome"], error=e.get("error"), end=e["t"],
-                                     blocked=bool(e.get("blocked")), where=e.get("where"))
+            if isinstance(e, InvokeStart):
+                out[e.inv] = {**e.as_dict(), "outcome": None, "error": None, "end": None}
+            elif isinstance(e, InvokeEnd) and e.inv in out:
+                out[e.inv].update(outcome=e.outcome, error=e.error, end=e.t, blocked=e.blocked, where=e.where)
+        return out
+
+    def invocation_records(self) -> dict[str, Invocation]:
+        """inv id -> the invocation its start and end records tell (typed: ``invocations`` gives dicts)."""
+        out: dict[str, Invocation] = {}
+        for e in self._events:
+            if isinstance(e, InvokeStart):
+                out[e.inv] = Invocation(e)
+            elif isinstance(e, InvokeEnd) and e.inv in out:
+                out[e.inv] = Invocation(out[e.inv].start, e)
         return out
 
     def effects(self, kind: str | None = None) -> list[dict[str, Any]]:
-        return [_copy(e) for e in self._events
-                if e["type"] == RecordType.EFFECT and (kind is None or e["kind"] == kind)]
+        return [e.as_dict() for e in self._events if isinstance(e, EffectRecord) and (kind is None or e.kind == kind)]
 
     def end_time(self) -> float:
-        return self._events[-1]["t"] if self._events else 0.0
+        return self._events[-1].t if self._events else 0.0
 
     def since(self, seq: int) -> list[dict[str, Any]]:
         """Copies of the records from position ``seq`` on (what a step just added)."""
-        return [_copy(e) for e in self._events[seq:]]
+        return [e.as_dict() for e in self._events[seq:]]
 
     # -- persistence -----------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
@@ -238,16 +245,14 @@ class History:
 
     def to_json(self, **kw: Any) -> str:
         kw.setdefault("sort_keys", True)
-        return json.dumps({"meta": self._meta, "events": self._events}, **kw)
+        return json.dumps({"meta": self._meta, "events": self.events}, **kw)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "History":
-        if not isinstance(data, dict) or "events" not in data:
+        if not isinstance(data, dict) or not isinstance(data.get("events"), list):
             raise ValueError("a history is a JSON object with 'meta' and 'events'")
-        for i, ev in enumerate(data["events"]):
-            if not isinstance(ev, dict) or ev.get("type") not in RecordType._value2member_map_ or "t" not in ev:
-                raise ValueError(f"history record {i} is not a valid record: {ev!r}")
-        return cls(data.get("meta"), data["events"])
+        meta = data.get("meta")
+        return cls(meta if isinstance(meta, dict) else None, data["events"])
 
     @classmethod
     def from_json(cls, text: str) -> "History":

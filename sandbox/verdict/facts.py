@@ -7,10 +7,10 @@ reads that source's own records from ``Facts.records`` itself, so adding a sourc
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
 
 from ..core.history import History
-from ..vocab import DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus, RecordType
+from ..core.records import Accept, AwsCall, DeliveryRecord, EffectRecord, Invocation, Record
+from ..vocab import DROPPED, IDEMPOTENCY_TABLE, Delivery, EffectStatus
 
 #: Writes that can save an invocation's result in the idempotency table (a delete saves nothing);
 #: a write inside a transaction or a batch counts as the single-item call it amounts to.
@@ -19,8 +19,9 @@ SAVES = ("PutItem", "UpdateItem")
 TTL_ATTRIBUTE = IDEMPOTENCY_TABLE.ttl_attribute
 
 
-def write_op(record: dict) -> str:
-    return (record.get("detail") or {}).get("as") or record["op"]
+def write_op(record: AwsCall) -> str:
+    """The single-item operation a write amounts to (a transaction's or a batch's part says which, as ``as``)."""
+    return record.detail.get("as") or record.op
 
 
 def fmt(t: float) -> str:
@@ -35,10 +36,10 @@ def fmt(t: float) -> str:
     return f"{hours} h {minutes} min"
 
 
-def describe(inv: dict[str, Any] | None, inv_id: str | None) -> str:
+def describe(inv: Invocation | None, inv_id: str | None) -> str:
     if inv is None:
         return inv_id or "outside any invocation"
-    return f"{inv_id} ({inv['source']}, {inv['cause']})"
+    return f"{inv_id} ({inv.start.source}, {inv.start.cause})"
 
 
 def natural(key: str):
@@ -54,34 +55,33 @@ class Facts:
         self.table = self.meta.get("table", "idempotency")
         epoch = self.meta.get("epoch")
         self.epoch = float(epoch) if isinstance(epoch, (int, float)) else 0.0
-        #: Every record, for a rule that reads its own source's records (one copy, shared by all the rules).
-        self.records: list[dict[str, Any]] = history.events
+        #: Every record, for a rule that reads its own source's records (frozen: the rules share them).
+        self.records: list[Record] = history.records()
         #: The source kinds the history's records name: they decide which sources' rules judge it.
-        self.sources = frozenset(e["source"] for e in self.records if isinstance(e.get("source"), str))
+        self.sources = frozenset(e.get("source") for e in self.records if isinstance(e.get("source"), str))
         # Both by invocation id, looked up with a record's ``inv`` (None for the world's own doings).
-        self.invs: dict[Any, dict[str, Any]] = history.invocations()
+        self.invs: dict[str | None, Invocation] = {k: v for k, v in history.invocation_records().items()}
         self.owed: dict[str, set[str]] = defaultdict(set)
-        self.effects: dict[tuple[str, str], list[dict]] = defaultdict(list)
+        self.effects: dict[tuple[str, str], list[EffectRecord]] = defaultdict(list)
         self.pending: set[str] = set()
-        self.dropped: dict[str, list[dict]] = defaultdict(list)
-        self.table_writes: dict[Any, list[dict]] = defaultdict(list)  # inv -> its writes to the table
+        self.dropped: dict[str, list[DeliveryRecord]] = defaultdict(list)
+        self.table_writes: dict[str, list[AwsCall]] = defaultdict(list)  # inv -> its writes to the table
         for e in self.records:
             self._read(e)
         self.effects_per_key = self._count()
 
-    def _read(self, e: dict) -> None:
-        kind = e["type"]
-        if kind == RecordType.ACCEPT:
-            self.owed[e["key"]].update(e.get("expects") or [])
-        elif kind == RecordType.EFFECT and EffectStatus(e["status"]).counted:
-            self.effects[(e["kind"], e["key"])].append(e)
-        elif kind == RecordType.DELIVERY and e.get("what") == Delivery.PENDING:
-            self.pending.update(e.get("keys") or [])
-        elif kind == RecordType.DELIVERY and e.get("what") in DROPPED:
-            for k in e.get("keys") or []:
+    def _read(self, e: Record) -> None:
+        if isinstance(e, Accept):
+            self.owed[e.key].update(e.expects)
+        elif isinstance(e, EffectRecord) and EffectStatus(e.status).counted:
+            self.effects[(e.kind, e.key)].append(e)
+        elif isinstance(e, DeliveryRecord) and e.what == Delivery.PENDING:
+            self.pending.update(e.keys)
+        elif isinstance(e, DeliveryRecord) and e.what in DROPPED:
+            for k in e.keys:
                 self.dropped[k].append(e)
-        elif kind == RecordType.AWS and e.get("target") == self.table and e.get("inv") is not None:
-            self.table_writes[e["inv"]].append(e)
+        elif isinstance(e, AwsCall) and e.target == self.table and e.inv is not None:
+            self.table_writes[e.inv].append(e)
 
     def _count(self) -> dict[str, dict[str, int]]:
         """Order -> effect -> how many times it happened, for every effect an order is owed or got."""

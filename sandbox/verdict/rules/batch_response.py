@@ -6,7 +6,8 @@ The rule reads the sources' ``batch failed`` records whose ``badResponse`` says 
 """
 from __future__ import annotations
 
-from ...vocab import BadBatchResponse, Delivery, FindingKind, RecordType, SourceKind
+from ...core.records import DeliveryRecord
+from ...vocab import BadBatchResponse, Delivery, FindingKind, SourceKind
 from ..facts import Facts, fmt
 from ..findings import Finding
 from ..judges import Rule
@@ -18,10 +19,10 @@ DOC_BATCH_RESPONSE = DOC_FIFO_ORDER + "#services-sqs-batchfailurereporting"
 DOC_STREAM_BATCH_RESPONSE = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-batchfailurereporting.html"
 
 
-def bad_responses(facts: Facts) -> list[dict]:
+def bad_responses(facts: Facts) -> list[DeliveryRecord]:
     """The "batch failed" records of a response Lambda could not read."""
-    return [e for e in facts.records if e["type"] == RecordType.DELIVERY and e.get("what") == Delivery.BATCH_FAILED
-            and (e.get("detail") or {}).get("badResponse") in set(BadBatchResponse)]
+    return [e for e in facts.records if isinstance(e, DeliveryRecord) and e.what == Delivery.BATCH_FAILED
+            and e.detail.get("badResponse") in set(BadBatchResponse)]
 
 
 def bad_batch_responses(facts: Facts) -> list[Finding]:
@@ -32,21 +33,21 @@ def bad_batch_responses(facts: Facts) -> list[Finding]:
     """
     findings, seen = [], set()
     for d in bad_responses(facts):
-        inv = d.get("inv")
+        inv = d.inv
         if inv in seen:
             continue
         seen.add(inv)
-        keys = list(d.get("keys") or [])
+        keys = list(d.keys)
         carried = f"its batch (carrying {', '.join(keys)})" if keys else "its batch"
-        text = (f"{inv} ended ok but returned {_said(d)}, so Lambda failed {carried} as a whole at {fmt(d['t'])}: "
+        text = (f"{inv} ended ok but returned {_said(d)}, so Lambda failed {carried} as a whole at {fmt(d.t)}: "
                 f"every record came back, any already handled included. {_rule(d)}")
         findings.append(Finding(FindingKind.BAD_BATCH_RESPONSE, ",".join(keys) or str(inv), None, text, [inv]))
     return findings
 
 
-def _said(d: dict) -> str:
+def _said(d: DeliveryRecord) -> str:
     """What the handler returned, in words."""
-    detail = d.get("detail") or {}
+    detail = d.detail
     fault = detail["badResponse"]
     if fault == BadBatchResponse.UNKNOWN_IDENTIFIER:
         return (f"a batchItemFailures entry naming {detail.get('itemIdentifier')!r}, which is not the "
@@ -56,7 +57,7 @@ def _said(d: dict) -> str:
     return "a batchItemFailures that is not a list"
 
 
-def _rule(d: dict) -> str:
+def _rule(d: DeliveryRecord) -> str:
     """AWS's rule the response broke, as the source's page words it."""
     if _id_name(d) == "messageId":
         return (f"An entry that names no record of the batch, or none at all, fails the whole batch "
@@ -66,9 +67,9 @@ def _rule(d: dict) -> str:
             f"sandbox treats one naming no record of the batch the same")
 
 
-def _id_name(d: dict) -> str:
+def _id_name(d: DeliveryRecord) -> str:
     """What a batch's records are named by, as its source's partial batch response names them."""
-    return "messageId" if (d.get("detail") or {}).get("messageIds") is not None else "sequence number"
+    return "messageId" if d.detail.get("messageIds") is not None else "sequence number"
 
 
 BATCH_RESPONSE = Rule("partial batch responses", 40, bad_batch_responses,

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from ...vocab import FindingKind, RecordType, SourceKind
+from ...core.records import Accept
+from ...vocab import FindingKind, SourceKind
 from ..facts import Facts, fmt
 from ..findings import Finding
 from ..judges import Rule
@@ -19,9 +20,8 @@ def groups(facts: Facts) -> dict[str, list[str]]:
     """FIFO message group -> its orders, as sent."""
     found: dict[str, list[str]] = defaultdict(list)
     for e in facts.records:
-        group = e.get("group") if e["type"] == RecordType.ACCEPT else None
-        if group is not None and e["key"] not in found[group]:
-            found[group].append(e["key"])
+        if isinstance(e, Accept) and e.group is not None and e.key not in found[e.group]:
+            found[e.group].append(e.key)
     return found
 
 
@@ -34,20 +34,20 @@ def out_of_order(facts: Facts) -> list[Finding]:
     findings = []
     for group, keys in sorted(groups(facts).items()):
         firsts = {k: min((e for (_, key), done in facts.effects.items() if key == k for e in done),
-                         key=lambda e: e["seq"], default=None) for k in keys}
+                         key=lambda e: e.seq, default=None) for k in keys}
         first = {k: e for k, e in firsts.items() if e is not None}  # the orders that got an effect
         for i, key in enumerate(keys):
             if key not in first:
                 continue
-            earlier = [k for k in keys[i + 1:] if k in first and first[k]["seq"] < first[key]["seq"]]
+            earlier = [k for k in keys[i + 1:] if k in first and first[k].seq < first[key].seq]
             if earlier:
                 later = ", ".join(earlier)
-                text = (f"{key}: its first {first[key]['kind']} came at {fmt(first[key]['t'])}, after those of "
+                text = (f"{key}: its first {first[key].kind} came at {fmt(first[key].t)}, after those of "
                         f"{later}, which were sent after it in FIFO message group {group}. A FIFO queue keeps a "
                         f"group in order only if the function stops at its first failure and returns that message "
                         f"and every one after it ({DOC_FIFO_ORDER})")
-                findings.append(Finding(FindingKind.OUT_OF_ORDER, key, first[key]["kind"], text,
-                                        [first[key].get("inv")] + [first[k].get("inv") for k in earlier]))
+                findings.append(Finding(FindingKind.OUT_OF_ORDER, key, first[key].kind, text,
+                                        [first[key].inv] + [first[k].inv for k in earlier]))
                 break  # one finding per group: its first order handled late
     return findings
 
