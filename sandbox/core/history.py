@@ -193,6 +193,8 @@ class History:
         return len(self._events)
 
     def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [e.as_dict() for e in self._events[i]]
         return self._events[i].as_dict()
 
     @property
