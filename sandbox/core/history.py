@@ -49,7 +49,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
 from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, from_plain, make
@@ -204,12 +204,18 @@ class History:
     def of_type(self, *types: str) -> list[dict[str, Any]]:
         return [e.as_dict() for e in self._events if e.type in types]
 
-    def records(self, *types: type[R]) -> list[R]:
+    @overload
+    def records(self) -> list[Record]: ...
+
+    @overload
+    def records(self, *types: type[R]) -> list[R]: ...
+
+    def records(self, *types: type[Any]) -> list[Any]:
         """The typed records themselves, of the record classes ``types`` (all, given none), in order.
 
         No copy is made: a record is frozen, and its mappings and lists are read-only."""
         wanted: tuple[type, ...] = types or (Record,)
-        return [e for e in self._events if isinstance(e, wanted)]  # type: ignore[misc]
+        return [e for e in self._events if isinstance(e, wanted)]
 
     def invocations(self) -> dict[str, dict[str, Any]]:
         """inv id -> {start record fields + outcome/error/end}."""

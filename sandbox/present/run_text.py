@@ -10,7 +10,8 @@ import shlex
 from typing import Any
 
 from ..core.history import History
-from ..vocab import EffectStatus, RecordType
+from ..core.records import AwsCall, DeliveryRecord, EffectRecord, InvokeEnd, InvokeStart, Record
+from ..vocab import EffectStatus
 
 #: How a replay command names the CLI (what the README tells people to type).
 PROGRAM = "python -m sandbox"
@@ -37,44 +38,43 @@ def replay_command(handler: str, *, scenario: str | None = None, settings: dict[
     return shlex.join(words)
 
 
-def _aws_text(e: dict[str, Any]) -> str:
-    detail = e.get("detail") or {}
-    what = f"DynamoDB {e['op']} {e.get('key') or ''}".rstrip()
+def _aws_text(e: AwsCall) -> str:
+    detail = e.detail
+    what = f"DynamoDB {e.op} {e.key or ''}".rstrip()
     if detail.get("condition"):
         what += f" if {detail['condition']}"
-    if e["op"] == "GetItem":
+    if e.op == "GetItem":
         found = "found" if detail.get("found") else "not found"
         if detail.get("status"):
             found += f" ({detail['status']})"
         return f"{what}: {found}" + (" [an eventually consistent read, stale]" if detail.get("stale") else "")
     if detail.get("status"):
         what += f" status={detail['status']}"
-    return f"{what}: {e['result']}"
+    return f"{what}: {e.result}"
 
 
-def _line(e: dict[str, Any], seen: dict[tuple[str, str], int]) -> str | None:
-    kind = e["type"]
-    if kind == RecordType.INVOKE_START:
-        return (f"start ({e['source']}, {e['cause']}; carries {', '.join(e.get('keys') or []) or 'no order'}) "
-                f"in container {str(e.get('container') or '-').rsplit('/', 1)[-1]}")
-    if kind == RecordType.INVOKE_END:
-        return f"end: {e['outcome']}" + (f" ({e['error']})" if e.get("error") else "")
-    if kind == RecordType.AWS and e.get("service") == "dynamodb" and e.get("inv"):
+def _line(e: Record, seen: dict[tuple[str, str], int]) -> str | None:
+    if isinstance(e, InvokeStart):
+        return (f"start ({e.source}, {e.cause}; carries {', '.join(e.keys) or 'no order'}) "
+                f"in container {str(e.container or '-').rsplit('/', 1)[-1]}")
+    if isinstance(e, InvokeEnd):
+        return f"end: {e.outcome}" + (f" ({e.error})" if e.error else "")
+    if isinstance(e, AwsCall) and e.service == "dynamodb" and e.inv:
         return _aws_text(e)
-    if kind == RecordType.EFFECT:
-        n = seen[(e["kind"], e["key"])] = seen.get((e["kind"], e["key"]), 0) + EffectStatus(e["status"]).counted
-        extra = f"  <-- {_ordinal(n)} {e['kind']} for {e['key']}" if n > 1 else ""
-        return f"{e['kind']} {e['key']}: {e['status']}{extra}"
-    if kind == RecordType.DELIVERY:
-        return f"{e['source']} {e['what']}" + (f": {carried}" if (carried := _carried(e)) else "")
+    if isinstance(e, EffectRecord):
+        n = seen[(e.kind, e.key)] = seen.get((e.kind, e.key), 0) + EffectStatus(e.status).counted
+        extra = f"  <-- {_ordinal(n)} {e.kind} for {e.key}" if n > 1 else ""
+        return f"{e.kind} {e.key}: {e.status}{extra}"
+    if isinstance(e, DeliveryRecord):
+        return f"{e.source} {e.what}" + (f": {carried}" if (carried := _carried(e)) else "")
     return None
 
 
-def _carried(e: dict[str, Any]) -> str:
+def _carried(e: DeliveryRecord) -> str:
     """What a delivery carried: its orders, or the messages of no order (a poison message, by its id's start)."""
-    if e.get("keys"):
-        return ", ".join(e["keys"])
-    ids = (e.get("detail") or {}).get("messageIds") or []
+    if e.keys:
+        return ", ".join(e.keys)
+    ids = e.detail.get("messageIds") or []
     return ", ".join(f"message {str(m)[:8]}…" for m in ids)
 
 
@@ -86,13 +86,13 @@ def text_timeline(history: History, limit: int = TIMELINE_LINES) -> str:
     """The run as lines of ``time  who  what``: invocations, table calls, effects, deliveries."""
     seen: dict[tuple[str, str], int] = {}
     lines = []
-    for e in history:
+    for e in history.records():
         text = _line(e, seen)
         if text is not None:
             who = e.get("inv") or e.get("source") or ""
-            if e["type"] == RecordType.DELIVERY and who == e.get("source"):
+            if isinstance(e, DeliveryRecord) and who == e.source:
                 text = text.removeprefix(f"{who} ")  # a source's own line names it once, in the "who" column
-            lines.append(f"{_time(e['t']):>10}  {who:<7} {text}")
+            lines.append(f"{_time(e.t):>10}  {who:<7} {text}")
     if len(lines) > limit:
         lines = lines[:limit] + [f"{'':>10}  ... and {len(lines) - limit} more lines"]
     return "\n".join(lines)
