@@ -133,15 +133,15 @@ class History:
             self._meta["epoch"] = float(epoch)
 
     # -- writing ---------------------------------------------------------
-    def append(self, type: str, t: float, **fields: Any) -> dict[str, Any]:
-        """Add one record (prefer the typed writers below); returns a copy of it."""
+    def append(self, type: str, t: float, **fields: Any) -> Record:
+        """Add one record (prefer the typed writers below); returns it (frozen)."""
         with self._lock:
             record = make(type, len(self._events), t, fields)
             _check_words(record)
             self._events.append(record)
         for listener in History._listeners:
             listener(self, record.as_dict())
-        return record.as_dict()
+        return record
 
     def accept(self, t: float, *, key: str, expects: list[str], source: str, group: str | None = None) -> None:
         """``group``: the FIFO message group the order was sent in (its orders are owed their effects in order)."""

@@ -13,7 +13,7 @@ empty), as hand-written histories in tests and notebooks leave out what they do 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -26,20 +26,24 @@ _OPTIONAL = "optional"
 
 def frozen(value: Any) -> Any:
     """A read-only copy of a JSON-like value: mappings become read-only views, lists tuples."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): frozen(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(frozen(v) for v in value)
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:  # most values: at once
+        return value
     if isinstance(value, str):
         return str(value)  # a vocabulary word (a StrEnum) is kept as the plain text it stands for
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    if isinstance(value, (dict, MappingProxyType)) or isinstance(value, Mapping):
+        return MappingProxyType({str(k): frozen(v) for k, v in value.items()})
     return value
 
 
 def thawed(value: Any) -> Any:
     """The plain JSON-like copy of a frozen value: dicts and lists a reader may change freely."""
-    if isinstance(value, Mapping):
+    kind = type(value)
+    if kind is MappingProxyType or kind is dict:
         return {k: thawed(v) for k, v in value.items()}
-    if isinstance(value, tuple):
+    if kind is tuple:
         return [thawed(v) for v in value]
     return value
 
@@ -59,11 +63,11 @@ class Record:
     def as_dict(self) -> dict[str, Any]:
         """The record as a plain dict (a copy: the caller may change it)."""
         out: dict[str, Any] = {"seq": self.seq, "t": self.t, "type": str(self.type)}
-        for f in dataclasses.fields(self)[2:]:
-            value = getattr(self, f.name)
-            if f.metadata.get(_OPTIONAL) and value == f.default:
+        for name, optional, default in _LAYOUT[type(self)]:
+            value = getattr(self, name)
+            if optional and value == default:
                 continue
-            out[f.name] = thawed(value)
+            out[name] = thawed(value)
         return out
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -183,21 +187,30 @@ RECORD_CLASSES: dict[str, type[Record]] = {str(c.type): c for c in (
     Accept, InvokeStart, InvokeEnd, AwsCall, EffectRecord, DeliveryRecord, Sweep, Note, Log)}
 _FIELDS: dict[type[Record], dict[str, dataclasses.Field]] = {
     c: {f.name: f for f in dataclasses.fields(c)} for c in RECORD_CLASSES.values()}
+#: Each class's own fields in order: name, whether it is left out while unset, and its default.
+_LAYOUT: dict[type[Record], list[tuple[str, bool, Any]]] = {
+    c: [(f.name, bool(f.metadata.get(_OPTIONAL)), f.default) for f in dataclasses.fields(c)[2:]]
+    for c in RECORD_CLASSES.values()}
 
 
-def _kind_ok(annotation: str, value: Any) -> bool:
-    """Whether ``value`` (read from JSON) fits a field declared ``annotation`` (the annotation's text)."""
-    if value is None:
-        return "None" in annotation
+def _kind_check(annotation: str) -> Callable[[Any], bool]:
+    """Whether a value read from JSON fits a field declared ``annotation`` (the annotation's text)."""
+    none = "None" in annotation
     if annotation.startswith("bool"):
-        return isinstance(value, bool)
+        return lambda v: isinstance(v, bool) or (none and v is None)
     if annotation.startswith(("int", "float")):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)) or (none and v is None)
     if annotation.startswith("str"):
-        return isinstance(value, str)
+        return lambda v: isinstance(v, str) or (none and v is None)
     if annotation.startswith("tuple"):
-        return isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value)
-    return isinstance(value, Mapping)
+        return lambda v: isinstance(v, (list, tuple)) and all(isinstance(x, str) for x in v)
+    return lambda v: isinstance(v, Mapping)
+
+
+#: Each class's field name -> the check of a value for it.
+_CHECKS: dict[type[Record], dict[str, Callable[[Any], bool]]] = {
+    c: {name: _kind_check(str(f.type)) for name, f in fields.items()} for c, fields in _FIELDS.items()}
+_TIME = _kind_check("float")
 
 
 def make(type_: Any, seq: int, t: float, fields: Mapping[str, Any]) -> Record:
@@ -206,13 +219,13 @@ def make(type_: Any, seq: int, t: float, fields: Mapping[str, Any]) -> Record:
     cls = RECORD_CLASSES.get(type_) if isinstance(type_, str) else None
     if cls is None:
         raise ValueError(f"unknown history record type {type_!r}; expected one of {tuple(RecordType)}")
-    declared = _FIELDS[cls]
-    unknown = sorted(set(fields) - set(declared))
-    if unknown:
-        raise ValueError(f"a {type_} record has no field {unknown[0]!r} (its fields: {', '.join(list(declared)[2:])})")
+    checks = _CHECKS[cls]
     for name, value in fields.items():
-        if not _kind_ok(str(declared[name].type), value):
-            raise ValueError(f"a {type_} record's {name} is {value!r}, not a {declared[name].type}")
+        check = checks.get(name)
+        if check is None or name in ("seq", "t"):
+            raise ValueError(f"a {type_} record has no field {name!r} (its fields: {', '.join(list(checks)[2:])})")
+        if not check(value):
+            raise ValueError(f"a {type_} record's {name} is {value!r}, not a {_FIELDS[cls][name].type}")
     return cls(seq, round(float(t), 6), **{name: frozen(value) for name, value in fields.items()})
 
 
@@ -221,7 +234,7 @@ def from_plain(record: Any, position: int) -> Record:
     if not isinstance(record, Mapping) or "t" not in record:
         raise ValueError(f"history record {position} is not a valid record: {record!r}")
     t, seq = record["t"], record.get("seq", position)
-    if not _kind_ok("float", t) or not isinstance(seq, int) or isinstance(seq, bool):
+    if not _TIME(t) or t is None or not isinstance(seq, int) or isinstance(seq, bool):
         raise ValueError(f"history record {position} has a bad time or position: {record!r}")
     fields = {k: v for k, v in record.items() if k not in ("seq", "t", "type")}
     try:
