@@ -35,9 +35,8 @@ from ..sources.durable import DurableConfig
 from ..sources.sqs import SqsQueue
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario
 from .durable_common import deploy, durable_mode
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class DurableEsmStartSettings(SqsSettings, defaults={"visibility_timeout": 300, 
     execution: DurableConfig = group(DurableConfig)
 
 
-class DurableEsmStart(Scenario[DurableEsmStartSettings]):
+class DurableEsmStart(SqsScenario[DurableEsmStartSettings]):
     name = "durable-esm-start"
     kind = "duplicate source"
     source = "durable function"
@@ -60,7 +59,7 @@ class DurableEsmStart(Scenario[DurableEsmStartSettings]):
                "visibility timeout. The mapping starts a second execution, which knows nothing of the first one's "
                "steps: one step per order emails the first two orders again. run_once keyed by the order holds.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableEsmStartSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableEsmStartSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         if cfg.failures:
             sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.failures))
@@ -68,4 +67,4 @@ class DurableEsmStart(Scenario[DurableEsmStartSettings]):
         # A mapping only starts its target: a durable function takes the plain function's place there.
         target: Any = service.as_target() if service is not None else fn
         extra: Callable[[SqsQueue], list[Source]] | None = (lambda queue: [service]) if service is not None else None
-        run_sqs(sb, target, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=extra)
+        return run_sqs(sb, target, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=extra)

@@ -22,8 +22,7 @@ from ..runtime.functions import LambdaFunction
 from ..settings import group, param
 from ..sources.sync_invoke import CallerConfig
 from ..world import Sandbox
-from .base import Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -34,7 +33,7 @@ class ProducerResendSettings(SqsSettings):
     caller: CallerConfig = group(CallerConfig)
 
 
-class ProducerResend(Scenario[ProducerResendSettings]):
+class ProducerResend(SqsScenario[ProducerResendSettings]):
     name = "producer-resend"
     kind = "duplicate source"
     source = "SQS"
@@ -43,13 +42,13 @@ class ProducerResend(Scenario[ProducerResendSettings]):
                "never reaches the producer: its SDK waits out the 60 s read timeout and sends the order again, and "
                "SQS stores a second message with a new MessageId. The function receives the order twice.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: ProducerResendSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: ProducerResendSettings) -> SqsRun:
         orders = resent_orders(sb, cfg.orders, cfg.resend_order, cfg.payment)
         if cfg.resend_order:
             # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
             sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg.resend_order))
         schedule = [(i * cfg.interval, order) for i, order in enumerate(orders)]
-        run_sqs(sb, fn, cfg, schedule, client=cfg.caller)
+        return run_sqs(sb, fn, cfg, schedule, client=cfg.caller)
 
 
 def resent_orders(sb: Sandbox, orders: int, resend_order: int, payment: str = "none") -> list[Order]:

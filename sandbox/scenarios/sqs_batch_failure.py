@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..core.faults import ProviderFault
 from ..errors import BadInput
@@ -65,6 +65,10 @@ class SqsSettings(ScenarioSettings):
                            "reported as pending (verdict unknown)", None, 1, 14 * 24 * 3600)
 
 
+#: What ``run_sqs`` made: the queue, its event source mapping and the producer.
+SqsRun = tuple[SqsQueue, SqsEventSourceMapping, Producer]
+
+
 def max_depth(batch_size: int) -> int:
     """How many messages the producer lets sit in the queue: about two batches.
 
@@ -79,7 +83,7 @@ def run_sqs(sb: Sandbox, fn: LambdaFunction, cfg: SqsSettings, schedule: list[tu
             client: CallerConfig | None = None, fifo: FifoQueueConfig | None = None,
             message_params: Callable[[Any], dict] | None = None,
             extra: Callable[[SqsQueue], list[Source]] | None = None,
-            ) -> tuple[SqsQueue, SqsEventSourceMapping, Producer]:
+            ) -> SqsRun:
     """Create the queue and the mapping, let the producer send ``schedule``, run until all is settled.
 
     ``backlog`` orders are already in the queue when the mapping starts polling, so a batch's
@@ -103,6 +107,20 @@ def run_sqs(sb: Sandbox, fn: LambdaFunction, cfg: SqsSettings, schedule: list[tu
     return queue, mapping, producer
 
 
+Q = TypeVar("Q", bound=SqsSettings)
+
+
+class SqsScenario(Scenario[Q]):
+    """A scenario of an SQS queue: ``deliver`` drives it and returns its queue, mapping and producer, for a test to
+    look into after the run."""
+
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: Q) -> None:
+        self.deliver(sb, fn, cfg)
+
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: Q) -> SqsRun:
+        raise NotImplementedError
+
+
 def payment_of(payment: str) -> str | None:
     """What ``make_orders`` takes for a scenario's ``payment`` setting."""
     return "card" if payment == "card" else None
@@ -123,7 +141,7 @@ class SqsBatchFailureSettings(SqsSettings):
                 "handler that raises on one sends every order of it back", None, 0.0, 3600.0)
 
 
-class SqsBatchFailure(Scenario[SqsBatchFailureSettings]):
+class SqsBatchFailure(SqsScenario[SqsBatchFailureSettings]):
     name = "sqs-batch-failure"
     kind = "duplicate source"
     source = "SQS"
@@ -132,7 +150,7 @@ class SqsBatchFailure(Scenario[SqsBatchFailureSettings]):
                "once for the last of them, so the invocation fails; Lambda deletes nothing, and after the 30 s "
                "visibility timeout SQS hands out the whole batch again, the orders already emailed included.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsBatchFailureSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsBatchFailureSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         if cfg.fail_order > len(orders):
             raise BadInput(f"fail_order {cfg.fail_order} is beyond the {len(orders)} orders; "
@@ -144,4 +162,4 @@ class SqsBatchFailure(Scenario[SqsBatchFailureSettings]):
         # By default the poison arrives on its own, after the orders' batch was taken, so it fails alone.
         schedule = [(0.0, order) for order in orders] + [(float(cfg.poison_delay), POISON_BODY)] * cfg.poison
         joins = cfg.poison if not cfg.poison_delay else 0  # the poller waits for these too: one batch
-        run_sqs(sb, fn, cfg, schedule, backlog=len(orders) + joins)
+        return run_sqs(sb, fn, cfg, schedule, backlog=len(orders) + joins)

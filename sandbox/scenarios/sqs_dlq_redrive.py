@@ -31,8 +31,7 @@ from ..sources.redrive import DOC_MOVE, MAX_RATE, MessageMoveTasks, Operator
 from ..sources.sqs import DOC_SQS_RETRIES, SqsQueue
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class SqsDlqRedriveSettings(SqsSettings, defaults={
                 f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE)
 
 
-class SqsDlqRedrive(Scenario[SqsDlqRedriveSettings]):
+class SqsDlqRedrive(SqsScenario[SqsDlqRedriveSettings]):
     name = "sqs-dlq-redrive"
     kind = "duplicate source"
     source = "SQS"
@@ -63,7 +62,7 @@ class SqsDlqRedrive(Scenario[SqsDlqRedriveSettings]):
                "queue (StartMessageMoveTask): both orders come back as new messages with new MessageIds, and o-1 is "
                "emailed a second time.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsDlqRedriveSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsDlqRedriveSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         if cfg.fail_order > len(orders):
             raise BadInput(f"fail_order {cfg.fail_order} is beyond the {len(orders)} orders; "
@@ -83,4 +82,4 @@ class SqsDlqRedrive(Scenario[SqsDlqRedriveSettings]):
             moves = MessageMoveTasks(sb, queue)
             return [Operator(sb, moves, queue, cfg.redrive_after, rate=cfg.redrive_rate or None)]
 
-        run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=operator)
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=operator)

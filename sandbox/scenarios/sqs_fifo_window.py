@@ -34,8 +34,7 @@ from ..settings import group, param
 from ..sources.fifo import DEDUPLICATION_INTERVAL, DOC_SEND, FifoQueueConfig
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -54,7 +53,7 @@ class SqsFifoWindowSettings(SqsSettings):
     failures: int = param(1, "how many calls to that order's email provider fail", None, 0, 1000)
 
 
-class SqsFifoWindow(Scenario[SqsFifoWindowSettings]):
+class SqsFifoWindow(SqsScenario[SqsFifoWindowSettings]):
     name = "sqs-fifo-window"
     kind = "duplicate source"
     source = "SQS FIFO"
@@ -66,7 +65,7 @@ class SqsFifoWindow(Scenario[SqsFifoWindowSettings]):
                "queue is not exactly-once: it drops repeated sends for five minutes, and the Lambda mapping on top "
                "still delivers at least once.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsFifoWindowSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsFifoWindowSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         fifo = cfg.fifo
         if not cfg.send_deduplication_id and not fifo.content_based_deduplication:
@@ -90,4 +89,4 @@ class SqsFifoWindow(Scenario[SqsFifoWindowSettings]):
                 extra["MessageDeduplicationId"] = order["orderId"]
             return extra
 
-        run_sqs(sb, fn, cfg, schedule, backlog=len(orders), fifo=fifo, message_params=message_params)
+        return run_sqs(sb, fn, cfg, schedule, backlog=len(orders), fifo=fifo, message_params=message_params)

@@ -33,8 +33,8 @@ from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..settings import group
 from ..world import Sandbox
-from .base import RunConfig, Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .base import RunConfig
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ class SqsLowTrafficWaitSettings(SqsSettings, defaults={"orders": 1, "visibility_
     run: RunConfig = group(RunConfig, function_timeout=2.0)
 
 
-class SqsLowTrafficWait(Scenario[SqsLowTrafficWaitSettings]):
+class SqsLowTrafficWait(SqsScenario[SqsLowTrafficWaitSettings]):
     name = "sqs-low-traffic-wait"
     kind = "duplicate source"
     source = "SQS"
@@ -55,6 +55,6 @@ class SqsLowTrafficWait(Scenario[SqsLowTrafficWaitSettings]):
                "holds the message, its visibility timeout runs out at 15 s, and a second poller receives it and "
                "holds it too. The first invocation emails at 20 s, the second at 35 s. Nothing failed.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsLowTrafficWaitSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsLowTrafficWaitSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
-        run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

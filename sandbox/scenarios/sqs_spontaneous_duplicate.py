@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..world import Sandbox
-from .base import Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -33,7 +32,7 @@ class SqsSpontaneousDuplicateSettings(SqsSettings, defaults={"duplicate_probabil
     pass
 
 
-class SqsSpontaneousDuplicate(Scenario[SqsSpontaneousDuplicateSettings]):
+class SqsSpontaneousDuplicate(SqsScenario[SqsSpontaneousDuplicateSettings]):
     name = "sqs-spontaneous-duplicate"
     kind = "duplicate source"
     source = "SQS"
@@ -44,6 +43,6 @@ class SqsSpontaneousDuplicate(Scenario[SqsSpontaneousDuplicateSettings]):
                "visibility timeout is correct and nothing failed: SQS with Lambda is at-least-once, not "
                "exactly-once.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsSpontaneousDuplicateSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsSpontaneousDuplicateSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
-        run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

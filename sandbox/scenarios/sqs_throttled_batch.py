@@ -54,8 +54,8 @@ from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..settings import group
 from ..world import Sandbox
-from .base import RunConfig, Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .base import RunConfig
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ class SqsThrottledBatchSettings(SqsSettings, defaults={"visibility_timeout": 8, 
     run: RunConfig = group(RunConfig, email_seconds=0.6)
 
 
-class SqsThrottledBatch(Scenario[SqsThrottledBatchSettings]):
+class SqsThrottledBatch(SqsScenario[SqsThrottledBatchSettings]):
     name = "sqs-throttled-batch"
     kind = "duplicate source"
     source = "SQS"
@@ -78,6 +78,6 @@ class SqsThrottledBatch(Scenario[SqsThrottledBatchSettings]):
                "batch is processed twice. AWS advises a visibility timeout of six times the 3 s function timeout "
                "(18 s) to leave room for exactly these retries.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsThrottledBatchSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsThrottledBatchSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
-        run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

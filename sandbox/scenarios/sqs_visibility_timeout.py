@@ -21,8 +21,8 @@ from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..settings import group
 from ..world import Sandbox
-from .base import RunConfig, Scenario
-from .sqs_batch_failure import SqsSettings, payment_of, run_sqs
+from .base import RunConfig
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class SqsVisibilityTimeoutSettings(SqsSettings, defaults={"visibility_timeout": 
     run: RunConfig = group(RunConfig, email_seconds=0.6)
 
 
-class SqsVisibilityTimeout(Scenario[SqsVisibilityTimeoutSettings]):
+class SqsVisibilityTimeout(SqsScenario[SqsVisibilityTimeoutSettings]):
     name = "sqs-visibility-timeout"
     kind = "duplicate source"
     source = "SQS"
@@ -42,6 +42,6 @@ class SqsVisibilityTimeout(Scenario[SqsVisibilityTimeoutSettings]):
                "receipt, has run out. A second poller receives the same messages while the first invocation is "
                "still sending, and the batch is processed twice. Nothing failed.")
 
-    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsVisibilityTimeoutSettings) -> None:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsVisibilityTimeoutSettings) -> SqsRun:
         orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
-        run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))
+        return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))
