@@ -210,10 +210,13 @@ class Group:
         return tuple(s for s in self.all_settings() if s.name not in self.opt_in or s.name in self.defaults)
 
     def build(self, values: Mapping[str, Any]) -> Any:
-        """The config from ``values``, this group's defaults for the names they leave out."""
-        return self.config.from_settings({**{s.name: s.default for s in self.all_settings()}, **values})
+        """The config from ``values``, this group's defaults for the names they leave out and for the settings it
+        does not offer (another group may offer one of the same name: its value is not this one's)."""
+        offered = {s.name for s in self.settings()}
+        chosen = {name: value for name, value in values.items() if name in offered}
+        return self.config.from_settings({**{s.name: s.default for s in self.all_settings()}, **chosen})
 
-    def field(self) -> Any:
+    def as_field(self) -> Any:
         return field(default_factory=lambda: self.build({}), metadata={"group": self})
 
 
@@ -221,13 +224,14 @@ def group(config: type[C], *, opt_in: tuple[str, ...] = (), **defaults: Any) -> 
     """A dataclass field holding a whole ``config`` whose settings are offered flat, by their own names
     (``defaults``: the owner's own defaults, as ``override`` takes them; ``opt_in``: see ``Group``)."""
     override(config.settings(), **defaults)  # an unknown name fails here, where it is written
-    result: C = Group(config, dict(defaults), opt_in).field()
+    result: C = Group(config, dict(defaults), opt_in).as_field()
     return result
 
 
 def _redeclare(cls: type, defaults: dict[str, Any]) -> None:
-    """Declare again on ``cls`` (before the dataclass decorator reads it) the fields whose defaults it changes."""
-    annotations = cls.__dict__.get("__annotations__", {})
+    """Declare again on ``cls`` (before the dataclass decorator reads it) the fields whose defaults it changes:
+    a setting keeps its help, page and limits; a group keeps its own defaults, ``defaults`` over them."""
+    annotations = dict(cls.__dict__.get("__annotations__", {}))
     inherited: dict[str, dataclasses.Field[Any]] = dict(getattr(cls, "__dataclass_fields__", {}))
     own = {name: value for name, value in vars(cls).items() if isinstance(value, dataclasses.Field)}
     for name, f in {**inherited, **own}.items():
@@ -236,15 +240,13 @@ def _redeclare(cls: type, defaults: dict[str, Any]) -> None:
             value = defaults.pop(name)
             setting = Setting(name, f.default, **spec)
             setting = setting.with_default(*value) if isinstance(value, tuple) else setting.with_default(value)
-            changed = {k: getattr(setting, k) for k in spec}
-            new = field(default=setting.default, metadata={"setting": changed})
-        elif grp is not None and defaults.keys() & {s.name for s in grp.config.settings()}:
-            mine = {k: defaults.pop(k) for k in list(defaults) if k in {s.name for s in grp.config.settings()}}
+            new = field(default=setting.default, metadata={"setting": {k: getattr(setting, k) for k in spec}})
+        elif grp is not None and (mine := {k: defaults.pop(k) for k in list(defaults)
+                                           if k in {s.name for s in grp.config.settings()}}):
             new = group(grp.config, opt_in=grp.opt_in, **{**grp.defaults, **mine})
         else:
             continue
-        annotations = {**annotations, name: annotations.get(name, inherited[name].type if name in inherited
-                                                               else f.type)}
+        annotations.setdefault(name, f.type)  # an inherited field: the dataclass reads only the class's own
         setattr(cls, name, new)
     if defaults:
         raise TypeError(f"{cls.__name__} has no settings {sorted(defaults)}")
