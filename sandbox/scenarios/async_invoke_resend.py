@@ -38,9 +38,10 @@ from .base import Scenario, ScenarioSettings
 
 @dataclass(frozen=True)
 class AsyncInvokeResendSettings(ScenarioSettings):
-    lost_answers: int = param(1, "how many of the caller's Invoke attempts Lambda queues while the 202 never "
-                "reaches the caller (each a read timeout botocore retries while it has attempts left); 0: none",
-                DOC_INVOKE, 0, 21)
+    lost_answers: int = param(
+        1, "how many of the caller's Invoke attempts Lambda queues while the 202 never "
+        "reaches the caller (each a read timeout botocore retries while it has attempts left); 0: none",
+        DOC_INVOKE, 0, 21)
     caller: CallerConfig = group(CallerConfig)
     async_queue: AsyncConfig = group(AsyncConfig)
 

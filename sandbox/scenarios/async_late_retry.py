@@ -35,12 +35,14 @@ DOC_POWERTOOLS = "https://docs.aws.amazon.com/powertools/python/latest/utilities
 
 @dataclass(frozen=True)
 class AsyncLateRetrySettings(ScenarioSettings):
-    keep_for: int = param(86400, "RUN_ONCE_KEEP_FOR, the function's environment variable: seconds "
-                "examples/run_once.py keeps a completed record (a day; Powertools keeps one an hour by default, "
-                "expires_after_seconds=3600)", DOC_POWERTOOLS, 60, 7 * 86400)
-    extension_seconds: float = param(5.0, "seconds an extension keeps the Invoke phase open after the handler "
-                "returned; past the function's timeout the invocation times out with all its work done (0: none)",
-                DOC_RUNTIME_ENV, 0, 900)
+    keep_for: int = param(
+        86400, "RUN_ONCE_KEEP_FOR, the function's environment variable: seconds "
+        "examples/run_once.py keeps a completed record (a day; Powertools keeps one an hour by default, "
+        "expires_after_seconds=3600)", DOC_POWERTOOLS, 60, 7 * 86400)
+    extension_seconds: float = param(
+        5.0, "seconds an extension keeps the Invoke phase open after the handler "
+        "returned; past the function's timeout the invocation times out with all its work done (0: none)",
+        DOC_RUNTIME_ENV, 0, 900)
     async_queue: AsyncConfig = group(AsyncConfig, throttled_from=5.0, throttled_for=7200.0)
 
 

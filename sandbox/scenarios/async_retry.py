@@ -20,7 +20,7 @@ from .base import Scenario, ScenarioSettings
 class AsyncRetrySettings(ScenarioSettings):
     orders: int = param(2, "how many orders the one event carries; the last one's email fails", None, 2, 50)
     provider_failures: int = param(1, "how many calls for the last order the email provider refuses (nothing is "
-                "sent); more than the retries left makes Lambda discard the event", None, 1, 10)
+                                   "sent); more than the retries left makes Lambda discard the event", None, 1, 10)
     async_queue: AsyncConfig = group(AsyncConfig)
 
 

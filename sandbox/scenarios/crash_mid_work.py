@@ -20,10 +20,11 @@ from .base import Scenario, ScenarioSettings
 @dataclass(frozen=True)
 class CrashMidWorkSettings(ScenarioSettings):
     orders: int = param(1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50)
-    crash_after: str = param(Effect.CHARGE.value,
-                "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
-                "the remaining window that no claim can close", None,
-                choices=(Effect.CHARGE.value, Effect.EMAIL.value))
+    crash_after: str = param(
+        Effect.CHARGE.value,
+        "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
+        "the remaining window that no claim can close", None,
+        choices=(Effect.CHARGE.value, Effect.EMAIL.value))
     async_queue: AsyncConfig = group(AsyncConfig)
 
 

@@ -35,15 +35,16 @@ from .stream_batch_retry import run_stream
 class DdbStreamTtlRemoveSettings(ScenarioSettings):
     orders: int = param(3, "how many orders are written to the orders table (PutItem), all at once", None, 1, 5000)
     payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card"))
+                         choices=("none", "card"))
     expires_after: float = param(60.0, "seconds after it is written that an order's expiresAt (the table's TTL "
-                "attribute) falls; TTL deletes it up to ttl_lag later", DOC_TTL, 1, 7 * 24 * 3600)
-    cancel_order: int = param(0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
-                "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000)
+                                 "attribute) falls; TTL deletes it up to ttl_lag later", DOC_TTL, 1, 7 * 24 * 3600)
+    cancel_order: int = param(
+        0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
+        "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000)
     cancel_at: float = param(30.0, "when the customer cancels it (virtual seconds)", None, 0, 7 * 24 * 3600)
     mapping: DdbStreamMapping = group(DdbStreamMapping, report_batch_item_failures=True)
     horizon: float = param(600.0, "virtual seconds after which the run stops; records still in the stream "
-                "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
+                           "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
     # The deletions must fall inside the run, and together, so the three REMOVE records arrive as one
     # batch: one lag for all, a minute, where AWS says typically within two days.
     run: RunConfig = group(RunConfig,

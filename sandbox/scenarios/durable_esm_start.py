@@ -41,10 +41,11 @@ from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run
 
 @dataclass(frozen=True)
 class DurableEsmStartSettings(SqsSettings, defaults={"visibility_timeout": 300, "max_receive_count": 10}):
-    failures: int = param(6, "how many calls for the last order's email the provider refuses (nothing is sent); 6 "
-                "uses up the SDK's default step attempts (RetryPresets.default: 6 attempts, 5 s growing to 60 s "
-                "apart), so the execution fails; fewer, and a step retry succeeds inside the one execution", None,
-                0, 20)
+    failures: int = param(
+        6, "how many calls for the last order's email the provider refuses (nothing is sent); 6 "
+        "uses up the SDK's default step attempts (RetryPresets.default: 6 attempts, 5 s growing to 60 s "
+        "apart), so the execution fails; fewer, and a step retry succeeds inside the one execution", None,
+        0, 20)
     durable: str = durable_mode()
     execution: DurableConfig = group(DurableConfig)
 

@@ -39,13 +39,15 @@ from .durable_common import deploy, durable_mode
 @dataclass(frozen=True)
 class DurableReplaySettings(ScenarioSettings):
     lost_answers: int = param(1, "how many of the caller's Invoke attempts Lambda acts on while the 202 never "
-                "reaches the caller (each a read timeout botocore retries); 0: none", DOC_INVOKE, 0, 21)
-    execution_name: str = param("order", "the DurableExecutionName the caller gives: 'order' names it after the "
-                "order (order-<orderId>), 'none' gives none, so Lambda makes a unique one for every Invoke",
-                DOC_IDEMPOTENCY, choices=("order", "none"))
-    follow_up: int = param(120, "seconds the durable handlers wait before their follow-up step (their "
-                "FOLLOW_UP_SECONDS); past the caller's 60 s read timeout, so its retry finds the execution running",
-                None, 1, 86400)
+                              "reaches the caller (each a read timeout botocore retries); 0: none", DOC_INVOKE, 0, 21)
+    execution_name: str = param(
+        "order", "the DurableExecutionName the caller gives: 'order' names it after the "
+        "order (order-<orderId>), 'none' gives none, so Lambda makes a unique one for every Invoke",
+        DOC_IDEMPOTENCY, choices=("order", "none"))
+    follow_up: int = param(
+        120, "seconds the durable handlers wait before their follow-up step (their "
+        "FOLLOW_UP_SECONDS); past the caller's 60 s read timeout, so its retry finds the execution running",
+        None, 1, 86400)
     durable: str = durable_mode()
     execution: DurableConfig = group(DurableConfig)
     async_queue: AsyncConfig = group(AsyncConfig)

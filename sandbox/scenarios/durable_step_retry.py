@@ -38,10 +38,11 @@ from .durable_common import deploy, durable_mode
 @dataclass(frozen=True)
 class DurableStepRetrySettings(ScenarioSettings):
     orders: int = param(2, "how many orders the one event carries; the last one's email fails", None, 2, 20)
-    provider_failures: int = param(1, "how many calls for the last order the email provider refuses (nothing "
-                "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10)
+    provider_failures: int = param(
+        1, "how many calls for the last order the email provider refuses (nothing "
+        "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10)
     payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card"))
+                         choices=("none", "card"))
     durable: str = durable_mode()
     execution: DurableConfig = group(DurableConfig)
     async_queue: AsyncConfig = group(AsyncConfig)

@@ -30,7 +30,7 @@ class EventBridgeProducerResendSettings(ScenarioSettings):
     orders: int = param(3, "how many orders the producer sends, one event each", None, 1, 50)
     interval: float = param(1.0, "virtual seconds between two events the producer sends", None, 0, 3600)
     resend_order: int = param(2, "which PutEvents takes effect but times out for the producer, so its SDK sends it "
-                "again (0: none)", None, 0, 50)
+                              "again (0: none)", None, 0, 50)
     bus: EventBridgeConfig = group(EventBridgeConfig)
     caller: CallerConfig = group(CallerConfig)
 

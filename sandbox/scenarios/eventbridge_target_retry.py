@@ -30,10 +30,11 @@ from .base import Scenario, ScenarioSettings
 @dataclass(frozen=True)
 class EventBridgeTargetRetrySettings(ScenarioSettings):
     orders: int = param(2, "how many orders the one event carries; the last one's email fails", None, 2, 50)
-    failed_handoffs: int = param(2, "how many of EventBridge's hand-offs fail (Lambda's service answers 500) "
-                "before one is accepted (more than the retry policy allows drops the event)", DOC_RETRY, 0, 200)
+    failed_handoffs: int = param(
+        2, "how many of EventBridge's hand-offs fail (Lambda's service answers 500) "
+        "before one is accepted (more than the retry policy allows drops the event)", DOC_RETRY, 0, 200)
     provider_failures: int = param(1, "how many calls for the last order the email provider refuses (nothing is "
-                "sent); 0: none, so nothing is repeated", None, 0, 10)
+                                   "sent); 0: none, so nothing is repeated", None, 0, 10)
     bus: EventBridgeConfig = group(EventBridgeConfig)
     async_queue: AsyncConfig = group(AsyncConfig)
 

@@ -39,20 +39,21 @@ FIRST_SEND = 0.25
 class KafkaProducerResendSettings(ScenarioSettings):
     orders: int = param(3, "how many orders the producer sends (key = orderId)", None, 1, 5000)
     payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card"))
+                         choices=("none", "card"))
     interval: float = param(1.0, "virtual seconds between two orders the producer sends", None, 0, 3600)
     resend_order: int = param(2, "which send lands but is never acknowledged, so the producer sends it again "
-                "(0: none)", None, 0, 5000)
-    enable_idempotence: bool = param(True, "the producer's enable.idempotence (Kafka's default since 3.0): on, its "
-                "library's resend is dropped and the application resends after delivery_timeout; off, the library "
-                "resends after request_timeout and the copy is kept", None)
+                              "(0: none)", None, 0, 5000)
+    enable_idempotence: bool = param(
+        True, "the producer's enable.idempotence (Kafka's default since 3.0): on, its "
+        "library's resend is dropped and the application resends after delivery_timeout; off, the library "
+        "resends after request_timeout and the copy is kept", None)
     request_timeout: float = param(30.0, "the producer's request.timeout.ms, in seconds (Kafka's default: 30 s)",
-                None, 0.001, 3600)
+                                   None, 0.001, 3600)
     delivery_timeout: float = param(120.0, "the producer's delivery.timeout.ms, in seconds (Kafka's default: 120 s)",
-                None, 0.001, 3600)
+                                    None, 0.001, 3600)
     mapping: KafkaMapping = group(KafkaMapping)
     horizon: float = param(600.0, "virtual seconds after which the run stops; records still in the topic "
-                "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
+                           "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
 
 
 class KafkaProducerResend(Scenario[KafkaProducerResendSettings]):

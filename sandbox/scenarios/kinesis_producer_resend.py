@@ -34,16 +34,16 @@ FIRST_WRITE = 0.5
 @dataclass(frozen=True)
 class KinesisProducerResendSettings(ScenarioSettings):
     orders: int = param(3, "how many orders the producer writes, one PutRecord each (partition key = orderId)",
-                None, 1, 5000)
+                        None, 1, 5000)
     payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card"))
+                         choices=("none", "card"))
     interval: float = param(1.0, "virtual seconds between two orders the producer writes", None, 0, 3600)
     resend_order: int = param(2, "which PutRecord takes effect but times out for the producer, so its SDK "
-                "writes it again (0: none)", None, 0, 5000)
+                              "writes it again (0: none)", None, 0, 5000)
     mapping: StreamMapping = group(StreamMapping, report_batch_item_failures=True)
     caller: CallerConfig = group(CallerConfig)
     horizon: float = param(600.0, "virtual seconds after which the run stops; records still in the stream "
-                "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
+                           "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
 
 
 class KinesisProducerResend(Scenario[KinesisProducerResendSettings]):

@@ -37,10 +37,11 @@ DOC_ASYNC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html"
 
 @dataclass(frozen=True)
 class LockShorterThanWorkSettings(ScenarioSettings):
-    lock_seconds: int = param(10, "RUN_ONCE_LOCK_SECONDS, the function's environment variable: how long a claim "
-                "locks the key (0: the invocation's remaining time, as the examples do by default)", None, 0, 900)
+    lock_seconds: int = param(
+        10, "RUN_ONCE_LOCK_SECONDS, the function's environment variable: how long a claim "
+        "locks the key (0: the invocation's remaining time, as the examples do by default)", None, 0, 900)
     slow_email_seconds: float = param(30.0, "how long the first attempt's email call takes before it fails", None,
-                1, 600)
+                                      1, 600)
     async_queue: AsyncConfig = group(AsyncConfig, duplicate_probability=1.0, duplicate_delay=12.0)
     run: RunConfig = group(RunConfig,
                       function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "

@@ -17,7 +17,7 @@ class NoFaultSettings(ScenarioSettings):
     orders: int = param(3, "how many orders arrive", None, 1, 100_000)
     interval: float = param(1.0, "virtual seconds between two orders", None, 0, 3600)
     repeat_customer: bool = param(False, "the same customer orders the same thing again and again: every order "
-                "has the first one's email and amount, and an orderId of its own", None)
+                                  "has the first one's email and amount, and an orderId of its own", None)
 
 
 class NoFault(Scenario[NoFaultSettings]):

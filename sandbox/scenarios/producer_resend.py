@@ -29,7 +29,7 @@ from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run
 class ProducerResendSettings(SqsSettings):
     interval: float = param(1.0, "virtual seconds between two orders the producer sends", None, 0, 3600)
     resend_order: int = param(2, "which SendMessage takes effect but times out for the producer, so its SDK "
-                "sends it again (0: none)", None, 0, 10000)
+                              "sends it again (0: none)", None, 0, 10000)
     caller: CallerConfig = group(CallerConfig)
 
 

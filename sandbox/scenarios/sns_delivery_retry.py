@@ -32,9 +32,9 @@ from .base import Scenario, ScenarioSettings
 class SnsDeliveryRetrySettings(ScenarioSettings):
     orders: int = param(1, "how many orders the one message carries", None, 1, 50)
     lost_answers: int = param(1, "how many of SNS's hand-offs Lambda accepts while its answer to SNS is lost: "
-                "SNS retries each, handing the message over again", DOC_ACK, 0, 10)
+                              "SNS retries each, handing the message over again", DOC_ACK, 0, 10)
     failed_handoffs: int = param(0, "how many of SNS's hand-offs fail before those (Lambda's service answers "
-                "500): SNS retries them too, and they ran nothing", DOC_RETRIES, 0, 200)
+                                 "500): SNS retries them too, and they ran nothing", DOC_RETRIES, 0, 200)
     topic: SnsConfig = group(SnsConfig)
     async_queue: AsyncConfig = group(AsyncConfig)
 

@@ -129,16 +129,18 @@ def payment_of(payment: str) -> str | None:
 @dataclass(frozen=True)
 class SqsBatchFailureSettings(SqsSettings):
     fail_order: int = param(3, "the position of the order whose email provider fails, sending nothing "
-                "(0: no fault); a later order, so the earlier ones were already emailed", None, 0, 10000)
+                            "(0: no fault); a later order, so the earlier ones were already emailed", None, 0, 10000)
     failures: int = param(1, "how many calls to that order's email provider fail", None, 0, 1000)
-    hang: bool = param(False, "the failing calls hang instead of failing: the function times out with that "
-                "order's claim still in progress, and (a timeout failing the whole invocation) the batch comes back "
-                "after the visibility timeout", DOC_TIMEOUT)
+    hang: bool = param(
+        False, "the failing calls hang instead of failing: the function times out with that "
+        "order's claim still in progress, and (a timeout failing the whole invocation) the batch comes back "
+        "after the visibility timeout", DOC_TIMEOUT)
     poison: int = param(0, "how many poison messages (a body that is not JSON) the producer adds after the "
-                "orders (0: none); each fails until SQS moves it to the dead-letter queue", DOC_DLQ, 0, 10)
-    poison_delay: float = param(1.0, "seconds after the orders that the poison messages are added: at 1 s they "
-                "arrive after the orders' batch was taken and fail alone; at 0 they share the orders' batch, and a "
-                "handler that raises on one sends every order of it back", None, 0.0, 3600.0)
+                        "orders (0: none); each fails until SQS moves it to the dead-letter queue", DOC_DLQ, 0, 10)
+    poison_delay: float = param(
+        1.0, "seconds after the orders that the poison messages are added: at 1 s they "
+        "arrive after the orders' batch was taken and fail alone; at 0 they share the orders' batch, and a "
+        "handler that raises on one sends every order of it back", None, 0.0, 3600.0)
 
 
 class SqsBatchFailure(SqsScenario[SqsBatchFailureSettings]):

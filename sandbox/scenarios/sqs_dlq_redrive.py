@@ -40,15 +40,17 @@ class SqsDlqRedriveSettings(SqsSettings, defaults={
         "max_receive_count": (1, "the redrive policy's maxReceiveCount: receives before SQS moves a message to the "
                                  "dead-letter queue; 1 keeps the picture to the redrive (AWS recommends at least 5 for "
                                  "a Lambda source: try it, o-1 is then also emailed on every failed receive)")}):
-    fail_order: int = param(2, "the position of the order whose email fails (the bug) on every receive until the "
-                "messages are dead-lettered; a later order, so the earlier ones were already emailed (0: no bug, "
-                "nothing to redrive)", None, 0, 10000)
-    redrive_after: float = param(90.0, "seconds from the first message reaching the dead-letter queue (the alarm) "
-                "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask); a redrive days later "
-                "outlives an idempotency record kept for the source queue's retention alone (raise horizon with "
-                "it)", DOC_MOVE, 0, 14 * 24 * 3600)
+    fail_order: int = param(
+        2, "the position of the order whose email fails (the bug) on every receive until the "
+        "messages are dead-lettered; a later order, so the earlier ones were already emailed (0: no bug, "
+        "nothing to redrive)", None, 0, 10000)
+    redrive_after: float = param(
+        90.0, "seconds from the first message reaching the dead-letter queue (the alarm) "
+        "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask); a redrive days later "
+        "outlives an idempotency record kept for the source queue's retention alone (raise horizon with "
+        "it)", DOC_MOVE, 0, 14 * 24 * 3600)
     redrive_rate: int = param(0, "MaxNumberOfMessagesPerSecond of the move task (0: not set, system-optimized, "
-                f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE)
+                              f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE)
 
 
 class SqsDlqRedrive(SqsScenario[SqsDlqRedriveSettings]):

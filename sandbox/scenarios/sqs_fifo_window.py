@@ -41,15 +41,16 @@ from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run
 class SqsFifoWindowSettings(SqsSettings):
     fifo: FifoQueueConfig = group(FifoQueueConfig)
     send_deduplication_id: bool = param(True, "the producer sets MessageDeduplicationId to the orderId (off: it "
-                "sends none, so the queue needs ContentBasedDeduplication)", DOC_SEND)
+                                        "sends none, so the queue needs ContentBasedDeduplication)", DOC_SEND)
     message_groups: int = param(1, "how many MessageGroupIds the orders are spread over (order i goes to group "
-                "i mod n); SQS keeps each group in order", None, 1, 100)
+                                "i mod n); SQS keeps each group in order", None, 1, 100)
     resend_order: int = param(2, "which order the producer's job sends a second time (0: none)", None, 0, 10000)
-    resend_after: float = param(360.0, "seconds after that order's first SendMessage that the job sends it again; "
-                f"under {DEDUPLICATION_INTERVAL:g} (the 5-minute deduplication interval) SQS accepts it and stores "
-                "nothing", DOC_SEND, 0, 14 * 24 * 3600)
+    resend_after: float = param(
+        360.0, "seconds after that order's first SendMessage that the job sends it again; "
+        f"under {DEDUPLICATION_INTERVAL:g} (the 5-minute deduplication interval) SQS accepts it and stores "
+        "nothing", DOC_SEND, 0, 14 * 24 * 3600)
     fail_order: int = param(0, "the position of an order whose email provider fails, so its batch fails and comes "
-                "back whole, in order (0: no fault)", None, 0, 10000)
+                            "back whole, in order (0: no fault)", None, 0, 10000)
     failures: int = param(1, "how many calls to that order's email provider fail", None, 0, 1000)
 
 

@@ -40,13 +40,14 @@ FAILURES = ("raises", "times-out")
 @dataclass(frozen=True)
 class StepFunctionsTaskRetrySettings(ScenarioSettings):
     orders: int = param(2, "how many orders the execution's input carries", None, 1, 50)
-    failure: str = param(FAILURES[0],
-                "how the first attempt fails after its work: 'raises' (the email provider refuses the last order, "
-                "nothing is sent for it, and the handler raises) or 'times-out' (every email is sent, then the "
-                "invocation runs past the function's timeout: an extension keeps the Invoke phase open)", None,
-                choices=FAILURES)
+    failure: str = param(
+        FAILURES[0],
+        "how the first attempt fails after its work: 'raises' (the email provider refuses the last order, "
+        "nothing is sent for it, and the handler raises) or 'times-out' (every email is sent, then the "
+        "invocation runs past the function's timeout: an extension keeps the Invoke phase open)", None,
+        choices=FAILURES)
     provider_failures: int = param(1, "with failure=raises: how many calls for the last order the email provider "
-                "refuses; more than MaxAttempts makes the execution fail", None, 1, 10)
+                                   "refuses; more than MaxAttempts makes the execution fail", None, 1, 10)
     task: TaskRetryConfig = group(TaskRetryConfig)
 
 

@@ -25,14 +25,16 @@ DYNAMODB_LATENCY = 0.010
 
 @dataclass(frozen=True)
 class TimeoutAfterEffectSettings(ScenarioSettings):
-    fault_in_window: bool = param(False,
-                "move the fault into the remaining window: the provider answers the first order's email just before "
-                "the deadline, and the function is stopped before it can save that it was sent. No claim survives "
-                "this; only a downstream idempotency key would (a naive handler, which saves nothing, is instead cut "
-                "off on the second order)", None)
-    indefinite: bool = param(False,
-                "a call cut off by the deadline still reaches the provider (the email is delivered, but the function "
-                "never hears so): an indefinite outcome", None)
+    fault_in_window: bool = param(
+        False,
+        "move the fault into the remaining window: the provider answers the first order's email just before "
+        "the deadline, and the function is stopped before it can save that it was sent. No claim survives "
+        "this; only a downstream idempotency key would (a naive handler, which saves nothing, is instead cut "
+        "off on the second order)", None)
+    indefinite: bool = param(
+        False,
+        "a call cut off by the deadline still reaches the provider (the email is delivered, but the function "
+        "never hears so): an indefinite outcome", None)
     async_queue: AsyncConfig = group(AsyncConfig)
 
 
