@@ -31,7 +31,8 @@ from .base import RunConfig, Scenario, ScenarioSettings
 @dataclass(frozen=True)
 class AlbClientRetrySettings(ScenarioSettings):
     client: AlbConfig = group(AlbConfig)
-    run: RunConfig = group(RunConfig,
+    run: RunConfig = group(
+        RunConfig,
         function_timeout=(30.0, "the function's timeout in seconds (Lambda's default is 3 s; the load balancer waits "
                                 "this long and no longer)"),
         email_seconds=(2.0, "how long the email provider takes per call (virtual seconds); 2 s here, so each email "

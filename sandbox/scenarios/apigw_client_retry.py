@@ -34,7 +34,8 @@ from .base import RunConfig, Scenario, ScenarioSettings
 class ApiGatewayClientRetrySettings(ScenarioSettings):
     client: ApiGatewayConfig = group(ApiGatewayConfig)
     # The work must outlast the integration timeout but not the function's own timeout.
-    run: RunConfig = group(RunConfig,
+    run: RunConfig = group(
+        RunConfig,
         function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
                                 "longer than API Gateway's 29 s, so the function outlives the request)"),
         email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "

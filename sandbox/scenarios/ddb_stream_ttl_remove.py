@@ -47,12 +47,13 @@ class DdbStreamTtlRemoveSettings(ScenarioSettings):
                            "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
     # The deletions must fall inside the run, and together, so the three REMOVE records arrive as one
     # batch: one lag for all, a minute, where AWS says typically within two days.
-    run: RunConfig = group(RunConfig,
-                      ttl_lag=(60.0, "seconds between an order's expiresAt and its deletion by TTL: a minute here, "
-                                     "the same for every order, so the REMOVE records come inside the run and together "
-                                     "(on AWS, typically within two days)"),
-                      ttl_exact=(True, "delete every expired order exactly ttl_lag seconds after its expiresAt (this "
-                                       "scenario shows the deletions, not their timing)"))
+    run: RunConfig = group(
+        RunConfig,
+        ttl_lag=(60.0, "seconds between an order's expiresAt and its deletion by TTL: a minute here, "
+                       "the same for every order, so the REMOVE records come inside the run and together "
+                       "(on AWS, typically within two days)"),
+        ttl_exact=(True, "delete every expired order exactly ttl_lag seconds after its expiresAt (this "
+                         "scenario shows the deletions, not their timing)"))
 
 
 class DdbStreamTtlRemove(Scenario[DdbStreamTtlRemoveSettings]):

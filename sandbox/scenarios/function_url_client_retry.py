@@ -27,7 +27,8 @@ from .base import RunConfig, Scenario, ScenarioSettings
 @dataclass(frozen=True)
 class FunctionUrlClientRetrySettings(ScenarioSettings):
     client: FunctionUrlConfig = group(FunctionUrlConfig)
-    run: RunConfig = group(RunConfig,
+    run: RunConfig = group(
+        RunConfig,
         function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
                                 "longer than the client waits, so the function outlives the request)"),
         email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "

@@ -43,10 +43,11 @@ class LockShorterThanWorkSettings(ScenarioSettings):
     slow_email_seconds: float = param(30.0, "how long the first attempt's email call takes before it fails", None,
                                       1, 600)
     async_queue: AsyncConfig = group(AsyncConfig, duplicate_probability=1.0, duplicate_delay=12.0)
-    run: RunConfig = group(RunConfig,
-                      function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "
-                                        "so the lock runs out first; below the email's time, Lambda stops the "
-                                        "first attempt before it can delete anything"))
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "
+                          "so the lock runs out first; below the email's time, Lambda stops the "
+                          "first attempt before it can delete anything"))
 
 
 class LockShorterThanWork(Scenario[LockShorterThanWorkSettings]):

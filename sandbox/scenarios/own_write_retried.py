@@ -33,8 +33,8 @@ DOC_RETRY = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behav
 class OwnWriteRetriedSettings(ScenarioSettings):
     client: ApiGatewayConfig = group(ApiGatewayConfig)
     run: RunConfig = group(RunConfig,
-                      function_timeout=(10.0, "the function's timeout in seconds: room for the claim's retry and "
-                                              "the email"))
+                           function_timeout=(10.0, "the function's timeout in seconds: room for the claim's retry and "
+                                                   "the email"))
 
 
 class OwnWriteRetried(Scenario[OwnWriteRetriedSettings]):

@@ -38,7 +38,8 @@ class SyncSdkRetrySettings(ScenarioSettings):
     caller: CallerConfig = group(CallerConfig)
     # The function must be able to finish the slow work, so this scenario raises two of the
     # world's defaults. Lambda's own default timeout (3 s) is named in the help text.
-    run: RunConfig = group(RunConfig,
+    run: RunConfig = group(
+        RunConfig,
         function_timeout=(120.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses "
                                  "120 s so the slow handler can finish)"),
         email_seconds=(75.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "

@@ -26,12 +26,13 @@ class TtlLagSettings(ScenarioSettings):
     async_queue: AsyncConfig = group(AsyncConfig)
     # One lag, exactly, so the lesson's slider shows where the retries stop meeting the record; the other
     # scenarios draw each item's lag, up to two days (DOC_TTL_API).
-    run: RunConfig = group(RunConfig,
-                      ttl_lag=(6 * 3600.0, f"seconds between an item's expiresAt and its deletion by TTL (DynamoDB "
-                                           f"deletes lazily, {TTL_WORDS}; here every item waits exactly this "
-                                           f"long)"),
-                      ttl_exact=(True, "delete every expired item exactly ttl_lag seconds after its expiresAt (this "
-                                       "scenario shows one lag; the others draw each item's)"))
+    run: RunConfig = group(
+        RunConfig,
+        ttl_lag=(6 * 3600.0, f"seconds between an item's expiresAt and its deletion by TTL (DynamoDB "
+                             f"deletes lazily, {TTL_WORDS}; here every item waits exactly this "
+                             f"long)"),
+        ttl_exact=(True, "delete every expired item exactly ttl_lag seconds after its expiresAt (this "
+                         "scenario shows one lag; the others draw each item's)"))
 
 
 class TtlLag(Scenario[TtlLagSettings]):
