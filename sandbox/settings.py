@@ -3,7 +3,10 @@
 A source's configuration is a frozen dataclass built from ``param`` fields. The same
 declaration validates the dataclass when it is created and yields the ``Setting`` objects
 a scenario offers on the command line, in widgets and in ``python -m sandbox scenarios``,
-so an AWS limit is never written twice.
+so an AWS limit is never written twice. A scenario's settings are one such dataclass too
+(``ScenarioSettings``): its own ``param`` fields, and its sources' configs as ``group`` fields,
+whose settings it offers by their own names; ``--set``, a widget's values and a notebook's
+``settings=`` are parsed into it in one place, ``Scenario.resolve``.
 
     @dataclass(frozen=True)
     class QueueConfig(Config):
