@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 
 from sandbox.errors import BadInput
-from sandbox.scenarios import SCENARIOS
+from sandbox.scenarios import SCENARIOS, Scenario
 from sandbox.scenarios.base import RunConfig, ScenarioSettings
 from sandbox.settings import Setting, group, param
 from sandbox.sources.async_invoke import AsyncConfig
@@ -137,3 +137,13 @@ def test_a_misspelled_setting_in_a_scenario_is_a_type_error(tmp_path, monkeypatc
     out, _, status = api.run([str(snippet), "--config-file", str(ROOT / "pyproject.toml"),
                               "--cache-dir", str(ROOT / ".mypy_cache")])
     assert status == 1 and '"SqsBatchFailureSettings" has no attribute "horizn"' in out, out
+
+
+def test_a_scenario_may_not_offer_one_name_twice():
+    @dataclasses.dataclass(frozen=True)
+    class Twice(ScenarioSettings):
+        function_timeout: float = param(3.0, "the same name as the world's", None, 1, 900)
+
+    with pytest.raises(TypeError, match=r"offers settings \['function_timeout'\] twice"):
+        class Doubled(Scenario[Twice]):
+            name = ""

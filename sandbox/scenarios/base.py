@@ -91,7 +91,11 @@ class Scenario(Generic[S]):
         for base in cls.__dict__.get("__orig_bases__", ()):
             args = get_args(base)
             if args and isinstance(args[0], type) and issubclass(args[0], ScenarioSettings):
-                cls.config = cast(Any, args[0])
+                cls.config = cast(Any, args[0])  # S at run time: mypy cannot tie a class's base to its TypeVar
+                offered = [s.name for s in cls.config.settings()]
+                twice = sorted({name for name in offered if offered.count(name) > 1})
+                if twice:  # one name, one setting: --set and the widgets could reach only one of them
+                    raise TypeError(f"{cls.__name__} offers settings {twice} twice")
                 cls.common = cls.config.__dataclass_fields__["run"].metadata["group"].settings()
                 common = {s.name for s in cls.common}
                 cls.settings = tuple(s for s in cls.config.settings() if s.name not in common)
