@@ -35,7 +35,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
 from ..aws.http_gateway import Forwarder, HttpGateway
@@ -46,6 +46,9 @@ from ..runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, F
 from ..vocab import WorldMode
 from ..world import Sandbox
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
+
+if TYPE_CHECKING:
+    from ..scenarios.base import Scenario, ScenarioSettings
 
 MODE = WorldMode.REAL_THREADS
 
@@ -266,7 +269,7 @@ class RealThreadsSandbox(Sandbox):
 
 
 def short_settings(scenario: Any, settings: dict[str, Any] | None = None, mode: str = MODE,
-                   runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple[Any, Any]:
+                   runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple["Scenario[Any]", "ScenarioSettings"]:
     """The scenario (if the mode runs it) and its resolved settings: the short ones, then ``settings``."""
     sc = scenario_for_mode(scenario, mode, runnable)
     return sc, sc.resolve({**SHORT_SETTINGS[sc.name], **(settings or {})})
