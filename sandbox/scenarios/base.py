@@ -67,6 +67,16 @@ class ScenarioSettings(Config):
 S = TypeVar("S", bound=ScenarioSettings)
 
 
+def payment_choice() -> Any:
+    """The ``payment`` setting, a field of the settings of every scenario whose orders may pay by card."""
+    return param("none", "how orders pay: 'card' adds a charge before each email", None, choices=("none", "card"))
+
+
+def payment_of(payment: str) -> str | None:
+    """What ``make_orders`` takes for a ``payment`` setting's value."""
+    return "card" if payment == "card" else None
+
+
 class Scenario(Generic[S]):
     """Subclasses set the class attributes and implement ``drive``; ``Scenario[TheirSettings]`` names their
     settings' dataclass, from which ``settings`` and ``common`` are derived."""

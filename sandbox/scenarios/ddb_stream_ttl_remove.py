@@ -27,15 +27,14 @@ from ..runtime.functions import LambdaFunction
 from ..settings import group, param
 from ..sources.ddb_stream import DOC_TTL_STREAMS, DdbStreamMapping, DdbStreamSource
 from ..world import Sandbox
-from .base import RunConfig, Scenario, ScenarioSettings
+from .base import RunConfig, Scenario, ScenarioSettings, payment_choice, payment_of
 from .stream_batch_retry import run_stream
 
 
 @dataclass(frozen=True)
 class DdbStreamTtlRemoveSettings(ScenarioSettings):
     orders: int = param(3, "how many orders are written to the orders table (PutItem), all at once", None, 1, 5000)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     expires_after: float = param(60.0, "seconds after it is written that an order's expiresAt (the table's TTL "
                                  "attribute) falls; TTL deletes it up to ttl_lag later", DOC_TTL, 1, 7 * 24 * 3600)
     cancel_order: int = param(
@@ -68,7 +67,7 @@ class DdbStreamTtlRemove(Scenario[DdbStreamTtlRemoveSettings]):
                "sends cancellations nobody asked for.")
 
     def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DdbStreamTtlRemoveSettings) -> None:
-        orders = make_orders(cfg.orders, sb.seed, payment="card" if cfg.payment == "card" else None)
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         self._check(cfg, len(orders))
         source = DdbStreamSource(sb, fn, cfg.mapping)
         expires_at = sb.clock.now() + cfg.expires_after

@@ -35,8 +35,9 @@ from ..sources.durable import DurableConfig
 from ..sources.sqs import SqsQueue
 from ..vocab import Effect
 from ..world import Sandbox
+from .base import payment_of
 from .durable_common import deploy, durable_mode
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ..sources.durable import DurableConfig
 from ..sources.sync_invoke import CallerConfig
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario, ScenarioSettings
+from .base import Scenario, ScenarioSettings, payment_choice, payment_of
 from .durable_common import deploy, durable_mode
 
 
@@ -41,8 +41,7 @@ class DurableStepRetrySettings(ScenarioSettings):
     provider_failures: int = param(
         1, "how many calls for the last order the email provider refuses (nothing "
         "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     durable: str = durable_mode()
     execution: DurableConfig = group(DurableConfig)
     async_queue: AsyncConfig = group(AsyncConfig)
@@ -59,7 +58,7 @@ class DurableStepRetry(Scenario[DurableStepRetrySettings]):
                "the first order too emails it again. One step per order replays the first from its checkpoint.")
 
     def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableStepRetrySettings) -> None:
-        orders = make_orders(cfg.orders, sb.seed, payment="card" if cfg.payment == "card" else None)
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         if cfg.provider_failures:
             sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.provider_failures))
         service = deploy(sb, fn, cfg.durable, cfg.execution)

@@ -28,7 +28,7 @@ from ..settings import group, param
 from ..sources.base import run_sources
 from ..sources.kafka import KafkaMapping, KafkaSource
 from ..world import Sandbox
-from .base import Scenario, ScenarioSettings
+from .base import Scenario, ScenarioSettings, payment_choice
 from .producer_resend import resent_orders
 
 #: Virtual seconds before the producer sends its first order (half a batching window: no send and poll coincide).
@@ -38,8 +38,7 @@ FIRST_SEND = 0.25
 @dataclass(frozen=True)
 class KafkaProducerResendSettings(ScenarioSettings):
     orders: int = param(3, "how many orders the producer sends (key = orderId)", None, 1, 5000)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     interval: float = param(1.0, "virtual seconds between two orders the producer sends", None, 0, 3600)
     resend_order: int = param(2, "which send lands but is never acknowledged, so the producer sends it again "
                               "(0: none)", None, 0, 5000)

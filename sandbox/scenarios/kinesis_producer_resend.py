@@ -24,7 +24,7 @@ from ..sources.producer import KinesisProducer
 from ..sources.stream import StreamMapping, StreamSource
 from ..sources.sync_invoke import CallerConfig
 from ..world import Sandbox
-from .base import Scenario, ScenarioSettings
+from .base import Scenario, ScenarioSettings, payment_choice
 from .producer_resend import resent_orders
 
 #: Virtual seconds before the producer writes its first order.
@@ -35,8 +35,7 @@ FIRST_WRITE = 0.5
 class KinesisProducerResendSettings(ScenarioSettings):
     orders: int = param(3, "how many orders the producer writes, one PutRecord each (partition key = orderId)",
                         None, 1, 5000)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     interval: float = param(1.0, "virtual seconds between two orders the producer writes", None, 0, 3600)
     resend_order: int = param(2, "which PutRecord takes effect but times out for the producer, so its SDK "
                               "writes it again (0: none)", None, 0, 5000)

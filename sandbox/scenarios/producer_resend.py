@@ -22,7 +22,8 @@ from ..runtime.functions import LambdaFunction
 from ..settings import group, param
 from ..sources.sync_invoke import CallerConfig
 from ..world import Sandbox
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ from ..sources.sqs import (
 from ..sources.sync_invoke import CallerConfig
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario, ScenarioSettings
+from .base import Scenario, ScenarioSettings, payment_choice, payment_of
 
 #: The body of a poison message: not JSON, so no handler can read an order from it.
 POISON_BODY = "order o-?? (not JSON: a producer bug)"
@@ -56,8 +56,7 @@ class SqsSettings(ScenarioSettings):
     """
 
     orders: int = param(3, "how many orders the producer sends, one SendMessage each", None, 1, 100_000)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     queue: QueueConfig = group(QueueConfig, opt_in=OPT_IN_QUEUE_SETTINGS)
     mapping: SqsMappingConfig = group(SqsMappingConfig, opt_in=OPT_IN_MAPPING_SETTINGS,
                                       report_batch_item_failures=True)
@@ -119,11 +118,6 @@ class SqsScenario(Scenario[Q]):
 
     def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: Q) -> SqsRun:
         raise NotImplementedError
-
-
-def payment_of(payment: str) -> str | None:
-    """What ``make_orders`` takes for a scenario's ``payment`` setting."""
-    return "card" if payment == "card" else None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,8 @@ from ..sources.redrive import DOC_MOVE, MAX_RATE, MessageMoveTasks, Operator
 from ..sources.sqs import DOC_SQS_RETRIES, SqsQueue
 from ..vocab import Effect
 from ..world import Sandbox
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

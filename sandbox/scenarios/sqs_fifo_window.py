@@ -34,7 +34,8 @@ from ..settings import group, param
 from ..sources.fifo import DEDUPLICATION_INTERVAL, DOC_SEND, FifoQueueConfig
 from ..vocab import Effect
 from ..world import Sandbox
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

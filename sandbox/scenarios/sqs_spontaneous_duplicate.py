@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..world import Sandbox
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

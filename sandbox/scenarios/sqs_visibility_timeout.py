@@ -21,8 +21,8 @@ from ..events import make_orders
 from ..runtime.functions import LambdaFunction
 from ..settings import group
 from ..world import Sandbox
-from .base import RunConfig
-from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, payment_of, run_sqs
+from .base import RunConfig, payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,7 @@ from ..sources.shards import ShardMapping, ShardSource
 from ..sources.stream import StreamMapping, StreamSource
 from ..vocab import Effect
 from ..world import Sandbox
-from .base import Scenario, ScenarioSettings
-from .sqs_batch_failure import payment_of
+from .base import Scenario, ScenarioSettings, payment_choice, payment_of
 
 
 @dataclass(frozen=True)
@@ -42,8 +41,7 @@ class StreamSettings(ScenarioSettings):
 
     orders: int = param(4, "how many orders the producer writes to the stream (partition key = orderId)", None, 1,
                         5000)
-    payment: str = param("none", "how orders pay: 'card' adds a charge before each email", None,
-                         choices=("none", "card"))
+    payment: str = payment_choice()
     interval: float = param(0.0, "virtual seconds between two orders (0: all arrive together, in one batch)",
                             None, 0, 3600)
     fail_order: int = param(3, "the position of the order whose email provider fails, sending nothing "
