@@ -162,7 +162,7 @@ def _run(args: argparse.Namespace) -> int:
 
     scenario = get_scenario(args.scenario)
     overrides = _settings(args.settings)
-    settings = scenario.resolve(overrides)
+    settings = scenario.resolve(overrides).values()
     _check_options(args)
     _check_handler_file(args.handler)
     plot = _plot_path(args.plot) if args.plot else None

@@ -25,10 +25,13 @@ from .aws.dynamo import plain_item
 from .errors import BadInput
 from .vocab import Effect
 
+#: An order as the workload makes it: ``{"orderId": "o-1", "email": ..., "amount": cents}`` (and ``payment``).
+Order = dict[str, Any]
+
 _NAMES = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hiro", "ines", "jon", "kai", "lena"]
 
 
-def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = None) -> list[dict[str, Any]]:
+def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = None) -> list[Order]:
     """``n`` deterministic orders: ``{"orderId": "o-1", "email": ..., "amount": cents}``.
 
     With ``payment="card"`` each order also asks to be charged, before its email.

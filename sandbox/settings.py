@@ -3,7 +3,10 @@
 A source's configuration is a frozen dataclass built from ``param`` fields. The same
 declaration validates the dataclass when it is created and yields the ``Setting`` objects
 a scenario offers on the command line, in widgets and in ``python -m sandbox scenarios``,
-so an AWS limit is never written twice.
+so an AWS limit is never written twice. A scenario's settings are one such dataclass too
+(``ScenarioSettings``): its own ``param`` fields, and its sources' configs as ``group`` fields,
+whose settings it offers by their own names; ``--set``, a widget's values and a notebook's
+``settings=`` are parsed into it in one place, ``Scenario.resolve``.
 
     @dataclass(frozen=True)
     class QueueConfig(Config):
@@ -16,9 +19,11 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from .errors import BadInput
+
+C = TypeVar("C", bound="Config")
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -126,16 +131,28 @@ class Config:
     """Mixin for frozen dataclasses whose ``param`` fields are settings.
 
     Creating one checks every field against its limits, then ``check()`` (cross-field
-    rules). ``settings()`` yields the ``Setting`` of each field, ``from_settings(cfg)``
-    builds the config from a scenario's resolved values.
+    rules). ``settings()`` yields the ``Setting`` of each field, a ``group`` field's settings
+    in its place; ``from_settings(values)`` builds the config from settings' values by name,
+    and ``values()`` gives them back.
+
+    A subclass may give some inherited settings defaults of its own, by name (a value, or a
+    ``(default, help[, doc])`` tuple as ``override`` takes), a group's settings too:
+    ``class Slow(Base, defaults={"email_seconds": 0.6})``.
     """
 
     if TYPE_CHECKING:  # every subclass is a dataclass, so dataclasses.fields() takes the class
         __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
 
+    def __init_subclass__(cls, defaults: Mapping[str, Any] | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if defaults:
+            _redeclare(cls, dict(defaults))
+
     def __post_init__(self) -> None:
+        direct = {f.name for f in dataclasses.fields(self) if "setting" in f.metadata}
         for setting in self.settings():
-            setting.check(getattr(self, setting.name))
+            if setting.name in direct:
+                setting.check(getattr(self, setting.name))
         self.check()
 
     def check(self) -> None:
@@ -144,20 +161,99 @@ class Config:
     @classmethod
     def settings(cls, **defaults: Any) -> tuple[Setting, ...]:
         """Every ``param`` field as a Setting; keyword arguments give a scenario's own defaults."""
-        out = []
+        out: list[Setting] = []
         for f in dataclasses.fields(cls):
             spec = f.metadata.get("setting")
-            if spec is None:
-                continue
-            out.append(Setting(f.name, defaults.pop(f.name, f.default), **spec))
+            if "group" in f.metadata:
+                out.extend(f.metadata["group"].settings())
+            elif spec is not None:
+                out.append(Setting(f.name, defaults.pop(f.name, f.default), **spec))
         if defaults:
             raise TypeError(f"{cls.__name__} has no settings {sorted(defaults)}")
         return tuple(out)
 
     @classmethod
-    def from_settings(cls, cfg: Mapping[str, Any], **extra: Any):
-        names = {s.name for s in cls.settings()}
-        return cls(**{k: v for k, v in cfg.items() if k in names}, **extra)
+    def from_settings(cls, values: Mapping[str, Any]) -> Self:
+        """The config of ``values`` (settings' values by name; names of other configs are left alone, a name
+        left out takes its default)."""
+        kwargs: dict[str, Any] = {}
+        for f in dataclasses.fields(cls):
+            if "group" in f.metadata:
+                kwargs[f.name] = f.metadata["group"].build(values)
+            elif "setting" in f.metadata and f.name in values:
+                kwargs[f.name] = values[f.name]
+        return cls(**kwargs)
+
+    def values(self) -> dict[str, Any]:
+        """Every setting's value by name, in ``settings()``'s order (a group's offered settings in its place)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if "group" in f.metadata:
+                offered = {s.name for s in f.metadata["group"].settings()}
+                out.update((k, v) for k, v in getattr(self, f.name).values().items() if k in offered)
+            elif "setting" in f.metadata:
+                out[f.name] = getattr(self, f.name)
+        return out
+
+
+@dataclass(frozen=True)
+class Group:
+    """A field that holds a whole config (a source's), whose settings its owner offers under their own names."""
+
+    config: type[Config]
+    #: The owner's own defaults by name: a value, or a ``(default, help[, doc])`` tuple as ``override`` takes.
+    defaults: Mapping[str, Any]
+    #: Settings offered only when ``defaults`` gives them (a scenario opts in by giving its default).
+    opt_in: tuple[str, ...] = ()
+
+    def all_settings(self) -> tuple[Setting, ...]:
+        return override(self.config.settings(), **self.defaults)
+
+    def settings(self) -> tuple[Setting, ...]:
+        return tuple(s for s in self.all_settings() if s.name not in self.opt_in or s.name in self.defaults)
+
+    def build(self, values: Mapping[str, Any]) -> Any:
+        """The config from ``values``, this group's defaults for the names they leave out and for the settings it
+        does not offer (another group may offer one of the same name: its value is not this one's)."""
+        offered = {s.name for s in self.settings()}
+        chosen = {name: value for name, value in values.items() if name in offered}
+        return self.config.from_settings({**{s.name: s.default for s in self.all_settings()}, **chosen})
+
+    def as_field(self) -> Any:
+        return field(default_factory=lambda: self.build({}), metadata={"group": self})
+
+
+def group(config: type[C], *, opt_in: tuple[str, ...] = (), **defaults: Any) -> C:
+    """A dataclass field holding a whole ``config`` whose settings are offered flat, by their own names
+    (``defaults``: the owner's own defaults, as ``override`` takes them; ``opt_in``: see ``Group``)."""
+    override(config.settings(), **defaults)  # an unknown name fails here, where it is written
+    result: C = Group(config, dict(defaults), opt_in).as_field()
+    return result
+
+
+def _redeclare(cls: type, defaults: dict[str, Any]) -> None:
+    """Declare again on ``cls`` (before the dataclass decorator reads it) the fields whose defaults it changes:
+    a setting keeps its help, page and limits; a group keeps its own defaults, ``defaults`` over them."""
+    annotations = dict(cls.__dict__.get("__annotations__", {}))
+    inherited: dict[str, dataclasses.Field[Any]] = dict(getattr(cls, "__dataclass_fields__", {}))
+    own = {name: value for name, value in vars(cls).items() if isinstance(value, dataclasses.Field)}
+    for name, f in {**inherited, **own}.items():
+        spec, grp = f.metadata.get("setting"), f.metadata.get("group")
+        if spec is not None and name in defaults:
+            value = defaults.pop(name)
+            setting = Setting(name, f.default, **spec)
+            setting = setting.with_default(*value) if isinstance(value, tuple) else setting.with_default(value)
+            new = field(default=setting.default, metadata={"setting": {k: getattr(setting, k) for k in spec}})
+        elif grp is not None and (mine := {k: defaults.pop(k) for k in list(defaults)
+                                           if k in {s.name for s in grp.config.settings()}}):
+            new = group(grp.config, opt_in=grp.opt_in, **{**grp.defaults, **mine})
+        else:
+            continue
+        annotations.setdefault(name, f.type)  # an inherited field: the dataclass reads only the class's own
+        setattr(cls, name, new)
+    if defaults:
+        raise TypeError(f"{cls.__name__} has no settings {sorted(defaults)}")
+    cls.__annotations__ = annotations
 
 
 def override(settings: tuple[Setting, ...], **changes: Any) -> tuple[Setting, ...]:

@@ -72,11 +72,11 @@ def open_run(scenario, handler, seed=0, **overrides):
 
     sc = get_scenario(scenario)
     cfg = sc.resolve(overrides)
-    with Sandbox(seed=seed, meta={"scenario": sc.name, "settings": cfg}) as sb:
-        sb.services.timings.email = cfg["email_seconds"]
-        sb.services.timings.charge = cfg["charge_seconds"]
-        fn = sb.function(handler, timeout=cfg["function_timeout"])
-        queue, mapping, producer = sc.drive(sb, fn, cfg)
+    with Sandbox(seed=seed, meta={"scenario": sc.name, "settings": cfg.values()}) as sb:
+        sb.services.timings.email = cfg.run.email_seconds
+        sb.services.timings.charge = cfg.run.charge_seconds
+        fn = sb.function(handler, timeout=cfg.run.function_timeout)
+        queue, mapping, producer = sc.deliver(sb, fn, cfg)
         yield sb, queue, mapping, producer
 
 

@@ -21,9 +21,9 @@ IMPROVED = stage("improved").handler
 
 # -- TTL deletes late: "typically within two days of expiration" (API_UpdateTimeToLive) ---------------
 def test_every_scenario_draws_ttl_deletion_up_to_two_days_unless_it_shows_one_lag():
-    exact = {name for name in SCENARIOS if get_scenario(name).resolve({})["ttl_exact"]}
+    exact = {name for name in SCENARIOS if get_scenario(name).resolve({}).run.ttl_exact}
     assert exact == {"ttl-lag", "ddb-stream-ttl-remove"}  # each shows one lag; the others draw each item's
-    lags = {name: get_scenario(name).resolve({})["ttl_lag"] for name in SCENARIOS}
+    lags = {name: get_scenario(name).resolve({}).run.ttl_lag for name in SCENARIOS}
     assert {lag for name, lag in lags.items() if name not in ("ttl-lag", "ddb-stream-ttl-remove")} == {TYPICAL_TTL_LAG}
 
 

@@ -68,7 +68,7 @@ def test_invocations_run_at_once_on_os_threads_against_the_http_server():
     sc, cfg = short_settings("concurrent-claims", {"copies": 6})
     forwarder = CountingForwarder(MotoServer.shared().url)
     assert forwarder.endpoint.hostname == "127.0.0.1"
-    world = RealThreadsSandbox(0, forwarder=forwarder, meta={"scenario": sc.name, "settings": cfg})
+    world = RealThreadsSandbox(0, forwarder=forwarder, meta={"scenario": sc.name, "settings": cfg.values()})
     result = run_in_world(world, sc, IDEMPOTENT, cfg)
     assert result.valid and result.verdict.effects_per_key == {"o-1": {"email": 1}}  # atomic claims: one winner
     invocations = result.history.invocations()

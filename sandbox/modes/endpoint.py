@@ -232,6 +232,6 @@ def run_on_endpoint(scenario: Any, handler: Any = None, *, endpoint: str, allow_
     namespace = Namespace()
     with deleted_at_exit(lambda: delete_resources(target, namespace, credentials)):
         world = EndpointSandbox(seed, endpoint=target, namespace=namespace, credentials=credentials,
-                                ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], budget=budget,
-                                meta={"scenario": sc.name, "settings": cfg})
+                                ttl_lag=cfg.run.ttl_lag, ttl_drawn=not cfg.run.ttl_exact, budget=budget,
+                                meta={"scenario": sc.name, "settings": cfg.values()})
         return run_in_world(world, sc, handler, cfg, factory)

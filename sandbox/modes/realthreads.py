@@ -35,7 +35,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
 from ..aws.http_gateway import Forwarder, HttpGateway
@@ -46,6 +46,9 @@ from ..runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, F
 from ..vocab import WorldMode
 from ..world import Sandbox
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
+
+if TYPE_CHECKING:
+    from ..scenarios.base import Scenario, ScenarioSettings
 
 MODE = WorldMode.REAL_THREADS
 
@@ -266,7 +269,7 @@ class RealThreadsSandbox(Sandbox):
 
 
 def short_settings(scenario: Any, settings: dict[str, Any] | None = None, mode: str = MODE,
-                   runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple[Any, dict]:
+                   runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple["Scenario[Any]", "ScenarioSettings"]:
     """The scenario (if the mode runs it) and its resolved settings: the short ones, then ``settings``."""
     sc = scenario_for_mode(scenario, mode, runnable)
     return sc, sc.resolve({**SHORT_SETTINGS[sc.name], **(settings or {})})
@@ -278,8 +281,8 @@ def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0, setti
     sc, cfg = short_settings(scenario, settings)
     from ..scenarios.base import run_in_world
 
-    world = RealThreadsSandbox(seed, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], budget=budget,
-                               meta={"scenario": sc.name, "settings": cfg})
+    world = RealThreadsSandbox(seed, ttl_lag=cfg.run.ttl_lag, ttl_drawn=not cfg.run.ttl_exact, budget=budget,
+                               meta={"scenario": sc.name, "settings": cfg.values()})
     return run_in_world(world, sc, handler, cfg, factory)
 
 
@@ -296,7 +299,7 @@ def compare_modes(handler: Any, scenarios: tuple[str, ...] = RUNNABLE_SCENARIOS,
     rows = []
     for name in scenarios:
         sc, cfg = short_settings(name)
-        det = run_scenario(sc, handler, seed=seed, settings=cfg)
+        det = run_scenario(sc, handler, seed=seed, settings=cfg.values())
         real = run(sc, handler, seed=seed)
         rows.append({"scenario": sc.name, "deterministic": det.status, mode: real.status,
                      "agree": det.status == real.status,

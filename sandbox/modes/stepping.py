@@ -83,9 +83,8 @@ class ScenarioRun:
         self.scenario = get_scenario(scenario) if isinstance(scenario, str) else scenario
         self.interactive = policy == "interactive"
         self.seed = seed
-        self._cfg = self.scenario.resolve(settings)
-        if self.interactive:  # the learner picks the order, one step at a time, at one instant
-            self._cfg["aws_latency"] = 0.0
+        # an interactive learner picks the order, one step at a time, at one instant
+        self._cfg = self.scenario.resolve({**(settings or {}), "aws_latency": 0.0} if self.interactive else settings)
         self._handler, self._factory = handler, factory
         self.world = open_world(self.scenario, self._cfg, seed, None if self.interactive else policy,
                                 DEFAULT_WATCHDOG if watchdog is None else watchdog)

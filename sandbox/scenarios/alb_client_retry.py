@@ -15,16 +15,31 @@ first order and sends only the second order's email.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..settings import override
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.alb import AlbConfig, AlbSource
 from ..sources.base import run_sources
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 
-class AlbClientRetry(Scenario):
+@dataclass(frozen=True)
+class AlbClientRetrySettings(ScenarioSettings):
+    client: AlbConfig = group(AlbConfig)
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(30.0, "the function's timeout in seconds (Lambda's default is 3 s; the load balancer waits "
+                                "this long and no longer)"),
+        email_seconds=(2.0, "how long the email provider takes per call (virtual seconds); 2 s here, so each email "
+                            "stands apart from its request's start on the timeline"))
+
+
+class AlbClientRetry(Scenario[AlbClientRetrySettings]):
     name = "alb-client-retry"
     kind = "duplicate source"
     source = "load balancer"
@@ -34,17 +49,10 @@ class AlbClientRetry(Scenario):
                "email goes out, then the email provider hangs on the second, and Lambda stops the function at its "
                "30 s timeout. The load balancer answers 502; the client retries the request, a new invocation, and "
                "the naive handler emails the first customer a second time.")
-    settings = AlbConfig.settings()
-    common = override(
-        Scenario.common,
-        function_timeout=(30.0, "the function's timeout in seconds (Lambda's default is 3 s; the load balancer waits "
-                                "this long and no longer)"),
-        email_seconds=(2.0, "how long the email provider takes per call (virtual seconds); 2 s here, so each email "
-                            "stands apart from its request's start on the timeline"))
 
-    def drive(self, sb, fn, cfg):
-        client = AlbConfig.from_settings(cfg)
-        sb.note(f"load balancer: waits until the function answers or times out ({cfg['function_timeout']:g} s), then "
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: AlbClientRetrySettings) -> None:
+        client = cfg.client
+        sb.note(f"load balancer: waits until the function answers or times out ({cfg.run.function_timeout:g} s), then "
                 f"502; client: up to {client.client_retries} retries after a 5xx or its own timeout "
                 f"({client.client_timeout:g} s; backoff {client.client_backoff:g} s, doubling), Idempotency-Key "
                 f"header {'on' if client.idempotency_key else 'off'}")

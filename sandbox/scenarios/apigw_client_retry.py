@@ -19,14 +19,30 @@ client does not retry. A handler keyed on ``requestContext.requestId`` sees thre
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.apigateway import ApiGatewayConfig, ApiGatewaySource
 from ..sources.base import run_sources
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 
-class ApiGatewayClientRetry(Scenario):
+@dataclass(frozen=True)
+class ApiGatewayClientRetrySettings(ScenarioSettings):
+    client: ApiGatewayConfig = group(ApiGatewayConfig)
+    # The work must outlast the integration timeout but not the function's own timeout.
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
+                                "longer than API Gateway's 29 s, so the function outlives the request)"),
+        email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
+                             "slower than API Gateway's integration timeout"))
+
+
+class ApiGatewayClientRetry(Scenario[ApiGatewayClientRetrySettings]):
     name = "apigw-client-retry"
     kind = "duplicate source"
     source = "API Gateway"
@@ -36,17 +52,9 @@ class ApiGatewayClientRetry(Scenario):
                "API Gateway answers 504 while the function is still working. The client retries the request: a new "
                "API Gateway request with a new requestId, so a second invocation starts, and then a third. Each "
                "finishes its work, so the naive handler sends the email three times.")
-    settings = ApiGatewayConfig.settings()
-    # The work must outlast the integration timeout but not the function's own timeout.
-    common = override(
-        Scenario.common,
-        function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
-                                "longer than API Gateway's 29 s, so the function outlives the request)"),
-        email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
-                             "slower than API Gateway's integration timeout"))
 
-    def drive(self, sb, fn, cfg):
-        client = ApiGatewayConfig.from_settings(cfg)
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: ApiGatewayClientRetrySettings) -> None:
+        client = cfg.client
         sb.note(f"API Gateway: integration timeout {client.integration_timeout:g} s; client: up to "
                 f"{client.client_retries} retries after a 5xx (backoff {client.client_backoff:g} s, doubling), "
                 f"its own timeout {client.client_timeout:g} s, Idempotency-Key header "

@@ -7,14 +7,25 @@ because the async queue itself is eventually consistent
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 
 from ..events import make_orders
-from ..settings import Setting
-from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig, AsyncInvokeSource, run_until_idle
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class AsyncDuplicate(Scenario):
+@dataclass(frozen=True)
+class AsyncDuplicateSettings(ScenarioSettings):
+    orders: int = param(2, "how many orders arrive, one event each", None, 1, 200)
+    interval: float = param(5.0, "virtual seconds between two events", None, 0, 3600)
+    # For the demo every event is duplicated; on AWS this is rare.
+    async_queue: AsyncConfig = group(AsyncConfig, duplicate_probability=1.0, duplicate_delay=2.0)
+
+
+class AsyncDuplicate(Scenario[AsyncDuplicateSettings]):
     name = "async-duplicate"
     kind = "duplicate source"
     source = "async invoke"
@@ -22,15 +33,9 @@ class AsyncDuplicate(Scenario):
     summary = ("Each order arrives as its own EventBridge event and nothing ever fails. Lambda's internal queue is "
                "only eventually consistent, so it hands the same event to the function a second time a few seconds "
                "later, and a handler that trusts one delivery per event sends every email twice.")
-    settings = (
-        Setting("orders", 2, "how many orders arrive, one event each", None, 1, 200),
-        Setting("interval", 5.0, "virtual seconds between two events", None, 0, 3600),
-        # For the demo every event is duplicated; on AWS this is rare.
-        *scenario_settings(duplicate_probability=1.0, duplicate_delay=2.0),
-    )
 
-    def drive(self, sb, fn, cfg):
-        source = from_settings(sb, fn, cfg)
-        for i, order in enumerate(make_orders(cfg["orders"], sb.seed)):
-            source.invoke_at(i * cfg["interval"], functools.partial(sb.order_event, [order]))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: AsyncDuplicateSettings) -> None:
+        source = AsyncInvokeSource(sb, fn, cfg.async_queue)
+        for i, order in enumerate(make_orders(cfg.orders, sb.seed)):
+            source.invoke_at(i * cfg.interval, functools.partial(sb.order_event, [order]))
         run_until_idle(sb, source)

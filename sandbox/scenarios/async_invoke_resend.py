@@ -23,16 +23,30 @@ in it (the order id, or the event's own ``id`` here) catches the copy.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault
 from ..events import make_orders
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.async_invoke import AsyncConfig, AsyncInvokeCaller, AsyncInvokeSource
 from ..sources.base import run_sources
 from ..sources.sync_invoke import DOC_INVOKE, CallerConfig
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class AsyncInvokeResend(Scenario):
+@dataclass(frozen=True)
+class AsyncInvokeResendSettings(ScenarioSettings):
+    lost_answers: int = param(
+        1, "how many of the caller's Invoke attempts Lambda queues while the 202 never "
+        "reaches the caller (each a read timeout botocore retries while it has attempts left); 0: none",
+        DOC_INVOKE, 0, 21)
+    caller: CallerConfig = group(CallerConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class AsyncInvokeResend(Scenario[AsyncInvokeResendSettings]):
     name = "async-invoke-resend"
     kind = "duplicate source"
     source = "async invoke"
@@ -42,16 +56,9 @@ class AsyncInvokeResend(Scenario):
                "caller: its SDK waits out the 60 s read timeout and sends the Invoke again. Invoke takes no "
                "idempotency token, so Lambda queues a second event, and the function runs twice under two request "
                "ids.")
-    settings = (
-        Setting("lost_answers", 1, "how many of the caller's Invoke attempts Lambda queues while the 202 never "
-                "reaches the caller (each a read timeout botocore retries while it has attempts left); 0: none",
-                DOC_INVOKE, 0, 21),
-        *CallerConfig.settings(),
-        *AsyncConfig.settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        caller, lost = CallerConfig.from_settings(cfg), cfg["lost_answers"]
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: AsyncInvokeResendSettings) -> None:
+        caller, lost = cfg.caller, cfg.lost_answers
         if lost:
             # Lambda queues the event, then the caller's read times out (after its read_timeout).
             sb.faults.add(AwsFault("timeout-applied", "lambda", "Invoke", target=fn.config.name, times=lost))
@@ -59,7 +66,7 @@ class AsyncInvokeResend(Scenario):
                 f"read_timeout={caller.read_timeout:g} s; up to {caller.expected_attempts()} attempts; "
                 + ("no 202 is lost" if not lost else "the first attempt's 202 is lost" if lost == 1
                    else f"the first {lost} attempts' 202s are lost"))
-        queue = AsyncInvokeSource(sb, fn, AsyncConfig.from_settings(cfg))
+        queue = AsyncInvokeSource(sb, fn, cfg.async_queue)
         source = AsyncInvokeCaller(sb, fn, caller, queue=queue)
         source.call(make_orders(1, sb.seed)[0])
         run_sources(sb, source)

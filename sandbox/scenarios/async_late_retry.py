@@ -19,17 +19,34 @@ that finding: retention shorter than the redelivery horizon.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import CrashPlan
 from ..events import make_orders
-from ..settings import Setting
-from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
-from .base import Scenario
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig, AsyncInvokeSource, run_until_idle
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 DOC_RUNTIME_ENV = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-runtime-environment.html"
 DOC_POWERTOOLS = "https://docs.aws.amazon.com/powertools/python/latest/utilities/idempotency/"
 
 
-class AsyncLateRetry(Scenario):
+@dataclass(frozen=True)
+class AsyncLateRetrySettings(ScenarioSettings):
+    keep_for: int = param(
+        86400, "RUN_ONCE_KEEP_FOR, the function's environment variable: seconds "
+        "examples/run_once.py keeps a completed record (a day; Powertools keeps one an hour by default, "
+        "expires_after_seconds=3600)", DOC_POWERTOOLS, 60, 7 * 86400)
+    extension_seconds: float = param(
+        5.0, "seconds an extension keeps the Invoke phase open after the handler "
+        "returned; past the function's timeout the invocation times out with all its work done (0: none)",
+        DOC_RUNTIME_ENV, 0, 900)
+    async_queue: AsyncConfig = group(AsyncConfig, throttled_from=5.0, throttled_for=7200.0)
+
+
+class AsyncLateRetry(Scenario[AsyncLateRetrySettings]):
     name = "async-late-retry"
     kind = "duplicate source"
     source = "async invoke"
@@ -39,21 +56,12 @@ class AsyncLateRetry(Scenario):
                "will retry the event. Meanwhile the function is throttled for two hours, and Lambda keeps the event, "
                "trying again with back off. The retry finally runs two hours later; a handler with no memory emails "
                "the customer again, and run_once is safe only while its record is kept longer than that.")
-    settings = (
-        Setting("keep_for", 86400, "RUN_ONCE_KEEP_FOR, the function's environment variable: seconds "
-                "examples/run_once.py keeps a completed record (a day; Powertools keeps one an hour by default, "
-                "expires_after_seconds=3600)", DOC_POWERTOOLS, 60, 7 * 86400),
-        Setting("extension_seconds", 5.0, "seconds an extension keeps the Invoke phase open after the handler "
-                "returned; past the function's timeout the invocation times out with all its work done (0: none)",
-                DOC_RUNTIME_ENV, 0, 900),
-        *scenario_settings(throttled_from=5.0, throttled_for=7200.0),
-    )
 
-    def environment(self, cfg):
-        return {"RUN_ONCE_KEEP_FOR": str(cfg["keep_for"])}
+    def environment(self, cfg: AsyncLateRetrySettings) -> dict[str, str]:
+        return {"RUN_ONCE_KEEP_FOR": str(cfg.keep_for)}
 
-    def drive(self, sb, fn, cfg):
-        source = from_settings(sb, fn, cfg)
-        hold = CrashPlan(hold_after_return=cfg["extension_seconds"]) if cfg["extension_seconds"] else None
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: AsyncLateRetrySettings) -> None:
+        source = AsyncInvokeSource(sb, fn, cfg.async_queue)
+        hold = CrashPlan(hold_after_return=cfg.extension_seconds) if cfg.extension_seconds else None
         source.invoke(sb.order_event(make_orders(1, sb.seed)), crash=hold)
         run_until_idle(sb, source)

@@ -11,18 +11,18 @@ import contextlib
 import difflib
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, cast, get_args
 
 from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
 from ..core.history import History
 from ..core.views import figure, html_of
 from ..errors import BadInput
-from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT
-from ..settings import Config, Setting, param
+from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT, LambdaFunction
+from ..settings import Config, Setting, group, param
 from ..verdict.checker import Verdict, check
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
@@ -51,8 +51,35 @@ class RunConfig(Config):
                                0, MAX_REPLICA_LAG)
 
 
-class Scenario:
-    """Subclasses set the class attributes and implement ``drive``."""
+@dataclass(frozen=True)
+class ScenarioSettings(Config):
+    """A scenario's settings, each declared once: its own ``param`` fields, the configs of the sources it drives
+    (``group`` fields, their settings offered by their own names) and the world's (``run``, every scenario's)."""
+
+    run: RunConfig = group(RunConfig)
+
+    def values(self) -> dict[str, Any]:
+        """Every value by name, the scenario's own settings first, then the world's (as ``describe`` lists them)."""
+        common = self.run.values()
+        return {**{k: v for k, v in super().values().items() if k not in common}, **common}
+
+
+S = TypeVar("S", bound=ScenarioSettings)
+
+
+def payment_choice() -> Any:
+    """The ``payment`` setting, a field of the settings of every scenario whose orders may pay by card."""
+    return param("none", "how orders pay: 'card' adds a charge before each email", None, choices=("none", "card"))
+
+
+def payment_of(payment: str) -> str | None:
+    """What ``make_orders`` takes for a ``payment`` setting's value."""
+    return "card" if payment == "card" else None
+
+
+class Scenario(Generic[S]):
+    """Subclasses set the class attributes and implement ``drive``; ``Scenario[TheirSettings]`` names their
+    settings' dataclass, from which ``settings`` and ``common`` are derived."""
 
     name: str = ""
     kind: str = "control"  # "control", "duplicate source" or "run_once"
@@ -62,14 +89,33 @@ class Scenario:
     #: table and ``python -m sandbox scenarios --brief`` show it; tests/test_catalogue.py keeps them equal.
     headline: str = ""
     summary: str = ""
+    #: The settings' dataclass, from the class's ``Scenario[...]`` base.
+    config: type[S]
+    #: The scenario's own settings and those of its sources (derived from ``config``).
     settings: tuple[Setting, ...] = ()
-    #: Settings of the world itself that every scenario accepts.
+    #: Settings of the world itself that every scenario accepts (derived from ``config``'s ``run``).
     common: tuple[Setting, ...] = RunConfig.settings()
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        for base in cls.__dict__.get("__orig_bases__", ()):
+            args = get_args(base)
+            if args and isinstance(args[0], type) and issubclass(args[0], ScenarioSettings):
+                cls.config = cast(Any, args[0])  # S at run time: mypy cannot tie a class's base to its TypeVar
+                offered = [s.name for s in cls.config.settings()]
+                twice = sorted({name for name in offered if offered.count(name) > 1})
+                if twice:  # one name, one setting: --set and the widgets could reach only one of them
+                    raise TypeError(f"{cls.__name__} offers settings {twice} twice")
+                cls.common = cls.config.__dataclass_fields__["run"].metadata["group"].settings()
+                common = {s.name for s in cls.common}
+                cls.settings = tuple(s for s in cls.config.settings() if s.name not in common)
 
     def all_settings(self) -> dict[str, Setting]:
         return {s.name: s for s in (*self.settings, *self.common)}
 
-    def resolve(self, overrides: dict[str, Any] | None) -> dict[str, Any]:
+    def resolve(self, overrides: Mapping[str, Any] | None) -> S:
+        """The one place settings are read: ``overrides`` (text from ``--set``, a widget's or a notebook's values)
+        parsed and checked against their settings, into the scenario's settings dataclass."""
         known = self.all_settings()
         values = {name: s.default for name, s in known.items()}
         for name, raw in (overrides or {}).items():
@@ -79,12 +125,12 @@ class Scenario:
                 raise BadInput(f"scenario {self.name} has no setting {name!r}; {hint}its settings are: "
                                f"{', '.join(sorted(known))}")
             values[name] = known[name].parse(raw)
-        return values
+        return self.config.from_settings(values)
 
-    def drive(self, sb: Sandbox, fn, cfg: dict[str, Any]) -> None:
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: S) -> None:
         raise NotImplementedError
 
-    def environment(self, cfg: dict[str, Any]) -> dict[str, str]:
+    def environment(self, cfg: S) -> dict[str, str]:
         """The function's own environment variables in this scenario (none unless a scenario sets some)."""
         return {}
 
@@ -155,10 +201,10 @@ class RunResult:
                 out.append(f"{inv_id} {v['outcome']}: {v['error']}{where}")
         return out
 
-    def plot(self, **kw: Any):
+    def plot(self, **kw: Any) -> Any:
         return figure("timeline")(self.history, **self._titled(kw))
 
-    def save_plot(self, path, **kw: Any):
+    def save_plot(self, path: Any, **kw: Any) -> Any:
         return figure("timeline-file")(self.history, path, **self._titled(kw))
 
     def _titled(self, kw: dict[str, Any]) -> dict[str, Any]:
@@ -175,15 +221,16 @@ class RunResult:
         return html_of("run", self)
 
 
-def open_world(sc: "Scenario", cfg: dict[str, Any], seed: int, policy: Any, watchdog: float,
+def open_world(sc: "Scenario[S]", cfg: S, seed: int, policy: Any, watchdog: float,
                isolation: str | None = None) -> Sandbox:
     """The fresh world one run of ``sc`` happens in (not opened yet)."""
-    return Sandbox(seed=seed, policy=policy, ttl_lag=cfg["ttl_lag"], ttl_drawn=not cfg["ttl_exact"], watchdog=watchdog,
-                   replica_lag=cfg["replica_lag"], aws_latency=cfg["aws_latency"],
-                   meta={"scenario": sc.name, "settings": cfg}, isolation=isolation)
+    run = cfg.run
+    return Sandbox(seed=seed, policy=policy, ttl_lag=run.ttl_lag, ttl_drawn=not run.ttl_exact, watchdog=watchdog,
+                   replica_lag=run.replica_lag, aws_latency=run.aws_latency,
+                   meta={"scenario": sc.name, "settings": cfg.values()}, isolation=isolation)
 
 
-def run_in_world(world: Sandbox, scenario: "Scenario", handler: Any, cfg: dict[str, Any],
+def run_in_world(world: Sandbox, scenario: "Scenario[S]", handler: Any, cfg: S,
                  factory: Callable[[], Callable] | None = None,
                  during: Callable[[Sandbox], AbstractContextManager[Any]] | None = None) -> RunResult:
     """The one recipe of a run: open ``world``, deploy ``handler`` as ``scenario``'s function, drive the scenario,
@@ -191,13 +238,13 @@ def run_in_world(world: Sandbox, scenario: "Scenario", handler: Any, cfg: dict[s
     is a context the deploy and the drive run in while the world is open (a tracer, a learner's gate)."""
     started = time.perf_counter()
     with world as sb, during(sb) if during else contextlib.nullcontext():
-        sb.services.timings.email = cfg["email_seconds"]
-        sb.services.timings.charge = cfg["charge_seconds"]
-        fn = sb.function(handler, factory=factory, timeout=cfg["function_timeout"],
+        sb.services.timings.email = cfg.run.email_seconds
+        sb.services.timings.charge = cfg.run.charge_seconds
+        fn = sb.function(handler, factory=factory, timeout=cfg.run.function_timeout,
                          environment=scenario.environment(cfg))
         scenario.drive(sb, fn, cfg)
-    return RunResult(scenario.name, world.seed, cfg, sb.history, check(sb.history), time.perf_counter() - started,
-                     handler=handler_title(handler))
+    return RunResult(scenario.name, world.seed, cfg.values(), sb.history, check(sb.history),
+                     time.perf_counter() - started, handler=handler_title(handler))
 
 
 def handler_title(handler: Any) -> str:

@@ -19,16 +19,27 @@ every attempt, and answers a Delete without emailing anyone.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group
+from ..sources.async_invoke import AsyncConfig
 from ..sources.base import run_sources
 from ..sources.cloudformation import CustomResourceConfig, CustomResourceSource
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class CfnCustomResourceRetry(Scenario):
+@dataclass(frozen=True)
+class CfnCustomResourceRetrySettings(ScenarioSettings):
+    stack: CustomResourceConfig = group(CustomResourceConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class CfnCustomResourceRetry(Scenario[CfnCustomResourceRetrySettings]):
     name = "cfn-custom-resource-retry"
     kind = "duplicate source"
     source = "CloudFormation"
@@ -39,12 +50,11 @@ class CfnCustomResourceRetry(Scenario):
                "out, so the function raises and Lambda retries the whole Create a minute later: the first customer "
                "is emailed again. A handler that never answers CloudFormation leaves the stack waiting an hour, "
                "then the rollback sends a Delete with the same orders.")
-    settings = (*CustomResourceConfig.settings(), *scenario_settings())
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: CfnCustomResourceRetrySettings) -> None:
         orders = make_orders(2, sb.seed)
         sb.faults.add(ProviderFault(Effect.EMAIL, orders[1]["orderId"], fail=1, calls=1))
-        stack = CustomResourceSource(sb, fn, CustomResourceConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
+        stack = CustomResourceSource(sb, fn, cfg.stack, cfg.async_queue)
         sb.note(f"CloudFormation: creates stack with {stack.function.config.name} behind Custom::OrdersImport; "
                 f"ServiceTimeout {stack.config.service_timeout} s")
         stack.create_stack(orders)

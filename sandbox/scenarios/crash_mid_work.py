@@ -5,15 +5,30 @@ long after a lock sized to the function's remaining time (3 s by default) has ru
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import CrashPlan
 from ..events import make_orders
-from ..settings import Setting
-from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig, AsyncInvokeSource, run_until_idle
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class CrashMidWork(Scenario):
+@dataclass(frozen=True)
+class CrashMidWorkSettings(ScenarioSettings):
+    orders: int = param(1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50)
+    crash_after: str = param(
+        Effect.CHARGE.value,
+        "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
+        "the remaining window that no claim can close", None,
+        choices=(Effect.CHARGE.value, Effect.EMAIL.value))
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class CrashMidWork(Scenario[CrashMidWorkSettings]):
     name = "crash-mid-work"
     kind = "run_once"
     source = "async invoke"
@@ -22,20 +37,12 @@ class CrashMidWork(Scenario):
                "card and dies before the email, while it holds the idempotency claim. Lambda retries the event a "
                "minute later: the claim must have expired by then so the retry can finish the order, and the charge "
                "must not happen twice.")
-    settings = (
-        Setting("orders", 1, "how many card orders the one event carries (the crash hits the first)", None, 1, 50),
-        Setting("crash_after", Effect.CHARGE.value,
-                "which effect the first invocation dies right after: 'charge' (default), or 'email', which lands in "
-                "the remaining window that no claim can close", None,
-                choices=(Effect.CHARGE.value, Effect.EMAIL.value)),
-        *scenario_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        source = from_settings(sb, fn, cfg)
-        orders = make_orders(cfg["orders"], sb.seed, payment="card")
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: CrashMidWorkSettings) -> None:
+        source = AsyncInvokeSource(sb, fn, cfg.async_queue)
+        orders = make_orders(cfg.orders, sb.seed, payment="card")
         # Only the first attempt crashes; the execution environment is gone, so nothing in the
         # handler gets to clean up its claim.
         source.invoke(sb.order_event(orders),
-                      crash=CrashPlan(after_effect=cfg["crash_after"]))
+                      crash=CrashPlan(after_effect=cfg.crash_after))
         run_until_idle(sb, source)

@@ -10,12 +10,23 @@ to the function again.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.ddb_stream import DdbStreamMapping, DdbStreamSource
+from ..world import Sandbox
 from .base import Scenario
-from .stream_batch_retry import run_stream, stream_orders, stream_settings
+from .stream_batch_retry import StreamSettings, run_stream, stream_orders
 
 
-class DdbStreamBatchRetry(Scenario):
+@dataclass(frozen=True)
+class DdbStreamBatchRetrySettings(StreamSettings, defaults={
+        "orders": (4, "how many orders the producer writes to the orders table (PutItem), one stream record each")}):
+    mapping: DdbStreamMapping = group(DdbStreamMapping, report_batch_item_failures=True)
+
+
+class DdbStreamBatchRetry(Scenario[DdbStreamBatchRetrySettings]):
     name = "ddb-stream-batch-retry"
     kind = "duplicate source"
     source = "DynamoDB Streams"
@@ -24,9 +35,8 @@ class DdbStreamBatchRetry(Scenario):
                "arrive in one batch. The email provider fails once for a later order, so the invocation fails and "
                "Lambda retries the whole batch from its first record: the orders before the failing one are handed "
                "to the function a second time.")
-    settings = stream_settings(DdbStreamMapping, writes="writes to the orders table (PutItem), one stream record each")
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DdbStreamBatchRetrySettings) -> None:
         orders = stream_orders(sb, cfg)
-        source = DdbStreamSource(sb, fn, DdbStreamMapping.from_settings(cfg))
-        run_stream(sb, cfg, source, orders, source.put)
+        source = DdbStreamSource(sb, fn, cfg.mapping)
+        run_stream(sb, source, orders, source.put, horizon=cfg.horizon, interval=cfg.interval)

@@ -17,16 +17,45 @@ expires: that REMOVE *is* owed a cancellation email.
 """
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
 from ..aws.ttl import DOC_TTL
 from ..errors import BadInput
 from ..events import make_orders
-from ..settings import Setting, override
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.ddb_stream import DOC_TTL_STREAMS, DdbStreamMapping, DdbStreamSource
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings, payment_choice, payment_of
 from .stream_batch_retry import run_stream
 
 
-class DdbStreamTtlRemove(Scenario):
+@dataclass(frozen=True)
+class DdbStreamTtlRemoveSettings(ScenarioSettings):
+    orders: int = param(3, "how many orders are written to the orders table (PutItem), all at once", None, 1, 5000)
+    payment: str = payment_choice()
+    expires_after: float = param(60.0, "seconds after it is written that an order's expiresAt (the table's TTL "
+                                 "attribute) falls; TTL deletes it up to ttl_lag later", DOC_TTL, 1, 7 * 24 * 3600)
+    cancel_order: int = param(
+        0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
+        "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000)
+    cancel_at: float = param(30.0, "when the customer cancels it (virtual seconds)", None, 0, 7 * 24 * 3600)
+    mapping: DdbStreamMapping = group(DdbStreamMapping, report_batch_item_failures=True)
+    horizon: float = param(600.0, "virtual seconds after which the run stops; records still in the stream "
+                           "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600)
+    # The deletions must fall inside the run, and together, so the three REMOVE records arrive as one
+    # batch: one lag for all, a minute, where AWS says typically within two days.
+    run: RunConfig = group(
+        RunConfig,
+        ttl_lag=(60.0, "seconds between an order's expiresAt and its deletion by TTL: a minute here, "
+                       "the same for every order, so the REMOVE records come inside the run and together "
+                       "(on AWS, typically within two days)"),
+        ttl_exact=(True, "delete every expired order exactly ttl_lag seconds after its expiresAt (this "
+                         "scenario shows the deletions, not their timing)"))
+
+
+class DdbStreamTtlRemove(Scenario[DdbStreamTtlRemoveSettings]):
     name = "ddb-stream-ttl-remove"
     kind = "duplicate source"
     source = "DynamoDB Streams"
@@ -36,48 +65,27 @@ class DdbStreamTtlRemove(Scenario):
                "function as a REMOVE record (userIdentity: the DynamoDB service). A handler that takes every record "
                "for an order emails each order again; one that takes every REMOVE for a customer's cancellation "
                "sends cancellations nobody asked for.")
-    settings = (
-        Setting("orders", 3, "how many orders are written to the orders table (PutItem), all at once", None, 1, 5000),
-        Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card")),
-        Setting("expires_after", 60.0, "seconds after it is written that an order's expiresAt (the table's TTL "
-                "attribute) falls; TTL deletes it up to ttl_lag later", DOC_TTL, 1, 7 * 24 * 3600),
-        Setting("cancel_order", 0, "the position of an order the customer cancels (a DeleteItem: a REMOVE without "
-                "userIdentity, owed a cancellation email) before it expires (0: none)", DOC_TTL_STREAMS, 0, 5000),
-        Setting("cancel_at", 30.0, "when the customer cancels it (virtual seconds)", None, 0, 7 * 24 * 3600),
-        *DdbStreamMapping.settings(report_batch_item_failures=True),
-        Setting("horizon", 600.0, "virtual seconds after which the run stops; records still in the stream "
-                "are reported as pending (verdict unknown)", None, 1, 400 * 24 * 3600),
-    )
-    # The deletions must fall inside the run, and together, so the three REMOVE records arrive as one
-    # batch: one lag for all, a minute, where AWS says typically within two days.
-    common = override(Scenario.common,
-                      ttl_lag=(60.0, "seconds between an order's expiresAt and its deletion by TTL: a minute here, "
-                                     "the same for every order, so the REMOVE records come inside the run and together "
-                                     "(on AWS, typically within two days)"),
-                      ttl_exact=(True, "delete every expired order exactly ttl_lag seconds after its expiresAt (this "
-                                       "scenario shows the deletions, not their timing)"))
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment="card" if cfg["payment"] == "card" else None)
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DdbStreamTtlRemoveSettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         self._check(cfg, len(orders))
-        source = DdbStreamSource(sb, fn, DdbStreamMapping.from_settings(cfg))
-        expires_at = sb.clock.now() + cfg["expires_after"]
-        if cfg["cancel_order"]:
-            cancelled = orders[cfg["cancel_order"] - 1]
-            sb.scheduler.call_at(cfg["cancel_at"], lambda: source.cancel(cancelled))
+        source = DdbStreamSource(sb, fn, cfg.mapping)
+        expires_at = sb.clock.now() + cfg.expires_after
+        if cfg.cancel_order:
+            cancelled = orders[cfg.cancel_order - 1]
+            sb.scheduler.call_at(cfg.cancel_at, lambda: source.cancel(cancelled))
         # Every order is written (INSERT) and then removed (REMOVE), by its TTL or by its customer.
-        run_stream(sb, cfg, source, orders, lambda order: source.put(order, expires_at=expires_at),
+        run_stream(sb, source, orders, functools.partial(source.put, expires_at=expires_at), horizon=cfg.horizon,
                    records=2 * len(orders))
 
     @staticmethod
-    def _check(cfg, n: int) -> None:
-        if cfg["cancel_order"] > n:
-            raise BadInput(f"cancel_order {cfg['cancel_order']} is beyond the {n} orders; pick 1 to {n}, or 0 for none")
-        if cfg["cancel_order"] and cfg["cancel_at"] >= cfg["expires_after"]:
-            raise BadInput(f"cancel_at {cfg['cancel_at']:g} s is not before the order expires "
-                           f"({cfg['expires_after']:g} s); lower cancel_at or raise expires_after")
-        swept = cfg["expires_after"] + cfg["ttl_lag"]
-        if swept >= cfg["horizon"]:
+    def _check(cfg: DdbStreamTtlRemoveSettings, n: int) -> None:
+        if cfg.cancel_order > n:
+            raise BadInput(f"cancel_order {cfg.cancel_order} is beyond the {n} orders; pick 1 to {n}, or 0 for none")
+        if cfg.cancel_order and cfg.cancel_at >= cfg.expires_after:
+            raise BadInput(f"cancel_at {cfg.cancel_at:g} s is not before the order expires "
+                           f"({cfg.expires_after:g} s); lower cancel_at or raise expires_after")
+        swept = cfg.expires_after + cfg.run.ttl_lag
+        if swept >= cfg.horizon:
             raise BadInput(f"the orders expire and may be deleted as late as {swept:g} s (expires_after + ttl_lag), "
-                           f"not before the horizon {cfg['horizon']:g} s; raise horizon")
+                           f"not before the horizon {cfg.horizon:g} s; raise horizon")

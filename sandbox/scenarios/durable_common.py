@@ -11,28 +11,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import param
 from ..sources.durable import DOC_CONFIG, DurableConfig, DurableService, is_durable_handler
+from ..world import Sandbox
 
 #: The ``durable`` setting's choices.
 DURABLE_CHOICES = ("auto", "on", "off")
 
 
-def durable_settings() -> tuple[Setting, ...]:
-    return (
-        Setting("durable", "auto", "deploy the function with a DurableConfig: auto does so when its handler file "
-                "imports aws_durable_execution_sdk_python (a plain handler then runs as a plain function); on forces "
-                "it (a plain handler cannot read the execution's state, and the execution fails)", DOC_CONFIG,
-                choices=DURABLE_CHOICES),
-        *DurableConfig.settings(),
-    )
+def durable_mode() -> Any:
+    """The ``durable`` setting, a field of every durable scenario's settings (next to a ``DurableConfig`` group)."""
+    return param("auto", "deploy the function with a DurableConfig: auto does so when its handler file imports "
+                 "aws_durable_execution_sdk_python (a plain handler then runs as a plain function); on forces it (a "
+                 "plain handler cannot read the execution's state, and the execution fails)", DOC_CONFIG,
+                 choices=DURABLE_CHOICES)
 
 
-def deploy(sb, fn, cfg: dict[str, Any]) -> DurableService | None:
+def deploy(sb: Sandbox, fn: LambdaFunction, mode: str, config: DurableConfig) -> DurableService | None:
     """The durable execution service of ``fn`` when it is deployed durable (None: a plain function)."""
-    durable = cfg["durable"] == "on" or (cfg["durable"] == "auto" and is_durable_handler(fn))
+    durable = mode == "on" or (mode == "auto" and is_durable_handler(fn))
     if not durable:
         sb.note("the handler does not use AWS's durable execution SDK: deployed as a plain function, behind the "
                 "same delivery")
         return None
-    return DurableService(sb, fn, DurableConfig.from_settings(cfg))
+    return DurableService(sb, fn, config)

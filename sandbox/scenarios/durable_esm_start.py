@@ -23,19 +23,35 @@ holds. A plain handler runs as a plain function: the batch comes back once per f
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.base import Source
+from ..sources.durable import DurableConfig
 from ..sources.sqs import SqsQueue
 from ..vocab import Effect
-from .base import Scenario
-from .durable_common import deploy, durable_settings
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..world import Sandbox
+from .base import payment_of
+from .durable_common import deploy, durable_mode
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class DurableEsmStart(Scenario):
+@dataclass(frozen=True)
+class DurableEsmStartSettings(SqsSettings, defaults={"visibility_timeout": 300, "max_receive_count": 10}):
+    failures: int = param(
+        6, "how many calls for the last order's email the provider refuses (nothing is sent); 6 "
+        "uses up the SDK's default step attempts (RetryPresets.default: 6 attempts, 5 s growing to 60 s "
+        "apart), so the execution fails; fewer, and a step retry succeeds inside the one execution", None,
+        0, 20)
+    durable: str = durable_mode()
+    execution: DurableConfig = group(DurableConfig)
+
+
+class DurableEsmStart(SqsScenario[DurableEsmStartSettings]):
     name = "durable-esm-start"
     kind = "duplicate source"
     source = "durable function"
@@ -44,19 +60,13 @@ class DurableEsmStart(Scenario):
                "using up its step's attempts, so the execution fails and the batch comes back after the 300 s "
                "visibility timeout. The mapping starts a second execution, which knows nothing of the first one's "
                "steps: one step per order emails the first two orders again. run_once keyed by the order holds.")
-    settings = sqs_settings(visibility_timeout=300, max_receive_count=10) + (
-        Setting("failures", 6, "how many calls for the last order's email the provider refuses (nothing is sent); 6 "
-                "uses up the SDK's default step attempts (RetryPresets.default: 6 attempts, 5 s growing to 60 s "
-                "apart), so the execution fails; fewer, and a step retry succeeds inside the one execution", None,
-                0, 20),
-        *durable_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
-        if cfg["failures"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["failures"]))
-        service = deploy(sb, fn, cfg)
-        target = service.as_target() if service is not None else fn
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableEsmStartSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
+        if cfg.failures:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.failures))
+        service = deploy(sb, fn, cfg.durable, cfg.execution)
+        # A mapping only starts its target: a durable function takes the plain function's place there.
+        target: Any = service.as_target() if service is not None else fn
         extra: Callable[[SqsQueue], list[Source]] | None = (lambda queue: [service]) if service is not None else None
         return run_sqs(sb, target, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=extra)

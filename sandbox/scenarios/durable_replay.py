@@ -21,18 +21,39 @@ then). A plain handler runs as a plain function: the retried Invoke queues a sec
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault
 from ..events import make_orders
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.async_invoke import AsyncConfig, AsyncInvokeCaller, AsyncInvokeSource
 from ..sources.base import run_sources
-from ..sources.durable import DOC_IDEMPOTENCY
+from ..sources.durable import DOC_IDEMPOTENCY, DurableConfig
 from ..sources.sync_invoke import DOC_INVOKE, CallerConfig
-from .base import Scenario
-from .durable_common import deploy, durable_settings
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
+from .durable_common import deploy, durable_mode
 
 
-class DurableReplay(Scenario):
+@dataclass(frozen=True)
+class DurableReplaySettings(ScenarioSettings):
+    lost_answers: int = param(1, "how many of the caller's Invoke attempts Lambda acts on while the 202 never "
+                              "reaches the caller (each a read timeout botocore retries); 0: none", DOC_INVOKE, 0, 21)
+    execution_name: str = param(
+        "order", "the DurableExecutionName the caller gives: 'order' names it after the "
+        "order (order-<orderId>), 'none' gives none, so Lambda makes a unique one for every Invoke",
+        DOC_IDEMPOTENCY, choices=("order", "none"))
+    follow_up: int = param(
+        120, "seconds the durable handlers wait before their follow-up step (their "
+        "FOLLOW_UP_SECONDS); past the caller's 60 s read timeout, so its retry finds the execution running",
+        None, 1, 86400)
+    durable: str = durable_mode()
+    execution: DurableConfig = group(DurableConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class DurableReplay(Scenario[DurableReplaySettings]):
     name = "durable-replay"
     kind = "duplicate source"
     source = "durable function"
@@ -42,29 +63,17 @@ class DurableReplay(Scenario):
                "running execution with the same payload, and nothing new starts. The function emails, then waits two "
                "minutes; when Lambda invokes it again the SDK replays, and an email sent outside a step goes out "
                "again.")
-    settings = (
-        Setting("lost_answers", 1, "how many of the caller's Invoke attempts Lambda acts on while the 202 never "
-                "reaches the caller (each a read timeout botocore retries); 0: none", DOC_INVOKE, 0, 21),
-        Setting("execution_name", "order", "the DurableExecutionName the caller gives: 'order' names it after the "
-                "order (order-<orderId>), 'none' gives none, so Lambda makes a unique one for every Invoke",
-                DOC_IDEMPOTENCY, choices=("order", "none")),
-        Setting("follow_up", 120, "seconds the durable handlers wait before their follow-up step (their "
-                "FOLLOW_UP_SECONDS); past the caller's 60 s read timeout, so its retry finds the execution running",
-                None, 1, 86400),
-        *durable_settings(),
-        *AsyncConfig.settings(),
-    )
 
-    def environment(self, cfg):
-        return {"FOLLOW_UP_SECONDS": str(cfg["follow_up"])}
+    def environment(self, cfg: DurableReplaySettings) -> dict[str, str]:
+        return {"FOLLOW_UP_SECONDS": str(cfg.follow_up)}
 
-    def drive(self, sb, fn, cfg):
-        if cfg["lost_answers"]:
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableReplaySettings) -> None:
+        if cfg.lost_answers:
             sb.faults.add(AwsFault("timeout-applied", "lambda", "Invoke", target=fn.config.name,
-                                   times=cfg["lost_answers"]))
-        service = deploy(sb, fn, cfg)
-        queue = AsyncInvokeSource(sb, fn, AsyncConfig.from_settings(cfg))
-        named = cfg["execution_name"] == "order"
+                                   times=cfg.lost_answers))
+        service = deploy(sb, fn, cfg.durable, cfg.execution)
+        queue = AsyncInvokeSource(sb, fn, cfg.async_queue)
+        named = cfg.execution_name == "order"
         caller = AsyncInvokeCaller(sb, fn, CallerConfig(), queue=queue,
                                    name_of=(lambda order: f"order-{order['orderId']}") if named else None)
         caller.call(make_orders(1, sb.seed)[0])

@@ -19,18 +19,35 @@ checkpoint. A plain handler runs as a plain function: Lambda's async queue retri
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.async_invoke import AsyncConfig, AsyncInvokeCaller, AsyncInvokeSource
 from ..sources.base import run_sources
+from ..sources.durable import DurableConfig
 from ..sources.sync_invoke import CallerConfig
 from ..vocab import Effect
-from .base import Scenario
-from .durable_common import deploy, durable_settings
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings, payment_choice, payment_of
+from .durable_common import deploy, durable_mode
 
 
-class DurableStepRetry(Scenario):
+@dataclass(frozen=True)
+class DurableStepRetrySettings(ScenarioSettings):
+    orders: int = param(2, "how many orders the one event carries; the last one's email fails", None, 2, 20)
+    provider_failures: int = param(
+        1, "how many calls for the last order the email provider refuses (nothing "
+        "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10)
+    payment: str = payment_choice()
+    durable: str = durable_mode()
+    execution: DurableConfig = group(DurableConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class DurableStepRetry(Scenario[DurableStepRetrySettings]):
     name = "durable-step-retry"
     kind = "duplicate source"
     source = "durable function"
@@ -39,22 +56,13 @@ class DurableStepRetry(Scenario):
                "order's email once. In a durable function the step that was sending it fails, the SDK checkpoints a "
                "retry and suspends, and the next invocation runs the step again from its start: a step that emailed "
                "the first order too emails it again. One step per order replays the first from its checkpoint.")
-    settings = (
-        Setting("orders", 2, "how many orders the one event carries; the last one's email fails", None, 2, 20),
-        Setting("provider_failures", 1, "how many calls for the last order the email provider refuses (nothing "
-                "is sent); 6 or more uses up the SDK's default 6 attempts and the execution fails", None, 0, 10),
-        Setting("payment", "none", "how orders pay: 'card' adds a charge before each email", None,
-                choices=("none", "card")),
-        *durable_settings(),
-        *AsyncConfig.settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment="card" if cfg["payment"] == "card" else None)
-        if cfg["provider_failures"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["provider_failures"]))
-        service = deploy(sb, fn, cfg)
-        queue = AsyncInvokeSource(sb, fn, AsyncConfig.from_settings(cfg))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: DurableStepRetrySettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
+        if cfg.provider_failures:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.provider_failures))
+        service = deploy(sb, fn, cfg.durable, cfg.execution)
+        queue = AsyncInvokeSource(sb, fn, cfg.async_queue)
         caller = AsyncInvokeCaller(sb, fn, CallerConfig(), queue=queue,
                                    name_of=lambda order: f"checkout-{order['orderId']}")
         caller.call_many(orders)

@@ -10,15 +10,28 @@ case is made certain (``duplicate_deliveries`` 1) so that a lesson can look at i
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import Setting, override
-from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig
 from ..sources.base import run_sources
 from ..sources.eventbridge import DOC_DUPLICATE, EventBridgeConfig, EventBridgeSource, EventProducer
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class EventBridgeDuplicateTarget(Scenario):
+@dataclass(frozen=True)
+class EventBridgeDuplicateTargetSettings(ScenarioSettings):
+    orders: int = param(1, "how many orders the one event carries", None, 1, 50)
+    bus: EventBridgeConfig = group(
+        EventBridgeConfig, duplicate_deliveries=(1.0, "probability (seeded) that EventBridge invokes the target twice "
+                                                      "for the event: 1 here, to show the rare case", DOC_DUPLICATE))
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class EventBridgeDuplicateTarget(Scenario[EventBridgeDuplicateTargetSettings]):
     name = "eventbridge-duplicate-target"
     kind = "duplicate source"
     source = "EventBridge"
@@ -27,15 +40,8 @@ class EventBridgeDuplicateTarget(Scenario):
                "Nothing fails, but EventBridge hands the event to Lambda twice, half a second apart, as its "
                "troubleshooting page says it rarely may. Both copies carry the same event id; the function runs "
                "twice and emails the customer twice.")
-    settings = (
-        Setting("orders", 1, "how many orders the one event carries", None, 1, 50),
-        *override(EventBridgeConfig.settings(),
-                  duplicate_deliveries=(1.0, "probability (seeded) that EventBridge invokes the target twice for "
-                                             "the event: 1 here, to show the rare case", DOC_DUPLICATE)),
-        *scenario_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed)
-        bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: EventBridgeDuplicateTargetSettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed)
+        bus = EventBridgeSource(sb, fn, cfg.bus, cfg.async_queue)
         run_sources(sb, EventProducer(sb, [(0.0, orders)], bus=bus.bus), bus)

@@ -12,16 +12,30 @@ from the order id catches it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.base import run_sources
 from ..sources.eventbridge import SERVICE, EventBridgeConfig, EventBridgeSource, EventProducer
 from ..sources.sync_invoke import CallerConfig
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 from .producer_resend import resent_orders
 
 
-class EventBridgeProducerResend(Scenario):
+@dataclass(frozen=True)
+class EventBridgeProducerResendSettings(ScenarioSettings):
+    orders: int = param(3, "how many orders the producer sends, one event each", None, 1, 50)
+    interval: float = param(1.0, "virtual seconds between two events the producer sends", None, 0, 3600)
+    resend_order: int = param(2, "which PutEvents takes effect but times out for the producer, so its SDK sends it "
+                              "again (0: none)", None, 0, 50)
+    bus: EventBridgeConfig = group(EventBridgeConfig)
+    caller: CallerConfig = group(CallerConfig)
+
+
+class EventBridgeProducerResend(Scenario[EventBridgeProducerResendSettings]):
     name = "eventbridge-producer-resend"
     kind = "duplicate source"
     source = "EventBridge"
@@ -30,21 +44,13 @@ class EventBridgeProducerResend(Scenario):
                "the function. The second PutEvents takes effect, but its response never reaches the producer: its "
                "SDK waits out the 60 s read timeout and sends it again, and EventBridge creates a second event with "
                "a new id. The function receives the order twice, under two different event ids.")
-    settings = (
-        Setting("orders", 3, "how many orders the producer sends, one event each", None, 1, 50),
-        Setting("interval", 1.0, "virtual seconds between two events the producer sends", None, 0, 3600),
-        Setting("resend_order", 2, "which PutEvents takes effect but times out for the producer, so its SDK sends it "
-                "again (0: none)", None, 0, 50),
-        *EventBridgeConfig.settings(),
-        *CallerConfig.settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = resent_orders(sb, cfg)
-        bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg))
-        if cfg["resend_order"]:
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: EventBridgeProducerResendSettings) -> None:
+        orders = resent_orders(sb, cfg.orders, cfg.resend_order)
+        bus = EventBridgeSource(sb, fn, cfg.bus)
+        if cfg.resend_order:
             # The request reaches EventBridge (the event exists), then the client gets a ReadTimeoutError.
-            sb.faults.add(AwsFault("timeout-applied", SERVICE, "PutEvents", nth=cfg["resend_order"]))
-        producer = EventProducer(sb, [(i * cfg["interval"], [order]) for i, order in enumerate(orders)], bus=bus.bus,
-                                 client=CallerConfig.from_settings(cfg))
+            sb.faults.add(AwsFault("timeout-applied", SERVICE, "PutEvents", nth=cfg.resend_order))
+        producer = EventProducer(sb, [(i * cfg.interval, [order]) for i, order in enumerate(orders)], bus=bus.bus,
+                                 client=cfg.caller)
         run_sources(sb, producer, bus)

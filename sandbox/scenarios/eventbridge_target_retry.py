@@ -13,17 +13,33 @@ is the duplicate. (EventBridge's own rare second invocation of a target is
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault, ProviderFault
 from ..events import make_orders
-from ..settings import Setting
-from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig
 from ..sources.base import run_sources
 from ..sources.eventbridge import DOC_RETRY, EventBridgeConfig, EventBridgeSource, EventProducer
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class EventBridgeTargetRetry(Scenario):
+@dataclass(frozen=True)
+class EventBridgeTargetRetrySettings(ScenarioSettings):
+    orders: int = param(2, "how many orders the one event carries; the last one's email fails", None, 2, 50)
+    failed_handoffs: int = param(
+        2, "how many of EventBridge's hand-offs fail (Lambda's service answers 500) "
+        "before one is accepted (more than the retry policy allows drops the event)", DOC_RETRY, 0, 200)
+    provider_failures: int = param(1, "how many calls for the last order the email provider refuses (nothing is "
+                                   "sent); 0: none, so nothing is repeated", None, 0, 10)
+    bus: EventBridgeConfig = group(EventBridgeConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class EventBridgeTargetRetry(Scenario[EventBridgeTargetRetrySettings]):
     name = "eventbridge-target-retry"
     kind = "duplicate source"
     source = "EventBridge"
@@ -34,21 +50,12 @@ class EventBridgeTargetRetry(Scenario):
                "queue (which would retry throttling itself, for hours); the email provider then fails on the "
                "second order, and it is Lambda's own retry, a minute later, that runs the whole event again and "
                "emails the first customer twice.")
-    settings = (
-        Setting("orders", 2, "how many orders the one event carries; the last one's email fails", None, 2, 50),
-        Setting("failed_handoffs", 2, "how many of EventBridge's hand-offs fail (Lambda's service answers 500) "
-                "before one is accepted (more than the retry policy allows drops the event)", DOC_RETRY, 0, 200),
-        Setting("provider_failures", 1, "how many calls for the last order the email provider refuses (nothing is "
-                "sent); 0: none, so nothing is repeated", None, 0, 10),
-        *EventBridgeConfig.settings(),
-        *scenario_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed)
-        bus = EventBridgeSource(sb, fn, EventBridgeConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
-        if cfg["failed_handoffs"]:
-            sb.faults.add(AwsFault("5xx", "lambda", "Invoke", times=cfg["failed_handoffs"]))
-        if cfg["provider_failures"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["provider_failures"]))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: EventBridgeTargetRetrySettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed)
+        bus = EventBridgeSource(sb, fn, cfg.bus, cfg.async_queue)
+        if cfg.failed_handoffs:
+            sb.faults.add(AwsFault("5xx", "lambda", "Invoke", times=cfg.failed_handoffs))
+        if cfg.provider_failures:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.provider_failures))
         run_sources(sb, EventProducer(sb, [(0.0, orders)], bus=bus.bus), bus)

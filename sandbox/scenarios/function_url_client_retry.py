@@ -13,14 +13,29 @@ retry: the first retry finds the key in progress and gets a 409, which the clien
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.base import run_sources
 from ..sources.function_url import FunctionUrlConfig, FunctionUrlSource
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 
-class FunctionUrlClientRetry(Scenario):
+@dataclass(frozen=True)
+class FunctionUrlClientRetrySettings(ScenarioSettings):
+    client: FunctionUrlConfig = group(FunctionUrlConfig)
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
+                                "longer than the client waits, so the function outlives the request)"),
+        email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
+                             "slower than the client's read timeout"))
+
+
+class FunctionUrlClientRetry(Scenario[FunctionUrlClientRetrySettings]):
     name = "function-url-client-retry"
     kind = "duplicate source"
     source = "function URL"
@@ -30,17 +45,10 @@ class FunctionUrlClientRetry(Scenario):
                "timeout is 60 s, so the URL would wait; but the client's HTTP library gives up after 30 s and sends "
                "the request again, a new invocation with a new requestId. The first invocation runs on, and so does "
                "each retry: the naive handler sends the email three times.")
-    settings = FunctionUrlConfig.settings()
-    common = override(
-        Scenario.common,
-        function_timeout=(60.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses 60 s, "
-                                "longer than the client waits, so the function outlives the request)"),
-        email_seconds=(35.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
-                             "slower than the client's read timeout"))
 
-    def drive(self, sb, fn, cfg):
-        client = FunctionUrlConfig.from_settings(cfg)
-        sb.note(f"function URL: waits as long as the function runs (its timeout: {cfg['function_timeout']:g} s); "
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: FunctionUrlClientRetrySettings) -> None:
+        client = cfg.client
+        sb.note(f"function URL: waits as long as the function runs (its timeout: {cfg.run.function_timeout:g} s); "
                 f"client: read timeout {client.client_timeout:g} s, up to {client.client_retries} retries after a 5xx "
                 f"or its own timeout (backoff {client.client_backoff:g} s, doubling), Idempotency-Key header "
                 f"{'on' if client.idempotency_key else 'off'}")

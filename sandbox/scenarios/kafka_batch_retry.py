@@ -9,19 +9,31 @@ The orders before the failing one were already handled, so the retry hands them 
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.kafka import KafkaMapping, KafkaSource
+from ..world import Sandbox
 from .base import Scenario
-from .stream_batch_retry import run_stream, stream_orders, stream_settings
+from .stream_batch_retry import StreamSettings, run_stream, stream_orders
 
 
-def kafka_settings(**defaults):
+@dataclass(frozen=True)
+class KafkaSettings(StreamSettings, defaults={"orders": (4, "how many orders the producer produces to the topic "
+                                                            "(key = orderId)")}):
     """The stream scenarios' settings, for a Kafka topic: partial responses are off, as on a mapping without
     provisioned mode (they are an error handling control)."""
-    defaults.setdefault("report_batch_item_failures", False)
-    return stream_settings(KafkaMapping, writes="produces to the topic (key = orderId)", **defaults)
+
+    mapping: KafkaMapping = group(KafkaMapping, report_batch_item_failures=False)
 
 
-class KafkaBatchRetry(Scenario):
+@dataclass(frozen=True)
+class KafkaBatchRetrySettings(KafkaSettings):
+    pass
+
+
+class KafkaBatchRetry(Scenario[KafkaBatchRetrySettings]):
     name = "kafka-batch-retry"
     kind = "duplicate source"
     source = "Kafka"
@@ -29,9 +41,8 @@ class KafkaBatchRetry(Scenario):
     summary = ("Several orders reach the function in one batch from a Kafka partition (Amazon MSK). The email "
                "provider fails once for a later order, so the invocation fails; Lambda commits no offset and "
                "retries the whole batch, handing the orders before the failing one to the function a second time.")
-    settings = kafka_settings()
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: KafkaBatchRetrySettings) -> None:
         orders = stream_orders(sb, cfg)
-        source = KafkaSource(sb, fn, KafkaMapping.from_settings(cfg))
-        run_stream(sb, cfg, source, orders, source.put)
+        source = KafkaSource(sb, fn, cfg.mapping)
+        run_stream(sb, source, orders, source.put, horizon=cfg.horizon, interval=cfg.interval)

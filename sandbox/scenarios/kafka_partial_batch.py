@@ -10,13 +10,23 @@ more, see ``sources/kafka.py``). A handler that raises instead still gets the wh
 """
 from __future__ import annotations
 
-from ..sources.kafka import KafkaMapping, KafkaSource
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..sources.kafka import KafkaSource
+from ..world import Sandbox
 from .base import Scenario
-from .kafka_batch_retry import kafka_settings
+from .kafka_batch_retry import KafkaSettings
 from .stream_batch_retry import run_stream, stream_orders
 
 
-class KafkaPartialBatch(Scenario):
+@dataclass(frozen=True)
+class KafkaPartialBatchSettings(KafkaSettings, defaults={"fail_order": 2, "provisioned_mode": True,
+                                                         "report_batch_item_failures": True}):
+    pass
+
+
+class KafkaPartialBatch(Scenario[KafkaPartialBatchSettings]):
     name = "kafka-partial-batch"
     kind = "duplicate source"
     source = "Kafka"
@@ -26,9 +36,8 @@ class KafkaPartialBatch(Scenario):
                "mode with ReportBatchItemFailures. The email provider fails once for o-2. A handler that names o-2's "
                "partition and offset gets only o-2 back; a handler that raises gets all four, o-1 included, already "
                "emailed.")
-    settings = kafka_settings(fail_order=2, provisioned_mode=True, report_batch_item_failures=True)
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: KafkaPartialBatchSettings) -> None:
         orders = stream_orders(sb, cfg)
-        source = KafkaSource(sb, fn, KafkaMapping.from_settings(cfg))
-        run_stream(sb, cfg, source, orders, source.put)
+        source = KafkaSource(sb, fn, cfg.mapping)
+        run_stream(sb, source, orders, source.put, horizon=cfg.horizon, interval=cfg.interval)

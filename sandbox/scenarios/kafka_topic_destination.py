@@ -19,16 +19,30 @@ order. AWS does not document the failure metadata's form: the sandbox's headers 
 """
 from __future__ import annotations
 
+import functools
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
 from ..sources.kafka import KafkaMapping, KafkaSource
+from ..world import Sandbox
 from .base import Scenario
-from .kafka_batch_retry import kafka_settings
+from .kafka_batch_retry import KafkaSettings
 from .stream_batch_retry import stream_orders
 
 #: The dead-letter topic the mapping writes to, and the second mapping reads.
 DEAD_LETTER_TOPIC = "orders-failures"
 
 
-class KafkaTopicDestination(Scenario):
+@dataclass(frozen=True)
+# No retry keeps the story to the destination (at the default of -1, a destination caps the retries at 10, and
+# the provider would have to fail 11 times for the batch to get there).
+class KafkaTopicDestinationSettings(KafkaSettings, defaults={"fail_order": 3, "provisioned_mode": True,
+                                                            "maximum_retry_attempts": 0,
+                                                            "on_failure_topic": DEAD_LETTER_TOPIC}):
+    pass
+
+
+class KafkaTopicDestination(Scenario[KafkaTopicDestinationSettings]):
     name = "kafka-topic-destination"
     kind = "duplicate source"
     source = "Kafka"
@@ -38,25 +52,22 @@ class KafkaTopicDestination(Scenario):
                f"{DEAD_LETTER_TOPIC}. o-3's email provider fails once, so the batch fails, and Lambda writes all four "
                "records there, o-1 and o-2 included, already emailed. A second mapping of the function reads that "
                "topic and hands it all four orders again: new records at new offsets, the same orders.")
-    # No retry keeps the story to the destination (at the default of -1, a destination caps the retries at 10, and
-    # the provider would have to fail 11 times for the batch to get there).
-    settings = kafka_settings(fail_order=3, provisioned_mode=True, maximum_retry_attempts=0,
-                              on_failure_topic=DEAD_LETTER_TOPIC)
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: KafkaTopicDestinationSettings) -> None:
         orders = stream_orders(sb, cfg)
-        source = KafkaSource(sb, fn, KafkaMapping.from_settings(cfg))
+        source = KafkaSource(sb, fn, cfg.mapping)
         # The dead-letter topic's reader: the same function, on a mapping with AWS's defaults (the same batching
         # window and backoff as the first, so a run reads the same either way).
         dead_letters = KafkaSource(sb, fn, KafkaMapping(
-            topic=cfg["on_failure_topic"] or DEAD_LETTER_TOPIC, partitions=cfg["partitions"],
-            batch_size=cfg["batch_size"], poll_interval=cfg["poll_interval"], retry_backoff=cfg["retry_backoff"]),
+            topic=cfg.mapping.on_failure_topic or DEAD_LETTER_TOPIC, partitions=cfg.mapping.partitions,
+            batch_size=cfg.mapping.batch_size, poll_interval=cfg.mapping.poll_interval,
+            retry_backoff=cfg.mapping.retry_backoff),
             cluster=source.cluster)
         for i, order in enumerate(orders):
-            sb.scheduler.call_at(i * cfg["interval"], lambda order=order: source.put(order))
+            sb.scheduler.call_at(i * cfg.interval, functools.partial(source.put, order))
         sb.scheduler.call_at(0.0, source.start)
         sb.scheduler.call_at(0.0, dead_letters.start)
-        sb.run(until=cfg["horizon"], stop_when=lambda: source.sent >= len(orders) and source.idle()
+        sb.run(until=cfg.horizon, stop_when=lambda: source.sent >= len(orders) and source.idle()
                and dead_letters.idle())
         source.finish()
         dead_letters.finish()

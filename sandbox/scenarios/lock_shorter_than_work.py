@@ -21,17 +21,36 @@ unless told otherwise, keeps a lock from running out before its owner is stopped
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..events import make_orders
-from ..settings import Setting, override
-from ..sources.async_invoke import from_settings, run_until_idle, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig, AsyncInvokeSource, run_until_idle
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 DOC_ASYNC = "https://docs.aws.amazon.com/lambda/latest/dg/invocation-async.html"
 
 
-class LockShorterThanWork(Scenario):
+@dataclass(frozen=True)
+class LockShorterThanWorkSettings(ScenarioSettings):
+    lock_seconds: int = param(
+        10, "RUN_ONCE_LOCK_SECONDS, the function's environment variable: how long a claim "
+        "locks the key (0: the invocation's remaining time, as the examples do by default)", None, 0, 900)
+    slow_email_seconds: float = param(30.0, "how long the first attempt's email call takes before it fails", None,
+                                      1, 600)
+    async_queue: AsyncConfig = group(AsyncConfig, duplicate_probability=1.0, duplicate_delay=12.0)
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "
+                          "so the lock runs out first; below the email's time, Lambda stops the "
+                          "first attempt before it can delete anything"))
+
+
+class LockShorterThanWork(Scenario[LockShorterThanWorkSettings]):
     name = "lock-shorter-than-work"
     kind = "run_once"
     source = "async invoke"
@@ -43,26 +62,15 @@ class LockShorterThanWork(Scenario):
                "When the first attempt then fails, a run_once that deletes its record unconditionally deletes the "
                "duplicate's, and Lambda's retry emails the customer again; a delete fenced by the claim's owner "
                "is refused, and the retry replays the result.")
-    settings = (
-        Setting("lock_seconds", 10, "RUN_ONCE_LOCK_SECONDS, the function's environment variable: how long a claim "
-                "locks the key (0: the invocation's remaining time, as the examples do by default)", None, 0, 900),
-        Setting("slow_email_seconds", 30.0, "how long the first attempt's email call takes before it fails", None,
-                1, 600),
-        *scenario_settings(duplicate_probability=1.0, duplicate_delay=12.0),
-    )
-    common = override(Scenario.common,
-                      function_timeout=(60.0, "the function's timeout in seconds: at 60 it outlasts the slow email, "
-                                        "so the lock runs out first; below the email's time, Lambda stops the "
-                                        "first attempt before it can delete anything"))
 
-    def environment(self, cfg):
-        return {"RUN_ONCE_LOCK_SECONDS": str(cfg["lock_seconds"])} if cfg["lock_seconds"] else {}
+    def environment(self, cfg: LockShorterThanWorkSettings) -> dict[str, str]:
+        return {"RUN_ONCE_LOCK_SECONDS": str(cfg.lock_seconds)} if cfg.lock_seconds else {}
 
-    def drive(self, sb, fn, cfg):
-        source = from_settings(sb, fn, cfg)
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: LockShorterThanWorkSettings) -> None:
+        source = AsyncInvokeSource(sb, fn, cfg.async_queue)
         [order] = make_orders(1, sb.seed, payment="card")
         # Only the first call is slow and fails; the duplicate's call goes through at once.
-        sb.faults.add(ProviderFault(Effect.EMAIL, order["orderId"], fail=1, extra_seconds=cfg["slow_email_seconds"],
+        sb.faults.add(ProviderFault(Effect.EMAIL, order["orderId"], fail=1, extra_seconds=cfg.slow_email_seconds,
                                     calls=1))
         source.invoke(sb.order_event([order]))
         run_until_idle(sb, source)

@@ -17,13 +17,29 @@ their own, forked from the template, sharing one private /tmp.
 """
 from __future__ import annotations
 
-from ..settings import Setting, override
-from .concurrent_claims import ConcurrentClaims
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..settings import param
+from ..world import Sandbox
+from .concurrent_claims import Claims, ConcurrentClaimsSettings
 
 DOC_PYTHON = "https://docs.aws.amazon.com/lambda/latest/dg/lambda-managed-instances-python-runtime.html"
 
 
-class ManagedInstancesConcurrency(ConcurrentClaims):
+@dataclass(frozen=True)
+class ManagedInstancesConcurrencySettings(ConcurrentClaimsSettings, defaults={
+        "orders": (2, "how many distinct orders arrive at once (each delivered `copies` times)"),
+        "interval": (0.0, "virtual seconds between two distinct orders (0: all together)")}):
+    processes_per_environment: int = param(
+        4, "PerExecutionEnvironmentMaxConcurrency: how many requests, each in a process of its own, one environment "
+        "takes at once (1: ordinary Lambda, one request per environment and a /tmp each; AWS's default for Python is "
+        "16 per vCPU)", DOC_PYTHON, 1, 64)
+    scratch_per_request: bool = param(False, "the function's SCRATCH_PER_REQUEST=1: examples/tmp_scratch.py then "
+                                      "names its scratch file after the request id", DOC_PYTHON)
+
+
+class ManagedInstancesConcurrency(Claims[ManagedInstancesConcurrencySettings]):
     name = "managed-instances-concurrency"
     kind = "run_once"
     source = "async invoke"
@@ -33,21 +49,11 @@ class ManagedInstancesConcurrency(ConcurrentClaims):
                "four requests run side by side in one environment. Globals stay per process, so an in-memory set "
                "of handled orders dedupes nothing; /tmp is shared, so a scratch file under a fixed name carries one "
                "request's order into another's work.")
-    settings = (
-        *override(ConcurrentClaims.settings,
-                  orders=(2, "how many distinct orders arrive at once (each delivered `copies` times)"),
-                  interval=(0.0, "virtual seconds between two distinct orders (0: all together)")),
-        Setting("processes_per_environment", 4, "PerExecutionEnvironmentMaxConcurrency: how many requests, each in "
-                "a process of its own, one environment takes at once (1: ordinary Lambda, one request per "
-                "environment and a /tmp each; AWS's default for Python is 16 per vCPU)", DOC_PYTHON, 1, 64),
-        Setting("scratch_per_request", False, "the function's SCRATCH_PER_REQUEST=1: examples/tmp_scratch.py then "
-                "names its scratch file after the request id", DOC_PYTHON),
-    )
 
-    def environment(self, cfg):
-        return {"SCRATCH_PER_REQUEST": "1"} if cfg["scratch_per_request"] else {}
+    def environment(self, cfg: ManagedInstancesConcurrencySettings) -> dict[str, str]:
+        return {"SCRATCH_PER_REQUEST": "1"} if cfg.scratch_per_request else {}
 
-    def drive(self, sb, fn, cfg):
-        if cfg["processes_per_environment"] > 1:
-            fn.use_managed_instances(cfg["processes_per_environment"])
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: ManagedInstancesConcurrencySettings) -> None:
+        if cfg.processes_per_environment > 1:
+            fn.use_managed_instances(cfg.processes_per_environment)
         super().drive(sb, fn, cfg)

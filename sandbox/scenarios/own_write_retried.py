@@ -15,17 +15,29 @@ and goes on.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault
 from ..events import make_orders
-from ..settings import override
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.apigateway import ApiGatewayConfig, ApiGatewaySource
 from ..sources.base import run_sources
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 DOC_RETRY = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-behavior.html"
 
 
-class OwnWriteRetried(Scenario):
+@dataclass(frozen=True)
+class OwnWriteRetriedSettings(ScenarioSettings):
+    client: ApiGatewayConfig = group(ApiGatewayConfig)
+    run: RunConfig = group(RunConfig,
+                           function_timeout=(10.0, "the function's timeout in seconds: room for the claim's retry and "
+                                                   "the email"))
+
+
+class OwnWriteRetried(Scenario[OwnWriteRetriedSettings]):
     name = "own-write-retried"
     kind = "run_once"
     source = "API Gateway"
@@ -35,14 +47,10 @@ class OwnWriteRetried(Scenario):
                "retry's condition fails on the claim the first attempt wrote. A run_once that cannot tell its own "
                "claim from another's answers its own caller 409 (still in progress), and the client, told its "
                "order is being handled, never sends it again: the order is never emailed.")
-    settings = ApiGatewayConfig.settings()
-    common = override(Scenario.common,
-                      function_timeout=(10.0, "the function's timeout in seconds: room for the claim's retry and "
-                                              "the email"))
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: OwnWriteRetriedSettings) -> None:
         # The first PutItem to the idempotency table takes effect; its answer is lost.
         sb.faults.add(AwsFault("timeout-applied", "dynamodb", "PutItem", target=sb.table_name, times=1))
-        source = ApiGatewaySource(sb, fn, ApiGatewayConfig.from_settings(cfg))
+        source = ApiGatewaySource(sb, fn, cfg.client)
         source.call(make_orders(1, sb.seed)[0])
         run_sources(sb, source)

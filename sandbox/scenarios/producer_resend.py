@@ -13,18 +13,28 @@ orderId catches it.
 """
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from ..core.faults import AwsFault
 from ..errors import BadInput
-from ..events import make_orders
-from ..settings import Setting
+from ..events import Order, make_orders
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.sync_invoke import CallerConfig
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..world import Sandbox
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class ProducerResend(Scenario):
+@dataclass(frozen=True)
+class ProducerResendSettings(SqsSettings):
+    interval: float = param(1.0, "virtual seconds between two orders the producer sends", None, 0, 3600)
+    resend_order: int = param(2, "which SendMessage takes effect but times out for the producer, so its SDK "
+                              "sends it again (0: none)", None, 0, 10000)
+    caller: CallerConfig = group(CallerConfig)
+
+
+class ProducerResend(SqsScenario[ProducerResendSettings]):
     name = "producer-resend"
     kind = "duplicate source"
     source = "SQS"
@@ -32,26 +42,20 @@ class ProducerResend(Scenario):
     summary = ("A producer sends three orders to SQS, one a second. SQS stores the second order, but the response "
                "never reaches the producer: its SDK waits out the 60 s read timeout and sends the order again, and "
                "SQS stores a second message with a new MessageId. The function receives the order twice.")
-    settings = sqs_settings() + (
-        Setting("interval", 1.0, "virtual seconds between two orders the producer sends", None, 0, 3600),
-        Setting("resend_order", 2, "which SendMessage takes effect but times out for the producer, so its SDK "
-                "sends it again (0: none)", None, 0, 10000),
-        *CallerConfig.settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = resent_orders(sb, cfg)
-        if cfg["resend_order"]:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: ProducerResendSettings) -> SqsRun:
+        orders = resent_orders(sb, cfg.orders, cfg.resend_order, cfg.payment)
+        if cfg.resend_order:
             # The request reaches moto (the message is stored), then the client gets a ReadTimeoutError.
-            sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg["resend_order"]))
-        schedule = [(i * cfg["interval"], order) for i, order in enumerate(orders)]
-        return run_sqs(sb, fn, cfg, schedule, client=CallerConfig.from_settings(cfg))
+            sb.faults.add(AwsFault("timeout-applied", "sqs", "SendMessage", nth=cfg.resend_order))
+        schedule = [(i * cfg.interval, order) for i, order in enumerate(orders)]
+        return run_sqs(sb, fn, cfg, schedule, client=cfg.caller)
 
 
-def resent_orders(sb, cfg: dict[str, Any]) -> list[dict]:
-    """A producer re-send scenario's orders, its ``resend_order`` checked against them."""
-    orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg) if "payment" in cfg else None)
-    if cfg["resend_order"] > len(orders):
-        raise BadInput(f"resend_order {cfg['resend_order']} is beyond the {len(orders)} orders; "
-                       f"pick 1 to {len(orders)}, or 0 for none")
-    return orders
+def resent_orders(sb: Sandbox, orders: int, resend_order: int, payment: str = "none") -> list[Order]:
+    """A producer re-send scenario's ``orders``, its ``resend_order`` checked against them."""
+    made = make_orders(orders, sb.seed, payment=payment_of(payment))
+    if resend_order > len(made):
+        raise BadInput(f"resend_order {resend_order} is beyond the {len(made)} orders; "
+                       f"pick 1 to {len(made)}, or 0 for none")
+    return made

@@ -12,15 +12,29 @@ it; AWS gives no figure for how often it happens or how far apart the copies com
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import Setting, override
-from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig
 from ..sources.base import run_sources
 from ..sources.s3 import DOC_NOTIFICATIONS, S3NotificationConfig, S3NotificationSource, S3Uploader
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class S3NotificationDuplicate(Scenario):
+@dataclass(frozen=True)
+class S3NotificationDuplicateSettings(ScenarioSettings):
+    orders: int = param(1, "how many orders the producer uploads, one object each, a second apart", None, 1, 20)
+    bucket: S3NotificationConfig = group(
+        S3NotificationConfig, duplicate_deliveries=(1.0, "probability (seeded) that S3 hands a notification to Lambda "
+                                                         "twice: 1 here, to show what at-least-once delivery allows",
+                                                    DOC_NOTIFICATIONS))
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class S3NotificationDuplicate(Scenario[S3NotificationDuplicateSettings]):
     name = "s3-notification-duplicate"
     kind = "duplicate source"
     source = "S3"
@@ -30,17 +44,10 @@ class S3NotificationDuplicate(Scenario):
                "customer. Nothing fails, but S3 delivers the same notification a second time, two seconds later, as "
                "its at-least-once design allows: same object, same sequencer. The function reads the object again "
                "and emails the customer twice.")
-    settings = (
-        Setting("orders", 1, "how many orders the producer uploads, one object each, a second apart", None, 1, 20),
-        *override(S3NotificationConfig.settings(),
-                  duplicate_deliveries=(1.0, "probability (seeded) that S3 hands a notification to Lambda twice: 1 "
-                                             "here, to show what at-least-once delivery allows", DOC_NOTIFICATIONS)),
-        *scenario_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed)
-        bucket = S3NotificationSource(sb, fn, S3NotificationConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: S3NotificationDuplicateSettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed)
+        bucket = S3NotificationSource(sb, fn, cfg.bucket, cfg.async_queue)
         uploads = S3Uploader(sb, [(float(i), order) for i, order in enumerate(orders)], bucket=bucket.bucket,
                              prefix=bucket.prefix)
         run_sources(sb, uploads, bucket)

@@ -18,14 +18,27 @@ both through; made after the restore (``after_restore_hook``) or per invocation 
 """
 from __future__ import annotations
 
-from ..settings import Setting
-from .concurrent_claims import ConcurrentClaims
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..settings import param
+from ..world import Sandbox
+from .concurrent_claims import Claims, ConcurrentClaimsSettings
 
 DOC_UNIQUENESS = "https://docs.aws.amazon.com/lambda/latest/dg/snapstart-uniqueness.html"
 DOC_HOOKS = "https://docs.aws.amazon.com/lambda/latest/dg/snapstart-runtime-hooks-python.html"
 
 
-class SnapStartClonedInit(ConcurrentClaims):
+@dataclass(frozen=True)
+class SnapStartClonedInitSettings(ConcurrentClaimsSettings):
+    snapstart: bool = param(True, "SnapStart on: the init runs once and every environment is restored from its "
+                            "snapshot (off: each environment runs its own init)", DOC_UNIQUENESS)
+    after_restore_hook: bool = param(False, "the function's OWNER_TOKEN_AFTER_RESTORE=1: examples/init_token.py "
+                                     "then makes a fresh token in an after-restore hook "
+                                     "(snapshot_restore_py.register_after_restore)", DOC_HOOKS)
+
+
+class SnapStartClonedInit(Claims[SnapStartClonedInitSettings]):
     name = "snapstart-cloned-init"
     kind = "run_once"
     source = "async invoke"
@@ -34,19 +47,11 @@ class SnapStartClonedInit(ConcurrentClaims):
                "from that snapshot. Two copies of one order arrive at once and run in two restored environments. "
                "Anything the init made unique (a uuid, a random token, a seeded generator) is the same in both, so "
                "a claim that recognises its own owner token lets the other environment's duplicate through.")
-    settings = (
-        *ConcurrentClaims.settings,
-        Setting("snapstart", True, "SnapStart on: the init runs once and every environment is restored from its "
-                "snapshot (off: each environment runs its own init)", DOC_UNIQUENESS),
-        Setting("after_restore_hook", False, "the function's OWNER_TOKEN_AFTER_RESTORE=1: examples/init_token.py "
-                "then makes a fresh token in an after-restore hook (snapshot_restore_py.register_after_restore)",
-                DOC_HOOKS),
-    )
 
-    def environment(self, cfg):
-        return {"OWNER_TOKEN_AFTER_RESTORE": "1"} if cfg["after_restore_hook"] else {}
+    def environment(self, cfg: SnapStartClonedInitSettings) -> dict[str, str]:
+        return {"OWNER_TOKEN_AFTER_RESTORE": "1"} if cfg.after_restore_hook else {}
 
-    def drive(self, sb, fn, cfg):
-        if cfg["snapstart"]:
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SnapStartClonedInitSettings) -> None:
+        if cfg.snapstart:
             fn.use_snapstart()
         super().drive(sb, fn, cfg)

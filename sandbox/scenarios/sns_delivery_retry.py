@@ -15,16 +15,31 @@ new event with a new request id, so keying on the request id does not catch it.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import AwsFault
 from ..events import make_orders
-from ..settings import Setting
-from ..sources.async_invoke import AsyncConfig, scenario_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
+from ..sources.async_invoke import AsyncConfig
 from ..sources.base import run_sources
 from ..sources.sns import DOC_ACK, DOC_RETRIES, SnsConfig, SnsPublisher, SnsSource
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 
-class SnsDeliveryRetry(Scenario):
+@dataclass(frozen=True)
+class SnsDeliveryRetrySettings(ScenarioSettings):
+    orders: int = param(1, "how many orders the one message carries", None, 1, 50)
+    lost_answers: int = param(1, "how many of SNS's hand-offs Lambda accepts while its answer to SNS is lost: "
+                              "SNS retries each, handing the message over again", DOC_ACK, 0, 10)
+    failed_handoffs: int = param(0, "how many of SNS's hand-offs fail before those (Lambda's service answers "
+                                 "500): SNS retries them too, and they ran nothing", DOC_RETRIES, 0, 200)
+    topic: SnsConfig = group(SnsConfig)
+    async_queue: AsyncConfig = group(AsyncConfig)
+
+
+class SnsDeliveryRetry(Scenario[SnsDeliveryRetrySettings]):
     name = "sns-delivery-retry"
     kind = "duplicate source"
     source = "SNS"
@@ -34,21 +49,12 @@ class SnsDeliveryRetry(Scenario):
                "never reaches SNS. SNS counts the delivery failed and retries it at once, as its delivery policy "
                "for Lambda says; Lambda queues the same message (same MessageId) a second time, and the function "
                "runs twice and emails the customer twice. Nothing failed in the function.")
-    settings = (
-        Setting("orders", 1, "how many orders the one message carries", None, 1, 50),
-        Setting("lost_answers", 1, "how many of SNS's hand-offs Lambda accepts while its answer to SNS is lost: "
-                "SNS retries each, handing the message over again", DOC_ACK, 0, 10),
-        Setting("failed_handoffs", 0, "how many of SNS's hand-offs fail before those (Lambda's service answers "
-                "500): SNS retries them too, and they ran nothing", DOC_RETRIES, 0, 200),
-        *SnsConfig.settings(),
-        *scenario_settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed)
-        topic = SnsSource(sb, fn, SnsConfig.from_settings(cfg), AsyncConfig.from_settings(cfg))
-        if cfg["failed_handoffs"]:
-            sb.faults.add(AwsFault("5xx", "lambda", "Invoke", times=cfg["failed_handoffs"]))
-        if cfg["lost_answers"]:
-            sb.faults.add(AwsFault("timeout-applied", "lambda", "Invoke", times=cfg["lost_answers"]))
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SnsDeliveryRetrySettings) -> None:
+        orders = make_orders(cfg.orders, sb.seed)
+        topic = SnsSource(sb, fn, cfg.topic, cfg.async_queue)
+        if cfg.failed_handoffs:
+            sb.faults.add(AwsFault("5xx", "lambda", "Invoke", times=cfg.failed_handoffs))
+        if cfg.lost_answers:
+            sb.faults.add(AwsFault("timeout-applied", "lambda", "Invoke", times=cfg.lost_answers))
         run_sources(sb, SnsPublisher(sb, [(0.0, orders)], topic.topic_arn), topic)

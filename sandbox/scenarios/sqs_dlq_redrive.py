@@ -19,18 +19,42 @@ it (``sandbox.sources.redrive``).
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..errors import BadInput
 from ..events import make_orders
-from ..settings import Setting, override
+from ..runtime.functions import LambdaFunction
+from ..settings import param
+from ..sources.base import Source
 from ..sources.redrive import DOC_MOVE, MAX_RATE, MessageMoveTasks, Operator
-from ..sources.sqs import DOC_SQS_RETRIES
+from ..sources.sqs import DOC_SQS_RETRIES, SqsQueue
 from ..vocab import Effect
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..world import Sandbox
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsDlqRedrive(Scenario):
+@dataclass(frozen=True)
+class SqsDlqRedriveSettings(SqsSettings, defaults={
+        "orders": 2,
+        "max_receive_count": (1, "the redrive policy's maxReceiveCount: receives before SQS moves a message to the "
+                                 "dead-letter queue; 1 keeps the picture to the redrive (AWS recommends at least 5 for "
+                                 "a Lambda source: try it, o-1 is then also emailed on every failed receive)")}):
+    fail_order: int = param(
+        2, "the position of the order whose email fails (the bug) on every receive until the "
+        "messages are dead-lettered; a later order, so the earlier ones were already emailed (0: no bug, "
+        "nothing to redrive)", None, 0, 10000)
+    redrive_after: float = param(
+        90.0, "seconds from the first message reaching the dead-letter queue (the alarm) "
+        "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask); a redrive days later "
+        "outlives an idempotency record kept for the source queue's retention alone (raise horizon with "
+        "it)", DOC_MOVE, 0, 14 * 24 * 3600)
+    redrive_rate: int = param(0, "MaxNumberOfMessagesPerSecond of the move task (0: not set, system-optimized, "
+                              f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE)
+
+
+class SqsDlqRedrive(SqsScenario[SqsDlqRedriveSettings]):
     name = "sqs-dlq-redrive"
     kind = "duplicate source"
     source = "SQS"
@@ -40,41 +64,25 @@ class SqsDlqRedrive(Scenario):
                "dead-letter queue. 90 s after that alarm the bug is fixed and an operator redrives the dead-letter "
                "queue (StartMessageMoveTask): both orders come back as new messages with new MessageIds, and o-1 is "
                "emailed a second time.")
-    settings = override(
-        sqs_settings(orders=2),
-        max_receive_count=(1, "the redrive policy's maxReceiveCount: receives before SQS moves a message to the "
-                           "dead-letter queue; 1 keeps the picture to the redrive (AWS recommends at least 5 for a "
-                           "Lambda source: try it, o-1 is then also emailed on every failed receive)"),
-    ) + (
-        Setting("fail_order", 2, "the position of the order whose email fails (the bug) on every receive until the "
-                "messages are dead-lettered; a later order, so the earlier ones were already emailed (0: no bug, "
-                "nothing to redrive)", None, 0, 10000),
-        Setting("redrive_after", 90.0, "seconds from the first message reaching the dead-letter queue (the alarm) "
-                "until the operator, the bug fixed, starts the redrive (StartMessageMoveTask); a redrive days later "
-                "outlives an idempotency record kept for the source queue's retention alone (raise horizon with "
-                "it)", DOC_MOVE, 0, 14 * 24 * 3600),
-        Setting("redrive_rate", 0, "MaxNumberOfMessagesPerSecond of the move task (0: not set, system-optimized, "
-                f"modelled as no pause; at most {MAX_RATE})", DOC_MOVE, 0, MAX_RATE),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
-        if cfg["fail_order"] > len(orders):
-            raise BadInput(f"fail_order {cfg['fail_order']} is beyond the {len(orders)} orders; "
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsDlqRedriveSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
+        if cfg.fail_order > len(orders):
+            raise BadInput(f"fail_order {cfg.fail_order} is beyond the {len(orders)} orders; "
                            f"pick 1 to {len(orders)}")
-        if cfg["fail_order"] and cfg["redrive_after"] >= cfg["horizon"]:
-            raise BadInput(f"the redrive starts {cfg['redrive_after']:g} s after the alarm, past the run's horizon "
-                           f"({cfg['horizon']:g} s); raise horizon above redrive_after")
-        if not cfg["max_receive_count"]:
+        if cfg.fail_order and cfg.redrive_after >= cfg.horizon:
+            raise BadInput(f"the redrive starts {cfg.redrive_after:g} s after the alarm, past the run's horizon "
+                           f"({cfg.horizon:g} s); raise horizon above redrive_after")
+        if not cfg.queue.max_receive_count:
             raise BadInput(f"a redrive needs a dead-letter queue: set max_receive_count to 1 or more "
                            f"({DOC_SQS_RETRIES})")
         # The bug fails the order on every receive until the messages are dead-lettered; by the redrive it is fixed.
-        if cfg["fail_order"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"],
-                                        fail=cfg["max_receive_count"]))
+        if cfg.fail_order:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg.fail_order - 1]["orderId"],
+                                        fail=cfg.queue.max_receive_count))
 
-        def operator(queue):
+        def operator(queue: SqsQueue) -> list[Source]:
             moves = MessageMoveTasks(sb, queue)
-            return [Operator(sb, moves, queue, cfg["redrive_after"], rate=cfg["redrive_rate"] or None)]
+            return [Operator(sb, moves, queue, cfg.redrive_after, rate=cfg.redrive_rate or None)]
 
         return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders), extra=operator)

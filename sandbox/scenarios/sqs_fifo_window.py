@@ -24,17 +24,38 @@ MessageId, and no message is stored; from 300 s on, the send goes to moto as a n
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import ProviderFault
 from ..errors import BadInput
-from ..events import make_orders
-from ..settings import Setting
+from ..events import Order, make_orders
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.fifo import DEDUPLICATION_INTERVAL, DOC_SEND, FifoQueueConfig
 from ..vocab import Effect
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..world import Sandbox
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsFifoWindow(Scenario):
+@dataclass(frozen=True)
+class SqsFifoWindowSettings(SqsSettings):
+    fifo: FifoQueueConfig = group(FifoQueueConfig)
+    send_deduplication_id: bool = param(True, "the producer sets MessageDeduplicationId to the orderId (off: it "
+                                        "sends none, so the queue needs ContentBasedDeduplication)", DOC_SEND)
+    message_groups: int = param(1, "how many MessageGroupIds the orders are spread over (order i goes to group "
+                                "i mod n); SQS keeps each group in order", None, 1, 100)
+    resend_order: int = param(2, "which order the producer's job sends a second time (0: none)", None, 0, 10000)
+    resend_after: float = param(
+        360.0, "seconds after that order's first SendMessage that the job sends it again; "
+        f"under {DEDUPLICATION_INTERVAL:g} (the 5-minute deduplication interval) SQS accepts it and stores "
+        "nothing", DOC_SEND, 0, 14 * 24 * 3600)
+    fail_order: int = param(0, "the position of an order whose email provider fails, so its batch fails and comes "
+                            "back whole, in order (0: no fault)", None, 0, 10000)
+    failures: int = param(1, "how many calls to that order's email provider fail", None, 0, 1000)
+
+
+class SqsFifoWindow(SqsScenario[SqsFifoWindowSettings]):
     name = "sqs-fifo-window"
     kind = "duplicate source"
     source = "SQS FIFO"
@@ -45,42 +66,28 @@ class SqsFifoWindow(Scenario):
                "message and the function emails o-2 twice (set resend_after below 300 and SQS stores nothing). A FIFO "
                "queue is not exactly-once: it drops repeated sends for five minutes, and the Lambda mapping on top "
                "still delivers at least once.")
-    settings = sqs_settings() + (
-        *FifoQueueConfig.settings(),
-        Setting("send_deduplication_id", True, "the producer sets MessageDeduplicationId to the orderId (off: it "
-                "sends none, so the queue needs ContentBasedDeduplication)", DOC_SEND),
-        Setting("message_groups", 1, "how many MessageGroupIds the orders are spread over (order i goes to group "
-                "i mod n); SQS keeps each group in order", None, 1, 100),
-        Setting("resend_order", 2, "which order the producer's job sends a second time (0: none)", None, 0, 10000),
-        Setting("resend_after", 360.0, "seconds after that order's first SendMessage that the job sends it again; "
-                f"under {DEDUPLICATION_INTERVAL:g} (the 5-minute deduplication interval) SQS accepts it and stores "
-                "nothing", DOC_SEND, 0, 14 * 24 * 3600),
-        Setting("fail_order", 0, "the position of an order whose email provider fails, so its batch fails and comes "
-                "back whole, in order (0: no fault)", None, 0, 10000),
-        Setting("failures", 1, "how many calls to that order's email provider fail", None, 0, 1000),
-    )
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
-        fifo = FifoQueueConfig.from_settings(cfg)
-        if not cfg["send_deduplication_id"] and not fifo.content_based_deduplication:
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsFifoWindowSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
+        fifo = cfg.fifo
+        if not cfg.send_deduplication_id and not fifo.content_based_deduplication:
             raise BadInput("the queue should either have ContentBasedDeduplication enabled or the producer send a "
                            f"MessageDeduplicationId ({DOC_SEND}); set send_deduplication_id or "
                            "content_based_deduplication")
-        for setting in ("resend_order", "fail_order"):
-            if cfg[setting] > len(orders):
-                raise BadInput(f"{setting} {cfg[setting]} is beyond the {len(orders)} orders; pick 1 to "
+        for setting, position in (("resend_order", cfg.resend_order), ("fail_order", cfg.fail_order)):
+            if position > len(orders):
+                raise BadInput(f"{setting} {position} is beyond the {len(orders)} orders; pick 1 to "
                                f"{len(orders)}, or 0 for none")
-        if cfg["fail_order"] and cfg["failures"]:
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg["fail_order"] - 1]["orderId"], fail=cfg["failures"]))
+        if cfg.fail_order and cfg.failures:
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[cfg.fail_order - 1]["orderId"], fail=cfg.failures))
         schedule = [(0.0, order) for order in orders]
-        if cfg["resend_order"]:
-            schedule.append((cfg["resend_after"], orders[cfg["resend_order"] - 1]))
-        position = {order["orderId"]: i for i, order in enumerate(orders)}
+        if cfg.resend_order:
+            schedule.append((cfg.resend_after, orders[cfg.resend_order - 1]))
+        place = {order["orderId"]: i for i, order in enumerate(orders)}
 
-        def message_params(order):
-            extra = {"MessageGroupId": f"customers-{position[order['orderId']] % cfg['message_groups'] + 1}"}
-            if cfg["send_deduplication_id"]:
+        def message_params(order: Order) -> dict[str, str]:
+            extra = {"MessageGroupId": f"customers-{place[order['orderId']] % cfg.message_groups + 1}"}
+            if cfg.send_deduplication_id:
                 extra["MessageDeduplicationId"] = order["orderId"]
             return extra
 

@@ -27,13 +27,24 @@ before the first deletes it.)
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group
+from ..world import Sandbox
+from .base import RunConfig, payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsLowTrafficWait(Scenario):
+@dataclass(frozen=True)
+class SqsLowTrafficWaitSettings(SqsSettings, defaults={"orders": 1, "visibility_timeout": 15, "batching_window": 3,
+                                                     "quiet_queue_wait": 20.0}):
+    # A short function timeout: AWS's advice (six of them plus the window) then stays below the 20 s wait.
+    run: RunConfig = group(RunConfig, function_timeout=2.0)
+
+
+class SqsLowTrafficWait(SqsScenario[SqsLowTrafficWaitSettings]):
     name = "sqs-low-traffic-wait"
     kind = "duplicate source"
     source = "SQS"
@@ -43,10 +54,7 @@ class SqsLowTrafficWait(Scenario):
                "with very low traffic Lambda may wait up to 20 s before invoking, whatever the window: the poller "
                "holds the message, its visibility timeout runs out at 15 s, and a second poller receives it and "
                "holds it too. The first invocation emails at 20 s, the second at 35 s. Nothing failed.")
-    settings = sqs_settings(orders=1, visibility_timeout=15, batching_window=3, quiet_queue_wait=20.0)
-    # A short function timeout: AWS's advice (six of them plus the window) then stays below the 20 s wait.
-    common = override(Scenario.common, function_timeout=2.0)
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsLowTrafficWaitSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

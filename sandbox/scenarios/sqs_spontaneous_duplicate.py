@@ -18,12 +18,22 @@ who fixed every timeout still gets the duplicate.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..runtime.functions import LambdaFunction
+from ..world import Sandbox
+from .base import payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsSpontaneousDuplicate(Scenario):
+@dataclass(frozen=True)
+# For the demo every handled message's delete misses a copy; on AWS this is rare.
+class SqsSpontaneousDuplicateSettings(SqsSettings, defaults={"duplicate_probability": 1.0}):
+    pass
+
+
+class SqsSpontaneousDuplicate(SqsScenario[SqsSpontaneousDuplicateSettings]):
     name = "sqs-spontaneous-duplicate"
     kind = "duplicate source"
     source = "SQS"
@@ -33,9 +43,7 @@ class SqsSpontaneousDuplicate(Scenario):
                "survive, and 30 s later, once the visibility timeout runs out, SQS hands them out again. The "
                "visibility timeout is correct and nothing failed: SQS with Lambda is at-least-once, not "
                "exactly-once.")
-    # For the demo every handled message's delete misses a copy; on AWS this is rare.
-    settings = sqs_settings(duplicate_probability=1.0)
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsSpontaneousDuplicateSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

@@ -48,13 +48,25 @@ timeout (18 s), the same throttling leaves the messages hidden until they are de
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group
+from ..world import Sandbox
+from .base import RunConfig, payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsThrottledBatch(Scenario):
+@dataclass(frozen=True)
+class SqsThrottledBatchSettings(SqsSettings, defaults={"visibility_timeout": 8, "throttled_from": 0.0,
+                                                      "throttled_for": 6.0}):
+    # Slow enough that a try getting through at 7 s still runs past the 8 s visibility timeout (3 x 0.6 s),
+    # within the 3 s function timeout.
+    run: RunConfig = group(RunConfig, email_seconds=0.6)
+
+
+class SqsThrottledBatch(SqsScenario[SqsThrottledBatchSettings]):
     name = "sqs-throttled-batch"
     kind = "duplicate source"
     source = "SQS"
@@ -65,11 +77,7 @@ class SqsThrottledBatch(Scenario):
                "at 8 s: a second poller receives the same messages while the first invocation still sends, and the "
                "batch is processed twice. AWS advises a visibility timeout of six times the 3 s function timeout "
                "(18 s) to leave room for exactly these retries.")
-    settings = sqs_settings(visibility_timeout=8, throttled_from=0.0, throttled_for=6.0)
-    # Slow enough that a try getting through at 7 s still runs past the 8 s visibility timeout (3 x 0.6 s),
-    # within the 3 s function timeout.
-    common = override(Scenario.common, email_seconds=0.6)
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsThrottledBatchSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

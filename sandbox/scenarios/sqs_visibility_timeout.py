@@ -15,13 +15,24 @@ function timeout plus MaximumBatchingWindowInSeconds.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
-from .base import Scenario
-from .sqs_batch_failure import payment_of, run_sqs, sqs_settings
+from ..runtime.functions import LambdaFunction
+from ..settings import group
+from ..world import Sandbox
+from .base import RunConfig, payment_of
+from .sqs_batch_failure import SqsRun, SqsScenario, SqsSettings, run_sqs
 
 
-class SqsVisibilityTimeout(Scenario):
+@dataclass(frozen=True)
+class SqsVisibilityTimeoutSettings(SqsSettings, defaults={"visibility_timeout": 5, "batching_window": 4}):
+    # Slow enough that window plus work (4 s + 3 x 0.6 s) outlasts the 5 s visibility timeout,
+    # while the 3 s function timeout still fits inside it, so Lambda accepts the mapping.
+    run: RunConfig = group(RunConfig, email_seconds=0.6)
+
+
+class SqsVisibilityTimeout(SqsScenario[SqsVisibilityTimeoutSettings]):
     name = "sqs-visibility-timeout"
     kind = "duplicate source"
     source = "SQS"
@@ -30,11 +41,7 @@ class SqsVisibilityTimeout(Scenario):
                "window before invoking, and each email takes 0.6 s; by then the 5 s visibility timeout, counted from "
                "receipt, has run out. A second poller receives the same messages while the first invocation is "
                "still sending, and the batch is processed twice. Nothing failed.")
-    settings = sqs_settings(visibility_timeout=5, batching_window=4)
-    # Slow enough that window plus work (4 s + 3 x 0.6 s) outlasts the 5 s visibility timeout,
-    # while the 3 s function timeout still fits inside it, so Lambda accepts the mapping.
-    common = override(Scenario.common, email_seconds=0.6)
 
-    def drive(self, sb, fn, cfg):
-        orders = make_orders(cfg["orders"], sb.seed, payment=payment_of(cfg))
+    def deliver(self, sb: Sandbox, fn: LambdaFunction, cfg: SqsVisibilityTimeoutSettings) -> SqsRun:
+        orders = make_orders(cfg.orders, sb.seed, payment=payment_of(cfg.payment))
         return run_sqs(sb, fn, cfg, [(0.0, order) for order in orders], backlog=len(orders))

@@ -22,18 +22,36 @@ fails with o-2 lost). A Task ``timeout_seconds`` shorter than the work fails the
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..core.faults import CrashPlan, ProviderFault
 from ..events import make_orders
-from ..settings import Setting
+from ..runtime.functions import LambdaFunction
+from ..settings import group, param
 from ..sources.base import run_sources
 from ..sources.stepfunctions import StepFunctionsSource, TaskRetryConfig
 from ..vocab import Effect
-from .base import Scenario
+from ..world import Sandbox
+from .base import Scenario, ScenarioSettings
 
 FAILURES = ("raises", "times-out")
 
 
-class StepFunctionsTaskRetry(Scenario):
+@dataclass(frozen=True)
+class StepFunctionsTaskRetrySettings(ScenarioSettings):
+    orders: int = param(2, "how many orders the execution's input carries", None, 1, 50)
+    failure: str = param(
+        FAILURES[0],
+        "how the first attempt fails after its work: 'raises' (the email provider refuses the last order, "
+        "nothing is sent for it, and the handler raises) or 'times-out' (every email is sent, then the "
+        "invocation runs past the function's timeout: an extension keeps the Invoke phase open)", None,
+        choices=FAILURES)
+    provider_failures: int = param(1, "with failure=raises: how many calls for the last order the email provider "
+                                   "refuses; more than MaxAttempts makes the execution fail", None, 1, 10)
+    task: TaskRetryConfig = group(TaskRetryConfig)
+
+
+class StepFunctionsTaskRetry(Scenario[StepFunctionsTaskRetrySettings]):
     name = "stepfunctions-task-retry"
     kind = "duplicate source"
     source = "Step Functions"
@@ -44,28 +62,17 @@ class StepFunctionsTaskRetry(Scenario):
                "function raises and the Task fails. Its Retry (ErrorEquals States.ALL, a second after the error) "
                "invokes the function again with the same input: a new invocation with a new request id, and a "
                "handler with no memory of the first attempt emails the first customer twice.")
-    settings = (
-        Setting("orders", 2, "how many orders the execution's input carries", None, 1, 50),
-        Setting("failure", FAILURES[0],
-                "how the first attempt fails after its work: 'raises' (the email provider refuses the last order, "
-                "nothing is sent for it, and the handler raises) or 'times-out' (every email is sent, then the "
-                "invocation runs past the function's timeout: an extension keeps the Invoke phase open)", None,
-                choices=FAILURES),
-        Setting("provider_failures", 1, "with failure=raises: how many calls for the last order the email provider "
-                "refuses; more than MaxAttempts makes the execution fail", None, 1, 10),
-        *TaskRetryConfig.settings(),
-    )
 
-    def drive(self, sb, fn, cfg):
-        config = TaskRetryConfig.from_settings(cfg)
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: StepFunctionsTaskRetrySettings) -> None:
+        config = cfg.task
         source = StepFunctionsSource(sb, fn, config)
         sb.note(config.describe())
-        orders = make_orders(cfg["orders"], sb.seed)
+        orders = make_orders(cfg.orders, sb.seed)
         crash = None
-        if cfg["failure"] == FAILURES[0]:
+        if cfg.failure == FAILURES[0]:
             # The provider refuses without sending: only the orders before the last were handled.
-            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg["provider_failures"]))
+            sb.faults.add(ProviderFault(Effect.EMAIL, orders[-1]["orderId"], fail=cfg.provider_failures))
         else:
-            crash = CrashPlan(hold_after_return=cfg["function_timeout"])
+            crash = CrashPlan(hold_after_return=cfg.run.function_timeout)
         source.start_execution(sb.order_event(orders), crash=crash)
         run_sources(sb, source)

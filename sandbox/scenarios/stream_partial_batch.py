@@ -15,12 +15,21 @@ batch; ``examples/partial_stream.py`` is the naive handler that reports its fail
 """
 from __future__ import annotations
 
-from ..sources.stream import StreamMapping, StreamSource
+from dataclasses import dataclass
+
+from ..runtime.functions import LambdaFunction
+from ..sources.stream import StreamSource
+from ..world import Sandbox
 from .base import Scenario
-from .stream_batch_retry import run_stream, stream_orders, stream_settings
+from .stream_batch_retry import StreamBatchRetrySettings, run_stream, stream_orders
 
 
-class StreamPartialBatch(Scenario):
+@dataclass(frozen=True)
+class StreamPartialBatchSettings(StreamBatchRetrySettings, defaults={"fail_order": 2}):
+    pass
+
+
+class StreamPartialBatch(Scenario[StreamPartialBatchSettings]):
     name = "stream-partial-batch"
     kind = "duplicate source"
     source = "Kinesis"
@@ -29,9 +38,8 @@ class StreamPartialBatch(Scenario):
                "provider fails once for o-2. A handler that reports it in batchItemFailures makes Lambda retry from "
                "o-2's sequence number, so o-3 and o-4, already emailed, come again; a handler that raises gets the "
                "whole batch back, o-1 included. Bisecting on as well changes neither.")
-    settings = stream_settings(StreamMapping, fail_order=2, report_batch_item_failures=True)
 
-    def drive(self, sb, fn, cfg):
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: StreamPartialBatchSettings) -> None:
         orders = stream_orders(sb, cfg)
-        source = StreamSource(sb, fn, StreamMapping.from_settings(cfg))
-        run_stream(sb, cfg, source, orders, source.put)
+        source = StreamSource(sb, fn, cfg.mapping)
+        run_stream(sb, source, orders, source.put, horizon=cfg.horizon, interval=cfg.interval)

@@ -22,14 +22,31 @@ still in progress". If it asks again once the work is done, run_once replays the
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..events import make_orders
-from ..settings import override
+from ..runtime.functions import LambdaFunction
+from ..settings import group
 from ..sources.base import run_sources
 from ..sources.sync_invoke import DEFAULT_ATTEMPTS, CallerConfig, SyncInvokeSource
-from .base import Scenario
+from ..world import Sandbox
+from .base import RunConfig, Scenario, ScenarioSettings
 
 
-class SyncSdkRetry(Scenario):
+@dataclass(frozen=True)
+class SyncSdkRetrySettings(ScenarioSettings):
+    caller: CallerConfig = group(CallerConfig)
+    # The function must be able to finish the slow work, so this scenario raises two of the
+    # world's defaults. Lambda's own default timeout (3 s) is named in the help text.
+    run: RunConfig = group(
+        RunConfig,
+        function_timeout=(120.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses "
+                                 "120 s so the slow handler can finish)"),
+        email_seconds=(75.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
+                             "slower than the caller's read_timeout"))
+
+
+class SyncSdkRetry(Scenario[SyncSdkRetrySettings]):
     name = "sync-sdk-retry"
     kind = "duplicate source"
     source = "sync invoke (SDK)"
@@ -39,18 +56,9 @@ class SyncSdkRetry(Scenario):
                "Gateway POST /orders event. Lambda never retries a synchronous invoke, but the email provider is "
                "slow, so the client's read timeout expires first and its SDK sends the same request again. The "
                "first invocation is still running when the retry starts.")
-    settings = CallerConfig.settings()
-    # The function must be able to finish the slow work, so this scenario raises two of the
-    # world's defaults. Lambda's own default timeout (3 s) is named in the help text.
-    common = override(
-        Scenario.common,
-        function_timeout=(120.0, "the function's timeout in seconds (Lambda's default is 3 s; this scenario uses "
-                                 "120 s so the slow handler can finish)"),
-        email_seconds=(75.0, "how long the email provider takes per call (virtual seconds); this scenario makes it "
-                             "slower than the caller's read_timeout"))
 
-    def drive(self, sb, fn, cfg):
-        caller = CallerConfig.from_settings(cfg)
+    def drive(self, sb: Sandbox, fn: LambdaFunction, cfg: SyncSdkRetrySettings) -> None:
+        caller = cfg.caller
         sb.note(f"caller: boto3 Lambda client, retries={caller.retries()}, read_timeout={caller.read_timeout:g} s; "
                 f"up to {caller.expected_attempts()} attempts if every read times out "
                 f"(mode default: {DEFAULT_ATTEMPTS[caller.retry_mode]})")

@@ -518,16 +518,6 @@ def read_queue(world: "Sandbox", queue: str) -> list[dict]:
 
 
 # -- scenario helpers ------------------------------------------------------------------------
-def scenario_settings(**defaults: Any) -> tuple:
-    """The async queue's settings, as scenario ``Setting``s (AWS defaults cite their doc page)."""
-    return AsyncConfig.settings(**defaults)
-
-
-def from_settings(world: "Sandbox", function: "LambdaFunction", cfg: dict[str, Any]) -> AsyncInvokeSource:
-    """An ``AsyncInvokeSource`` configured from resolved ``scenario_settings`` values."""
-    return AsyncInvokeSource(world, function, AsyncConfig.from_settings(cfg))
-
-
 def run_until_idle(world: "Sandbox", source: AsyncInvokeSource, horizon: float | None = None) -> None:
     """Run until every event has succeeded or been discarded (or ``horizon``), then mark what is left pending."""
     run_sources(world, source, horizon=horizon)

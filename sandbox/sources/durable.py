@@ -590,10 +590,6 @@ def is_durable_handler(function: "LambdaFunction") -> bool:
     return SDK_MODULE in source
 
 
-def durable_from_settings(world: "Sandbox", function: "LambdaFunction", cfg: dict[str, Any]) -> DurableService:
-    return DurableService(world, function, DurableConfig.from_settings(cfg))
-
-
 def check_name(name: str) -> None:
     if not valid_name(name):
         raise BadInput(f"a durable execution name is 1 to 64 letters, digits, '-' or '_', got {name!r}")
@@ -712,5 +708,5 @@ def _payload_text(request) -> str:
 
 
 __all__ = ["ARN_HEADER", "DurableConfig", "DurableService", "Execution", "MappedDurableFunction", "NAME_HEADER",
-           "NameTaken", "SDK_MODULE", "check_name", "durable_from_settings", "invoke_durable", "is_durable_handler",
+           "NameTaken", "SDK_MODULE", "check_name", "invoke_durable", "is_durable_handler",
            "valid_name"]

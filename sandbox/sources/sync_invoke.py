@@ -526,10 +526,5 @@ class SyncInvokeSource(Source):
         return f"caller for {o.order}: Invoke answered after {tries}: HTTP 200{status}."
 
 
-def caller_config(cfg: dict[str, Any]) -> CallerConfig:
-    """A CallerConfig from resolved scenario settings (-1 means 'not set', as botocore has no value for it)."""
-    return CallerConfig.from_settings(cfg)
-
-
 __all__ = ["CallOutcome", "CallerConfig", "DEFAULT_ATTEMPTS", "EventAttempt", "InvokeAttempt", "RETRY_MODES",
-           "SyncInvokeEndpoint", "SyncInvokeSource", "caller_config", "record_invoke"]
+           "SyncInvokeEndpoint", "SyncInvokeSource", "record_invoke"]
