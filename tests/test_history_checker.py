@@ -1,4 +1,5 @@
 """History round-trips, and the checker judges hand-built histories."""
+import dataclasses
 import json
 
 import pytest
@@ -228,7 +229,9 @@ def test_history_is_append_only_to_readers():
     for inv in h.invocations().values():
         inv["keys"].append("tampered")
         inv["outcome"] = "crashed"
-    h.append("note", 9, text="appended")["text"] = "tampered"
+    appended = h.append("note", 9, text="appended")  # the record itself, frozen
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        appended.text = "tampered"  # type: ignore[misc]
     after = History.from_json(h.to_json())
     assert History.from_json(before).events == after.events[:-1]
     assert after[-1]["text"] == "appended" and after.meta == History.from_json(before).meta

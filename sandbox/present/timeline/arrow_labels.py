@@ -21,6 +21,10 @@ ARROW_LABEL_GAP_PT = 6  # pt beside the arrow
 ALONG_ONE_LINE = (0.5, 0.4, 0.6, 0.3, 0.7)  # fractions along the arrow a label tries, middle first
 ALONG_TWO_LINES = (0.5, 0.35, 0.65)  # ... and when it is broken in two lines ...
 ALONG_BESIDE = (0.5, 0.35, 0.65, 0.2, 0.8)  # ... and beside it (nearer its ends: an arrow across a break)
+#: Last, on it in two lines nearer its ends: an arrow that runs along a row into an axis break has room only
+#: before the break (cfn-custom-resource-retry's rollback delete, whose arrow comes in from above since its
+#: head stands on the repeat's marks).
+ALONG_NEAR_ENDS = (0.3, 0.7, 0.25, 0.75, 0.2, 0.8)
 ARROW_LINESPACING = 1.05
 BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps off (their patches' gid prefixes)
 BANDS = "bands"  # their obstacle owner, while arrow labels are placed
@@ -47,6 +51,8 @@ def _arrow_candidates(arrow: Arrow, side: float) -> list[tuple[float, float, str
     cands += [(f, dx, ha, text) for f in (0.9, 1.0) for dx, ha in ((-side, "right"), (side, "left"))]
     if vertical:  # a short vertical arrow: as a last resort, across its middle
         cands += [(0.5, 0, "center", two_lines)]
+    else:
+        cands += [(f, 0, "center", two_lines) for f in ALONG_NEAR_ENDS]
     return cands
 
 
