@@ -903,28 +903,29 @@ def test_the_audit_finds_the_end_line_through_a_mark():
     assert len(found) == 1 and found[0].startswith("the end line strikes through claim"), found
 
 
-def test_a_producers_give_up_is_drawn_on_its_row():
-    """Lesson 05's Try-it with total_max_attempts=1: the producer gave o-2 up after its one attempt timed out, and
-    only a note in the history said so: the picture showed no producer's row at all. It shows the give-up there."""
-    result = run_scenario("producer-resend", NAIVE, seed=0, settings={"total_max_attempts": 1})
+def _give_up_figure(scenario: str):
+    """The run of ``scenario`` whose producer has one attempt (it times out), and its figure, which the audit passes,
+    with the give-up's ⊗ on the producer's row."""
+    result = run_scenario(scenario, NAIVE, seed=0, settings={"total_max_attempts": 1})
     fig = plot_timeline(result.history, width=WIDTH_IN)
     with matplotlib_style():
         fig.draw_without_rendering()
     assert _faults(fig) == []
     rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:gave_up"}
     assert rows and all(row.startswith("head:producer:") for row in rows), rows
+    return result, fig
+
+
+def test_a_producers_give_up_is_drawn_on_its_row():
+    """Lesson 05's Try-it with total_max_attempts=1: the producer gave o-2 up after its one attempt timed out, and
+    only a note in the history said so: the picture showed no producer's row at all. It shows the give-up there."""
+    _, fig = _give_up_figure("producer-resend")
     said = [t.get_text().replace("\n", " ") for t in fig.axes[0].texts]
     assert "gave up on o-2: 1 attempt" in said, said
 
 
 def test_an_eventbridge_producers_give_up_is_drawn_on_its_row():
     """EventBridge's producer gives up as the SQS producer does (one attempt, timed out): its row says so too."""
-    result = run_scenario("eventbridge-producer-resend", NAIVE, seed=0, settings={"total_max_attempts": 1})
+    result, _ = _give_up_figure("eventbridge-producer-resend")
     gave_up = [d for d in result.history.of_type("delivery") if d["what"] == "producer gave up"]
     assert gave_up and gave_up[0]["detail"]["attempts"] == 1, gave_up
-    fig = plot_timeline(result.history, width=WIDTH_IN)
-    with matplotlib_style():
-        fig.draw_without_rendering()
-    assert _faults(fig) == []
-    rows = {m.row for m in audit.Drawn(fig).marks if m.gid == "marker:gave_up"}
-    assert rows and all(row.startswith("head:producer:") for row in rows), rows
