@@ -5,13 +5,14 @@ import datetime as dt
 import sys
 import threading
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from time_machine import Traveller, travel
 
 
-def _import_time_machine():
+def _import_time_machine() -> ModuleType:
     """time-machine, without its optional pytest plugin when pytest is not loaded already.
 
     time-machine imports pytest just to offer a fixture the sandbox never uses; that costs

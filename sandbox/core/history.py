@@ -192,7 +192,7 @@ class History:
     def __len__(self) -> int:
         return len(self._events)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int | slice) -> Any:
         if isinstance(i, slice):
             return [e.as_dict() for e in self._events[i]]
         return self._events[i].as_dict()

@@ -33,7 +33,7 @@ class RandomPolicy(Policy):
     def __init__(self, seed: int = 0):
         self.rng = random.Random(f"scheduler:{seed}")
 
-    def choose(self, runnable):
+    def choose(self, runnable: Sequence[T]) -> T:
         return runnable[self.rng.randrange(len(runnable))]
 
 
@@ -42,10 +42,10 @@ class RoundRobinPolicy(Policy):
 
     name = "round-robin"
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.last = -1
 
-    def choose(self, runnable):
+    def choose(self, runnable: Sequence[T]) -> T:
         later = [t for t in runnable if t.tid > self.last]
         task = later[0] if later else runnable[0]
         self.last = task.tid
@@ -68,7 +68,7 @@ class ScriptedPolicy(Policy):
         self.position = 0
         self.fallback = RoundRobinPolicy()
 
-    def choose(self, runnable):
+    def choose(self, runnable: Sequence[T]) -> T:
         fresh = [t for t in runnable if t.label == "start"]
         if fresh:
             return fresh[0]
@@ -98,7 +98,7 @@ class ReplayPolicy(Policy):
         self.options: list[int] = []  # how many runnable tasks there were at each decision
         self.taken: list[int] = []
 
-    def choose(self, runnable):
+    def choose(self, runnable: Sequence[T]) -> T:
         i = len(self.taken)
         pick = self.prefix[i] if i < len(self.prefix) else 0
         pick = min(pick, len(runnable) - 1)

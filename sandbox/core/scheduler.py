@@ -16,7 +16,7 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..errors import HandlerBlocked, WorldClosed
@@ -36,7 +36,7 @@ _HALT_ON_BLOCK = [False]
 
 
 @contextlib.contextmanager
-def halting_on_block():
+def halting_on_block() -> Iterator[None]:
     """Worlds opened inside end their run as soon as the watchdog stops one invocation (the grader's runs).
 
     The verdict is then ``unknown`` whatever else happens (a handler that never returns), so waiting out
@@ -64,7 +64,8 @@ def _signal() -> threading.Lock:
 class Task:
     """One cooperative thread. ``label`` says what it will do when next resumed."""
 
-    def __init__(self, sched: "Scheduler", tid: int, name: str, fn: Callable, args, kwargs, daemon: bool):
+    def __init__(self, sched: "Scheduler", tid: int, name: str, fn: Callable, args: tuple[Any, ...],
+                 kwargs: dict[str, Any], daemon: bool) -> None:
         self.sched, self.tid, self.name, self.daemon = sched, tid, name, daemon
         self.state = RUNNABLE
         self.label = "start"

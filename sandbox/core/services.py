@@ -139,7 +139,7 @@ class Services:
     def send_confirmation_email(self, order: dict) -> dict:
         key = _order_key(order, "send_confirmation_email")
 
-        def perform():
+        def perform() -> tuple[dict[str, Any], EffectStatus]:
             message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key}
             self.outbox.append({**message, "t": self.clock.elapsed()})
             return message, EffectStatus.DONE
@@ -149,7 +149,7 @@ class Services:
     def send_cancellation_email(self, order: dict) -> dict:
         key = _order_key(order, "send_cancellation_email")
 
-        def perform():
+        def perform() -> tuple[dict[str, Any], EffectStatus]:
             message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key,
                        "subject": "cancelled"}
             self.outbox.append({**message, "t": self.clock.elapsed()})

@@ -42,7 +42,7 @@ def describe(inv: Invocation | None, inv_id: str | None) -> str:
     return f"{inv_id} ({inv.start.source}, {inv.start.cause})"
 
 
-def natural(key: str):
+def natural(key: str) -> tuple[str, int]:
     head, _, tail = key.rpartition("-")
     return (head, int(tail)) if tail.isdigit() else (key, -1)
 
