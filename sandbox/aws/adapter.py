@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import boto3
 import botocore.client
@@ -55,6 +55,9 @@ from moto.moto_api._internal import mock_random
 
 from ..errors import RealAwsRefused
 from .parsecache import SharedParse
+
+if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest
 
 #: One lock for every request of every world: moto's backends are process-global and moto
 #: itself reads, checks and writes with no lock (its FAQ: not thread safe).
@@ -77,7 +80,7 @@ def client_read_timeout() -> float:
     return float(value) if value is not None else float(DEFAULT_TIMEOUT)
 
 
-def _refuse_send(self, request):
+def _refuse_send(self: Any, request: AWSPreparedRequest) -> NoReturn:
     raise RealAwsRefused(
         f"refused to send {request.method} {request.url} to the network: inside a sandbox world every AWS "
         "request must be answered locally (was this client created before the world opened?)")
@@ -154,7 +157,7 @@ def boto3_session(region: str) -> boto3.Session:
 _clients: dict[tuple[str, str], Any] = {}
 
 
-def shared_client(region: str, service: str):
+def shared_client(region: str, service: str) -> Any:
     """A client worlds share for the sandbox's own requests (queues, pollers, the TTL sweeper).
 
     A client holds nothing of a world: each request goes to whichever world is open.
@@ -168,7 +171,7 @@ def _use_shared_session(region: str) -> None:
     boto3.DEFAULT_SESSION = boto3_session(region)
 
 
-def shared_loader():
+def shared_loader() -> Any:
     """botocore's loader that worlds share (parsed service models, cached); any session may use it."""
     global _loader
     if _loader is None:
@@ -205,7 +208,7 @@ def create_table(region: str, request: dict, ttl_request: dict) -> None:
         backend.update_time_to_live(ttl_request["TableName"], ttl_request["TimeToLiveSpecification"])
 
 
-def _dynamodb_table(region: str, table: str):
+def _dynamodb_table(region: str, table: str) -> Any:
     from moto.dynamodb.models import dynamodb_backends
 
     return dynamodb_backends[DEFAULT_ACCOUNT_ID][region].get_table(table)
@@ -322,7 +325,7 @@ def moto_service(url: str) -> str | None:
     return next((name for name, pattern in backend_index.backend_url_patterns if pattern.match(clean)), None)
 
 
-def serve(request) -> tuple[int, dict, bytes] | None:
+def serve(request: AWSPreparedRequest) -> tuple[int, dict, bytes] | None:
     """moto's answer to a prepared botocore request (None: moto has no such service)."""
     url = moto_url(request.url)
     if url != request.url:
@@ -423,7 +426,7 @@ def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
         original = Rule.send_to_targets
         _event_routes["original"] = original
 
-        def send_to_targets(rule, original_event, transform_input=True):
+        def send_to_targets(rule: Any, original_event: Any, transform_input: bool = True) -> Any:
             receive = _event_routes.get("sink")
             mine = [t for t in rule.targets if _is_lambda_arn(t.get("Arn"))] if receive is not None else []
             if receive is not None and mine and rule.event_pattern.matches_event(original_event):
@@ -437,7 +440,7 @@ def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
                 finally:
                     rule.targets = kept
 
-        Rule.send_to_targets = send_to_targets  # type: ignore[method-assign]  # moto's internals, patched
+        Rule.send_to_targets = send_to_targets  # type: ignore[method-assign, assignment]  # moto's internals, patched
     _event_routes["sink"] = sink
 
 
@@ -473,8 +476,8 @@ def route_sns_lambda_subscriptions(sink: Callable[[dict], None]) -> None:
     if "sns" not in _originals:
         original = _originals["sns"] = Subscription.publish
 
-        def publish(sub, message, message_id, subject=None, message_attributes=None, group_id=None,
-                    deduplication_id=None, message_structure=None):
+        def publish(sub: Any, message: Any, message_id: Any, subject: Any = None, message_attributes: Any = None,
+                    group_id: Any = None, deduplication_id: Any = None, message_structure: Any = None) -> Any:
             receivers = _sinks.get("sns")
             if not receivers or sub.protocol != "lambda":
                 return original(sub, message, message_id, subject=subject, message_attributes=message_attributes,
@@ -491,7 +494,7 @@ def route_sns_lambda_subscriptions(sink: Callable[[dict], None]) -> None:
                          "attributes": copy.deepcopy(message_attributes or {})})
             return None
 
-        Subscription.publish = publish  # type: ignore[method-assign]  # moto's internals, patched
+        Subscription.publish = publish  # type: ignore[method-assign, assignment]  # moto's internals, patched
     _sinks.setdefault("sns", []).append(sink)
 
 
@@ -506,7 +509,7 @@ def route_s3_lambda_notifications(sink: Callable[[str, dict], None]) -> None:
     if "s3" not in _originals:
         original = _originals["s3"] = notifications._invoke_awslambda
 
-        def invoke(account_id, event_body, fn_arn, region_name):
+        def invoke(account_id: Any, event_body: Any, fn_arn: Any, region_name: Any) -> Any:
             receivers = _sinks.get("s3")
             if not receivers:
                 return original(account_id, event_body, fn_arn, region_name)
@@ -541,7 +544,7 @@ def s3_object_body(bucket: str, key: str) -> bytes | None:
         return getattr(obj, "value", None)
 
 
-def _sqs_backend(region: str):
+def _sqs_backend(region: str) -> Any:
     from moto.sqs.models import sqs_backends
 
     return sqs_backends[DEFAULT_ACCOUNT_ID][region]

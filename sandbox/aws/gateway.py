@@ -24,7 +24,7 @@ import json
 import re
 import threading
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ReadTimeoutError
@@ -57,6 +57,8 @@ from .operations import (
 )
 
 if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
     from ..core.clock import VirtualClock
     from ..core.faults import AwsFault, Nemesis
     from ..core.history import History
@@ -79,13 +81,15 @@ Listener = Callable[[str, str, dict, int], None]
 Route = Callable[[str, Any], Any]
 #: moto's answer to the request being served, as (status, headers, body).
 Served = tuple[int, dict, bytes]
+#: What the history keeps of a request: its target (table, queue, bus...), its key and the details.
+Summary = tuple[str | None, str | None, dict]
 #: An operation the sandbox answers itself: ``handler(params, forward)`` returns (status, headers, body),
 #: calling ``forward()`` for moto's answer when it wants one.
 LocalOp = Callable[[dict, Callable[[], Served]], Served]
 
 
 @contextlib.contextmanager
-def tap(observer: Callable[[str, str, dict, str], None]):
+def tap(observer: Callable[[str, str, dict, str], None]) -> Iterator[None]:
     """Call ``observer(service, op, params, origin)`` for every request sent to moto meanwhile.
 
     ``origin`` is the container whose handler made the request, or the task or "world"
@@ -98,7 +102,7 @@ def tap(observer: Callable[[str, str, dict, str], None]):
         _TAPS.remove(observer)
 
 
-def dispatch(event_name: str, request, **_: Any):
+def dispatch(event_name: str, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
     """The ``before-send`` hook: a request made while a world is open goes to its gateway.
 
     The event name (``before-send.dynamodb.PutItem``) is botocore's label, and the gateway reads none:
@@ -151,7 +155,7 @@ _XML_MESSAGE_ID = re.compile(rb"<MessageId>([^<]+)</MessageId>")
 _XML_ERROR_CODE = re.compile(rb"<Code>([^<]+)</Code>")
 
 
-def request_params(operation: Operation, request) -> dict | None:
+def request_params(operation: Operation, request: AWSPreparedRequest) -> dict | None:
     """The parameters of a request, as far as the gateway needs them, read in the protocol the service reads
     it in (``operations.identify``): S3's from its URL, a query-protocol form's pairs, a JSON body's object.
     None: a JSON body that is not an object or nests deeper than ``operations.MAX_JSON_DEPTH``, or a form
@@ -260,7 +264,7 @@ def _summarise_dynamodb(op: str, params: dict, status: int, body: bytes,
     return params.get("TableName"), key, detail
 
 
-def _summarise_sqs(op: str, params: dict, status: int, body: bytes):
+def _summarise_sqs(op: str, params: dict, status: int, body: bytes) -> Summary:
     detail: dict[str, Any] = {}
     key = None
     target = queue_name(params.get("QueueUrl")) or params.get("QueueName")
@@ -273,7 +277,7 @@ def _summarise_sqs(op: str, params: dict, status: int, body: bytes):
     return target, key, detail
 
 
-def _summarise_put_events(params: dict, status: int, body: bytes):
+def _summarise_put_events(params: dict, status: int, body: bytes) -> Summary:
     """The bus, and the EventId EventBridge gave each entry (joined with commas when there are several)."""
     entries = params.get("Entries") or [{}]
     target = entries[0].get("EventBusName") or "default"
@@ -310,7 +314,7 @@ class Gateway:
 
     # -- recording ----------------------------------------------------------------------------
     @contextlib.contextmanager
-    def unrecorded(self):
+    def unrecorded(self) -> Iterator[None]:
         """Requests this task makes inside are served but not written to the history."""
         self._quiet.depth = self.quiet_depth() + 1
         try:
@@ -352,7 +356,7 @@ class Gateway:
             listener(service, op, params, status)
 
     # -- one request ----------------------------------------------------------------------------
-    def handle(self, request):
+    def handle(self, request: AWSPreparedRequest) -> AWSResponse:
         """Serve one botocore request, from the world's own clients or an environment's: its service and
         operation are the request's own (``operations.identify``), whoever labelled it what."""
         task = current_task()
@@ -400,7 +404,7 @@ class Gateway:
             inv.after_aws(label)
         return adapter.response(request.url, status, headers, body)
 
-    def _arrive(self, inv, service: str, label: str) -> None:
+    def _arrive(self, inv: Any, service: str, label: str) -> None:
         """The request's way to AWS: a stopped invocation's code gets no further; the round trip; a step."""
         self.scheduler.check_alive()  # a stopped invocation's code reaches no AWS service
         if inv is not None:
@@ -410,7 +414,8 @@ class Gateway:
             inv.before_aws(label)
         self.scheduler.yield_point(label)
 
-    def _answer_locally(self, operation: Operation, request, op: str, answer: Served):
+    def _answer_locally(self, operation: Operation, request: AWSPreparedRequest, op: str,
+                        answer: Served) -> AWSResponse:
         """An error AWS gives before it does anything, recorded: nothing else happens (no fault, no moto)."""
         status, headers, body = answer
         with adapter.AWS_LOCK:
@@ -422,7 +427,7 @@ class Gateway:
             inv.after_aws(f"{operation.service}.{op}")
         return adapter.response(request.url, status, headers, body)
 
-    def _serve(self, fault: "AwsFault | None", request, label: str, operation: Operation,
+    def _serve(self, fault: "AwsFault | None", request: AWSPreparedRequest, label: str, operation: Operation,
                params: dict) -> tuple[int, dict, bytes, bool]:
         """moto's answer (or the fault's); an eventually consistent read may get a stale one."""
         if fault is not None and fault.kind != "timeout-applied":
@@ -442,7 +447,7 @@ class Gateway:
         return status, replicas.headers_for(headers, stale), stale, True
 
 
-def _moto(request, label: str, operation: Operation) -> Served:
+def _moto(request: AWSPreparedRequest, label: str, operation: Operation) -> Served:
     try:
         served = adapter.serve(request)
     except NotImplementedError:  # moto has no such operation: said as it is, not dressed as an answer of AWS's
@@ -454,7 +459,7 @@ def _moto(request, label: str, operation: Operation) -> Served:
     return served
 
 
-def check_credentials(request, label: str) -> None:
+def check_credentials(request: AWSPreparedRequest, label: str) -> None:
     """Refuse a request not signed with the sandbox's fake access key."""
     auth = request.headers.get("Authorization", b"")
     auth = auth.decode() if isinstance(auth, bytes) else str(auth)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import urllib3
@@ -26,6 +26,7 @@ from .gateway import UNKNOWN_OPERATION, Gateway, Served, fault_response
 from .operations import Operation
 
 if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest
     from botocore.credentials import Credentials
 
     from ..core.faults import AwsFault
@@ -59,7 +60,7 @@ class Forwarder:
         parts = urlsplit(url)
         return urlunsplit((self.endpoint.scheme, self.endpoint.netloc, parts.path, parts.query, ""))
 
-    def send(self, service: str, op: str, request, params: dict) -> Served:
+    def send(self, service: str, op: str, request: AWSPreparedRequest, params: dict) -> Served:
         url = self.url(request.url)
         headers = {k: v.decode() if isinstance(v, bytes) else str(v) for k, v in request.headers.items()}
         body = request.body
@@ -77,7 +78,7 @@ class Forwarder:
         return answer.status, dict(answer.headers), answer.data
 
     @staticmethod
-    def _signed(credentials: "Credentials", url: str, method: str, headers: dict, body) -> dict:
+    def _signed(credentials: "Credentials", url: str, method: str, headers: dict, body: Any) -> dict:
         found = _SCOPE.search(headers.get("Authorization", ""))
         region, signing_name = found.groups() if found else ("us-east-1", "")
         fresh = AWSRequest(method=method, url=url, data=body,
@@ -94,11 +95,11 @@ class HttpGateway(Gateway):
 
     in_process = False
 
-    def __init__(self, *args, forwarder: Forwarder, **kwargs):
+    def __init__(self, *args: Any, forwarder: Forwarder, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.forwarder = forwarder
 
-    def _serve(self, fault: "AwsFault | None", request, label: str, operation: Operation,
+    def _serve(self, fault: "AwsFault | None", request: AWSPreparedRequest, label: str, operation: Operation,
                params: dict) -> tuple[int, dict, bytes, bool]:
         if fault is not None and fault.kind != "timeout-applied":
             return (*fault_response(fault), False)

@@ -19,7 +19,7 @@ class _ParsedOnce:
     for the life of the process, so an ``id`` in a key is never reused; each entry checks anyway.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._entries: dict[tuple, tuple[tuple, Any]] = {}
 
     def get(self, documents: tuple, extra: tuple, build: Callable[[], Any]) -> Any:
@@ -67,7 +67,7 @@ class SharedParse:
     def _service_model_for(self, load: Callable[..., Any]) -> Callable[..., Any]:
         models, shared_loader = self.models, self.shared_loader
 
-        def _load_service_model(creator, service_name, api_version=None):
+        def _load_service_model(creator: Any, service_name: str, api_version: str | None = None) -> Any:
             # botocore's own load is cheap (the loader caches the JSON; parsing is lazy): it
             # names the document, and the model parsed from it before is handed out instead.
             model = load(creator, service_name, api_version)
@@ -78,8 +78,8 @@ class SharedParse:
 
         return _load_service_model
 
-    def _endpoint_provider(self, ruleset_data, partition_data, excluded_params=None):
-        def build():
+    def _endpoint_provider(self, ruleset_data: Any, partition_data: Any, excluded_params: Any = None) -> Any:
+        def build() -> Any:
             assert self._originals is not None  # called only while installed
             return self._originals[1](ruleset_data=ruleset_data, partition_data=partition_data,
                                       excluded_params=excluded_params)
