@@ -211,7 +211,7 @@ class AsyncInvokeSource(Source):
         """Queue ``make_event()`` at virtual time ``at``; until then the source is not idle."""
         self._scheduled += 1
 
-        def fire():
+        def fire() -> None:
             self._scheduled -= 1
             self.invoke(make_event(), **kw)
 
@@ -432,7 +432,7 @@ class AsyncInvokeCaller(Source):
         self._callers: list[tuple["Task", str]] = []
         self._scheduled = 0
 
-    def client(self):
+    def client(self) -> Any:
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
         return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
@@ -445,7 +445,7 @@ class AsyncInvokeCaller(Source):
         self._scheduled += 1
         first = str(orders[0]["orderId"])
 
-        def begin():
+        def begin() -> None:
             self._scheduled -= 1
             task = self.world.scheduler.spawn(self._call, orders, name=f"caller-{first}")
             self._callers.append((task, first))

@@ -105,7 +105,7 @@ class CustomResourceSource(AsyncFront):
         keys = [str(o["orderId"]) for o in orders]
         self._scheduled += 1
 
-        def begin():
+        def begin() -> None:
             self._scheduled -= 1
             for order in orders:
                 self.world.accept(order, source=self.kind)

@@ -113,6 +113,8 @@ from .sync_invoke import (
 )
 
 if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest
+
     from ..runtime.functions import LambdaFunction
     from ..world import Sandbox
 
@@ -381,7 +383,7 @@ class DurableService(Source):
                              execution=execution.name)
 
     # -- the durable execution APIs the SDK calls ----------------------------------------------------
-    def serve(self, op: str, request) -> Any:
+    def serve(self, op: str, request: AWSPreparedRequest) -> Any:
         """Answer one request of the durable execution APIs, read from the request."""
         if op in callbacks.CALLBACK_OPS:
             return callbacks.serve(self, op, request, _body(request))
@@ -477,7 +479,8 @@ class DurableService(Source):
         return ((execution_arn(url) or "") in self.executions or (callbacks.callback_id(url) or "") in self.callbacks
                 or admin.function_named(url) in (cfg.name, cfg.arn, f"{cfg.arn}:{cfg.version}"))
 
-    def answer_invoke(self, endpoint: SyncInvokeEndpoint, request, event: Any, invocation_type: str) -> Any:
+    def answer_invoke(self, endpoint: SyncInvokeEndpoint, request: AWSPreparedRequest, event: Any,
+                      invocation_type: str) -> Any:
         return invoke_durable(endpoint, self, request, event, invocation_type)
 
     def _refuse(self, op: str, execution: Execution | None, code: str, message: str, url: str,
@@ -538,7 +541,7 @@ def _arn_and_query(url: str) -> tuple[str | None, dict[str, str]]:
     return urllib.parse.unquote(label), query
 
 
-def _body(request) -> bytes:
+def _body(request: AWSPreparedRequest) -> bytes:
     """The request's body as the gateway reads every body: decompressed, bounded, a stream read and rewound."""
     return request_body(request, "lambda")
 
@@ -600,7 +603,7 @@ NAME_HEADER = "X-Amz-Durable-Execution-Name"
 ARN_HEADER = "X-Amz-Durable-Execution-Arn"
 
 
-def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, request, event: Any,
+def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, request: AWSPreparedRequest, event: Any,
                    invocation_type: str) -> Any:
     """Answer one Invoke of a durable function (see the module docstring)."""
     sb, fn, url = endpoint.world, service.function, request.url
@@ -640,7 +643,7 @@ def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, reques
     return _wait_and_answer(endpoint, fn, keys, record, detail, url, execution)
 
 
-def _begin(service: DurableService, request, name: str | None, keys: list[str],
+def _begin(service: DurableService, request: AWSPreparedRequest, name: str | None, keys: list[str],
            earlier: tuple[Any, int] | None) -> tuple[Execution, bool]:
     payload = _payload_text(request)
     resent = earlier is not None and name is None  # a retry of the same call, which no name can catch
@@ -649,7 +652,7 @@ def _begin(service: DurableService, request, name: str | None, keys: list[str],
                          cause=Cause.CALLER_RESEND if resent else Cause.FIRST_DELIVERY, prev=prev)
 
 
-def _tell(sb, service: DurableService, execution: Execution, new: bool, earlier: tuple[Any, int] | None,
+def _tell(sb: "Sandbox", service: DurableService, execution: Execution, new: bool, earlier: tuple[Any, int] | None,
           attempt: int) -> None:
     """Why a second attempt of one SDK call started a second execution, or why it started none."""
     if not new:
@@ -665,7 +668,8 @@ def _tell(sb, service: DurableService, execution: Execution, new: bool, earlier:
                    "again and Lambda started a second execution"})
 
 
-def _accepted(endpoint, fn, keys, record: EventAttempt, detail: dict, url: str, execution: Execution, fault) -> Any:
+def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt, detail: dict,
+              url: str, execution: Execution, fault: Any) -> Any:
     sb = endpoint.world
     detail["status"] = EVENT_ACCEPTED
     if fault is not None:  # timeout-applied: started, but the caller hears nothing until its read times out
@@ -679,7 +683,8 @@ def _accepted(endpoint, fn, keys, record: EventAttempt, detail: dict, url: str, 
     return _json_response(url, EVENT_ACCEPTED, {ARN_HEADER: execution.arn}, b"")
 
 
-def _wait_and_answer(endpoint, fn, keys, record: EventAttempt, detail: dict, url: str, execution: Execution) -> Any:
+def _wait_and_answer(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt,
+                     detail: dict, url: str, execution: Execution) -> Any:
     """RequestResponse: the caller waits for the whole execution (its read timeout, at most 15 minutes)."""
     sb = endpoint.world
     read_timeout = min(adapter.client_read_timeout(), SYNC_LIMIT)
@@ -702,7 +707,7 @@ def _wait_and_answer(endpoint, fn, keys, record: EventAttempt, detail: dict, url
     return _json_response(url, 200, {**headers, "X-Amz-Function-Error": "Unhandled"}, json.dumps(payload).encode())
 
 
-def _payload_text(request) -> str:
+def _payload_text(request: AWSPreparedRequest) -> str:
     return _body(request).decode("utf-8", "replace")
 
 

@@ -55,7 +55,7 @@ def function_named(url: str) -> str | None:
     return urllib.parse.unquote(path[len(_FUNCTIONS):].rsplit("/", 1)[0])
 
 
-def serve(service: DurableService, op: str, request, arn: str | None, body: bytes) -> Any:
+def serve(service: DurableService, op: str, request: Any, arn: str | None, body: bytes) -> Any:
     """Answer one Get/List/Stop request (see the module docstring)."""
     query = urllib.parse.parse_qs(urllib.parse.urlsplit(request.url).query, keep_blank_values=True)
     if op == LIST:

@@ -134,7 +134,7 @@ def callback_id(url: str) -> str | None:
     return urllib.parse.unquote(path[len(_PREFIX):].rsplit("/", 1)[0])
 
 
-def serve(service: DurableService, op: str, request, body: bytes) -> Any:
+def serve(service: DurableService, op: str, request: Any, body: bytes) -> Any:
     """Answer one Send...Callback request (see the module docstring)."""
     ident, url = callback_id(request.url) or "", request.url
     problem = _problem(op, ident, body)

@@ -148,7 +148,7 @@ class HttpClientSource(Source, ABC):
         cart = orders if isinstance(orders, list) else [orders]
         name = ",".join(str(o["orderId"]) for o in cart)
 
-        def begin():
+        def begin() -> None:
             self._scheduled -= 1
             self._clients.append(self.world.scheduler.spawn(self._client, cart, isinstance(orders, list),
                                                             name=f"client-{name}"))

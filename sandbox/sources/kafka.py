@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BadInput
 from ..events import iso_millis, kafka_record
-from ..settings import param
+from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind
 from .shards import DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
 from .sqs import ignored_partial_response
@@ -113,7 +113,7 @@ class KafkaMapping(ShardMapping):
                                               DOC_PARTIAL: DOC_KAFKA_RETRY}
 
     @classmethod
-    def settings(cls, **defaults: Any):
+    def settings(cls, **defaults: Any) -> tuple[Setting, ...]:
         # Kafka's batching window is 500 ms (API_CreateEventSourceMapping.html).
         defaults.setdefault("poll_interval", 0.5)
         return super().settings(**defaults)

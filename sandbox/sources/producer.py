@@ -65,7 +65,7 @@ def wait_out_read_timeouts(client: Any) -> None:
     The gateway raises the timeout at once; a real client would first have waited that long.
     The hook runs before botocore's own retry handler and returns None, so botocore still decides.
     """
-    def wait(caught_exception=None, **_: Any) -> None:
+    def wait(caught_exception: BaseException | None = None, **_: Any) -> None:
         if isinstance(caught_exception, ReadTimeoutError):
             time.sleep(client.meta.config.read_timeout)
         return None

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -116,7 +117,7 @@ class MessageMoveTasks:
     def _error(self, code: str, message: str) -> Served:
         return json_error(code, message, self.world.new_uuid())
 
-    def _start(self, params: dict, forward) -> Served:
+    def _start(self, params: dict, forward: Callable[[], Served]) -> Served:
         source_arn = params.get("SourceArn")
         queue = self.by_dlq.get(source_arn)
         if queue is None:
@@ -141,7 +142,7 @@ class MessageMoveTasks:
         task.task = self.world.scheduler.spawn(self._move, task, name="sqs-message-move-task")
         return json_answer({"TaskHandle": task.handle}, self.world.new_uuid())
 
-    def _list(self, params: dict, forward) -> Served:
+    def _list(self, params: dict, forward: Callable[[], Served]) -> Served:
         queue = self.by_dlq.get(params.get("SourceArn"))
         if queue is None:
             return self._error("ResourceNotFoundException", f"The resource {params.get('SourceArn')} does not exist.")
@@ -149,7 +150,7 @@ class MessageMoveTasks:
         mine = [t for t in self.tasks if t.source is queue][::-1][:most]
         return json_answer({"Results": [t.result() for t in mine]}, self.world.new_uuid())
 
-    def _cancel(self, params: dict, forward) -> Served:
+    def _cancel(self, params: dict, forward: Callable[[], Served]) -> Served:
         task = next((t for t in self.tasks if t.handle == params.get("TaskHandle")), None)
         if task is None:
             return self._error("ResourceNotFoundException", "The specified TaskHandle does not exist.")

@@ -164,7 +164,8 @@ class S3Uploader(ClientProducer):
     service = "s3"
     op = "PutObject"
 
-    def __init__(self, sb: "Sandbox", schedule, *, bucket: str = BUCKET, prefix: str = PREFIX, **kw: Any):
+    def __init__(self, sb: "Sandbox", schedule: Any, *, bucket: str = BUCKET, prefix: str = PREFIX,
+                 **kw: Any) -> None:
         super().__init__(sb, schedule, **kw)
         self.bucket, self.prefix = bucket, prefix
 

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ..aws.gateway import Served, json_answer
 from ..errors import BadInput, SandboxError
 from ..events import iso_millis
-from ..settings import Config, param
+from ..settings import Config, Setting, param
 from ..vocab import Cause, Delivery, Outcome
 from .async_invoke import read_queue
 from .base import Source
@@ -99,7 +99,7 @@ class ShardMapping(Config):
     CITES: ClassVar[dict[str | None, str]] = {}
 
     @classmethod
-    def settings(cls, **defaults: Any):
+    def settings(cls, **defaults: Any) -> tuple[Setting, ...]:
         return tuple(replace(s, doc=cls.CITES.get(s.doc, s.doc)) for s in super().settings(**defaults))
 
     def check(self) -> None:

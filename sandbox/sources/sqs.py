@@ -104,6 +104,7 @@ How it runs in the sandbox:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -711,7 +712,7 @@ class SqsEventSourceMapping(Source):
         return Cause.FIRST_DELIVERY, None
 
     @staticmethod
-    def _latest(inv_ids) -> str | None:
+    def _latest(inv_ids: Iterable[str | None]) -> str | None:
         known = [i for i in inv_ids if i]
         return max(known, key=lambda i: int(i.rsplit("-", 1)[-1])) if known else None
 

@@ -232,7 +232,7 @@ class StepFunctionsSource(Source):
         """
         self._scheduled += 1
 
-        def begin():
+        def begin() -> None:
             self._scheduled -= 1
             self._begin(event, accept, crash)
 

@@ -59,6 +59,8 @@ from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
 from .base import Source
 
 if TYPE_CHECKING:
+    from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+
     from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
@@ -179,12 +181,12 @@ class EventAttempt:
     caller: Any = field(default=None, repr=False, compare=False)  # the task that sent it
 
 
-def _json_response(url: str, status: int, headers: dict[str, str], payload: Any):
+def _json_response(url: str, status: int, headers: dict[str, str], payload: Any) -> AWSResponse:
     body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
     return adapter.response(url, status, {"Content-Type": "application/json", **headers}, body)
 
 
-def _error_response(url: str, status: int, code: str, message: str):
+def _error_response(url: str, status: int, code: str, message: str) -> AWSResponse:
     # Lambda's REST-JSON errors: the code in x-amzn-ErrorType, "Type" and "Message" in the body.
     return _json_response(url, status, {"x-amzn-ErrorType": code}, {"Type": "User", "Message": message})
 
@@ -239,7 +241,7 @@ class SyncInvokeEndpoint:
         self.durable[fn.config.name] = service
 
     # -- one request -------------------------------------------------------------------------
-    def __call__(self, op: str, request):
+    def __call__(self, op: str, request: AWSPreparedRequest) -> AWSResponse:
         if op in DURABLE_OPS and self.durable:
             return self._durable_service(request).serve(op, request)
         if op != "Invoke":
@@ -280,14 +282,14 @@ class SyncInvokeEndpoint:
             return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
 
-    def _durable_service(self, request) -> Any:
+    def _durable_service(self, request: AWSPreparedRequest) -> Any:
         """The service whose executions include the one the request's path names (else any: it refuses it)."""
         for service in self.durable.values():
             if service.serves(request.url):
                 return service
         return next(iter(self.durable.values()))
 
-    def _invoke(self, fn: "LambdaFunction", event: Any, request):
+    def _invoke(self, fn: "LambdaFunction", event: Any, request: AWSPreparedRequest) -> AWSResponse:
         """Start the invocation, wait for it up to the caller's read timeout, answer or time out."""
         keys = _keys_of(event)
         attempt, call_id = self._attempt_of(request)
@@ -321,7 +323,7 @@ class SyncInvokeEndpoint:
         sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name}, 200)
         return response
 
-    def _queue(self, fn: "LambdaFunction", queue: "EventQueue", event: Any, request):
+    def _queue(self, fn: "LambdaFunction", queue: "EventQueue", event: Any, request: AWSPreparedRequest) -> AWSResponse:
         """Event: queue the event and answer 202 at once; or fail (5xx), or queue it and lose the 202."""
         sb, keys = self.world, _keys_of(event)
         attempt, call_id = self._attempt_of(request)
@@ -367,7 +369,7 @@ class SyncInvokeEndpoint:
 
     # -- helpers -------------------------------------------------------------------------------
     @staticmethod
-    def _header(request, name: str) -> str | None:
+    def _header(request: AWSPreparedRequest, name: str) -> str | None:
         value = request.headers.get(name)
         if isinstance(value, bytes):
             value = value.decode()
@@ -387,7 +389,7 @@ class SyncInvokeEndpoint:
         # a partial ARN ("123456789012:function:name") or one with a qualifier (":$LATEST")
         return self.functions.get(name.rsplit("function:", 1)[-1].split(":")[0])
 
-    def _attempt_of(self, request) -> tuple[int, str | None]:
+    def _attempt_of(self, request: AWSPreparedRequest) -> tuple[int, str | None]:
         """botocore's attempt number and call id, from the headers it adds to every attempt."""
         attempt = 1
         for part in (self._header(request, "amz-sdk-request") or "").split(";"):
@@ -468,7 +470,7 @@ class SyncInvokeSource(Source):
         self._callers: list = []
         self._scheduled = 0
 
-    def client(self):
+    def client(self) -> Any:
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
         return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
@@ -476,7 +478,7 @@ class SyncInvokeSource(Source):
         """A caller sends ``order`` at virtual time ``at``."""
         self._scheduled += 1
 
-        def begin():
+        def begin() -> None:
             self._scheduled -= 1
             self._callers.append(self.world.scheduler.spawn(self._call, order, name=f"caller-{order['orderId']}"))
 
