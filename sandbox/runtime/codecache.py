@@ -14,7 +14,7 @@ import functools
 import importlib.machinery
 import sys
 from types import CodeType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from _typeshed.importlib import PathEntryFinderProtocol
@@ -31,7 +31,7 @@ class CachedSourceLoader(importlib.machinery.SourceFileLoader):
 
     # typeshed declares InspectLoader.source_to_code a staticmethod; SourceLoader's (which the import
     # system calls, on the loader) is a method with a private _optimize keyword.
-    def source_to_code(self, data, path, *, _optimize=-1):  # type: ignore[override]  # noqa: D102
+    def source_to_code(self, data: Any, path: Any, *, _optimize: int = -1) -> Any:  # type: ignore[override]  # noqa: D102
         if _optimize != -1 or not isinstance(data, bytes):
             return super().source_to_code(data, path, _optimize=_optimize)
         return compiled(str(path), data)
@@ -52,7 +52,7 @@ class TaskRoots:
     entry; ``restore`` puts back what was there before, so nothing outlives the world.
     """
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._saved: dict[str, tuple[bool, PathEntryFinderProtocol | None]] = {}  # (had an entry, its finder)
 
     def add(self, folder: str) -> None:

@@ -108,7 +108,7 @@ class Environment:
                 environ[key] = value
         self.raw = _environ_raw()
 
-    def _wanted(self, environ) -> dict:
+    def _wanted(self, environ: Any) -> dict:
         encoded = isinstance(environ, os._Environ)
         if self._encoded is None or self._encoded[0] != encoded:
             wanted = {}
@@ -130,7 +130,7 @@ class Environment:
 _ENCODINGS: dict[tuple[str, str], tuple] = {}
 
 
-def _encoded(environ, key: str, value: str) -> tuple:
+def _encoded(environ: Any, key: str, value: str) -> tuple:
     """``(key, value)`` as ``os.environ`` stores them; every world sets the same few variables, so each
     pair is encoded once (the encoding of a string never changes within a process)."""
     pair = _ENCODINGS.get((key, value))
@@ -168,7 +168,7 @@ class ProcessSwitch(Protocol):
 class Processes:
     """Installs one container's process context at a time, and the world's own when none runs."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.current: ProcessContext | None = None
         self._base_env: Environment | None = None
         self._base_path: list[str] | None = None

@@ -41,7 +41,7 @@ _local = threading.local()  # set while this thread starts a real thread: its ow
 _adopted: "weakref.WeakSet[_AdoptedThread]" = weakref.WeakSet()  # handler threads run as tasks
 
 
-def _invocation():
+def _invocation() -> Any:
     task = current_task()
     return task.invocation if task is not None else None
 
@@ -116,7 +116,7 @@ def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> b
 class CooperativeSimpleQueue:
     """``queue.SimpleQueue`` whose ``get`` lets the world run while a task waits for an item."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._items: collections.deque = collections.deque()
         self._ready = threading.Condition(threading.Lock())
 

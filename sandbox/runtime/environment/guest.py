@@ -26,7 +26,8 @@ import socket
 import sys
 import threading
 from base64 import b64decode, b64encode
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn
 
 from ...paths import PACKAGE
 from . import alarms, filetimes, realwaits, turns, wire
@@ -127,7 +128,7 @@ FORKED = ("this process was forked from the environment's runtime process: in th
           "process reaches AWS and the effect services (on Lambda a child process would need its own client)")
 
 
-def _world_gone():
+def _world_gone() -> NoReturn:
     """The world closed this environment's channel: it is being reset, and nothing of it may run on."""
     os._exit(1)
 
@@ -142,7 +143,7 @@ class ChannelRuntimeClient:
         self.channel = channel
         self.marshaller = LambdaMarshaller()
 
-    def wait_next_invocation(self):
+    def wait_next_invocation(self) -> Any:
         from awslambdaric.lambda_runtime_client import InvocationRequest
 
         job = self.channel.request({"t": wire.Kind.NEXT})
@@ -151,16 +152,18 @@ class ChannelRuntimeClient:
             deadline_time_in_ms=job["deadline_ms"], client_context=None, cognito_identity=None,
             tenant_id=None, content_type="application/json", event_body=job["event"].encode(), invocation_id=None)
 
-    def post_invocation_result(self, invoke_id, result_data, content_type="application/json", *_: Any) -> None:
+    def post_invocation_result(self, invoke_id: str, result_data: Any, content_type: str = "application/json",
+                               *_: Any) -> None:
         body = result_data.decode("utf-8", "surrogateescape") if isinstance(result_data, bytes) else result_data
         body = body[:wire.RESPONSE_LIMIT + 1]  # past Lambda's limit it fails whatever it held (see wire.py)
         self.channel.tell({"t": wire.Kind.RESPONSE, "body": body, "content_type": content_type,
                            "bytes": isinstance(result_data, bytes) and content_type != "application/json"})
 
-    def post_invocation_error(self, invoke_id, error_response_data, xray_fault=None, *_: Any) -> None:
+    def post_invocation_error(self, invoke_id: str, error_response_data: Any, xray_fault: Any = None,
+                              *_: Any) -> None:
         self.channel.tell({"t": wire.Kind.ERROR, "body": error_response_data, "classes": list(ERROR_CLASSES)})
 
-    def post_init_error(self, error_response_data, error_type_override=None) -> None:
+    def post_init_error(self, error_response_data: Any, error_type_override: Any = None) -> None:
         body = error_response_data if isinstance(error_response_data, str) else json.dumps(error_response_data)
         self.channel.tell({"t": wire.Kind.INIT_ERROR, "body": body})
 
@@ -172,7 +175,7 @@ class ChannelRuntimeClient:
         runtime's after-restore hooks and then its invocations; the snapshot itself runs none."""
         serve_as_snapshot(self.channel)
 
-    def report_restore_error(self, restore_error_data) -> None:
+    def report_restore_error(self, restore_error_data: Any) -> None:
         self.post_init_error(restore_error_data)
 
 
@@ -289,7 +292,7 @@ class ChannelWriter(io.TextIOBase):
         raise io.UnsupportedOperation("the sandbox's log stream has no file descriptor")
 
 
-def _send_aws(channel: Channel):
+def _send_aws(channel: Channel) -> Callable[..., Any]:
     from botocore.awsrequest import AWSResponse
     from botocore.exceptions import ConnectTimeoutError, EndpointConnectionError, ReadTimeoutError
 
@@ -300,10 +303,10 @@ def _send_aws(channel: Channel):
         """The answer's body as urllib3 would hold it: ``stream()`` for botocore's parsers, and ``read()``
         for a streaming member (S3 GetObject's Body), which botocore hands the handler unread."""
 
-        def stream(self, **_: Any):
+        def stream(self, **_: Any) -> Iterator[bytes]:
             yield self.getvalue()
 
-    def before_send(request=None, **_: Any):
+    def before_send(request: Any = None, **_: Any) -> Any:
         # No service or operation goes with the request: the world reads both from the request itself.
         body = request.body
         if hasattr(body, "read"):
@@ -325,19 +328,19 @@ def _send_aws(channel: Channel):
 _SENDER: Any = None
 
 
-def before_send(**kwargs: Any):
+def before_send(**kwargs: Any) -> Any:
     """botocore's ``before-send`` hook, in every session's handlers since the template made them."""
     if _SENDER is None:
         return None
     return _SENDER(**kwargs)
 
 
-def _refuse_network(self, request):
+def _refuse_network(self: Any, request: Any) -> NoReturn:
     raise ConnectionRefusedError(f"refused to send {request.method} {request.url}: an execution environment in the "
                                  "sandbox reaches AWS only through the world")
 
 
-def _effects(channel: Channel):
+def _effects(channel: Channel) -> Callable[[str, dict[str, Any]], Any]:
     """The effect services' client: each call is a request to the world's services."""
 
     def call(kind: str, args: dict[str, Any]) -> Any:
@@ -355,7 +358,7 @@ def _effects(channel: Channel):
     return call
 
 
-def _sleep(channel: Channel):
+def _sleep(channel: Channel) -> Callable[[Any], None]:
     def sleep(seconds: float) -> None:
         seconds = float(seconds)
         if seconds != seconds:  # as CPython's own time.sleep refuses them: the world would end the environment
@@ -378,7 +381,7 @@ def _sleep(channel: Channel):
 
 
 # -- the process itself ----------------------------------------------------------------------
-def _libc():
+def _libc() -> ctypes.CDLL:
     return ctypes.CDLL(None, use_errno=True)
 
 
@@ -533,11 +536,11 @@ def _wire_up(channel: Channel) -> None:
 ERROR_CLASSES: list[str] = []
 
 
-def _note_error_classes(bootstrap) -> None:
+def _note_error_classes(bootstrap: Any) -> None:
     """awslambdaric builds its X-Ray fault inside its ``except`` block: note the error's classes there."""
     original = bootstrap.make_xray_fault
 
-    def make_xray_fault(*args: Any, **kwargs: Any):
+    def make_xray_fault(*args: Any, **kwargs: Any) -> Any:
         kind = sys.exc_info()[0]
         ERROR_CLASSES[:] = [c.__name__ for c in kind.__mro__] if kind is not None else []
         return original(*args, **kwargs)

@@ -492,7 +492,7 @@ _EFFECTS = {"send_confirmation_email": ("order",), "send_cancellation_email": ("
             "charge_card": ("order", "idempotency_key")}
 
 
-def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
+def _effect(world: Any, message: dict[str, Any]) -> dict[str, Any]:
     """One call to the effect services, as the guest's client makes it: a known kind, its own arguments (the
     order required). What the arguments hold is the services' to judge, as for a call made in the world:
     a wrong order or key is the handler's BadInput, answered to it."""
@@ -506,7 +506,7 @@ def _effect(world, message: dict[str, Any]) -> dict[str, Any]:
     return {"result": json.loads(json.dumps(result, default=json_number))}
 
 
-def _aws(world, message: dict[str, Any]) -> dict[str, Any]:
+def _aws(world: Any, message: dict[str, Any]) -> dict[str, Any]:
     """One AWS request, as botocore prepared it in the environment: the world reads its service and operation
     from the request itself (``sandbox.aws.operations``); the environment sends no name for either."""
     try:

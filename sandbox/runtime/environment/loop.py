@@ -52,12 +52,12 @@ def make_xray_fault(kind: str, message: str) -> dict[str, Any]:
     return {"type": kind, "message": message}
 
 
-def _trace(tb) -> list[str]:
+def _trace(tb: Any) -> list[str]:
     frames = [f for f in traceback.extract_tb(tb) if not f.filename.endswith(("/loop.py", "\\loop.py"))]
     return traceback.format_list(frames)
 
 
-def _load(handler: str):
+def _load(handler: str) -> Any:
     try:
         modname, fname = handler.rsplit(".", 1)
     except ValueError as exc:
@@ -93,7 +93,7 @@ def _encode(response: Any) -> tuple[Any, str]:
         raise _Fault("Runtime.MarshalError", f"Unable to marshal response: {exc}") from None
 
 
-def run(handler: str, client) -> None:
+def run(handler: str, client: Any) -> None:
     try:
         function = _load(handler)
     except _Fault as fault:

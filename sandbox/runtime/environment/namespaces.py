@@ -82,7 +82,7 @@ def _check(result: int, what: str) -> None:
 
 def _mount(libc: ctypes.CDLL, source: str | None, target: str, fstype: str | None, flags: int,
            data: str | None = None) -> None:
-    def enc(s):
+    def enc(s: str | None) -> bytes | None:
         return (s.encode() if s is not None else None)
     _check(libc.mount(enc(source), enc(target), enc(fstype), ctypes.c_ulong(flags), enc(data)), f"mount {target}")
 

@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
 from typing import Any, NoReturn
 
 from ...aws.parsecache import SharedParse
@@ -114,7 +115,7 @@ def _warm_calls(table: Any) -> None:
     from botocore.awsrequest import AWSResponse
 
     class _Empty:
-        def stream(self, **_: Any):
+        def stream(self, **_: Any) -> Iterator[bytes]:
             yield b"{}"
 
     guest._SENDER = lambda request=None, **_: AWSResponse(request.url, 200, {}, _Empty())

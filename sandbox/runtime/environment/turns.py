@@ -422,7 +422,7 @@ class ConditionInternals(Protocol):
 class TurnLock:
     """``threading.Lock`` whose blocking acquire lets the other threads run meanwhile."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = _allocate()
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
@@ -452,7 +452,7 @@ class TurnLock:
 class TurnSimpleQueue:
     """``queue.SimpleQueue`` (a thread pool's work queue) whose ``get`` lets the other threads run."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._items: collections.deque = collections.deque()
 
     def put(self, item: Any, block: bool = True, timeout: float | None = None) -> None:
@@ -544,7 +544,7 @@ def _condition_wait(self: ConditionInternals, timeout: float | None = None) -> b
 def _selector_select(selector_class: type[selectors.BaseSelector]) -> Callable:
     original = selector_class.select
 
-    def select(self, timeout: float | None = None):
+    def select(self: Any, timeout: float | None = None) -> Any:
         # An event loop waiting for its timers or a worker thread's wake-up: a wait like the others; one that
         # watches a child's pipe (or a pidfd) keeps its timers in pace with real time meanwhile.
         turns = TURNS
@@ -616,7 +616,7 @@ def real_selector(cls: type[selectors.BaseSelector]) -> type[selectors.BaseSelec
     which no jump of the world's clock can hurry."""
     original = _saved.get("select", {}).get(cls, cls.select)
 
-    def select(self, timeout: float | None = None):
+    def select(self: Any, timeout: float | None = None) -> Any:
         turns = TURNS
         if turns is not None and turns.mine() is not None:
             turns.wait(lambda: bool(original(self, 0)), None if timeout is None else max(0.0, timeout), real=True)

@@ -25,6 +25,7 @@ import os
 import stat
 import sys
 import tempfile
+from typing import Any
 
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 32, 4096, 16384, 1 << 18
@@ -94,7 +95,7 @@ def _fail(message: str) -> None:
     sys.exit(126)
 
 
-def _mount(libc, source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None) -> None:
+def _mount(libc: Any, source: bytes | None, target: str, fstype: bytes | None, flags: int, data: bytes | None) -> None:
     if libc.mount(source, target.encode(), fstype, flags, data) != 0:
         errno = ctypes.get_errno()
         _fail(f"mount on {target}: {os.strerror(errno)}")
