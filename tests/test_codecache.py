@@ -93,3 +93,26 @@ def test_a_module_replaced_by_the_handler_is_its_containers(tmp_path):
         assert reloaded != first
         assert fn.invoke({}).result == reloaded  # the warm container kept the copy it imported last
     assert "helper_mod" not in sys.modules  # and the world's own process never had it
+
+
+def test_a_handler_file_is_parsed_once_per_source_and_an_edit_is_seen(tmp_path):
+    """Every run checks its handler file before it starts (a missing function, a syntax error): the outline is
+    parsed once per source, and a file edited between two runs is checked as it now reads."""
+    import pytest
+
+    from sandbox.errors import BadInput, MissingHandler
+    from sandbox.runtime.loader import _outline, check_handler_file
+
+    path = tmp_path / "app.py"
+    path.write_text("def handler(event, context):\n    return 1\n")
+    _outline.cache_clear()
+    for _ in range(3):
+        assert check_handler_file(f"{path}:handler") == "app"
+    assert (_outline.cache_info().misses, _outline.cache_info().hits) == (1, 2)
+    path.write_text("def handlr(event, context):\n    return 1\n")
+    with pytest.raises(MissingHandler, match="did you mean 'handlr'"):
+        check_handler_file(f"{path}:handler")
+    path.write_text("def handler(event, context):\n    return (\n")
+    for _ in range(2):  # an error is raised each time, never kept
+        with pytest.raises(BadInput, match="syntax error on line 2"):
+            check_handler_file(f"{path}:handler")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -143,6 +144,17 @@ def _top_level_names(tree: ast.Module) -> set[str] | None:
     return names
 
 
+@functools.lru_cache(maxsize=128)
+def _outline(path: str, source: bytes) -> tuple[frozenset[str] | None, tuple[str, ...]]:
+    """A handler file's top-level names (None: a star import hides them) and its functions, parsed once per source:
+    every run checks its handler first, and a campaign runs the same file thousands of times (a parse is ~2 ms).
+    A syntax error is raised, never kept (the cache keeps only what returns)."""
+    tree = ast.parse(source, filename=path)
+    bound = _top_level_names(tree)
+    functions = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return (frozenset(bound) if bound is not None else None), tuple(functions)
+
+
 def check_handler_file(spec: "str | HandlerSpec", *, names: bool = True) -> str:
     """Check a handler file without running it (it runs only in its execution environments).
 
@@ -151,14 +163,11 @@ def check_handler_file(spec: "str | HandlerSpec", *, names: bool = True) -> str:
     """
     parsed = HandlerSpec.parse(spec)
     path, func, name = parsed.path, parsed.function, parsed.module
-    source = parsed.source()
     try:
-        tree = ast.parse(source, filename=str(path))
+        bound, functions = _outline(str(path), parsed.source())
     except SyntaxError as exc:
         raise BadInput(f"handler file {path} has a syntax error on line {exc.lineno}: {exc.msg}") from None
-    bound = _top_level_names(tree) if names else None
-    if bound is not None and func not in bound:
-        functions = sorted(n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    if names and bound is not None and func not in bound:
         close = difflib.get_close_matches(func, functions, n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         raise MissingHandler(f"handler file {path} defines no {func!r}{hint}")
