@@ -49,6 +49,9 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
         "a fact changed: make test-fast is gone; make test is the quick check, make test-course the rest (issue 33)",
     "  - `analysis/`: reading a run:":
         "a fact changed: reading one run is verdict/ now, and analysis/ drives many runs (issue 33's layout)",
+    "  - `core/`: the world's machinery:":
+        "a fact changed: the history's records are frozen dataclasses (core/records.py), handed out as they are or "
+        "as dict copies, no longer only as copies (issue 33)",
 }
 #: Pictures stay small: a README should open quickly on a slow connection.
 MAX_PICTURE_BYTES = 300_000
