@@ -48,6 +48,11 @@ def thawed(value: Any) -> Any:
     return value
 
 
+def _no_detail() -> Any:
+    """A ``detail`` field's default: an empty, read-only mapping (each record its own)."""
+    return dataclasses.field(default_factory=lambda: MappingProxyType({}))
+
+
 def _optional(default: Any = None) -> Any:
     return dataclasses.field(default=default, metadata={_OPTIONAL: True})
 
@@ -128,7 +133,7 @@ class AwsCall(Record):
     target: str | None = None
     key: str | None = None
     result: str = ""
-    detail: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = _no_detail()
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +145,7 @@ class EffectRecord(Record):
     kind: str = ""
     key: str = ""
     status: str = ""
-    detail: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = _no_detail()
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,7 +157,7 @@ class DeliveryRecord(Record):
     what: str = ""
     keys: tuple[str, ...] = ()
     inv: str | None = None
-    detail: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = _no_detail()
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +167,7 @@ class Sweep(Record):
     type: ClassVar[RecordType] = RecordType.SWEEP
     target: str = ""
     key: str = ""
-    detail: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    detail: Mapping[str, Any] = _no_detail()
 
 
 @dataclass(frozen=True, slots=True)
