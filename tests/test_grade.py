@@ -389,3 +389,14 @@ def test_the_default_bundle_holds_exercise_09_and_grades_its_worked_answer_with_
     assert results["score"] == catalog.grading_catalogue()["09"].max_score == 12
     ours = [t for t in results["tests"] if t["name"].split(" · ")[0] == name]
     assert ours and all(t["status"] == "passed" for t in ours)
+
+
+def test_a_received_history_with_a_record_no_world_writes_is_named_as_tampering():
+    from sandbox.grading.grader import received_history
+
+    good = {"seq": 0, "t": 0.0, "type": "note", "text": "hello"}
+    assert received_history({1: {"seed": 1}}, {1: [good]}, 1).events == [good]
+    assert received_history({}, {}, 1) is None
+    bad = {**good, "verdict": "valid"}
+    said = received_history({1: {"seed": 1}}, {1: [good, bad]}, 1)
+    assert isinstance(said, str) and "no world writes" in said and "'verdict'" in said

@@ -456,8 +456,18 @@ def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[i
     if state.summary is None:
         return TestResult(test, False, runs, reason="not run")
 
+    histories: dict[int, History | None] = {}
+    for group in {info.group for info in state.infos if info.group}:
+        received = received_history(meta, records, group)
+        if isinstance(received, str):
+            tampering.append(received)
+            return TestResult(test, False, runs, reason=f"tampering: {received}")
+        histories[group] = received
+
     def history_of(group: int) -> History | None:
-        return History(meta[group], records[group]) if group in meta else None
+        if group not in histories:
+            histories[group] = History(meta[group], records[group]) if group in meta else None
+        return histories[group]
 
     for info in state.infos:
         found = tampered(info, history_of(info.group) if info.group else None,
@@ -466,6 +476,17 @@ def _judge(test: Test, state: _TestState, meta: dict[int, dict], records: dict[i
             tampering.append(found)
             return TestResult(test, False, runs, reason=f"tampering: {found}")
     return scoring.judge_test(test, state.infos, history_of, f"{shown}:handler", state.summary)
+
+
+def received_history(meta: dict[int, dict], records: dict[int, list], group: int) -> History | str | None:
+    """The grader's copy of one run's history (None: it received none), or why it is no history the world writes: a
+    record of no type, a field no record has, a value of the wrong kind (``core.records``) is the child tampering."""
+    if group not in meta:
+        return None
+    try:
+        return History(meta[group], records[group])
+    except ValueError as exc:
+        return f"the history the grader received holds a record no world writes ({exc})"
 
 
 def tampered(info: RunInfo, history: History | None, checker: Callable[[History], Any] = check,
