@@ -15,7 +15,7 @@ CAMPAIGN_ARGS ?=
 AUTOGRADER_ARGS ?=
 MUTATION_ARGS ?=
 
-.PHONY: setup lab lint typecheck test test-course test-all test-ui chromium bench campaign mutation clean help reset-notebooks html golden snapshots
+.PHONY: setup lab lint typecheck test test-deep test-course test-all test-ui chromium bench campaign mutation clean help reset-notebooks html golden snapshots
 
 # Byte-compile the package (quick when nothing changed): an editable install is not compiled, and
 # with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every CLI run, grader child and kernel
@@ -95,15 +95,18 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
-# make test is a newcomer's check, a few minutes from a fresh clone: ruff, mypy, and every test but the course's
-# long suites (marked slow, notebook or course), which make test-course runs: the lessons and exercises executed
-# in kernels, the browser, the golden snapshots, the exercises' items and mutants, campaigns and exhaustive
-# searches. CI runs both (.ci/run); make test-all runs both here.
+# make test is a newcomer's check, within five minutes of a fresh clone on 2 cores: ruff, mypy, and the tests but
+# two tiers. make test-deep runs the quick suite's long tail, the tests listed in tests/deep.txt (tests/tiers.py:
+# every case of each costly family, the CLI and the grader end to end, every figure rendered). make test-course
+# runs the course's long suites (marked slow, notebook or course): the lessons and exercises executed in kernels,
+# the browser, the golden snapshots, the exercises' items and mutants, campaigns and exhaustive searches. CI runs
+# all three (.ci/run); make test-all runs them here.
 # mypy runs beside ruff and pytest, not before them: a cold run (no .mypy_cache, as in a fresh clone)
 # is about 15 s of one core, which the tests would otherwise wait for. Its report is printed after the
 # tests', and the target fails if either failed. pytest exits 5 when it collects no test: make
 # passes that on as a failure.
-QUICK := not slow and not notebook and not course and not grading
+QUICK := not slow and not notebook and not course and not grading and not deep
+DEEP := deep and not slow and not notebook and not course and not grading
 COURSE := (slow or notebook or course) and not grading
 test: setup
 	@log=$$(mktemp); $(BIN)/mypy >"$$log" 2>&1 & mypy=$$!; \
@@ -114,10 +117,13 @@ test: setup
 	wait $$mypy; typed=$$?; echo "mypy:"; cat "$$log"; rm -f "$$log"; \
 	[ $$tests -eq 0 ] && [ $$typed -eq 0 ]
 
+test-deep: setup
+	$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "$(DEEP)" $(PYTEST_ARGS)
+
 test-course: setup
 	$(BIN)/python -m pytest -n auto --dist worksteal --durations=15 -m "$(COURSE)" $(PYTEST_ARGS)
 
-test-all: test test-course
+test-all: test test-deep test-course
 
 # The golden snapshots (tests/__snapshots__/test_golden/, described in tests/test_golden.py): every scenario's
 # history, report and timeline. make test-course compares seeds 0 and 1; make golden compares all ten. After a change
@@ -184,9 +190,10 @@ clean:
 help:
 	@echo "make setup            create .venv with the pinned packages, and register the notebook git filter"
 	@echo "make lab              setup, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
-	@echo "make test             setup, ruff, mypy and the tests but the course's long suites, in a few minutes (PYTEST_ARGS=...)"
+	@echo "make test             setup, ruff, mypy and the quick tests, within five minutes (PYTEST_ARGS=...)"
+	@echo "make test-deep        the quick suite's long tail (tests/deep.txt): every case of each family, CLI, grader"
 	@echo "make test-course      the course's long suites: lessons, exercises, browser, golden snapshots, campaigns"
-	@echo "make test-all         both (what CI runs, with test-pythons, test-grading and mutation)"
+	@echo "make test-all         all three (what CI runs, with test-pythons, test-grading and mutation)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
 	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
 	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"

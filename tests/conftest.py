@@ -11,6 +11,9 @@ matplotlib.use("Agg")
 # imports nbformat. No notebook schema has a "format" at all; without the package, jsonschema leaves "iri" unchecked.
 sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[assignment]
 
+# tests/deep.txt marks the tests make test leaves to make test-deep (tests/tiers.py says how they are chosen).
+pytest_plugins = ["tiers"]
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 if str(ROOT) not in sys.path:
