@@ -1,34 +1,20 @@
 """The deep list (tests/deep.txt) names real tests, and leaves every module some test in `make test`."""
-import ast
 from pathlib import Path
 
 import pytest
-from tiers import Entry, _durations, plan, read_list
+from tiers import Entry, _durations, modules, plan, read_list
 
 TESTS = Path(__file__).parent
 pytest_plugins = ["pytester"]
 
 
-def _test_functions(path: Path) -> set[str]:
-    """``tests/file.py::name`` (or ``::Class::name``) for each test function the module defines."""
-    found = set()
-    prefix = f"tests/{path.name}"
-    for node in ast.parse(path.read_text()).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
-            found.add(f"{prefix}::{node.name}")
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            found.update(f"{prefix}::{node.name}::{f.name}" for f in node.body
-                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test"))
-    return found
-
-
 def test_every_listed_test_exists_and_every_module_keeps_a_quick_test():
     entries = read_list()
-    modules = {path.name: _test_functions(path) for path in TESTS.glob("test_*.py")}
-    known = set().union(*modules.values())
+    by_module = modules()
+    known = set().union(*by_module.values())
     assert [test for test in entries if test not in known] == [], "tests/deep.txt names tests that do not exist"
     whole = {test for test, entry in entries.items() if not entry.step}
-    all_deep = [name for name, tests in modules.items() if tests and tests <= whole]
+    all_deep = [name for name, tests in by_module.items() if tests and tests <= whole]
     assert all_deep == [], "every test of these modules is deep: make test would check nothing of theirs"
 
 

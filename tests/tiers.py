@@ -15,6 +15,7 @@ goes unchecked by a newcomer's run. To rebalance after the suite grows, measure 
 """
 from __future__ import annotations
 
+import ast
 import math
 import re
 import sys
@@ -97,10 +98,28 @@ def _durations(text: str) -> dict[str, list[float]]:
     return calls
 
 
-def plan(calls: dict[str, list[float]]) -> list[Entry]:
+def test_functions(path: Path) -> set[str]:
+    """``tests/file.py::name`` (or ``::Class::name``) for each test function a test module defines."""
+    found = set()
+    prefix = f"tests/{path.name}"
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            found.add(f"{prefix}::{node.name}")
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            found.update(f"{prefix}::{node.name}::{f.name}" for f in node.body
+                         if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test"))
+    return found
+
+
+def modules() -> dict[str, set[str]]:
+    """Each test module's test functions, by its path from the repository's root."""
+    return {f"tests/{path.name}": test_functions(path) for path in sorted(LIST.parent.glob("test_*.py"))}
+
+
+def plan(calls: dict[str, list[float]], known: dict[str, set[str]] | None = None) -> list[Entry]:
     """The deep list for measured durations: a family of more than FAMILY_KEEPS cases is sampled when its cases
-    cost over SINGLE_LIMIT together; a single test goes when it alone does. The quickest test of each module
-    always stays."""
+    cost over SINGLE_LIMIT together; a single test goes when it alone does. A module whose every test would go
+    keeps its quickest measured one (``known`` gives each module's tests; by default those measured)."""
     entries = []
     for test, spent in sorted(calls.items()):
         if len(spent) > FAMILY_KEEPS and sum(spent) > SINGLE_LIMIT:
@@ -108,12 +127,13 @@ def plan(calls: dict[str, list[float]]) -> list[Entry]:
         elif len(spent) <= FAMILY_KEEPS and max(spent) >= SINGLE_LIMIT:
             entries.append(Entry(test))
     whole = {e.test for e in entries if not e.step}
-    by_module: dict[str, list[str]] = defaultdict(list)
-    for test in calls:
-        by_module[test.split("::", 1)[0]].append(test)
-    for tests in by_module.values():
-        if all(t in whole for t in tests):
-            keep = min(tests, key=lambda t: sum(calls[t]))
+    if known is None:
+        known = defaultdict(set)
+        for test in calls:
+            known[test.split("::", 1)[0]].add(test)
+    for tests in known.values():
+        if tests and tests <= whole:
+            keep = min(tests & calls.keys(), key=lambda t: sum(calls[t]))
             entries = [e for e in entries if e.test != keep]
     return entries
 
@@ -126,7 +146,7 @@ def main(argv: list[str]) -> int:
     if not calls:
         print(f"{argv[0]}: no '--durations=0' lines found", file=sys.stderr)
         return 2
-    entries = plan(calls)
+    entries = plan(calls, modules())
     header = (f"# Tests `make test` leaves to `make test-deep` (tests/tiers.py): over {SINGLE_LIMIT} s a call, or a\n"
               f"# family sampled to about {FAMILY_KEEPS} cases. Written by tests/tiers.py from measured durations.\n")
     LIST.write_text(header + "".join(e.line() + "\n" for e in entries))
