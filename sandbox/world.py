@@ -49,6 +49,7 @@ from .core.policies import Policy, make_policy
 from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
 from .core.services import Services
 from .errors import BadInput, SandboxError
+from .event_shapes import EventBridgeEvent
 from .events import eventbridge_event, eventbridge_time, owed_effects
 from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
 from .runtime import interpose
@@ -368,7 +369,7 @@ class Sandbox:
         """Record what a delivery source did besides invoking (a ``vocab.Delivery``)."""
         self.history.delivery(self.clock.elapsed(), source=source, what=what, keys=keys, inv=inv, detail=detail)
 
-    def order_event(self, orders: list[dict]) -> dict:
+    def order_event(self, orders: list[dict]) -> EventBridgeEvent:
         """An EventBridge "OrderPlaced" event carrying ``orders``, with a fresh id, stamped now."""
         return eventbridge_event(orders, self.new_uuid(), eventbridge_time(self.clock.now()), region=self.region)
 

@@ -58,6 +58,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..errors import BadInput
+from ..event_shapes import KafkaRecord
 from ..events import iso_millis, kafka_record
 from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind
@@ -265,7 +266,7 @@ class KafkaSource(ShardSource):
         except (ValueError, TypeError, KeyError):
             return record["key"].decode(errors="replace")
 
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> KafkaRecord:
         return kafka_record(self.mapping.topic, shard.index, record["offset"], round(record["timestamp"] * 1000),
                             record["key"], record["value"], record.get("headers", ()))
 

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..aws.gateway import Served, json_answer
 from ..errors import BadInput, SandboxError
+from ..event_shapes import ShardRecord
 from ..events import iso_millis
 from ..settings import Config, Setting, param
 from ..vocab import Cause, Delivery, Outcome
@@ -202,7 +203,7 @@ class ShardSource(Source):
         """The orderId the record carries."""
 
     @abstractmethod
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> ShardRecord:
         """The record as one entry of the event's ``Records``."""
 
     def event(self, shard: Shard, records: list[dict]) -> dict:
