@@ -11,6 +11,19 @@ from typing import Any, Literal, NotRequired, TypedDict
 from .core.jsonvalues import DynamoItem, JsonObject
 
 
+class SqsMessage(TypedDict, total=False):
+    """A message as SQS's ReceiveMessage returns it, what an ``SqsRecord`` is made from
+    (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_Message.html: every member optional)."""
+
+    MessageId: str
+    ReceiptHandle: str
+    MD5OfBody: str
+    Body: str
+    Attributes: dict[str, str]
+    MD5OfMessageAttributes: str
+    MessageAttributes: JsonObject
+
+
 class SqsRecord(TypedDict):
     """One entry of an SQS event's ``Records`` (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html)."""
 

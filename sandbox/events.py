@@ -31,6 +31,7 @@ from .event_shapes import (
     KafkaRecord,
     KinesisRecord,
     SnsRecord,
+    SqsMessage,
     SqsRecord,
     StreamImage,
 )
@@ -193,7 +194,7 @@ def custom_resource_event(request_type: str, request_id: str, stack_id: str, res
 SQS_FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 
 
-def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> SqsRecord:
+def sqs_record(message: SqsMessage, queue_arn: str, region: str = "us-east-1") -> SqsRecord:
     """One entry of an SQS event's ``Records``, from a ReceiveMessage message (AttributeNames=All)."""
     attrs = message.get("Attributes", {})
     attributes = {

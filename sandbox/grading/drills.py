@@ -18,6 +18,7 @@ from typing import Any
 
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
+from ..event_shapes import SqsMessage
 from ..events import apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, check
@@ -124,7 +125,7 @@ def _http(order: dict[str, Any], request: int, key: str | None = HTTP_KEY,
 
 
 def _sqs_event(order: dict[str, Any], message_id: str) -> dict[str, Any]:
-    message = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
+    message: SqsMessage = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
     return {"Records": [sqs_record(message, QUEUE_ARN)]}
 
 

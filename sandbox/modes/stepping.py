@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.records import RecordJson
 from ..core.scheduler import DEFAULT_WATCHDOG, Scheduler, Task
 from ..core.services import ANSWER
 from ..errors import BadInput, SandboxError, WorldClosed
@@ -55,7 +56,7 @@ class Step:
     who: str
     does: str
     t: float
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[RecordJson] = field(default_factory=list)
     next: str | None = None  # what the same task does at its next step (None: it is done)
 
     def __str__(self) -> str:

@@ -63,7 +63,7 @@ from ..events import iso_millis, kafka_record
 from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind
 from .shards import DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
-from .sqs import ignored_partial_response
+from .sqs import BadBatch, ignored_partial_response
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation, LambdaFunction
@@ -298,7 +298,7 @@ class KafkaSource(ShardSource):
         shard.checkpoint = max(shard.checkpoint, self.seq(records[-1]))
         shard.resolved += len(records)
 
-    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, dict[str, Any] | None]:
+    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, BadBatch | None]:
         if not self.mapping.report_batch_item_failures:
             ignored_partial_response(self.world, result)
             return None, None
@@ -372,7 +372,7 @@ class KafkaSource(ShardSource):
                     "lastRecordTimestamp": iso_millis(last["timestamp"])}}}
 
 
-def read_kafka_response(result: Any, partition: str, offsets: list[int]) -> tuple[set[int], dict[str, Any] | None]:
+def read_kafka_response(result: Any, partition: str, offsets: list[int]) -> tuple[set[int], BadBatch | None]:
     """(the offsets a Kafka partial batch response names, None), or (empty, why Lambda failed the whole batch).
 
     Each failure is ``{"itemIdentifier": {"partition": "<topic>-<n>", "offset": <n>}}``; no answer, an empty one or
