@@ -47,7 +47,7 @@ from .core.faults import Nemesis
 from .core.history import History
 from .core.policies import Policy, make_policy
 from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
-from .core.services import Services
+from .core.services import ChargeMade, SentEmail, Services
 from .errors import BadInput, SandboxError
 from .event_shapes import EventBridgeEvent
 from .events import eventbridge_event, eventbridge_time, owed_effects
@@ -377,11 +377,11 @@ class Sandbox:
         self.history.note(self.clock.elapsed(), text)
 
     @property
-    def outbox(self) -> list[dict]:
+    def outbox(self) -> list[SentEmail]:
         return self.services.outbox
 
     @property
-    def charges(self) -> list[dict]:
+    def charges(self) -> list[ChargeMade]:
         return self.services.charges
 
     def items(self) -> list[dict]:

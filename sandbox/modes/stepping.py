@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.records import RecordJson
 from ..core.scheduler import DEFAULT_WATCHDOG, Scheduler, Task
-from ..core.services import ANSWER
+from ..core.services import ANSWER, ChargeMade, SentEmail
 from ..errors import BadInput, SandboxError, WorldClosed
 
 if TYPE_CHECKING:
@@ -238,11 +238,11 @@ class ScenarioRun:
         return self.world.history
 
     @property
-    def outbox(self) -> list[dict]:
+    def outbox(self) -> list[SentEmail]:
         return list(self.world.outbox)
 
     @property
-    def charges(self) -> list[dict]:
+    def charges(self) -> list[ChargeMade]:
         return list(self.world.charges)
 
     def items(self) -> list[dict]:
