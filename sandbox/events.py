@@ -22,9 +22,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .aws.dynamo import plain_item
-from .core.jsonvalues import JsonObject, LambdaEvent
-from .errors import BadInput
-from .event_shapes import (
+from .aws.event_shapes import (
     CustomResourceEvent,
     DdbStreamRecord,
     EventBridgeEvent,
@@ -35,6 +33,8 @@ from .event_shapes import (
     SqsRecord,
     StreamImage,
 )
+from .core.jsonvalues import JsonObject, LambdaEvent
+from .errors import BadInput
 from .vocab import Effect
 
 #: An order as the workload makes it: ``{"orderId": "o-1", "email": ..., "amount": cents}`` (and ``payment``).

@@ -38,6 +38,7 @@ from typing import Any
 import boto3
 
 from .aws import adapter, partiql_ops
+from .aws.event_shapes import EventBridgeEvent
 from .aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .aws.replicas import DEFAULT_REPLICA_LAG, Replicas
 from .aws.ttl import DOC_TTL, TtlSweeper
@@ -49,7 +50,6 @@ from .core.policies import Policy, make_policy
 from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
 from .core.services import ChargeMade, SentEmail, Services
 from .errors import BadInput, SandboxError
-from .event_shapes import EventBridgeEvent
 from .events import eventbridge_event, eventbridge_time, owed_effects
 from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
 from .runtime import interpose

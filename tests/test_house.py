@@ -80,7 +80,7 @@ def test_no_import_cycles_in_the_package():
 #: own floor or below (docs/layout.md). Reading one run (``verdict``) stands below the world that makes runs, and
 #: driving many (``analysis``) above the scenarios it drives; ``core/views`` lets what is shown register from above.
 FLOORS = [{"vocab", "errors", "paths", "custom_resources", "parts"}, {"core", "settings", "stages"}, {"aws"},
-          {"runtime", "events", "event_shapes"}, {"verdict"}, {"world"}, {"sources"}, {"scenarios"}, {"present"},
+          {"runtime", "events"}, {"verdict"}, {"world"}, {"sources"}, {"scenarios"}, {"present"},
           {"modes", "analysis"}, {"grading", "cli"}, {"bench", "tools", "__main__"}, {"__init__"}]
 #: Imports that run up a floor, each for annotations only (under ``TYPE_CHECKING``), and why.
 UPWARD = {("parts", "runtime"): "the runtime protocol names the types of its process switch and task roots"}

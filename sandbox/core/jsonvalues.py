@@ -25,7 +25,7 @@ JsonObject = dict[str, Any]
 #: An event as a Lambda handler receives it: AWS's shape for each event source
 #: (https://docs.aws.amazon.com/lambda/latest/dg/lambda-services.html), or a direct invoke's payload, whatever the
 #: caller sent. The records the sandbox builds itself (SQS, Kinesis, DynamoDB Streams, SNS...) are TypedDicts in
-#: ``sandbox.event_shapes``; this is the envelope and anything a learner hands over.
+#: ``sandbox.aws.event_shapes``; this is the envelope and anything a learner hands over.
 LambdaEvent = dict[str, Any]
 
 #: A DynamoDB item in wire form, each attribute a one-key object of its type (``{"S": "o-1"}``, ``{"N": "5"}``):

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..aws.event_shapes import SqsMessage
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
-from ..event_shapes import SqsMessage
 from ..events import apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, check

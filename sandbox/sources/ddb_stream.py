@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
 from ..aws.dynamo import dynamo_item, plain_value
+from ..aws.event_shapes import DdbStreamRecord
 from ..errors import BadInput
-from ..event_shapes import DdbStreamRecord
 from ..events import ddb_stream_record, removed_by_ttl
 from ..settings import param
 from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema

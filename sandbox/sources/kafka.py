@@ -57,8 +57,8 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..aws.event_shapes import KafkaRecord
 from ..errors import BadInput
-from ..event_shapes import KafkaRecord
 from ..events import iso_millis, kafka_record
 from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind

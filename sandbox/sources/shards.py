@@ -48,9 +48,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..aws.event_shapes import ShardRecord
 from ..aws.gateway import Served, json_answer
 from ..errors import BadInput, SandboxError
-from ..event_shapes import ShardRecord
 from ..events import iso_millis
 from ..settings import Config, Setting, param
 from ..vocab import Cause, Delivery, Outcome

@@ -110,9 +110,9 @@ from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..aws import adapter
 from ..aws.dynamo import number_text
+from ..aws.event_shapes import SqsMessage
 from ..core.scheduler import current_task
 from ..errors import BadInput
-from ..event_shapes import SqsMessage
 from ..events import sqs_record
 from ..settings import Config, param
 from ..vocab import BadBatchResponse, Cause, Delivery, Outcome, SourceKind

@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
+from ..aws.event_shapes import KinesisRecord
 from ..errors import BadInput
-from ..event_shapes import KinesisRecord
 from ..events import kinesis_record
 from ..settings import param
 from ..vocab import Cause, SourceKind

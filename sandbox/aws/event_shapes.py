@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Literal, NotRequired, TypedDict
 
-from .core.jsonvalues import DynamoItem, JsonObject
+from ..core.jsonvalues import DynamoItem, JsonObject
 
 
 class SqsMessage(TypedDict, total=False):
