@@ -190,7 +190,7 @@ class _Manager:
         try:
             limits = wire.decode_limits(self.limits.recv(1 << 16) or b"{}")
         except (OSError, ValueError):
-            limits = {"memory_mb": 0, "tmp_mb": 0}
+            limits = {}
         self.memory_mb = float(limits.get("memory_mb") or 0) or None
         tmp_mb = limits.get("tmp_mb")
         if isinstance(tmp_mb, int) and tmp_mb != self.tmp_mb:

@@ -146,8 +146,9 @@ OPTIONAL: dict[str, dict[str, Callable[[Any], bool]]] = {
 }
 
 
-class EnvironmentLimits(TypedDict):
-    """An environment's limits, as its function's configuration sets them (MB of memory, MB of /tmp)."""
+class EnvironmentLimits(TypedDict, total=False):
+    """An environment's limits, as its function's configuration sets them (MB of memory, MB of /tmp); a manager
+    whose environment told it none (an unreadable datagram) reads them as unset."""
 
     memory_mb: int
     tmp_mb: int
