@@ -18,10 +18,22 @@ import datetime as dt
 import json
 import random
 import urllib.parse
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .aws.dynamo import plain_item
+from .aws.event_shapes import (
+    CustomResourceEvent,
+    DdbStreamRecord,
+    EventBridgeEvent,
+    KafkaRecord,
+    KinesisRecord,
+    SnsRecord,
+    SqsMessage,
+    SqsRecord,
+    StreamImage,
+)
+from .core.jsonvalues import JsonObject, LambdaEvent
 from .errors import BadInput
 from .vocab import Effect
 
@@ -47,7 +59,7 @@ def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = Non
     return orders
 
 
-def owed_effects(order: dict[str, Any]) -> list[str]:
+def owed_effects(order: Order) -> list[str]:
     """What an order is owed, once each: a charge if it pays by card, and always the email."""
     return [Effect.CHARGE, Effect.EMAIL] if order.get("payment") == "card" else [Effect.EMAIL]
 
@@ -57,7 +69,7 @@ EVENT_SOURCE, DETAIL_TYPE = "shop.orders", "OrderPlaced"
 
 
 def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
-                      account: str = "123456789012") -> dict[str, Any]:
+                      account: str = "123456789012") -> EventBridgeEvent:
     """An EventBridge "OrderPlaced" event whose detail carries one or more orders."""
     return {
         "version": "0",
@@ -83,7 +95,7 @@ def eventbridge_time(epoch: float) -> str:
 
 
 def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None,
-                     key_header: str = "Idempotency-Key") -> dict[str, Any]:
+                     key_header: str = "Idempotency-Key") -> LambdaEvent:
     """An API Gateway REST proxy event: POST /orders with the order as JSON body.
 
     ``key_header``: how the client spells the header's name. HTTP header names are case-insensitive
@@ -110,7 +122,7 @@ FUNCTION_URL_DOMAIN = f"{FUNCTION_URL_ID}.lambda-url.us-east-1.on.aws"
 
 
 def function_url_event(body: dict, request_id: str, epoch_ms: int, idempotency_key: str | None = None,
-                       path: str = "/orders") -> dict[str, Any]:
+                       path: str = "/orders") -> LambdaEvent:
     """A function URL's event for a POST of ``body`` as JSON: API Gateway's payload format version 2.0.
 
     Fields as AWS's sample shows them (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html):
@@ -138,7 +150,7 @@ ALB_TARGET_GROUP = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgr
 
 
 def alb_event(body: dict, trace_id: str, idempotency_key: str | None = None,
-              path: str = "/checkout") -> dict[str, Any]:
+              path: str = "/checkout") -> LambdaEvent:
     """An Application Load Balancer's event for a POST of ``body`` as JSON (multi-value headers off).
 
     As AWS's sample shows it (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html):
@@ -162,16 +174,17 @@ def trace_header(epoch: float, unique: str) -> str:
 
 def custom_resource_event(request_type: str, request_id: str, stack_id: str, response_url: str, function_arn: str,
                           properties: dict, logical_id: str, resource_type: str,
-                          physical_id: str | None = None) -> dict[str, Any]:
+                          physical_id: str | None = None) -> CustomResourceEvent:
     """A CloudFormation custom resource request, as Lambda gets it (asynchronously).
 
     Fields as AWS lists them (https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/crpg-ref-requests.html):
     ``PhysicalResourceId`` is "never sent with Create"; ``ResponseURL`` is a presigned S3 URL the provider
     uploads its response to; ``StackId`` with ``RequestId`` "uniquely identify a request on a particular
     custom resource"; ``ResourceProperties`` holds the template's properties, ``ServiceToken`` included."""
-    event = {"RequestType": request_type, "ServiceToken": function_arn, "ResponseURL": response_url,
-             "StackId": stack_id, "RequestId": request_id, "LogicalResourceId": logical_id,
-             "ResourceType": resource_type, "ResourceProperties": {"ServiceToken": function_arn, **properties}}
+    event: CustomResourceEvent = {
+        "RequestType": request_type, "ServiceToken": function_arn, "ResponseURL": response_url,
+        "StackId": stack_id, "RequestId": request_id, "LogicalResourceId": logical_id,
+        "ResourceType": resource_type, "ResourceProperties": {"ServiceToken": function_arn, **properties}}
     if physical_id is not None:
         event["PhysicalResourceId"] = physical_id
     return event
@@ -181,7 +194,7 @@ def custom_resource_event(request_type: str, request_id: str, stack_id: str, res
 SQS_FIFO_ATTRIBUTES = ("SequenceNumber", "MessageGroupId", "MessageDeduplicationId")
 
 
-def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> dict[str, Any]:
+def sqs_record(message: SqsMessage, queue_arn: str, region: str = "us-east-1") -> SqsRecord:
     """One entry of an SQS event's ``Records``, from a ReceiveMessage message (AttributeNames=All)."""
     attrs = message.get("Attributes", {})
     attributes = {
@@ -206,7 +219,7 @@ def sqs_record(message: dict, queue_arn: str, region: str = "us-east-1") -> dict
 
 
 def kinesis_record(record: dict, shard_id: str, stream_arn: str, function_arn: str,
-                   region: str = "us-east-1") -> dict[str, Any]:
+                   region: str = "us-east-1") -> KinesisRecord:
     """One entry of a Kinesis event's ``Records``, from a GetRecords record (data base64-encoded)."""
     data = record["Data"]
     arrival: Any = record.get("ApproximateArrivalTimestamp")  # a datetime from boto3, or a number
@@ -234,7 +247,7 @@ KAFKA_SOURCES = ("aws:kafka", "SelfManagedKafka")
 
 
 def kafka_record(topic: str, partition: int, offset: int, timestamp_ms: int, key: bytes,
-                 value: bytes, headers: Iterable[tuple[str, bytes]] = ()) -> dict[str, Any]:
+                 value: bytes, headers: Iterable[tuple[str, bytes]] = ()) -> KafkaRecord:
     """One record of a Kafka event, as AWS's sample MSK event shows it: key and value base64-encoded, the
     timestamp in epoch milliseconds, each header an object of one name whose value is its bytes as a list of
     numbers (https://docs.aws.amazon.com/lambda/latest/dg/with-msk.html)."""
@@ -243,7 +256,7 @@ def kafka_record(topic: str, partition: int, offset: int, timestamp_ms: int, key
             "value": base64.b64encode(value).decode(), "headers": [{name: list(data)} for name, data in headers]}
 
 
-def _kafka_orders(event: dict) -> Iterator[dict[str, Any]]:
+def _kafka_orders(event: dict) -> Iterator[Order]:
     """The orders of a Kafka event's ``records`` ("topic-partition" -> records), partition by partition."""
     groups = event.get("records")
     if not isinstance(groups, dict):
@@ -263,7 +276,7 @@ def _kafka_orders(event: dict) -> Iterator[dict[str, Any]]:
 TTL_IDENTITY = {"type": "Service", "principalId": "dynamodb.amazonaws.com"}
 
 
-def ddb_stream_record(record: dict, stream_arn: str, region: str = "us-east-1") -> dict[str, Any]:
+def ddb_stream_record(record: dict, stream_arn: str, region: str = "us-east-1") -> DdbStreamRecord:
     """One entry of a DynamoDB stream event's ``Records``, from a DynamoDB Streams GetRecords record.
 
     The images stay in DynamoDB JSON, as Lambda delivers them; ``ApproximateCreationDateTime``
@@ -273,14 +286,15 @@ def ddb_stream_record(record: dict, stream_arn: str, region: str = "us-east-1") 
     body = record["dynamodb"]
     created = body.get("ApproximateCreationDateTime")
     created = created.timestamp() if hasattr(created, "timestamp") else created
-    dynamodb = {"ApproximateCreationDateTime": float(int(created)) if created is not None else None,
-                "Keys": body["Keys"]}
-    for image in ("NewImage", "OldImage"):
-        if image in body:
-            dynamodb[image] = body[image]
-    dynamodb.update(SequenceNumber=body["SequenceNumber"], SizeBytes=body["SizeBytes"],
-                    StreamViewType=body["StreamViewType"])
-    out = {
+    dynamodb: StreamImage = {"ApproximateCreationDateTime": float(int(created)) if created is not None else None,
+                             "Keys": body["Keys"]}
+    if "NewImage" in body:
+        dynamodb["NewImage"] = body["NewImage"]
+    if "OldImage" in body:
+        dynamodb["OldImage"] = body["OldImage"]
+    dynamodb.update({"SequenceNumber": body["SequenceNumber"], "SizeBytes": body["SizeBytes"],
+                     "StreamViewType": body["StreamViewType"]})
+    out: DdbStreamRecord = {
         "eventID": record["eventID"],
         "eventName": record["eventName"],
         "eventVersion": "1.1",
@@ -295,7 +309,7 @@ def ddb_stream_record(record: dict, stream_arn: str, region: str = "us-east-1") 
     return out
 
 
-def removed_by_ttl(record: dict) -> bool:
+def removed_by_ttl(record: Mapping[str, Any]) -> bool:
     """Is this DynamoDB stream record a deletion by DynamoDB's TTL (not by anyone's DeleteItem)?
 
     Both are ``eventName`` REMOVE; only a TTL deletion carries ``userIdentity`` with type
@@ -308,7 +322,7 @@ def removed_by_ttl(record: dict) -> bool:
             and identity.get("principalId") == TTL_IDENTITY["principalId"])
 
 
-def sns_record(message: dict, timestamp: str, region: str = "us-east-1") -> dict[str, Any]:
+def sns_record(message: dict, timestamp: str, region: str = "us-east-1") -> SnsRecord:
     """One entry of an SNS event's ``Records``: the message as Lambda gets it from a topic.
 
     ``message`` is what ``adapter.route_sns_lambda_subscriptions`` hands over (subscription, topic,
@@ -338,7 +352,7 @@ def sns_record(message: dict, timestamp: str, region: str = "us-east-1") -> dict
 
 
 def s3_record(record: dict, sequencer: str, request_id: str, host_id: str,
-              principal: str = "AWS:AIDAEXAMPLE") -> dict[str, Any]:
+              principal: str = "AWS:AIDAEXAMPLE") -> LambdaEvent:
     """One entry of an S3 notification's ``Records``, completed from moto's copy to AWS's shape.
 
     moto leaves out who made the request, the response's ids, the bucket's owner and the
@@ -374,14 +388,14 @@ def execution_role_arn(function_arn: str) -> str:
     return f"arn:aws:iam::{account}:role/{name}-role"
 
 
-def lambda_message_attributes(attributes: dict) -> dict:
+def lambda_message_attributes(attributes: dict) -> dict[str, JsonObject]:
     """SQS message attributes as a Lambda event carries them: lowerCamel keys (``stringValue``, ``dataType``).
 
     The SQS API says ``StringValue``/``DataType``; the event Lambda builds says ``stringValue``/``dataType``
     (https://docs.aws.amazon.com/lambda/latest/dg/with-sqs.html). Binary values are base64 text there, as in
     any JSON event; boto3 hands them over decoded, as bytes.
     """
-    out = {}
+    out: dict[str, JsonObject] = {}
     for name, value in (attributes or {}).items():
         value = value or {}
         binary = value.get("BinaryValue")
@@ -423,7 +437,7 @@ def _stream_image(record: dict, i: int) -> dict:
     return plain_item(body[image])
 
 
-def _orders_of(payload: Any, where: str) -> Iterator[dict[str, Any]]:
+def _orders_of(payload: Any, where: str) -> Iterator[Order]:
     """The orders a message or an object holds: one order, or ``{"orders": [...]}``."""
     if isinstance(payload, dict) and "orderId" not in payload and isinstance(payload.get("orders"), list):
         for order in payload["orders"]:
@@ -470,7 +484,7 @@ def _body_bytes(body: Any) -> bytes:
     return body.read()
 
 
-def _record_orders(record: dict, i: int) -> Iterator[dict[str, Any]]:
+def _record_orders(record: dict, i: int) -> Iterator[Order]:
     """The orders one entry of an event's ``Records`` carries (see ``orders_in``)."""
     source = record.get("eventSource", record.get("EventSource"))  # SNS spells it with a capital E
     if source == "aws:sqs":
@@ -497,7 +511,7 @@ def _record_orders(record: dict, i: int) -> Iterator[dict[str, Any]]:
         raise BadInput(f"record {i} has an unknown eventSource {source!r}")
 
 
-def orders_in(event: Any) -> Iterator[dict[str, Any]]:
+def orders_in(event: Any) -> Iterator[Order]:
     """Yield the orders an event carries, whatever its source.
 
     Understands EventBridge (``detail.orders`` or ``detail`` itself), SQS and Kinesis

@@ -38,6 +38,7 @@ from typing import Any
 import boto3
 
 from .aws import adapter, partiql_ops
+from .aws.event_shapes import EventBridgeEvent
 from .aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY, Gateway, dispatch
 from .aws.replicas import DEFAULT_REPLICA_LAG, Replicas
 from .aws.ttl import DOC_TTL, TtlSweeper
@@ -47,7 +48,7 @@ from .core.faults import Nemesis
 from .core.history import History
 from .core.policies import Policy, make_policy
 from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
-from .core.services import Services
+from .core.services import ChargeMade, SentEmail, Services
 from .errors import BadInput, SandboxError
 from .events import eventbridge_event, eventbridge_time, owed_effects
 from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
@@ -368,7 +369,7 @@ class Sandbox:
         """Record what a delivery source did besides invoking (a ``vocab.Delivery``)."""
         self.history.delivery(self.clock.elapsed(), source=source, what=what, keys=keys, inv=inv, detail=detail)
 
-    def order_event(self, orders: list[dict]) -> dict:
+    def order_event(self, orders: list[dict]) -> EventBridgeEvent:
         """An EventBridge "OrderPlaced" event carrying ``orders``, with a fresh id, stamped now."""
         return eventbridge_event(orders, self.new_uuid(), eventbridge_time(self.clock.now()), region=self.region)
 
@@ -376,11 +377,11 @@ class Sandbox:
         self.history.note(self.clock.elapsed(), text)
 
     @property
-    def outbox(self) -> list[dict]:
+    def outbox(self) -> list[SentEmail]:
         return self.services.outbox
 
     @property
-    def charges(self) -> list[dict]:
+    def charges(self) -> list[ChargeMade]:
         return self.services.charges
 
     def items(self) -> list[dict]:

@@ -89,3 +89,12 @@ def test_every_record_type_has_its_class_and_every_class_leaves_seq_t_and_type_f
     assert set(RECORD_CLASSES) == {str(t) for t in RecordType}
     for word, cls in RECORD_CLASSES.items():
         assert [f.name for f in dataclasses.fields(cls)][:2] == ["seq", "t"] and cls.type == word
+
+
+def test_record_json_names_every_field_of_every_record_class_and_no_other():
+    """``RecordJson`` is written out by hand: a field added to a record class and not to it would be a key no
+    reader of the JSON form can name without a type error."""
+    from sandbox.core.records import RecordJson
+
+    fields = {"type"} | {f.name for cls in RECORD_CLASSES.values() for f in dataclasses.fields(cls)}
+    assert set(RecordJson.__annotations__) == fields

@@ -46,13 +46,13 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, TypeVar, overload
+from typing import Any, TypeVar, cast, overload
 
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
-from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, from_plain, make
+from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, RecordJson, from_plain, make
 from .views import html_of
 
 R = TypeVar("R", bound=Record)
@@ -104,18 +104,18 @@ class History:
     its own copy of every run this way).
     """
 
-    _listeners: list[Callable[["History", dict[str, Any]], None]] = []
+    _listeners: list[Callable[["History", RecordJson], None]] = []
 
     @classmethod
-    def subscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+    def subscribe(cls, listener: Callable[["History", RecordJson], None]) -> None:
         cls._listeners.append(listener)
 
     @classmethod
-    def unsubscribe(cls, listener: Callable[["History", dict[str, Any]], None]) -> None:
+    def unsubscribe(cls, listener: Callable[["History", RecordJson], None]) -> None:
         if listener in cls._listeners:
             cls._listeners.remove(listener)
 
-    def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[dict] | None = None):
+    def __init__(self, meta: dict[str, Any] | None = None, events: Iterable[Mapping[str, Any]] | None = None):
         self._meta: dict[str, Any] = _plain(dict(meta or {}))
         self._events: list[Record] = [from_plain(ev, i) for i, ev in enumerate(events or ())]
         self._lock = threading.Lock()  # real-thread mode: seq numbers stay dense and ordered
@@ -181,13 +181,14 @@ class History:
     def log(self, t: float, *, inv: str, stream: str, text: str) -> None:
         self.append(RecordType.LOG, t, inv=inv, stream=stream, text=text)
 
-    def logs(self, inv: str | None = None) -> list[dict[str, Any]]:
+    def logs(self, inv: str | None = None) -> list[RecordJson]:
         """The lines handlers printed or logged (one invocation's, or all), in order."""
         return [e.as_dict() for e in self._events if isinstance(e, Log) and (inv is None or e.inv == inv)]
 
     # -- reading (every read is a copy) -----------------------------------
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        return iter(self.events)
+        """Copies of the records as loose dicts, as ``of_type`` gives them (the grading's hints iterate a history)."""
+        return (cast(dict[str, Any], e.as_dict()) for e in self._events)
 
     def __len__(self) -> int:
         return len(self._events)
@@ -198,11 +199,13 @@ class History:
         return self._events[i].as_dict()
 
     @property
-    def events(self) -> list[dict[str, Any]]:
+    def events(self) -> list[RecordJson]:
         return [e.as_dict() for e in self._events]
 
     def of_type(self, *types: str) -> list[dict[str, Any]]:
-        return [e.as_dict() for e in self._events if e.type in types]
+        """Copies of the records of ``types``, as loose dicts: the grading's hints read them so, and type the records
+        they read by hand. A new reader takes the typed records instead (``records``)."""
+        return [cast(dict[str, Any], e.as_dict()) for e in self._events if e.type in types]
 
     @overload
     def records(self) -> list[Record]: ...
@@ -237,13 +240,13 @@ class History:
                 out[e.inv] = Invocation(out[e.inv].start, e)
         return out
 
-    def effects(self, kind: str | None = None) -> list[dict[str, Any]]:
+    def effects(self, kind: str | None = None) -> list[RecordJson]:
         return [e.as_dict() for e in self._events if isinstance(e, EffectRecord) and (kind is None or e.kind == kind)]
 
     def end_time(self) -> float:
         return self._events[-1].t if self._events else 0.0
 
-    def since(self, seq: int) -> list[dict[str, Any]]:
+    def since(self, seq: int) -> list[RecordJson]:
         """Copies of the records from position ``seq`` on (what a step just added)."""
         return [e.as_dict() for e in self._events[seq:]]
 

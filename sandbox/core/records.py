@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Required, TypedDict, cast
 
 from ..vocab import RecordType
 
@@ -57,6 +57,45 @@ def _optional(default: Any = None) -> Any:
     return dataclasses.field(default=default, metadata={_OPTIONAL: True})
 
 
+class RecordJson(TypedDict, total=False):
+    """A record's JSON form (``Record.as_dict``): the fields of every record class, each key only in the records whose
+    class has that field (and an optional one only while set). Readers in the sandbox take the typed records
+    themselves (``History.records``); this form is what is saved, sent over a channel and handed to notebooks."""
+
+    seq: Required[int]
+    t: Required[float]
+    type: Required[str]
+    inv: str | None
+    key: str | None
+    keys: list[str]
+    expects: list[str]
+    source: str
+    group: str | None
+    cause: str | None
+    container: str | None
+    request_id: str | None
+    prev: str | None
+    timeout: float | None
+    cold_start: bool
+    restored: bool
+    environment: str | None
+    outcome: str
+    error: str | None
+    blocked: bool
+    where: str | None
+    actor: str
+    service: str
+    op: str
+    target: str | None
+    result: str
+    kind: str
+    status: str
+    what: str
+    stream: str
+    text: str
+    detail: dict[str, Any]  # each record kind's own details, by the words of ``vocab``
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """What every record has: its position in the history, its virtual time in seconds, and its type."""
@@ -65,7 +104,7 @@ class Record:
     seq: int
     t: float
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> RecordJson:
         """The record as a plain dict (a copy: the caller may change it)."""
         out: dict[str, Any] = {"seq": self.seq, "t": self.t, "type": str(self.type)}
         for name, optional, default in _LAYOUT[type(self)]:
@@ -73,7 +112,8 @@ class Record:
             if optional and value == default:
                 continue
             out[name] = thawed(value)
-        return out
+        # The keys are this class's fields, read from the class itself; RecordJson names each (a test holds them).
+        return cast(RecordJson, out)
 
     def get(self, name: str, default: Any = None) -> Any:
         """A field by name, as a dict's ``get`` (for readers that handle every record type alike)."""

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..errors import BadInput, LambdaTimeout, ProviderError
 from ..vocab import Effect, EffectStatus
@@ -82,18 +82,61 @@ def _fingerprint(order: dict) -> str:
     return hashlib.sha256(json.dumps(order, sort_keys=True, default=str).encode()).hexdigest()[:12]
 
 
+class Email(TypedDict):
+    """An email the provider sent: its id, to whom, for which order (a cancellation says so in its subject)."""
+
+    messageId: str
+    to: str
+    orderId: str
+    subject: NotRequired[str]
+
+
+class SentEmail(Email):
+    """An email in the outbox, with when it went (virtual seconds)."""
+
+    t: float
+
+
+class Charge(TypedDict):
+    """A charge the payment API made, and the idempotency key it was made with."""
+
+    chargeId: str
+    orderId: str
+    amount: Any  # the order's, as the handler passed it
+    idempotencyKey: str | None
+
+
+class ChargeMade(Charge):
+    """A charge in the ledger, with when it was made (virtual seconds)."""
+
+    t: float
+
+
+class _KeyedCharge(Charge):
+    """A charge kept under its idempotency key, with what the request held, to refuse the key's reuse."""
+
+    fingerprint: str
+
+
+class EffectArgs(TypedDict, total=False):
+    """An effect call's arguments, as an execution environment sends them: the order, and a charge's key."""
+
+    order: Any  # the handler's order, the services' to judge (a BadInput answered to the handler)
+    idempotency_key: str | None
+
+
 class Services:
     """The email outbox and the payment API of one world."""
 
     def __init__(self, clock: "Clock", scheduler: "TaskScheduler", history: "History", faults: "Nemesis"):
         self.clock, self.scheduler, self.history, self.faults = clock, scheduler, history, faults
         self.timings = ServiceTimings()
-        self.outbox: list[dict[str, Any]] = []
-        self.charges: list[dict[str, Any]] = []
-        self._by_idem_key: dict[str, dict[str, Any]] = {}
+        self.outbox: list[SentEmail] = []
+        self.charges: list[ChargeMade] = []
+        self._by_idem_key: dict[str, _KeyedCharge] = {}
 
     # -- the calls --------------------------------------------------------------------
-    def _call(self, kind: str, key: str, perform: Callable[[], tuple[dict, str]]) -> Any:
+    def _call(self, kind: str, key: str, perform: Callable[[], tuple[Mapping[str, object], str]]) -> Any:
         task = current_task()
         inv: RunningInvocation | None = task.invocation if task is not None else None
         self.scheduler.check_alive()  # a stopped invocation's code reaches no provider
@@ -132,15 +175,16 @@ class Services:
             duration = max(0.0, deadline - self.clock.elapsed() - fault.answer_before_deadline)
         return duration
 
-    def _record(self, kind: str, key: str, inv: "RunningInvocation | None", status: str, result: dict | None) -> None:
+    def _record(self, kind: str, key: str, inv: "RunningInvocation | None", status: str,
+                result: Mapping[str, object] | None) -> None:
         self.history.effect(self.clock.elapsed(), inv=inv.id if inv else None, kind=kind, key=key, status=status,
                             detail=dict(result or {}))
 
     def send_confirmation_email(self, order: dict) -> dict:
         key = _order_key(order, "send_confirmation_email")
 
-        def perform() -> tuple[dict[str, Any], EffectStatus]:
-            message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key}
+        def perform() -> tuple[Email, EffectStatus]:
+            message: Email = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key}
             self.outbox.append({**message, "t": self.clock.elapsed()})
             return message, EffectStatus.DONE
 
@@ -149,9 +193,9 @@ class Services:
     def send_cancellation_email(self, order: dict) -> dict:
         key = _order_key(order, "send_cancellation_email")
 
-        def perform() -> tuple[dict[str, Any], EffectStatus]:
-            message = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key,
-                       "subject": "cancelled"}
+        def perform() -> tuple[Email, EffectStatus]:
+            message: Email = {"messageId": f"email-{len(self.outbox) + 1:04d}", "to": order["email"], "orderId": key,
+                              "subject": "cancelled"}
             self.outbox.append({**message, "t": self.clock.elapsed()})
             return message, EffectStatus.DONE
 
@@ -167,7 +211,7 @@ class Services:
                            f"{len(idempotency_key):,}")
         return self._call(Effect.CHARGE, key, lambda: self._charge(order, key, idempotency_key))
 
-    def _charge(self, order: dict, key: str, idempotency_key: str | None) -> tuple[dict, str]:
+    def _charge(self, order: dict, key: str, idempotency_key: str | None) -> tuple[Charge, str]:
         fingerprint = _fingerprint({"amount": order["amount"], "orderId": key})
         if idempotency_key is not None and idempotency_key in self._by_idem_key:
             first = self._by_idem_key[idempotency_key]
@@ -175,8 +219,9 @@ class Services:
                 raise IdempotencyKeyReused(
                     f"idempotency key {idempotency_key!r} was first used for a different request "
                     f"(amount {first['amount']}), now amount {order['amount']}")
-            return {k: v for k, v in first.items() if k != "fingerprint"}, EffectStatus.DEDUPLICATED
-        charge = {"chargeId": f"ch_{len(self.charges) + 1:04d}", "orderId": key, "amount": order["amount"],
+            return ({"chargeId": first["chargeId"], "orderId": first["orderId"], "amount": first["amount"],
+                     "idempotencyKey": first["idempotencyKey"]}, EffectStatus.DEDUPLICATED)
+        charge: Charge = {"chargeId": f"ch_{len(self.charges) + 1:04d}", "orderId": key, "amount": order["amount"],
                   "idempotencyKey": idempotency_key}
         self.charges.append({**charge, "t": self.clock.elapsed()})
         if idempotency_key is not None:
@@ -185,10 +230,10 @@ class Services:
 
 
 #: In an execution environment (its own process), where effects go: ``call(kind, args)`` asks the world.
-_remote: Callable[[str, dict], Any] | None = None
+_remote: Callable[[str, EffectArgs], Any] | None = None
 
 
-def connect(call: Callable[[str, dict], Any]) -> None:
+def connect(call: Callable[[str, EffectArgs], Any]) -> None:
     """Send this process's effects to the world with ``call`` (an execution environment's channel)."""
     global _remote
     _remote = call

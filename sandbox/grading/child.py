@@ -22,7 +22,11 @@ import os
 import sys
 import threading
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the child imports what it needs when it needs it; these are only names for mypy
+    from ..core.records import RecordJson
+    from .shapes import PipeMessage
 
 #: Kinds of message on the pipe that share a word with the history's vocabulary (a different thing here).
 PIPE_EFFECT, PIPE_DONE = "effect", "done"
@@ -37,7 +41,7 @@ class Channel:
     def __init__(self, fd: int):
         self.fd, self.lock = fd, threading.Lock()
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: PipeMessage) -> None:
         data = (_dumps(message, default=str) + "\n").encode()
         with self.lock:
             view = memoryview(data)
@@ -110,7 +114,7 @@ def _witness(recorder, channel: Channel):
     from ..core import active
     from ..vocab import RecordType
 
-    def on_record(record: dict[str, Any]) -> None:
+    def on_record(record: RecordJson) -> None:
         if record.get("type") == RecordType.EFFECT:
             world = active.current()
             group = recorder.group_of(world.history) if world is not None else None

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ..aws.event_shapes import SqsMessage
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..events import apigateway_event, make_orders, sqs_record
@@ -124,7 +125,7 @@ def _http(order: dict[str, Any], request: int, key: str | None = HTTP_KEY,
 
 
 def _sqs_event(order: dict[str, Any], message_id: str) -> dict[str, Any]:
-    message = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
+    message: SqsMessage = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
     return {"Records": [sqs_record(message, QUEUE_ARN)]}
 
 

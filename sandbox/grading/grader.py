@@ -47,6 +47,7 @@ from .recorder import digest
 from .render import block_text, failure_blocks, item_line
 from .runner import WATCHDOG
 from .scoring import ItemResult, RunInfo, TestResult
+from .shapes import PipeMessage, TestSummary
 from .untrusted import Refused
 
 
@@ -190,7 +191,7 @@ def not_graded(ex: Exercise, reason: str, source: str | None = None) -> Exercise
 @dataclass
 class _TestState:
     infos: list[RunInfo] = field(default_factory=list)
-    summary: dict[str, Any] | None = None
+    summary: TestSummary | None = None
     reason: str | None = None
     tampering: str | None = None
 
@@ -269,7 +270,7 @@ class _Session:
         return (f"made no progress for {self.limits.test_seconds:g} s (a hang, an endless loop or a real "
                 f"sleep); stopped")
 
-    def _take(self, kind: str | None, message: dict[str, Any]) -> str | None:
+    def _take(self, kind: str | None, message: PipeMessage) -> str | None:
         """Keep one message of the child's; a reason to stop it, if the message is one."""
         if kind == "rec":
             self.test_records += 1

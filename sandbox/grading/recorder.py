@@ -21,21 +21,23 @@ from typing import Any
 
 from ..core import active
 from ..core.history import History
+from ..core.records import RecordJson
 from ..vocab import RecordType
+from .shapes import PipeMessage
 
 #: Log lines are kept short in the copy (a handler may print megabytes).
 LOG_TEXT_LIMIT = 300
-Sink = Callable[[dict[str, Any]], None]
+Sink = Callable[[PipeMessage], None]
 
 
-def shortened(record: dict[str, Any]) -> dict[str, Any]:
+def shortened(record: RecordJson) -> RecordJson:
     """The record as the grader keeps it: a log line cut to ``LOG_TEXT_LIMIT`` characters."""
     if record.get("type") == RecordType.LOG and len(str(record.get("text", ""))) > LOG_TEXT_LIMIT:
         return {**record, "text": str(record["text"])[:LOG_TEXT_LIMIT] + " ..."}
     return record
 
 
-def digest(records: list[dict[str, Any]]) -> str:
+def digest(records: list[RecordJson]) -> str:
     """A fingerprint of a history's records (log text shortened), the same in either process."""
     h = hashlib.sha256()
     for r in records:
@@ -51,7 +53,7 @@ class Recorder:
     if given, runs after each (the integrity check).
     """
 
-    def __init__(self, sink: Sink, on_record: Callable[[dict[str, Any]], None] | None = None):
+    def __init__(self, sink: Sink, on_record: Callable[[RecordJson], None] | None = None):
         self.sink, self.on_record = sink, on_record
         self.count = 0
         self.last_world_history: History | None = None
@@ -75,7 +77,7 @@ class Recorder:
     def group_of(self, history: History) -> int | None:
         return self._groups.get(id(history)) or None
 
-    def _heard(self, history: History, record: dict[str, Any]) -> None:
+    def _heard(self, history: History, record: RecordJson) -> None:
         with self._lock:
             group = self._groups.get(id(history))
             if group is None:
@@ -103,9 +105,9 @@ class MemorySink:
 
     def __init__(self):
         self.meta: dict[int, dict[str, Any]] = {}
-        self.records: dict[int, list[dict[str, Any]]] = {}
+        self.records: dict[int, list[RecordJson]] = {}
 
-    def __call__(self, message: dict[str, Any]) -> None:
+    def __call__(self, message: PipeMessage) -> None:
         if message["t"] == "group":
             self.meta[message["g"]], self.records[message["g"]] = message["meta"], []
         else:

@@ -21,6 +21,7 @@ from . import drills, scoring
 from .catalog import Test
 from .recorder import Recorder, digest
 from .scoring import RunInfo
+from .shapes import TestSummary
 
 #: Real seconds an invocation may run without reaching the sandbox before it is stopped (a busy loop):
 #: the one watchdog check() and the grader share (``python -m sandbox grade --watchdog``). Generous, so a
@@ -45,7 +46,7 @@ class Runner:
         self.handler, self.recorder, self.emit, self.watchdog = handler, recorder, emit, watchdog
         self._last: History | None = None
 
-    def run_test(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
+    def run_test(self, index: int, test: Test, seeds: list[int]) -> TestSummary:
         """Run one test; returns ``{"runs": n, "truncated": bool}``.
 
         A run ends as soon as the watchdog stops one of its invocations (``halting_on_block``): its verdict is
@@ -60,7 +61,7 @@ class Runner:
         if blocked:
             self.watchdog = min(self.watchdog, AFTER_BLOCK)
 
-    def _run_test(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
+    def _run_test(self, index: int, test: Test, seeds: list[int]) -> TestSummary:
         try:
             if test.kind == "question":
                 return self._question(index)
@@ -73,7 +74,7 @@ class Runner:
             return {"runs": 1, "truncated": False}
 
     # -- kinds -----------------------------------------------------------------------------------------
-    def _seeded(self, index: int, test: Test, seeds: list[int]) -> dict[str, Any]:
+    def _seeded(self, index: int, test: Test, seeds: list[int]) -> TestSummary:
         from ..scenarios import run_scenario
 
         runs = 0
@@ -91,7 +92,7 @@ class Runner:
                 break
         return {"runs": runs, "truncated": False}
 
-    def _exhaustive(self, index: int, test: Test) -> dict[str, Any]:
+    def _exhaustive(self, index: int, test: Test) -> TestSummary:
         from ..modes.dpor import run_traced
         from ..modes.explore import explore_reduced
 
@@ -116,7 +117,7 @@ class Runner:
             return {"runs": runs, "truncated": False}
         return {"runs": runs, "truncated": found.truncated}
 
-    def _question(self, index: int) -> dict[str, Any]:
+    def _question(self, index: int) -> TestSummary:
         """Ask the answer file's function for its answers, in an execution environment like any handler."""
         import shutil
         import tempfile

@@ -8,9 +8,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from ..core.history import History
+from ..core.records import RecordJson
 from ..verdict.checker import Verdict, check
 from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, RecordType, Status
 from . import diagnose, drills
@@ -18,6 +19,7 @@ from .catalog import Exercise, Test
 from .diagnose import Hint
 from .feedback import replay_command, text_timeline
 from .quiz import wrong_answer_hint
+from .shapes import FailureJson, ItemJson, RunInfoJson, TestResultJson, TestSummary
 
 
 @dataclass
@@ -36,8 +38,8 @@ class RunInfo:
     answers: Any = None
     error: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+    def to_dict(self) -> RunInfoJson:
+        return cast(RunInfoJson, dict(self.__dict__))  # its fields, which RunInfoJson lists in the same order
 
 
 @dataclass
@@ -53,7 +55,7 @@ class Failure:
     replay: str = ""
     history: History | None = None
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FailureJson:
         return {"status": self.status, "explanation": self.explanation, "hints": [h.to_dict() for h in self.hints],
                 "seed": self.seed, "script": self.script, "timeline": self.timeline, "replay": self.replay}
 
@@ -116,7 +118,7 @@ class TestResult:
             return 0.0
         return min(self.held, self.test.seeds) / self.test.seeds
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TestResultJson:
         return {"item": self.test.item, "kind": self.test.kind, "hidden": self.test.hidden, "passed": self.passed,
                 "runs": self.runs, "reason": self.reason, "truncated": self.truncated,
                 "partial": self.test.partial, "held": self.held if self.test.partial else None,
@@ -190,7 +192,7 @@ class ItemResult:
         failed = self.failure
         return [h.code for h in failed.failure.hints] if failed and failed.failure else []
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ItemJson:
         return {"item": self.item, "points": self.points, "score": self.score, "passed": self.passed,
                 "partial": self.partial, "seeds_held": list(self.seeds) if self.partial else None,
                 "what": self.what, "requirement": self.requirement, "hidden": self.hidden, "hints": self.hint_codes,
@@ -228,7 +230,7 @@ def _handled_records_named(history: History, partial: list[dict[str, Any]]) -> t
     return None
 
 
-def _handled(effects: list[dict[str, Any]], inv: Any, key: str) -> bool:
+def _handled(effects: list[RecordJson], inv: Any, key: str) -> bool:
     mine = [e for e in effects if e.get("inv") == inv and e.get("key") == key]
     return bool(mine) and all(e.get("status") in (EffectStatus.DONE, EffectStatus.DEDUPLICATED) for e in mine)
 
@@ -403,7 +405,7 @@ def items(exercise: Exercise, results: list[TestResult]) -> list[ItemResult]:
 
 
 def judge_test(test: Test, infos: list[RunInfo], history_of: Callable[[int], History | None], handler: str,
-               summary: dict[str, Any] | None = None) -> TestResult:
+               summary: TestSummary | None = None) -> TestResult:
     """A test's result from its runs: it fails at its first broken complete run. A test judged per seed
     (``Test.partial``) has every run judged, to count the seeds that held; its failure is still the first."""
     complete = [i for i in infos if i.complete]
@@ -422,4 +424,4 @@ def judge_test(test: Test, infos: list[RunInfo], history_of: Callable[[int], His
         return TestResult(test, False, runs, first, held=held if test.partial else 0)
     if not complete:
         return TestResult(test, False, runs, reason="no run of this test finished")
-    return TestResult(test, True, runs, truncated=bool((summary or {}).get("truncated")), held=held)
+    return TestResult(test, True, runs, truncated=bool(summary and summary.get("truncated")), held=held)

@@ -23,8 +23,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..core.records import RecordJson
 from ..core.scheduler import DEFAULT_WATCHDOG, Scheduler, Task
-from ..core.services import ANSWER
+from ..core.services import ANSWER, ChargeMade, SentEmail
 from ..errors import BadInput, SandboxError, WorldClosed
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class Step:
     who: str
     does: str
     t: float
-    records: list[dict[str, Any]] = field(default_factory=list)
+    records: list[RecordJson] = field(default_factory=list)
     next: str | None = None  # what the same task does at its next step (None: it is done)
 
     def __str__(self) -> str:
@@ -237,11 +238,11 @@ class ScenarioRun:
         return self.world.history
 
     @property
-    def outbox(self) -> list[dict]:
+    def outbox(self) -> list[SentEmail]:
         return list(self.world.outbox)
 
     @property
-    def charges(self) -> list[dict]:
+    def charges(self) -> list[ChargeMade]:
         return list(self.world.charges)
 
     def items(self) -> list[dict]:

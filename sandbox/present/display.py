@@ -12,6 +12,7 @@ import html
 from collections.abc import Iterable
 from typing import Any
 
+from ..core.records import RecordJson
 from ..core.views import register_html
 from ..vocab import FindingKind, RecordType, Status
 from .timeline.timefmt import duration
@@ -36,7 +37,7 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[Any]], raw: bool = Fa
            f"<tbody>{body}</tbody></table>"
 
 
-def describe_record(r: dict[str, Any]) -> str:
+def describe_record(r: RecordJson) -> str:
     """One history record in a few words: what happened, to what, with what result."""
     kind = r.get("type")
     if kind == RecordType.ACCEPT:
@@ -58,7 +59,7 @@ def describe_record(r: dict[str, Any]) -> str:
     return str(r.get("text", ""))
 
 
-def _who(r: dict[str, Any]) -> str:
+def _who(r: RecordJson) -> str:
     return r.get("inv") or r.get("actor") or r.get("source") or ""
 
 

@@ -48,6 +48,7 @@ from ..errors import (
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
 from .container_state import ProcessContext, Processes, ProcessSwitch
+from .environment.wire import EnvironmentConfig
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
 
 if TYPE_CHECKING:
@@ -478,7 +479,7 @@ class LambdaFunction:
         assert container.env is not None  # this environment, or the one that retried its init
         container.handler = ProcessHandler(container.env)
 
-    def _retry_init(self, container: Container, config: dict[str, Any], copies: "TaskRootCopies",
+    def _retry_init(self, container: Container, config: EnvironmentConfig, copies: "TaskRootCopies",
                     template: "Template") -> None:
         """The init again, in a new environment, within the function's timeout (charged to the invocation)."""
         from .environment.host import EnvironmentProcess, InitTimedOut
@@ -538,7 +539,7 @@ class LambdaFunction:
         container.environment = f"e{len(self._environments)}"
         return None
 
-    def _snapshot_environment(self, config: dict[str, Any]) -> "EnvironmentProcess":
+    def _snapshot_environment(self, config: EnvironmentConfig) -> "EnvironmentProcess":
         """The snapshot: an environment that runs the init once and then only makes restored copies of itself."""
         from .environment.host import EnvironmentProcess
 
@@ -558,7 +559,7 @@ class LambdaFunction:
             self._snapshot = snapshot
         return self._snapshot
 
-    def environment_config(self, cid: str, root: str) -> dict[str, Any]:
+    def environment_config(self, cid: str, root: str) -> EnvironmentConfig:
         """What the template hands a new environment: its variables, task root, handler, seed and time."""
         environ = {**self._environment(cid), "LAMBDA_TASK_ROOT": root}
         return {"environ": environ, "task_root": root, "handler": environ["_HANDLER"],

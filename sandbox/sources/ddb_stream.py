@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
 from ..aws.dynamo import dynamo_item, plain_value
+from ..aws.event_shapes import DdbStreamRecord
 from ..errors import BadInput
 from ..events import ddb_stream_record, removed_by_ttl
 from ..settings import param
@@ -160,7 +161,7 @@ class DdbStreamSource(ShardSource):
     def key(self, record: dict) -> str:
         return str(plain_value(record["dynamodb"]["Keys"][ORDER_KEY]))
 
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> DdbStreamRecord:
         return ddb_stream_record(record, self.stream_arn, self.world.region)
 
     def first_cause(self, shard: Shard, batch: Batch) -> tuple[str, str | None]:

@@ -57,12 +57,13 @@ import zlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..aws.event_shapes import KafkaRecord
 from ..errors import BadInput
 from ..events import iso_millis, kafka_record
 from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind
 from .shards import DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
-from .sqs import ignored_partial_response
+from .sqs import BadBatch, ignored_partial_response
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation, LambdaFunction
@@ -265,7 +266,7 @@ class KafkaSource(ShardSource):
         except (ValueError, TypeError, KeyError):
             return record["key"].decode(errors="replace")
 
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> KafkaRecord:
         return kafka_record(self.mapping.topic, shard.index, record["offset"], round(record["timestamp"] * 1000),
                             record["key"], record["value"], record.get("headers", ()))
 
@@ -297,7 +298,7 @@ class KafkaSource(ShardSource):
         shard.checkpoint = max(shard.checkpoint, self.seq(records[-1]))
         shard.resolved += len(records)
 
-    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, dict[str, Any] | None]:
+    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, BadBatch | None]:
         if not self.mapping.report_batch_item_failures:
             ignored_partial_response(self.world, result)
             return None, None
@@ -371,7 +372,7 @@ class KafkaSource(ShardSource):
                     "lastRecordTimestamp": iso_millis(last["timestamp"])}}}
 
 
-def read_kafka_response(result: Any, partition: str, offsets: list[int]) -> tuple[set[int], dict[str, Any] | None]:
+def read_kafka_response(result: Any, partition: str, offsets: list[int]) -> tuple[set[int], BadBatch | None]:
     """(the offsets a Kafka partial batch response names, None), or (empty, why Lambda failed the whole batch).
 
     Each failure is ``{"itemIdentifier": {"partition": "<topic>-<n>", "offset": <n>}}``; no answer, an empty one or

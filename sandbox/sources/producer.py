@@ -38,11 +38,12 @@ import json
 import time
 from abc import abstractmethod
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
+from ..core.records import RecordJson
 from ..errors import BadInput
 from ..vocab import AWS_OK, Delivery, RecordType, SourceKind
 from .base import Source
@@ -73,6 +74,33 @@ def wait_out_read_timeouts(client: Any) -> None:
     client.meta.events.register_first(f"needs-retry.{client.meta.service_model.service_id.hyphenize()}", wait)
 
 
+class ListSent(TypedDict, total=False):
+    """One list a ``ScheduledSender`` sent: its orders' keys, the ids the service gave (an EventBridge producer's
+    ``eventIds``, an SNS publisher's ``messageIds``), and the error that stopped it (None: it went)."""
+
+    keys: list[str]
+    eventIds: list[str]
+    messageIds: list[str]
+    error: str | None
+
+
+class ItemSent(TypedDict):
+    """One item a ``ClientProducer`` sent: its key, the ids of the requests that reached the service (a retry's
+    too), and how many attempts its SDK made (None: unknown, it gave up)."""
+
+    key: str | None
+    ids: list[str | None]
+    attempts: int | None
+
+
+class ItemGaveUp(TypedDict):
+    """An item a ``ClientProducer``'s SDK gave up on, and why."""
+
+    key: str | None
+    error: str
+    ids: list[str | None]
+
+
 class ScheduledSender(Source):
     """Sends ``schedule`` (pairs of virtual send time and a list of orders), one request per list, with a
     boto3 client of ``service`` configured as ``client`` says; it waits out a read timeout before its SDK
@@ -95,7 +123,7 @@ class ScheduledSender(Source):
         self.client = boto3.client(service, region_name=world.region,
                                    config=(client or CallerConfig()).botocore_config())
         wait_out_read_timeouts(self.client)
-        self.sent: list[dict[str, Any]] = []
+        self.sent: list[ListSent] = []
         self.task: "Task | None" = None
 
     def start(self) -> "ScheduledSender":
@@ -144,9 +172,9 @@ class ClientProducer(Source):
         self.client = boto3.client(self.service, region_name=sb.region,
                                    config=(client or CallerConfig()).botocore_config())
         wait_out_read_timeouts(self.client)
-        self.sent: list[dict[str, Any]] = []  # {"key", "ids", "attempts"}
-        self.first_send: dict[str, tuple[float, list[str]]] = {}  # orderId -> (when, its ids) at first send
-        self.failed: list[dict[str, Any]] = []
+        self.sent: list[ItemSent] = []
+        self.first_send: dict[str, tuple[float, list[str | None]]] = {}  # orderId -> (when, its ids) at first send
+        self.failed: list[ItemGaveUp] = []
         self.position = 0
         self.task: "Task | None" = None
 
@@ -198,16 +226,16 @@ class ClientProducer(Source):
     def _request(self, item: Any) -> dict:
         """Send one item; returns the response (botocore retries inside)."""
 
-    def _copies_stored(self, ids: list[str]) -> int:
+    def _copies_stored(self, ids: list[str | None]) -> int:
         """How many copies the requests that reached the service stored (each one, unless a subclass knows better)."""
         return len(ids)
 
-    def _sent_again(self, key: str, ids: list[str]) -> None:
+    def _sent_again(self, key: str, ids: list[str | None]) -> None:
         """A scheduled re-send of an order (only the SQS producer's schedules repeat orders)."""
         raise BadInput(f"{self.name} has {key} in its schedule twice; only an SQS producer re-sends on purpose")
 
     @abstractmethod
-    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+    def _resend_detail(self, key: str | None, reached: list[RecordJson]) -> dict:
         """What the history says about an item that reached the service more than once."""
 
     def _send(self, item: Any) -> None:
@@ -288,16 +316,16 @@ class Producer(ClientProducer):
         extra = self.message_params(item) if self.message_params is not None else {}
         return self.client.send_message(QueueUrl=self.queue.url, MessageBody=body, **extra)
 
-    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+    def _resend_detail(self, key: str | None, reached: list[RecordJson]) -> dict:
         return {"messageIds": [r["key"] for r in reached],
                 "why": "SendMessage took effect but its response timed out (ReadTimeoutError), so botocore's retry "
                        "sent the message again; SQS gave the copy a new MessageId"}
 
-    def _copies_stored(self, ids: list[str]) -> int:
+    def _copies_stored(self, ids: list[str | None]) -> int:
         # A FIFO queue answers a retry it deduplicated with the first message's MessageId.
         return len(set(ids))
 
-    def _sent_again(self, key: str, ids: list[str]) -> None:
+    def _sent_again(self, key: str, ids: list[str | None]) -> None:
         """A scheduled re-send of an order: a "producer re-send" if SQS stored it as a new message."""
         at, first_ids = self.first_send[key]
         new = [i for i in dict.fromkeys(ids) if i not in first_ids]
@@ -329,7 +357,7 @@ class KinesisProducer(ClientProducer):
         return self.client.put_record(StreamName=self.stream.mapping.stream_name, PartitionKey=str(item["orderId"]),
                                       Data=json.dumps(item, sort_keys=True).encode())
 
-    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+    def _resend_detail(self, key: str | None, reached: list[RecordJson]) -> dict:
         return {"sequenceNumbers": self.stream.sequence_numbers_of(key) if key else [],
                 "why": "PutRecord took effect but its response timed out (ReadTimeoutError), so botocore's retry "
                        "wrote the record again; Kinesis gave the copy its own sequence number (and eventID)"}

@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
+from ..core.records import RecordJson
 from ..errors import BadInput
 from ..events import s3_record
 from ..settings import Config, param
@@ -176,7 +177,7 @@ class S3Uploader(ClientProducer):
         return self.client.put_object(Bucket=self.bucket, Key=self.object_key(item), ContentType="application/json",
                                       Body=json.dumps(item, sort_keys=True).encode())
 
-    def _resend_detail(self, key: str | None, reached: list[dict]) -> dict:
+    def _resend_detail(self, key: str | None, reached: list[RecordJson]) -> dict:
         return {"objectKeys": [r["key"] for r in reached],
                 "why": "PutObject took effect but its response timed out (ReadTimeoutError), so botocore's retry "
                        "wrote the object again, and S3 sent a second notification"}

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ..aws.event_shapes import ShardRecord
 from ..aws.gateway import Served, json_answer
 from ..errors import BadInput, SandboxError
 from ..events import iso_millis
@@ -55,7 +56,7 @@ from ..settings import Config, Setting, param
 from ..vocab import Cause, Delivery, Outcome
 from .async_invoke import read_queue
 from .base import Source
-from .sqs import ignored_partial_response, read_partial_response
+from .sqs import BadBatch, ignored_partial_response, read_partial_response
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation, LambdaFunction
@@ -202,7 +203,7 @@ class ShardSource(Source):
         """The orderId the record carries."""
 
     @abstractmethod
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> ShardRecord:
         """The record as one entry of the event's ``Records``."""
 
     def event(self, shard: Shard, records: list[dict]) -> dict:
@@ -338,7 +339,7 @@ class ShardSource(Source):
         return self._after_partial(shard, batch, inv, cut, todo)
 
     # -- partial batch responses ----------------------------------------------------------------------
-    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, dict[str, Any] | None]:
+    def _reported(self, shard: Shard, batch: Batch, result: Any) -> tuple[int | None, BadBatch | None]:
         """(index of the lowest record named in batchItemFailures, or None), or why the whole batch failed
         (the ``batch failed`` record's detail, as ``read_partial_response`` gives it)."""
         if not self.mapping.report_batch_item_failures:
@@ -380,7 +381,7 @@ class ShardSource(Source):
 
     # -- failures -------------------------------------------------------------------------------------
     def _after_failure(self, shard: Shard, batch: Batch, inv: "Invocation", todo: list[Batch],
-                       bad: dict[str, Any] | None = None) -> bool:
+                       bad: BadBatch | None = None) -> bool:
         """Split the failed batch, retry it or discard it; True if something will be tried again."""
         m = self.mapping
         detail = {**self._span(shard, batch.records), "attempt": batch.attempt, "outcome": inv.outcome,

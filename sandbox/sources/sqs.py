@@ -106,10 +106,11 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from ..aws import adapter
 from ..aws.dynamo import number_text
+from ..aws.event_shapes import SqsMessage
 from ..core.scheduler import current_task
 from ..errors import BadInput
 from ..events import sqs_record
@@ -149,6 +150,26 @@ def dlq_name_of(name: str) -> str:
 def recommended_visibility(function_timeout: float, batching_window: float) -> float:
     """Six times the function timeout (services-sqs-configure.html), plus the batching window it waits out."""
     return 6 * function_timeout + batching_window
+
+
+class QueueMessage(TypedDict):
+    """A message still in a queue, as moto holds it: its id, its body, and how many times it was received."""
+
+    id: str
+    body: str
+    receives: int
+
+
+class BadBatch(TypedDict):
+    """Why Lambda failed a whole batch over its partial batch response: a ``batch failed`` record's detail."""
+
+    reason: str
+    badResponse: str  # a BadBatchResponse
+    itemIdentifier: NotRequired[str]
+
+
+#: What a throttled poller's tries came to before one got through: how many, and from when (``from`` is a keyword).
+Refused = TypedDict("Refused", {"tries": int, "from": float})
 
 
 def order_id_of(body: Any) -> str | None:
@@ -315,12 +336,12 @@ class SqsQueue:
         # moto counts a message visible only strictly after visible_at, in whole milliseconds.
         return max(0.0, (min(times) - now_ms) / 1000) + 0.001
 
-    def messages(self) -> list[dict[str, Any]]:
+    def messages(self) -> list[QueueMessage]:
         """``[{"id", "body", "receives"}]`` of every message still in the queue."""
         return [{"id": m.id, "body": m.body, "receives": m.receives}
                 for m in adapter.queue_messages(self.world.region, self.name)]
 
-    def dead_letters(self) -> list[dict[str, Any]]:
+    def dead_letters(self) -> list[QueueMessage]:
         """``[{"id", "body", "receives"}]`` of every message in the dead-letter queue."""
         if self.dlq_name is None:
             return []
@@ -437,7 +458,7 @@ class SqsEventSourceMapping(Source):
                 # message waits in a poller's hand while its visibility runs.
                 sched.sleep(cfg.poll_interval, label="sqs: at MaximumConcurrency")
                 continue
-            batch: list[dict[str, Any]] = []
+            batch: list[SqsMessage] = []
             if self.queue.visible():
                 self.busy += 1
                 try:
@@ -451,12 +472,12 @@ class SqsEventSourceMapping(Source):
                 nxt = self.queue.next_visible_in()
                 self._wait(LONG_POLL if nxt is None else min(LONG_POLL, nxt), label="sqs: poll")
 
-    def _gather(self) -> tuple[list[dict[str, Any]], float]:
+    def _gather(self) -> tuple[list[SqsMessage], float]:
         """Receive up to BatchSize messages, waiting out the batching window (or, on a quiet queue, the
         quiet-queue wait) if it is not full; the batch and when its first message was received."""
         cfg = self.config
         clock = self.world.clock
-        batch: list[dict[str, Any]] = []
+        batch: list[SqsMessage] = []
         first_at: float | None = None
         while True:
             want = min(MAX_RECEIVE, cfg.batch_size - len(batch))
@@ -476,15 +497,15 @@ class SqsEventSourceMapping(Source):
             # The received messages' visibility is already running while the poller waits.
             self._wait(left, label="sqs: batching window")
 
-    def _receive(self, want: int) -> list[dict[str, Any]]:
+    def _receive(self, want: int) -> list[SqsMessage]:
         response = self.world.sqs.receive_message(
             QueueUrl=self.queue.url, MaxNumberOfMessages=want, WaitTimeSeconds=0,
             AttributeNames=["All"], MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"],
         )
         messages = response.get("Messages", [])
         self._note_dead_letters()
-        again: list[dict[str, Any]] = []
-        copies: list[dict[str, Any]] = []
+        again: list[SqsMessage] = []
+        copies: list[SqsMessage] = []
         for m in messages:
             mid = m["MessageId"]
             if mid not in self.tracked:
@@ -512,7 +533,7 @@ class SqsEventSourceMapping(Source):
             )
         return messages
 
-    def _record_copies(self, copies: list[dict[str, Any]]) -> None:
+    def _record_copies(self, copies: list[SqsMessage]) -> None:
         ids = [m["MessageId"] for m in copies]
         self.world.record_delivery(self.kind, Delivery.SPONTANEOUS_DUPLICATE, keys=self._keys(ids),
             inv=self._latest(self.tracked[i].stale_after for i in ids),
@@ -521,7 +542,7 @@ class SqsEventSourceMapping(Source):
                            "server holding this copy was unavailable, so SQS handed it out again (no error anywhere)"},
         )
 
-    def _process(self, batch: list[dict[str, Any]], received_at: float) -> None:
+    def _process(self, batch: list[SqsMessage], received_at: float) -> None:
         sb = self.world
         ids = [m["MessageId"] for m in batch]
         cause, prev = self._cause(batch)
@@ -554,7 +575,7 @@ class SqsEventSourceMapping(Source):
 
     # -- throttling and waiting --------------------------------------------------------------
     def _through_throttling(self, ids: list[str], prev: str | None,
-                            received_at: float) -> tuple[bool, dict[str, Any] | None]:
+                            received_at: float) -> tuple[bool, Refused | None]:
         """Try the invoke while the function is throttled: 429, then again 1, 2, 4 ... s later, the batch kept in
         hand. (True, what was refused) once a try gets through; False once the next try would come after the
         visibility timeout of the batch's first receive, when Lambda drops the batch."""
@@ -576,7 +597,7 @@ class SqsEventSourceMapping(Source):
             delay = min(delay * 2, THROTTLE_MAX_DELAY)
         return True, {"tries": tries, "from": round(first, 6)}
 
-    def _throttled(self, ids: list[str], prev: str | None, refused: dict[str, Any],
+    def _throttled(self, ids: list[str], prev: str | None, refused: Refused,
                    invocation: str | None = None) -> None:
         tries = refused["tries"]
         answered = f"{tries} {'try' if tries == 1 else 'tries'} answered 429"
@@ -606,7 +627,7 @@ class SqsEventSourceMapping(Source):
         )
 
     # -- outcomes ------------------------------------------------------------------------------
-    def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], dict[str, Any] | None]:
+    def _failed_items(self, result: Any, ids: list[str]) -> tuple[set[str], BadBatch | None]:
         """The messageIds a partial batch response names, or why the whole batch failed (``bad_response``)."""
         if not self.config.report_batch_item_failures:
             ignored_partial_response(self.world, result)
@@ -614,7 +635,7 @@ class SqsEventSourceMapping(Source):
         named, bad = read_partial_response(result, ids, "a messageId")
         return set(named), bad
 
-    def _delete(self, messages: list[dict[str, Any]], inv: "Invocation") -> None:
+    def _delete(self, messages: list[SqsMessage], inv: "Invocation") -> None:
         missed = self._missed_copies(messages)
         copies = adapter.copy_messages(self.world.region, self.queue.name, missed) if missed else []
         deleted: list[str] = []
@@ -632,7 +653,7 @@ class SqsEventSourceMapping(Source):
         if copies:
             self._keep_stale_copies(copies, inv)
 
-    def _missed_copies(self, messages: list[dict[str, Any]]) -> list[str]:
+    def _missed_copies(self, messages: list[SqsMessage]) -> list[str]:
         """The messages whose DeleteMessage will miss a stored copy: each with duplicate_probability, at most once."""
         p = self.queue.config.duplicate_probability
         if p <= 0:
@@ -656,7 +677,7 @@ class SqsEventSourceMapping(Source):
         )
 
     def _batch_failed(self, ids: list[str], inv: "Invocation", reason: str, partial: bool = False,
-                      bad: dict[str, Any] | None = None) -> None:
+                      bad: BadBatch | None = None) -> None:
         for mid in ids:
             self.tracked[mid].last_error = reason
         whole = "" if partial else "the whole batch, already-handled messages included, "
@@ -687,10 +708,10 @@ class SqsEventSourceMapping(Source):
 
     # -- bookkeeping -----------------------------------------------------------------------
     @staticmethod
-    def _receive_count(message: dict[str, Any]) -> int:
+    def _receive_count(message: SqsMessage) -> int:
         return int(message.get("Attributes", {}).get("ApproximateReceiveCount", "1"))
 
-    def _cause(self, batch: list[dict[str, Any]]) -> tuple[str, str | None]:
+    def _cause(self, batch: list[SqsMessage]) -> tuple[str, str | None]:
         # This batch's own receive counts: another poller may have received the same messages since.
         ids = [m["MessageId"] for m in batch]
         copies = [m["MessageId"] for m in batch if self.tracked[m["MessageId"]].copy_receipt == m["ReceiptHandle"]]
@@ -755,7 +776,7 @@ def ignored_partial_response(sb: Any, result: Any) -> None:
                 f"ReportBatchItemFailures, so Lambda ignored them and treated the whole batch as a success")
 
 
-def read_partial_response(result: Any, ids: list[str], what: str) -> tuple[list[str], dict[str, Any] | None]:
+def read_partial_response(result: Any, ids: list[str], what: str) -> tuple[list[str], BadBatch | None]:
     """(the ids a partial batch response names, None), or ([], why Lambda failed the whole batch).
 
     ``ids`` are the batch's records as the function saw them (``what`` says what they are: "a messageId",

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
+from ..aws.event_shapes import KinesisRecord
 from ..errors import BadInput
 from ..events import kinesis_record
 from ..settings import param
@@ -176,7 +177,7 @@ class StreamSource(ShardSource):
         except (ValueError, TypeError, KeyError):
             return str(record["PartitionKey"])
 
-    def event_record(self, shard: Shard, record: dict) -> dict:
+    def event_record(self, shard: Shard, record: dict) -> KinesisRecord:
         """A Kinesis record with an AWS-looking sequence number."""
         return kinesis_record({**record, "SequenceNumber": self.aws_seq(shard, record)}, shard.shard_id,
                               self.stream_arn, self.function.config.arn, self.world.region)

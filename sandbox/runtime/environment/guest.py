@@ -72,14 +72,14 @@ class Channel:
         except OSError:
             pass
 
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, message: wire.Message) -> wire.Message:
         """A request of the handler's code: sent when it is this thread's turn to ask (see turns.py). An alarm
         that came due meanwhile rings as it is answered (alarms.py)."""
         answer = self.request(message) if self.turns is None else self.turns.ask(message)
         alarms.answered()
         return answer
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+    def request(self, message: wire.Message) -> wire.Message:
         """Send ``message`` now, and wait for the answer (the Runtime API's next keeps the turn: a frozen
         environment runs no thread)."""
         if self.forked_at is not None:
@@ -105,7 +105,7 @@ class Channel:
             self.files.answered(self.now)
         return answer
 
-    def tell(self, message: dict[str, Any]) -> None:
+    def tell(self, message: wire.Message) -> None:
         """A message with no answer (a log line). A forked process's are not kept."""
         if self.forked_at is not None:
             return
@@ -340,10 +340,10 @@ def _refuse_network(self: Any, request: Any) -> NoReturn:
                                  "sandbox reaches AWS only through the world")
 
 
-def _effects(channel: Channel) -> Callable[[str, dict[str, Any]], Any]:
+def _effects(channel: Channel) -> Callable[[str, wire.EffectArgs], Any]:
     """The effect services' client: each call is a request to the world's services."""
 
-    def call(kind: str, args: dict[str, Any]) -> Any:
+    def call(kind: str, args: wire.EffectArgs) -> Any:
         answer = channel.ask({"t": wire.Kind.EFFECT, "kind": kind, "args": args})
         if "raise" in answer:
             from ... import errors
@@ -470,7 +470,7 @@ def prepare(tmp: str | None) -> None:
     _Mounts.private = _private_tmp_mount(tmp)
 
 
-def _set_up(config: dict[str, Any], channel: Channel) -> None:
+def _set_up(config: wire.EnvironmentConfig, channel: Channel) -> None:
     os.environ.clear()
     os.environ.update(config["environ"])
     if not _Mounts.private:
@@ -565,7 +565,7 @@ def report_exit(exc: BaseException) -> None:
         pass
 
 
-def run(sock: socket.socket, config: dict[str, Any]) -> None:
+def run(sock: socket.socket, config: wire.EnvironmentConfig) -> None:
     """Become the execution environment ``config`` describes, then serve invocations until killed."""
     global CHANNEL
     channel = CHANNEL = Channel(sock)

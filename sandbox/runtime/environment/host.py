@@ -204,7 +204,7 @@ class TaskRootCopies:
 class EnvironmentProcess:
     """One execution environment: an OS process, its channel, its private ``/tmp``."""
 
-    def __init__(self, config: dict[str, Any], roots: TaskRootCopies, template: Template,
+    def __init__(self, config: wire.EnvironmentConfig, roots: TaskRootCopies, template: Template,
                  snapshot: "EnvironmentProcess | None" = None, share_tmp: "EnvironmentProcess | None" = None):
         self.roots = roots
         self.template = template
@@ -303,7 +303,7 @@ class EnvironmentProcess:
                 raise EnvironmentFailed(f"the environment broke the protocol: its response is {exc}") from None
         return body
 
-    def _serve_until(self, ends: tuple[str, ...], phase: "InitPhase | None" = None) -> dict[str, Any]:
+    def _serve_until(self, ends: tuple[str, ...], phase: "InitPhase | None" = None) -> wire.Message:
         """Serve the environment's requests until it sends one of ``ends``.
 
         Time as on Lambda: what the code computes between two requests is real time. Past ``wire.QUANTUM``
@@ -326,11 +326,11 @@ class EnvironmentProcess:
                 self.kill()
                 raise EnvironmentFailed(f"the environment sent {kind!r} out of turn")
             answer = self._serve(message)
-            answer.update(t=wire.Kind.ANSWER, now=_now())
+            answer.update({"t": wire.Kind.ANSWER, "now": _now()})
             wire.send(self.sock, answer)
             answered = time.monotonic()
 
-    def _aside(self, message: dict[str, Any]) -> None:
+    def _aside(self, message: wire.Message) -> None:
         """A message that wants no answer: a log line, or where the code called ``sys.exit``."""
         if message["t"] == wire.Kind.LOG:
             self.logs(str(message["stream"]), self._loggable(str(message["text"])))
@@ -372,7 +372,7 @@ class EnvironmentProcess:
             ends.append((answered + left + wire.QUANTUM, "deadline"))
         return min(ends)
 
-    def _receive(self, deadline: float | None = None, why: str = "watchdog") -> dict[str, Any]:
+    def _receive(self, deadline: float | None = None, why: str = "watchdog") -> wire.Message:
         """The environment's next message. Until it comes, the environment runs the learner's code: past
         ``deadline`` it has run out of time (``why``: its deadline, its phase's limit) or is blocked outside
         the sandbox (the watchdog), and is killed."""
@@ -414,7 +414,7 @@ class EnvironmentProcess:
         return (status if status >= 0 else 128 - status), why
 
     # -- one request -------------------------------------------------------------------------
-    def _serve(self, message: dict[str, Any]) -> dict[str, Any]:
+    def _serve(self, message: wire.Message) -> wire.Message:
         world = active.current()
         kind = message["t"]
         if kind == wire.Kind.SLEEP:  # a finite, non-negative number of seconds (wire.FROM_ENVIRONMENT checked it)
@@ -492,7 +492,7 @@ _EFFECTS = {"send_confirmation_email": ("order",), "send_cancellation_email": ("
             "charge_card": ("order", "idempotency_key")}
 
 
-def _effect(world: Any, message: dict[str, Any]) -> dict[str, Any]:
+def _effect(world: Any, message: wire.Message) -> wire.Message:
     """One call to the effect services, as the guest's client makes it: a known kind, its own arguments (the
     order required). What the arguments hold is the services' to judge, as for a call made in the world:
     a wrong order or key is the handler's BadInput, answered to it."""
@@ -506,7 +506,7 @@ def _effect(world: Any, message: dict[str, Any]) -> dict[str, Any]:
     return {"result": json.loads(json.dumps(result, default=json_number))}
 
 
-def _aws(world: Any, message: dict[str, Any]) -> dict[str, Any]:
+def _aws(world: Any, message: wire.Message) -> wire.Message:
     """One AWS request, as botocore prepared it in the environment: the world reads its service and operation
     from the request itself (``sandbox.aws.operations``); the environment sends no name for either."""
     try:

@@ -30,8 +30,8 @@ import os
 import select
 import signal
 import socket
-from collections.abc import Callable
-from typing import Any, NoReturn
+from collections.abc import Callable, Mapping
+from typing import NoReturn
 
 from . import namespaces, wire
 
@@ -41,7 +41,7 @@ MEASURE_EVERY = 0.05
 FILE_DESCRIPTORS = 1024
 PROCESSES_AND_THREADS = 1024
 #: What each process of the environment becomes (the template's ``_run_function``).
-Become = Callable[[socket.socket, dict[str, Any]], NoReturn]
+Become = Callable[[socket.socket, wire.EnvironmentConfig], NoReturn]
 
 
 def over_memory(limit_mb: float) -> bool:
@@ -188,7 +188,7 @@ class _Manager:
         """The function's limits, from its first process before any of its code ran; the socket closes after."""
         assert self.limits is not None
         try:
-            limits = wire.decode(self.limits.recv(1 << 16) or b"{}")
+            limits = wire.decode_limits(self.limits.recv(1 << 16) or b"{}")
         except (OSError, ValueError):
             limits = {}
         self.memory_mb = float(limits.get("memory_mb") or 0) or None
@@ -216,7 +216,7 @@ class _Manager:
         elif message.get("t") == "kill" and message.get("pid") in self.live:
             os.kill(int(message["pid"]), signal.SIGKILL)
 
-    def spawn(self, config: dict[str, Any], channel: int) -> None:
+    def spawn(self, config: wire.EnvironmentConfig, channel: int) -> None:
         """Another process of this environment (Lambda Managed Instances): its limits are the first one's."""
         pid = os.fork()
         if pid == 0:
@@ -242,7 +242,7 @@ class _Manager:
                 self.live.discard(pid)
                 self.report({"t": "ended", "pid": pid, "status": os.waitstatus_to_exitcode(status), "why": None})
 
-    def report(self, message: dict[str, Any]) -> None:
+    def report(self, message: wire.Message) -> None:
         try:
             self.orders.send(wire.encode(message))
         except OSError:
@@ -260,7 +260,7 @@ class _Manager:
         os._exit(0)
 
 
-def _become_process(channel: socket.socket, config: dict[str, Any] | None, become: Become,
+def _become_process(channel: socket.socket, config: wire.EnvironmentConfig | None, become: Become,
                     limits: tuple[socket.socket, int] | None = None,
                     ahead: Callable[[socket.socket], None] = lambda door: None) -> NoReturn:
     """One process of the environment: the handler's user, no capabilities, a session of its own, Lambda's limits.
@@ -283,17 +283,17 @@ def _become_process(channel: socket.socket, config: dict[str, Any] | None, becom
         channel.close()
         if not data or not fds:
             os._exit(0)  # the environment ended before it was used
-        channel, config = socket.socket(fileno=fds[0]), wire.decode(data)
+        channel, config = socket.socket(fileno=fds[0]), wire.decode_config(data)
         if limits is not None:
             _tell_limits(config, *limits)
     become(channel, config)
 
 
-def _tell_limits(config: dict[str, Any], manager: socket.socket, tmp_mb: int) -> None:
+def _tell_limits(config: wire.EnvironmentConfig, manager: socket.socket, tmp_mb: int) -> None:
     """Give the manager the function's limits; wait only while it resizes ``/tmp``. Then the socket closes, before
     any code of the function runs: nothing the handler says later reaches the manager."""
     given = config.get("limits")
-    limits: dict[str, Any] = given if isinstance(given, dict) else {}
+    limits: Mapping[str, object] = given if isinstance(given, dict) else {}  # a config from the world, read warily
     try:
         manager.send(wire.encode({"memory_mb": limits.get("memory_mb"), "tmp_mb": limits.get("tmp_mb")}))
         if isinstance(limits.get("tmp_mb"), int) and limits["tmp_mb"] != tmp_mb:

@@ -147,10 +147,10 @@ def _spare(inherited: list[socket.socket], orders: socket.socket, tmp: str) -> N
     orders.close()
     if not data or not fds:
         os._exit(0)  # the template is ending: it was never used
-    _run_function(socket.socket(fileno=fds[0]), wire.decode(data))
+    _run_function(socket.socket(fileno=fds[0]), wire.decode_config(data))
 
 
-def _run_function(channel: socket.socket, config: dict[str, Any]) -> NoReturn:
+def _run_function(channel: socket.socket, config: wire.EnvironmentConfig) -> NoReturn:
     """Be the execution environment ``config`` describes until it ends; exit as Python would."""
     code: Any = 0
     try:
@@ -190,7 +190,7 @@ class _Managed:
         self.managers: dict[int, socket.socket] = {}  # manager pid -> its orders socket, once in use
         self.owner: dict[int, int] = {}  # process (or environment) name -> manager pid
         self.first: dict[int, int] = {}  # an environment's first process's pid -> its manager's
-        self.ended: dict[int, dict[str, Any]] = {}
+        self.ended: dict[int, wire.Message] = {}
         self.dying: set[int] = set()  # killed managers, not yet reaped
 
     def _sockets(self) -> list[socket.socket]:
@@ -228,7 +228,7 @@ class _Managed:
             taken.append((manager_pid, door))
         return taken
 
-    def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
+    def spawn(self, config: wire.EnvironmentConfig, channel: int, share_tmp: int | None = None) -> int:
         manager_pid = self.owner.get(share_tmp) if share_tmp is not None else None
         if manager_pid is None or manager_pid not in self.managers:
             [(name, door)] = self.take(1)
@@ -247,7 +247,7 @@ class _Managed:
                 self.owner[pid] = manager_pid
                 return pid
 
-    def _report(self, manager_pid: int, block: bool = False) -> dict[str, Any] | None:
+    def _report(self, manager_pid: int, block: bool = False) -> wire.Message | None:
         orders = self.managers.get(manager_pid)
         if orders is None or not (block or select.select([orders], [], [], 0)[0]):
             return None
@@ -295,7 +295,7 @@ class _Managed:
             self.dying.discard(found)
             self._gone(found, killed)
 
-    def status(self, pid: int, wait: float) -> dict[str, Any] | None:
+    def status(self, pid: int, wait: float) -> wire.Message | None:
         deadline = time.monotonic() + wait
         while pid not in self.ended and time.monotonic() < deadline:
             self.reap()
@@ -358,7 +358,7 @@ class _Children:
         self.tmp[pid] = tmp
         self.spares.append((pid, mine))
 
-    def spawn(self, config: dict[str, Any], channel: int, share_tmp: int | None = None) -> int:
+    def spawn(self, config: wire.EnvironmentConfig, channel: int, share_tmp: int | None = None) -> int:
         """Hand a spare its function and channel; it becomes that environment (or, with ``share_tmp``, a
         fresh fork becomes another process of the environment that process ``share_tmp`` belongs to)."""
         if share_tmp is not None and share_tmp in self.tmp:
@@ -392,7 +392,7 @@ class _Children:
             if pid != -1:
                 return
 
-    def status(self, pid: int, wait: float) -> dict[str, Any] | None:
+    def status(self, pid: int, wait: float) -> wire.Message | None:
         deadline = time.monotonic() + wait
         while pid not in self.ended and time.monotonic() < deadline:
             self.reap(pid)
@@ -448,7 +448,7 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
             break
         message = wire.decode(data)
         kind = message.get("t")
-        answer: dict[str, Any]
+        answer: wire.Message
         if kind == "spawn":
             share = message.get("share_tmp")
             try:

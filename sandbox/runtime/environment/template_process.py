@@ -15,7 +15,6 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
 
 from ...errors import TemplateFailed
 from . import wire
@@ -138,12 +137,12 @@ class Template:
                 instance._wait_ready()
             return instance
 
-    def _ask(self, message: dict[str, Any], fds: list[int] | None = None) -> dict[str, Any]:
+    def _ask(self, message: wire.Message, fds: list[int] | None = None) -> wire.Message:
         with self.lock:
             socket.send_fds(self.control, [wire.encode(message)], fds or [])
             return wire.decode(self.control.recv(1 << 16))
 
-    def spawn(self, config: dict[str, Any], share_tmp: int | None = None) -> tuple[int, socket.socket]:
+    def spawn(self, config: wire.EnvironmentConfig, share_tmp: int | None = None) -> tuple[int, socket.socket]:
         """A new environment (``share_tmp``: another process of the environment that process belongs to)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -166,7 +165,7 @@ class Template:
             theirs.close()
         return pid, mine
 
-    def _open_door(self, config: dict[str, Any], channel: socket.socket) -> int:
+    def _open_door(self, config: wire.EnvironmentConfig, channel: socket.socket) -> int:
         """Hand a waiting environment its function and channel, through its door: no hop through the template
         (which is asked for more doors only when the world has none left)."""
         for _ in range(wire.HAND_OUT + 1):

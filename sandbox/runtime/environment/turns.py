@@ -59,8 +59,8 @@ class _Turn:
         self.sleep_for: float | None = None  # the sleep it asked for, from ``asked_at``
         self.asked_at = 0.0
         self.took = False
-        self.message: dict[str, Any] | None = None  # an asking thread's request
-        self.answer: dict[str, Any] | None = None
+        self.message: wire.Message | None = None  # an asking thread's request
+        self.answer: wire.Message | None = None
         #: Waiting on the real world (a child process, a pipe): its test is polled in real time, and its
         #: timeout (``real_until``) is real seconds, never a jump of the world's clock.
         self.real = False
@@ -75,7 +75,7 @@ class Turns:
     ``mutex`` is held by the thread deciding whose turn comes next (a thread giving up its turn, or one taking it
     from a thread that computed past the quantum): one decision at a time, whatever runs meanwhile."""
 
-    def __init__(self, ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+    def __init__(self, ask: Callable[[wire.Message], wire.Message], now: Callable[[], float],
                  answered: Callable[[], tuple[float, float]] | None = None):
         self._ask, self._now = ask, now
         #: The world's time in its last answer, and the real time (``_real_now``) it came.
@@ -96,7 +96,7 @@ class Turns:
         return self.turns.get(_get_ident())
 
     # -- waiting ---------------------------------------------------------------------------
-    def ask(self, message: dict[str, Any]) -> dict[str, Any]:
+    def ask(self, message: wire.Message) -> wire.Message:
         """Send ``message`` to the world when every other thread waits too, and return the answer."""
         me = self.mine()
         if me is None:
@@ -573,7 +573,7 @@ def _watches_the_real_world(selector: selectors.BaseSelector) -> bool:
     return False
 
 
-def install(ask: Callable[[dict[str, Any]], dict[str, Any]], now: Callable[[], float],
+def install(ask: Callable[[wire.Message], wire.Message], now: Callable[[], float],
             answered: Callable[[], tuple[float, float]] | None = None) -> Turns:
     """From now on, this process's threads take turns (the calling thread is the main one, running)."""
     global TURNS

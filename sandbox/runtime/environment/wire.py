@@ -19,8 +19,11 @@ import select
 import socket
 import struct
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import Any, TypedDict, cast
+
+from ...core.jsonvalues import JsonObject
+from ...core.services import EffectArgs
 
 #: The largest message either side accepts: Lambda's own payload limit is 6 MB, and an AWS
 #: request body is far smaller; the margin covers base64 and JSON escaping.
@@ -143,6 +146,44 @@ OPTIONAL: dict[str, dict[str, Callable[[Any], bool]]] = {
 }
 
 
+class EnvironmentLimits(TypedDict, total=False):
+    """An environment's limits, as its function's configuration sets them (MB of memory, MB of /tmp); a manager
+    whose environment told it none (an unreadable datagram) reads them as unset."""
+
+    memory_mb: int
+    tmp_mb: int
+
+
+class EnvironmentConfig(TypedDict):
+    """What the template hands a new environment: its variables, task root, handler, seed, time and limits."""
+
+    environ: dict[str, str]
+    task_root: str
+    handler: str
+    seed: str
+    now: float
+    limits: EnvironmentLimits
+
+
+#: One message on a channel, either way: ``t`` says its kind, and so which other fields it has (``FROM_ENVIRONMENT``
+#: and ``OPTIONAL`` for an environment's, the world's own as each sender writes them; ``receive`` refuses a message
+#: without one). The template's control socket carries its own kinds ("spawn", "spares", "kill", "status") and
+#: answers in the same shape, with no ``t``. The functional form, as ``raise`` (an answer's exception) is a keyword.
+Message = TypedDict("Message", {
+    "t": str,
+    # an environment's (FROM_ENVIRONMENT, OPTIONAL)
+    "body": str, "content_type": str, "bytes": bool, "classes": list[str], "method": str, "url": str,
+    "headers": dict[str, str], "kind": str, "args": EffectArgs, "seconds": float, "stream": str, "text": str,
+    "frames": list[list[Any]], "pid": int, "status": "int | None",
+    # the world's: an invocation, an answer, a restored environment's status
+    "request_id": str, "event": str, "deadline_ms": int, "arn": str, "now": float, "wait": float,
+    "raise": str, "message": str, "result": Any,
+    # the template's control socket
+    "config": EnvironmentConfig, "share_tmp": "int | None", "most": int, "pids": list[int],
+    "error": "str | None", "ready": bool, "uncontained": "str | None", "why": "str | None",
+}, total=False)
+
+
 class ProtocolError(Exception):
     """An environment sent something the world does not accept."""
 
@@ -151,19 +192,36 @@ class ChannelClosed(Exception):
     """The other end closed the channel (an environment's process has ended)."""
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Mapping[str, object]) -> bytes:
     """A control message as one datagram (the template's socket keeps message boundaries)."""
     return json.dumps(message, separators=(",", ":")).encode()
 
 
-def decode(data: bytes) -> dict[str, Any]:
+def _object(data: bytes) -> JsonObject:
     message = json.loads(data)
     if not isinstance(message, dict):
         raise ProtocolError("a control message that is not an object")
     return message
 
 
-def send(sock: socket.socket, message: dict[str, Any]) -> None:
+# The control socket's datagrams come from the world's own processes (the template, its managers), never from a
+# function's code, so what each is, is what its sender wrote: they are read as such, not checked field by field.
+def decode(data: bytes) -> Message:
+    """A control message or a template's answer."""
+    return cast(Message, _object(data))
+
+
+def decode_config(data: bytes) -> EnvironmentConfig:
+    """The config the world hands a new environment through its door."""
+    return cast(EnvironmentConfig, _object(data))
+
+
+def decode_limits(data: bytes) -> EnvironmentLimits:
+    """An environment's limits, as its first process tells its manager (``{}``: none told)."""
+    return cast(EnvironmentLimits, _object(data))
+
+
+def send(sock: socket.socket, message: Message) -> None:
     data = json.dumps(message, separators=(",", ":")).encode()
     if len(data) > MAX_FRAME:
         raise ProtocolError(f"a {message.get('t')!r} message of {len(data):,} bytes is over the "
@@ -190,7 +248,7 @@ def _read_exactly(sock: socket.socket, n: int, deadline: float | None) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket, *, deadline: float | None = None) -> dict[str, Any]:
+def receive(sock: socket.socket, *, deadline: float | None = None) -> Message:
     """The next message, as sent; ``TimedOut`` if it has not come by ``deadline`` (``time.monotonic``)."""
     (size,) = _HEADER.unpack(_read_exactly(sock, _HEADER.size, deadline))
     if size > MAX_FRAME:
@@ -198,7 +256,7 @@ def receive(sock: socket.socket, *, deadline: float | None = None) -> dict[str, 
     message = loads(_read_exactly(sock, size, deadline))
     if not isinstance(message, dict) or not isinstance(message.get("t"), str):
         raise ProtocolError("a message without a kind")
-    return message
+    return cast(Message, message)  # a kind, at least; receive_from_environment checks an environment's fields
 
 
 def loads(data: bytes | str, depth: int = MAX_DEPTH) -> Any:
@@ -225,7 +283,7 @@ def nests_within(value: Any, depth: int) -> bool:
     return True
 
 
-def send_with_fd(sock: socket.socket, message: dict[str, Any], fd: int) -> None:
+def send_with_fd(sock: socket.socket, message: Message, fd: int) -> None:
     """A message with a file descriptor riding on its first byte (SCM_RIGHTS)."""
     data = json.dumps(message, separators=(",", ":")).encode()
     frame = _HEADER.pack(len(data)) + data
@@ -233,7 +291,7 @@ def send_with_fd(sock: socket.socket, message: dict[str, Any], fd: int) -> None:
     sock.sendall(frame[1:])
 
 
-def receive_with_fd(sock: socket.socket, *, deadline: float | None = None) -> tuple[dict[str, Any], int]:
+def receive_with_fd(sock: socket.socket, *, deadline: float | None = None) -> tuple[Message, int]:
     """An environment's message sent with ``send_with_fd``: the message, and the descriptor it carried."""
     if deadline is not None and not select.select([sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
         raise TimedOut("nothing arrived in time")
@@ -257,10 +315,10 @@ def receive_with_fd(sock: socket.socket, *, deadline: float | None = None) -> tu
             or not FROM_ENVIRONMENT[Kind.CLONED]["pid"](message.get("pid"))):
         os.close(fds[0])
         raise ProtocolError("a channel sent without a 'cloned' message and its pid")
-    return message, fds[0]
+    return cast(Message, message), fds[0]
 
 
-def receive_from_environment(sock: socket.socket, *, deadline: float | None = None) -> dict[str, Any]:
+def receive_from_environment(sock: socket.socket, *, deadline: float | None = None) -> Message:
     """The next message of an environment, checked against ``FROM_ENVIRONMENT``."""
     message = receive(sock, deadline=deadline)
     kind = message["t"]
@@ -270,9 +328,10 @@ def receive_from_environment(sock: socket.socket, *, deadline: float | None = No
     missing = [f for f in fields if f not in message]
     if missing:
         raise ProtocolError(f"a {kind!r} message without {', '.join(missing)}")
+    named: Mapping[str, object] = message  # read by the names FROM_ENVIRONMENT gives, before they are trusted
     for name, valid in [*fields.items(), *((f, v) for f, v in OPTIONAL.get(kind, {}).items() if f in message)]:
-        if not valid(message[name]):
-            raise ProtocolError(f"a {kind!r} message whose {name} is {_shown(message[name])}")
+        if not valid(named[name]):
+            raise ProtocolError(f"a {kind!r} message whose {name} is {_shown(named[name])}")
     return message
 
 

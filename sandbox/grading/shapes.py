@@ -1,0 +1,95 @@
+"""The JSON the grading writes: the dict forms of its results, and the messages of the pipe from its child.
+
+Each is the grading's own, serialised as JSON (to a grade file, Gradescope's results, the pipe), so each stays a
+plain dict; a TypedDict makes a key spelt wrong where it is written or read a type error.
+"""
+from __future__ import annotations
+
+from typing import Any, Required, TypedDict
+
+from ..core.records import RecordJson
+
+
+class TestSummary(TypedDict):
+    """What the runner says of one test once it is done: how many runs, and whether a search was cut short."""
+
+    runs: int
+    truncated: bool
+
+
+class RunInfoJson(TypedDict):
+    """``scoring.RunInfo`` as the pipe carries it (its fields, in order)."""
+
+    test: int
+    group: int | None
+    seed: int | None
+    complete: bool
+    status: str | None
+    length: int
+    digest: str
+    script: list[str] | None
+    choices: list[int] | None
+    answers: Any  # what a question's answer file returned, untrusted, compared with the expected answer
+    error: str | None
+
+
+class FailureJson(TypedDict):
+    """``scoring.Failure`` as a grade file holds it."""
+
+    status: str
+    explanation: str
+    hints: list[dict[str, str]]  # each hint's {"code", "text"}
+    seed: int | None
+    script: list[str] | None
+    timeline: str
+    replay: str
+
+
+class TestResultJson(TypedDict):
+    """``scoring.TestResult`` as a grade file holds it."""
+
+    item: str
+    kind: str
+    hidden: bool
+    passed: bool
+    runs: int
+    reason: str | None
+    truncated: bool
+    partial: bool
+    held: int | None
+    failure: FailureJson | None
+
+
+class ItemJson(TypedDict):
+    """``scoring.Item`` as a grade file holds it."""
+
+    item: str
+    points: int
+    score: float
+    passed: bool
+    partial: bool
+    seeds_held: list[int] | None
+    what: str
+    requirement: str
+    hidden: bool
+    hints: list[str]
+    tests: list[TestResultJson]
+
+
+class PipeMessage(TypedDict, total=False):
+    """One line the grading child writes to its parent; ``t`` says which kind, and so which other keys it has:
+    "group" (g, meta), "rec" (g, r), "effect" (g, kind, key, status), "ready", "load" (error), "run" (info),
+    "test-start" (i), "test-end" (i, summary), "crash" (what), "done"."""
+
+    t: Required[str]
+    g: int
+    meta: dict[str, Any]  # the history's meta, as ``History.meta`` gives it
+    r: RecordJson
+    kind: str | None
+    key: str | None
+    status: str | None
+    error: str | None
+    info: RunInfoJson
+    i: int
+    summary: TestSummary
+    what: str
