@@ -56,8 +56,9 @@ class DrawnDelivery:
     def keys_text(self) -> str:
         return keys_text(self.keys)
 
-    def event(self, style: str, label: str | None = None, **kw) -> Event:
-        return Event(self.source, self.t, self.seq, style, label, **kw)
+    def event(self, style: str, label: str | None = None, *, t0: float | None = None,
+              running: list[str] | None = None) -> Event:
+        return Event(self.source, self.t, self.seq, style, label, t0=t0, running=running or [])
 
 
 class DeliveryReader:
