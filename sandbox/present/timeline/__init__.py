@@ -94,13 +94,12 @@ from typing import Any
 
 import matplotlib
 
-from ...core.history import History
 from ...core.views import register_figure
 from . import audit
 from .axis import UNITS
 from .drawing import draw
 from .figure import TimelineFigure, empty_figure, legend_figure
-from .reading import read_history
+from .reading import HistoryLike, read_history
 from .rows import SOURCE_LABELS
 from .style import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, matplotlib_style
 
@@ -112,7 +111,7 @@ SAVE_DPI = 150  # dpi of save_timeline's PNG (projector-friendly)
 DEFAULT_WIDTH = 9.0  # inches: about 900 px in a notebook (dpi 100), so nothing is scaled down
 
 
-def plot_timeline(history: History, *, unit: str = "auto", title: str | None = None,
+def plot_timeline(history: HistoryLike, *, unit: str = "auto", title: str | None = None,
                   width: float | None = None, gaps: Any = "auto", dpi: float = SCREEN_DPI,
                   legend: bool = True) -> TimelineFigure:
     """Draw ``history`` as a swim-lane timeline and return the Figure.
@@ -154,7 +153,7 @@ def default_title(meta: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def save_timeline(history: History, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
+def save_timeline(history: HistoryLike, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
     """Write the timeline to ``path``: SVG or PDF when its name ends in .svg or .pdf, else PNG.
 
     The same history always gives the same bytes.

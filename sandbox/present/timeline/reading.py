@@ -11,9 +11,8 @@ their kinds are checked when a history is made or loaded. What may still be malf
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from ...core.history import History
 from ...core.records import Accept, AwsCall, DeliveryRecord, EffectRecord, InvokeEnd, InvokeStart, Record, Sweep
 from ...vocab import (
     AWS_OK,
@@ -56,7 +55,17 @@ EVENT_INVOKE = "Event"
 SQS, RECEIVE = "sqs", "ReceiveMessage"  # an SQS poller's request (the AWS service, not the source kind)
 
 
-def read_history(history: History) -> Model:
+class HistoryLike(Protocol):
+    """What the timeline reads of a ``History``: its ``meta`` and its typed records (the timeline imports no more of
+    the sandbox than the records' schema, so it draws any history, saved or hand-built)."""
+
+    @property
+    def meta(self) -> dict[str, Any]: ...
+
+    def records(self) -> list[Record]: ...
+
+
+def read_history(history: HistoryLike) -> Model:
     """Everything the timeline draws, read from ``history`` (its records and ``meta``)."""
     meta = dict(history.meta or {})
     records = history.records()
