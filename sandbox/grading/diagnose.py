@@ -12,10 +12,12 @@ import hashlib
 import json
 import re
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..core.history import History
+from ..core.records import AwsCall, DeliveryRecord, EffectRecord, Invocation, InvokeStart, thawed
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, Verdict
 from ..vocab import (
@@ -27,7 +29,6 @@ from ..vocab import (
     FindingKind,
     ItemStatus,
     Outcome,
-    RecordType,
 )
 from .drills import (
     HTTP_KEY,
@@ -51,45 +52,75 @@ class Hint:
         return {"code": self.code, "text": self.text}
 
 
+def _said(record: AwsCall | EffectRecord | DeliveryRecord, name: str) -> Any:
+    """What a record's ``detail`` says of ``name``, in its JSON form (lists, dicts): a detail is free JSON, and the
+    hints test and print its values as the history's JSON holds them."""
+    return thawed(record.detail.get(name))
+
+
 class _Run:
-    """One history, indexed for the rules: each invocation's table calls and effects, in order."""
+    """One history, indexed for the rules: each invocation's table calls and effects, in order (its typed records
+    themselves: a record is frozen, so no copy is made)."""
 
     def __init__(self, history: History):
         meta = history.meta
         self.table, self.epoch = meta.get("table", "idempotency"), float(meta.get("epoch") or 0)
-        self.invs = history.invocations()
-        self.calls: dict[str, list[dict]] = defaultdict(list)
-        self.effects: dict[str, list[dict]] = defaultdict(list)
-        self.received: set[str] = set()
-        self.deliveries = history.of_type(RecordType.DELIVERY)
+        self.invs: dict[str, Invocation] = history.invocation_records()
+        self.calls: defaultdict[str, list[AwsCall]] = defaultdict(list)
+        self.effects: defaultdict[str, list[EffectRecord]] = defaultdict(list)
+        self.received: set[Any] = set()
+        self.deliveries: list[DeliveryRecord] = history.records(DeliveryRecord)
         result = drill_result(history) or {}
-        self.answers = {a.get("inv"): a for a in result.get("answers") or []}  # a drill's
+        # a drill's answers: the report its note holds (plain JSON, not history records)
+        self.answers: dict[Any, dict[str, Any]] = {a.get("inv"): a for a in result.get("answers") or []}
         self.drill, self.seed = str(meta.get("drill") or ""), result.get("seed")
-        for e in history:
-            if e["type"] == RecordType.AWS and e.get("target") == self.table and e.get("inv"):
-                self.calls[e["inv"]].append(e)
-            elif e["type"] == RecordType.AWS and e.get("op") == "ReceiveMessage":
-                self.received.update((e.get("detail") or {}).get("received") or [])
-            elif e["type"] == RecordType.EFFECT and e.get("inv"):
-                self.effects[e["inv"]].append(e)
+        for e in history.records(AwsCall, EffectRecord):
+            if isinstance(e, AwsCall) and e.target == self.table and e.inv:
+                self.calls[e.inv].append(e)
+            elif isinstance(e, AwsCall) and e.op == "ReceiveMessage":
+                self.received.update(_said(e, "received") or [])
+            elif isinstance(e, EffectRecord) and e.inv:
+                self.effects[e.inv].append(e)
 
-    def before(self, inv: str, seq: int, op: str | None = None) -> list[dict]:
-        return [c for c in self.calls.get(inv, []) if c["seq"] < seq and (op is None or c["op"] == op)]
+    def start(self, inv: str) -> InvokeStart | None:
+        """How ``inv`` began (None: the history has no start of it)."""
+        found = self.invs.get(inv)
+        return found.start if found is not None else None
 
-    def first_effect(self, inv: str, kind: str, key: str) -> dict | None:
-        done = [e for e in self.effects.get(inv, []) if e["kind"] == kind and e["key"] == key
-                and EffectStatus(e["status"]).counted]
+    def keys(self, inv: str) -> tuple[str, ...]:
+        """The business keys ``inv``'s event carried (none: no start of it)."""
+        start = self.start(inv)
+        return start.keys if start is not None else ()
+
+    def outcome(self, inv: str) -> str | None:
+        found = self.invs.get(inv)
+        return found.outcome if found is not None else None
+
+    def error(self, inv: str) -> str | None:
+        found = self.invs.get(inv)
+        return found.error if found is not None else None
+
+    def before(self, inv: str, seq: int, op: str | None = None) -> list[AwsCall]:
+        return [c for c in self.calls.get(inv, []) if c.seq < seq and (op is None or c.op == op)]
+
+    def first_effect(self, inv: str, kind: str, key: str) -> EffectRecord | None:
+        done = [e for e in self.effects.get(inv, []) if e.kind == kind and e.key == key
+                and EffectStatus(e.status).counted]
         return done[0] if done else None
 
 
 _WRITES = ("PutItem", "UpdateItem", "TransactWriteItems")
 
 
-def _wrote(c: dict) -> bool:
-    return c["op"] in _WRITES and c["result"] == AWS_OK
+def _wrote(c: AwsCall) -> bool:
+    return c.op in _WRITES and c.result == AWS_OK
 
 
 # -- duplicates -------------------------------------------------------------------------------------
+#: Each invocation behind a duplicate -> its first counted effect of the finding's kind and key (None: it did none).
+_Effects = dict[str, EffectRecord | None]
+
+
 def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     invs = [i for i in f.invocations if i]
     assert f.effect is not None  # a duplicate names its effect
@@ -112,26 +143,26 @@ def _duplicate_hints(run: _Run, f: Finding) -> list[Hint]:
     return hints
 
 
-def _condition_on_absent_attribute(run, f, effects):
+def _condition_on_absent_attribute(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     """Every copy's conditional put won the same key, because the condition tests an attribute the item never has:
     ``attribute_not_exists`` of it holds against any item this code wrote."""
-    won: dict[str, list[tuple[str, dict]]] = defaultdict(list)  # key -> (inv, its winning put)
+    won: dict[str, list[tuple[str, AwsCall]]] = defaultdict(list)  # key -> (inv, its winning put)
     for inv, effect in effects.items():
         if effect is None:
             continue
-        for c in run.before(inv, effect["seq"], "PutItem"):
-            if _wrote(c) and (c.get("detail") or {}).get("conditionTestsAbsent"):
-                won[str(c.get("key"))].append((inv, c))
+        for c in run.before(inv, effect.seq, "PutItem"):
+            if _wrote(c) and _said(c, "conditionTestsAbsent"):
+                won[str(c.key)].append((inv, c))
     for key, puts in won.items():
         winners = list(dict.fromkeys(inv for inv, _ in puts))
         if len(winners) < 2:
             continue
         who = (f"{winners[0]} and {winners[1]} both" if len(winners) == 2
                else f"{', '.join(winners[:-1])} and {winners[-1]} all")
-        detail = puts[0][1]["detail"]
-        [name, *_] = detail["conditionTestsAbsent"]
+        put = puts[0][1]
+        [name, *_] = _said(put, "conditionTestsAbsent")
         return Hint("condition-on-absent-attribute",
-                    f"{who} won the conditional put on {key}: its condition ({detail.get('condition')}) tests "
+                    f"{who} won the conditional put on {key}: its condition ({_said(put, 'condition')}) tests "
                     f"{name!r}, an attribute the item you write "
                     f"never has, so the test comes out the same whether the key was claimed before or not. A claim's "
                     f"condition must test an attribute that every item it writes has (look at the table's key "
@@ -139,85 +170,85 @@ def _condition_on_absent_attribute(run, f, effects):
     return None
 
 
-def _effect_before_claim(run, f, effects):
+def _effect_before_claim(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     for inv, effect in effects.items():
         if effect is None:
             continue
-        later = [c for c in run.calls.get(inv, []) if c["seq"] > effect["seq"] and c["op"] == "PutItem"]
-        if later and not any(_wrote(c) for c in run.before(inv, effect["seq"])):
+        later = [c for c in run.calls.get(inv, []) if c.seq > effect.seq and c.op == "PutItem"]
+        if later and not any(_wrote(c) for c in run.before(inv, effect.seq)):
             return Hint("effect-before-claim", f"the {f.effect} went out before the claim, so a duplicate that "
                         f"lost the claim had already sent it: claim the key first, then do the work")
     return None
 
 
-def _claim_ignored(run, f, effects):
+def _claim_ignored(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     for inv, effect in effects.items():
         if effect is None:
             continue
-        refused = [c for c in run.before(inv, effect["seq"], "PutItem") if c["result"] == CONDITIONAL_CHECK_FAILED]
-        if refused and not any(_wrote(c) and c.get("key") == refused[-1].get("key")
-                               for c in run.before(inv, effect["seq"]) if c["seq"] > refused[-1]["seq"]):
+        refused = [c for c in run.before(inv, effect.seq, "PutItem") if c.result == CONDITIONAL_CHECK_FAILED]
+        if refused and not any(_wrote(c) and c.key == refused[-1].key
+                               for c in run.before(inv, effect.seq) if c.seq > refused[-1].seq):
             return Hint("claim-ignored", f"{inv}'s conditional put was refused (another invocation holds the key), "
                         f"yet it sent the {f.effect} anyway: when the claim fails, skip the work (or replay the "
                         f"stored result); do not catch ConditionalCheckFailedException and go on")
     return None
 
 
-def _stale_read(run, f, effects):
+def _stale_read(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     for inv, effect in effects.items():
         if effect is None:
             continue
-        if any((c.get("detail") or {}).get("stale") for c in run.before(inv, effect["seq"], "GetItem")):
+        if any(_said(c, "stale") for c in run.before(inv, effect.seq, "GetItem")):
             return Hint("stale-read", f"{inv} read the item with an eventually consistent read, which returned "
                         f"a copy up to a second old (the item had just been written): a read that decides must see "
                         f"the latest write, or better, let the claim's write itself decide")
     return None
 
 
-def _read_then_write(run, f, effects):
+def _read_then_write(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     for inv, effect in effects.items():
         if effect is None:
             continue
-        calls = run.before(inv, effect["seq"])
-        reads = [c for c in calls if c["op"] == "GetItem"]
+        calls = run.before(inv, effect.seq)
+        reads = [c for c in calls if c.op == "GetItem"]
         blind = [c for c in calls
-                 if c["op"] == "PutItem" and _wrote(c) and not (c.get("detail") or {}).get("condition")]
-        if reads and blind and reads[0]["seq"] < blind[0]["seq"]:
+                 if c.op == "PutItem" and _wrote(c) and not _said(c, "condition")]
+        if reads and blind and reads[0].seq < blind[0].seq:
             return Hint("read-then-write", f"{inv} read the key, then wrote it unconditionally: two invocations can "
                         f"both read 'missing' before either writes (a race). The check and the write must be one "
                         f"atomic step, which DynamoDB does for a single write, not for a read followed by a write")
     return None
 
 
-def _unconditional_claim(run, f, effects):
+def _unconditional_claim(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     """The invocations that did the effect each wrote the key unconditionally before it (and read it, if at all,
     only around that write): every such write succeeds, so no write tells one invocation it lost."""
     blind = {}
     for inv, effect in effects.items():
-        calls = run.before(inv, effect["seq"]) if effect else []
-        puts = [c for c in calls if c["op"] == "PutItem" and _wrote(c)]
-        if effect is None or not puts or (puts[-1].get("detail") or {}).get("condition"):
+        calls = run.before(inv, effect.seq) if effect else []
+        puts = [c for c in calls if c.op == "PutItem" and _wrote(c)]
+        if effect is None or not puts or _said(puts[-1], "condition"):
             return None
-        if any(c["op"] == "GetItem" and c["seq"] < puts[0]["seq"] for c in calls):
+        if any(c.op == "GetItem" and c.seq < puts[0].seq for c in calls):
             return None  # a read first, then the write: read-then-write names it
         blind[inv] = puts[-1]
     if len(blind) < 2:
         return None
     first, second, *_ = blind
-    return Hint("unconditional-claim", f"{first} and {second} both wrote {blind[first].get('key')} with a put that has "
+    return Hint("unconditional-claim", f"{first} and {second} both wrote {blind[first].key} with a put that has "
                 f"no ConditionExpression, so each write succeeded whatever was there, and both sent the {f.effect}: "
                 f"a memory of what this container sent, or a read-back of the item after the write, cannot tell the "
                 f"other invocation apart (another write can land in between). Claim with one conditional put "
                 f"(attribute_not_exists(pk)) and send only if it succeeds")
 
 
-def _no_claim(run, f, effects):
+def _no_claim(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     # A refused write is a claim tried (and ignored: _claim_ignored's case), not state kept in memory.
     bare = [inv for inv, effect in effects.items()
-            if effect is not None and not any(c["op"] in _WRITES for c in run.before(inv, effect["seq"]))]
+            if effect is not None and not any(c.op in _WRITES for c in run.before(inv, effect.seq))]
     if len(bare) < 2 and not (bare and len(effects) == 2):
         return None
-    containers = {run.invs.get(i, {}).get("container") for i in effects}
+    containers = {start.container if start is not None else None for start in map(run.start, effects)}
     where = (f"ran in different containers ({', '.join(sorted(c for c in containers if c))}), "
              if len(containers) > 1 else "")
     return Hint("no-claim", f"the invocations that sent the {f.effect} {where}and claimed nothing in DynamoDB "
@@ -229,33 +260,33 @@ def _no_claim(run, f, effects):
 CLAIM_STATUSES = (ItemStatus.IN_PROGRESS, "INPROGRESS")
 
 
-def _batch_claim(run, f, effects):
+def _batch_claim(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     """One claim taken for an invocation that carried several orders: they succeed or fail together."""
     for inv, effect in effects.items():
-        carried = run.invs.get(inv, {}).get("keys") or []
-        claims = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and _wrote(c)
-                  and (c.get("detail") or {}).get("status") in CLAIM_STATUSES]
-        touched = {e["key"] for e in run.effects.get(inv, [])}
+        carried = run.keys(inv)
+        claims = [c for c in run.calls.get(inv, []) if c.op == "PutItem" and _wrote(c)
+                  and _said(c, "status") in CLAIM_STATUSES]
+        touched = {e.key for e in run.effects.get(inv, [])}
         if effect is not None and len(carried) > 1 and len(claims) == 1 and len(touched) > 1:
             return Hint("claim-per-batch", f"{inv} carried {', '.join(carried)} under one claim "
-                        f"({claims[0].get('key')}): when one of them failed, the claim was given up for all, and the "
+                        f"({claims[0].key}): when one of them failed, the claim was given up for all, and the "
                         f"ones already done came back and were done again. A claim guards work that succeeds or "
                         f"fails as a whole")
     return None
 
 
-def _key_per_delivery(run, f, effects):
+def _key_per_delivery(run: _Run, f: Finding, effects: _Effects) -> Hint | None:
     keys = {}
     for inv, effect in effects.items():
-        claims = [c for c in run.before(inv, effect["seq"]) if _wrote(c)] if effect else []
+        claims = [c for c in run.before(inv, effect.seq) if _wrote(c)] if effect else []
         if claims:
-            keys[inv] = claims[-1].get("key") or ""
+            keys[inv] = claims[-1].key or ""
     if len(set(keys.values())) < 2:
         return None
     if run.drill == "payload-changed":  # the drill changes the amount: the key may hold it, not the delivery
         return _key_holds_payload(run, f, keys)
     what = "the delivery"
-    request_ids = {run.invs.get(i, {}).get("request_id") for i in keys}
+    request_ids = {start.request_id if start is not None else None for start in map(run.start, keys)}
     if any(r and r in k for k in keys.values() for r in request_ids):
         what = "the invocation's request id (context.aws_request_id), which is new for most repeats"
     elif any(m in k for k in keys.values() for m in run.received):
@@ -297,9 +328,9 @@ def _remaining_window(run: _Run, f: Finding) -> Hint:
     if f.effect != Effect.CHARGE:
         return Hint("remaining-window", f"the {f.effect} went out, then the invocation died before saving: no claim "
                     f"closes that window, and an email takes no idempotency key")
-    keys = [(e.get("detail") or {}).get("idempotencyKey") for i in f.invocations if i
-            for e in run.effects.get(i, []) if e["kind"] == Effect.CHARGE and e["key"] == f.key
-            and EffectStatus(e["status"]).counted]
+    keys = [_said(e, "idempotencyKey") for i in f.invocations if i
+            for e in run.effects.get(i, []) if e.kind == Effect.CHARGE and e.key == f.key
+            and EffectStatus(e.status).counted]
     if len(keys) > 1 and all(keys) and len(set(keys)) == len(keys):
         return Hint("charge-key-per-attempt", f"each attempt gave the payment API an idempotency key, but a "
                     f"different one ({', '.join(k for k in keys if k)}): to the API each was a new charge. The key "
@@ -327,15 +358,15 @@ def _gave_up_at_refusal(run: _Run, carriers: list[str], order: str | None) -> Hi
     """An invocation carrying the lost order, and before it one whose claim was refused, ended ok without ever
     trying to claim the lost one: the loop stopped at the refusal (break, return) instead of skipping that order."""
     for inv in carriers:
-        keys = [str(k) for k in (run.invs.get(inv) or {}).get("keys") or []]
-        puts = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem"]
+        keys = [str(k) for k in run.keys(inv)]
+        puts = [c for c in run.calls.get(inv, []) if c.op == "PutItem"]
         # A hashed key (Powertools') names no order: an invocation that claimed as many keys as it carried orders
         # tried each of them, whichever was refused.
-        tried = (any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in puts)
-                 or len({c.get("key") for c in puts}) >= len(keys))
-        refused = [c for c in puts if c["result"] == CONDITIONAL_CHECK_FAILED]
-        if refused and not tried and order in keys and run.invs[inv]["outcome"] == Outcome.OK:
-            return Hint("gave-up-at-refusal", f"{inv} carried {', '.join(keys)}; its claim on {refused[0].get('key')} "
+        tried = (any(str(c.key or "").rsplit("#", 1)[-1] == order for c in puts)
+                 or len({c.key for c in puts}) >= len(keys))
+        refused = [c for c in puts if c.result == CONDITIONAL_CHECK_FAILED]
+        if refused and not tried and order in keys and run.invs[inv].outcome == Outcome.OK:
+            return Hint("gave-up-at-refusal", f"{inv} carried {', '.join(keys)}; its claim on {refused[0].key} "
                         f"was refused, and it never tried to claim {order}: the loop stopped at the first order "
                         f"another invocation had (break, return). Skip only that order (continue) and handle the rest")
     return None
@@ -346,7 +377,7 @@ def _failure_as_4xx(run: _Run, carriers: list[str]) -> Hint | None:
     for inv in carriers:
         response = (run.answers.get(inv) or {}).get("response")
         status = response.get("statusCode") if isinstance(response, dict) else None
-        failed = any(e["status"] == EffectStatus.FAILED for e in run.effects.get(inv, []))
+        failed = any(e.status == EffectStatus.FAILED for e in run.effects.get(inv, []))
         if failed and isinstance(status, int) and 400 <= status < 500:
             return failure_as_4xx_hint(status)
     return None
@@ -367,10 +398,10 @@ def _refusal_taken_for_success(run: _Run, carriers: list[str]) -> Hint | None:
     """An invocation carrying the lost order met an error DynamoDB returned for another reason than a condition
     (throttling, a transaction conflict, a validation error), and still succeeded: a broad except took it in."""
     for inv in carriers:
-        refused = [c for c in run.calls.get(inv, []) if c["op"] in _CALLS
-                   and c["result"] not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
-        if refused and run.invs[inv]["outcome"] == Outcome.OK:
-            return broad_except_hint(inv, _CALLS[refused[-1]["op"]], f"{refused[-1]['result']}Exception")
+        refused = [c for c in run.calls.get(inv, []) if c.op in _CALLS
+                   and c.result not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
+        if refused and run.invs[inv].outcome == Outcome.OK:
+            return broad_except_hint(inv, _CALLS[refused[-1].op], f"{refused[-1].result}Exception")
     return None
 
 
@@ -378,13 +409,12 @@ def _skipped(run: _Run, order: str | None, carriers: list[str]) -> Hint | None:
     """A batch's record that its invocation never touched (no table call, no effect) and Lambda deleted as a success,
     while another record of the batch was reported failed: the handler stopped at that failure."""
     for inv in carriers:
-        touched = any(str(c.get("key") or "").rsplit("#", 1)[-1] == order for c in run.calls.get(inv, [])) or any(
-            e["key"] == order for e in run.effects.get(inv, []))
-        mine = [d for d in run.deliveries if d.get("inv") == inv]
-        deleted = any(d.get("what") == Delivery.DELETED and order in (d.get("keys") or []) for d in mine)
-        failed = [k for d in mine if d.get("what") == Delivery.BATCH_FAILED and (d.get("detail") or {}).get("partial")
-                  for k in d.get("keys") or []]
-        if not touched and deleted and failed and run.invs[inv]["outcome"] == Outcome.OK:
+        touched = any(str(c.key or "").rsplit("#", 1)[-1] == order for c in run.calls.get(inv, [])) or any(
+            e.key == order for e in run.effects.get(inv, []))
+        mine = [d for d in run.deliveries if d.inv == inv]
+        deleted = any(d.what == Delivery.DELETED and order in d.keys for d in mine)
+        failed = [k for d in mine if d.what == Delivery.BATCH_FAILED and _said(d, "partial") for k in d.keys]
+        if not touched and deleted and failed and run.invs[inv].outcome == Outcome.OK:
             return Hint("records-skipped", f"{inv} carried {order} in its batch, but neither handled it (no claim, "
                         f"no email) nor named its message in batchItemFailures: after {', '.join(failed)} failed it "
                         f"stopped. Lambda deletes every message the response does not name, so {order} was lost: "
@@ -395,106 +425,106 @@ def _skipped(run: _Run, order: str | None, carriers: list[str]) -> Hint | None:
 def _collision(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
     """The lost order's claim was refused on a key that an invocation carrying only other orders had claimed."""
     for inv in carriers:
-        carried = {str(k) for k in run.invs[inv].get("keys") or []} - {str(f.key)}
-        for refused in (c for c in run.calls.get(inv, []) if c["result"] == CONDITIONAL_CHECK_FAILED
-                        and str(c.get("key") or "").rsplit("#", 1)[-1] not in carried):  # not another order's own
-            owners = [i for i, calls in run.calls.items() if i != inv and f.key not in (run.invs[i].get("keys") or [])
-                      and any(c["op"] == "PutItem" and c["result"] == AWS_OK and c.get("key") == refused.get("key")
+        carried = {str(k) for k in run.invs[inv].start.keys} - {str(f.key)}
+        for refused in (c for c in run.calls.get(inv, []) if c.result == CONDITIONAL_CHECK_FAILED
+                        and str(c.key or "").rsplit("#", 1)[-1] not in carried):  # not another order's own
+            owners = [i for i, calls in run.calls.items() if i != inv and f.key not in run.invs[i].start.keys
+                      and any(c.op == "PutItem" and c.result == AWS_OK and c.key == refused.key
                               for c in calls)]
             if owners:
-                return Hint("key-collision", f"{f.key}'s claim was refused on {refused.get('key')}, a key {owners[0]} "
+                return Hint("key-collision", f"{f.key}'s claim was refused on {refused.key}, a key {owners[0]} "
                             f"had claimed for another order: two different orders got the same key, so the second "
                             f"was taken for a repeat of the first. The key must tell any two orders apart")
     return None
 
 
-def _claims(run: _Run, inv: str, order: str | None = None) -> list[dict]:
+def _claims(run: _Run, inv: str, order: str | None = None) -> list[AwsCall]:
     """The claims ``inv`` won; with ``order``, those that claimed that order (its key names it, or, where no key
     does, a claim the invocation never completed): a claim the invocation saved COMPLETED is no stuck claim."""
-    won = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == AWS_OK]
+    won = [c for c in run.calls.get(inv, []) if c.op == "PutItem" and c.result == AWS_OK]
     if order is None:
         return won
-    named = [c for c in won if str(c.get("key") or "").rsplit("#", 1)[-1] == order or c.get("key") == order]
+    named = [c for c in won if str(c.key or "").rsplit("#", 1)[-1] == order or c.key == order]
     if named:
         return named
-    return [c for c in won if not any(w["t"] >= c["t"] and w.get("key") == c.get("key") and w["result"] == AWS_OK
-                                      and (w.get("detail") or {}).get("status") == ItemStatus.COMPLETED
+    return [c for c in won if not any(w.t >= c.t and w.key == c.key and w.result == AWS_OK
+                                      and _said(w, "status") == ItemStatus.COMPLETED
                                       for w in run.calls.get(inv, []) if w is not c)]
 
 
-def _refused_later(run: _Run, key: str | None, after: float) -> list[dict]:
+def _refused_later(run: _Run, key: str | None, after: float) -> list[AwsCall]:
     return [c for calls in run.calls.values() for c in calls
-            if c.get("key") == key and c["result"] == CONDITIONAL_CHECK_FAILED and c["t"] > after]
+            if c.key == key and c.result == CONDITIONAL_CHECK_FAILED and c.t > after]
 
 
-def _no_release(run, carriers, order):
+def _no_release(run: _Run, carriers: list[str], order: str | None) -> Hint | None:
     for inv in carriers:
-        if run.invs[inv]["outcome"] != Outcome.ERROR:
+        if run.invs[inv].outcome != Outcome.ERROR:
             continue
         for claim in _claims(run, inv, order):
-            deleted = any(c["op"] == "DeleteItem" and c.get("key") == claim.get("key") for c in run.calls[inv])
-            refused = _refused_later(run, claim.get("key"), claim["t"])
+            deleted = any(c.op == "DeleteItem" and c.key == claim.key for c in run.calls[inv])
+            refused = _refused_later(run, claim.key, claim.t)
             if not deleted and refused:
-                return Hint("no-release", f"{inv}'s work failed after it claimed {claim.get('key')}, and the claim "
+                return Hint("no-release", f"{inv}'s work failed after it claimed {claim.key}, and the claim "
                             f"stayed: {_what_retries_did(run, refused)}, so the order was lost. Delete the claim "
                             f"when the work raises, so a retry can start over")
     return None
 
 
-def _what_retries_did(run: _Run, refused: list[dict]) -> str:
+def _what_retries_did(run: _Run, refused: list[AwsCall]) -> str:
     """What the invocations whose claims the stale claim refused did next, as their outcomes say."""
-    ended = [run.invs.get(i) or {} for i in dict.fromkeys(str(c["inv"]) for c in refused)]
-    if ended and all(e.get("outcome") == Outcome.ERROR and "StillInProgressError" in str(e.get("error"))
+    ended = [run.invs.get(i) for i in dict.fromkeys(str(c.inv) for c in refused)]
+    if ended and all(e is not None and e.outcome == Outcome.ERROR and "StillInProgressError" in str(e.error)
                      for e in ended):
         return ("every retry found the key still IN_PROGRESS and raised StillInProgressError, as if another "
                 "invocation were at work, until the source stopped retrying")
-    if ended and all(e.get("outcome") == Outcome.OK for e in ended):
+    if ended and all(e is not None and e.outcome == Outcome.OK for e in ended):
         return "every retry found the key taken and skipped the work"
     return "every retry found the key taken, and none did the work"
 
 
-def _no_expiry(run, carriers, order):
+def _no_expiry(run: _Run, carriers: list[str], order: str | None) -> Hint | None:
     for inv in carriers:
-        if run.invs[inv]["outcome"] not in (Outcome.TIMEOUT, Outcome.CRASHED):
+        if run.invs[inv].outcome not in (Outcome.TIMEOUT, Outcome.CRASHED):
             continue
         for claim in _claims(run, inv, order):
-            refused = _refused_later(run, claim.get("key"), claim["t"])
+            refused = _refused_later(run, claim.key, claim.t)
             if not refused:
                 continue
-            expires = (claim.get("detail") or {}).get("expiresAt")
+            expires = _said(claim, "expiresAt")
             if not isinstance(expires, (int, float)):
-                return Hint("no-expiry", f"{inv} was stopped ({run.invs[inv]['outcome']}) while it held the claim, "
+                return Hint("no-expiry", f"{inv} was stopped ({run.invs[inv].outcome}) while it held the claim, "
                             f"and a claim with no expiry blocks every retry: no except block runs after a crash or "
                             f"timeout. Give the claim an expiry (expiresAt) and let the claim take an expired one over")
-            start = run.invs[inv]
-            length = float(expires) - run.epoch - claim["t"]
-            if refused[-1]["t"] < float(expires) - run.epoch and length > float(start.get("timeout") or 0) + 1:
-                return Hint("lock-too-long", f"{inv}'s lock on {claim.get('key')} lasted {length:.0f} s, though "
-                            f"{inv} could work {float(start.get('timeout') or 0):.0f} s at most (its timeout): after "
+            timeout = float(run.invs[inv].start.timeout or 0)
+            length = float(expires) - run.epoch - claim.t
+            if refused[-1].t < float(expires) - run.epoch and length > timeout + 1:
+                return Hint("lock-too-long", f"{inv}'s lock on {claim.key} lasted {length:.0f} s, though "
+                            f"{inv} could work {timeout:.0f} s at most (its timeout): after "
                             f"it was stopped, every retry found the key still locked, until the source gave up. A "
                             f"lock lasts as long as its owner can still be working, no longer: the time the context "
                             f"says is left (get_remaining_time_in_millis() is in milliseconds)")
-            if refused[-1]["t"] >= float(expires) - run.epoch:
+            if refused[-1].t >= float(expires) - run.epoch:
                 return Hint("trusts-ttl", f"{inv}'s lock expired at {float(expires) - run.epoch:.0f} s, but the "
                             f"item was still in the table (TTL deletes expired items lazily, even days later) and the "
-                            f"retry's claim at {refused[-1]['t']:.0f} s was refused: the claim's condition treated "
+                            f"retry's claim at {refused[-1].t:.0f} s was refused: the claim's condition treated "
                             f"an expired lock as a live one")
     return None
 
 
 def _reported(run: _Run, inv: str, order: Any) -> bool:
     """Did ``inv`` tell its source that ``order`` failed: by failing, or by naming its record in batchItemFailures?"""
-    return run.invs[inv]["outcome"] != Outcome.OK or any(
-        d.get("what") == Delivery.BATCH_FAILED and d.get("inv") == inv and order in (d.get("keys") or [])
+    return run.invs[inv].outcome != Outcome.OK or any(
+        d.what == Delivery.BATCH_FAILED and d.inv == inv and order in d.keys
         for d in run.deliveries)
 
 
-def _swallowed(run, f, carriers):
+def _swallowed(run: _Run, f: Finding, carriers: list[str]) -> Hint | None:
     failed = [e for inv in carriers for e in run.effects.get(inv, [])
-              if e["key"] == f.key and e["status"] == EffectStatus.FAILED]
-    if any(_reported(run, e["inv"], f.key) for e in failed):
+              if e.key == f.key and e.status == EffectStatus.FAILED]
+    if any(_reported(run, str(e.inv), f.key) for e in failed):  # an effect indexed under its (named) invocation
         return None  # told: the failure_saved_as_result rule says why the retries did not do the work
-    if failed and carriers and all(run.invs[i]["outcome"] == Outcome.OK for i in carriers):
+    if failed and carriers and all(run.invs[i].outcome == Outcome.OK for i in carriers):
         return Hint("swallowed-error", f"the {f.effect} for {f.key} failed, but the invocation returned success "
                     f"(it caught the error and neither raised nor reported it), so the source considered the event "
                     f"done and the order was lost")
@@ -506,22 +536,22 @@ def _failure_saved_as_result(run: _Run, f: Finding, carriers: list[str]) -> Hint
     for the order was saved COMPLETED after the failure: the idempotent function caught the error and returned it as
     its result, so each retry's claim was refused and the failure replayed, until the source gave up."""
     for inv in carriers:
-        for effect in (e for e in run.effects.get(inv, []) if e["key"] == f.key and e["status"] == EffectStatus.FAILED):
-            claims = [c for c in _claims(run, inv) if c["seq"] < effect["seq"]
-                      and (c.get("detail") or {}).get("status") in CLAIM_STATUSES]
+        for effect in (e for e in run.effects.get(inv, []) if e.key == f.key and e.status == EffectStatus.FAILED):
+            claims = [c for c in _claims(run, inv) if c.seq < effect.seq
+                      and _said(c, "status") in CLAIM_STATUSES]
             if not claims or not _reported(run, inv, f.key):
                 continue
-            key = claims[-1].get("key")
-            saved = [c for c in run.calls.get(inv, []) if c["seq"] > effect["seq"] and _wrote(c)
-                     and c.get("key") == key and (c.get("detail") or {}).get("status") == ItemStatus.COMPLETED]
-            replays = [c for c in _refused_later(run, key, saved[0]["t"]) if c["inv"] != inv] if saved else []
+            key = claims[-1].key
+            saved = [c for c in run.calls.get(inv, []) if c.seq > effect.seq and _wrote(c)
+                     and c.key == key and _said(c, "status") == ItemStatus.COMPLETED]
+            replays = [c for c in _refused_later(run, key, saved[0].t) if c.inv != inv] if saved else []
             if replays:
-                return _failure_saved_hint(run, inv, f, str(key), len({c["inv"] for c in replays}))
+                return _failure_saved_hint(run, inv, f, str(key), len({c.inv for c in replays}))
     return None
 
 
 def _failure_saved_hint(run: _Run, inv: str, f: Finding, key: str, retries: int) -> Hint:
-    told = "raised" if run.invs[inv]["outcome"] != Outcome.OK else f"named {f.key}'s record in batchItemFailures"
+    told = "raised" if run.invs[inv].outcome != Outcome.OK else f"named {f.key}'s record in batchItemFailures"
     where, undo = (("the function under @idempotent_function", "Powertools then deletes the record")
                    if powertools_run(run) else ("the work run_once runs", "run_once then deletes the claim"))
     return Hint("failure-saved-as-result", f"the {f.effect} for {f.key} failed and {inv} {told}, yet {inv} saved "
@@ -534,19 +564,19 @@ def _failure_saved_hint(run: _Run, inv: str, f: Finding, key: str, retries: int)
 
 # -- whole runs -------------------------------------------------------------------------------------
 def _run_hints(run: _Run) -> list[Hint]:
-    ended = [v for v in run.invs.values() if v.get("outcome")]
+    ended = [v for v in run.invs.values() if v.outcome]
     if not ended:
         return []
-    if any(v.get("blocked") for v in ended):
+    if any(v.blocked for v in ended):
         return [Hint("blocked", "an invocation ran without reaching the sandbox (no AWS call, effect or sleep) "
                      "until the watchdog stopped it: a busy loop, a real sleep or a blocking call")]
-    errors = {str(v.get("error")) for v in ended if v["outcome"] != Outcome.OK}
-    if len(ended) > 1 and all(v["outcome"] != Outcome.OK for v in ended) and len(errors) == 1:
+    errors = {str(v.error) for v in ended if v.outcome != Outcome.OK}
+    if len(ended) > 1 and all(v.outcome != Outcome.OK for v in ended) and len(errors) == 1:
         error = errors.pop()
         if "NotImplementedError" in error:
             return [Hint("not-implemented", "the handler still raises NotImplementedError: replace the stub "
                          "(# YOUR CODE HERE) with your code")]
-        where = next((v.get("where") for v in ended if v.get("where")), None)
+        where = next((v.where for v in ended if v.where), None)
         return [Hint("always-fails", f"every invocation failed with {error}" + (f" ({where})" if where else ""))]
     return []
 
@@ -561,8 +591,8 @@ def diagnose(history: History, verdict: Verdict) -> list[Hint]:
         elif f.kind == FindingKind.LOST:
             hints += _lost_hints(run, f)
         elif f.kind == FindingKind.BAD_BATCH_RESPONSE:
-            hints += batch_hints([d for d in history.of_type(RecordType.DELIVERY)
-                                  if d.get("what") == Delivery.BATCH_FAILED and d.get("inv") in f.invocations])
+            hints += batch_hints([d for d in run.deliveries
+                                  if d.what == Delivery.BATCH_FAILED and d.inv in f.invocations])
     if verdict.status != "valid":
         own = _own_claim_refused_rule("", history, run)  # a write that cannot hold for its own claim explains the rest
         hints = ([own] if own is not None else []) + hints
@@ -578,14 +608,14 @@ def _overwrote_live_claim(run: _Run, verdict: Verdict) -> Hint | None:
     """Two invocations worked at once on a key whose claims carry no expiry: no lock ran out, so the second claim
     went through while the first was IN_PROGRESS: its condition lets a claim overwrite a live one."""
     for f in verdict.findings:
-        puts = [c for i in f.invocations if i for c in run.calls.get(i, []) if c["op"] == "PutItem" and _wrote(c)
-                and (c.get("detail") or {}).get("status") == ItemStatus.IN_PROGRESS]
+        puts = [c for i in f.invocations if i for c in run.calls.get(i, []) if c.op == "PutItem" and _wrote(c)
+                and _said(c, "status") == ItemStatus.IN_PROGRESS]
         if f.kind != FindingKind.OVERLAP or len(puts) < 2:
             continue
-        if not any(isinstance((c.get("detail") or {}).get("expiresAt"), (int, float)) for c in puts):
-            condition = (puts[-1].get("detail") or {}).get("condition") or "none"
-            return Hint("claim-overwrites-in-progress", f"{puts[-1]['inv']}'s claim on {puts[-1].get('key')} went "
-                        f"through while {puts[0]['inv']}'s claim was still IN_PROGRESS (its condition: {condition}), "
+        if not any(isinstance(_said(c, "expiresAt"), (int, float)) for c in puts):
+            condition = _said(puts[-1], "condition") or "none"
+            return Hint("claim-overwrites-in-progress", f"{puts[-1].inv}'s claim on {puts[-1].key} went "
+                        f"through while {puts[0].inv}'s claim was still IN_PROGRESS (its condition: {condition}), "
                         f"and both did the work. No lock ran out: the claims have no expiry. A claim must be refused "
                         f"while another invocation holds the key: only a key with no item on it may be taken "
                         f"(attribute_not_exists(pk))")
@@ -712,8 +742,8 @@ def powertools_run(run: _Run) -> bool:
     claims wrote Powertools' own status, "INPROGRESS")? A key alone is not enough: an answer of exercise 05 that
     keys on a hash of the record's body ends its keys the same way."""
     calls = [c for calls in run.calls.values() for c in calls]
-    keys = [c.get("key") for c in calls]
-    statuses = {(c.get("detail") or {}).get("status") for c in calls if c.get("op") == "PutItem"}
+    keys = [c.key for c in calls]
+    statuses = {_said(c, "status") for c in calls if c.op == "PutItem"}
     return (bool(keys) and all(isinstance(k, str) and _POWERTOOLS_KEY.search(k) for k in keys)
             and CLAIM_STATUSES[1] in statuses)
 
@@ -741,7 +771,7 @@ def drill_hints(drill: str, history: History) -> list[Hint]:
 
 
 def _stale_read_rule(drill: str, history: History, run: _Run) -> Hint | None:
-    stale = any((c.get("detail") or {}).get("stale") for calls in run.calls.values() for c in calls)
+    stale = any(_said(c, "stale") for calls in run.calls.values() for c in calls)
     if drill in ("replay", "http-replay") and stale:
         return Hint("stale-read", "the duplicate read the record with an eventually consistent read and saw an "
                     "older copy (up to a second old), not the result just saved: a read that decides must see the "
@@ -768,7 +798,7 @@ def _refused_save_failed(history: History, run: _Run) -> bool:
         return True
     if not answers or answers[0].get("outcome") == Outcome.OK:
         return False
-    return any(c["op"] == "UpdateItem" and c["result"] == CONDITIONAL_CHECK_FAILED
+    return any(c.op == "UpdateItem" and c.result == CONDITIONAL_CHECK_FAILED
                for c in run.calls.get(answers[0]["inv"], []))
 
 
@@ -784,10 +814,10 @@ def _http_rule(drill: str, history: History, run: _Run) -> Hint | None:
         return failure_as_4xx_hint(_retry_status(history, 0))
     if drill == "http-mismatch" and _retry_status(history) in range(200, 300):
         second = ((drill_result(history) or {}).get("answers") or [{}, {}])[1].get("inv")
-        claims = [c for c in run.calls.get(second, []) if c["op"] == "PutItem"]
-        if claims and all(HTTP_KEY not in str(c.get("key")) for c in claims):
+        claims = [c for c in run.calls.get(second, []) if c.op == "PutItem"]
+        if claims and all(HTTP_KEY not in str(c.key) for c in claims):
             return Hint("key-not-header", f"{second} carried Idempotency-Key {HTTP_KEY}, the key of a request "
-                        f"already done, but claimed {claims[0].get('key')}: the idempotency key is the client's "
+                        f"already done, but claimed {claims[0].key}: the idempotency key is the client's "
                         f"header, which names the request; keyed on anything else, a reused key with another order "
                         f"is never compared with the first request, and the new order goes through")
     if drill == "http-replay" and _retry_status(history) == 400:
@@ -809,9 +839,9 @@ def _refusal_taken_for_in_progress(run: _Run) -> Hint | None:
     """A claim DynamoDB refused for another reason than its condition, answered with StillInProgressError: an except
     around the claim took the error for another invocation's claim (here the table held no item for the key)."""
     for inv, calls in run.calls.items():
-        refused = [c for c in calls if c["op"] == "PutItem" and c["result"] not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
-        if refused and "StillInProgressError" in str((run.invs.get(inv) or {}).get("error")):
-            return Hint("refusal-as-in-progress", f"{inv}'s claim failed with {refused[-1]['result']}Exception, "
+        refused = [c for c in calls if c.op == "PutItem" and c.result not in (AWS_OK, CONDITIONAL_CHECK_FAILED)]
+        if refused and "StillInProgressError" in str(run.error(inv)):
+            return Hint("refusal-as-in-progress", f"{inv}'s claim failed with {refused[-1].result}Exception, "
                         f"and {inv} raised StillInProgressError as if another invocation held the key (none did): "
                         f"the except around the claim caught more than ConditionalCheckFailedException (except "
                         f"Exception, except ClientError). Only the condition's refusal means the key is taken; let "
@@ -833,24 +863,24 @@ def _own_claim_refused_rule(drill: str, history: History, run: _Run) -> Hint | N
     condition itself can never hold for its own owner (it names an attribute the item does not have)."""
     for inv, calls in run.calls.items():
         for c in calls:
-            if c["op"] not in ("UpdateItem", "DeleteItem") or c["result"] != CONDITIONAL_CHECK_FAILED:
+            if c.op not in ("UpdateItem", "DeleteItem") or c.result != CONDITIONAL_CHECK_FAILED:
                 continue
-            mine = [w for w in calls if w["op"] == "PutItem" and _wrote(w) and w.get("key") == c.get("key")
-                    and w["seq"] < c["seq"]]
-            others = [w for i, ws in run.calls.items() if i != inv for w in ws if w["op"] == "PutItem" and _wrote(w)
-                      and w.get("key") == c.get("key") and mine and mine[-1]["seq"] < w["seq"] < c["seq"]]
+            mine = [w for w in calls if w.op == "PutItem" and _wrote(w) and w.key == c.key
+                    and w.seq < c.seq]
+            others = [w for i, ws in run.calls.items() if i != inv for w in ws if w.op == "PutItem" and _wrote(w)
+                      and w.key == c.key and mine and mine[-1].seq < w.seq < c.seq]
             if mine and not others:
-                return _own_claim_hint(inv, c, run.invs.get(inv, {}).get("outcome") == Outcome.OK)
+                return _own_claim_hint(inv, c, run.outcome(inv) == Outcome.OK)
     return None
 
 
-def _own_claim_hint(inv: str, call: dict, swallowed: bool) -> Hint:
-    write = "save" if call["op"] == "UpdateItem" else "delete"
+def _own_claim_hint(inv: str, call: AwsCall, swallowed: bool) -> Hint:
+    write = "save" if call.op == "UpdateItem" else "delete"
     undone = "saved for a duplicate to replay" if write == "save" else "removed for a retry to start over"
-    condition = (call.get("detail") or {}).get("condition")
+    condition = _said(call, "condition")
     hidden = (f", and {inv} still succeeded: a broad except hid the refusal" if swallowed else "")
     return Hint("save-refused-own-claim" if write == "save" else "delete-refused-own-claim",
-                f"{inv}'s {write} of {call.get('key')} was refused (ConditionalCheckFailed) though no other "
+                f"{inv}'s {write} of {call.key} was refused (ConditionalCheckFailed) though no other "
                 f"invocation had claimed the key: its condition ({condition}) cannot hold even for the claim's own "
                 f"owner{hidden}. Compare each attribute it names with the ones the claim writes (names are "
                 f"case-sensitive); nothing was {undone}")
@@ -869,7 +899,7 @@ def _sqs_response_rule(drill: str, history: History, run: _Run) -> Hint | None:
     named, bad = read_partial_response(second.get("response"), [sqs_message_id((drill_result(history) or {})
                                                                                 .get("seed"))], "a messageId")
     if bad is not None:
-        return batch_hints([{"keys": list(run.invs.get(second["inv"], {}).get("keys") or []),
+        return batch_hints([{"keys": list(run.keys(second["inv"])),
                              "detail": {**bad, "messageIds": []}}])[0]
     return None
 
@@ -881,12 +911,12 @@ def _deleted_after_success_rule(drill: str, history: History, run: _Run) -> Hint
 def deleted_after_success(run: _Run) -> Hint | None:
     """An invocation that saved its key COMPLETED, then deleted it: the next duplicate finds the key free."""
     for inv, calls in run.calls.items():
-        saved = [c for c in calls if _wrote(c) and (c.get("detail") or {}).get("status") == ItemStatus.COMPLETED]
-        gone = [c for c in calls if c["op"] == "DeleteItem" and c["result"] == AWS_OK and saved
-                and c.get("key") == saved[0].get("key") and c["seq"] > saved[0]["seq"]]
+        saved = [c for c in calls if _wrote(c) and _said(c, "status") == ItemStatus.COMPLETED]
+        gone = [c for c in calls if c.op == "DeleteItem" and c.result == AWS_OK and saved
+                and c.key == saved[0].key and c.seq > saved[0].seq]
         if gone:
-            return Hint("deleted-after-success", f"{inv} saved {gone[0].get('key')} COMPLETED, then deleted it at "
-                        f"{gone[0]['t']:.1f} s: a duplicate after that (a losing copy's retry, a redelivery) found "
+            return Hint("deleted-after-success", f"{inv} saved {gone[0].key} COMPLETED, then deleted it at "
+                        f"{gone[0].t:.1f} s: a duplicate after that (a losing copy's retry, a redelivery) found "
                         f"the key free and did the work again. Delete the claim only when the work raised; a "
                         f"completed record must stay to be replayed")
     return None
@@ -899,18 +929,18 @@ def _lock_boundary_rule(drill: str, history: History, run: _Run) -> Hint | None:
     if drill != "lock-boundary" or len(answers) < 2:
         return None
     owner, duplicate = str(answers[0]["inv"]), str(answers[1]["inv"])
-    start = run.invs.get(owner) or {}
-    deadline = float(start.get("t") or 0) + float(start.get("timeout") or 0)
-    claims = [c for c in _claims(run, owner) if isinstance((c.get("detail") or {}).get("expiresAt"), (int, float))]
-    taken = [c for c in _claims(run, duplicate) if claims and c.get("key") == claims[-1].get("key")]
+    start = run.start(owner)
+    deadline = start.t + float(start.timeout or 0) if start is not None else 0.0
+    claims = [c for c in _claims(run, owner) if isinstance(_said(c, "expiresAt"), (int, float))]
+    taken = [c for c in _claims(run, duplicate) if claims and c.key == claims[-1].key]
     if not claims or not taken:
         return None
-    key, end = claims[-1].get("key"), float(claims[-1]["detail"]["expiresAt"]) - run.epoch
+    key, end = claims[-1].key, float(_said(claims[-1], "expiresAt")) - run.epoch
     if end + 1 < deadline:
         return Hint("lock-rounded-down", f"{owner}'s lock on {key} ended at {end:.0f} s (its expiresAt), though "
                     f"{owner} could work until its timeout at {deadline:.1f} s: the remaining time was rounded down to "
                     f"whole seconds (int(), //), which loses up to a second. Round it up (math.ceil)")
-    return Hint("expiry-boundary", f"{duplicate} took {key} over at {taken[-1]['t']:.1f} s, in the very second its "
+    return Hint("expiry-boundary", f"{duplicate} took {key} over at {taken[-1].t:.1f} s, in the very second its "
                 f"expiresAt names ({end:.0f} s), while {owner} could still work until {deadline:.1f} s: expiresAt is "
                 f"in whole seconds, so a lock holds through the second it names. Take a key over only once its "
                 f"expiresAt is in the past (expiresAt < :now)")
@@ -962,21 +992,22 @@ def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
     """An invocation whose claim its condition refused, and which then failed: the refusal escaped (an except that
     did not match ConditionalCheckFailedException: a misspelt error code, another class)."""
     run = _Run(history)
-    refused = [c for c in run.calls.get(inv, []) if c["op"] == "PutItem" and c["result"] == CONDITIONAL_CHECK_FAILED]
+    refused = [c for c in run.calls.get(inv, []) if c.op == "PutItem" and c.result == CONDITIONAL_CHECK_FAILED]
     if not refused:
         return []
-    return [Hint("refusal-raised", f"{inv}'s claim on {refused[-1].get('key')} was refused by its condition "
+    return [Hint("refusal-raised", f"{inv}'s claim on {refused[-1].key} was refused by its condition "
                  f"(ConditionalCheckFailedException): another invocation has the order, and that is no error. Yet "
-                 f"{inv} failed ({(run.invs.get(inv) or {}).get('error')}), so its source retried it (an async event "
+                 f"{inv} failed ({run.error(inv)}), so its source retried it (an async event "
                  f"twice more, then to the on-failure destination; an API caller gets a 502). The except did not "
                  f"match the refusal: catch table().meta.client.exceptions.ConditionalCheckFailedException (or compare "
                  f"the error code with 'ConditionalCheckFailedException', spelt in full) and skip the order")]
 
 
-def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list[Hint]:
+def reported_handled_hints(delivery: BatchFailure, handled: list[str]) -> list[Hint]:
     """A partial batch response that named records the invocation had handled (``scoring.expect_partial_batch``)."""
+    inv = delivery.inv if isinstance(delivery, DeliveryRecord) else delivery.get("inv")
     return [Hint("handled-records-reported", f"batchItemFailures named the messages of {', '.join(handled)}, "
-                 f"which {delivery.get('inv')} had handled: Lambda returns exactly the named messages to the queue, "
+                 f"which {inv} had handled: Lambda returns exactly the named messages to the queue, "
                  f"so naming every message of the batch when one fails is the whole-batch retry over again. Name "
                  f"only the records that failed, each in its own try/except")]
 
@@ -984,11 +1015,11 @@ def reported_handled_hints(delivery: dict[str, Any], handled: list[str]) -> list
 def _stale_write_hint(f: Finding, run: _Run | None = None) -> Hint:
     write, did = ("delete", "removed") if "deleted the record" in f.text else ("save", "overwrote")
     op = "DeleteItem" if write == "delete" else "UpdateItem"
-    fenced = [c for c in (run.calls.get(f.invocations[0] or "", []) if run else []) if c["op"] == op
-              and c["result"] == AWS_OK and re.search(r"\w\s*=\s*:\w|:\w+\s*=\s*\w", _condition(c))]
+    fenced = [c for c in (run.calls.get(f.invocations[0] or "", []) if run else []) if c.op == op
+              and c.result == AWS_OK and re.search(r"\w\s*=\s*:\w|:\w+\s*=\s*\w", _condition(c))]
     if fenced:
         return Hint("shared-owner-token", f"{f.invocations[0]}'s {write} was conditional "
-                    f"({(fenced[-1].get('detail') or {}).get('condition')}) and still went through after "
+                    f"({_said(fenced[-1], 'condition')}) and still went through after "
                     f"{f.invocations[1]} had taken the key over: {f.invocations[1]}'s claim stored the very token "
                     f"{f.invocations[0]} compared with. A token made once per container (at init, in a module "
                     f"global) is shared by every invocation that container runs and by every environment SnapStart "
@@ -999,8 +1030,8 @@ def _stale_write_hint(f: Finding, run: _Run | None = None) -> Hint:
                 f"is no longer there must be refused")
 
 
-def _condition(call: dict) -> str:
-    return str((call.get("detail") or {}).get("condition"))
+def _condition(call: AwsCall) -> str:
+    return str(_said(call, "condition"))
 
 
 def _retry_after_hint(history: History) -> Hint:
@@ -1028,13 +1059,27 @@ def _retry_status(history: History, n: int = 1) -> Any:
     return response.get("statusCode") if isinstance(response, dict) else None
 
 
-def batch_hints(deliveries: list[dict[str, Any]]) -> list[Hint]:
-    bad = [d for d in deliveries if (d.get("detail") or {}).get("badResponse")]
-    if bad:
-        detail = bad[0].get("detail") or {}
+#: A batch's ``batch failed`` delivery: the history's own record, or a plain mapping with its ``keys`` and
+#: ``detail`` (``scoring`` hands the history's dict copies; a drill's answer is read into one here).
+BatchFailure = DeliveryRecord | Mapping[str, Any]
+
+
+def _batch_fields(d: BatchFailure) -> tuple[Sequence[Any], Mapping[str, Any]]:
+    """A batch failure's keys and detail, the detail in its JSON form (its values are printed as JSON has them)."""
+    if isinstance(d, DeliveryRecord):
+        return d.keys, thawed(d.detail)
+    return d.get("keys") or [], d.get("detail") or {}
+
+
+def batch_hints(deliveries: Sequence[BatchFailure]) -> list[Hint]:
+    """Why a batch failed as a whole: the first response Lambda could not read, else no partial response at all."""
+    for d in deliveries:
+        keys, detail = _batch_fields(d)
+        if not detail.get("badResponse"):
+            continue
         name = "messageId" if detail.get("messageIds") is not None else "sequence number"
         ident = detail.get("itemIdentifier")
-        if ident is not None and ident in (bad[0].get("keys") or []):
+        if ident is not None and ident in keys:
             return [Hint("wrong-identifier", f"batchItemFailures named {ident!r}, the order's own id: each entry's "
                          f"itemIdentifier must be the {name} of the record that failed, and any other value makes "
                          f"Lambda fail the whole batch")]

@@ -72,7 +72,7 @@ How the package is split (this module holds only the public API):
 * reading the history (no matplotlib): ``model.py`` the plain data the plot shows;
   ``reading.py`` one pass over the records, with ``windows.py`` (idempotency-table
   windows), ``deliveries.py`` (what sources did besides invoking) and ``fields.py``
-  (reading untrusted record fields);
+  (reading untrusted detail values);
 * the words: ``text.py`` (keys, outcomes, notes) and ``timefmt.py`` (every time format);
 * the frame: ``axis.py`` (time axis, its breaks, ticks), ``rows.py`` (which rows,
   where), ``sizing.py`` (inches, font scale), ``style.py`` (colours, glyphs, layering,
@@ -99,7 +99,7 @@ from . import audit
 from .axis import UNITS
 from .drawing import draw
 from .figure import TimelineFigure, empty_figure, legend_figure
-from .reading import read_history
+from .reading import HistoryLike, read_history
 from .rows import SOURCE_LABELS
 from .style import DUPLICATE_COLOR, MARKERS, OUTCOME_COLORS, matplotlib_style
 
@@ -111,7 +111,7 @@ SAVE_DPI = 150  # dpi of save_timeline's PNG (projector-friendly)
 DEFAULT_WIDTH = 9.0  # inches: about 900 px in a notebook (dpi 100), so nothing is scaled down
 
 
-def plot_timeline(history: Any, *, unit: str = "auto", title: str | None = None,
+def plot_timeline(history: HistoryLike, *, unit: str = "auto", title: str | None = None,
                   width: float | None = None, gaps: Any = "auto", dpi: float = SCREEN_DPI,
                   legend: bool = True) -> TimelineFigure:
     """Draw ``history`` as a swim-lane timeline and return the Figure.
@@ -153,7 +153,7 @@ def default_title(meta: dict[str, Any]) -> str:
     return " · ".join(parts)
 
 
-def save_timeline(history: Any, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
+def save_timeline(history: HistoryLike, path: str | Path, *, dpi: int = SAVE_DPI, **kw: Any) -> Path:
     """Write the timeline to ``path``: SVG or PDF when its name ends in .svg or .pdf, else PNG.
 
     The same history always gives the same bytes.

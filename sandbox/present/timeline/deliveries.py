@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Any
 
+from ...core.records import DeliveryRecord
 from ...vocab import Delivery, SourceKind
 from . import fields
 from .model import Event, Invocation, Model, producer_of
@@ -34,8 +36,9 @@ WHERE_PENDING: dict[str, str] = {
 
 
 @dataclass
-class DeliveryRecord:
-    """The fields of one ``delivery`` record, read defensively."""
+class DrawnDelivery:
+    """One ``delivery`` record as the timeline draws it: its fields, its source named (a record with none is a
+    direct call's), and its ``detail`` in its JSON form."""
 
     t: float
     seq: int
@@ -43,19 +46,19 @@ class DeliveryRecord:
     what: str
     keys: list[str]
     inv: str | None
-    detail: dict
+    detail: dict[str, Any]
 
     @classmethod
-    def read(cls, t: float, seq: int, r: dict) -> DeliveryRecord:
-        return cls(t, seq, fields.text(r.get("source")) or SourceKind.DIRECT, fields.text(r.get("what")),
-                   fields.str_list(r.get("keys")), fields.optional_text(r.get("inv")), fields.detail(r))
+    def read(cls, t: float, r: DeliveryRecord) -> DrawnDelivery:
+        return cls(t, r.seq, r.source or SourceKind.DIRECT, r.what, list(r.keys), r.inv, fields.detail(r))
 
     @property
     def keys_text(self) -> str:
         return keys_text(self.keys)
 
-    def event(self, style: str, label: str | None = None, **kw) -> Event:
-        return Event(self.source, self.t, self.seq, style, label, **kw)
+    def event(self, style: str, label: str | None = None, *, t0: float | None = None,
+              running: list[str] | None = None) -> Event:
+        return Event(self.source, self.t, self.seq, style, label, t0=t0, running=running or [])
 
 
 class DeliveryReader:
@@ -67,12 +70,12 @@ class DeliveryReader:
         self.redelivered: dict[float, set[str]] = {}  # time -> message ids received again then
         self.shards: dict[str, str] = {}  # order key -> shard it was read from
         self.refused: dict[str, list[Event]] = {}  # event id -> the hand-offs Lambda refused so far
-        self.next_try: dict[str, tuple[float, DeliveryRecord]] = {}  # event id -> when its refused hand-off is tried
+        self.next_try: dict[str, tuple[float, DrawnDelivery]] = {}  # event id -> when its refused hand-off is tried
         #   again, and the refusal (an event whose try is not refused again was accepted then)
         self.received_again: list[tuple[float, set[str]]] = []  # (when, message ids) of each redelivery
 
-    def read(self, t: float, seq: int, r: dict) -> None:
-        d = DeliveryRecord.read(t, seq, r)
+    def read(self, t: float, r: DeliveryRecord) -> None:
+        d = DrawnDelivery.read(t, r)
         if isinstance(d.detail.get("shard"), str):
             for k in d.keys:
                 self.shards.setdefault(k, d.detail["shard"])
@@ -113,7 +116,7 @@ class DeliveryReader:
         return [rec for rec in self.model.invs.values() if set(rec.keys) & set(keys)]
 
     # -- one reader per ``what``
-    def redelivery(self, d: DeliveryRecord) -> Event:
+    def redelivery(self, d: DrawnDelivery) -> Event:
         kt = d.keys_text
         label = f"{kt} received again" if kt else "received again"
         running = [rec.inv for rec in self._working_on(d.keys)
@@ -128,7 +131,7 @@ class DeliveryReader:
         self.received_again.append((d.t, ids))
         return d.event(Delivery.REDELIVERY, label, running=running)
 
-    def deleted(self, d: DeliveryRecord) -> Event:
+    def deleted(self, d: DrawnDelivery) -> Event:
         """Messages deleted; by a run that began before they were received again, too late: the copies already
         received run again (the picture must say why a redelivery follows a ✓)."""
         ids = set(fields.str_list(d.detail.get("messageIds")))
@@ -138,7 +141,7 @@ class DeliveryReader:
             return d.event(Delivery.DELETED)
         return d.event(DELETED_LATE, f"deleted too late: {d.keys_text or 'they were'} already received again")
 
-    def batch_failed(self, d: DeliveryRecord) -> Event:
+    def batch_failed(self, d: DrawnDelivery) -> Event:
         partial = d.detail.get("partial") is True
         if partial and d.inv in self.model.invs:
             self.model.invs[d.inv].failed_items += d.keys or fields.str_list(d.detail.get("messageIds"))
@@ -149,7 +152,7 @@ class DeliveryReader:
             return d.event("batch_checkpoint", f"{how} at {d.keys_text or 'a failed record'}: {again} come again")
         return d.event("batch_partial" if partial else "batch_failed")
 
-    def retry_scheduled(self, d: DeliveryRecord) -> Event | None:
+    def retry_scheduled(self, d: DrawnDelivery) -> Event | None:
         if not d.detail.get("bisect"):
             return d.event("retry_scheduled")
         # a failed stream batch split in two: name the halves
@@ -159,10 +162,10 @@ class DeliveryReader:
             return None
         return d.event("retry_scheduled", f"{SPLIT_PREFIX}: {d.keys_text}")
 
-    def dead_lettered(self, d: DeliveryRecord) -> Event | None:
+    def dead_lettered(self, d: DrawnDelivery) -> Event | None:
         return self._moved(d, "dropped", d.keys_text or "an unreadable message", DLQ_SUFFIX)
 
-    def _moved(self, d: DeliveryRecord, kind: str, who: str, suffix: str) -> Event | None:
+    def _moved(self, d: DrawnDelivery, kind: str, who: str, suffix: str) -> Event | None:
         """Messages moved between queues: several at one moment share one marker and one label."""
         prev = self._last_event(kind, d.t)
         if prev is not None and prev.label is not None and prev.label.endswith(suffix):
@@ -170,7 +173,7 @@ class DeliveryReader:
             return None
         return d.event(kind, f"{who}{suffix}")
 
-    def discarded(self, d: DeliveryRecord) -> Event:
+    def discarded(self, d: DrawnDelivery) -> Event:
         """What is discarded is the event (or a stream's batch) that carried the orders: some of them may have had
         their work done before (an order emailed before the attempt failed), so the label names the unit first."""
         unit = "batch" if d.source in BATCH_SOURCES else "event"
@@ -182,21 +185,21 @@ class DeliveryReader:
         label = f"{who} discarded → {dest}" if dest else f"{who} discarded, no destination: {unit} lost"
         return d.event("dropped", label)
 
-    def execution_failed(self, d: DeliveryRecord) -> Event:
+    def execution_failed(self, d: DrawnDelivery) -> Event:
         """A Step Functions execution failed: no retrier was left for its Task's error, so nothing runs its orders
         again (those an attempt finished are done; the others are lost)."""
         error = fields.optional_text(d.detail.get("error"))
         return d.event("dropped", f"execution failed{f' ({error})' if error else ''}: "
                                   f"{d.keys_text or 'its orders'} not run again")
 
-    def pending(self, d: DeliveryRecord) -> Event:
+    def pending(self, d: DrawnDelivery) -> Event:
         where = WHERE_PENDING.get(d.source)
         label = f"{d.keys_text or 'orders'} still pending" + (f" ({where})" if where else "")
         starts = [self.accepted[k] for k in d.keys if k in self.accepted]
         starts += [rec.start for rec in self._working_on(d.keys)]
         return d.event(Delivery.PENDING, label, t0=min(starts + [d.t]))
 
-    def producer_resend(self, d: DeliveryRecord) -> Event:
+    def producer_resend(self, d: DrawnDelivery) -> Event:
         """The producer sent an order again: drawn on the producer's own row above its source's (on the SQS
         poller's row, a learner read the poller as the one that sent it)."""
         kt = d.keys_text
@@ -211,7 +214,7 @@ class DeliveryReader:
                 label += " (a new event, new id)"
         return replace(d.event("resend", label), source=producer_of(d.source))
 
-    def producer_gave_up(self, d: DeliveryRecord) -> Event:
+    def producer_gave_up(self, d: DrawnDelivery) -> Event:
         """The producer's SDK gave up sending an order: on the producer's row, as its re-sends are (lesson 05 with
         one attempt: no row said so, only a note in the history)."""
         tries = fields.number(d.detail.get("attempts"))
@@ -219,32 +222,32 @@ class DeliveryReader:
         label = f"gave up on {d.keys_text or 'an order'}{after}"  # short: it stands by the last tick on the row
         return replace(d.event("gave_up", label), source=producer_of(d.source))
 
-    def caller_resend(self, d: DeliveryRecord) -> Event:
+    def caller_resend(self, d: DrawnDelivery) -> Event:
         """The caller's SDK sent an async Invoke again that Lambda had already queued: a second event."""
         what = "queued again (Invoke re-sent)"
         return d.event("caller_resend", f"{d.keys_text} {what}" if d.keys_text else what)
 
-    def spontaneous_duplicate(self, d: DeliveryRecord) -> Event:
+    def spontaneous_duplicate(self, d: DrawnDelivery) -> Event:
         kt = d.keys_text
         # an SQS poller's receive of the copies: this marker says it, the receive marker need not
         self.redelivered.setdefault(d.t, set()).update(fields.str_list(d.detail.get("messageIds")))
         return d.event("spont_dup", f"{kt} delivered again" if kt else "delivered again")
 
-    def stale_copy(self, d: DeliveryRecord) -> Event:
+    def stale_copy(self, d: DrawnDelivery) -> Event:
         kt = d.keys_text or "a message"
         return d.event("stale_copy", f"a copy of {kt} survived the delete")
 
-    def send_deduplicated(self, d: DeliveryRecord) -> Event:
+    def send_deduplicated(self, d: DrawnDelivery) -> Event:
         label = f"{d.keys_text} re-send deduplicated" if d.keys_text else "re-send deduplicated"
         after = fields.number(d.detail.get("secondsSinceFirst"))
         if after is not None:
             label += f" ({_seconds(after)} after the first)"
         return d.event("send_dedup", label)
 
-    def redriven(self, d: DeliveryRecord) -> Event | None:
+    def redriven(self, d: DrawnDelivery) -> Event | None:
         return self._moved(d, "moved_back", d.keys_text or "a message", REDRIVE_SUFFIX)
 
-    def throttled(self, d: DeliveryRecord) -> Event:
+    def throttled(self, d: DrawnDelivery) -> Event:
         """Lambda turned an event away (429) for a while: a band from the first try to the end of the stretch."""
         tries = d.detail.get("tries")
         start = fields.number(d.detail.get("from"))
@@ -256,11 +259,11 @@ class DeliveryReader:
             return d.event(Delivery.THROTTLED, label)  # the 429s are drawn on that invocation's lane, not here
         return d.event(Delivery.THROTTLED, label, t0=start if start is not None and start <= d.t else None)
 
-    def quiet_queue_wait(self, d: DeliveryRecord) -> None:
+    def quiet_queue_wait(self, d: DrawnDelivery) -> None:
         """Drawn on the invocation's lane, where its poller held the batch (``queues.py``)."""
         return None
 
-    def delivery_failed(self, d: DeliveryRecord) -> Event:
+    def delivery_failed(self, d: DrawnDelivery) -> Event:
         """A source's hand-off to Lambda failed, and it retries (EventBridge's target retries). Only the
         latest failure of an event is labelled, with how many there were so far."""
         earlier = self.refused.setdefault(fields.text(d.detail.get("event")), [])
@@ -276,27 +279,27 @@ class DeliveryReader:
             self.next_try[fields.text(d.detail.get("event"))] = (d.t + retry_in, d)
         return event
 
-    def answer_lost(self, d: DeliveryRecord) -> Event:
+    def answer_lost(self, d: DrawnDelivery) -> Event:
         """Lambda accepted a hand-off, but the service (SNS) never heard so: it delivers the event again."""
         waited = fields.number(d.detail.get("waited"))
         wait = f"no answer in {duration(waited)}" if waited is not None else "no answer"
         return d.event("answer_lost", f"{d.keys_text or 'message'} accepted, {wait} → delivered again")
 
-    def user_delete(self, d: DeliveryRecord) -> Event:
+    def user_delete(self, d: DrawnDelivery) -> Event:
         return d.event("user_delete", f"{d.keys_text or 'an item'} deleted by the customer")
 
-    def stack_status(self, d: DeliveryRecord) -> Event:
+    def stack_status(self, d: DrawnDelivery) -> Event:
         """A CloudFormation stack's new status: it waited for its custom resource, failed, or rolled back."""
         return d.event(Delivery.STACK_STATUS, f"stack {fields.text(d.detail.get('status')) or '?'}")
 
-    def orphaned(self, d: DeliveryRecord) -> Event:
+    def orphaned(self, d: DrawnDelivery) -> Event:
         """The Create's work that no physical id of the stack names: the rollback's Delete could not find it."""
         creates = d.detail.get("creates")
         ran = [fields.text(c) for c in creates] if isinstance(creates, list) else []
         who = " and ".join([", ".join(ran[:-1]), ran[-1]] if len(ran) > 1 else ran)
         return d.event(Delivery.ORPHANED, f"orphan: the work of {who}" if who else "orphan")
 
-    def other(self, d: DeliveryRecord) -> Event:
+    def other(self, d: DrawnDelivery) -> Event:
         return d.event("delivery_other", d.what or None)
 
 
@@ -305,7 +308,7 @@ def _seconds(sec: float) -> str:
     return f"{sec:.0f} s" if sec < 600 else duration(sec)
 
 
-_READERS: dict[str, Callable[[DeliveryReader, DeliveryRecord], Event | None]] = {
+_READERS: dict[str, Callable[[DeliveryReader, DrawnDelivery], Event | None]] = {
     Delivery.REDELIVERY: DeliveryReader.redelivery,
     Delivery.DELETED: DeliveryReader.deleted,
     Delivery.BATCH_FAILED: DeliveryReader.batch_failed,

@@ -1,12 +1,16 @@
-"""Reading one field of a history record without trusting it.
+"""Reading a value of a history record without trusting it.
 
-A history may come from JSON someone edited, so every field is checked for its type
-and a malformed value reads as "absent" instead of breaking the plot.
+A history's records are typed (``sandbox.core.records``), so their own fields have their kinds; what is left to
+check is a time that is not a finite number, and the values of a ``detail``, free JSON that a history may hold
+in any shape (it may come from JSON someone edited): a malformed value reads as "absent" instead of breaking the
+plot.
 """
 from __future__ import annotations
 
 import math
 from typing import Any
+
+from ...core.records import AwsCall, DeliveryRecord, EffectRecord, Sweep, thawed
 
 
 def number(v: Any) -> float | None:
@@ -27,18 +31,13 @@ def optional_text(v: Any) -> str | None:
     return None if v is None else str(v)
 
 
-def truthy_text(v: Any) -> Any:
-    """``str(v)`` for a truthy ``v``; a falsy one (None, "", 0) is kept as it is."""
-    return v and str(v)
-
-
 def str_list(v: Any) -> list[str]:
     if not isinstance(v, (list, tuple)):
         return []
     return [str(x) for x in v if x is not None]
 
 
-def detail(r: dict) -> dict:
-    """A record's ``detail`` dict, or an empty one."""
-    found = r.get("detail")
-    return found if isinstance(found, dict) else {}
+def detail(r: AwsCall | DeliveryRecord | EffectRecord | Sweep) -> dict[str, Any]:
+    """A record's ``detail`` as a plain dict, in its JSON form: a detail is free JSON, and its readers test its values'
+    kinds (a list, a dict) and print them as JSON has them, not as the record's read-only copy holds them."""
+    return thawed(r.detail)

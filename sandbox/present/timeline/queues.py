@@ -17,14 +17,24 @@ a ``quiet-queue wait`` record names the invocation whose poller held its batch p
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
-from ...vocab import Delivery, SourceKind
+from ...core.records import DeliveryRecord, make
+from ...vocab import Delivery, RecordType, SourceKind
 from . import fields
 from .model import Batching, Hidden, Invocation
 
 VISIBILITY_SETTING = "visibility_timeout"  # the SQS scenarios' setting
 SAME_TIME = 1e-6  # s: a receive this close to the invoke had no batching window
+
+
+def _typed(t: float, fields_: Mapping[str, Any]) -> DeliveryRecord:
+    """The delivery record a plain mapping of its fields makes (``ValueError``: it makes none)."""
+    record = make(RecordType.DELIVERY, 0, t, fields_)
+    assert isinstance(record, DeliveryRecord)  # make builds the class of the type it is given
+    return record
 
 
 @dataclass
@@ -57,18 +67,22 @@ class QueueReader:
     def receive(self, t: float, seq: int, actor: str, ids: list[str]) -> None:
         self.receives.append(_Receive(t, seq, actor, ids))
 
-    def delivery(self, t: float, r: dict, seq: int = 0) -> None:
-        """A delete ends the messages' hiding; a redelivery or a failed batch carries the visibility timeout."""
+    def delivery(self, t: float, r: DeliveryRecord | Mapping[str, Any]) -> None:
+        """A delete ends the messages' hiding; a redelivery or a failed batch carries the visibility timeout.
+
+        ``r``: the history's record, or its fields as a plain mapping (a test's), read into the record they make."""
+        if not isinstance(r, DeliveryRecord):
+            r = _typed(t, r)
         detail = fields.detail(r)
-        if r.get("what") == Delivery.DELETED:
+        if r.what == Delivery.DELETED:
             self.deletes.append((t, fields.str_list(detail.get("messageIds"))))
-        if self.timeout is None and r.get("source") == SourceKind.SQS:
+        if self.timeout is None and r.source == SourceKind.SQS:
             value = fields.number(detail.get("visibilityTimeout"))
             self.timeout = value if value is not None and value > 0 else None
-        if r.get("source") == SourceKind.SQS:
-            self._held(fields.text(r.get("what")), detail, seq, fields.optional_text(r.get("inv")))
+        if r.source == SourceKind.SQS:
+            self._held(r.what, detail, r.seq, r.inv)
 
-    def _held(self, what: str, detail: dict, seq: int, inv: str | None) -> None:
+    def _held(self, what: str, detail: dict[str, Any], seq: int, inv: str | None) -> None:
         """What a poller's throttled or quiet-queue-wait record says about how long it held its batch."""
         if what == Delivery.THROTTLED:
             got_through = fields.optional_text(detail.get("invocation"))

@@ -3,14 +3,17 @@
 :func:`read_history` turns the flat record list into invocations (one lane each),
 markers on those lanes, the idempotency-table windows (``windows.py``), what each
 delivery source did besides invoking (``deliveries.py``) and a synchronous caller's
-SDK attempts. No matplotlib here. Records are read defensively (``fields.py``): a
-malformed one is skipped or read with defaults, never trusted.
+SDK attempts. No matplotlib here.
+
+The records are the history's typed ones (``sandbox.core.records``), read by their fields and without a copy:
+their kinds are checked when a history is made or loaded. What may still be malformed is read defensively
+(``fields.py``): a record at no finite time is skipped, a ``detail`` (free JSON) read with defaults, never trusted.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
+from ...core.records import Accept, AwsCall, DeliveryRecord, EffectRecord, InvokeEnd, InvokeStart, Record, Sweep
 from ...vocab import (
     AWS_OK,
     CONDITIONAL_CHECK_FAILED,
@@ -52,14 +55,24 @@ EVENT_INVOKE = "Event"
 SQS, RECEIVE = "sqs", "ReceiveMessage"  # an SQS poller's request (the AWS service, not the source kind)
 
 
-def read_history(history: Any) -> Model:
+class HistoryLike(Protocol):
+    """What the timeline reads of a ``History``: its ``meta`` and its typed records (the timeline imports no more of
+    the sandbox than the records' schema, so it draws any history, saved or hand-built)."""
+
+    @property
+    def meta(self) -> dict[str, Any]: ...
+
+    def records(self) -> list[Record]: ...
+
+
+def read_history(history: HistoryLike) -> Model:
     """Everything the timeline draws, read from ``history`` (its records and ``meta``)."""
-    meta = dict(getattr(history, "meta", None) or {})
-    records = list(history)
-    times = [t for r in records if (t := fields.number(r.get("t"))) is not None]
+    meta = dict(history.meta or {})
+    records = history.records()
+    times = [t for r in records if (t := fields.number(r.t)) is not None]
     reader = HistoryReader(meta, t_end=max(times) if times else 0.0)
-    for i, r in enumerate(records):
-        reader.read(i, r)
+    for r in records:
+        reader.read(r)
     return reader.finish()
 
 
@@ -77,19 +90,29 @@ class HistoryReader:
         self.accepted: dict[str, float] = {}  # order key -> when it entered the system
         self.owed: dict[str, set[str]] = {}  # order key -> the effect kinds it is owed
         # read once every invocation is known
-        self.deliveries: list[tuple[float, int, dict]] = []
+        self.deliveries: list[tuple[float, DeliveryRecord]] = []
         self.receives: list[tuple[float, int, list[str]]] = []
 
-    def read(self, i: int, r: dict) -> None:
-        t = fields.number(r.get("t"))
+    def read(self, r: Record) -> None:
+        """One record, by its type (a record at no finite time is left out: a saved history may hold one)."""
+        t = fields.number(r.t)
         if t is None:
             return
-        found = r.get("seq")
-        seq = found if isinstance(found, int) else i
-        typ = r.get("type")
-        read_type = _READERS.get(typ) if isinstance(typ, str) else None
-        if read_type is not None:
-            read_type(self, r, t, seq, fields.optional_text(r.get("inv")))
+        match r:
+            case InvokeStart():
+                self.invoke_start(r, t)
+            case InvokeEnd():
+                self.invoke_end(r, t)
+            case Accept():
+                self.accept(r, t)
+            case DeliveryRecord():
+                self.delivery(r, t)
+            case AwsCall():
+                self.aws(r, t)
+            case EffectRecord():
+                self.effect(r, t)
+            case Sweep():
+                self.sweep(r, t)
 
     def finish(self) -> Model:
         model = self.model
@@ -102,8 +125,8 @@ class HistoryReader:
                 model.marks.append(Mark(rec.inv, rec.end, rec.end_seq or 0, END_MARKER[rec.outcome]))
         model.hidden, model.batching = self.queues.finish(model.t_end)  # a redelivery's label reads the batching
         deliveries = DeliveryReader(model, self.accepted)
-        for t, seq, r in self.deliveries:
-            deliveries.read(t, seq, r)
+        for t, d in self.deliveries:
+            deliveries.read(t, d)
         for t, seq, got in self.receives:
             deliveries.receive(t, seq, got)
         deliveries.finish()
@@ -116,84 +139,79 @@ class HistoryReader:
             a.final = True  # what the caller finally saw
         return model
 
-    # -- one reader per record type: (record, t, seq, inv)
-    def invoke_start(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        if inv is None or inv in self.model.invs:
+    # -- one reader per record type: (record, its time)
+    def invoke_start(self, r: InvokeStart, t: float) -> None:
+        if r.inv in self.model.invs:
             return
-        self.model.invs[inv] = Invocation(
-            inv=inv, seq=seq, start=t, source=fields.text(r.get("source")) or SourceKind.DIRECT,
-            cause=fields.truthy_text(r.get("cause")), container=fields.truthy_text(r.get("container")),
-            prev=fields.truthy_text(r.get("prev")), keys=fields.str_list(r.get("keys")),
-            cold_start=r.get("cold_start") is True, restored=r.get("restored") is True,
-            environment=r.get("environment") if isinstance(r.get("environment"), str) else None)
-        self.queues.invoked(seq, self.model.invs[inv])
+        self.model.invs[r.inv] = Invocation(
+            inv=r.inv, seq=r.seq, start=t, source=r.source or SourceKind.DIRECT, cause=r.cause,
+            container=r.container, prev=r.prev, keys=list(r.keys), cold_start=r.cold_start, restored=r.restored,
+            environment=r.environment)
+        self.queues.invoked(r.seq, self.model.invs[r.inv])
 
-    def invoke_end(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        rec = self.model.invs.get(inv) if inv is not None else None
+    def invoke_end(self, r: InvokeEnd, t: float) -> None:
+        rec = self.model.invs.get(r.inv)
         if rec is None or not rec.running or t < rec.start:
             return
         rec.running = False
-        rec.end, rec.end_seq = t, seq
-        outcome = r.get("outcome")
-        rec.outcome = Outcome(outcome) if isinstance(outcome, str) and outcome in KNOWN_OUTCOMES else Outcome.ERROR
-        rec.error = fields.optional_text(r.get("error"))
+        rec.end, rec.end_seq = t, r.seq
+        # a saved history's outcome is not checked against the vocabulary: one the timeline does not know is an error
+        rec.outcome = Outcome(r.outcome) if r.outcome in KNOWN_OUTCOMES else Outcome.ERROR
+        rec.error = r.error
 
-    def accept(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        key = fields.text(r.get("key"))
-        self.accepted.setdefault(key, t)
-        if isinstance(r.get("expects"), list):  # a record without the list says nothing of what is owed
-            self.owed.setdefault(key, set()).update(fields.str_list(r.get("expects")))
+    def accept(self, r: Accept, t: float) -> None:
+        self.accepted.setdefault(r.key, t)
+        self.owed.setdefault(r.key, set()).update(r.expects)
 
-    def delivery(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        self.deliveries.append((t, seq, r))
-        self.queues.delivery(t, r, seq)
+    def delivery(self, r: DeliveryRecord, t: float) -> None:
+        self.deliveries.append((t, r))
+        self.queues.delivery(t, r)
 
-    def aws(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        service, op = r.get("service"), r.get("op")
-        if inv is None and (service, op) in CALLER_SERVICES:
-            self._caller_attempt(r, t, seq, CALLER_SERVICES[(service, op)])
-        elif inv is None and service == SQS and op == RECEIVE:
+    def aws(self, r: AwsCall, t: float) -> None:
+        service, op = r.service, r.op
+        if r.inv is None and (service, op) in CALLER_SERVICES:
+            self._caller_attempt(r, t, CALLER_SERVICES[(service, op)])
+        elif r.inv is None and service == SQS and op == RECEIVE:
             got = fields.str_list(fields.detail(r).get("received"))
-            if got and r.get("result", AWS_OK) == AWS_OK:
-                self.receives.append((t, seq, got))
-                self.queues.receive(t, seq, fields.text(r.get("actor")), got)
-        elif r.get("target") == self.table:
-            self._table_request(r, t, seq, inv)
+            if got and r.result == AWS_OK:
+                self.receives.append((t, r.seq, got))
+                self.queues.receive(t, r.seq, r.actor, got)
+        elif r.target == self.table:
+            self._table_request(r, t)
 
-    def effect(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        if inv is None:
+    def effect(self, r: EffectRecord, t: float) -> None:
+        if r.inv is None:
             return
-        style, dup = self._effect_style(fields.text(r.get("kind")), fields.text(r.get("key")), r.get("status"))
-        self.model.marks.append(Mark(inv, t, seq, style, dup))
+        style, dup = self._effect_style(r.kind, r.key, r.status)
+        self.model.marks.append(Mark(r.inv, t, r.seq, style, dup))
 
-    def sweep(self, r: dict, t: float, seq: int, inv: str | None) -> None:
-        key = fields.text(r.get("key"))
-        if r.get("target", self.table) == self.table:
-            self.windows.close(key, t)
-        self.model.marks.append(Mark(None, t, seq, RecordType.SWEEP, label=short_key(key) or None))
+    def sweep(self, r: Sweep, t: float) -> None:
+        if r.target == self.table:
+            self.windows.close(r.key, t)
+        self.model.marks.append(Mark(None, t, r.seq, RecordType.SWEEP, label=short_key(r.key) or None))
 
     # -- helpers
-    def _caller_attempt(self, r: dict, t: float, seq: int, source: str) -> None:
+    def _caller_attempt(self, r: AwsCall, t: float, source: str) -> None:
         detail = fields.detail(r)
         status = detail.get("statusCode")
         if detail.get("invocation_type") == EVENT_INVOKE:  # it queued an event rather than start an invocation
             source = SourceKind.ASYNC
-            status = detail.get("status") if r.get("result") == AWS_OK else None
+            status = detail.get("status") if r.result == AWS_OK else None
         target = detail.get("invocation")
         sent = fields.number(detail.get("sent"))
         if sent is None or sent > t:  # not recorded (or nonsense): when the invocation started
             sent = self.model.invs[str(target)].start if str(target) in self.model.invs else t
         attempt = detail.get("attempt")
         self.model.attempts.append(Attempt(
-            actor=fields.text(r.get("actor")) or "caller", attempt=attempt if isinstance(attempt, int) else None,
-            sent=sent, t=t, seq=seq, result=fields.text(r.get("result")) or "?",
+            actor=r.actor or "caller", attempt=attempt if isinstance(attempt, int) else None,
+            sent=sent, t=t, seq=r.seq, result=r.result or "?",
             inv=fields.optional_text(target), status=status,
             function_error=fields.optional_text(detail.get("function_error")), source=source,
-            http_status=_http_status(detail) if r.get("result") != AWS_OK else None))
+            http_status=_http_status(detail) if r.result != AWS_OK else None))
 
-    def _table_request(self, r: dict, t: float, seq: int, inv: str | None) -> None:
+    def _table_request(self, r: AwsCall, t: float) -> None:
         """A request to the idempotency table: a marker on the lane, and windows opened or closed."""
-        key, op, result = fields.text(r.get("key")), fields.text(r.get("op")), r.get("result")
+        key, op, result, seq, inv = fields.text(r.key), r.op, r.result, r.seq, r.inv
         detail = fields.detail(r)
         op = fields.text(detail.get("as")) or op  # a write inside a transaction or a batch
         if CONDITIONAL_CHECK_FAILED in (detail.get("reasons") or []):
@@ -265,13 +283,3 @@ def _failed_write_style(op: str, result: Any) -> str | None:
         return "write_refused"
     return "table_error" if op in (PUT, UPDATE, DELETE) else None
 
-
-_READERS: dict[str, Callable[[HistoryReader, dict, float, int, str | None], None]] = {
-    RecordType.INVOKE_START: HistoryReader.invoke_start,
-    RecordType.INVOKE_END: HistoryReader.invoke_end,
-    RecordType.ACCEPT: HistoryReader.accept,
-    RecordType.DELIVERY: HistoryReader.delivery,
-    RecordType.AWS: HistoryReader.aws,
-    RecordType.EFFECT: HistoryReader.effect,
-    RecordType.SWEEP: HistoryReader.sweep,
-}
