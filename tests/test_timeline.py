@@ -1170,11 +1170,14 @@ def _imports(tree, modules):
 
 def test_no_import_cycle_in_the_timeline_and_only_vocab_from_the_sandbox():
     """The timeline draws any history, saved or hand-built: from the sandbox it reads only the record schema
-    (vocab) and the ownership rule it shares with the checker, which itself reads only vocab, and it registers
-    itself with the views registry (core/views), which reads nothing of the sandbox."""
+    (vocab, and core/records, the typed records, which itself reads only vocab) and the ownership rule it shares
+    with the checker, which itself reads only vocab, and it registers itself with the views registry (core/views),
+    which reads nothing of the sandbox."""
     allowed = {"vocab", "verdict.ownership", "core.views", "core.records"}
     ownership = ast.parse((PACKAGE.parent.parent / "verdict" / "ownership.py").read_text(encoding="utf-8"))
     assert {n.module for n in ast.walk(ownership) if isinstance(n, ast.ImportFrom) and n.level} == {"vocab"}
+    records = ast.parse((PACKAGE.parent.parent / "core" / "records.py").read_text(encoding="utf-8"))
+    assert {n.module for n in ast.walk(records) if isinstance(n, ast.ImportFrom) and n.level} == {"vocab"}
     views = ast.parse((PACKAGE.parent.parent / "core" / "views.py").read_text(encoding="utf-8"))
     assert not [n for n in ast.walk(views) if isinstance(n, ast.ImportFrom) and n.level]
     trees = _package_trees()
