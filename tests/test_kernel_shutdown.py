@@ -19,10 +19,6 @@ result = run_scenario("concurrent-claims", "../examples/read_then_write.py:handl
 assert result.history and Template._instances, "the run used the template's environments"
 """
 
-#: Far above the 0.5 s the course asks at load 2, far below jupyter_client's 2.5 s before it kills a kernel.
-ENDS_WITHIN = 1.5
-
-
 @pytest.mark.notebook
 def test_a_kernel_that_ran_a_scenario_ends_by_itself_at_once_when_asked():
     km, kc = start_new_kernel(kernel_name="python3", cwd=str(ROOT / "notebooks"))
@@ -35,5 +31,6 @@ def test_a_kernel_that_ran_a_scenario_ends_by_itself_at_once_when_asked():
     started = time.perf_counter()
     km.shutdown_kernel(now=False)
     took = time.perf_counter() - started
+    # No wall-clock bound here (make bench measures the time at the course's load): a kernel still there after
+    # jupyter_client's 2.5 s wait is killed, and the status says so.
     assert process.returncode == 0, f"the kernel was killed (status {process.returncode}) after {took:.2f} s"
-    assert took < ENDS_WITHIN, f"the kernel took {took:.2f} s to shut down"
