@@ -2,6 +2,7 @@
 from pathlib import Path
 
 import pytest
+import tiers
 from tiers import Entry, _durations, modules, plan, read_list
 
 TESTS = Path(__file__).parent
@@ -30,7 +31,9 @@ def test_a_line_that_does_not_parse_is_refused_by_its_number(tmp_path):
     assert read_list(listing) == {"tests/test_a.py::test_b": Entry("tests/test_a.py::test_b", 4)}
 
 
-def test_the_plan_samples_costly_families_moves_costly_tests_and_keeps_each_modules_quickest():
+def test_the_plan_samples_costly_families_moves_costly_tests_and_keeps_each_modules_quickest(monkeypatch):
+    monkeypatch.setattr(tiers, "SINGLE_LIMIT", 1.5)
+    monkeypatch.setattr(tiers, "FAMILY_KEEPS", 8)
     durations = "\n".join([
         *(f"0.40s call     tests/test_a.py::test_family[case{i}]" for i in range(24)),
         "0.01s call     tests/test_a.py::test_cheap",

@@ -27,9 +27,9 @@ import pytest
 
 LIST = Path(__file__).with_name("deep.txt")
 #: A test whose call takes this long (seconds, measured on 2 cores with both busy) goes to the deep tier.
-SINGLE_LIMIT = 1.5
+SINGLE_LIMIT = 1.0
 #: A parametrized family keeps about this many of its cases in `make test`.
-FAMILY_KEEPS = 8
+FAMILY_KEEPS = 6
 
 _LINE = re.compile(r"^(?P<test>\S+?)(?:\s+sample\s+1/(?P<step>\d+))?\s*$")
 
