@@ -157,15 +157,17 @@ def _scenario_list(brief: bool) -> str:
 
 # -- run ---------------------------------------------------------------------------------------------
 def _run(args: argparse.Namespace) -> int:
+    # What needs no scenario is checked before the template starts and moto and the scenarios are imported: a
+    # typo in a file name or an option is answered in a fraction of a second, not after the two seconds they take.
+    overrides = _settings(args.settings)
+    _check_options(args)
+    _check_handler_file(args.handler)
+    plot = _plot_path(args.plot) if args.plot else None
     _start_template(args)
     from .scenarios import get_scenario, run_scenario
 
     scenario = get_scenario(args.scenario)
-    overrides = _settings(args.settings)
     settings = scenario.resolve(overrides).values()
-    _check_options(args)
-    _check_handler_file(args.handler)
-    plot = _plot_path(args.plot) if args.plot else None
     if args.isolation:
         os.environ["RWH_ISOLATION"] = args.isolation  # every world this run opens
     if args.real_threads or args.endpoint:
@@ -297,12 +299,12 @@ def _save_plot(result: Any, path: Path, what: str = "timeline") -> None:
 
 # -- matrix ------------------------------------------------------------------------------------------
 def _matrix(args: argparse.Namespace) -> int:
+    _check_handler_file(args.handler)  # before the heavy imports, as a run checks it
+    plot = _plot_path(args.plot) if args.plot else None
     from .analysis.matrix import duplicate_matrix
     from .runtime.loader import check_handler
     from .world import Sandbox
 
-    _check_handler_file(args.handler)
-    plot = _plot_path(args.plot) if args.plot else None
     with Sandbox():  # a handler that cannot load is one error, not one per scenario
         check_handler(args.handler)
     with _progress_bar(enabled=not args.json and sys.stderr.isatty(), desc="scenarios", unit=" runs",

@@ -134,6 +134,21 @@ def test_a_handler_file_with_null_bytes_is_refused(tmp_path):
     assert_one_line_error(*cli("run", "no-fault", "--handler", f"{bad}:handler"), "contains null bytes")
 
 
+@pytest.mark.parametrize("words", [["run", "no-fault", "--handler", "{tmp}/handler.txt:handler"],
+                                   ["run", "no-fault", "--handler", NAIVE, "--plot", "{tmp}/t.jpg"],
+                                   ["run", "no-fault", "--handler", NAIVE, "--policy", "exhaustive", "--script", "a"],
+                                   ["matrix", "--handler", "{tmp}/handler.txt:handler"]])
+def test_a_mistake_needing_no_scenario_is_answered_before_moto_and_the_environments_start(tmp_path, words):
+    """A typo costs a learner no wait: nothing heavy is imported, and no environment template is started."""
+    probe = ("import sys; from sandbox.cli import main; code = main(sys.argv[1:]); "
+             "print(code, sorted(m for m in ('moto', 'boto3', 'sandbox.scenarios', "
+             "'sandbox.runtime.environment.template_process') if m in sys.modules))")
+    args = [word.replace("{tmp}", str(tmp_path)) for word in words]
+    proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert proc.stdout.split(None, 1) == ["2", "[]\n"], proc.stdout + proc.stderr
+    assert proc.stderr.startswith("error: "), proc.stderr
+
+
 def test_a_folder_as_handler_is_refused(tmp_path):
     assert_one_line_error(*cli("run", "no-fault", "--handler", f"{tmp_path}:handler"), "is a folder")
 
