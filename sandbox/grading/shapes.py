@@ -93,3 +93,24 @@ class PipeMessage(TypedDict, total=False):
     i: int
     summary: TestSummary
     what: str
+
+
+class DrillAnswer(TypedDict, total=False):
+    """What one invocation of a drill answered (``drills.answer``)."""
+
+    inv: str
+    outcome: str  # an Outcome
+    response: Any  # what the handler returned, when it returned: the learner's, compared as it is
+    error: str | None
+    error_types: list[str]  # the error's class and its bases, by name
+
+
+class DrillResult(TypedDict, total=False):
+    """A drill's note in the history, as ``drills.drill_result`` reads it back (a reader finding a key missing from
+    a note it parsed gets None, hence no key is required)."""
+
+    drill: str
+    seed: int
+    #: Each a DrillAnswer: the drills read them as such (``drills._answers``); a list of Any only while
+    #: grading/diagnose.py, being reworked elsewhere, looks runs up by an answer's ``.get("inv")``.
+    answers: list[Any]
