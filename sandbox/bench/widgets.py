@@ -24,6 +24,7 @@ from typing import Any
 from tabulate import tabulate
 
 from .. import paths
+from ..settings import SettingValue
 from .shapes import WidgetMove, WidgetTimes
 
 ROOT = paths.ROOT
@@ -33,9 +34,12 @@ LOCK = "lock-shorter-than-work"
 WIDGET_TARGETS = {"move_x": 2.5}
 
 
-def duplicate_after_lock(values: dict[str, Any]) -> dict[str, Any]:
+def duplicate_after_lock(values: dict[str, SettingValue]) -> dict[str, SettingValue]:
     """As lesson 10 runs it: the duplicate arrives 2 s after the lock runs out."""
-    return {**values, "duplicate_delay": (values["lock_seconds"] or values["function_timeout"]) + 2}
+    lock = values["lock_seconds"] or values["function_timeout"]
+    if isinstance(lock, str):  # both count seconds; a str is as wrong here as it was in the sum it goes into
+        raise TypeError(f"lock_seconds and function_timeout are numbers of seconds, got {lock!r}")
+    return {**values, "duplicate_delay": lock + 2}
 
 
 def _lock_dashboard():
