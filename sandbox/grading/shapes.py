@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any, Required, TypedDict
 
 from ..core.records import RecordJson
+from ..settings import SettingValue
 
 
 class TestSummary(TypedDict):
@@ -114,3 +115,70 @@ class DrillResult(TypedDict, total=False):
     #: Each a DrillAnswer: the drills read them as such (``drills._answers``); a list of Any only while
     #: grading/diagnose.py, being reworked elsewhere, looks runs up by an answer's ``.get("inv")``.
     answers: list[Any]
+
+
+class RequirementJson(TypedDict):
+    """One requirement of an exercise's table: its sentence, and the items that test it."""
+
+    text: str
+    items: list[str]
+
+
+class ScenarioRunJson(TypedDict, total=False):
+    """A scenario run an exercise's metadata names (its preview of what the next one fixes, the quiz's mysteries): a
+    scenario, its seed (0) and settings."""
+
+    scenario: Required[str]
+    seed: int
+    settings: dict[str, SettingValue]
+
+
+class TestJson(TypedDict, total=False):
+    """``catalog.Test`` as ``public_tests.json`` and a notebook's ``TESTS = [...]`` write it: every field but
+    ``item`` has a default."""
+
+    item: Required[str]
+    points: int | None
+    what: str
+    scenario: str | None
+    settings: dict[str, SettingValue]
+    seeds: int
+    exhaustive: bool
+    max_schedules: int
+    drill: str | None
+    question: str | None
+    answer: str | None
+    answer_sha256: str | None
+    answer_salt: str | None
+    expect: list[str]
+    campaign: bool
+    hidden: bool
+
+
+class ExerciseMeta(TypedDict, total=False):
+    """An exercise notebook's metadata (``notebooks.METADATA_KEY``); read from a file, so any key may be missing."""
+
+    id: str
+    slug: str
+    title: str
+    function: str
+    next: str
+    preview: ScenarioRunJson | None
+    kit: bool
+    requirements: list[RequirementJson]
+    candidates: list[str]  # the quiz's: the delivery features a mystery may be
+    mysteries: dict[str, ScenarioRunJson]  # the quiz's: each mystery's run, by its letter
+
+
+class ExerciseJson(TypedDict):
+    """``catalog.Exercise`` as ``public_tests.json`` holds it."""
+
+    id: str
+    slug: str
+    title: str
+    function: str
+    next: str
+    preview: ScenarioRunJson | None
+    kit: bool
+    tests: list[TestJson]
+    requirements: list[RequirementJson]

@@ -745,7 +745,8 @@ class LinkedVerdictMap:
         self.picture: MapPicture | None = None
         self._shared: dict[str, SettingValue] | None = None
         self._filling: dict[str, SettingValue] | None = None  # the off-axis settings whose cells are being run
-        self._ready: tuple[dict[str, SettingValue], str | None, bytes] | None = None  # (mark, verdict, PNG) ahead() drew
+        #: (mark, verdict, PNG) ahead() drew
+        self._ready: tuple[dict[str, SettingValue], str | None, bytes] | None = None
         slot = explorer.stage.slot("map")
         side = widgets.VBox([slot, self.status], layout={"max_width": "100%"})
         top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
