@@ -5,7 +5,7 @@ plain dict; a TypedDict makes a key spelt wrong where it is written or read a ty
 """
 from __future__ import annotations
 
-from typing import Any, Required, TypedDict
+from typing import Any, NotRequired, Required, TypedDict
 
 from ..core.records import RecordJson
 from ..settings import SettingValue
@@ -182,3 +182,89 @@ class ExerciseJson(TypedDict):
     kit: bool
     tests: list[TestJson]
     requirements: list[RequirementJson]
+
+
+class ReplayJson(TypedDict):
+    """A failed item's replay: the command the student got, and the same run against the submitted file."""
+
+    item: str
+    hidden: bool
+    student: str
+    submitted: str
+
+
+class ExerciseGradeJson(TypedDict):
+    """``grader.ExerciseGrade`` as a grade file holds it."""
+
+    exercise: str
+    title: str
+    score: float
+    max_score: int
+    reason: str | None
+    tampering: list[str]
+    seed: int | None
+    seconds: float
+    source: str | None
+    items: list[ItemJson]
+    feedback: str
+    full_feedback: str
+    replays: NotRequired[list[ReplayJson]]  # a report folder's report.json adds them
+
+
+class StudentGradeJson(TypedDict):
+    """``batch.StudentGrade`` as a grade file holds it."""
+
+    student: str
+    score: float
+    max_score: int
+    ignored: list[str]
+    notes: dict[str, str]
+    remarks: list[str]
+    submitted_at: str | None
+    time_source: str | None
+    late_seconds: float | None
+    exercises: list[ExerciseGradeJson]
+
+
+class GradescopeTest(TypedDict):
+    """One test of Gradescope's results.json (https://gradescope-autograders.readthedocs.io/en/latest/specs/)."""
+
+    name: str
+    score: float
+    max_score: int
+    status: str
+    output: str
+    visibility: str
+
+
+class GradescopeResults(TypedDict):
+    """Gradescope's results.json, the keys the grader writes (same page, "Output format")."""
+
+    score: float
+    execution_time: int
+    output: str
+    visibility: str
+    stdout_visibility: str
+    tests: list[GradescopeTest]
+
+
+class JobLimits(TypedDict):
+    memory_mb: int
+    cpu_seconds: int
+
+
+class JobTest(TypedDict):
+    index: int
+    test: TestJson
+    seeds: list[int]
+
+
+class GradingJob(TypedDict, total=False):
+    """What the grader hands a grading child on its stdin (JSON): the answer to load and the tests to run."""
+
+    handler: Required[str]
+    function: Required[str]
+    watchdog: float
+    isolation: str
+    limits: Required[JobLimits]
+    tests: Required[list[JobTest]]
