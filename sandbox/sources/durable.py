@@ -85,7 +85,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from botocore.exceptions import ReadTimeoutError
 
@@ -603,6 +603,19 @@ NAME_HEADER = "X-Amz-Durable-Execution-Name"
 ARN_HEADER = "X-Amz-Durable-Execution-Arn"
 
 
+class DurableInvokeDetail(TypedDict, total=False):
+    """The history's detail of one Invoke of a durable function: the attempt, the execution's name (when the caller
+    gave one), the execution it started or found, and how it ended for the caller."""
+
+    attempt: int
+    invocation_type: str
+    sent: float
+    name: str
+    execution: str
+    started: bool  # False: an execution of that name existed, and Lambda returned it
+    status: int
+
+
 def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, request: AWSPreparedRequest, event: Any,
                    invocation_type: str) -> Any:
     """Answer one Invoke of a durable function (see the module docstring)."""
@@ -616,8 +629,10 @@ def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, reques
     attempt, call_id = endpoint._attempt_of(request)
     record = EventAttempt(attempt, sb.clock.elapsed(), caller=current_task())
     endpoint.event_attempts.append(record)
-    detail: dict[str, Any] = {"attempt": attempt, "invocation_type": invocation_type, "sent": round(record.sent, 6),
-                              **({"name": name} if name else {})}
+    detail: DurableInvokeDetail = {"attempt": attempt, "invocation_type": invocation_type,
+                                   "sent": round(record.sent, 6)}
+    if name:
+        detail["name"] = name
     fault = sb.faults.aws_fault("lambda", "Invoke", fn.config.name, None)
     if fault is not None and fault.kind == "throttle":
         raise BadInput(THROTTLED_EVENT)
@@ -637,7 +652,7 @@ def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, reques
     if call_id:
         endpoint._last_event[call_id] = (execution, attempt)
     _tell(sb, service, execution, new, earlier, attempt)
-    detail.update(execution=execution.name, started=new)
+    detail["execution"], detail["started"] = execution.name, new
     if invocation_type == "Event":
         return _accepted(endpoint, fn, keys, record, detail, url, execution, fault)
     return _wait_and_answer(endpoint, fn, keys, record, detail, url, execution)
@@ -668,8 +683,8 @@ def _tell(sb: "Sandbox", service: DurableService, execution: Execution, new: boo
                    "again and Lambda started a second execution"})
 
 
-def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt, detail: dict,
-              url: str, execution: Execution, fault: Any) -> Any:
+def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt,
+              detail: DurableInvokeDetail, url: str, execution: Execution, fault: Any) -> Any:
     sb = endpoint.world
     detail["status"] = EVENT_ACCEPTED
     if fault is not None:  # timeout-applied: started, but the caller hears nothing until its read times out
@@ -684,7 +699,7 @@ def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str
 
 
 def _wait_and_answer(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt,
-                     detail: dict, url: str, execution: Execution) -> Any:
+                     detail: DurableInvokeDetail, url: str, execution: Execution) -> Any:
     """RequestResponse: the caller waits for the whole execution (its read timeout, at most 15 minutes)."""
     sb = endpoint.world
     read_timeout = min(adapter.client_read_timeout(), SYNC_LIMIT)
