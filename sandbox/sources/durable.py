@@ -85,7 +85,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from botocore.exceptions import ReadTimeoutError
 
@@ -170,7 +170,7 @@ class Execution:
     tokens: int = 0
     invocations: list[Invocation] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)  # operations the service changed since the last invocation
-    client_tokens: dict[str, dict] = field(default_factory=dict)
+    client_tokens: dict[str, CheckpointAnswer] = field(default_factory=dict)
     task: Any = None  # the service's task that drives it
 
     # What an event source mapping reads of a finished invocation, read here of the whole execution.
@@ -445,7 +445,7 @@ class DurableService(Source):
             return self._refuse(CHECKPOINT, execution, "InvalidParameterValueException", str(exc), url)
         self._record(CHECKPOINT, execution, AWS_OK, {"updates": [_update_words(u) for u in updates]})
         self._closed_by(execution, touched)
-        answer: dict[str, Any] = {"NewExecutionState": {"Operations": touched}}
+        answer: CheckpointAnswer = {"NewExecutionState": {"Operations": touched}}
         if execution.status == ops.RUNNING:
             execution.tokens += 1
             execution.token = base64.b64encode(f"{execution.arn}#{execution.tokens}".encode()).decode()
@@ -467,7 +467,7 @@ class DurableService(Source):
         start = int(params.get("Marker") or 0) if str(params.get("Marker") or "0").isdigit() else 0
         size = int(params.get("MaxItems") or 0) or 100
         page = every[start:start + size]
-        answer: dict[str, Any] = {"Operations": page}
+        answer: StateAnswer = {"Operations": page}
         if start + size < len(every):
             answer["NextMarker"] = str(start + size)
         self._record(GET_STATE, execution, AWS_OK, {"operations": len(page)})
@@ -596,6 +596,24 @@ def is_durable_handler(function: "LambdaFunction") -> bool:
 def check_name(name: str) -> None:
     if not valid_name(name):
         raise BadInput(f"a durable execution name is 1 to 64 letters, digits, '-' or '_', got {name!r}")
+
+
+class ExecutionState(TypedDict):
+    Operations: list[dict]  # AWS's Operations, as durable_ops keeps them
+
+
+class CheckpointAnswer(TypedDict, total=False):
+    """CheckpointDurableExecution's answer (https://docs.aws.amazon.com/lambda/latest/api/API_CheckpointDurableExecution.html)."""
+
+    NewExecutionState: Required[ExecutionState]
+    CheckpointToken: str  # none once the execution has closed
+
+
+class StateAnswer(TypedDict, total=False):
+    """GetDurableExecutionState's answer: a page of the operations, and where the next starts."""
+
+    Operations: Required[list[dict]]
+    NextMarker: str
 
 
 # -- the Invoke API of a durable function (see the module docstring) -------------------------------------
