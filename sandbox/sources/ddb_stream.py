@@ -41,7 +41,17 @@ from ..errors import BadInput
 from ..events import ddb_stream_record, removed_by_ttl
 from ..settings import param
 from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema
-from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
+from .shards import (
+    DOC_KINESIS,
+    DOC_ON_FAILURE,
+    DOC_PARAMETERS,
+    DOC_PARTIAL,
+    Batch,
+    GetRecordsRequest,
+    Shard,
+    ShardMapping,
+    ShardSource,
+)
 
 if TYPE_CHECKING:
     from ..runtime.functions import LambdaFunction
@@ -139,7 +149,7 @@ class DdbStreamSource(ShardSource):
         return self.streams.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params: dict[str, Any] = {"ShardIterator": iterator}
+        params: GetRecordsRequest = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.streams.get_records(**params)

@@ -42,7 +42,17 @@ from ..errors import BadInput
 from ..events import kinesis_record
 from ..settings import param
 from ..vocab import Cause, SourceKind
-from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
+from .shards import (
+    DOC_KINESIS,
+    DOC_ON_FAILURE,
+    DOC_PARAMETERS,
+    DOC_PARTIAL,
+    Batch,
+    GetRecordsRequest,
+    Shard,
+    ShardMapping,
+    ShardSource,
+)
 
 if TYPE_CHECKING:
     from ..runtime.functions import LambdaFunction
@@ -143,14 +153,14 @@ class StreamSource(ShardSource):
 
     # -- reading Kinesis -------------------------------------------------------------------
     def _iterator(self, shard: Shard, kind: str, sequence: int | str | None = None) -> str:
-        params: dict[str, Any] = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id,
-                                  "ShardIteratorType": kind}
+        params: dict[str, str] = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id,
+                                  "ShardIteratorType": kind}  # GetShardIterator's, every one a string
         if sequence is not None:
             params["StartingSequenceNumber"] = str(sequence)
         return self.world.kinesis.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params: dict[str, Any] = {"ShardIterator": iterator}
+        params: GetRecordsRequest = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.world.kinesis.get_records(**params)
