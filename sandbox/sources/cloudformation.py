@@ -32,9 +32,10 @@ from __future__ import annotations
 import json
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..aws import adapter
+from ..core.jsonvalues import JsonObject
 from ..custom_resources import FAILED, SUCCESS
 from ..events import custom_resource_event
 from ..settings import Config, param
@@ -71,7 +72,7 @@ class Operation:
     request_id: str
     sent: float
     entry: QueuedEvent
-    response: dict[str, Any] | None = None  # what the provider uploaded (None: nothing before the timeout)
+    response: JsonObject | None = None  # what the provider uploaded (None: nothing before the timeout)
     failure: str | None = None  # why CloudFormation counts it as failed (None: SUCCESS)
 
 
@@ -172,7 +173,7 @@ class CustomResourceSource(AsyncFront):
         return op
 
     @staticmethod
-    def _read(key: str) -> tuple[dict[str, Any] | None, str | None]:
+    def _read(key: str) -> tuple[JsonObject | None, str | None]:
         """The response uploaded under ``key``, and why it fails the operation (None: a SUCCESS)."""
         raw = adapter.s3_object_body(RESPONSE_BUCKET, key) or b""
         if len(raw) > RESPONSE_LIMIT:
