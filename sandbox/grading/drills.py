@@ -196,7 +196,7 @@ def drive_http_conflict(sb, fn, seed):
 def drive_http_mismatch(sb, fn, seed):
     order = _one_order(sb, seed)
     # The client reuses its key for another order (another order id, another amount): the most different body.
-    changed = {**make_orders(2, seed)[1], "amount": order["amount"] + 100}
+    changed: Order = {**make_orders(2, seed)[1], "amount": order["amount"] + 100}
     return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2), order, Cause.CLIENT_RETRY)
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.jsonvalues import LambdaEvent
-from ..events import alb_event, trace_header
+from ..events import Cart, Order, alb_event, trace_header
 from ..settings import param
 from ..vocab import Outcome, SourceKind
 from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
@@ -63,7 +63,7 @@ class AlbSource(HttpClientSource):
     def make_config(self, **settings: Any) -> AlbConfig:
         return AlbConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
         return alb_event(body, trace_header(self.world.clock.now(), request_id), idempotency_key=key, path=self.path)
 
     def failed(self, inv: "Invocation") -> FrontAnswer:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.jsonvalues import LambdaEvent
-from ..events import apigateway_event
+from ..events import Cart, Order, apigateway_event
 from ..settings import param
 from ..vocab import SourceKind
 from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
@@ -70,7 +70,7 @@ class ApiGatewaySource(HttpClientSource):
     def make_config(self, **settings: Any) -> ApiGatewayConfig:
         return ApiGatewayConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
         return apigateway_event(body, request_id=request_id, idempotency_key=key)
 
     def front_limit(self) -> float:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from ..aws import adapter
 from ..core.jsonvalues import JsonObject
 from ..custom_resources import FAILED, SUCCESS
-from ..events import custom_resource_event
+from ..events import Order, custom_resource_event
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, SourceKind
 from .async_front import AsyncFront
@@ -101,7 +101,7 @@ class CustomResourceSource(AsyncFront):
         with self.world.gateway.unrecorded():
             adapter.shared_client(self.world.region, "s3").create_bucket(Bucket=RESPONSE_BUCKET)
 
-    def create_stack(self, orders: list[dict], at: float = 0.0) -> None:
+    def create_stack(self, orders: list[Order], at: float = 0.0) -> None:
         """Create the stack at virtual time ``at``: the custom resource's properties hold ``orders``."""
         keys = [str(o["orderId"]) for o in orders]
         self._scheduled += 1

@@ -38,7 +38,7 @@ from ..aws import adapter
 from ..aws.dynamo import dynamo_item, plain_value
 from ..aws.event_shapes import DdbStreamRecord
 from ..errors import BadInput
-from ..events import ddb_stream_record, removed_by_ttl
+from ..events import Order, ddb_stream_record, removed_by_ttl
 from ..settings import param
 from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema
 from .shards import (
@@ -121,7 +121,7 @@ class DdbStreamSource(ShardSource):
         return adapter.ddb_stream_unread(self.world.region, iterator)
 
     # -- writing the table -------------------------------------------------------------------
-    def put(self, order: dict, expires_at: float | None = None) -> dict:
+    def put(self, order: Order, expires_at: float | None = None) -> dict:
         """Accept ``order`` (it is owed its effects) and PutItem it, with ``expiresAt`` if given."""
         if not isinstance(order, dict) or ORDER_KEY not in order:
             raise BadInput(f"an item here is an order (a dict with orderId), got {order!r}")
@@ -131,9 +131,9 @@ class DdbStreamSource(ShardSource):
         self.written += 1
         return response
 
-    def cancel(self, order: dict) -> dict:
+    def cancel(self, order: Order) -> dict:
         """The customer cancels ``order``: it is owed a cancellation email, and the item is deleted."""
-        key = str(order[ORDER_KEY])
+        key = str(order["orderId"])  # the table's key, ORDER_KEY
         self.world.accept(order, expects=[Effect.CANCELLATION], source=self.kind)
         response = self.world.dynamodb.delete_item(TableName=self.schema.name, Key={ORDER_KEY: {"S": key}})
         self.world.record_delivery(self.kind, Delivery.USER_DELETE, keys=[key], detail={

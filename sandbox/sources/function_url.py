@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..core.jsonvalues import LambdaEvent
-from ..events import function_url_event
+from ..events import Cart, Order, function_url_event
 from ..settings import param
 from ..vocab import SourceKind
 from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
@@ -64,7 +64,7 @@ class FunctionUrlSource(HttpClientSource):
     def make_config(self, **settings: Any) -> FunctionUrlConfig:
         return FunctionUrlConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
         return function_url_event(body, request_id, int(self.world.clock.now() * 1000), idempotency_key=key,
                                   path=self.path)
 

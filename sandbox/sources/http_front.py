@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
 from ..core.jsonvalues import LambdaEvent
+from ..events import Cart, Order
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Outcome
 from .base import Source
@@ -141,7 +142,7 @@ class HttpClientSource(Source, ABC):
         raise NotImplementedError
 
     @abstractmethod
-    def event(self, body: dict, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
         """The event the front builds from one POST carrying ``body``."""
         raise NotImplementedError
 
@@ -169,7 +170,7 @@ class HttpClientSource(Source, ABC):
         raise NotImplementedError
 
     # -- the client --------------------------------------------------------------------------
-    def call(self, orders: dict | list[dict], at: float = 0.0) -> None:
+    def call(self, orders: Order | list[Order], at: float = 0.0) -> None:
         """The client sends an order (or a cart: a list of orders) at virtual time ``at``, retrying as its
         settings say."""
         self._scheduled += 1
@@ -188,11 +189,11 @@ class HttpClientSource(Source, ABC):
         return (self._scheduled == 0 and all(t.done for t in self._clients)
                 and all(r.invocation.done for r in self.requests))
 
-    def _client(self, cart: list[dict], is_cart: bool) -> list[ClientRequest]:
+    def _client(self, cart: list[Order], is_cart: bool) -> list[ClientRequest]:
         world, cfg = self.world, self.config
         for order in cart:
             world.accept(order, source=self.kind)
-        body = {"orders": cart} if is_cart else cart[0]
+        body: Order | Cart = {"orders": cart} if is_cart else cart[0]
         key = world.new_uuid() if cfg.idempotency_key else None
         mine: list[ClientRequest] = []
         for attempt in range(1, cfg.client_retries + 2):
@@ -204,7 +205,8 @@ class HttpClientSource(Source, ABC):
         world.note(self._describe(mine))
         return mine
 
-    def _send(self, cart: list[dict], body: dict, attempt: int, key: str | None, prev: str | None) -> ClientRequest:
+    def _send(self, cart: list[Order], body: Order | Cart, attempt: int, key: str | None,
+              prev: str | None) -> ClientRequest:
         """One POST: the front invokes the function and waits for it, as long as it waits."""
         world, cfg = self.world, self.config
         request_id = world.new_uuid()

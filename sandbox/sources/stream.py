@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..aws import adapter
 from ..aws.event_shapes import KinesisRecord
 from ..errors import BadInput
-from ..events import kinesis_record
+from ..events import Order, kinesis_record
 from ..settings import param
 from ..vocab import Cause, SourceKind
 from .shards import (
@@ -131,7 +131,7 @@ class StreamSource(ShardSource):
         self.answer_drained_polls("kinesis", {"MillisBehindLatest": 0})
 
     # -- producing -----------------------------------------------------------------------
-    def put(self, order: dict) -> dict:
+    def put(self, order: Order) -> dict:
         """Accept ``order`` (it is owed its effects) and write it to the stream, keyed by orderId."""
         if not isinstance(order, dict) or "orderId" not in order:
             raise BadInput(f"a stream record here carries an order (a dict with orderId), got {order!r}")

@@ -53,7 +53,7 @@ from botocore.exceptions import ReadTimeoutError
 from ..aws import adapter
 from ..core.scheduler import current_task
 from ..errors import BadInput, RealAwsRefused
-from ..events import apigateway_event, orders_in
+from ..events import Order, apigateway_event, orders_in
 from ..runtime.environment.wire import ErrorPayload
 from ..runtime.functions import ACCOUNT, function_error_payload
 from ..settings import Config, param
@@ -501,7 +501,7 @@ class SyncInvokeSource(Source):
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
         return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
-    def call(self, order: dict, at: float = 0.0) -> None:
+    def call(self, order: Order, at: float = 0.0) -> None:
         """A caller sends ``order`` at virtual time ``at``."""
         self._scheduled += 1
 
@@ -516,7 +516,7 @@ class SyncInvokeSource(Source):
         return (self._scheduled == 0 and all(t.done for t in self._callers)
                 and all(a.invocation.done for a in self.endpoint.attempts if a.invocation is not None))
 
-    def _call(self, order: dict) -> CallOutcome:
+    def _call(self, order: Order) -> CallOutcome:
         world = self.world
         key = str(order["orderId"])
         world.accept(order, source=self.kind)
