@@ -65,8 +65,19 @@ if TYPE_CHECKING:
 
     from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
-    from .durable import DurableService
 
+
+
+class DurableEndpoint(Protocol):
+    """What answers for a durable function (``durable.DurableService`` is one; named here, not imported, as
+    durable.py imports this module): its Invokes, and the durable execution APIs of its executions."""
+
+    def answer_invoke(self, endpoint: SyncInvokeEndpoint, request: AWSPreparedRequest, event: Any,
+                      invocation_type: str) -> Any: ...
+
+    def serves(self, url: str) -> bool: ...
+
+    def serve(self, op: str, request: AWSPreparedRequest) -> Any: ...
 
 
 class EventQueue(Protocol):
@@ -235,7 +246,7 @@ class SyncInvokeEndpoint:
         self.functions: dict[str, "LambdaFunction"] = {}
         self.queues: dict[str, "EventQueue"] = {}  # function name -> the async queue Event invokes go to
         #: function name -> the durable execution service of a durable function (sources/durable.py)
-        self.durable: dict[str, "DurableService"] = {}
+        self.durable: dict[str, DurableEndpoint] = {}
         self.attempts: list[InvokeAttempt] = []
         self.event_attempts: list[EventAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
@@ -261,7 +272,7 @@ class SyncInvokeEndpoint:
         if queue is not None:
             self.queues[fn.config.name] = queue
 
-    def serve_durable(self, fn: "LambdaFunction", service: Any) -> None:
+    def serve_durable(self, fn: "LambdaFunction", service: DurableEndpoint) -> None:
         """Answer Invoke requests for ``fn`` as a durable function, and the durable execution APIs for its
         executions, through ``service`` (a ``durable.DurableService``)."""
         self.serve(fn)
@@ -309,7 +320,7 @@ class SyncInvokeEndpoint:
             return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
 
-    def _durable_service(self, request: AWSPreparedRequest) -> Any:
+    def _durable_service(self, request: AWSPreparedRequest) -> DurableEndpoint:
         """The service whose executions include the one the request's path names (else any: it refuses it)."""
         for service in self.durable.values():
             if service.serves(request.url):
