@@ -23,9 +23,12 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from .aws.dynamo import plain_item
 from .aws.event_shapes import (
+    AlbEvent,
+    ApiGatewayProxyEvent,
     CustomResourceEvent,
     DdbStreamRecord,
     EventBridgeEvent,
+    FunctionUrlEvent,
     KafkaRecord,
     KinesisRecord,
     SnsRecord,
@@ -109,7 +112,7 @@ def eventbridge_time(epoch: float) -> str:
 
 
 def apigateway_event(order: Order | Cart, request_id: str, idempotency_key: str | None = None,
-                     key_header: str = "Idempotency-Key") -> LambdaEvent:
+                     key_header: str = "Idempotency-Key") -> ApiGatewayProxyEvent:
     """An API Gateway REST proxy event: POST /orders with the order as JSON body.
 
     ``key_header``: how the client spells the header's name. HTTP header names are case-insensitive
@@ -136,7 +139,7 @@ FUNCTION_URL_DOMAIN = f"{FUNCTION_URL_ID}.lambda-url.us-east-1.on.aws"
 
 
 def function_url_event(body: Order | Cart, request_id: str, epoch_ms: int, idempotency_key: str | None = None,
-                       path: str = "/orders") -> LambdaEvent:
+                       path: str = "/orders") -> FunctionUrlEvent:
     """A function URL's event for a POST of ``body`` as JSON: API Gateway's payload format version 2.0.
 
     Fields as AWS's sample shows them (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html):
@@ -164,7 +167,7 @@ ALB_TARGET_GROUP = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgr
 
 
 def alb_event(body: Order | Cart, trace_id: str, idempotency_key: str | None = None,
-              path: str = "/checkout") -> LambdaEvent:
+              path: str = "/checkout") -> AlbEvent:
     """An Application Load Balancer's event for a POST of ``body`` as JSON (multi-value headers off).
 
     As AWS's sample shows it (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html):

@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..aws.event_shapes import SqsMessage
+from ..aws.event_shapes import ApiGatewayProxyEvent, SqsMessage
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..core.jsonvalues import LambdaEvent
@@ -123,7 +123,7 @@ HTTP_KEY = "key-1"
 
 
 def _http(order: Order, request: int, key: str | None = HTTP_KEY,
-          header: str = "Idempotency-Key") -> LambdaEvent:
+          header: str = "Idempotency-Key") -> ApiGatewayProxyEvent:
     return apigateway_event(order, f"req-{request}", key, key_header=header)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.jsonvalues import LambdaEvent
+from ..aws.event_shapes import AlbEvent
 from ..events import Cart, Order, alb_event, trace_header
 from ..settings import param
 from ..vocab import Outcome, SourceKind
@@ -63,7 +63,7 @@ class AlbSource(HttpClientSource):
     def make_config(self, **settings: Any) -> AlbConfig:
         return AlbConfig(**settings)
 
-    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> AlbEvent:
         return alb_event(body, trace_header(self.world.clock.now(), request_id), idempotency_key=key, path=self.path)
 
     def failed(self, inv: "Invocation") -> FrontAnswer:

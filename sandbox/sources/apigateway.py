@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.jsonvalues import LambdaEvent
+from ..aws.event_shapes import ApiGatewayProxyEvent
 from ..events import Cart, Order, apigateway_event
 from ..settings import param
 from ..vocab import SourceKind
@@ -70,7 +70,7 @@ class ApiGatewaySource(HttpClientSource):
     def make_config(self, **settings: Any) -> ApiGatewayConfig:
         return ApiGatewayConfig(**settings)
 
-    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> ApiGatewayProxyEvent:
         return apigateway_event(body, request_id=request_id, idempotency_key=key)
 
     def front_limit(self) -> float:

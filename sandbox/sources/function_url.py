@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..core.jsonvalues import LambdaEvent
+from ..aws.event_shapes import FunctionUrlEvent
 from ..events import Cart, Order, function_url_event
 from ..settings import param
 from ..vocab import SourceKind
@@ -64,7 +64,7 @@ class FunctionUrlSource(HttpClientSource):
     def make_config(self, **settings: Any) -> FunctionUrlConfig:
         return FunctionUrlConfig(**settings)
 
-    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> FunctionUrlEvent:
         return function_url_event(body, request_id, int(self.world.clock.now() * 1000), idempotency_key=key,
                                   path=self.path)
 

@@ -31,7 +31,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
-from ..core.jsonvalues import LambdaEvent
+from ..aws.event_shapes import HttpEvent
 from ..events import Cart, Order
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Outcome
@@ -142,7 +142,7 @@ class HttpClientSource(Source, ABC):
         raise NotImplementedError
 
     @abstractmethod
-    def event(self, body: Order | Cart, request_id: str, key: str | None) -> LambdaEvent:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> HttpEvent:
         """The event the front builds from one POST carrying ``body``."""
         raise NotImplementedError
 
