@@ -13,12 +13,16 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from .errors import BadInput, TemplateFailed
 from .present.run_text import PROGRAM, replay_command, text_timeline
+from .settings import SettingValue
+
+if TYPE_CHECKING:  # the search is imported when it runs: a plain run never loads it
+    from .modes.explore import Exploration
 
 EXIT = {"valid": 0, "invalid": 1, "unknown": 2}
 BAD_INPUT = 2
@@ -318,8 +322,8 @@ def _matrix(args: argparse.Namespace) -> int:
 
 
 # -- exhaustive --------------------------------------------------------------------------------------
-def _exhaustive(args: argparse.Namespace, scenario: str, settings: dict[str, Any], overrides: dict[str, str],
-                plot: Path | None) -> int:
+def _exhaustive(args: argparse.Namespace, scenario: str, settings: Mapping[str, SettingValue],
+                overrides: dict[str, str], plot: Path | None) -> int:
     from .modes.explore import explore_scenario
 
     limit = args.max_schedules or DEFAULT_MAX_SCHEDULES
@@ -372,8 +376,27 @@ def _progress_bar(enabled: bool, desc: str = "exploring", unit: str = " schedule
         yield on_schedule
 
 
-def _exhaustive_report(args: argparse.Namespace, scenario: str, found: Any, script: str | None,
-                       replay: str | None) -> dict[str, Any]:
+class ExhaustiveReport(TypedDict):
+    """What ``run --policy exhaustive --json`` prints: the search, and its first broken schedule if any."""
+
+    scenario: str
+    seed: int
+    policy: str
+    verdict: str
+    max_schedules: int | None
+    schedules: int
+    broken: int
+    verdicts: dict[str, int]
+    truncated: bool
+    reduction: bool
+    first_broken_schedule: list[int] | None
+    first_broken_verdict: str | None
+    first_broken_script: str | None
+    replay_command: str | None
+
+
+def _exhaustive_report(args: argparse.Namespace, scenario: str, found: Exploration, script: str | None,
+                       replay: str | None) -> ExhaustiveReport:
     return {"scenario": scenario, "seed": args.seed, "policy": "exhaustive", "verdict": found.status,
             "max_schedules": found.max_schedules, "schedules": found.schedules, "broken": found.broken,
             "verdicts": found.verdicts, "truncated": found.truncated, "reduction": found.reduction,
@@ -402,7 +425,8 @@ def _exhaustive_text(found: Any, script: str | None, replay: str | None) -> str:
     return "\n".join(lines)
 
 
-def _replay_first_broken(args: argparse.Namespace, scenario: str, settings: dict[str, Any], found: Any) -> Any:
+def _replay_first_broken(args: argparse.Namespace, scenario: str, settings: Mapping[str, SettingValue],
+                         found: Any) -> Any:
     """The first broken schedule, run again on its own (None when nothing broke)."""
     if found.first_broken is None:
         return None

@@ -19,13 +19,16 @@ import json
 import random
 import urllib.parse
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from .aws.dynamo import plain_item
 from .aws.event_shapes import (
+    AlbEvent,
+    ApiGatewayProxyEvent,
     CustomResourceEvent,
     DdbStreamRecord,
     EventBridgeEvent,
+    FunctionUrlEvent,
     KafkaRecord,
     KinesisRecord,
     SnsRecord,
@@ -37,8 +40,22 @@ from .core.jsonvalues import JsonObject, LambdaEvent
 from .errors import BadInput
 from .vocab import Effect
 
-#: An order as the workload makes it: ``{"orderId": "o-1", "email": ..., "amount": cents}`` (and ``payment``).
-Order = dict[str, Any]
+
+class Order(TypedDict):
+    """An order as the workload makes it: ``{"orderId": "o-1", "email": ..., "amount": cents}`` (and ``payment``).
+
+    The sandbox's own; a handler reads it back out of the event's JSON, so it stays a plain dict."""
+
+    orderId: str
+    email: str
+    amount: int  # cents
+    payment: NotRequired[str]  # "card": charged, before its email
+
+
+class Cart(TypedDict):
+    """Several orders in one request's body (a checkout through the load balancer)."""
+
+    orders: list[Order]
 
 _NAMES = ["ana", "ben", "chloe", "dev", "emma", "farid", "grace", "hiro", "ines", "jon", "kai", "lena"]
 
@@ -52,7 +69,7 @@ def make_orders(n: int, seed: int = 0, start: int = 1, payment: str | None = Non
     orders = []
     for i in range(start, start + n):
         name = _NAMES[rng.randrange(len(_NAMES))]
-        order = {"orderId": f"o-{i}", "email": f"{name}@example.com", "amount": rng.randrange(500, 20000, 5)}
+        order: Order = {"orderId": f"o-{i}", "email": f"{name}@example.com", "amount": rng.randrange(500, 20000, 5)}
         if payment:
             order["payment"] = payment
         orders.append(order)
@@ -68,7 +85,7 @@ def owed_effects(order: Order) -> list[str]:
 EVENT_SOURCE, DETAIL_TYPE = "shop.orders", "OrderPlaced"
 
 
-def eventbridge_event(orders: list[dict], event_id: str, time: str, region: str = "us-east-1",
+def eventbridge_event(orders: list[Order], event_id: str, time: str, region: str = "us-east-1",
                       account: str = "123456789012") -> EventBridgeEvent:
     """An EventBridge "OrderPlaced" event whose detail carries one or more orders."""
     return {
@@ -94,8 +111,8 @@ def eventbridge_time(epoch: float) -> str:
     return dt.datetime.fromtimestamp(epoch, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def apigateway_event(order: dict, request_id: str, idempotency_key: str | None = None,
-                     key_header: str = "Idempotency-Key") -> LambdaEvent:
+def apigateway_event(order: Order | Cart, request_id: str, idempotency_key: str | None = None,
+                     key_header: str = "Idempotency-Key") -> ApiGatewayProxyEvent:
     """An API Gateway REST proxy event: POST /orders with the order as JSON body.
 
     ``key_header``: how the client spells the header's name. HTTP header names are case-insensitive
@@ -121,8 +138,8 @@ FUNCTION_URL_ID = "abcdefghij1234567890klmnopqrstuv"
 FUNCTION_URL_DOMAIN = f"{FUNCTION_URL_ID}.lambda-url.us-east-1.on.aws"
 
 
-def function_url_event(body: dict, request_id: str, epoch_ms: int, idempotency_key: str | None = None,
-                       path: str = "/orders") -> LambdaEvent:
+def function_url_event(body: Order | Cart, request_id: str, epoch_ms: int, idempotency_key: str | None = None,
+                       path: str = "/orders") -> FunctionUrlEvent:
     """A function URL's event for a POST of ``body`` as JSON: API Gateway's payload format version 2.0.
 
     Fields as AWS's sample shows them (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html):
@@ -149,8 +166,8 @@ def function_url_event(body: dict, request_id: str, epoch_ms: int, idempotency_k
 ALB_TARGET_GROUP = "arn:aws:elasticloadbalancing:us-east-1:123456789012:targetgroup/orders-checkout/6d0ecf831eec9f09"
 
 
-def alb_event(body: dict, trace_id: str, idempotency_key: str | None = None,
-              path: str = "/checkout") -> LambdaEvent:
+def alb_event(body: Order | Cart, trace_id: str, idempotency_key: str | None = None,
+              path: str = "/checkout") -> AlbEvent:
     """An Application Load Balancer's event for a POST of ``body`` as JSON (multi-value headers off).
 
     As AWS's sample shows it (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html):
@@ -421,10 +438,10 @@ def _parse_json(text: Any, where: str) -> Any:
         raise BadInput(f"{where} is not JSON ({exc.__class__.__name__}): {shown!r}") from None
 
 
-def _check_order(order: Any, where: str) -> dict:
+def _check_order(order: Any, where: str) -> Order:
     if not isinstance(order, dict) or "orderId" not in order:
         raise BadInput(f"{where} does not hold an order (a JSON object with orderId): {order!r}")
-    return order
+    return cast(Order, order)  # an object with an orderId: the rest as its producer wrote it
 
 
 def _stream_image(record: dict, i: int) -> dict:
@@ -546,6 +563,6 @@ def orders_in(event: Any) -> Iterator[Order]:
         yield from _orders_of(_parse_json(event.get("body"), "HTTP request body"), "HTTP request body")
         return
     if "orderId" in event:
-        yield event
+        yield cast(Order, event)  # a bare order: an object with an orderId, the rest as its sender wrote it
         return
     raise BadInput(f"cannot find orders in this event (keys: {sorted(event)})")

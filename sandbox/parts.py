@@ -16,7 +16,7 @@ nothing of the sandbox, so any part can name these types without importing anoth
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, runtime_checkable
@@ -128,7 +128,7 @@ class AwsGateway(Protocol):
         """Serve one botocore request; its service and operation are read from the request itself."""
 
     def record(self, service: str, op: str, target: str | None, key: str | None, result: str,
-               detail: dict) -> None: ...
+               detail: Mapping[str, object]) -> None: ...
 
     def serve_locally(self, service: str, op: str, handler: Callable[[dict, Callable[[], Any]], Any]) -> None: ...
 

@@ -25,6 +25,11 @@ from .errors import BadInput
 
 C = TypeVar("C", bound="Config")
 
+#: A setting's value: its default's type, one of these (``Setting._convert`` turns text into each). Settings' values
+#: go by name in a ``dict[str, SettingValue]``: which names there are depends on the scenario, and
+#: ``Scenario.resolve`` refuses any other.
+SettingValue = bool | int | float | str
+
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
 
@@ -103,12 +108,8 @@ class Setting:
 
     def with_default(self, default: Any, help: str | None = None, doc: str | None = None) -> "Setting":
         """The same setting with a scenario's own default (and, if given, its own help text)."""
-        changes: dict[str, Any] = {"default": default}
-        if help is not None:
-            changes["help"] = help
-        if doc is not None:
-            changes["doc"] = doc
-        return dataclasses.replace(self, **changes)
+        return dataclasses.replace(self, default=default, help=self.help if help is None else help,
+                                   doc=self.doc if doc is None else doc)
 
 
 def _number(x: float) -> str:
@@ -176,7 +177,7 @@ class Config:
     def from_settings(cls, values: Mapping[str, Any]) -> Self:
         """The config of ``values`` (settings' values by name; names of other configs are left alone, a name
         left out takes its default)."""
-        kwargs: dict[str, Any] = {}
+        kwargs: dict[str, object] = {}  # each field's value: a setting's, or a group's whole config
         for f in dataclasses.fields(cls):
             if "group" in f.metadata:
                 kwargs[f.name] = f.metadata["group"].build(values)
@@ -184,9 +185,9 @@ class Config:
                 kwargs[f.name] = values[f.name]
         return cls(**kwargs)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, SettingValue]:
         """Every setting's value by name, in ``settings()``'s order (a group's offered settings in its place)."""
-        out: dict[str, Any] = {}
+        out: dict[str, SettingValue] = {}
         for f in dataclasses.fields(self):
             if "group" in f.metadata:
                 offered = {s.name for s in f.metadata["group"].settings()}
@@ -231,7 +232,7 @@ def group(config: type[C], *, opt_in: tuple[str, ...] = (), **defaults: Any) -> 
     return result
 
 
-def _redeclare(cls: type, defaults: dict[str, Any]) -> None:
+def _redeclare(cls: type, defaults: dict[str, object]) -> None:
     """Declare again on ``cls`` (before the dataclass decorator reads it) the fields whose defaults it changes:
     a setting keeps its help, page and limits; a group keeps its own defaults, ``defaults`` over them."""
     annotations = dict(cls.__dict__.get("__annotations__", {}))

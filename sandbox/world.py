@@ -50,7 +50,7 @@ from .core.policies import Policy, make_policy
 from .core.scheduler import DEFAULT_WATCHDOG, Scheduler, current_task
 from .core.services import ChargeMade, SentEmail, Services
 from .errors import BadInput, SandboxError
-from .events import eventbridge_event, eventbridge_time, owed_effects
+from .events import Order, eventbridge_event, eventbridge_time, owed_effects
 from .parts import AwsGateway, Clock, LambdaRuntime, Recipe, TaskScheduler
 from .runtime import interpose
 from .runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, LambdaFunction, Runtime
@@ -353,7 +353,7 @@ class Sandbox:
         self.scheduler.run(until=self.clock.elapsed() + seconds)
 
     # -- what happened ----------------------------------------------------------------------
-    def accept(self, order: dict, expects: Iterable[str] | None = None, source: str = SourceKind.DIRECT,
+    def accept(self, order: Order, expects: Iterable[str] | None = None, source: str = SourceKind.DIRECT,
                group: str | None = None) -> None:
         """Record that ``order`` entered the system and is owed these effects, once each.
 
@@ -369,7 +369,7 @@ class Sandbox:
         """Record what a delivery source did besides invoking (a ``vocab.Delivery``)."""
         self.history.delivery(self.clock.elapsed(), source=source, what=what, keys=keys, inv=inv, detail=detail)
 
-    def order_event(self, orders: list[dict]) -> EventBridgeEvent:
+    def order_event(self, orders: list[Order]) -> EventBridgeEvent:
         """An EventBridge "OrderPlaced" event carrying ``orders``, with a fresh id, stamped now."""
         return eventbridge_event(orders, self.new_uuid(), eventbridge_time(self.clock.now()), region=self.region)
 

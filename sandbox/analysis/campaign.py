@@ -57,7 +57,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..errors import BadInput
 from ..scenarios import SCENARIOS, run_scenario
@@ -167,6 +167,22 @@ def columns(scenarios: Iterable[str] | None = None) -> list[Column]:
 
 
 # -- cells and the jobs that fill them ---------------------------------------------------------
+class CellRow(TypedDict):
+    """One cell as the campaign's CSV holds it (``Campaign.rows``)."""
+
+    strategy: str
+    scenario: str
+    variant: str
+    settings: str  # the variant's settings, as sorted JSON
+    within_assumptions: bool
+    seeds: int
+    runs: int
+    status: str
+    first_failing_seed: int | str  # "" when every seed held
+    finding: str
+    variant_note: str
+
+
 @dataclass
 class Cell:
     """One strategy in one column: how many seeds it was given, ran, and its first failing seed."""
@@ -292,7 +308,7 @@ class Scoreboard:
         """The improved stage's cells within its assumptions that were not valid (the acceptance check)."""
         return [c for c in self.cells if c.strategy == IMPROVED and c.column.variant.within and c.failure]
 
-    def rows(self) -> list[dict[str, Any]]:
+    def rows(self) -> list[CellRow]:
         """One dict per cell, as the CSV holds them."""
         return [{"strategy": c.strategy, "scenario": c.column.scenario, "variant": c.column.variant.label,
                  "settings": json.dumps(dict(c.column.variant.settings), sort_keys=True),

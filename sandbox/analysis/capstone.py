@@ -21,10 +21,9 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
@@ -32,6 +31,7 @@ from .. import paths
 from ..errors import BadInput
 from ..present.timeline import audit
 from ..scenarios import RunResult, run_scenario
+from ..settings import SettingValue
 from ..vocab import Status
 from .campaign import (
     COLOURS,
@@ -96,7 +96,7 @@ def select(board: Scoreboard, *, strategies: Iterable[str] | None = None,
     return Scoreboard(names, cols, cells, board.seeds, board.others_seeds, board.workers, board.wall_s)
 
 
-def column(board: Scoreboard, scenario: str, settings: dict[str, Any] | None = None) -> Column:
+def column(board: Scoreboard, scenario: str, settings: Mapping[str, SettingValue] | None = None) -> Column:
     """The board's column for ``scenario`` with these settings (its defaults when None or empty)."""
     wanted = dict(settings or {})
     for col in board.columns:
@@ -134,7 +134,7 @@ def board_verdict(cell: Cell, seed: int) -> str:
     return Status.VALID if seed < cell.seeds else Status.UNKNOWN
 
 
-def rerun(board: Scoreboard, strategy: str, scenario: str, settings: dict[str, Any] | None = None,
+def rerun(board: Scoreboard, strategy: str, scenario: str, settings: Mapping[str, SettingValue] | None = None,
           seed: int = 0) -> Rerun:
     """Run one cell of ``board`` again (``strategy`` in the column of ``scenario`` and ``settings``)."""
     col = column(board, scenario, settings)

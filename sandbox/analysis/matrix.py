@@ -14,7 +14,7 @@ import io
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..core.views import html_of
 from ..errors import BadInput
@@ -25,6 +25,26 @@ from ..vocab import Status
 #: Width of one timeline on the page, in inches; two sit side by side.
 PANEL_WIDTH = 9.0
 PANEL_DPI = 110
+
+
+class MatrixRowJson(TypedDict):
+    """``MatrixRow.to_dict``: one scenario's line of the duplicate matrix."""
+
+    scenario: str
+    source: str
+    verdict: str
+    extra_effects: int
+    lost: int
+    causes: list[str]
+
+
+class MatrixJson(TypedDict):
+    """``DuplicateMatrix.to_dict``: the handler, the seed, the verdict over all rows, and the rows."""
+
+    handler: str
+    seed: int
+    verdict: str
+    rows: list[MatrixRowJson]
 
 
 @dataclass(frozen=True)
@@ -46,7 +66,7 @@ class MatrixRow:
         parts = [f"{n} {what}" for n, what in ((self.extra_effects, "extra"), (self.lost, "lost")) if n]
         return ", ".join(parts) or self.verdict
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatrixRowJson:
         return {"scenario": self.scenario, "source": self.source, "verdict": self.verdict,
                 "extra_effects": self.extra_effects, "lost": self.lost, "causes": list(self.causes)}
 
@@ -95,7 +115,7 @@ class Matrix:
         return (f"{self.handler}: {who} broke it (seed {self.seed}): "
                 f"{extra} extra effect{'' if extra == 1 else 's'}, {lost} lost order{'' if lost == 1 else 's'}.")
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatrixJson:
         return {"handler": self.handler, "seed": self.seed, "verdict": self.status,
                 "rows": [r.to_dict() for r in self.rows]}
 

@@ -35,7 +35,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypedDict
 
 import boto3
 import botocore.client
@@ -64,7 +64,18 @@ if TYPE_CHECKING:
 AWS_LOCK = threading.RLock()
 
 _calling = threading.local()
-_saved: dict[str, Any] = {}
+class _Saved(TypedDict, total=False):
+    """What ``install`` replaced, kept to put back: each a library's own (botocore's, boto3's, time's)."""
+
+    hooks: list[tuple[str, Callable[..., Any]]]
+    stubber: Any
+    sleep: Callable[..., None]
+    send: Callable[..., Any]
+    session: Any
+    setup: Callable[..., Any]
+
+
+_saved: _Saved = {}
 _original_send = botocore.endpoint.Endpoint._send
 
 
@@ -91,9 +102,9 @@ def install(dispatch: Callable[..., Any], sleep: Callable[[float], None], region
     if _saved:
         raise RuntimeError("the sandbox's hooks are already installed")
     hooks = [("before-send", dispatch), ("before-call", _note_read_timeout)]
-    _saved.update(hooks=hooks, stubber=botocore_stubber.enabled, sleep=time.sleep,
-                  send=botocore.endpoint.Endpoint._send, session=boto3.DEFAULT_SESSION,
-                  setup=boto3.setup_default_session)
+    _saved["hooks"], _saved["stubber"], _saved["sleep"] = hooks, botocore_stubber.enabled, time.sleep
+    _saved["send"], _saved["session"] = botocore.endpoint.Endpoint._send, boto3.DEFAULT_SESSION
+    _saved["setup"] = boto3.setup_default_session
     botocore.handlers.BUILTIN_HANDLERS.extend(hooks)
     _SHARED_PARSE.install()
     botocore.endpoint.Endpoint._send = _refuse_send
@@ -120,7 +131,13 @@ def uninstall() -> None:
     time.sleep = _saved["sleep"]
     boto3.DEFAULT_SESSION = _saved["session"]
     boto3.setup_default_session = _saved["setup"]
-    _saved.clear()
+    # every key goes: an empty _saved says the hooks are not installed
+    _saved.pop("hooks", None)
+    _saved.pop("stubber", None)
+    _saved.pop("sleep", None)
+    _saved.pop("send", None)
+    _saved.pop("session", None)
+    _saved.pop("setup", None)
 
 
 def real_sleep(seconds: float) -> None:
@@ -411,7 +428,12 @@ def release_expired(region: str, queue: str) -> None:
         for m in [m for m in q.pending_messages if m.visible]:
             q.pending_messages.discard(m)
 # -- EventBridge rules with Lambda targets -------------------------------------------------------
-_event_routes: dict[str, Any] = {}  # "original": moto's Rule.send_to_targets, "sink": the world's receiver
+class _EventRoutes(TypedDict, total=False):
+    original: Callable[..., Any]  # moto's Rule.send_to_targets
+    sink: Callable[..., Any]  # the world's receiver
+
+
+_event_routes: _EventRoutes = {}
 
 
 def route_lambda_targets(sink: Callable[[str, dict, dict], None]) -> None:
@@ -453,13 +475,19 @@ def _unroute_lambda_targets() -> None:
         from moto.events.models import Rule
 
         Rule.send_to_targets = _event_routes["original"]  # type: ignore[method-assign]  # moto's, put back
-    _event_routes.clear()
+    _event_routes.pop("original", None)
+    _event_routes.pop("sink", None)
 
 
 # -- SNS subscriptions and S3 notifications with Lambda endpoints ---------------------------------
 #: per service ("sns", "s3"): moto's own function, and the world's receivers while any is routed (each
 #: source of the world filters what it gets: its topic, its bucket)
-_originals: dict[str, Any] = {}
+class _Originals(TypedDict, total=False):
+    sns: Callable[..., Any]  # moto's Subscription.publish
+    s3: Callable[..., Any]  # moto's notifications._invoke_awslambda
+
+
+_originals: _Originals = {}
 _sinks: dict[str, list[Callable[..., None]]] = {}
 
 
@@ -530,7 +558,8 @@ def _unroute_services() -> None:
         from moto.s3 import notifications
 
         notifications._invoke_awslambda = _originals["s3"]
-    _originals.clear()
+    _originals.pop("sns", None)
+    _originals.pop("s3", None)
     _sinks.clear()
 
 

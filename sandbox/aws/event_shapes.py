@@ -154,5 +154,87 @@ class CustomResourceEvent(TypedDict):
     PhysicalResourceId: NotRequired[str]
 
 
+class ApiGatewayRequestContext(TypedDict):
+    requestId: str
+    stage: str
+    httpMethod: str
+    path: str
+
+
+class ApiGatewayProxyEvent(TypedDict):
+    """A REST API's proxy integration event (https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway.html)."""
+
+    resource: str
+    path: str
+    httpMethod: str
+    headers: dict[str, str]
+    queryStringParameters: dict[str, str] | None
+    pathParameters: dict[str, str] | None
+    requestContext: ApiGatewayRequestContext
+    body: str
+    isBase64Encoded: bool
+
+
+class FunctionUrlHttp(TypedDict):
+    method: str
+    path: str
+    protocol: str
+    sourceIp: str
+    userAgent: str
+
+
+class FunctionUrlRequestContext(TypedDict):
+    accountId: str
+    apiId: str
+    domainName: str
+    domainPrefix: str
+    http: FunctionUrlHttp
+    requestId: str
+    routeKey: str
+    stage: str
+    time: str
+    timeEpoch: int
+
+
+class FunctionUrlEvent(TypedDict):
+    """A function URL's event: API Gateway's payload format 2.0 (https://docs.aws.amazon.com/lambda/latest/dg/urls-invocation.html)."""
+
+    version: str
+    routeKey: str
+    rawPath: str
+    rawQueryString: str
+    headers: dict[str, str]
+    requestContext: FunctionUrlRequestContext
+    body: str
+    pathParameters: dict[str, str] | None
+    isBase64Encoded: bool
+    stageVariables: dict[str, str] | None
+
+
+class AlbTargetGroup(TypedDict):
+    targetGroupArn: str
+
+
+class AlbRequestContext(TypedDict):
+    elb: AlbTargetGroup
+
+
+class AlbEvent(TypedDict):
+    """An Application Load Balancer's event, multi-value headers off
+    (https://docs.aws.amazon.com/elasticloadbalancing/latest/application/lambda-functions.html)."""
+
+    requestContext: AlbRequestContext
+    httpMethod: str
+    path: str
+    queryStringParameters: dict[str, str]
+    headers: dict[str, str]
+    body: str
+    isBase64Encoded: bool
+
+
+#: The event an HTTP front (API Gateway, a function URL, a load balancer) builds from one request.
+HttpEvent = ApiGatewayProxyEvent | FunctionUrlEvent | AlbEvent
+
+
 #: One entry of a batch a shard's poller hands over: a Kinesis, Kafka or DynamoDB stream record.
 ShardRecord = KinesisRecord | KafkaRecord | DdbStreamRecord

@@ -24,7 +24,7 @@ import json
 import re
 import threading
 import urllib.parse
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ReadTimeoutError
@@ -325,14 +325,15 @@ class Gateway:
     def quiet_depth(self) -> int:
         return getattr(self._quiet, "depth", 0)
 
-    def record(self, service: str, op: str, target: str | None, key: str | None, result: str, detail: dict) -> None:
+    def record(self, service: str, op: str, target: str | None, key: str | None, result: str,
+               detail: Mapping[str, object]) -> None:
         """Write one request to the history (unless this task is inside ``unrecorded``)."""
         if self.quiet_depth():
             return
         task = current_task()
         inv = task.invocation if task is not None else None
         self.history.aws(self.clock.elapsed(), inv=inv.id if inv is not None else None, actor=current_actor(),
-                         service=service, op=op, target=target, key=key, result=result, detail=detail)
+                         service=service, op=op, target=target, key=key, result=result, detail=dict(detail))
 
     def serve_locally(self, service: str, op: str, handler: LocalOp) -> None:
         """Answer ``op`` with ``handler(params, forward)``: one moto lacks, or one it serves unlike AWS.

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 #: DynamoDB's answers (the code in ``__type``, the message AWS gives).
 DUPLICATE_ITEM = "DuplicateItemException"
@@ -39,12 +39,28 @@ class StatementError(ValueError):
 _MALFORMED = "Statement wasn't well formed, can't be processed: "
 
 
+class AttributeValue(TypedDict, total=False):
+    """A DynamoDB value in wire form, one key for its type
+    (https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_AttributeValue.html)."""
+
+    S: str
+    N: str
+    B: str  # base64, as the wire carries it
+    SS: list[str]
+    NS: list[str]
+    BS: list[str]
+    M: dict[str, AttributeValue]
+    L: list[AttributeValue]
+    NULL: bool
+    BOOL: bool
+
+
 @dataclass(frozen=True)
 class Insert:
     """One INSERT: the table and the item (DynamoDB JSON), parameters filled in."""
 
     table: str
-    item: dict[str, Any]
+    item: dict[str, AttributeValue]
 
 
 _INSERT_HEAD = re.compile(r'\s*INSERT\s+INTO\s+(?:"((?:[^"]|"")+)"|([A-Za-z0-9_.-]+))\s+VALUE\s*', re.I | re.S)
@@ -57,7 +73,7 @@ def is_insert(statement: Any) -> bool:
     return isinstance(statement, str) and statement.lstrip()[:6].upper() == "INSERT"
 
 
-def parse_insert(statement: str, parameters: list[dict] | None = None) -> Insert:
+def parse_insert(statement: str, parameters: list[AttributeValue] | None = None) -> Insert:
     """The table and item of ``INSERT INTO "table" VALUE {...}``; StatementError if it is not one.
 
     The item is a PartiQL tuple: 'strings' ('' for a quote), numbers, TRUE/FALSE, NULL, nested
@@ -86,7 +102,7 @@ def parse_insert(statement: str, parameters: list[dict] | None = None) -> Insert
 class _Reader:
     """A cursor over a PartiQL value, filling each ``?`` from ``parameters``."""
 
-    def __init__(self, text: str, pos: int, parameters: list[dict]):
+    def __init__(self, text: str, pos: int, parameters: list[AttributeValue]):
         self.text, self.pos, self.parameters = text, pos, parameters
 
     def skip_space(self) -> None:
@@ -103,7 +119,7 @@ class _Reader:
             raise StatementError(_MALFORMED + f"expected {token!r} at {found!r}")
         self.pos += len(token)
 
-    def value(self) -> dict[str, Any]:
+    def value(self) -> AttributeValue:
         c = self.peek()
         if c == "{":
             return {"M": self._entries()}
@@ -144,9 +160,9 @@ class _Reader:
                 continue
             return "".join(out)
 
-    def _entries(self) -> dict[str, Any]:
+    def _entries(self) -> dict[str, AttributeValue]:
         self.expect("{")
-        out: dict[str, Any] = {}
+        out: dict[str, AttributeValue] = {}
         if self.peek() == "}":
             self.pos += 1
             return out
@@ -167,9 +183,9 @@ class _Reader:
             self.expect("}")
             return out
 
-    def _items(self, opening: str, closing: str) -> list[dict[str, Any]]:
+    def _items(self, opening: str, closing: str) -> list[AttributeValue]:
         self.expect(opening)
-        out: list[dict[str, Any]] = []
+        out: list[AttributeValue] = []
         if self.peek(len(closing)) == closing:
             self.pos += len(closing)
             return out
@@ -182,14 +198,18 @@ class _Reader:
             return out
 
 
-def _as_set(members: list[dict[str, Any]]) -> dict[str, Any]:
+def _as_set(members: list[AttributeValue]) -> AttributeValue:
     """<<...>>: a string, number or binary set (every member of one of those types, as DynamoDB requires)."""
     kinds = {next(iter(m)) for m in members if len(m) == 1}
     if len(kinds) != 1 or len(members) == 0 or next(iter(kinds)) not in ("S", "N", "B"):
         raise StatementError(_MALFORMED + "a set holds strings, numbers or "
                              "binaries, all of one type")
     kind = next(iter(kinds))
-    return {f"{kind}S": [m[kind] for m in members]}
+    if kind == "S":
+        return {"SS": [m["S"] for m in members]}
+    if kind == "N":
+        return {"NS": [m["N"] for m in members]}
+    return {"BS": [m["B"] for m in members]}
 
 
 def writes(op: str, params: dict) -> list[tuple[str, str, dict]]:

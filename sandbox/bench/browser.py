@@ -21,11 +21,11 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
 from .. import paths
+from .shapes import BrowserTimes
 from .widgets import ARTICLE, LOCK, duplicate_after_lock
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -37,7 +37,7 @@ LESSON_SETTINGS = {"slow_email_seconds": 30, "function_timeout": 60}
 BARE_REPEATS = 3  # bare runs per move's settings
 
 
-def _moves_in_browser() -> dict[str, Any]:
+def _moves_in_browser() -> BrowserTimes:
     """The browser test's timed moves, or why there are none."""
     if not UI_TEST.exists():
         return {"not_run": f"{UI_TEST.relative_to(paths.ROOT)} is not here (a checkout of the repository has it)"}
@@ -65,7 +65,7 @@ def _bare_ms(lock_seconds: int) -> float:
     return (time.perf_counter() - started) * 1000
 
 
-def browser_times() -> dict[str, Any]:
+def browser_times() -> BrowserTimes:
     seen = _moves_in_browser()
     if "moves" not in seen:
         return seen
@@ -77,14 +77,14 @@ def browser_times() -> dict[str, Any]:
             "ratio_x": round(move_ms / bare_ms, 2)}
 
 
-def browser_misses(r: dict[str, Any]) -> list[str]:
+def browser_misses(r: BrowserTimes) -> list[str]:
     if "ratio_x" not in r or r["ratio_x"] <= BROWSER_TARGETS["move_x"]:
         return []
     return [f"browser: a lock slider move showed both pictures {r['ratio_x']}x a bare run after the key press "
             f"(target <= {BROWSER_TARGETS['move_x']:g}x)"]
 
 
-def browser_table(r: dict[str, Any]) -> list[str]:
+def browser_table(r: BrowserTimes) -> list[str]:
     head = "Browser: lesson 10's lock slider in JupyterLab + chromium, key press to both pictures new (ms)"
     if "ratio_x" not in r:
         return [head, f"  not run: {r['not_run']}"]

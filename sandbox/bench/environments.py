@@ -20,7 +20,6 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
@@ -28,6 +27,7 @@ from .. import paths
 from ..runtime.environment import host
 from ..scenarios import run_scenario
 from ..world import Sandbox
+from .shapes import ColdStart, EnvironmentRun, Environments, RoundTrip
 
 ROOT = paths.ROOT
 HANDLER = str(ROOT / "examples" / "idempotent.py") + ":handler"
@@ -54,8 +54,8 @@ def _median_ms(values: list[float]) -> float:
     return round(statistics.median(values) * 1000, 2)
 
 
-def runs(repeat: int) -> dict[str, dict[str, float]]:
-    out = {}
+def runs(repeat: int) -> dict[str, EnvironmentRun]:
+    out: dict[str, EnvironmentRun] = {}
     for name in SCENARIOS:
         walls: dict[str, list[float]] = {"thread": [], "process": []}
         for isolation in walls:  # warm both: the template, the task root copy, the models
@@ -70,7 +70,7 @@ def runs(repeat: int) -> dict[str, dict[str, float]]:
     return out
 
 
-def cold_start(repeat: int) -> dict[str, float]:
+def cold_start(repeat: int) -> ColdStart:
     """Fork and bootstrap (spawn to 'ready'), then the handler's init (to its first 'next')."""
     fork: list[float] = []
     init: list[float] = []
@@ -96,7 +96,7 @@ def cold_start(repeat: int) -> dict[str, float]:
     return {"fork_to_ready_ms": _median_ms(fork[2:]), "empty_handler_init_ms": _median_ms(init[2:])}
 
 
-def round_trip(repeat: int) -> dict[str, float]:
+def round_trip(repeat: int) -> RoundTrip:
     per_call: dict[str, list[float]] = {"thread": [], "process": []}
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "calls.py"
@@ -114,7 +114,7 @@ def round_trip(repeat: int) -> dict[str, float]:
     return {"thread_ms": thread, "process_ms": process, "extra_ms": round(process - thread, 3)}
 
 
-def measure(repeat: int) -> dict[str, Any]:
+def measure(repeat: int) -> Environments:
     return {"runs": runs(repeat), "cold_start": cold_start(repeat), "round_trip": round_trip(max(3, repeat // 3)),
             "targets": {**TARGETS, "run_x_by_scenario": RUN_TARGETS}}
 
@@ -123,7 +123,7 @@ def _run_target(name: str) -> float:
     return RUN_TARGETS.get(name, TARGETS["run_x"])
 
 
-def environment_misses(r: dict[str, Any]) -> list[str]:
+def environment_misses(r: Environments) -> list[str]:
     out = [f"environments: {name} runs {v['ratio_x']}x the thread isolation (target <= {_run_target(name)}x)"
            for name, v in r["runs"].items() if v["ratio_x"] > _run_target(name)]
     if r["cold_start"]["fork_to_ready_ms"] > TARGETS["cold_start_ms"]:
@@ -135,7 +135,7 @@ def environment_misses(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def environment_table(r: dict[str, Any]) -> list[str]:
+def environment_table(r: Environments) -> list[str]:
     table = tabulate([[name, v["thread_ms"], v["process_ms"], f"{v['ratio_x']:.2f}x"] for name, v in r["runs"].items()],
                      ["run", "thread ms", "process ms", "ratio"], tablefmt="simple", floatfmt=".1f",
                      colalign=("left", "right", "right", "right"))

@@ -15,11 +15,11 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
 from .. import paths
+from .shapes import GradingBench, Throughput
 
 GRADING_TARGETS = {"submissions_per_min": 20.0, "with_loops_per_min": 15.0, "check_s": 10.0}
 ROOT = paths.ROOT
@@ -53,7 +53,7 @@ def _loops(into: Path, exercise_ids: list[str], catalogue: dict) -> int:
     return 3
 
 
-def grading_throughput(quick: bool, endless_loops: bool = False) -> dict[str, Any]:
+def grading_throughput(quick: bool, endless_loops: bool = False) -> Throughput:
     from ..grading import batch
     from ..grading.catalog import grading_catalogue
 
@@ -80,7 +80,7 @@ def check_times(quick: bool) -> dict[str, dict[str, float]]:
     from ..grading.catalog import grading_catalogue
     from ..grading.exercise_check import check
 
-    out: dict[str, Any] = {}
+    out: dict[str, dict[str, float]] = {}
     for ex in grading_catalogue().values():
         if quick and ex.id not in QUICK_EXERCISES:
             continue
@@ -92,12 +92,12 @@ def check_times(quick: bool) -> dict[str, dict[str, float]]:
     return out
 
 
-def grading_bench(quick: bool) -> dict[str, Any]:
+def grading_bench(quick: bool) -> GradingBench:
     return {"throughput": grading_throughput(quick), "with_loops": grading_throughput(quick, endless_loops=True),
             "check_s": check_times(quick), "cores": os.cpu_count()}
 
 
-def grading_misses(r: dict[str, Any]) -> list[str]:
+def grading_misses(r: GradingBench) -> list[str]:
     out = []
     t = r["throughput"]
     if t["submissions_per_min"] < GRADING_TARGETS["submissions_per_min"]:
@@ -112,7 +112,7 @@ def grading_misses(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def grading_table(r: dict[str, Any]) -> list[str]:
+def grading_table(r: GradingBench) -> list[str]:
     t = r["throughput"]
     lines = [f"Grading (python -m sandbox grade): {t['submissions']} submissions "
              "(solutions, stubs, mutants) in "

@@ -28,11 +28,11 @@ import textwrap
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..errors import BadInput
 from .notebooks import QUIET_KERNEL
+from .shapes import Isolation, KernelRow
 
 ROOT = paths.ROOT
 #: Two copies of one order race through a read-then-write handler: which copy reads first depends on
@@ -88,7 +88,7 @@ def learner_notebook(seed: int, scenario: str = SCENARIO, handler: str = HANDLER
     return nb
 
 
-def _result_of(nb) -> dict[str, Any]:
+def _result_of(nb) -> KernelRow:
     for cell in nb.cells:
         for out in cell.get("outputs", []):
             for line in str(out.get("text", "")).splitlines():
@@ -111,7 +111,7 @@ async def _execute_all(notebooks: list, workdir: Path, timeout: float) -> list[f
 
 
 def run_kernels(seeds: Sequence[int], scenario: str = SCENARIO, handler: str = HANDLER,
-                timeout: float = 300) -> dict[str, Any]:
+                timeout: float = 300) -> Isolation:
     """Start one kernel per seed, all at once; each runs ``scenario`` with its seed. Returns every kernel's row."""
     if not seeds:
         raise BadInput("run_kernels needs at least one seed (one kernel per seed)")
@@ -131,7 +131,7 @@ def run_kernels(seeds: Sequence[int], scenario: str = SCENARIO, handler: str = H
             "wall_s": round(wall, 2), "rows": rows}
 
 
-def problems(run: dict[str, Any], expected: dict[int, str] | None = None) -> list[str]:
+def problems(run: Isolation, expected: dict[int, str] | None = None) -> list[str]:
     """What breaks isolation or determinism in a run: empty when every kernel kept to itself."""
     out = []
     rows = run["rows"]
@@ -152,7 +152,7 @@ def problems(run: dict[str, Any], expected: dict[int, str] | None = None) -> lis
     return out
 
 
-def measure(kernels: int = 8) -> dict[str, Any]:
+def measure(kernels: int = 8) -> Isolation:
     """The bench figure: ``kernels`` kernels at once; seeds 0..k/2-1, each twice, so every seed is repeated."""
     if kernels < 2:
         raise BadInput(f"--kernels must be at least 2 (two kernels per seed), got {kernels}")
@@ -165,7 +165,7 @@ def measure(kernels: int = 8) -> dict[str, Any]:
     return run
 
 
-def table(run: dict[str, Any]) -> list[str]:
+def table(run: Isolation) -> list[str]:
     from tabulate import tabulate  # not at the top: the grading child imports this module and never prints it
 
     lines = [f"Isolation: {run['kernels']} Jupyter kernels at once, each running {run['scenario']} with "

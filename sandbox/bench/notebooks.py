@@ -21,10 +21,10 @@ import textwrap
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from .. import paths
 from ..errors import BadInput
+from .shapes import NotebookTime, NotebookTimes
 
 #: Kernels a benchmark starts keep their own log to errors: a local kernel on 127.0.0.1 warns at every
 #: start that TCP is unencrypted, which buried the figures under warnings.
@@ -46,7 +46,7 @@ def course(folder: Path = NOTEBOOKS, only: Iterable[str] | None = None) -> list[
     return [p for p in paths if p.name[:2] in wanted or p.stem in wanted]
 
 
-def time_notebook(path: Path, timeout: float = 600) -> dict[str, Any]:
+def time_notebook(path: Path, timeout: float = 600) -> NotebookTime:
     """Run one notebook on a fresh kernel: wall seconds in all, kernel start and shutdown, slowest cell, first error."""
     import nbformat
     from nbclient import NotebookClient
@@ -114,7 +114,7 @@ def kernel_cpu_s(client) -> float | None:
 
 
 def notebook_times(quick: bool = False, folder: Path = NOTEBOOKS,
-                   only: Iterable[str] | None = None) -> dict[str, Any]:
+                   only: Iterable[str] | None = None) -> NotebookTimes:
     """Every lesson timed (the first only when ``quick``), and the course: their sum."""
     paths = course(folder, QUICK if quick and only is None else only)
     if not paths:
@@ -122,13 +122,14 @@ def notebook_times(quick: bool = False, folder: Path = NOTEBOOKS,
     load_before = round(os.getloadavg()[0], 1)
     rows = {p.name: time_notebook(p) for p in paths}
     cpu = [r["kernel_cpu_s"] for r in rows.values()]
+    known = [s for s in cpu if s is not None]  # the course's CPU time only when every lesson's could be read
     return {"notebooks": rows, "course_s": round(sum(r["wall_s"] for r in rows.values()), 1),
-            "course_kernel_cpu_s": None if None in cpu else round(sum(cpu), 1),
+            "course_kernel_cpu_s": round(sum(known), 1) if len(known) == len(cpu) else None,
             "complete": not quick and only is None, "targets": TARGETS, "cores": os.cpu_count(),
             "load_before": load_before, "load_after": round(os.getloadavg()[0], 1)}
 
 
-def notebook_misses(r: dict[str, Any]) -> list[str]:
+def notebook_misses(r: NotebookTimes) -> list[str]:
     out = [f"notebook: {name} failed: {row['error']}" for name, row in r["notebooks"].items() if row["error"]]
     out += [f"notebook: {name} took {row['wall_s']} s (target < {TARGETS['notebook_s']:g} s)"
             for name, row in r["notebooks"].items() if row["wall_s"] >= TARGETS["notebook_s"]]
@@ -140,7 +141,7 @@ def notebook_misses(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def notebook_table(r: dict[str, Any]) -> list[str]:
+def notebook_table(r: NotebookTimes) -> list[str]:
     from tabulate import tabulate  # not at the top: the grading child imports this module (through isolation)
 
     body = []

@@ -66,6 +66,19 @@ from .grading import grading_bench, grading_misses, grading_table
 from .hub import measure as isolation_measure
 from .hub import table as isolation_table
 from .notebooks import notebook_misses, notebook_table, notebook_times
+from .shapes import (
+    Campaign,
+    CliStart,
+    DynamoCosts,
+    Exploration,
+    Memory,
+    OrderCost,
+    Overhead,
+    Results,
+    ScenarioWall,
+    Search,
+    SizeCost,
+)
 from .widgets import widget_misses, widget_table, widget_times
 
 ROOT = paths.ROOT
@@ -96,8 +109,8 @@ QUICK_SCENARIOS = ("no-fault", "sync-sdk-retry", "async-retry", "ttl-lag", "sqs-
                    "concurrent-claims")
 
 
-def scenario_walls(repeat: int, names: tuple[str, ...] | None = None) -> dict[str, dict[str, float]]:
-    out = {}
+def scenario_walls(repeat: int, names: tuple[str, ...] | None = None) -> dict[str, ScenarioWall]:
+    out: dict[str, ScenarioWall] = {}
     for name in names or tuple(SCENARIOS):
         wall, result = _median_wall(functools.partial(_run, name), repeat)
         out[name] = {"wall_s": round(wall, 4), "virtual_s": result.history.end_time(),
@@ -105,7 +118,7 @@ def scenario_walls(repeat: int, names: tuple[str, ...] | None = None) -> dict[st
     return out
 
 
-def compression(walls: dict[str, dict[str, float]]) -> dict[str, float]:
+def compression(walls: dict[str, ScenarioWall]) -> dict[str, float]:
     return {name: round(walls[name]["virtual_s"] / walls[name]["wall_s"], 1)
             for name in ("async-retry", "ttl-lag") if name in walls and walls[name]["wall_s"] > 0}
 
@@ -117,7 +130,7 @@ def _process_wall(args: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def cli_start(repeat: int) -> dict[str, float]:
+def cli_start(repeat: int) -> CliStart:
     """A CLI run and a bare import, each a fresh process, alternated so load hits both alike."""
     cli = [sys.executable, "-m", "sandbox", "run", "no-fault", "--handler", NAIVE]
     bare = [sys.executable, "-c", BARE_IMPORT]
@@ -169,7 +182,7 @@ class MotoReplay:
         self.session = boto3.Session(region_name="us-east-1", aws_access_key_id="testing",
                                      aws_secret_access_key="testing",
                                      botocore_session=_fresh_botocore_session())
-        self.prebuilt: dict[str, Any] = {}
+        self.prebuilt: dict[str, object] = {}  # a boto3 client by service (botocore builds their classes)
 
     def close(self) -> None:
         self._mock.stop()
@@ -238,7 +251,7 @@ class _TableCaller(_Caller):
     def __init__(self, resource: Any):
         super().__init__("dynamodb", resource.meta.client)
         self.resource = resource
-        self.tables: dict[str, Any] = {}
+        self.tables: dict[str, object] = {}  # a boto3 Table resource by table name
 
     def call(self, op: str, params: dict) -> Any:
         from botocore import xform_name
@@ -260,13 +273,13 @@ def _fresh_botocore_session():
     return session
 
 
-def overhead(names: list[str], repeat: int) -> dict[str, dict[str, Any]]:
+def overhead(names: list[str], repeat: int) -> dict[str, Overhead]:
     """Scenario wall over the fair cold replay and over the prebuilt-client replay, alternated.
 
     The figures judged against the targets are taken on one core (see ``one_core``); the same
     measurement on every core is reported beside them.
     """
-    out = {}
+    out: dict[str, Overhead] = {}
     for name in names:
         calls = record_calls(name)
         replay = MotoReplay()
@@ -278,12 +291,12 @@ def overhead(names: list[str], repeat: int) -> dict[str, dict[str, Any]]:
             free = _overhead_rounds(name, calls, replay, repeat)
         finally:
             replay.close()
-        figures["every_core"] = {k: free[k] for k in ("ratio_x", "prebuilt_ratio_x")}
+        figures["every_core"] = {"ratio_x": free["ratio_x"], "prebuilt_ratio_x": free["prebuilt_ratio_x"]}
         out[name] = figures
     return out
 
 
-def _overhead_rounds(name: str, calls: list[Call], replay: "MotoReplay", repeat: int) -> dict[str, Any]:
+def _overhead_rounds(name: str, calls: list[Call], replay: "MotoReplay", repeat: int) -> Overhead:
     runs, cold, warm = [], [], []
     for _ in range(repeat):
         runs.append(_median_wall(lambda: _run(name), 1)[0])
@@ -326,7 +339,7 @@ def _table(body: list[list[Any]], head: list[str] | None = None, last: str = "ri
                                     disable_numparse=True), "  ").splitlines()
 
 
-def overhead_table(rows: dict[str, dict[str, Any]]) -> list[str]:
+def overhead_table(rows: dict[str, Overhead]) -> list[str]:
     pinned = all(v.get("pinned") for v in rows.values())
     head = ["scenario", "run s", "cold s", "ratio", "prebuilt s", "ratio", "plain", "calls"]
     head += ["\n".join(("every core", h)) for h in ("ratio", "prebuilt")] if pinned else []
@@ -334,8 +347,8 @@ def overhead_table(rows: dict[str, dict[str, Any]]) -> list[str]:
     for name, v in rows.items():
         row = [name, f"{v['scenario_s']:.3f}", f"{v['raw_moto_s']:.3f}", f"{v['ratio_x']:.2f}x",
                f"{v['prebuilt_s']:.3f}", f"{v['prebuilt_ratio_x']:.2f}x", f"{v['plain_x']:.2f}x", v["aws_calls"]]
-        every = v.get("every_core", {})
-        body.append(row + ([f"{every['ratio_x']:.2f}x", f"{every['prebuilt_ratio_x']:.2f}x"] if pinned else []))
+        every = v["every_core"] if pinned else None
+        body.append(row + ([f"{every['ratio_x']:.2f}x", f"{every['prebuilt_ratio_x']:.2f}x"] if every else []))
     lines = ["", "Overhead (scenario wall / the same AWS calls on bare moto)"
              + (", on one core; on every core for comparison" if pinned else ""), *_table(body, head)]
     lines.append("  plain: cold / prebuilt, the whole-run ratio of a sandbox adding nothing to plain boto3 (its cold "
@@ -349,7 +362,7 @@ def _campaign_job(job: tuple[str, int]) -> str:
     return run_scenario(name, HANDLER, seed=seed).status
 
 
-def campaign_throughput(runs_per_scenario: int) -> dict[str, float]:
+def campaign_throughput(runs_per_scenario: int) -> Campaign:
     """Scenario runs per second with one worker process per core (every scenario, seeds 0..n-1)."""
     jobs = [(name, seed) for name in SCENARIOS for seed in range(runs_per_scenario)]
     cores = os.cpu_count() or 1
@@ -362,12 +375,12 @@ def campaign_throughput(runs_per_scenario: int) -> dict[str, float]:
 
 
 # -- cost per order ----------------------------------------------------------------------------
-def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dict[str, dict[str, Any]]:
-    out = {}
+def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dict[str, OrderCost]:
+    out: dict[str, OrderCost] = {}
     for name in names:
         if "orders" not in SCENARIOS[name].all_settings():
             continue
-        per = {}
+        per: dict[str, SizeCost] = {}
         for n in sizes:
             reps = repeat_small if n <= 1000 else 1
             wall, result = _median_wall(functools.partial(_run, name, orders=n), reps)
@@ -378,7 +391,7 @@ def cost_per_order(names: list[str], sizes: list[int], repeat_small: int) -> dic
     return out
 
 
-def peak_memory(name: str, orders: int) -> dict[str, Any]:
+def peak_memory(name: str, orders: int) -> Memory:
     tracemalloc.start()
     try:
         _run(name, orders=orders)
@@ -389,7 +402,7 @@ def peak_memory(name: str, orders: int) -> dict[str, Any]:
             "process_max_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)}
 
 
-def dynamodb_costs() -> dict[str, Any]:
+def dynamodb_costs() -> DynamoCosts:
     """DynamoDB calls per invocation (first run, duplicate, work fails) for every campaign strategy."""
     from ..analysis.costs import cost_rows, cost_table
 
@@ -408,7 +421,7 @@ QUICK_EXPLORATION_CASES = [("idempotent.py", 2, True), ("idempotent.py", 3, Fals
 EXPLORATION_CAP = 20_000
 
 
-def _explore(handler: str, copies: int, reduction: bool) -> dict[str, Any]:
+def _explore(handler: str, copies: int, reduction: bool) -> Search:
     from ..modes.explore import explore_scenario
 
     started = time.perf_counter()
@@ -418,18 +431,18 @@ def _explore(handler: str, copies: int, reduction: bool) -> dict[str, Any]:
             "broken": found.broken, "truncated": found.truncated}
 
 
-def exploration(cases: list[tuple[str, int, bool]]) -> dict[str, dict[str, Any]]:
+def exploration(cases: list[tuple[str, int, bool]]) -> dict[str, Exploration]:
     """Each case searched with reduction and, where it finishes in minutes, without."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, Exploration] = {}
     for handler, copies, full in cases:
-        row = {"handler": handler, "copies": copies, "reduced": _explore(handler, copies, True)}
+        row: Exploration = {"handler": handler, "copies": copies, "reduced": _explore(handler, copies, True)}
         if full:
             row["full"] = _explore(handler, copies, False)
         out[f"{handler} x{copies}"] = row
     return out
 
 
-def _exploration_misses(rows: dict[str, dict[str, Any]]) -> list[str]:
+def _exploration_misses(rows: dict[str, Exploration]) -> list[str]:
     out = []
     for name, row in rows.items():
         target = {3: TARGETS["explore_3_copies_s"], 4: TARGETS["explore_4_copies_s"]}.get(row["copies"])
@@ -442,7 +455,7 @@ def _exploration_misses(rows: dict[str, dict[str, Any]]) -> list[str]:
     return out
 
 
-def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
+def exploration_table(rows: dict[str, Exploration]) -> list[str]:
     body = []
     for name, row in rows.items():
         red, full = row["reduced"], row.get("full")
@@ -457,10 +470,10 @@ def exploration_table(rows: dict[str, dict[str, Any]]) -> list[str]:
 SKIPPABLE = ("exploration", "notebooks", "widgets", "browser", "grading", "isolation", "environments")
 
 
-def run(quick: bool = False, skip: tuple[str, ...] = ()) -> dict[str, Any]:
+def run(quick: bool = False, skip: tuple[str, ...] = ()) -> Results:
     repeat = 1 if quick else 5
     walls = scenario_walls(repeat, QUICK_SCENARIOS if quick else None)
-    results = {
+    results: Results = {
         "machine": {"python": sys.version.split()[0], "platform": sys.platform, "cores": os.cpu_count()},
         "quick": quick,
         "targets": TARGETS,
@@ -474,17 +487,30 @@ def run(quick: bool = False, skip: tuple[str, ...] = ()) -> dict[str, Any]:
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
         "dynamodb_costs": dynamodb_costs(),
     }
-    sections = {"exploration": lambda: exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES),
-                "notebooks": lambda: notebook_times(quick), "widgets": lambda: widget_times(quick),
-                "browser": browser_times,
-                "grading": lambda: grading_bench(quick), "isolation": lambda: isolation_measure(2 if quick else 8),
-                "environments": lambda: environments_measure(2 if quick else 9)}
-    results.update({name: measure() for name, measure in sections.items() if name not in skip})
+    _sections(results, quick, skip)
     results["misses"] = misses(results)
     return results
 
 
-def misses(r: dict[str, Any]) -> list[str]:
+def _sections(results: Results, quick: bool, skip: tuple[str, ...]) -> None:
+    """The sections ``--skip`` may leave out, measured in SKIPPABLE's order, each under its name."""
+    if "exploration" not in skip:
+        results["exploration"] = exploration(QUICK_EXPLORATION_CASES if quick else EXPLORATION_CASES)
+    if "notebooks" not in skip:
+        results["notebooks"] = notebook_times(quick)
+    if "widgets" not in skip:
+        results["widgets"] = widget_times(quick)
+    if "browser" not in skip:
+        results["browser"] = browser_times()
+    if "grading" not in skip:
+        results["grading"] = grading_bench(quick)
+    if "isolation" not in skip:
+        results["isolation"] = isolation_measure(2 if quick else 8)
+    if "environments" not in skip:
+        results["environments"] = environments_measure(2 if quick else 9)
+
+
+def misses(r: Results) -> list[str]:
     out = [f"scenario wall: {name} took {v['wall_s']} s (target < 2 s)"
            for name, v in r["scenario_wall"].items() if v["wall_s"] >= TARGETS["scenario_wall_s"]]
     out += [f"compression: {name} {x}x (target >= 1000x)"
@@ -508,7 +534,7 @@ def misses(r: dict[str, Any]) -> list[str]:
     return out
 
 
-def table(r: dict[str, Any]) -> str:
+def table(r: Results) -> str:
     walls = [[name, f"{v['wall_s']:.3f}", f"{v['virtual_s']:.1f}", v["aws_calls"], v["verdict"]]
              for name, v in r["scenario_wall"].items()]
     lines = ["Scenario wall time (median, default settings, idempotent handler)",

@@ -24,6 +24,8 @@ from typing import Any
 from tabulate import tabulate
 
 from .. import paths
+from ..settings import SettingValue
+from .shapes import WidgetMove, WidgetTimes
 
 ROOT = paths.ROOT
 ARTICLE = str(ROOT / "examples" / "article.py") + ":handler"
@@ -32,9 +34,12 @@ LOCK = "lock-shorter-than-work"
 WIDGET_TARGETS = {"move_x": 2.5}
 
 
-def duplicate_after_lock(values: dict[str, Any]) -> dict[str, Any]:
+def duplicate_after_lock(values: dict[str, SettingValue]) -> dict[str, SettingValue]:
     """As lesson 10 runs it: the duplicate arrives 2 s after the lock runs out."""
-    return {**values, "duplicate_delay": (values["lock_seconds"] or values["function_timeout"]) + 2}
+    lock = values["lock_seconds"] or values["function_timeout"]
+    if isinstance(lock, str):  # both count seconds; a str is as wrong here as it was in the sum it goes into
+        raise TypeError(f"lock_seconds and function_timeout are numbers of seconds, got {lock!r}")
+    return {**values, "duplicate_delay": lock + 2}
 
 
 def _lock_dashboard():
@@ -85,7 +90,7 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - started
 
 
-def move_and_bare(build: Callable[[], Any], name: str, values: list) -> dict[str, Any]:
+def move_and_bare(build: Callable[[], Any], name: str, values: list) -> WidgetMove:
     """Median seconds of a move to each value and of a bare run of the same settings, and their ratio."""
     explorer = build()
     control = explorer.controls[name]
@@ -111,18 +116,18 @@ def map_cells_s() -> float:
     return round(_timed(lambda: setattr(lock.controls["function_timeout"], "value", 25)), 2)
 
 
-def widget_times(quick: bool = False) -> dict[str, Any]:
+def widget_times(quick: bool = False) -> WidgetTimes:
     rows = {label: move_and_bare(build, name, values[:3] if quick else values)
             for label, (build, name, values) in WIDGETS.items()}
     return {"widgets": rows, "map_cells_s": None if quick else map_cells_s()}
 
 
-def widget_misses(r: dict[str, Any]) -> list[str]:
+def widget_misses(r: WidgetTimes) -> list[str]:
     return [f"widgets: a move of {label} took {v['ratio_x']}x a bare run (target <= {WIDGET_TARGETS['move_x']:g}x)"
             for label, v in r["widgets"].items() if v["ratio_x"] > WIDGET_TARGETS["move_x"]]
 
 
-def widget_table(r: dict[str, Any]) -> list[str]:
+def widget_table(r: WidgetTimes) -> list[str]:
     table = tabulate([[label, v["move_ms"], v["bare_ms"], f"{v['ratio_x']:.2f}x"] for label, v in r["widgets"].items()],
                      ["widget (control)", "move", "bare", "ratio"], tablefmt="simple", floatfmt=".1f",
                      colalign=("left", "right", "right", "right"))

@@ -30,6 +30,7 @@ from .catalog import EXERCISES_DIR, KIT, Exercise
 from .discovery import SUFFIXES, Submission, discover, exercise_of, read_student  # noqa: F401 (the API)
 from .gradebook import ROSTER_IN_GRADES, Person, cells, late_text
 from .grader import ExerciseGrade, Limits, answer_source, fresh_seed, grade, not_graded
+from .shapes import GradescopeResults, GradescopeTest, StudentGradeJson
 
 #: The mark for an exercise a student handed in nothing for: its own mark, not 0, in grades.csv (the LMS
 #: files leave the cell empty, which Canvas and Moodle read as no grade: see sandbox.grading.gradebook).
@@ -80,7 +81,7 @@ class StudentGrade:
             lines += ["", g.feedback(hidden=hidden)]
         return "\n".join(lines)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> StudentGradeJson:
         return {"student": self.student, "score": self.score, "max_score": self.max_score, "ignored": self.ignored,
                 "notes": self.notes, "remarks": self.remarks,
                 "submitted_at": self.submitted_at.isoformat() if self.submitted_at else None,
@@ -158,11 +159,11 @@ def report_folders(students: list[StudentGrade]) -> list[str]:
     return names
 
 
-def gradescope_results(student: StudentGrade) -> dict[str, Any]:
+def gradescope_results(student: StudentGrade) -> GradescopeResults:
     """Gradescope's results.json: one test per graded item, hidden items shown once grades are published, and
     ``execution_time``, the seconds grading took (https://gradescope-autograders.readthedocs.io/en/latest/specs/,
     "Output format")."""
-    tests = []
+    tests: list[GradescopeTest] = []
     for g in student.grades:
         for item in g.items:
             output = "\n".join(_item_output(g, item))

@@ -31,14 +31,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from .. import paths
+from ..core.jsonvalues import JsonObject
 from ..errors import BadInput
+from ..settings import SettingValue
 from . import notebooks as nb
+from .shapes import ExerciseJson, ExerciseMeta, ScenarioRunJson, TestJson
 
 ROOT = paths.ROOT
 EXERCISES_DIR, SOLUTIONS_DIR = ROOT / "exercises", ROOT / "solutions"
@@ -55,7 +58,7 @@ class Test:
     points: int | None = None  # the item's points, on its first test only (None: 1 there, nothing on the others)
     what: str = ""
     scenario: str | None = None
-    settings: dict[str, Any] = field(default_factory=dict)
+    settings: dict[str, SettingValue] = field(default_factory=dict)
     seeds: int = 1
     exhaustive: bool = False
     max_schedules: int = 200
@@ -81,12 +84,18 @@ class Test:
         """Whether the test gives credit per seed: a scenario over several seeds (see the module's docstring)."""
         return self.kind == "seeds" and self.seeds > 1
 
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "expect": list(self.expect)}
+    def to_dict(self) -> TestJson:
+        """Every field, in their order (as ``asdict`` gives them), the expected verdicts as a list."""
+        return {"item": self.item, "points": self.points, "what": self.what, "scenario": self.scenario,
+                "settings": dict(self.settings), "seeds": self.seeds, "exhaustive": self.exhaustive,
+                "max_schedules": self.max_schedules, "drill": self.drill, "question": self.question,
+                "answer": self.answer, "answer_sha256": self.answer_sha256, "answer_salt": self.answer_salt,
+                "expect": list(self.expect), "campaign": self.campaign, "hidden": self.hidden}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any], hidden: bool | None = None) -> "Test":
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+    def from_dict(cls, data: TestJson, hidden: bool | None = None) -> "Test":
+        # by name, the fields a test states; what else it states is refused below, by name too
+        known: dict[str, Any] = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise BadInput(f"test {data.get('item')!r} has unknown fields: {', '.join(unknown)}")
@@ -131,7 +140,7 @@ class Exercise:
     tests: tuple[Test, ...]
     function: str = "handler"  # what the answer cell defines: the handler, or answers() for a quiz
     next: str = ""  # what the next exercise adds, said on success
-    preview: dict[str, Any] | None = None  # a run that shows what this exercise still gets wrong
+    preview: ScenarioRunJson | None = None  # a run that shows what this exercise still gets wrong
     kit: bool = False  # the answer imports run_once_kit
     requirements: tuple[Requirement, ...] = ()  # the task's numbered sentences, each with the items that test it
 
@@ -163,24 +172,24 @@ class Exercise:
         return Exercise(self.id, self.slug, self.title, tuple(t for t in self.tests if not t.hidden), self.function,
                         self.next, self.preview, self.kit, self.requirements)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ExerciseJson:
         return {"id": self.id, "slug": self.slug, "title": self.title, "function": self.function, "next": self.next,
                 "preview": self.preview, "kit": self.kit, "tests": [t.to_dict() for t in self.tests],
                 "requirements": [{"text": r.text, "items": list(r.items)} for r in self.requirements]}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Exercise":
+    def from_dict(cls, data: ExerciseJson) -> "Exercise":
         return cls(data["id"], data["slug"], data["title"], tuple(Test.from_dict(t) for t in data["tests"]),
                    data.get("function", "handler"), data.get("next", ""), data.get("preview"), data.get("kit", False),
                    requirements_of(data))
 
 
-def requirements_of(data: dict[str, Any]) -> tuple[Requirement, ...]:
+def requirements_of(data: ExerciseMeta | ExerciseJson) -> tuple[Requirement, ...]:
     """The requirement table of an exercise's metadata (or of its entry in ``public_tests.json``)."""
     return tuple(Requirement(str(r["text"]), tuple(r["items"])) for r in data.get("requirements") or [])
 
 
-def answer_header(meta: dict, solution: bool) -> str:
+def answer_header(meta: ExerciseMeta, solution: bool) -> str:
     name = f"{meta['id']}_{meta['slug']}"
     if solution:
         return (f"# Solution to exercise {meta['id']} · {meta['title']}\n"
@@ -201,7 +210,7 @@ def fingerprint(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()[:16]
 
 
-def answer_text(meta: dict, code: str) -> str:
+def answer_text(meta: ExerciseMeta, code: str) -> str:
     """A student's answer file: the header, the code's fingerprint, the code (how check and the generator write it)."""
     code = code.rstrip("\n") + "\n"
     return answer_header(meta, solution=False) + FINGERPRINT + fingerprint(code) + "\n" + code
@@ -216,7 +225,7 @@ def written_as_is(text: str) -> bool:
     return mark == fingerprint(code)
 
 
-def tests_literal(text: str) -> list[dict[str, Any]]:
+def tests_literal(text: str) -> list[TestJson]:
     """The value of ``TESTS = [...]`` in a tests cell, read as data (never run)."""
     tree = ast.parse(text)
     for node in tree.body:
@@ -241,7 +250,7 @@ def points_gaps(tests: list[Test]) -> list[str]:
     return out
 
 
-def from_notebook(notebook: dict[str, Any], with_hidden: bool) -> Exercise:
+def from_notebook(notebook: JsonObject, with_hidden: bool) -> Exercise:
     meta = nb.exercise_meta(notebook)
     if meta is None:
         raise BadInput(f"the notebook has no {nb.METADATA_KEY} metadata")

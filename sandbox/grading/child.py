@@ -22,11 +22,11 @@ import os
 import sys
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the child imports what it needs when it needs it; these are only names for mypy
     from ..core.records import RecordJson
-    from .shapes import PipeMessage
+    from .shapes import GradingJob, PipeMessage
 
 #: Kinds of message on the pipe that share a word with the history's vocabulary (a different thing here).
 PIPE_EFFECT, PIPE_DONE = "effect", "done"
@@ -124,7 +124,7 @@ def _witness(recorder, channel: Channel):
     return on_record
 
 
-def run(job: dict[str, Any], channel: Channel) -> None:
+def run(job: GradingJob, channel: Channel) -> None:
     from .catalog import Test
     from .runner import WATCHDOG, Runner
 

@@ -16,14 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..aws.event_shapes import SqsMessage
+from ..aws.event_shapes import ApiGatewayProxyEvent, SqsMessage
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
-from ..events import apigateway_event, make_orders, sqs_record
+from ..core.jsonvalues import LambdaEvent
+from ..core.records import EffectRecord
+from ..core.scheduler import DEFAULT_WATCHDOG
+from ..events import Order, apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, check
 from ..vocab import AWS_OK, Cause, Effect, EffectStatus, FindingKind, Outcome, RecordType
 from ..world import Sandbox
+from .shapes import DrillAnswer, DrillResult
 
 NOTE_PREFIX = "drill-result "
 QUEUE_ARN = "arn:aws:sqs:us-east-1:123456789012:orders"
@@ -36,13 +40,13 @@ class Drill:
     name: str
     what: str
     drive: Callable[[Sandbox, Any, int], list[Any]]  # -> the invocations whose answers matter
-    expect: Callable[[dict[str, Any]], str | None]  # the drill's result -> what is wrong, or None
+    expect: Callable[[DrillResult], str | None]  # the drill's result -> what is wrong, or None
     timeout: float = 30.0
     #: What is wrong in the history itself (how the table was written), or None; judged after ``expect``.
     expect_history: Callable[[History], str | None] | None = None
 
 
-def answer(inv: Any) -> dict[str, Any]:
+def answer(inv: Any) -> DrillAnswer:
     error = inv.error if isinstance(inv.error, BaseException) else None
     return {"inv": inv.id, "outcome": str(inv.outcome), "response": inv.result if inv.outcome == Outcome.OK else None,
             "error": inv.error_text, "error_types": _classes(error)}
@@ -57,8 +61,7 @@ def _classes(error: BaseException | None) -> list[str]:
 
 def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = None) -> History:
     drill = DRILLS[name]
-    kw: dict[str, Any] = {"watchdog": watchdog} if watchdog else {}
-    with Sandbox(seed=seed, meta={"drill": name}, **kw) as sb:
+    with Sandbox(seed=seed, meta={"drill": name}, watchdog=watchdog or DEFAULT_WATCHDOG) as sb:
         fn = sb.function(handler, timeout=drill.timeout)
         invs = drill.drive(sb, fn, seed)
         sb.run()
@@ -67,7 +70,7 @@ def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = N
     return sb.history
 
 
-def drill_result(history: History) -> dict[str, Any] | None:
+def drill_result(history: History) -> DrillResult | None:
     for e in history.of_type(RecordType.NOTE):
         if str(e.get("text", "")).startswith(NOTE_PREFIX):
             try:
@@ -89,14 +92,14 @@ def judge(name: str, history: History) -> str | None:
 
 
 # -- the worlds -------------------------------------------------------------------------------------
-def _one_order(sb: Sandbox, seed: int, accept: bool = True) -> dict[str, Any]:
+def _one_order(sb: Sandbox, seed: int, accept: bool = True) -> Order:
     [order] = make_orders(1, seed)
     if accept:
         sb.accept(order)
     return order
 
 
-def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any, order: dict[str, Any],
+def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any, order: Order,
                     cause: str = Cause.REDELIVERY) -> list[Any]:
     """The first invocation, then its repeat (``cause``: why it came) right after it ended."""
     a = fn.invoke(first, keys=[order["orderId"]])
@@ -104,7 +107,7 @@ def _twice_in_a_row(sb: Sandbox, fn: Any, first: Any, second: Any, order: dict[s
     return [a, fn.invoke(second, keys=[order["orderId"]], cause=cause, prev=a.id)]
 
 
-def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any, order: dict[str, Any],
+def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any, order: Order,
                        cause: str = Cause.CONCURRENT_DUPLICATE) -> list[Any]:
     """The first invocation, and one second in, while it still works, its repeat (``cause``: why it came)."""
     sb.services.timings.email = SLOW_EMAIL
@@ -119,12 +122,12 @@ def _while_in_progress(sb: Sandbox, fn: Any, first: Any, second: Any, order: dic
 HTTP_KEY = "key-1"
 
 
-def _http(order: dict[str, Any], request: int, key: str | None = HTTP_KEY,
-          header: str = "Idempotency-Key") -> dict[str, Any]:
+def _http(order: Order, request: int, key: str | None = HTTP_KEY,
+          header: str = "Idempotency-Key") -> ApiGatewayProxyEvent:
     return apigateway_event(order, f"req-{request}", key, key_header=header)
 
 
-def _sqs_event(order: dict[str, Any], message_id: str) -> dict[str, Any]:
+def _sqs_event(order: Order, message_id: str) -> LambdaEvent:
     message: SqsMessage = {"MessageId": message_id, "ReceiptHandle": f"rh-{message_id}", "Body": json.dumps(order)}
     return {"Records": [sqs_record(message, QUEUE_ARN)]}
 
@@ -193,7 +196,7 @@ def drive_http_conflict(sb, fn, seed):
 def drive_http_mismatch(sb, fn, seed):
     order = _one_order(sb, seed)
     # The client reuses its key for another order (another order id, another amount): the most different body.
-    changed = {**make_orders(2, seed)[1], "amount": order["amount"] + 100}
+    changed: Order = {**make_orders(2, seed)[1], "amount": order["amount"] + 100}
     return _twice_in_a_row(sb, fn, _http(order, 1), _http(changed, 2), order, Cause.CLIENT_RETRY)
 
 
@@ -374,7 +377,7 @@ def drive_no_key(sb, fn, seed):
     return [first, second, fn.invoke(event, keys=[], cause=Cause.SPONTANEOUS_DUPLICATE, prev=second.id)]
 
 
-def payload_changed_orders(seed: int) -> tuple[dict[str, Any], dict[str, Any]]:
+def payload_changed_orders(seed: int) -> tuple[Order, Order]:
     """The payload-changed drill's two orders: o-1, then o-1's id with another amount (the hints read them too)."""
     [order] = make_orders(1, seed)
     return order, {**order, "amount": order["amount"] + 100}
@@ -389,16 +392,16 @@ def drive_payload_changed(sb, fn, seed):
 
 
 # -- what each promises -----------------------------------------------------------------------------
-def _answers(result: dict[str, Any]) -> list[dict[str, Any]]:
+def _answers(result: DrillResult) -> list[DrillAnswer]:
     return result.get("answers") or []
 
 
-def _status(a: dict[str, Any]) -> Any:
+def _status(a: DrillAnswer) -> Any:
     response = a.get("response")
     return response.get("statusCode") if isinstance(response, dict) else None
 
 
-def _failed(a: dict[str, Any]) -> str:
+def _failed(a: DrillAnswer) -> str:
     return f"{a['inv']} ended {a['outcome']}: {a.get('error')}"
 
 
@@ -424,7 +427,7 @@ def expect_in_progress(result):
     return None
 
 
-def _succeeded(a: dict[str, Any]) -> bool:
+def _succeeded(a: DrillAnswer) -> bool:
     status = _status(a)
     return isinstance(status, int) and 200 <= status < 300
 
@@ -553,15 +556,15 @@ def expect_no_key(result):
     return None
 
 
-def keyless_effects(history: History) -> list[dict[str, Any]]:
+def keyless_effects(history: History) -> list[EffectRecord]:
     """The no-key drill's effects for the order with an empty orderId (work with no key to guard it)."""
-    return [e for e in history.of_type(RecordType.EFFECT) if EffectStatus(e["status"]).counted and e["key"] == NO_KEY]
+    return [e for e in history.records(EffectRecord) if EffectStatus(e.status).counted and e.key == NO_KEY]
 
 
 def expect_no_key_effects(history: History) -> str | None:
     sent = keyless_effects(history)
     if sent:
-        return (f"{len(sent)} {sent[0]['kind']}(s) went out for an order whose orderId is empty: work that had no "
+        return (f"{len(sent)} {sent[0].kind}(s) went out for an order whose orderId is empty: work that had no "
                 f"idempotency key, so nothing stopped its duplicate")
     return None
 
@@ -577,13 +580,13 @@ def expect_payload_changed(result):
             f"with IdempotencyValidationError (and fail the invocation), not get the first order's result replayed")
 
 
-def expect_refused(call: str) -> Callable[[dict[str, Any]], str | None]:
+def expect_refused(call: str) -> Callable[[DrillResult], str | None]:
     """Each invocation whose ``call`` DynamoDB refused (throttled past the SDK's retries, a transaction conflict,
     a validation error: not the condition) failed: it neither did its work as if nothing happened nor reported
     success, so its source delivers the event again. Only the condition's refusal is the answer's to tolerate, and
     only it means another invocation holds the key: a refused claim that raises StillInProgressError (the table
     held no item for the key) took the error for someone else's claim."""
-    def expect(result: dict[str, Any]) -> str | None:
+    def expect(result: DrillResult) -> str | None:
         for a, (_, error) in zip(_answers(result), REFUSALS):
             if a["outcome"] == Outcome.OK:
                 return (f"{a['inv']}'s {call} was refused by DynamoDB with {error}, not by its condition, and "
@@ -639,7 +642,7 @@ def expect_stale_save(result):
             f"done, so it should answer with its result")
 
 
-def refused_save_raised(result: dict[str, Any]) -> bool:
+def refused_save_raised(result: DrillResult) -> bool:
     """Did the stale drill's first attempt (the one that saves) end with its save's ConditionalCheckFailedException?"""
     answers = _answers(result)
     return bool(answers) and "ConditionalCheckFailedException" in answers[0]["error_types"]

@@ -22,6 +22,7 @@ import random
 import re
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -149,7 +150,7 @@ def _free_backup(target: Path, text: str) -> Path:
         n += 1
 
 
-def locate_answer(ex: Exercise, namespace: dict[str, Any] | None) -> tuple[Path, str | None, Path | None]:
+def locate_answer(ex: Exercise, namespace: Mapping[str, object] | None) -> tuple[Path, str | None, Path | None]:
     """The answer file to check, where a notebook cell was saved (None if nothing was saved) and where a
     hand-edited answer file was kept (None if none was).
 
@@ -170,7 +171,7 @@ def locate_answer(ex: Exercise, namespace: dict[str, Any] | None) -> tuple[Path,
     return _answer_target(ex), None, None
 
 
-def _latest_answer_cell(ex: Exercise, namespace: dict[str, Any] | None) -> str | None:
+def _latest_answer_cell(ex: Exercise, namespace: Mapping[str, object] | None) -> str | None:
     """The last cell the kernel ran that defines the exercise's function at its top level, as it stands."""
     ran = (namespace or {}).get("In")
     if not isinstance(ran, list):
@@ -214,7 +215,7 @@ def difference_in_tests(ex: Exercise, local: Any) -> str | None:
     return "; ".join(says) or "its tests are in another order"
 
 
-def _local_tests(ex: Exercise, namespace: dict[str, Any] | None) -> Any:
+def _local_tests(ex: Exercise, namespace: Mapping[str, object] | None) -> Any:
     """The TESTS list the learner sees: the notebook's variable, or its tests cell on disk (from the shell)."""
     if namespace is not None and "TESTS" in namespace:
         return namespace["TESTS"]

@@ -47,7 +47,7 @@ from .recorder import digest
 from .render import block_text, failure_blocks, item_line
 from .runner import WATCHDOG
 from .scoring import ItemResult, RunInfo, TestResult
-from .shapes import PipeMessage, TestSummary
+from .shapes import ExerciseGradeJson, GradingJob, PipeMessage, ReplayJson, TestSummary
 from .untrusted import Refused
 
 
@@ -160,10 +160,10 @@ class ExerciseGrade:
                 lines += [""] + block_text(block)
         return "\n".join(lines)
 
-    def replays(self, handler: str) -> list[dict[str, Any]]:
+    def replays(self, handler: str) -> list[ReplayJson]:
         """For each failed item: the replay command the student got and the same run against ``handler``
         (``path/file.py:function``, the submitted file itself)."""
-        out = []
+        out: list[ReplayJson] = []
         for item in self.items:
             t = item.failure
             if t is None or t.failure is None or not t.failure.replay:
@@ -173,7 +173,7 @@ class ExerciseGrade:
                         "submitted": scoring.replay_for(t.test, f.seed, f.script, handler)})
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> ExerciseGradeJson:
         return {"exercise": self.exercise.name, "title": self.exercise.title, "score": self.score,
                 "max_score": self.max_score, "reason": self.reason, "tampering": self.tampering,
                 "seed": self.seed, "seconds": round(self.seconds, 2), "source": self.source,
@@ -199,7 +199,7 @@ class _TestState:
 class _Session:
     """One child process running some of the tests; collects what it says until it ends or is stopped."""
 
-    def __init__(self, job: dict[str, Any], workdir: Path, limits: Limits, states: dict[int, _TestState],
+    def __init__(self, job: GradingJob, workdir: Path, limits: Limits, states: dict[int, _TestState],
                  meta: dict[tuple[int, int], dict], records: dict[tuple[int, int], list], number: int,
                  budget_ends: float):
         self.job, self.workdir, self.limits, self.budget_ends = job, workdir, limits, budget_ends
@@ -416,7 +416,7 @@ def _grade_in_children(ex: Exercise, answer: Path, base: int, limits: Limits, sh
     budget_ends = time.monotonic() + limits.submission_seconds
     while pending:
         number += 1
-        job = {"handler": f"{answer}:{ex.function}", "function": ex.function, "watchdog": limits.watchdog,
+        job: GradingJob = {"handler": f"{answer}:{ex.function}", "function": ex.function, "watchdog": limits.watchdog,
                "isolation": limits.isolation,
                "limits": {"memory_mb": limits.memory_mb, "cpu_seconds": limits.cpu_seconds},
                "tests": [{"index": i, "test": ex.tests[i].to_dict(), "seeds": seeds_for(i, ex.tests[i], base)}

@@ -24,7 +24,12 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+from ..core.jsonvalues import JsonObject
+
+if TYPE_CHECKING:  # a type only: the grading child reads notebooks without the rest of the grading
+    from .shapes import ExerciseMeta
 
 BEGIN_SOLUTION, END_SOLUTION = "### BEGIN SOLUTION", "### END SOLUTION"
 BEGIN_HIDDEN, END_HIDDEN = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
@@ -67,12 +72,12 @@ def problem(notebook: Any) -> str | None:
     return None
 
 
-def dumps(notebook: dict[str, Any]) -> str:
+def dumps(notebook: JsonObject) -> str:
     """nbformat's own layout (indent 1, sorted keys, trailing newline), as ``sandbox.tools.strip_outputs`` writes."""
     return json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
 
 
-def source(cell: dict[str, Any]) -> str:
+def source(cell: JsonObject) -> str:
     """A cell's text; from a student's notebook, only its strings count (any JSON may stand in a cell)."""
     text = cell.get("source", "") if isinstance(cell, dict) else ""
     if isinstance(text, list):
@@ -80,30 +85,30 @@ def source(cell: dict[str, Any]) -> str:
     return text if isinstance(text, str) else ""
 
 
-def set_source(cell: dict[str, Any], text: str) -> None:
+def set_source(cell: JsonObject, text: str) -> None:
     cell["source"] = text.splitlines(keepends=True)
 
 
-def cells(notebook: Any) -> list[dict[str, Any]]:
+def cells(notebook: Any) -> list[JsonObject]:
     """A notebook's cells that are objects (a student's file may hold anything where cells belong)."""
     found = notebook.get("cells", []) if isinstance(notebook, dict) else []
     return [c for c in found if isinstance(c, dict)] if isinstance(found, list) else []
 
 
-def tags(cell: dict[str, Any]) -> list[str]:
+def tags(cell: JsonObject) -> list[str]:
     meta = cell.get("metadata")
     found = meta.get("tags", []) if isinstance(meta, dict) else []
     return [t for t in found if isinstance(t, str)] if isinstance(found, list) else []
 
 
-def tagged(notebook: dict[str, Any], tag: str) -> list[dict[str, Any]]:
+def tagged(notebook: JsonObject, tag: str) -> list[JsonObject]:
     return [c for c in cells(notebook) if tag in tags(c)]
 
 
-def exercise_meta(notebook: dict[str, Any]) -> dict[str, Any] | None:
+def exercise_meta(notebook: JsonObject) -> ExerciseMeta | None:
     meta = notebook.get("metadata") if isinstance(notebook, dict) else None
     found = meta.get(METADATA_KEY) if isinstance(meta, dict) else None
-    return found if isinstance(found, dict) else None
+    return cast("ExerciseMeta", found) if isinstance(found, dict) else None  # the sandbox's own key
 
 
 def _regions(lines: list[str]) -> list[tuple[int, int, str, str]]:
@@ -179,7 +184,7 @@ def solution_lines(text: str) -> set[int]:
     return out
 
 
-def student_notebook(notebook: dict[str, Any], exercise: str) -> dict[str, Any]:
+def student_notebook(notebook: JsonObject, exercise: str) -> JsonObject:
     """The student's copy of a solution notebook, without outputs."""
     out = copy.deepcopy(notebook)
     for cell in out.get("cells", []):

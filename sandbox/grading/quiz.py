@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..core.history import History
+from ..core.records import AwsCall
 from ..errors import BadInput
 from ..vocab import Delivery, EffectStatus, Outcome, RecordType
 from ..vocab import SourceKind as Src
@@ -50,9 +51,28 @@ DELIVERS = {
                                    "published the order a second time",
 }
 
+class Signs(TypedDict):
+    """What a timeline shows about its first repeated effect, feature by feature (``_feature_text`` says each)."""
+
+    lane: str | None  # the source kind the repeat came through
+    first_end: str  # how the first invocation stood at the handover: an Outcome, or "running"
+    same_request: bool
+    sent_twice: bool
+    received_again: bool
+
+
+class Evidence(Signs):
+    """``evidence``: the signs a timeline shows, and where: the order, its two invocations, the seconds between."""
+
+    order: str
+    first: str
+    repeat: str
+    gap: float
+
+
 #: What a timeline of each candidate shows about its first repeated effect (``evidence``): read from a run of
 #: each with the naive handler, and pinned for the quiz's own timelines by tests/test_grade_feedback.py.
-SIGNS: dict[str, dict[str, Any]] = {
+SIGNS: dict[str, Signs] = {
     "sqs-batch-failure": {"lane": Src.SQS, "first_end": Outcome.ERROR, "same_request": False, "sent_twice": False,
                           "received_again": True},
     "sqs-visibility-timeout": {"lane": Src.SQS, "first_end": "running", "same_request": False, "sent_twice": False,
@@ -104,7 +124,7 @@ def _feature_text(feature: str, value: Any) -> str:
             else "no message was received a second time before the repeat")
 
 
-def _question(feature: str, seen: dict[str, Any]) -> str:
+def _question(feature: str, seen: Evidence) -> str:
     """Where on the timeline ``feature`` shows, asked of its two invocations: the evidence, never its value (a
     value can name the answer: only one candidate comes through API Gateway)."""
     first, repeat = seen["first"], seen["repeat"]
@@ -143,11 +163,11 @@ def load(letter: str) -> History:
     return History.load(path)
 
 
-def _producer_sends(history: History) -> list[dict[str, Any]]:
-    return [e for e in history.of_type(RecordType.AWS) if e.get("actor") == "producer"]
+def _producer_sends(history: History) -> list[AwsCall]:
+    return [e for e in history.records(AwsCall) if e.actor == "producer"]
 
 
-def evidence(history: History) -> dict[str, Any] | None:
+def evidence(history: History) -> Evidence | None:
     """What a timeline shows about its first repeated effect: the lane, how the first invocation stood when the
     repeat started, whether the repeat kept its request id, whether the producer sent the order twice, and
     whether the source received the same message again first. None when nothing was repeated."""
@@ -187,13 +207,13 @@ def wrong_answer_hint(letter: str, given: Any) -> str | None:
         return None
     if seen is None:
         return None
-    differ = [f for f, v in SIGNS[name].items() if seen.get(f) != v]
+    differ = [(f, v) for f, v in SIGNS[name].items() if seen.get(f) != v]
     if not differ:
         return None
     where = (f"look at {seen['order']}'s two emails on timeline {str(letter).upper()}: {seen['first']} did the "
              f"first, {seen['repeat']} the repeat, {seen['gap']} s later")
-    told = "; ".join(_feature_text(f, SIGNS[name][f]) for f in differ[:2])
-    asked = " ".join(_question(f, seen) for f in differ[:2])
+    told = "; ".join(_feature_text(f, v) for f, v in differ[:2])
+    asked = " ".join(_question(f, seen) for f, _ in differ[:2])
     return f"in {name}, {told}. Now {where}. {asked[0].upper()}{asked[1:]}"
 
 
@@ -211,8 +231,8 @@ def invocation_table(history: History) -> str:
     sends = _producer_sends(history)
     if sends:
         orders = len(history.of_type(RecordType.ACCEPT))
-        times = ", ".join(f"{e['t']:.1f} s" for e in sends)
-        lines.append(f"the producer: {len(sends)} sends ({sends[0]['op']} at {times}) for {orders} orders")
+        times = ", ".join(f"{e.t:.1f} s" for e in sends)
+        lines.append(f"the producer: {len(sends)} sends ({sends[0].op} at {times}) for {orders} orders")
     return "\n".join(lines)
 
 

@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from ..core.history import History
 from ..core.records import RecordJson
+from ..settings import SettingValue
 from ..verdict.checker import Verdict, check
 from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, RecordType, Status
 from . import diagnose, drills
@@ -345,7 +346,7 @@ def replay_for(test: Test, seed: int | None, script: list[str] | None, handler: 
                           drill=test.drill)
 
 
-def _changed(test: Test) -> dict[str, Any]:
+def _changed(test: Test) -> dict[str, SettingValue]:
     """The test's settings that differ from the scenario's defaults (what a replay must ``--set``)."""
     if test.scenario is None:
         return {}

@@ -33,13 +33,14 @@ from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..aws.dynamo import PARTIQL_OPS, scalar, table_writes
 from ..core.policies import Policy
 from ..errors import BadInput
+from ..settings import SettingValue
 from ..vocab import DYNAMODB_READS, Effect, RecordType
 
 #: (space, target, key, mode): a space such as "dynamodb" or "sqs", its table or queue, the item key,
@@ -500,7 +501,7 @@ def search(run: Callable[[DporPolicy], Trace], max_schedules: int = 5000, *,
 
 
 def run_traced(scenario: Any, handler: Any, policy: DporPolicy, *, seed: int = 0,
-               settings: dict | None = None, watchdog: float | None = None) -> Trace:
+               settings: Mapping[str, SettingValue] | None = None, watchdog: float | None = None) -> Trace:
     """One run of a scenario under ``policy``, cut into steps, with what each step touched."""
     from ..core.scheduler import DEFAULT_WATCHDOG
     from ..scenarios.base import open_world, run_in_world

@@ -25,7 +25,7 @@ import secrets
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -38,6 +38,7 @@ from ..aws.gateway import FAKE_ACCESS_KEY, FAKE_SECRET_KEY
 from ..aws.http_gateway import Forwarder
 from ..core import active
 from ..errors import BadInput, RealAwsRefused
+from ..settings import SettingValue
 from ..vocab import WorldMode
 from .freethreads import DEFAULT_BUDGET
 from .realthreads import RUNNABLE_SCENARIOS, RealThreadsSandbox, short_settings
@@ -220,7 +221,7 @@ class EndpointSandbox(RealThreadsSandbox):
 
 
 def run_on_endpoint(scenario: Any, handler: Any = None, *, endpoint: str, allow_real_aws: bool = False,
-                    seed: int = 0, settings: dict[str, Any] | None = None,
+                    seed: int = 0, settings: Mapping[str, SettingValue] | None = None,
                     factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario against ``endpoint`` with namespaced resources, delete them, and judge the run."""
     from ..scenarios.base import run_in_world

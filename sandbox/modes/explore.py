@@ -23,12 +23,13 @@ as the steps of a ``ScriptedPolicy`` that replays exactly the same schedule (wha
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.policies import ReplayPolicy
 from ..errors import BadInput
+from ..settings import SettingValue
 from ..vocab import Status
 from .dpor import FRESH, DporPolicy, Trace, run_traced, search
 
@@ -232,7 +233,7 @@ def explore_reduced(run_once: Callable[[DporPolicy], Trace], max_schedules: int 
     return result
 
 
-def reducible(handler: Any, kw: dict[str, Any]) -> bool:
+def reducible(handler: Any, kw: Mapping[str, object]) -> bool:
     """May the reduction explore this handler? Only a handler file: each container a process of its own.
 
     A Python function (or a factory) shares its module's globals across every container, so two
@@ -241,7 +242,7 @@ def reducible(handler: Any, kw: dict[str, Any]) -> bool:
     return isinstance(handler, str) and kw.get("factory") is None and set(kw) <= {"seed", "watchdog", "factory"}
 
 
-def explore_scenario(scenario: str, handler: Any, settings: dict[str, Any] | None = None,
+def explore_scenario(scenario: str, handler: Any, settings: Mapping[str, SettingValue] | None = None,
                      max_schedules: int = 5000, *, on_schedule: Callable[[str], None] | None = None,
                      reduction: bool = True, **kw: Any) -> Exploration:
     """Every interleaving of a scenario (keep it small: concurrent-claims with 2 to 4 copies).

@@ -34,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..aws import adapter
@@ -43,7 +43,8 @@ from ..errors import BadInput
 from ..parts import Recipe
 from ..runtime.container_state import ProcessContext, ProcessSwitch
 from ..runtime.functions import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, Container, FunctionConfig, LambdaFunction, Runtime
-from ..vocab import WorldMode
+from ..settings import SettingValue
+from ..vocab import IDEMPOTENCY_TABLE, WorldMode
 from ..world import Sandbox
 from .freethreads import DEFAULT_BUDGET, FreeScheduler, WallClock
 
@@ -56,7 +57,7 @@ MODE = WorldMode.REAL_THREADS
 #: short settings that make each take a second or two of wall-clock time. Both modes run them
 #: with these settings, so a comparison compares one scenario. Provider calls take 50 ms.
 _QUICK = {"email_seconds": 0.05, "charge_seconds": 0.05, "aws_latency": 0.0, "replica_lag": 0.0}
-SHORT_SETTINGS: dict[str, dict[str, Any]] = {
+SHORT_SETTINGS: dict[str, dict[str, SettingValue]] = {
     "no-fault": {**_QUICK, "interval": 0.2},
     "concurrent-claims": {**_QUICK, "copies": 3, "interval": 0.0},
     # Retries half a second apart: should a duplicate find its twin still at work on a busy machine
@@ -227,11 +228,11 @@ class RealThreadsSandbox(Sandbox):
     def __init__(self, seed: int = 0, *, forwarder: Forwarder | None = None, ttl_lag: float = 0.0,
                  table: str | None = None, meta: dict | None = None, budget: float = DEFAULT_BUDGET,
                  region: str = "us-east-1", ttl_drawn: bool = False):
-        kw: dict[str, Any] = {"table": table} if table else {}
         self.forwarder = forwarder or Forwarder(MotoServer.shared().url)
         super().__init__(seed, ttl_lag=ttl_lag, region=region, meta={"mode": self.mode, **(meta or {})},
                          replica_lag=0.0, aws_latency=0.0,
-                         ttl_drawn=ttl_drawn, recipe=real_threads(self.forwarder, budget), **kw)
+                         ttl_drawn=ttl_drawn, recipe=real_threads(self.forwarder, budget),
+                         table=table or IDEMPOTENCY_TABLE.name)
 
     def open(self) -> "RealThreadsSandbox":
         super().open()
@@ -268,14 +269,15 @@ class RealThreadsSandbox(Sandbox):
             adapter.real_sleep(0.5)
 
 
-def short_settings(scenario: Any, settings: dict[str, Any] | None = None, mode: str = MODE,
+def short_settings(scenario: Any, settings: Mapping[str, SettingValue] | None = None, mode: str = MODE,
                    runnable: tuple[str, ...] = RUNNABLE_SCENARIOS) -> tuple["Scenario[Any]", "ScenarioSettings"]:
     """The scenario (if the mode runs it) and its resolved settings: the short ones, then ``settings``."""
     sc = scenario_for_mode(scenario, mode, runnable)
     return sc, sc.resolve({**SHORT_SETTINGS[sc.name], **(settings or {})})
 
 
-def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0, settings: dict[str, Any] | None = None,
+def run_real_threads(scenario: Any, handler: Any = None, *, seed: int = 0,
+                     settings: Mapping[str, SettingValue] | None = None,
                      factory: Callable[[], Callable] | None = None, budget: float = DEFAULT_BUDGET):
     """Run one scenario on free threads against moto's HTTP server and judge it (a ``RunResult``)."""
     sc, cfg = short_settings(scenario, settings)

@@ -32,6 +32,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.transforms import Bbox
 
 from ..errors import BadInput
+from ..settings import SettingValue
 from ..vocab import Status
 from .stage import notice
 from .timeline import audit
@@ -180,8 +181,8 @@ class VerdictGrid:
     def status(self, x: Any, y: Any) -> str:
         return self.cells[(x, y)]
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per cell: both settings, the verdict and the notes."""
+    def rows(self) -> list[dict[str, SettingValue | list[str]]]:
+        """One row per cell: both settings (by their names), the verdict and the notes."""
         return [{self.x.name: xv, self.y.name: yv, "verdict": self.cells[(xv, yv)],
                  "notes": list(self.notes[(xv, yv)])} for yv in self.y.values for xv in self.x.values]
 
@@ -190,13 +191,13 @@ class VerdictGrid:
         return [cell for cell, s in self.cells.items() if s == status]
 
 
-def _cell_settings(settings: Any, values: dict[str, Any]) -> dict[str, Any]:
+def _cell_settings(settings: Any, values: dict[str, SettingValue]) -> dict[str, SettingValue]:
     if callable(settings):
         return dict(settings(dict(values)))
     return {**(settings or {}), **values}
 
 
-def _judge(scenario: str, handler: Any, seed: int, cfg: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+def _judge(scenario: str, handler: Any, seed: int, cfg: dict[str, SettingValue]) -> tuple[str, tuple[str, ...]]:
     """Run one cell (or remember it): its verdict and the kinds of note the checker made."""
     from ..scenarios import run_scenario
 
@@ -742,9 +743,10 @@ class LinkedVerdictMap:
         self.status = widgets.HTML()  # cells still to come
         self.grid: VerdictGrid | None = None
         self.picture: MapPicture | None = None
-        self._shared: dict[str, Any] | None = None
-        self._filling: dict[str, Any] | None = None  # the off-axis settings whose cells are being run
-        self._ready: tuple[dict[str, Any], str | None, bytes] | None = None  # (mark, verdict, PNG) ahead() drew
+        self._shared: dict[str, SettingValue] | None = None
+        self._filling: dict[str, SettingValue] | None = None  # the off-axis settings whose cells are being run
+        #: (mark, verdict, PNG) ahead() drew
+        self._ready: tuple[dict[str, SettingValue], str | None, bytes] | None = None
         slot = explorer.stage.slot("map")
         side = widgets.VBox([slot, self.status], layout={"max_width": "100%"})
         top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
@@ -763,19 +765,19 @@ class LinkedVerdictMap:
         return self.picture
 
     @property
-    def mark(self) -> dict[str, Any]:
+    def mark(self) -> dict[str, SettingValue]:
         return self._mark_of(self.explorer.values())
 
-    def _mark_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def _mark_of(self, values: Mapping[str, Any]) -> dict[str, SettingValue]:
         return {self.x.name: values[self.x.name], self.y.name: values[self.y.name]}
 
-    def _shared_of(self, values: Mapping[str, Any]) -> dict[str, Any]:
+    def _shared_of(self, values: Mapping[str, Any]) -> dict[str, SettingValue]:
         return {k: v for k, v in values.items() if k not in (self.x.name, self.y.name)}
 
-    def _cell(self, shared: dict[str, Any]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def _cell(self, shared: dict[str, SettingValue]) -> Callable[[dict[str, SettingValue]], dict[str, SettingValue]]:
         return lambda values: _cell_settings(self.settings, {**shared, **values})
 
-    def _regrid(self, grid: VerdictGrid, shared: dict[str, Any]) -> None:
+    def _regrid(self, grid: VerdictGrid, shared: dict[str, SettingValue]) -> None:
         self.grid, self._shared, self._filling = grid, shared, None
         self.picture = MapPicture(grid, self.mark, title=self._title(shared), equal_line=self.equal_line)
 
@@ -855,7 +857,7 @@ class LinkedVerdictMap:
     def _progress(self, done: int) -> str:
         return f"verdict map: {done} of {len(self.x.values) * len(self.y.values)} cells run for the new settings…"
 
-    def _fill(self, grid: VerdictGrid, shared: dict[str, Any], loop: Any) -> None:
+    def _fill(self, grid: VerdictGrid, shared: dict[str, SettingValue], loop: Any) -> None:
         """Run one cell, then give the browser's messages their turn before the next; show the map when done."""
         if shared != self._filling:
             return  # a later setting's cells are being run instead

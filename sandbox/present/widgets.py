@@ -26,8 +26,9 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from ..core.jsonvalues import JsonObject
 from ..errors import BadInput
-from ..settings import Setting
+from ..settings import Setting, SettingValue
 from .quicktext import png_of_pixels, quick_text
 from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice, picture_html
 
@@ -211,7 +212,7 @@ class SettingsExplorer:
     def __init__(self, scenario: Any, handler: Any = None, *, seed: int = 0, only: Iterable[str] | None = None,
                  fixed: Mapping[str, Any] | None = None, spans: Mapping[str, tuple[float, float, float]] | None = None,
                  extra: Mapping[str, widgets.Widget] | None = None, labels: Mapping[str, str] | None = None,
-                 run: Callable[[dict[str, Any]], Any] | None = None, plot: bool = True, width: float = 9.0,
+                 run: Callable[[dict[str, SettingValue]], Any] | None = None, plot: bool = True, width: float = 9.0,
                  title: str | Callable[[Any], str] | None = None):
         from ..scenarios import get_scenario, run_scenario
 
@@ -228,7 +229,7 @@ class SettingsExplorer:
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
         self.result: Any = None  # the last run's result (None: refused, or not run yet)
         self.runs, self.shown = 0, 0
-        self._drawn_for: dict[str, Any] = {}  # the values the parts on show were drawn for
+        self._drawn_for: dict[str, SettingValue] = {}  # the values the parts on show were drawn for
         self.followers: list[Any] = []
         self._asked = 0  # moves so far; a pending rerun for an earlier one is dropped
         for name, control in self.controls.items():
@@ -246,7 +247,7 @@ class SettingsExplorer:
         controls are all in sight."""
         return [self.stage.slots[name] for name in ("verdict", "timeline", "legend", "findings")]
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, SettingValue]:
         return {**self.fixed, **{name: c.value for name, c in self.controls.items()}}
 
     def label(self, name: str) -> str:
@@ -313,7 +314,7 @@ class SettingsExplorer:
             return None
         return key, (legend_png(plan, self.width) if key is not None else b"")
 
-    def _show(self, verdict: str, png: Any, values: dict[str, Any], loop: Any,
+    def _show(self, verdict: str, png: Any, values: dict[str, SettingValue], loop: Any,
               legend: tuple[Any, bytes] | None = None) -> None:
         """Everything prepared first, then sent in one message: the page never mixes two settings.
 
@@ -351,7 +352,7 @@ class SettingsExplorer:
     def _repr_mimebundle_(self, **kw: Any):
         return self.static_bundle(self.widget, **kw)
 
-    def static_bundle(self, widget: widgets.Widget, *pictures: Part, **kw: Any) -> dict[str, Any]:
+    def static_bundle(self, widget: widgets.Widget, *pictures: Part, **kw: Any) -> JsonObject:
         """``widget``'s bundle, with what a page without the widgets shows (an nbconvert export, a notebook
         opened with no kernel): ipywidgets' own text is its repr, "VBox(children=(HTML(value='<style>…", which
         says nothing. Instead a line saying what was run and what came of it, and as HTML the verdict and the

@@ -29,7 +29,7 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ..core.faults import CrashPlan
 from ..core.jsonvalues import json_number
@@ -48,7 +48,7 @@ from ..errors import (
 from ..vocab import Cause, LogStream, Outcome, SourceKind
 from .codecache import TaskRoots
 from .container_state import ProcessContext, Processes, ProcessSwitch
-from .environment.wire import EnvironmentConfig
+from .environment.wire import EnvironmentConfig, ErrorPayload
 from .loader import HandlerSpec, check_handler, check_handler_file, load_handler
 
 if TYPE_CHECKING:
@@ -807,7 +807,7 @@ def _where(exc: BaseException) -> str | None:
     return f"{shown}:{lineno} in {name}"
 
 
-def function_error_payload(inv: Invocation) -> dict[str, Any]:
+def function_error_payload(inv: Invocation) -> ErrorPayload:
     """The payload Lambda returns for a function error (``X-Amz-Function-Error: Unhandled``).
 
     The same JSON reaches a synchronous caller and an async on-failure destination
@@ -827,7 +827,7 @@ def function_error_payload(inv: Invocation) -> dict[str, Any]:
     exc = inv.error
     payload = getattr(exc, "payload", None)
     if isinstance(payload, dict) and "error_type" in vars(exc):
-        return {**payload, "requestId": rid}  # awslambdaric's own payload
+        return cast(ErrorPayload, {**payload, "requestId": rid})  # awslambdaric's own payload
     if isinstance(exc, BaseException):
         frames = traceback.extract_tb(exc.__traceback__)
         return {"errorMessage": str(exc), "errorType": type(exc).__name__, "requestId": rid,

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar, cast, get_args
+from typing import Any, Generic, TypedDict, TypeVar, cast, get_args
 
 from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
@@ -22,8 +22,9 @@ from ..core.history import History
 from ..core.views import figure, html_of
 from ..errors import BadInput
 from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT, LambdaFunction
-from ..settings import Config, Setting, group, param
+from ..settings import Config, Setting, SettingValue, group, param
 from ..verdict.checker import Verdict, check
+from ..verdict.findings import FindingJson
 from ..vocab import Outcome, RecordType, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
@@ -58,7 +59,7 @@ class ScenarioSettings(Config):
 
     run: RunConfig = group(RunConfig)
 
-    def values(self) -> dict[str, Any]:
+    def values(self) -> dict[str, SettingValue]:
         """Every value by name, the scenario's own settings first, then the world's (as ``describe`` lists them)."""
         common = self.run.values()
         return {**{k: v for k, v in super().values().items() if k not in common}, **common}
@@ -142,13 +143,46 @@ class Scenario(Generic[S]):
         return "\n".join(lines)
 
 
+class InvocationRow(TypedDict):
+    """One invocation in a run's report."""
+
+    id: str
+    source: str
+    cause: str | None
+    prev: str | None
+    keys: list[str] | None
+    container: str | None
+    start: float
+    end: float | None
+    outcome: str | None
+    error: str | None
+    where: str | None
+
+
+class RunReport(TypedDict):
+    """``RunResult.report``: what ``python -m sandbox run --json`` prints, and the notebook's summary reads."""
+
+    scenario: str
+    seed: int
+    settings: dict[str, SettingValue]
+    verdict: str
+    explanation: str
+    effects_per_key: dict[str, dict[str, int]]
+    duplicates: list[FindingJson]
+    lost: list[FindingJson]
+    findings: list[FindingJson]
+    invocations: list[InvocationRow]
+    dynamodb_calls: dict[str, int]
+    virtual_seconds: float
+
+
 @dataclass
 class RunResult:
     """One run: the history, the checker's verdict, and the report the CLI prints."""
 
     scenario: str
     seed: int
-    settings: dict[str, Any]
+    settings: dict[str, SettingValue]
     history: History
     verdict: Verdict
     wall_seconds: float = field(default=0.0, compare=False)
@@ -164,7 +198,7 @@ class RunResult:
     def valid(self) -> bool:
         return self.verdict.status == Status.VALID
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> RunReport:
         invs = self.history.invocations()
         calls = Counter(e["op"] for e in self.history.of_type(RecordType.AWS)
                         if e["service"] == "dynamodb" and e.get("inv"))
@@ -207,7 +241,7 @@ class RunResult:
     def save_plot(self, path: Any, **kw: Any) -> Any:
         return figure("timeline-file")(self.history, path, **self._titled(kw))
 
-    def _titled(self, kw: dict[str, Any]) -> dict[str, Any]:
+    def _titled(self, kw: dict[str, object]) -> dict[str, object]:
         """The default title names the handler too: two runs of one scenario side by side (a naive handler and
         a fixed one) are told apart on a projector."""
         if kw.get("title") is None and self.handler:

@@ -24,10 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..events import alb_event, trace_header
+from ..aws.event_shapes import AlbEvent
+from ..events import Cart, Order, alb_event, trace_header
 from ..settings import param
 from ..vocab import Outcome, SourceKind
-from .http_front import ClientConfig, HttpClientSource, status_code
+from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -38,9 +39,9 @@ DOC_TROUBLESHOOTING = ("https://docs.aws.amazon.com/elasticloadbalancing/latest/
 #: The history's words for the client's requests: the load balancer forwarding one to its Lambda target.
 SERVICE, OP, ALB_NAME = "elasticloadbalancing", "Invoke", "orders-alb"
 #: What the client gets from the load balancer (load-balancer-troubleshooting.html, load-balancer-access-logs.html).
-TIMED_OUT: dict[str, Any] = {"status": 502, "message": "Bad Gateway", "reason": "the Lambda function timed out"}
-UNHANDLED: dict[str, Any] = {"status": 502, "message": "Bad Gateway", "reason": "LambdaUnhandled"}
-INVALID: dict[str, Any] = {"status": 502, "message": "Bad Gateway", "reason": "LambdaInvalidResponse"}
+TIMED_OUT: FrontAnswer = {"status": 502, "message": "Bad Gateway", "reason": "the Lambda function timed out"}
+UNHANDLED: FrontAnswer = {"status": 502, "message": "Bad Gateway", "reason": "LambdaUnhandled"}
+INVALID: FrontAnswer = {"status": 502, "message": "Bad Gateway", "reason": "LambdaInvalidResponse"}
 
 
 @dataclass(frozen=True)
@@ -62,15 +63,15 @@ class AlbSource(HttpClientSource):
     def make_config(self, **settings: Any) -> AlbConfig:
         return AlbConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> dict[str, Any]:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> AlbEvent:
         return alb_event(body, trace_header(self.world.clock.now(), request_id), idempotency_key=key, path=self.path)
 
-    def failed(self, inv: "Invocation") -> dict[str, Any]:
+    def failed(self, inv: "Invocation") -> FrontAnswer:
         return TIMED_OUT if inv.outcome == Outcome.TIMEOUT else UNHANDLED
 
     def answered(self, result: Any) -> tuple[int, Any] | None:
         status = status_code(result)
         return None if status is None else (status, result.get("body"))
 
-    def malformed(self) -> dict[str, Any]:
+    def malformed(self) -> FrontAnswer:
         return INVALID

@@ -28,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..events import apigateway_event
+from ..aws.event_shapes import ApiGatewayProxyEvent
+from ..events import Cart, Order, apigateway_event
 from ..settings import param
 from ..vocab import SourceKind
-from .http_front import ClientConfig, HttpClientSource, status_code
+from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -42,9 +43,9 @@ DOC_ERRORS = "https://docs.aws.amazon.com/lambda/latest/dg/services-apigateway-e
 #: The history's words for the client's requests (the IAM action for calling an API is execute-api:Invoke).
 SERVICE, OP, API_NAME = "execute-api", "Invoke", "orders-api"
 #: API Gateway's own answers (supported-gateway-response-types.html, services-apigateway-errors.html).
-GATEWAY_TIMEOUT: dict[str, Any] = {"status": 504, "gatewayResponse": "INTEGRATION_TIMEOUT",
+GATEWAY_TIMEOUT: FrontAnswer = {"status": 504, "gatewayResponse": "INTEGRATION_TIMEOUT",
                                    "message": "Endpoint request timed out"}
-BAD_GATEWAY: dict[str, Any] = {"status": 502, "message": "Internal server error"}
+BAD_GATEWAY: FrontAnswer = {"status": 502, "message": "Internal server error"}
 
 
 @dataclass(frozen=True)
@@ -69,22 +70,22 @@ class ApiGatewaySource(HttpClientSource):
     def make_config(self, **settings: Any) -> ApiGatewayConfig:
         return ApiGatewayConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> dict[str, Any]:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> ApiGatewayProxyEvent:
         return apigateway_event(body, request_id=request_id, idempotency_key=key)
 
     def front_limit(self) -> float:
         return float(self.config.integration_timeout)
 
-    def gave_up(self) -> dict[str, Any]:
+    def gave_up(self) -> FrontAnswer:
         return GATEWAY_TIMEOUT
 
-    def failed(self, inv: "Invocation") -> dict[str, Any]:
+    def failed(self, inv: "Invocation") -> FrontAnswer:
         return {**BAD_GATEWAY, "function_error": "Unhandled"}
 
     def answered(self, result: Any) -> tuple[int, Any] | None:
         status = status_code(result)
         return None if status is None else (status, result.get("body"))
 
-    def malformed(self) -> dict[str, Any]:
+    def malformed(self) -> FrontAnswer:
         return {**BAD_GATEWAY, "malformed": True}  # not a proxy response: API Gateway cannot map it
 

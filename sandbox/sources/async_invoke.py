@@ -61,7 +61,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from ..aws.adapter import queue_messages
 from ..core.scheduler import current_task
 from ..errors import BadInput
-from ..events import iso_millis, orders_in
+from ..events import Order, iso_millis, orders_in
 from ..runtime.functions import function_error_payload
 from ..settings import Config, param
 from ..vocab import FAILED_OUTCOMES, Cause, Delivery, SourceKind
@@ -419,7 +419,7 @@ class AsyncInvokeCaller(Source):
     kind = SourceKind.ASYNC
 
     def __init__(self, world: "Sandbox", function: "LambdaFunction", config: CallerConfig | None = None, *,
-                 queue: AsyncInvokeSource | None = None, name_of: Callable[[dict], str | None] | None = None,
+                 queue: AsyncInvokeSource | None = None, name_of: Callable[[Order], str | None] | None = None,
                  **settings: Any):
         super().__init__(world, function)
         self.config = config or CallerConfig(**settings)
@@ -436,11 +436,11 @@ class AsyncInvokeCaller(Source):
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
         return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
-    def call(self, order: dict, at: float = 0.0) -> None:
+    def call(self, order: Order, at: float = 0.0) -> None:
         """A caller invokes the function asynchronously for ``order`` at virtual time ``at``."""
         self.call_many([order], at)
 
-    def call_many(self, orders: list[dict], at: float = 0.0) -> None:
+    def call_many(self, orders: list[Order], at: float = 0.0) -> None:
         """One Invoke whose event carries every one of ``orders``, at virtual time ``at``."""
         self._scheduled += 1
         first = str(orders[0]["orderId"])
@@ -475,7 +475,7 @@ class AsyncInvokeCaller(Source):
         self.queue.finish()
 
     # -- the caller -----------------------------------------------------------------------
-    def _call(self, orders: list[dict]) -> EventCallOutcome:
+    def _call(self, orders: list[Order]) -> EventCallOutcome:
         world, order = self.world, orders[0]
         for each in orders:
             world.accept(each, source=self.kind)

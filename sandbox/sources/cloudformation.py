@@ -32,11 +32,12 @@ from __future__ import annotations
 import json
 import urllib.parse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..aws import adapter
+from ..core.jsonvalues import JsonObject
 from ..custom_resources import FAILED, SUCCESS
-from ..events import custom_resource_event
+from ..events import Order, custom_resource_event
 from ..settings import Config, param
 from ..vocab import Cause, Delivery, SourceKind
 from .async_front import AsyncFront
@@ -71,7 +72,7 @@ class Operation:
     request_id: str
     sent: float
     entry: QueuedEvent
-    response: dict[str, Any] | None = None  # what the provider uploaded (None: nothing before the timeout)
+    response: JsonObject | None = None  # what the provider uploaded (None: nothing before the timeout)
     failure: str | None = None  # why CloudFormation counts it as failed (None: SUCCESS)
 
 
@@ -100,7 +101,7 @@ class CustomResourceSource(AsyncFront):
         with self.world.gateway.unrecorded():
             adapter.shared_client(self.world.region, "s3").create_bucket(Bucket=RESPONSE_BUCKET)
 
-    def create_stack(self, orders: list[dict], at: float = 0.0) -> None:
+    def create_stack(self, orders: list[Order], at: float = 0.0) -> None:
         """Create the stack at virtual time ``at``: the custom resource's properties hold ``orders``."""
         keys = [str(o["orderId"]) for o in orders]
         self._scheduled += 1
@@ -172,7 +173,7 @@ class CustomResourceSource(AsyncFront):
         return op
 
     @staticmethod
-    def _read(key: str) -> tuple[dict[str, Any] | None, str | None]:
+    def _read(key: str) -> tuple[JsonObject | None, str | None]:
         """The response uploaded under ``key``, and why it fails the operation (None: a SUCCESS)."""
         raw = adapter.s3_object_body(RESPONSE_BUCKET, key) or b""
         if len(raw) > RESPONSE_LIMIT:

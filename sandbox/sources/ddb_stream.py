@@ -38,10 +38,20 @@ from ..aws import adapter
 from ..aws.dynamo import dynamo_item, plain_value
 from ..aws.event_shapes import DdbStreamRecord
 from ..errors import BadInput
-from ..events import ddb_stream_record, removed_by_ttl
+from ..events import Order, ddb_stream_record, removed_by_ttl
 from ..settings import param
 from ..vocab import Cause, Delivery, Effect, SourceKind, TableSchema
-from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
+from .shards import (
+    DOC_KINESIS,
+    DOC_ON_FAILURE,
+    DOC_PARAMETERS,
+    DOC_PARTIAL,
+    Batch,
+    GetRecordsRequest,
+    Shard,
+    ShardMapping,
+    ShardSource,
+)
 
 if TYPE_CHECKING:
     from ..runtime.functions import LambdaFunction
@@ -111,7 +121,7 @@ class DdbStreamSource(ShardSource):
         return adapter.ddb_stream_unread(self.world.region, iterator)
 
     # -- writing the table -------------------------------------------------------------------
-    def put(self, order: dict, expires_at: float | None = None) -> dict:
+    def put(self, order: Order, expires_at: float | None = None) -> dict:
         """Accept ``order`` (it is owed its effects) and PutItem it, with ``expiresAt`` if given."""
         if not isinstance(order, dict) or ORDER_KEY not in order:
             raise BadInput(f"an item here is an order (a dict with orderId), got {order!r}")
@@ -121,9 +131,9 @@ class DdbStreamSource(ShardSource):
         self.written += 1
         return response
 
-    def cancel(self, order: dict) -> dict:
+    def cancel(self, order: Order) -> dict:
         """The customer cancels ``order``: it is owed a cancellation email, and the item is deleted."""
-        key = str(order[ORDER_KEY])
+        key = str(order["orderId"])  # the table's key, ORDER_KEY
         self.world.accept(order, expects=[Effect.CANCELLATION], source=self.kind)
         response = self.world.dynamodb.delete_item(TableName=self.schema.name, Key={ORDER_KEY: {"S": key}})
         self.world.record_delivery(self.kind, Delivery.USER_DELETE, keys=[key], detail={
@@ -139,7 +149,7 @@ class DdbStreamSource(ShardSource):
         return self.streams.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params: dict[str, Any] = {"ShardIterator": iterator}
+        params: GetRecordsRequest = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.streams.get_records(**params)

@@ -85,7 +85,7 @@ import json
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from botocore.exceptions import ReadTimeoutError
 
@@ -170,7 +170,7 @@ class Execution:
     tokens: int = 0
     invocations: list[Invocation] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)  # operations the service changed since the last invocation
-    client_tokens: dict[str, dict] = field(default_factory=dict)
+    client_tokens: dict[str, CheckpointAnswer] = field(default_factory=dict)
     task: Any = None  # the service's task that drives it
 
     # What an event source mapping reads of a finished invocation, read here of the whole execution.
@@ -445,7 +445,7 @@ class DurableService(Source):
             return self._refuse(CHECKPOINT, execution, "InvalidParameterValueException", str(exc), url)
         self._record(CHECKPOINT, execution, AWS_OK, {"updates": [_update_words(u) for u in updates]})
         self._closed_by(execution, touched)
-        answer: dict[str, Any] = {"NewExecutionState": {"Operations": touched}}
+        answer: CheckpointAnswer = {"NewExecutionState": {"Operations": touched}}
         if execution.status == ops.RUNNING:
             execution.tokens += 1
             execution.token = base64.b64encode(f"{execution.arn}#{execution.tokens}".encode()).decode()
@@ -467,7 +467,7 @@ class DurableService(Source):
         start = int(params.get("Marker") or 0) if str(params.get("Marker") or "0").isdigit() else 0
         size = int(params.get("MaxItems") or 0) or 100
         page = every[start:start + size]
-        answer: dict[str, Any] = {"Operations": page}
+        answer: StateAnswer = {"Operations": page}
         if start + size < len(every):
             answer["NextMarker"] = str(start + size)
         self._record(GET_STATE, execution, AWS_OK, {"operations": len(page)})
@@ -598,9 +598,40 @@ def check_name(name: str) -> None:
         raise BadInput(f"a durable execution name is 1 to 64 letters, digits, '-' or '_', got {name!r}")
 
 
+class ExecutionState(TypedDict):
+    Operations: list[dict]  # AWS's Operations, as durable_ops keeps them
+
+
+class CheckpointAnswer(TypedDict, total=False):
+    """CheckpointDurableExecution's answer (https://docs.aws.amazon.com/lambda/latest/api/API_CheckpointDurableExecution.html)."""
+
+    NewExecutionState: Required[ExecutionState]
+    CheckpointToken: str  # none once the execution has closed
+
+
+class StateAnswer(TypedDict, total=False):
+    """GetDurableExecutionState's answer: a page of the operations, and where the next starts."""
+
+    Operations: Required[list[dict]]
+    NextMarker: str
+
+
 # -- the Invoke API of a durable function (see the module docstring) -------------------------------------
 NAME_HEADER = "X-Amz-Durable-Execution-Name"
 ARN_HEADER = "X-Amz-Durable-Execution-Arn"
+
+
+class DurableInvokeDetail(TypedDict, total=False):
+    """The history's detail of one Invoke of a durable function: the attempt, the execution's name (when the caller
+    gave one), the execution it started or found, and how it ended for the caller."""
+
+    attempt: int
+    invocation_type: str
+    sent: float
+    name: str
+    execution: str
+    started: bool  # False: an execution of that name existed, and Lambda returned it
+    status: int
 
 
 def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, request: AWSPreparedRequest, event: Any,
@@ -616,8 +647,10 @@ def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, reques
     attempt, call_id = endpoint._attempt_of(request)
     record = EventAttempt(attempt, sb.clock.elapsed(), caller=current_task())
     endpoint.event_attempts.append(record)
-    detail: dict[str, Any] = {"attempt": attempt, "invocation_type": invocation_type, "sent": round(record.sent, 6),
-                              **({"name": name} if name else {})}
+    detail: DurableInvokeDetail = {"attempt": attempt, "invocation_type": invocation_type,
+                                   "sent": round(record.sent, 6)}
+    if name:
+        detail["name"] = name
     fault = sb.faults.aws_fault("lambda", "Invoke", fn.config.name, None)
     if fault is not None and fault.kind == "throttle":
         raise BadInput(THROTTLED_EVENT)
@@ -637,7 +670,7 @@ def invoke_durable(endpoint: SyncInvokeEndpoint, service: DurableService, reques
     if call_id:
         endpoint._last_event[call_id] = (execution, attempt)
     _tell(sb, service, execution, new, earlier, attempt)
-    detail.update(execution=execution.name, started=new)
+    detail["execution"], detail["started"] = execution.name, new
     if invocation_type == "Event":
         return _accepted(endpoint, fn, keys, record, detail, url, execution, fault)
     return _wait_and_answer(endpoint, fn, keys, record, detail, url, execution)
@@ -668,8 +701,8 @@ def _tell(sb: "Sandbox", service: DurableService, execution: Execution, new: boo
                    "again and Lambda started a second execution"})
 
 
-def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt, detail: dict,
-              url: str, execution: Execution, fault: Any) -> Any:
+def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt,
+              detail: DurableInvokeDetail, url: str, execution: Execution, fault: Any) -> Any:
     sb = endpoint.world
     detail["status"] = EVENT_ACCEPTED
     if fault is not None:  # timeout-applied: started, but the caller hears nothing until its read times out
@@ -684,7 +717,7 @@ def _accepted(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str
 
 
 def _wait_and_answer(endpoint: SyncInvokeEndpoint, fn: "LambdaFunction", keys: list[str], record: EventAttempt,
-                     detail: dict, url: str, execution: Execution) -> Any:
+                     detail: DurableInvokeDetail, url: str, execution: Execution) -> Any:
     """RequestResponse: the caller waits for the whole execution (its read timeout, at most 15 minutes)."""
     sb = endpoint.world
     read_timeout = min(adapter.client_read_timeout(), SYNC_LIMIT)

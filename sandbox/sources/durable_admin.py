@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from datetime import datetime
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypedDict
 
 from ..vocab import AWS_OK
 
@@ -71,13 +71,51 @@ def serve(service: DurableService, op: str, request: Any, arn: str | None, body:
     return _stop(service, execution, request.url, body)
 
 
-def describe(service: DurableService, execution: Execution, included: bool = True) -> dict[str, Any]:
+class ExecutionSummary(TypedDict, total=False):
+    """One execution as ListDurableExecutionsByFunction lists it, the start of GetDurableExecution's answer
+    (https://docs.aws.amazon.com/lambda/latest/api/API_GetDurableExecution.html)."""
+
+    DurableExecutionArn: str
+    DurableExecutionName: str
+    FunctionArn: str
+    Status: str
+    StartTimestamp: float
+    EndTimestamp: float
+
+
+class DurableConfigJson(TypedDict):
+    ExecutionTimeout: int
+    RetentionPeriodInDays: int
+
+
+class ExecutionDescription(ExecutionSummary, total=False):
+    """GetDurableExecution's answer."""
+
+    Version: str
+    ExecutionDataIncluded: bool
+    DurableConfig: DurableConfigJson
+    ExpectedExecutionTimeoutTimestamp: float
+    InputPayload: str
+    Result: str
+    Error: dict  # the execution's error, as the SDK reported it (ErrorType, ErrorMessage...)
+
+
+class ExecutionList(TypedDict, total=False):
+    """ListDurableExecutionsByFunction's answer."""
+
+    DurableExecutions: list[ExecutionSummary]
+    NextMarker: str
+
+
+def describe(service: DurableService, execution: Execution, included: bool = True) -> ExecutionDescription:
     """GetDurableExecution's answer for ``execution``."""
     cfg = service.function.config
-    out: dict[str, Any] = {**summary(service, execution), "Version": cfg.version, "ExecutionDataIncluded": included,
-                           "DurableConfig": {"ExecutionTimeout": service.durable_config.execution_timeout,
-                                             "RetentionPeriodInDays": service.durable_config.retention_days},
-                           "ExpectedExecutionTimeoutTimestamp": execution.started + execution.limit}
+    out: ExecutionDescription = {}
+    _summarise(out, service, execution)  # the summary's keys first, as AWS answers
+    out["Version"], out["ExecutionDataIncluded"] = cfg.version, included
+    out["DurableConfig"] = {"ExecutionTimeout": service.durable_config.execution_timeout,
+                            "RetentionPeriodInDays": service.durable_config.retention_days}
+    out["ExpectedExecutionTimeoutTimestamp"] = execution.started + execution.limit
     if included:
         out["InputPayload"] = execution.payload
         if execution.status == "SUCCEEDED" and execution.payload_out is not None:
@@ -87,13 +125,19 @@ def describe(service: DurableService, execution: Execution, included: bool = Tru
     return out
 
 
-def summary(service: DurableService, execution: Execution) -> dict[str, Any]:
-    out = {"DurableExecutionArn": execution.arn, "DurableExecutionName": execution.name,
-           "FunctionArn": service.function.config.arn, "Status": execution.status,
-           "StartTimestamp": execution.started}
+def summary(service: DurableService, execution: Execution) -> ExecutionSummary:
+    out: ExecutionSummary = {}
+    _summarise(out, service, execution)
+    return out
+
+
+def _summarise(out: ExecutionSummary, service: DurableService, execution: Execution) -> None:
+    """Write ``execution``'s summary into ``out`` (a summary, or the start of a description), in AWS's order."""
+    out["DurableExecutionArn"], out["DurableExecutionName"] = execution.arn, execution.name
+    out["FunctionArn"], out["Status"] = service.function.config.arn, execution.status
+    out["StartTimestamp"] = execution.started
     if execution.closed_at is not None:
         out["EndTimestamp"] = execution.closed_at
-    return out
 
 
 def _list(service: DurableService, url: str, query: dict[str, list[str]]) -> Any:
@@ -108,7 +152,7 @@ def _list(service: DurableService, url: str, query: dict[str, list[str]]) -> Any
         return service._refuse(LIST, None, "InvalidParameterValueException", problem, url)
     size = int((query.get("MaxItems") or ["0"])[0] or 0) or 100
     page = picked[start:start + size]
-    answer: dict[str, Any] = {"DurableExecutions": [summary(service, e) for e in page]}
+    answer: ExecutionList = {"DurableExecutions": [summary(service, e) for e in page]}
     if start + size < len(picked):
         answer["NextMarker"] = str(start + size)
     service._record(LIST, None, AWS_OK, {"executions": len(page)})

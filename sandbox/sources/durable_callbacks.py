@@ -44,6 +44,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
+from ..core.jsonvalues import JsonObject
 from ..vocab import AWS_OK
 
 # The service and its executions (durable.DurableService, durable.Execution) are typed Any here: durable imports
@@ -77,7 +78,7 @@ class Callback:
     heartbeat_at: float | None  # when the heartbeat clock runs out
 
     @property
-    def op(self) -> dict[str, Any]:
+    def op(self) -> JsonObject:  # AWS's Operation (durable_ops)
         return self.execution.operations[self.op_id]
 
     def open(self) -> bool:

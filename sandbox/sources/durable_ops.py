@@ -20,7 +20,8 @@ operation as the invocation's payload carries it (timestamps in milliseconds, as
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+from ..core.jsonvalues import JsonObject
 
 #: The operation types the sandbox serves; CHAINED_INVOKE is not served (sources/durable.py says why).
 SERVED_TYPES = ("EXECUTION", "STEP", "WAIT", "CONTEXT", "CALLBACK")
@@ -32,14 +33,14 @@ class UpdateRefused(ValueError):
     """An update the service cannot apply: Lambda answers InvalidParameterValueException."""
 
 
-def execution_operation(op_id: str, payload: str, now: float) -> dict[str, Any]:
+def execution_operation(op_id: str, payload: str, now: float) -> JsonObject:
     """The EXECUTION operation every execution starts with; its id is the last part of the execution's ARN (the
     SDK's ``ExecutionState.get_execution_operation``), and it carries the input payload."""
     return {"Id": op_id, "Type": "EXECUTION", "Status": "STARTED", "StartTimestamp": now,
             "ExecutionDetails": {"InputPayload": payload}}
 
 
-def apply_update(ops: dict[str, dict], update: dict[str, Any], now: float) -> dict[str, Any]:
+def apply_update(ops: dict[str, dict], update: JsonObject, now: float) -> JsonObject:
     """Apply one ``OperationUpdate`` to ``ops`` and return the operation it leaves (``UpdateRefused`` if none)."""
     kind, action, op_id = update.get("Type"), update.get("Action"), update.get("Id")
     if kind not in SERVED_TYPES:
@@ -57,7 +58,7 @@ def apply_update(ops: dict[str, dict], update: dict[str, Any], now: float) -> di
     return op
 
 
-def _new(update: dict[str, Any], now: float) -> dict[str, Any]:
+def _new(update: JsonObject, now: float) -> JsonObject:
     op = {"Id": update["Id"], "Type": update["Type"], "Status": "STARTED", "StartTimestamp": now}
     for key in ("ParentId", "Name", "SubType"):
         if update.get(key):
@@ -67,7 +68,7 @@ def _new(update: dict[str, Any], now: float) -> dict[str, Any]:
     return op
 
 
-def _closed(op: dict[str, Any]) -> bool:
+def _closed(op: JsonObject) -> bool:
     return op["Status"] in ("SUCCEEDED", "FAILED", "CANCELLED", "TIMED_OUT", "STOPPED")
 
 
@@ -130,7 +131,7 @@ def next_due(ops: dict[str, dict]) -> float | None:
     return min(times) if times else None
 
 
-def _due_at(op: dict[str, Any]) -> float | None:
+def _due_at(op: JsonObject) -> float | None:
     if op["Type"] == "STEP" and op["Status"] == "PENDING":
         return (op.get("StepDetails") or {}).get("NextAttemptTimestamp")
     if op["Type"] == "WAIT" and op["Status"] == "STARTED":
@@ -154,7 +155,7 @@ def fire_due(ops: dict[str, dict], now: float) -> list[str]:
     return fired
 
 
-def for_invocation(op: dict[str, Any]) -> dict[str, Any]:
+def for_invocation(op: JsonObject) -> JsonObject:
     """``op`` as an invocation's payload carries it: its timestamps in epoch milliseconds."""
     out = copy.deepcopy(op)
     stamps = ((out, "StartTimestamp"), (out, "EndTimestamp"), (out.get("StepDetails"), "NextAttemptTimestamp"),

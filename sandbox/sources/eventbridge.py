@@ -52,7 +52,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..aws import adapter
 from ..errors import BadInput
-from ..events import DETAIL_TYPE, EVENT_SOURCE, eventbridge_time, orders_in
+from ..events import DETAIL_TYPE, EVENT_SOURCE, Order, eventbridge_time, orders_in
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, RecordType, SourceKind
 from .async_front import FAILED_HANDOFF, throttled_hand_off
@@ -257,12 +257,12 @@ class EventProducer(ScheduledSender):
     kind = SourceKind.EVENTBRIDGE
     carries = "an event"
 
-    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], *, bus: str = BUS,
+    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[Order]]], *, bus: str = BUS,
                  client: CallerConfig | None = None, name: str = "producer"):
         super().__init__(world, schedule, "events", client=client, name=name)
         self.bus = bus  # self.sent: {"keys", "eventIds", "error"}
 
-    def _send_orders(self, orders: list[dict]) -> None:
+    def _send_orders(self, orders: list[Order]) -> None:
         world = self.world
         for order in orders:
             world.accept(order, source=self.kind)

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -68,13 +68,14 @@ class FifoQueueConfig(Config):
         aws="ContentBasedDeduplication")
 
 
-def deduplication_id(params: dict[str, Any], content_based: bool) -> str | None:
+def deduplication_id(params: Mapping[str, object], content_based: bool) -> str | None:
     """The deduplication ID SQS uses for a SendMessage: the explicit one, else the body's SHA-256 if enabled."""
     explicit = params.get("MessageDeduplicationId")
     if explicit:
         return str(explicit)
-    if content_based and isinstance(params.get("MessageBody"), str):
-        return hashlib.sha256(params["MessageBody"].encode("utf-8")).hexdigest()
+    body = params.get("MessageBody")
+    if content_based and isinstance(body, str):
+        return hashlib.sha256(body.encode("utf-8")).hexdigest()
     return None
 
 
@@ -87,6 +88,16 @@ class _FirstSend:
     sequence_number: str | None
 
 
+@dataclass(frozen=True)
+class _HeldSend:
+    """A deduplicated send, held until its request is in the history: what it sent and the send it repeated."""
+
+    body: object  # the SendMessage's MessageBody, as the caller sent it
+    dedup: str
+    first: _FirstSend
+    now: float
+
+
 class FifoDeduplication:
     """SendMessage to one FIFO queue, deduplicated for 300 virtual seconds (see the module docstring)."""
 
@@ -94,7 +105,7 @@ class FifoDeduplication:
                  key_of: Callable[[Any], str | None]):
         self.world, self.name, self.config, self.key_of = world, name, config, key_of
         self.first: dict[str, _FirstSend] = {}  # deduplication ID -> the send that opened its interval
-        self._held: list[dict[str, Any]] = []  # deduplicated sends to record once their request is recorded
+        self._held: list[_HeldSend] = []  # deduplicated sends to record once their request is recorded
         world.gateway.serve_locally("sqs", "SendMessage", self._send)
         world.on_aws(self._after)
 
@@ -104,8 +115,8 @@ class FifoDeduplication:
         dedup = deduplication_id(params, self.config.content_based_deduplication)
         now = self.world.clock.elapsed()
         first = self.first.get(dedup) if dedup is not None else None
-        if first is not None and now - first.at < DEDUPLICATION_INTERVAL:
-            self._held.append({"body": params.get("MessageBody"), "dedup": dedup, "first": first, "now": now})
+        if dedup is not None and first is not None and now - first.at < DEDUPLICATION_INTERVAL:
+            self._held.append(_HeldSend(params.get("MessageBody"), dedup, first, now))
             answer = {"MessageId": first.message_id,
                       "MD5OfMessageBody": hashlib.md5(str(params.get("MessageBody", "")).encode()).hexdigest()}
             if first.sequence_number is not None:
@@ -122,11 +133,11 @@ class FifoDeduplication:
         if service != "sqs" or op != "SendMessage" or not self._held or queue_name(params.get("QueueUrl")) != self.name:
             return
         held = self._held.pop(0)
-        key = self.key_of(held["body"])
-        first: _FirstSend = held["first"]
-        age = held["now"] - first.at
+        key = self.key_of(held.body)
+        first = held.first
+        age = held.now - first.at
         self.world.record_delivery(SourceKind.SQS, Delivery.SEND_DEDUPLICATED, keys=[key] if key else [], inv=None,
-            detail={"messageId": first.message_id, "deduplicationId": held["dedup"], "queue": self.name,
+            detail={"messageId": first.message_id, "deduplicationId": held.dedup, "queue": self.name,
                     "secondsSinceFirst": round(age, 3),
                     "why": f"a SendMessage with the deduplication ID of a message first sent {age:g} s earlier, "
                            f"within the {DEDUPLICATION_INTERVAL:g} s deduplication interval: SQS accepted it, "

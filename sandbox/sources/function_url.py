@@ -28,10 +28,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..events import function_url_event
+from ..aws.event_shapes import FunctionUrlEvent
+from ..events import Cart, Order, function_url_event
 from ..settings import param
 from ..vocab import SourceKind
-from .http_front import ClientConfig, HttpClientSource, status_code
+from .http_front import ClientConfig, FrontAnswer, HttpClientSource, status_code
 
 if TYPE_CHECKING:
     from ..runtime.functions import Invocation
@@ -41,7 +42,7 @@ DOC_MONITORING = "https://docs.aws.amazon.com/lambda/latest/dg/urls-monitoring.h
 #: The history's words for the client's requests (the IAM action for calling a function URL).
 SERVICE, OP, URL_NAME = "lambda", "InvokeFunctionUrl", "orders-handler URL"
 #: What the client gets when the function failed or timed out: a 5xx (urls-monitoring.html names no status).
-FUNCTION_FAILED: dict[str, Any] = {"status": 502, "message": "Internal Server Error"}
+FUNCTION_FAILED: FrontAnswer = {"status": 502, "message": "Internal Server Error"}
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,11 @@ class FunctionUrlSource(HttpClientSource):
     def make_config(self, **settings: Any) -> FunctionUrlConfig:
         return FunctionUrlConfig(**settings)
 
-    def event(self, body: dict, request_id: str, key: str | None) -> dict[str, Any]:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> FunctionUrlEvent:
         return function_url_event(body, request_id, int(self.world.clock.now() * 1000), idempotency_key=key,
                                   path=self.path)
 
-    def failed(self, inv: "Invocation") -> dict[str, Any]:
+    def failed(self, inv: "Invocation") -> FrontAnswer:
         return {**FUNCTION_FAILED, "function_error": "Unhandled"}
 
     def answered(self, result: Any) -> tuple[int, Any] | None:
@@ -76,5 +77,5 @@ class FunctionUrlSource(HttpClientSource):
         status = status_code(result)
         return None if status is None else (status, result.get("body"))
 
-    def malformed(self) -> dict[str, Any]:
+    def malformed(self) -> FrontAnswer:
         return {**FUNCTION_FAILED, "malformed": True}

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypedDict, cast
 
+from ..aws.event_shapes import HttpEvent
+from ..events import Cart, Order
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Outcome
 from .base import Source
@@ -43,6 +45,33 @@ DOC_RETRIES = "https://docs.aws.amazon.com/sdkref/latest/guide/feature-retry-beh
 #: A request the client itself gave up on: the same result a botocore caller's read timeout has.
 CLIENT_TIMEOUT = "ReadTimeout"
 REASONS = {500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable", 504: "Gateway Timeout"}
+
+
+class FrontAnswer(TypedDict, total=False):
+    """What a front answers the client on its own, not from the function's response: the status and message the
+    client reads, and why (each front's documentation names them); the history's detail keeps them. Every front's
+    answer has a status and a message; the others are optional, so a request's detail can take any of them."""
+
+    status: int
+    message: str
+    gatewayResponse: str  # API Gateway's gateway response type
+    reason: str  # the load balancer's error reason
+    function_error: str
+    malformed: bool  # the function's response could not be mapped
+
+
+class RequestDetail(FrontAnswer, total=False):
+    """The history's detail of one client request: the attempt, its invocation and waits, and what it got (every
+    key optional only so that a front's answer can be merged into it as it is)."""
+
+    attempt: int
+    invocation: str
+    sent: float
+    requestId: str
+    integration_timeout: float
+    client_timeout: float
+    idempotencyKey: str
+    statusCode: int
 
 
 @dataclass(frozen=True)
@@ -113,7 +142,7 @@ class HttpClientSource(Source, ABC):
         raise NotImplementedError
 
     @abstractmethod
-    def event(self, body: dict, request_id: str, key: str | None) -> dict[str, Any]:
+    def event(self, body: Order | Cart, request_id: str, key: str | None) -> HttpEvent:
         """The event the front builds from one POST carrying ``body``."""
         raise NotImplementedError
 
@@ -121,12 +150,12 @@ class HttpClientSource(Source, ABC):
         """Seconds the front waits for the function before answering on its own (None: until it ends)."""
         return None
 
-    def gave_up(self) -> dict[str, Any]:
+    def gave_up(self) -> FrontAnswer:
         """What the front answers when it stops waiting (only a front with a ``front_limit``)."""
         raise NotImplementedError
 
     @abstractmethod
-    def failed(self, inv: "Invocation") -> dict[str, Any]:
+    def failed(self, inv: "Invocation") -> FrontAnswer:
         """What the front answers when the function failed (an error, a crash, a timeout)."""
         raise NotImplementedError
 
@@ -136,12 +165,12 @@ class HttpClientSource(Source, ABC):
         raise NotImplementedError
 
     @abstractmethod
-    def malformed(self) -> dict[str, Any]:
+    def malformed(self) -> FrontAnswer:
         """What the front answers for a response it cannot map."""
         raise NotImplementedError
 
     # -- the client --------------------------------------------------------------------------
-    def call(self, orders: dict | list[dict], at: float = 0.0) -> None:
+    def call(self, orders: Order | list[Order], at: float = 0.0) -> None:
         """The client sends an order (or a cart: a list of orders) at virtual time ``at``, retrying as its
         settings say."""
         self._scheduled += 1
@@ -160,11 +189,11 @@ class HttpClientSource(Source, ABC):
         return (self._scheduled == 0 and all(t.done for t in self._clients)
                 and all(r.invocation.done for r in self.requests))
 
-    def _client(self, cart: list[dict], is_cart: bool) -> list[ClientRequest]:
+    def _client(self, cart: list[Order], is_cart: bool) -> list[ClientRequest]:
         world, cfg = self.world, self.config
         for order in cart:
             world.accept(order, source=self.kind)
-        body = {"orders": cart} if is_cart else cart[0]
+        body: Order | Cart = {"orders": cart} if is_cart else cart[0]
         key = world.new_uuid() if cfg.idempotency_key else None
         mine: list[ClientRequest] = []
         for attempt in range(1, cfg.client_retries + 2):
@@ -176,7 +205,8 @@ class HttpClientSource(Source, ABC):
         world.note(self._describe(mine))
         return mine
 
-    def _send(self, cart: list[dict], body: dict, attempt: int, key: str | None, prev: str | None) -> ClientRequest:
+    def _send(self, cart: list[Order], body: Order | Cart, attempt: int, key: str | None,
+              prev: str | None) -> ClientRequest:
         """One POST: the front invokes the function and waits for it, as long as it waits."""
         world, cfg = self.world, self.config
         request_id = world.new_uuid()
@@ -189,7 +219,7 @@ class HttpClientSource(Source, ABC):
         wait = cfg.client_timeout if limit is None else min(limit, cfg.client_timeout)
         world.scheduler.wait_for(inv.task, timeout=wait, label=f"POST {self.path} {request_id[:8]}")
         request.ended = world.clock.elapsed()
-        detail: dict[str, Any] = {"attempt": attempt, "invocation": inv.id, "sent": round(request.sent, 6),
+        detail: RequestDetail = {"attempt": attempt, "invocation": inv.id, "sent": round(request.sent, 6),
                                   "requestId": request_id}
         if limit is not None:
             detail["integration_timeout"] = limit
@@ -200,7 +230,7 @@ class HttpClientSource(Source, ABC):
         world.gateway.record(self.service, self.op, self.target, request.order, result, detail)
         return request
 
-    def _answer(self, request: ClientRequest, inv: "Invocation", detail: dict) -> str:
+    def _answer(self, request: ClientRequest, inv: "Invocation", detail: RequestDetail) -> str:
         """What the client got (status and body, also written into ``detail``); returns the record's result."""
         limit = self.front_limit()
         if inv.outcome is None and (limit is None or self.config.client_timeout < limit):
@@ -215,10 +245,11 @@ class HttpClientSource(Source, ABC):
                 answer = self.malformed()
             else:
                 request.status, request.body = mapped
-                detail.update(status=mapped[0], statusCode=mapped[0])
+                detail["status"] = mapped[0]
+                detail["statusCode"] = mapped[0]
                 return AWS_OK
         request.status, request.body = answer["status"], {"message": answer["message"]}
-        detail.update(answer)
+        detail.update(cast(RequestDetail, answer))  # its keys are RequestDetail's base's: merged in their order
         return f"HTTP {answer['status']}"
 
     def _describe(self, mine: list[ClientRequest]) -> str:

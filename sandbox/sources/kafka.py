@@ -59,7 +59,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from ..aws.event_shapes import KafkaRecord
 from ..errors import BadInput
-from ..events import iso_millis, kafka_record
+from ..events import Order, iso_millis, kafka_record
 from ..settings import Setting, param
 from ..vocab import BadBatchResponse, Cause, Delivery, SourceKind
 from .shards import DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
@@ -221,14 +221,14 @@ class KafkaSource(ShardSource):
         self.sent = 0
 
     # -- producing -------------------------------------------------------------------------------
-    def put(self, order: dict) -> dict:
+    def put(self, order: Order) -> dict:
         """Accept ``order`` (it is owed its effects) and produce it to the topic, keyed by orderId."""
         if not isinstance(order, dict) or "orderId" not in order:
             raise BadInput(f"a Kafka record here carries an order (a dict with orderId), got {order!r}")
         self.world.accept(order, source=self.kind)
         return self.produce(order)
 
-    def produce(self, order: dict) -> dict:
+    def produce(self, order: Order) -> dict:
         """Append ``order`` to its partition's log, as a broker acknowledges a write: its partition and offset.
         A producer that sends it again makes a second record, at a new offset."""
         record = {"timestamp": self.world.clock.now(), "key": str(order["orderId"]).encode(),

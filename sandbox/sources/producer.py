@@ -45,6 +45,7 @@ from botocore.exceptions import BotoCoreError, ClientError, ReadTimeoutError
 
 from ..core.records import RecordJson
 from ..errors import BadInput
+from ..events import Order
 from ..vocab import AWS_OK, Delivery, RecordType, SourceKind
 from .base import Source
 from .sqs import pending_each
@@ -112,7 +113,7 @@ class ScheduledSender(Source):
     #: What happened to a list once sent: "sent", "published".
     verb = "sent"
 
-    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], service: str, *,
+    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[Order]]], service: str, *,
                  client: CallerConfig | None = None, name: str = "producer"):
         super().__init__(world, None)
         self.name = name
@@ -148,7 +149,7 @@ class ScheduledSender(Source):
             self._send_orders(orders)
 
     @abstractmethod
-    def _send_orders(self, orders: list[dict]) -> None:
+    def _send_orders(self, orders: list[Order]) -> None:
         """Accept ``orders`` and send them as one request; note what reached the service in ``self.sent``."""
 
 

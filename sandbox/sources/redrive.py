@@ -44,10 +44,11 @@ import base64
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import boto3
 
+from ..aws.event_shapes import SqsMessage
 from ..aws.gateway import Served, json_answer, json_error
 from ..errors import BadInput
 from ..vocab import Delivery, SourceKind
@@ -67,6 +68,20 @@ MAX_BATCH = 10  # messages per ReceiveMessage / SendMessageBatch
 RUNNING, COMPLETED, CANCELLED = "RUNNING", "COMPLETED", "CANCELLED"
 
 
+class MoveTaskJson(TypedDict, total=False):
+    """One entry of ListMessageMoveTasks' Results
+    (https://docs.aws.amazon.com/AWSSimpleQueueService/latest/APIReference/API_ListMessageMoveTasksResultEntry.html)."""
+
+    TaskHandle: str
+    Status: str
+    SourceArn: str | None  # the dead-letter queue's ARN (None: the queue has none)
+    DestinationArn: str
+    ApproximateNumberOfMessagesMoved: int
+    StartedTimestamp: int
+    MaxNumberOfMessagesPerSecond: int
+    ApproximateNumberOfMessagesToMove: int
+
+
 @dataclass
 class MoveTask:
     """One message movement task, as ListMessageMoveTasks reports it."""
@@ -81,8 +96,8 @@ class MoveTask:
     moved: int = 0
     task: "Task | None" = field(default=None, repr=False)
 
-    def result(self) -> dict[str, Any]:
-        out = {"TaskHandle": self.handle, "Status": self.status, "SourceArn": self.source.dlq_arn,
+    def result(self) -> MoveTaskJson:
+        out: MoveTaskJson = {"TaskHandle": self.handle, "Status": self.status, "SourceArn": self.source.dlq_arn,
                "DestinationArn": self.destination.arn, "ApproximateNumberOfMessagesMoved": self.moved,
                "StartedTimestamp": int(self.started * 1000)}
         if self.rate is not None:
@@ -175,7 +190,7 @@ class MessageMoveTasks:
         if task.status == RUNNING:
             task.status = COMPLETED
 
-    def _move_batch(self, task: MoveTask, messages: list[dict[str, Any]]) -> None:
+    def _move_batch(self, task: MoveTask, messages: list[SqsMessage]) -> None:
         sqs = self.world.sqs
         # Deleted first, so that between the send and the bookkeeping after it this task makes no request
         # (a request is where another task may run): no poller can receive a new message unrecognised.

@@ -44,9 +44,9 @@ from __future__ import annotations
 
 import json
 from abc import abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Required, TypedDict
 
 from ..aws.event_shapes import ShardRecord
 from ..aws.gateway import Served, json_answer
@@ -69,6 +69,14 @@ DOC_PARTIAL = "https://docs.aws.amazon.com/lambda/latest/dg/services-kinesis-bat
 #: The request id of a GetRecords the sandbox answers itself (``ShardSource.answer_drained_polls``): a fixed one, since
 #: one drawn from the world's seeded generator would change everything drawn after it.
 DRAINED_REQUEST_ID = "00000000-0000-4000-8000-00000000d7a1"
+
+
+class GetRecordsRequest(TypedDict, total=False):
+    """GetRecords' parameters, the same for Kinesis and DynamoDB Streams
+    (https://docs.aws.amazon.com/kinesis/latest/APIReference/API_GetRecords.html)."""
+
+    ShardIterator: Required[str]
+    Limit: int
 
 
 @dataclass(frozen=True)
@@ -225,7 +233,7 @@ class ShardSource(Source):
         return self.carried.get(first) if first is not None else None
 
     # -- polls with nothing to read ------------------------------------------------------------------
-    def answer_drained_polls(self, service: str, empty: dict[str, Any]) -> None:
+    def answer_drained_polls(self, service: str, empty: Mapping[str, object]) -> None:
         """Answer, in the sandbox, each GetRecords at an iterator with nothing to read: ``empty`` (the service's
         empty page) and the same iterator to read on from.
 

@@ -53,7 +53,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from ..aws import adapter
 from ..errors import BadInput
-from ..events import iso_millis, orders_in, sns_record
+from ..events import Order, iso_millis, orders_in, sns_record
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, RecordType, SourceKind
 from .async_front import FAILED_HANDOFF, AsyncFront
@@ -202,12 +202,12 @@ class SnsPublisher(ScheduledSender):
     kind = SourceKind.SNS
     verb = "published"
 
-    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[dict]]], topic_arn: str, *,
+    def __init__(self, world: "Sandbox", schedule: Iterable[tuple[float, list[Order]]], topic_arn: str, *,
                  client: CallerConfig | None = None, name: str = "publisher"):
         super().__init__(world, schedule, "sns", client=client, name=name)
         self.topic_arn = topic_arn  # self.sent: {"keys", "messageIds", "error"}
 
-    def _send_orders(self, orders: list[dict]) -> None:
+    def _send_orders(self, orders: list[Order]) -> None:
         world = self.world
         for order in orders:
             world.accept(order, source=self.kind)

@@ -50,7 +50,7 @@ rule starts the state machine.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Required, TypedDict
 
 from ..errors import BadInput
 from ..events import orders_in
@@ -87,6 +87,52 @@ MAX_EXECUTION_SECONDS = 365 * 86400.0
 #: Step Functions' execution statuses (DescribeExecution's words).
 RUNNING, SUCCEEDED, FAILED = "RUNNING", "SUCCEEDED", "FAILED"
 
+
+
+class Retrier(TypedDict, total=False):
+    """A Task's retrier in the Amazon States Language
+    (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-error-handling.html)."""
+
+    ErrorEquals: Required[list[str]]
+    IntervalSeconds: float
+    MaxAttempts: int
+    BackoffRate: float
+    MaxDelaySeconds: float
+    JitterStrategy: str
+
+
+class TaskState(TypedDict, total=False):
+    """A Task state (https://docs.aws.amazon.com/step-functions/latest/dg/state-task.html): the sandbox writes one."""
+
+    Type: Required[str]
+    Resource: Required[str]
+    Parameters: dict[str, str]  # "FunctionName" and "Payload.$": a path, hence no Python name
+    OutputPath: str
+    Retry: list[Retrier]
+    End: bool
+    TimeoutSeconds: float
+
+
+class StateMachine(TypedDict):
+    """A state machine's definition (https://docs.aws.amazon.com/step-functions/latest/dg/concepts-amazon-states-language.html)."""
+
+    Comment: str
+    StartAt: str
+    States: dict[str, TaskState]
+
+
+class TaskDetail(TypedDict, total=False):
+    """The history's detail of one run of the Task: its attempt, invocation, execution, and the error it failed with."""
+
+    attempt: int
+    retryCount: int
+    invocation: str
+    sent: float
+    execution: str
+    state: str
+    timeout_seconds: float
+    error: str
+    cause: str | None
 
 @dataclass(frozen=True)
 class TaskRetryConfig(Config):
@@ -142,9 +188,9 @@ class TaskRetryConfig(Config):
         delay = self.interval_seconds * float(self.backoff_rate) ** (retry - 1)
         return min(delay, float(self.max_delay_seconds)) if self.max_delay_seconds else delay
 
-    def retrier(self) -> dict[str, Any]:
+    def retrier(self) -> Retrier:
         """The retrier as it stands in the state machine's definition (fields left at their defaults omitted)."""
-        out: dict[str, Any] = {"ErrorEquals": list(self.errors), "IntervalSeconds": self.interval_seconds,
+        out: Retrier = {"ErrorEquals": list(self.errors), "IntervalSeconds": self.interval_seconds,
                                "MaxAttempts": self.max_attempts, "BackoffRate": self.backoff_rate}
         if self.max_delay_seconds:
             out["MaxDelaySeconds"] = self.max_delay_seconds
@@ -152,9 +198,9 @@ class TaskRetryConfig(Config):
             out["JitterStrategy"] = self.jitter_strategy
         return out
 
-    def definition(self, function_arn: str) -> dict[str, Any]:
+    def definition(self, function_arn: str) -> StateMachine:
         """The state machine, in the Amazon States Language: one Task that invokes the function with Retry."""
-        task: dict[str, Any] = {"Type": "Task", "Resource": RESOURCE,
+        task: TaskState = {"Type": "Task", "Resource": RESOURCE,
                                 "Parameters": {"FunctionName": function_arn, "Payload.$": "$"},
                                 "OutputPath": "$.Payload", "Retry": [self.retrier()], "End": True}
         if self.timeout_seconds:
@@ -220,7 +266,7 @@ class StepFunctionsSource(Source):
     def arn(self) -> str:
         return f"arn:aws:states:{self.world.region}:{ACCOUNT}:stateMachine:{self.state_machine}"
 
-    def definition(self) -> dict[str, Any]:
+    def definition(self) -> StateMachine:
         """The state machine's definition (Amazon States Language), naming this source's function."""
         return self.config.definition(self.function.config.arn)
 
@@ -296,12 +342,12 @@ class StepFunctionsSource(Source):
         world.scheduler.wait_for(inv.task, timeout=cfg.timeout_seconds or None, label=f"Task {TASK_STATE}")
         attempt.ended = world.clock.elapsed()
         attempt.error, attempt.cause = task_error(inv, cfg.timeout_seconds)
-        detail: dict[str, Any] = {"attempt": attempt.number, "retryCount": retry, "invocation": inv.id,
+        detail: TaskDetail = {"attempt": attempt.number, "retryCount": retry, "invocation": inv.id,
                                   "sent": round(attempt.sent, 6), "execution": execution.arn, "state": TASK_STATE}
         if cfg.timeout_seconds:
             detail["timeout_seconds"] = cfg.timeout_seconds
         if attempt.error is not None:
-            detail.update(error=attempt.error, cause=attempt.cause)
+            detail["error"], detail["cause"] = attempt.error, attempt.cause
         world.gateway.record(SERVICE, OP, self.state_machine, execution.keys[0] if execution.keys else None,
                              attempt.error or AWS_OK, detail)
         return attempt

@@ -39,10 +39,20 @@ from typing import TYPE_CHECKING, Any
 from ..aws import adapter
 from ..aws.event_shapes import KinesisRecord
 from ..errors import BadInput
-from ..events import kinesis_record
+from ..events import Order, kinesis_record
 from ..settings import param
 from ..vocab import Cause, SourceKind
-from .shards import DOC_KINESIS, DOC_ON_FAILURE, DOC_PARAMETERS, DOC_PARTIAL, Batch, Shard, ShardMapping, ShardSource
+from .shards import (
+    DOC_KINESIS,
+    DOC_ON_FAILURE,
+    DOC_PARAMETERS,
+    DOC_PARTIAL,
+    Batch,
+    GetRecordsRequest,
+    Shard,
+    ShardMapping,
+    ShardSource,
+)
 
 if TYPE_CHECKING:
     from ..runtime.functions import LambdaFunction
@@ -121,7 +131,7 @@ class StreamSource(ShardSource):
         self.answer_drained_polls("kinesis", {"MillisBehindLatest": 0})
 
     # -- producing -----------------------------------------------------------------------
-    def put(self, order: dict) -> dict:
+    def put(self, order: Order) -> dict:
         """Accept ``order`` (it is owed its effects) and write it to the stream, keyed by orderId."""
         if not isinstance(order, dict) or "orderId" not in order:
             raise BadInput(f"a stream record here carries an order (a dict with orderId), got {order!r}")
@@ -143,14 +153,14 @@ class StreamSource(ShardSource):
 
     # -- reading Kinesis -------------------------------------------------------------------
     def _iterator(self, shard: Shard, kind: str, sequence: int | str | None = None) -> str:
-        params: dict[str, Any] = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id,
-                                  "ShardIteratorType": kind}
+        params: dict[str, str] = {"StreamName": self.mapping.stream_name, "ShardId": shard.shard_id,
+                                  "ShardIteratorType": kind}  # GetShardIterator's, every one a string
         if sequence is not None:
             params["StartingSequenceNumber"] = str(sequence)
         return self.world.kinesis.get_shard_iterator(**params)["ShardIterator"]
 
     def _get_records(self, iterator: str, limit: int | None) -> dict:
-        params: dict[str, Any] = {"ShardIterator": iterator}
+        params: GetRecordsRequest = {"ShardIterator": iterator}
         if limit is not None:
             params["Limit"] = limit
         return self.world.kinesis.get_records(**params)

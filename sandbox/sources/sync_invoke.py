@@ -42,8 +42,9 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
 import boto3
 from botocore.config import Config as BotocoreConfig
@@ -52,7 +53,8 @@ from botocore.exceptions import ReadTimeoutError
 from ..aws import adapter
 from ..core.scheduler import current_task
 from ..errors import BadInput, RealAwsRefused
-from ..events import apigateway_event, orders_in
+from ..events import Order, apigateway_event, orders_in
+from ..runtime.environment.wire import ErrorPayload
 from ..runtime.functions import ACCOUNT, function_error_payload
 from ..settings import Config, param
 from ..vocab import AWS_OK, Cause, Delivery, Outcome, SourceKind
@@ -64,6 +66,18 @@ if TYPE_CHECKING:
     from ..runtime.functions import Invocation, LambdaFunction
     from ..world import Sandbox
 
+
+
+class DurableEndpoint(Protocol):
+    """What answers for a durable function (``durable.DurableService`` is one; named here, not imported, as
+    durable.py imports this module): its Invokes, and the durable execution APIs of its executions."""
+
+    def answer_invoke(self, endpoint: SyncInvokeEndpoint, request: AWSPreparedRequest, event: Any,
+                      invocation_type: str) -> Any: ...
+
+    def serves(self, url: str) -> bool: ...
+
+    def serve(self, op: str, request: AWSPreparedRequest) -> Any: ...
 
 
 class EventQueue(Protocol):
@@ -106,6 +120,30 @@ THROTTLED_EVENT = ("a throttle fault on an Event invoke is not modelled: Lambda 
 
 
 # -- the caller's configuration ----------------------------------------------------------------
+class Retries(TypedDict, total=False):
+    """botocore's ``retries`` configuration (https://boto3.amazonaws.com/v1/documentation/api/latest/guide/retries.html)."""
+
+    mode: str
+    max_attempts: int
+    total_max_attempts: int
+
+
+class InvokeDetail(TypedDict, total=False):
+    """The history's detail of one Invoke attempt: which attempt, its invocation (or the event it queued), the
+    caller's read timeout, and what it got."""
+
+    attempt: int
+    invocation: str
+    invocation_type: str
+    sent: float
+    read_timeout: float
+    function_error: str
+    statusCode: object  # what the handler's response held there (an API Gateway proxy result's status)
+    status: int
+    error: str
+    fault: str
+    event: str
+
 @dataclass(frozen=True)
 class CallerConfig(Config):
     """The calling client's botocore settings, with botocore's meanings (-1: not set)."""
@@ -133,9 +171,9 @@ class CallerConfig(Config):
             raise BadInput("setting total_max_attempts counts every attempt, the first included, so it is at least 1 "
                            "(or -1 to leave it unset)")
 
-    def retries(self) -> dict[str, Any]:
+    def retries(self) -> Retries:
         """The ``retries`` dict exactly as a caller would pass it to ``botocore.config.Config``."""
-        out: dict[str, Any] = {"mode": self.retry_mode}
+        out: Retries = {"mode": self.retry_mode}
         if self.max_attempts >= 0:
             out["max_attempts"] = self.max_attempts
         if self.total_max_attempts >= 0:
@@ -208,7 +246,7 @@ class SyncInvokeEndpoint:
         self.functions: dict[str, "LambdaFunction"] = {}
         self.queues: dict[str, "EventQueue"] = {}  # function name -> the async queue Event invokes go to
         #: function name -> the durable execution service of a durable function (sources/durable.py)
-        self.durable: dict[str, Any] = {}
+        self.durable: dict[str, DurableEndpoint] = {}
         self.attempts: list[InvokeAttempt] = []
         self.event_attempts: list[EventAttempt] = []
         self._last: dict[str, str] = {}  # amz-sdk-invocation-id -> latest invocation of that SDK call
@@ -234,7 +272,7 @@ class SyncInvokeEndpoint:
         if queue is not None:
             self.queues[fn.config.name] = queue
 
-    def serve_durable(self, fn: "LambdaFunction", service: Any) -> None:
+    def serve_durable(self, fn: "LambdaFunction", service: DurableEndpoint) -> None:
         """Answer Invoke requests for ``fn`` as a durable function, and the durable execution APIs for its
         executions, through ``service`` (a ``durable.DurableService``)."""
         self.serve(fn)
@@ -282,7 +320,7 @@ class SyncInvokeEndpoint:
             return self._queue(fn, queue, event, request)
         return self._invoke(fn, event, request)
 
-    def _durable_service(self, request: AWSPreparedRequest) -> Any:
+    def _durable_service(self, request: AWSPreparedRequest) -> DurableEndpoint:
         """The service whose executions include the one the request's path names (else any: it refuses it)."""
         for service in self.durable.values():
             if service.serves(request.url):
@@ -305,7 +343,7 @@ class SyncInvokeEndpoint:
         read_timeout = adapter.client_read_timeout()
         sb.scheduler.wait_for(inv.task, timeout=read_timeout, label=f"read {inv.id}")
         record.ended = sb.clock.elapsed()
-        detail: dict[str, Any] = {"attempt": attempt, "invocation": inv.id, "sent": round(record.sent, 6),
+        detail: InvokeDetail = {"attempt": attempt, "invocation": inv.id, "sent": round(record.sent, 6),
                                   "read_timeout": read_timeout}
         if inv.outcome is None:
             record.result = READ_TIMEOUT
@@ -329,14 +367,14 @@ class SyncInvokeEndpoint:
         attempt, call_id = self._attempt_of(request)
         record = EventAttempt(attempt, sb.clock.elapsed(), caller=current_task())
         self.event_attempts.append(record)
-        detail: dict[str, Any] = {"attempt": attempt, "invocation_type": "Event", "sent": round(record.sent, 6)}
+        detail: InvokeDetail = {"attempt": attempt, "invocation_type": "Event", "sent": round(record.sent, 6)}
         fault = sb.faults.aws_fault("lambda", "Invoke", fn.config.name, None)
         if fault is not None and fault.kind == "throttle":
             raise BadInput(THROTTLED_EVENT)
         if fault is not None and fault.kind == "5xx":  # Lambda failed the request: nothing is queued
             status, code = SERVICE_ERROR
             record.ended, record.result = record.sent, code.removesuffix("Exception")  # the history's short code
-            detail.update(status=status, error=code, fault=fault.kind)
+            detail["status"], detail["error"], detail["fault"] = status, code, fault.kind
             self._record(fn, keys, record.result, detail)
             sb.gateway.notify("lambda", "Invoke", {"FunctionName": fn.config.name, "InvocationType": "Event"}, status)
             return _error_response(request.url, status, code,
@@ -353,12 +391,12 @@ class SyncInvokeEndpoint:
                 "why": f"attempt {attempt} of the same SDK call: Lambda had already queued attempt {earlier[1]}'s "
                        f"event, but its {EVENT_ACCEPTED} never reached the caller, so botocore sent the Invoke again; "
                        "Invoke takes no idempotency token, so Lambda queued a second event"})
-        detail.update(event=entry.id, status=EVENT_ACCEPTED)
+        detail["event"], detail["status"] = entry.id, EVENT_ACCEPTED
         if fault is not None:  # timeout-applied: queued, but the caller hears nothing until its read times out
             read_timeout = adapter.client_read_timeout()
             sb.scheduler.sleep(read_timeout, label=f"read timeout, Event invoke attempt {attempt}")
             record.ended, record.result = sb.clock.elapsed(), READ_TIMEOUT
-            detail.update(fault=fault.kind, read_timeout=read_timeout)
+            detail["fault"], detail["read_timeout"] = fault.kind, read_timeout
             self._record(fn, keys, READ_TIMEOUT, detail)
             raise ReadTimeoutError(endpoint_url=request.url)
         record.ended, record.result = record.sent, AWS_OK
@@ -404,7 +442,7 @@ class SyncInvokeEndpoint:
             try:
                 return _json_response(url, 200, headers, json.dumps(inv.result).encode()), None, inv.result
             except (TypeError, ValueError) as exc:
-                payload: dict[str, Any] = {"errorMessage": f"Unable to marshal response: {exc}",
+                payload: ErrorPayload = {"errorMessage": f"Unable to marshal response: {exc}",
                                            "errorType": "Runtime.MarshalError",
                                            "requestId": inv.request_id, "stackTrace": []}
         else:
@@ -412,7 +450,7 @@ class SyncInvokeEndpoint:
         headers["X-Amz-Function-Error"] = "Unhandled"
         return _json_response(url, 200, headers, payload), payload["errorType"], payload
 
-    def _record(self, fn: "LambdaFunction", keys: list[str], result: str, detail: dict) -> None:
+    def _record(self, fn: "LambdaFunction", keys: list[str], result: str, detail: Mapping[str, object]) -> None:
         record_invoke(self.world, fn.config.name, keys, result, detail)
 
 
@@ -424,7 +462,7 @@ def _keys_of(event: Any) -> list[str]:
         return []
 
 
-def record_invoke(sb: "Sandbox", function: str, keys: list[str], result: str, detail: dict) -> None:
+def record_invoke(sb: "Sandbox", function: str, keys: list[str], result: str, detail: Mapping[str, object]) -> None:
     """Write one Invoke attempt to the history, shaped like the gateway's ``aws`` records."""
     sb.gateway.record("lambda", "Invoke", function, keys[0] if keys else None, result, detail)
 
@@ -474,7 +512,7 @@ class SyncInvokeSource(Source):
         """A boto3 Lambda client with this caller's botocore config (make it inside the world)."""
         return boto3.client("lambda", region_name=self.world.region, config=self.config.botocore_config())
 
-    def call(self, order: dict, at: float = 0.0) -> None:
+    def call(self, order: Order, at: float = 0.0) -> None:
         """A caller sends ``order`` at virtual time ``at``."""
         self._scheduled += 1
 
@@ -489,7 +527,7 @@ class SyncInvokeSource(Source):
         return (self._scheduled == 0 and all(t.done for t in self._callers)
                 and all(a.invocation.done for a in self.endpoint.attempts if a.invocation is not None))
 
-    def _call(self, order: dict) -> CallOutcome:
+    def _call(self, order: Order) -> CallOutcome:
         world = self.world
         key = str(order["orderId"])
         world.accept(order, source=self.kind)

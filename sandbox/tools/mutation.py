@@ -48,7 +48,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from multiprocessing import connection, get_context
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from ..errors import BadInput
 from ..grading import notebooks as nb
@@ -91,6 +91,38 @@ def answer_of(ex: Exercise) -> Answer:
         raise BadInput(f"solutions/{ex.name}.py is not its notebook's answer cell: run make exercises")
     skip = header.count("\n")
     return Answer(ex, text, frozenset(n + skip for n in nb.solution_lines(source)))
+
+
+class MutantCounts(TypedDict):
+    """An exercise's mutants: how many, killed, equivalent, survived, and the score (killed of the non-equivalent)."""
+
+    mutants: int
+    killed: int
+    equivalent: int
+    survived: int
+    score: float
+
+
+class GradedMutant(TypedDict):
+    """One mutant in the report: where and what it changed, its verdict, the items that failed it, and why it is
+    listed (if it is)."""
+
+    operator: str
+    lineno: int
+    line: str
+    change: str
+    occurrence: int
+    verdict: str
+    failed_items: list[str]
+    why: str | None
+
+
+class TallyJson(MutantCounts):
+    """An exercise's tally as ``make mutation``'s JSON report holds it."""
+
+    exercise: str
+    stale: list[str]
+    mutants_graded: list[GradedMutant]
 
 
 @dataclass(frozen=True)
@@ -367,7 +399,7 @@ class Tally:
             return "misfiled-equivalent" if killed else "equivalent"
         return "now-killed" if killed else "survived"
 
-    def counts(self) -> dict[str, Any]:
+    def counts(self) -> MutantCounts:
         verdicts = [self.verdict(i) for i in sorted(self.fails)]
         killed = sum(v in ("killed", "misfiled-equivalent", "now-killed") for v in verdicts)
         equivalent = verdicts.count("equivalent")
@@ -391,7 +423,7 @@ class Tally:
             out.append(f"{self.exercise.id}: score {score}% is under {fail_under:g}%")
         return out
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> TallyJson:
         entries = self.entries
         return {"exercise": self.exercise.name, **self.counts(), "stale": self.stale,
                 "mutants_graded": [{"operator": self.found[i].operator, "lineno": self.found[i].lineno,

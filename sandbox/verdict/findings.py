@@ -2,10 +2,23 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TypedDict
 
 from ..core.views import html_of
 from ..vocab import FindingKind, Status
+
+
+class FindingJson(TypedDict):
+    """``Finding.to_dict``: a finding as a run's report (``--json``) holds it."""
+
+    kind: str
+    key: str
+    effect: str | None
+    text: str
+    invocations: list[str | None]
+    window: list[float] | None
+    remaining_window: bool
+    retention_too_short: bool
 
 
 @dataclass
@@ -21,7 +34,7 @@ class Finding:
     #: record's retention was shorter than the time the source could still deliver the event.
     retention_too_short: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> FindingJson:
         return {"kind": self.kind, "key": self.key, "effect": self.effect, "text": self.text,
                 "invocations": self.invocations, "window": list(self.window) if self.window else None,
                 "remaining_window": self.remaining_window, "retention_too_short": self.retention_too_short}

@@ -30,6 +30,7 @@ import symtable
 import tempfile
 import textwrap
 import types
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -100,7 +101,7 @@ def _is_notebook_tool(value: Any) -> bool:
     return (module == "sandbox" or module.startswith("sandbox.")) and not module.startswith(HANDLER_SIDE)
 
 
-def _without_notebook_steps(cell: str, tree: ast.Module, names: dict[str, Any]) -> tuple[str, list[str]]:
+def _without_notebook_steps(cell: str, tree: ast.Module, names: Mapping[str, object]) -> tuple[str, list[str]]:
     """The cell's top-level statements as written, minus those that use the sandbox's notebook tools (or
     what they made)."""
     tools = {n for n, v in names.items() if _is_notebook_tool(v)} | {"get_ipython", "display"}
@@ -143,7 +144,7 @@ def _free_names(source: str) -> list[str]:
     return [n for n in found if not hasattr(builtins, n)]
 
 
-def _carried(source: str, names: dict[str, Any], seen: set[str]) -> list[str]:
+def _carried(source: str, names: Mapping[str, object], seen: set[str]) -> list[str]:
     """Lines that bring in what ``source`` uses from the kernel's other cells, in the order they are needed."""
     lines: list[str] = []
     for name in _free_names(source):
@@ -154,7 +155,7 @@ def _carried(source: str, names: dict[str, Any], seen: set[str]) -> list[str]:
     return lines
 
 
-def _carry(name: str, value: Any, names: dict[str, Any], seen: set[str]) -> list[str]:
+def _carry(name: str, value: Any, names: Mapping[str, object], seen: set[str]) -> list[str]:
     if isinstance(value, types.ModuleType):
         return [f"import {value.__name__}" if value.__name__ == name else f"import {value.__name__} as {name}"]
     module = getattr(value, "__module__", None)

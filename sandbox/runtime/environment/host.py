@@ -28,7 +28,7 @@ import time
 from base64 import b64decode, b64encode
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from botocore.awsrequest import AWSPreparedRequest
 from botocore.compat import HTTPHeaders
@@ -102,7 +102,7 @@ class HandlerError(Exception):
     ``classes``: the names of the error's class and its bases, as the environment saw them.
     """
 
-    def __init__(self, payload: dict[str, Any], where: str | None, classes: list[str] | None = None):
+    def __init__(self, payload: wire.ErrorPayload, where: str | None, classes: list[str] | None = None):
         self.payload, self.where = payload, where
         self.error_type = str(payload.get("errorType") or "Exception")
         # The names are the environment's word, as the error itself is: a handler may define and raise a class
@@ -439,7 +439,7 @@ class EnvironmentProcess:
             return text.split("\r", 1)[0]
         return text
 
-    def _where(self, payload: dict[str, Any]) -> str | None:
+    def _where(self, payload: wire.ErrorPayload) -> str | None:
         """The last frame of the learner's own code in an error payload's stack trace."""
         found = (_FRAME.search(str(entry)) for entry in payload.get("stackTrace") or [])
         return self._where_in([[m["file"], m["line"], m["name"]] for m in found if m is not None])
@@ -480,12 +480,14 @@ def _now() -> float:
 _RESPONSE_DEPTH = 200
 
 
-def _payload(body: Any) -> dict[str, Any]:
+def _payload(body: Any) -> wire.ErrorPayload:
     try:
         payload = wire.loads(body, depth=_RESPONSE_DEPTH) if isinstance(body, str) else body
     except wire.ProtocolError:
         payload = None
-    return payload if isinstance(payload, dict) else {"errorMessage": str(body)[:2000], "errorType": "Runtime.Unknown"}
+    if isinstance(payload, dict):  # what awslambdaric posted, untrusted: its readers turn each value into text
+        return cast("wire.ErrorPayload", payload)
+    return {"errorMessage": str(body)[:2000], "errorType": "Runtime.Unknown"}
 
 
 _EFFECTS = {"send_confirmation_email": ("order",), "send_cancellation_email": ("order",),

@@ -19,6 +19,7 @@ import traceback
 from typing import Any
 
 from ...core.jsonvalues import json_number
+from .wire import ErrorPayload, XrayFault
 
 
 class LambdaContext:
@@ -41,13 +42,13 @@ class LambdaContext:
         return max(0, self._deadline_ms - int(time.time() * 1000))
 
 
-def _error(message: str, kind: str, trace: list[str] | None, request_id: str | None = None) -> dict[str, Any]:
-    result: dict[str, Any] = {"errorMessage": message, "errorType": kind, "requestId": request_id or ""}
+def _error(message: str, kind: str, trace: list[str] | None, request_id: str | None = None) -> ErrorPayload:
+    result: ErrorPayload = {"errorMessage": message, "errorType": kind, "requestId": request_id or ""}
     result["stackTrace"] = trace if trace is not None else []
     return result
 
 
-def make_xray_fault(kind: str, message: str) -> dict[str, Any]:
+def make_xray_fault(kind: str, message: str) -> XrayFault:
     """Called inside the ``except`` block, as awslambdaric's is (the guest notes the error's classes here)."""
     return {"type": kind, "message": message}
 

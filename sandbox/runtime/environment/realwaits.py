@@ -18,7 +18,8 @@ import os
 import selectors
 import subprocess
 import types
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypedDict
 
 from . import turns
 
@@ -68,6 +69,7 @@ def _waitpid(pid: int, options: int) -> tuple[int, int]:
     ended: list[Any] = []
 
     def changed() -> bool:
+        found: tuple[int, int] | OSError
         try:  # whichever thread looks: what it finds, an error too, is the waiting thread's to report
             found = original(pid, options | os.WNOHANG)
         except OSError as exc:
@@ -86,7 +88,12 @@ def _wait() -> tuple[int, int]:
     return _waitpid(-1, 0)
 
 
-_ORIGINAL: dict[str, Any] = {}
+class _Originals(TypedDict, total=False):
+    popen_wait: Callable[..., Any]  # subprocess.Popen._wait
+    waitpid: Callable[[int, int], tuple[int, int]]  # os.waitpid
+
+
+_ORIGINAL: _Originals = {}
 
 
 def install(channel_fd: int = -1) -> None:

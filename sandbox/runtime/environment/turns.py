@@ -34,7 +34,7 @@ import selectors
 import stat
 import threading
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Any, Protocol, TypedDict
 
 from . import wire
 
@@ -388,7 +388,18 @@ def _poll(test: Callable[[], bool], timeout: float | None) -> bool:
 
 #: This environment's turns, once installed.
 TURNS: Turns | None = None
-_saved: dict[str, Any] = {}
+class _Saved(TypedDict, total=False):
+    """What ``install`` replaced, kept for the replacements to call: threading's own, and each selector's select."""
+
+    start: Callable[..., Any]
+    join: Callable[..., Any]
+    is_alive: Callable[..., bool]
+    wait: Callable[..., Any]
+    starting: set[int]  # threads inside Thread.start, by ident
+    select: dict[type, Callable[..., Any]]
+
+
+_saved: _Saved = {}
 
 
 class Alarm(Protocol):
@@ -578,8 +589,8 @@ def install(ask: Callable[[wire.Message], wire.Message], now: Callable[[], float
     """From now on, this process's threads take turns (the calling thread is the main one, running)."""
     global TURNS
     TURNS = Turns(ask, now, answered)
-    _saved.update(start=threading.Thread.start, join=threading.Thread.join, is_alive=threading.Thread.is_alive,
-                  wait=threading.Condition.wait, starting=set())
+    _saved["start"], _saved["join"] = threading.Thread.start, threading.Thread.join
+    _saved["is_alive"], _saved["wait"], _saved["starting"] = threading.Thread.is_alive, threading.Condition.wait, set()
     py_rlock = threading._PyRLock  # type: ignore[attr-defined]  # CPython's RLock in Python, private
     replaced: tuple[tuple[Any, str, Any], ...] = (
         (threading.Thread, "start", _start), (threading.Thread, "join", _join),

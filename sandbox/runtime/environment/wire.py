@@ -146,6 +146,24 @@ OPTIONAL: dict[str, dict[str, Callable[[Any], bool]]] = {
 }
 
 
+class ErrorPayload(TypedDict, total=False):
+    """A function error as Lambda reports it (https://docs.aws.amazon.com/lambda/latest/dg/python-exceptions.html):
+    what awslambdaric posts from an environment, and what the world answers a caller or a destination with. Read
+    from an environment it is untrusted, so its readers still turn each value into the text they show."""
+
+    errorMessage: str
+    errorType: str
+    requestId: str
+    stackTrace: list[str]
+
+
+class XrayFault(TypedDict):
+    """awslambdaric's X-Ray fault of an error (its ``make_xray_fault``): the error's type and message."""
+
+    type: str
+    message: str
+
+
 class EnvironmentLimits(TypedDict, total=False):
     """An environment's limits, as its function's configuration sets them (MB of memory, MB of /tmp); a manager
     whose environment told it none (an unreadable datagram) reads them as unset."""
