@@ -22,8 +22,9 @@ from typing import Any
 
 from ..core.faults import ProviderFault
 from ..core.history import History
+from ..core.records import AwsCall
 from ..events import make_orders
-from ..vocab import Effect, RecordType
+from ..vocab import Effect
 from ..world import Sandbox
 
 FIRST_RUN, DUPLICATE, WORK_FAILS = "first run", "duplicate", "work fails"
@@ -33,7 +34,7 @@ DYNAMODB = "dynamodb"
 
 def dynamodb_ops(history: History, inv: str) -> tuple[str, ...]:
     """The DynamoDB operations invocation ``inv`` made, in order."""
-    return tuple(e["op"] for e in history.of_type(RecordType.AWS) if e["inv"] == inv and e["service"] == DYNAMODB)
+    return tuple(e.op for e in history.records(AwsCall) if e.inv == inv and e.service == DYNAMODB)
 
 
 def measure(handler: Any, seed: int = 0) -> dict[str, tuple[str, ...]]:

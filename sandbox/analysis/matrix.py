@@ -73,10 +73,11 @@ class MatrixRow:
 
 def row_of(result: RunResult) -> MatrixRow:
     verdict = result.verdict
-    invs = result.history.invocations()
+    invs = result.history.invocation_records()
     extra = sum(max(0, verdict.effects_per_key.get(f.key, {}).get(f.effect, 0) - 1) for f in verdict.duplicates
                 if f.effect is not None)
-    causes = dict.fromkeys(invs[i]["cause"] for f in verdict.duplicates for i in f.invocations[1:] if i in invs)
+    causes = dict.fromkeys(cause for f in verdict.duplicates for i in f.invocations[1:] if i in invs
+                           if (cause := invs[i].start.cause))
     return MatrixRow(result.scenario, get_scenario(result.scenario).source, verdict.status, extra,
                      len({f.key for f in verdict.lost}), tuple(causes), result)
 

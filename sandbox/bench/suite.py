@@ -57,8 +57,9 @@ from tabulate import tabulate
 
 from .. import paths
 from ..aws import adapter, gateway
+from ..core.records import AwsCall
 from ..scenarios import SCENARIOS, run_scenario
-from ..vocab import AWS_OK, IDEMPOTENCY_TABLE, RecordType
+from ..vocab import AWS_OK, IDEMPOTENCY_TABLE
 from .browser import browser_misses, browser_table, browser_times
 from .environments import environment_misses, environment_table
 from .environments import measure as environments_measure
@@ -114,7 +115,7 @@ def scenario_walls(repeat: int, names: tuple[str, ...] | None = None) -> dict[st
     for name in names or tuple(SCENARIOS):
         wall, result = _median_wall(functools.partial(_run, name), repeat)
         out[name] = {"wall_s": round(wall, 4), "virtual_s": result.history.end_time(),
-                     "verdict": result.status, "aws_calls": len(result.history.of_type(RecordType.AWS))}
+                     "verdict": result.status, "aws_calls": len(result.history.records(AwsCall))}
     return out
 
 

@@ -52,7 +52,18 @@ from pathlib import Path
 from typing import Any, TypeVar, cast, overload
 
 from ..vocab import Cause, Delivery, Effect, EffectStatus, LogStream, Outcome, RecordType, SourceKind
-from .records import EffectRecord, Invocation, InvokeEnd, InvokeStart, Log, Record, RecordJson, from_plain, make
+from .records import (
+    EffectRecord,
+    Invocation,
+    InvocationJson,
+    InvokeEnd,
+    InvokeStart,
+    Log,
+    Record,
+    RecordJson,
+    from_plain,
+    make,
+)
 from .views import html_of
 
 R = TypeVar("R", bound=Record)
@@ -186,9 +197,9 @@ class History:
         return [e.as_dict() for e in self._events if isinstance(e, Log) and (inv is None or e.inv == inv)]
 
     # -- reading (every read is a copy) -----------------------------------
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        """Copies of the records as loose dicts, as ``of_type`` gives them (the grading's hints iterate a history)."""
-        return (cast(dict[str, Any], e.as_dict()) for e in self._events)
+    def __iter__(self) -> Iterator[RecordJson]:
+        """Copies of the records in their JSON form, as ``events`` gives them."""
+        return (e.as_dict() for e in self._events)
 
     def __len__(self) -> int:
         return len(self._events)
@@ -202,10 +213,10 @@ class History:
     def events(self) -> list[RecordJson]:
         return [e.as_dict() for e in self._events]
 
-    def of_type(self, *types: str) -> list[dict[str, Any]]:
-        """Copies of the records of ``types``, as loose dicts: the grading's hints read them so, and type the records
-        they read by hand. A new reader takes the typed records instead (``records``)."""
-        return [cast(dict[str, Any], e.as_dict()) for e in self._events if e.type in types]
+    def of_type(self, *types: str) -> list[RecordJson]:
+        """Copies of the records of ``types`` in their JSON form (for notebooks and saved files; a reader in the
+        sandbox takes the typed records instead, ``records``)."""
+        return [e.as_dict() for e in self._events if e.type in types]
 
     @overload
     def records(self) -> list[Record]: ...
@@ -220,14 +231,16 @@ class History:
         wanted: tuple[type, ...] = types or (Record,)
         return [e for e in self._events if isinstance(e, wanted)]
 
-    def invocations(self) -> dict[str, dict[str, Any]]:
-        """inv id -> {start record fields + outcome/error/end}."""
-        out: dict[str, dict[str, Any]] = {}
+    def invocations(self) -> dict[str, InvocationJson]:
+        """inv id -> {start record fields + outcome/error/end}, in JSON form (typed: ``invocation_records``)."""
+        out: dict[str, InvocationJson] = {}
         for e in self._events:
             if isinstance(e, InvokeStart):
-                out[e.inv] = {**e.as_dict(), "outcome": None, "error": None, "end": None}
+                out[e.inv] = cast(InvocationJson, {**e.as_dict(), "outcome": None, "error": None, "end": None})
             elif isinstance(e, InvokeEnd) and e.inv in out:
-                out[e.inv].update(outcome=e.outcome, error=e.error, end=e.t, blocked=e.blocked, where=e.where)
+                ended = out[e.inv]
+                ended["outcome"], ended["error"], ended["end"] = e.outcome, e.error, e.t
+                ended["blocked"], ended["where"] = e.blocked, e.where
         return out
 
     def invocation_records(self) -> dict[str, Invocation]:

@@ -96,6 +96,13 @@ class RecordJson(TypedDict, total=False):
     detail: dict[str, Any]  # each record kind's own details, by the words of ``vocab``
 
 
+class InvocationJson(RecordJson, total=False):
+    """An invocation in JSON form (``History.invocations``, for notebooks): its start record's fields, with the end
+    record's outcome, error, blocked and where, and ``end``, the time it ended (None, as the outcome: not yet)."""
+
+    end: float | None
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
     """What every record has: its position in the history, its virtual time in seconds, and its type."""

@@ -1003,9 +1003,9 @@ def refusal_raised_hints(history: History, inv: str) -> list[Hint]:
                  f"the error code with 'ConditionalCheckFailedException', spelt in full) and skip the order")]
 
 
-def reported_handled_hints(delivery: BatchFailure, handled: list[str]) -> list[Hint]:
+def reported_handled_hints(delivery: DeliveryRecord, handled: list[str]) -> list[Hint]:
     """A partial batch response that named records the invocation had handled (``scoring.expect_partial_batch``)."""
-    inv = delivery.inv if isinstance(delivery, DeliveryRecord) else delivery.get("inv")
+    inv = delivery.inv
     return [Hint("handled-records-reported", f"batchItemFailures named the messages of {', '.join(handled)}, "
                  f"which {inv} had handled: Lambda returns exactly the named messages to the queue, "
                  f"so naming every message of the batch when one fails is the whole-batch retry over again. Name "

@@ -20,12 +20,12 @@ from ..aws.event_shapes import ApiGatewayProxyEvent, SqsMessage
 from ..core.faults import AwsFault, ProviderFault
 from ..core.history import History
 from ..core.jsonvalues import LambdaEvent
-from ..core.records import EffectRecord
+from ..core.records import AwsCall, EffectRecord, Note
 from ..core.scheduler import DEFAULT_WATCHDOG
 from ..events import Order, apigateway_event, make_orders, sqs_record
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, check
-from ..vocab import AWS_OK, Cause, Effect, EffectStatus, FindingKind, Outcome, RecordType
+from ..vocab import AWS_OK, Cause, Effect, EffectStatus, FindingKind, Outcome
 from ..world import Sandbox
 from .shapes import DrillAnswer, DrillResult
 
@@ -71,10 +71,10 @@ def run_drill(name: str, handler: Any, seed: int = 0, watchdog: float | None = N
 
 
 def drill_result(history: History) -> DrillResult | None:
-    for e in history.of_type(RecordType.NOTE):
-        if str(e.get("text", "")).startswith(NOTE_PREFIX):
+    for e in history.records(Note):
+        if e.text.startswith(NOTE_PREFIX):
             try:
-                return json.loads(e["text"][len(NOTE_PREFIX):])
+                return json.loads(e.text[len(NOTE_PREFIX):])
             except ValueError:
                 return None
     return None
@@ -466,13 +466,13 @@ def lock_left(history: History) -> tuple[str, float] | None:
         return None
     first, second = answers[0]["inv"], answers[1]["inv"]
     epoch = float(history.meta.get("epoch") or 0.0)
-    calls = [e for e in history.of_type(RecordType.AWS) if e.get("op") == "PutItem"]
-    won = [e for e in calls if e.get("inv") == first and e.get("result") == AWS_OK]
-    asked = [e for e in calls if e.get("inv") == second]
-    expires = (won[0].get("detail") or {}).get("expiresAt") if won else None
+    calls = [e for e in history.records(AwsCall) if e.op == "PutItem"]
+    won = [e for e in calls if e.inv == first and e.result == AWS_OK]
+    asked = [e for e in calls if e.inv == second]
+    expires = won[0].detail.get("expiresAt") if won else None
     if not asked or not isinstance(expires, (int, float)):
         return None
-    return second, float(expires) - epoch - float(asked[0]["t"])
+    return second, float(expires) - epoch - asked[0].t
 
 
 #: How far a Retry-After may be from the seconds the lock has left: the lock's end is in whole epoch seconds.

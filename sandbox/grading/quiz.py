@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from ..core.history import History
-from ..core.records import AwsCall
+from ..core.records import Accept, AwsCall, DeliveryRecord, EffectRecord
 from ..errors import BadInput
-from ..vocab import Delivery, EffectStatus, Outcome, RecordType
+from ..vocab import Delivery, EffectStatus, Outcome
 from ..vocab import SourceKind as Src
 from . import notebooks as nb
 from .catalog import EXERCISES_DIR
@@ -171,29 +171,29 @@ def evidence(history: History) -> Evidence | None:
     """What a timeline shows about its first repeated effect: the lane, how the first invocation stood when the
     repeat started, whether the repeat kept its request id, whether the producer sent the order twice, and
     whether the source received the same message again first. None when nothing was repeated."""
-    invs = history.invocations()
+    invs = history.invocation_records()
     done: dict[str, list[str]] = defaultdict(list)
-    for e in history:
-        if e["type"] == RecordType.EFFECT and e["status"] == EffectStatus.DONE and e.get("inv"):
-            done[e["key"]].append(e["inv"])
+    for e in history.records(EffectRecord):
+        if e.status == EffectStatus.DONE and e.inv:
+            done[e.key].append(e.inv)
     repeated = [k for k, v in done.items() if len(v) > 1]
     if not repeated:
         return None
-    order = min(repeated, key=lambda k: invs[done[k][1]]["t"])  # the first repeat on the timeline
+    order = min(repeated, key=lambda k: invs[done[k][1]].t)  # the first repeat on the timeline
     a, b = invs[done[order][0]], invs[done[order][1]]
     sends = _producer_sends(history)
-    accepted = history.of_type(RecordType.ACCEPT)
-    marks = [e["t"] for e in history.of_type(RecordType.DELIVERY) if e.get("what") == Delivery.REDELIVERY
-             and order in (e.get("keys") or []) and a["t"] <= e["t"] <= b["t"]]
+    accepted = history.records(Accept)
+    marks = [d.t for d in history.records(DeliveryRecord) if d.what == Delivery.REDELIVERY
+             and order in d.keys and a.t <= d.t <= b.t]
     again = bool(marks)
     # How the first stood when the source handed the repeat over: a message received again was handed over when it
     # was received (SQS may do that while its first receiver still works), anything else when the repeat started.
-    handover = marks[-1] if marks else b["t"]
-    ended = a.get("end") is not None and a["end"] <= handover + 1e-9
-    return {"lane": a.get("source"), "first_end": str(a.get("outcome")) if ended else "running",
-            "same_request": a.get("request_id") == b.get("request_id"), "sent_twice": len(sends) > len(accepted),
-            "received_again": again, "order": order, "first": a["inv"], "repeat": b["inv"],
-            "gap": round(b["t"] - a["t"], 1)}
+    handover = marks[-1] if marks else b.t
+    ended = a.ended_at is not None and a.ended_at <= handover + 1e-9
+    return {"lane": a.start.source, "first_end": str(a.outcome) if ended else "running",
+            "same_request": a.start.request_id == b.start.request_id, "sent_twice": len(sends) > len(accepted),
+            "received_again": again, "order": order, "first": a.id, "repeat": b.id,
+            "gap": round(b.t - a.t, 1)}
 
 
 def wrong_answer_hint(letter: str, given: Any) -> str | None:
@@ -222,15 +222,15 @@ def invocation_table(history: History) -> str:
     from tabulate import tabulate
 
     rows = []
-    for inv in history.invocations().values():
-        end = "-" if inv.get("end") is None else f"{inv['end']:.1f} s"
-        rows.append((inv["inv"], inv.get("source"), f"{inv['t']:.1f} s", end, inv.get("outcome"),
-                     str(inv.get("request_id"))[:8], ", ".join(inv.get("keys") or [])))
+    for inv in history.invocation_records().values():
+        end = "-" if inv.ended_at is None else f"{inv.ended_at:.1f} s"
+        rows.append((inv.id, inv.start.source, f"{inv.t:.1f} s", end, inv.outcome,
+                     str(inv.start.request_id)[:8], ", ".join(inv.start.keys)))
     lines = [tabulate(rows, ("inv", "lane", "start", "end", "ended", "request id", "carries"), tablefmt="simple",
                       colalign=("left", "left", "right", "right"), disable_numparse=True)]
     sends = _producer_sends(history)
     if sends:
-        orders = len(history.of_type(RecordType.ACCEPT))
+        orders = len(history.records(Accept))
         times = ", ".join(f"{e.t:.1f} s" for e in sends)
         lines.append(f"the producer: {len(sends)} sends ({sends[0].op} at {times}) for {orders} orders")
     return "\n".join(lines)

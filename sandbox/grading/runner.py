@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from ..core.history import History
+from ..core.records import InvokeEnd
 from ..core.scheduler import DEFAULT_WATCHDOG, halting_on_block
 from ..errors import BadInput, HandlerBlocked
 from ..verdict.checker import check
-from ..vocab import Outcome, RecordType, Status
+from ..vocab import Outcome, Status
 from . import drills, scoring
 from .catalog import Test
 from .recorder import Recorder, digest
@@ -161,4 +162,4 @@ class Runner:
 
 def _blocked(history: History | None) -> bool:
     """Did the watchdog stop one of the run's invocations (code that never reached the sandbox)?"""
-    return history is None or any(e.get("blocked") for e in history.of_type(RecordType.INVOKE_END))
+    return history is None or any(e.blocked for e in history.records(InvokeEnd))

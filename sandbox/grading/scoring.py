@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from ..core.history import History
-from ..core.records import RecordJson
+from ..core.records import AwsCall, DeliveryRecord, EffectRecord
 from ..settings import SettingValue
 from ..verdict.checker import Verdict, check
-from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, RecordType, Status
+from ..vocab import AWS_OK, Delivery, EffectStatus, ItemStatus, Outcome, Status
 from . import diagnose, drills
 from .catalog import Exercise, Test
 from .diagnose import Hint
@@ -204,42 +204,41 @@ class ItemResult:
 def expect_partial_batch(history: History) -> tuple[str, list[Hint]] | None:
     """Every failed SQS batch was a partial one: the handler named its failed records, and only those (which
     records come back, not only whether an effect repeats: run_once replays a handled record named by mistake)."""
-    failed = [d for d in history.of_type(RecordType.DELIVERY) if d.get("what") == Delivery.BATCH_FAILED]
-    whole = [d for d in failed if not (d.get("detail") or {}).get("partial")]
+    failed = [d for d in history.records(DeliveryRecord) if d.what == Delivery.BATCH_FAILED]
+    whole = [d for d in failed if not d.detail.get("partial")]
     if not whole:
-        return _handled_records_named(history, [d for d in failed if d not in whole])
+        return _handled_records_named(history, failed)
     d = whole[0]
-    detail = d.get("detail") or {}
-    reason = detail.get("reason", "")
-    why = ("Lambda could not match the response to the batch's records" if detail.get("badResponse")
+    reason = d.detail.get("reason", "")
+    why = ("Lambda could not match the response to the batch's records" if d.detail.get("badResponse")
            else "no record was named in batchItemFailures")
-    return (f"{_batch_words(d)} failed as a whole at {d['t']:.1f} s ({reason}): {why}, so every record of the "
+    return (f"{_batch_words(d)} failed as a whole at {d.t:.1f} s ({reason}): {why}, so every record of the "
             f"batch came back, any already handled included", diagnose.batch_hints(whole))
 
 
-def _handled_records_named(history: History, partial: list[dict[str, Any]]) -> tuple[str, list[Hint]] | None:
+def _handled_records_named(history: History, partial: list[DeliveryRecord]) -> tuple[str, list[Hint]] | None:
     """A partial batch response that named a record whose order the same invocation had handled: every effect it
     performed for that order succeeded, none failed. Lambda returns exactly the named records to the queue."""
-    effects = history.effects()
+    effects = history.records(EffectRecord)
     for d in partial:
-        handled = [k for k in d.get("keys") or [] if _handled(effects, d.get("inv"), k)]
+        handled = [k for k in d.keys if _handled(effects, d.inv, k)]
         if handled:
-            text = (f"{d.get('inv')} named {', '.join(handled)} in batchItemFailures at {d['t']:.1f} s, though it had "
+            text = (f"{d.inv} named {', '.join(handled)} in batchItemFailures at {d.t:.1f} s, though it had "
                     f"handled {'them' if len(handled) > 1 else 'it'}: every effect done, none failed. Lambda returns "
                     f"exactly the named records to the queue, so handled ones came back for another delivery")
             return text, diagnose.reported_handled_hints(d, handled)
     return None
 
 
-def _handled(effects: list[RecordJson], inv: Any, key: str) -> bool:
-    mine = [e for e in effects if e.get("inv") == inv and e.get("key") == key]
-    return bool(mine) and all(e.get("status") in (EffectStatus.DONE, EffectStatus.DEDUPLICATED) for e in mine)
+def _handled(effects: list[EffectRecord], inv: str | None, key: str) -> bool:
+    mine = [e for e in effects if e.inv == inv and e.key == key]
+    return bool(mine) and all(e.status in (EffectStatus.DONE, EffectStatus.DEDUPLICATED) for e in mine)
 
 
-def _batch_words(d: dict[str, Any]) -> str:
+def _batch_words(d: DeliveryRecord) -> str:
     """The batch of a delivery record, said by the orders it carried and the messages that carried none."""
-    keys = list(d.get("keys") or [])
-    messages = len((d.get("detail") or {}).get("messageIds") or []) or len(keys)
+    keys = list(d.keys)
+    messages = len(d.detail.get("messageIds") or ()) or len(keys)
     others = messages - len(keys)
     no_order = f"{others} message{'' if others == 1 else 's'} whose body held no order"
     if not keys:
@@ -256,19 +255,18 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
     before the moment it was sized for.
     """
     epoch = float(history.meta.get("epoch") or 0.0)
-    invs: dict[Any, dict[str, Any]] = history.invocations()  # looked up with a record's inv (None: the world's)
-    for e in history.of_type(RecordType.AWS):
-        detail = e.get("detail") or {}
-        inv = invs.get(e.get("inv"))
-        expires = detail.get("expiresAt")
-        if (e.get("op") != "PutItem" or e.get("result") != AWS_OK or inv is None
-                or detail.get("status") != ItemStatus.IN_PROGRESS or not isinstance(expires, (int, float))):
+    invs = history.invocation_records()
+    for e in history.records(AwsCall):
+        inv = invs.get(e.inv) if e.inv is not None else None  # the world's own calls (no inv) hold no lock
+        expires = e.detail.get("expiresAt")
+        if (e.op != "PutItem" or e.result != AWS_OK or inv is None
+                or e.detail.get("status") != ItemStatus.IN_PROGRESS or not isinstance(expires, (int, float))):
             continue
-        lock_end, work_end = float(expires) - epoch, inv.get("end")
+        lock_end, work_end = float(expires) - epoch, inv.ended_at
         if isinstance(work_end, (int, float)) and work_end > lock_end + 1.0:
-            return (f"{e['inv']}'s lock on {e.get('key')} ran out at {lock_end:.0f} s while {e['inv']} was still "
+            return (f"{e.inv}'s lock on {e.key} ran out at {lock_end:.0f} s while {e.inv} was still "
                     f"working, until {work_end:.1f} s: a duplicate arriving in between would find the key free",
-                    [Hint("lock-too-short", f"{e['inv']}'s lock ended {work_end - lock_end:.0f} s before its "
+                    [Hint("lock-too-short", f"{e.inv}'s lock ended {work_end - lock_end:.0f} s before its "
                           f"work did: {diagnose.LOCK_RULE}")])
     return None
 
@@ -276,9 +274,9 @@ def expect_lock_covers_work(history: History) -> tuple[str, list[Hint]] | None:
 def expect_duplicates_succeed(history: History) -> tuple[str, list[Hint]] | None:
     """Every invocation ended ok: in a run where nothing fails, a duplicate that lost the claim has nothing to fail
     for (another invocation has the order), so an error there is the refusal escaping the handler."""
-    for inv, record in history.invocations().items():
-        if record.get("outcome") not in (None, Outcome.OK):
-            return (f"{inv} ended {record['outcome']} ({record.get('error')}), though nothing failed in this run: "
+    for inv, record in history.invocation_records().items():
+        if record.outcome not in (None, Outcome.OK):
+            return (f"{inv} ended {record.outcome} ({record.error}), though nothing failed in this run: "
                     f"a duplicate that finds the order claimed has nothing to fail for, and an invocation that fails "
                     f"is retried by its source", diagnose.refusal_raised_hints(history, inv))
     return None

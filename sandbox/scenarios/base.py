@@ -19,13 +19,14 @@ from typing import Any, Generic, TypedDict, TypeVar, cast, get_args
 from ..aws.replicas import DEFAULT_REPLICA_LAG, DOC_CONSISTENCY
 from ..aws.ttl import DOC_TTL, DOC_TTL_API, TTL_WORDS, TYPICAL_TTL_LAG
 from ..core.history import History
+from ..core.records import AwsCall
 from ..core.views import figure, html_of
 from ..errors import BadInput
 from ..runtime.functions import DOC_TIMEOUT, MAX_TIMEOUT, LambdaFunction
 from ..settings import Config, Setting, SettingValue, group, param
 from ..verdict.checker import Verdict, check
 from ..verdict.findings import FindingJson
-from ..vocab import Outcome, RecordType, Status
+from ..vocab import Outcome, Status
 from ..world import MAX_REPLICA_LAG, MAX_TTL_LAG, Sandbox
 
 
@@ -199,9 +200,8 @@ class RunResult:
         return self.verdict.status == Status.VALID
 
     def report(self) -> RunReport:
-        invs = self.history.invocations()
-        calls = Counter(e["op"] for e in self.history.of_type(RecordType.AWS)
-                        if e["service"] == "dynamodb" and e.get("inv"))
+        invs = self.history.invocation_records()
+        calls = Counter(e.op for e in self.history.records(AwsCall) if e.service == "dynamodb" and e.inv)
         return {
             "scenario": self.scenario,
             "seed": self.seed,
@@ -213,9 +213,9 @@ class RunResult:
             "lost": [f.to_dict() for f in self.verdict.lost],
             "findings": [f.to_dict() for f in self.verdict.findings],
             "invocations": [
-                {"id": i, "source": v["source"], "cause": v["cause"], "prev": v.get("prev"), "keys": v.get("keys"),
-                 "container": v.get("container"), "start": v["t"], "end": v["end"], "outcome": v["outcome"],
-                 "error": v["error"], "where": v.get("where")}
+                {"id": i, "source": v.start.source, "cause": v.start.cause, "prev": v.start.prev,
+                 "keys": list(v.start.keys), "container": v.start.container, "start": v.t, "end": v.ended_at,
+                 "outcome": v.outcome, "error": v.error, "where": v.where}
                 for i, v in invs.items()
             ],
             "dynamodb_calls": dict(sorted(calls.items())),
@@ -229,10 +229,10 @@ class RunResult:
     def errors(self) -> list[str]:
         """Each invocation that failed, in a line: what it raised and, if it is the handler's own, where."""
         out = []
-        for inv_id, v in self.history.invocations().items():
-            if v["outcome"] not in (None, Outcome.OK):
-                where = f" ({v['where']})" if v.get("where") else ""
-                out.append(f"{inv_id} {v['outcome']}: {v['error']}{where}")
+        for inv_id, v in self.history.invocation_records().items():
+            if v.outcome not in (None, Outcome.OK):
+                where = f" ({v.where})" if v.where else ""
+                out.append(f"{inv_id} {v.outcome}: {v.error}{where}")
         return out
 
     def plot(self, **kw: Any) -> Any:
