@@ -199,7 +199,7 @@ help:
 	@echo "make test-deep        the quick suite's long tail (tests/deep.txt): every case of each family, CLI, grader"
 	@echo "make test-course      the course's long suites: lessons, exercises, browser, golden snapshots, campaigns"
 	@echo "make test-rest        test-deep and test-course in one run: everything make test leaves out"
-	@echo "make test-all         test and test-rest (what CI runs, with test-pythons, test-grading and mutation)"
+	@echo "make test-all         test and test-rest (CI then runs test-pythons, test-grading and mutation: .ci/run)"
 	@echo "make test-ui          the JupyterLab browser tests alone, in Debian's chromium"
 	@echo "make test-grading     the grader end to end: a class of twenty, and the Gradescope bundle from scratch"
 	@echo "make test-pythons     the runtime, fidelity, grading and golden tests on Python 3.12 and 3.13 (nox)"
