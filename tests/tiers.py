@@ -88,6 +88,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if entry is not None and (entry.step == 0 or position[item.nodeid] % entry.step):
             item.add_marker(pytest.mark.deep)
 
+
 def _durations(text: str) -> dict[str, list[float]]:
     """Each test function's call durations, in the order pytest listed them, from ``--durations=0`` output."""
     calls: dict[str, list[float]] = defaultdict(list)
@@ -98,7 +99,7 @@ def _durations(text: str) -> dict[str, list[float]]:
     return calls
 
 
-def test_functions(path: Path) -> set[str]:
+def defined_tests(path: Path) -> set[str]:
     """``tests/file.py::name`` (or ``::Class::name``) for each test function a test module defines."""
     found = set()
     prefix = f"tests/{path.name}"
@@ -113,7 +114,7 @@ def test_functions(path: Path) -> set[str]:
 
 def modules() -> dict[str, set[str]]:
     """Each test module's test functions, by its path from the repository's root."""
-    return {f"tests/{path.name}": test_functions(path) for path in sorted(LIST.parent.glob("test_*.py"))}
+    return {f"tests/{path.name}": defined_tests(path) for path in sorted(LIST.parent.glob("test_*.py"))}
 
 
 def plan(calls: dict[str, list[float]], known: dict[str, set[str]] | None = None) -> list[Entry]:

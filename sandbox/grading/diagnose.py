@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.history import History
-from ..core.records import AwsCall, DeliveryRecord, EffectRecord, Invocation, InvokeStart, thawed
+from ..core.records import AwsCall, DeliveryRecord, EffectRecord, Invocation, InvokeStart, frozen, thawed
 from ..sources.sqs import read_partial_response
 from ..verdict.checker import Finding, Verdict
 from ..vocab import (
@@ -895,13 +895,17 @@ def _sqs_response_rule(drill: str, history: History, run: _Run) -> Hint | None:
         return None
     second = answers[1]
     if second.get("outcome") != Outcome.OK:
-        return batch_hints([{"keys": [], "detail": {}}])[0]
+        return batch_hints([_drill_batch((), {})])[0]
     named, bad = read_partial_response(second.get("response"), [sqs_message_id((drill_result(history) or {})
                                                                                 .get("seed"))], "a messageId")
     if bad is not None:
-        return batch_hints([{"keys": list(run.keys(second["inv"])),
-                             "detail": {**bad, "messageIds": []}}])[0]
+        return batch_hints([_drill_batch(run.keys(second["inv"]), {**bad, "messageIds": []})])[0]
     return None
+
+
+def _drill_batch(keys: Sequence[str], detail: Mapping[str, Any]) -> DeliveryRecord:
+    """A drill's answer read as the batch failure Lambda would record for it, so one rule judges both."""
+    return DeliveryRecord(0, 0.0, what=Delivery.BATCH_FAILED, keys=tuple(keys), detail=frozen(detail))
 
 
 def _deleted_after_success_rule(drill: str, history: History, run: _Run) -> Hint | None:
@@ -1059,22 +1063,10 @@ def _retry_status(history: History, n: int = 1) -> Any:
     return response.get("statusCode") if isinstance(response, dict) else None
 
 
-#: A batch's ``batch failed`` delivery: the history's own record, or a plain mapping with its ``keys`` and
-#: ``detail`` (``scoring`` hands the history's dict copies; a drill's answer is read into one here).
-BatchFailure = DeliveryRecord | Mapping[str, Any]
-
-
-def _batch_fields(d: BatchFailure) -> tuple[Sequence[Any], Mapping[str, Any]]:
-    """A batch failure's keys and detail, the detail in its JSON form (its values are printed as JSON has them)."""
-    if isinstance(d, DeliveryRecord):
-        return d.keys, thawed(d.detail)
-    return d.get("keys") or [], d.get("detail") or {}
-
-
-def batch_hints(deliveries: Sequence[BatchFailure]) -> list[Hint]:
+def batch_hints(deliveries: Sequence[DeliveryRecord]) -> list[Hint]:
     """Why a batch failed as a whole: the first response Lambda could not read, else no partial response at all."""
     for d in deliveries:
-        keys, detail = _batch_fields(d)
+        keys, detail = d.keys, thawed(d.detail)  # the detail in its JSON form: its values are printed as JSON has them
         if not detail.get("badResponse"):
             continue
         name = "messageId" if detail.get("messageIds") is not None else "sequence number"
