@@ -227,6 +227,46 @@ def test_rows_with_nothing_in_them_are_left_out_and_lanes_run_in_start_order(cel
     assert lanes == sorted(lanes, key=lambda inv: int(inv.split("-")[1]))
 
 
+@pytest.mark.parametrize(("scenario", "named", "rows"), [
+    ("no-fault", "Direct invoke\n(no retries)", ["inv-1", "inv-2", "inv-3"]),
+    ("kafka-producer-resend", "Kafka partition poller", ["inv-1", "inv-2", "inv-3", "inv-4"]),
+    ("kinesis-producer-resend", "Producer → Kinesis stream\n→ poller → Lambda",
+     ["Producer", "inv-1", "inv-2", "inv-3"]),
+    ("eventbridge-producer-resend", "Producer → EventBridge\n→ rule → Lambda", ["Producer", "inv-1", "inv-2", "inv-3",
+                                                                                  "inv-4"]),
+    ("ddb-stream-ttl-remove", "DynamoDB stream poller", ["inv-1", "inv-2", "TTL"]),
+])
+def test_a_source_row_with_nothing_on_it_is_left_out_and_its_group_still_named(scenario, named, rows):
+    """A header row that only named its group (the Kafka poller's, a direct invoke's, a stream's under its producer)
+    took a row of its own with nothing on it. Its name now stands over the lane names (the only group: the TTL
+    sweeper's row then goes below the lanes, not under the name) or in the producer's row, which names the chain."""
+    fig = plot_timeline(run_scenario(scenario, NAIVE, seed=0).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.faults(fig) == []
+    ax = fig.axes[0]
+    ticks = [lbl.get_text() for lbl in ax.get_yticklabels()]
+    assert [t.split(" ")[0] for t in ticks] == rows
+    caption = [t.get_text() for t in ax.texts if t.get_gid() == "source-caption"]
+    assert named in ticks + caption
+    if caption:  # over the lane names, above the plot, clear of the title
+        r = fig.canvas.get_renderer()
+        (text,) = [t for t in ax.texts if t.get_gid() == "source-caption"]
+        box, plot = text.get_window_extent(r), ax.get_window_extent(r)
+        assert box.x1 <= plot.x0 and box.y0 >= plot.y1
+        assert not box.overlaps(ax.title.get_window_extent(r))
+
+
+def test_the_audit_finds_a_header_row_with_nothing_on_it():
+    fig = plot_timeline(run_scenario("no-fault", NAIVE, seed=0).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.rows_empty(audit.Drawn(fig)) == []
+        top, bottom = fig.lane_rows["inv-1"]  # under inv-1's bar and name: nothing drawn there
+        fig.head_rows = {"Direct invoke": (bottom - 0.2, bottom - 0.02), "inv-1's own": (top, bottom)}
+        assert audit.rows_empty(audit.Drawn(fig)) == ["the row 'Direct invoke' has nothing drawn on it"]
+
+
 def test_a_stale_write_note_keeps_off_the_lane_it_names():
     """Lesson 10 cell 10: the "stale write" note covered inv-1's lock and expired bands."""
     fig = _figure("10-8")

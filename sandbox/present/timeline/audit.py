@@ -26,6 +26,7 @@
 * what a new learner found (5/5): the "history ends" line striking through the marks at its moment; a repeat
   arrow whose tip stands more than a pixel from the time its repeat started (it stopped short of the marks
   overhanging the repeat's bar: 13 s early on an hour-long axis);
+* a header row with nothing of its own drawn on it (its group is named without a row: ``rows.layout_rows``);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -576,6 +577,31 @@ def end_line_through_marks(d: Drawn) -> list[str]:
                 if len(run) > 1:
                     out += [f"the end line strikes through {m}" for m in d.marks
                             if m.ax is ax and MPath(run).intersects_path(m.path, filled=True)]
+    return out
+
+
+NOT_CONTENT = ("gap", "gap-label", "separator", "end-of-history", "end-label", "source-caption")  # on no row
+
+
+def rows_empty(d: Drawn) -> list[str]:
+    """A header row (``fig.head_rows``: name -> its top and separator, data y) with nothing of its own drawn on it:
+    a row that only names its group takes room and reads as something the source did (issue 31)."""
+    heads = getattr(d.fig, "head_rows", None)
+    if not heads or not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    ys = [m.y for m in d.marks if m.ax is ax]
+    for art in [*ax.patches, *ax.texts, *ax.lines]:
+        if art.get_visible() and (art.get_gid() or "") not in NOT_CONTENT and not (art.get_gid() or "").startswith(
+                MARK_PREFIX) and art.get_gid():
+            box = art.get_window_extent(d.r)
+            ys += [box.y0, box.y1, (box.y0 + box.y1) / 2]
+    out = []
+    for name, (top, sep) in heads.items():
+        y_top, y_sep = (ax.transData.transform((0, v))[1] for v in (top, sep))
+        lo, hi = min(y_top, y_sep), max(y_top, y_sep)
+        if not any(lo < y < hi for y in ys):
+            out.append(f"the row {name!r} has nothing drawn on it")
     return out
 
 
@@ -1192,7 +1218,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks)
+          marks_stacked_tight, ticks_by_breaks, rows_empty)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

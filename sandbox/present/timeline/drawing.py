@@ -180,6 +180,7 @@ def draw(model: Model, unit: str, title: str, width: float, gaps: bool, dpi: flo
     canvas.fig.font_scale = canvas.scale.factor
     canvas.fig.lanes = {inv: (canvas.rows.lane_y[inv], canvas.taxis.x(rec.start)) for inv, rec in model.invs.items()}
     canvas.fig.lane_rows = canvas.rows.lane_spans()
+    canvas.fig.head_rows = canvas.rows.head_spans()
     canvas.fig.time_map = time_map(canvas)
     canvas.fig.detail_time_maps = {canvas.fig.axes.index(d.ax): time_map(d) for d in details}
     return canvas.fig

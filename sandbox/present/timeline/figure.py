@@ -29,8 +29,8 @@ class TimelineFigure(Audited):
     past the plot) and the least width (px at 100 dpi) it is drawn; ``time_map``, the time axis' segments
     between its breaks, (t0, t1, x0, x1) in seconds and plot x; ``font_scale``, how much its fonts shrink (many
     lanes); ``arrow_labels``, ``arrow_kinds`` and ``lane_rows``, what each repeat arrow's label names, what kind of
-    repeat each arrow is, and how far each lane's row reaches. ``legend_plan``: the legend it shows, or would
-    show when drawn without it."""
+    repeat each arrow is, and how far each lane's row reaches; ``head_rows``, how far each header row reaches.
+    ``legend_plan``: the legend it shows, or would show when drawn without it."""
 
     lanes: Mapping[str, tuple[float, float]] = MappingProxyType({})
     mark_times: Mapping[str, list[tuple[float, str]]] = MappingProxyType({})
@@ -40,6 +40,7 @@ class TimelineFigure(Audited):
     arrow_labels: Mapping[int, str] = MappingProxyType({})  # id of an arrow's label -> the arrow's gid
     arrow_kinds: Mapping[str, str] = MappingProxyType({})  # an arrow's gid -> its kind (the repeat's cause)
     lane_rows: Mapping[str, tuple[float, float]] = MappingProxyType({})  # each lane's row: top and bottom (data y)
+    head_rows: Mapping[str, tuple[float, float]] = MappingProxyType({})  # each header row, by name: top and separator
     font_scale: float = 1.0  # the fonts' scale (less than 1 with very many lanes), for the audit's least size
     # the detail's rows' (its axes after the first, ``detail.py``), by the axes' place in the figure: as time_map and
     # mark_times, for each

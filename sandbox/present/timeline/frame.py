@@ -35,6 +35,7 @@ from .style import AXIS_LABEL_PT, GRID_COLOR, TICK_PT, TITLE_PT
 BREAK_MIN_IN = 0.24  # in: a break is at least this wide (its label, upright in it, is 10 pt tall)
 H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the axes
 TITLE_PAD_PT = 12  # pt: between the title and the plot
+CAPTION_PT = 20  # pt: the title stands this much higher over a caption (``lanes.draw_row_names``)
 GRID_LW = 0.8  # pt
 
 
@@ -68,7 +69,8 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     title = fit_title(title, width, scale.fs(TITLE_PT))
     plan = plan_detail(model, taxis, plot_width_in(model, rows, width, scale), scale)
     fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows if legend_shown else 0.0,
-                                          title_height(title, scale.fs(TITLE_PT)))
+                                          title_height(title, scale.fs(TITLE_PT))
+                                          + (CAPTION_PT / 72 if rows.caption else 0.0))
                      + (plan.height_in(scale) if plan else 0.0), dpi)
     engine = fig.get_layout_engine()
     assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's
@@ -90,7 +92,8 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
 
 def _frame(c: Canvas, title: str, squeezed: bool) -> None:
     ax = c.ax
-    ax.set_title(title, fontsize=c.fs(TITLE_PT), fontweight="bold", pad=TITLE_PAD_PT, parse_math=False)
+    pad = TITLE_PAD_PT + (CAPTION_PT if c.rows.caption else 0)
+    ax.set_title(title, fontsize=c.fs(TITLE_PT), fontweight="bold", pad=pad, parse_math=False)
     ax.set_xlim(c.taxis.x_lo, c.taxis.x_hi)
     ax.set_ylim(*y_limits(c.rows, squeezed))
     for side in ("left", "right", "top"):

@@ -61,6 +61,7 @@ MESSAGE_LINESPACING = 1.1
 PENDING_HALF = 0.3  # half a pending band's height
 
 TICK_PAD_PT = 8  # pt: between a row's name and the axes
+CAPTION_LIFT_PT = 4  # pt: the only source's name stands this far over the axes' top
 OUTCOME_GAP_PT = 8  # pt: between the axes and the outcome column
 GAP_LABEL_Y = 0.02  # axes fraction: "30 s skipped" starts just above the bottom, upright
 SEPARATOR_LW, END_LINE_LW, GAP_EDGE_LW, BAR_LW, WINDOW_LW = 1.0, 1.3, 0.9, 0.7, 0.7  # pt
@@ -97,6 +98,11 @@ def draw_row_names(c: Canvas) -> list[float]:
             lbl.set_parse_math(False)
             lbl.set_fontsize(c.fs(SMALL_PT))
             lbl.set_color(TEXT_GREY)
+    if c.rows.caption:  # the only source's name, over the column of lane names (its row would hold nothing)
+        over = ax.transAxes + mtransforms.ScaledTranslation(-TICK_PAD_PT / 72, CAPTION_LIFT_PT / 72,
+                                                            c.fig.dpi_scale_trans)
+        ax.text(0, 1, c.rows.caption, transform=over, ha="right", va="bottom", fontsize=c.fs(HEADING_PT),
+                fontweight="bold", parse_math=False, clip_on=False, gid="source-caption")
     blend = mtransforms.blended_transform_factory(ax.transAxes, ax.transData)
     right = blend + mtransforms.ScaledTranslation(OUTCOME_GAP_PT / 72, 0, c.fig.dpi_scale_trans)
     separators: list[float] = []

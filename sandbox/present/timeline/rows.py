@@ -5,9 +5,9 @@ source, plus a "TTL sweeper" row on top when records were swept. A lane is 1.0 t
 taller when it holds idempotency records (a strip per key under its bar) or when
 its outcome has an error message of several lines. Header rows that carry labelled
 delivery events are taller, so their labels fit above the markers; a header row with
-nothing on it is thin (it only names the group), and is left out when the source that feeds it (EventBridge,
-SNS, S3 in front of Lambda's async queue) stands right above it; an SQS poller's row gets a strip under
-its markers for the time the messages it received stayed invisible.
+nothing on it is left out where its lanes still read as its source's (``layout_rows``), and is thin where they
+would not (it only names the group); an SQS poller's row gets a strip under its markers for the time the messages
+it received stayed invisible.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from ...vocab import RecordType, SourceKind
-from .model import PRODUCER, Invocation, Model, Window
+from .model import PRODUCER, Invocation, Model, Window, producer_of
 from .text import heading_text, lane_sub, outcome_text
 
 SOURCE_LABELS: dict[str, str] = {
@@ -43,6 +43,16 @@ PRODUCER_LABELS: dict[str, str] = {
     SourceKind.STREAM: "Producer → Kinesis stream",
     SourceKind.KAFKA: "Producer → Kafka topic",
     SourceKind.EVENTBRIDGE: "Producer → EventBridge (PutEvents)",
+}
+
+
+#: A producer's row when the row of the source it sends to is left out (nothing is drawn on it): its lanes, right
+#: below, read as the end of the producer's chain.
+PRODUCER_CHAINS: dict[str, str] = {
+    SourceKind.SQS: "Producer → SQS queue\n→ poller → Lambda",
+    SourceKind.STREAM: "Producer → Kinesis stream\n→ poller → Lambda",
+    SourceKind.KAFKA: "Producer → Kafka topic\n→ poller → Lambda",
+    SourceKind.EVENTBRIDGE: "Producer → EventBridge\n→ rule → Lambda",
 }
 
 
@@ -110,6 +120,8 @@ class Rows:
 
     all: list[Row]
     busy: set[str]  # sources whose header rows show labelled delivery events (taller rows)
+    #: the name of the only source, whose header row would have nothing on it: drawn over the lane names instead
+    caption: str | None = None
     lane_y: dict[str | None, float] = field(init=False)  # by invocation (every lane has one)
     head_y: dict[str | None, float] = field(init=False)  # by source (every header row has one)
     sweeper_y: float | None = field(init=False)
@@ -121,6 +133,12 @@ class Rows:
         self.strips = {r.inv: r.keys for r in self.all if r.kind == RowKind.LANE and r.keys}
         self.strips_from = {r.inv: r.strips_from for r in self.all if r.kind == RowKind.LANE}
         self.hidden_from = {r.source: r.hidden_from for r in self.all if r.kind == RowKind.HEADING}
+
+    def head_spans(self) -> dict[str, tuple[float, float]]:
+        """Each header row (and the sweeper's), by its name, between its separator and its far edge: where what it
+        shows is drawn (a sweeper's row under the lanes has its separator above it)."""
+        return {r.label: (r.y - r.above, r.y + r.sep) if r.sep >= 0 else (r.y + r.sep, r.y + r.below)
+                for r in self.all if r.kind != RowKind.LANE}
 
     def lane_spans(self) -> dict[str, tuple[float, float]]:
         """Each lane's row, from its top to its bottom (data y): what a label beside a lane stands on."""
@@ -252,26 +270,43 @@ def _heading(model: Model, source: str, busy: set[str], reach: float = 0.0) -> R
 
 def layout_rows(model: Model, reach: dict[str, float] | None = None) -> Rows:
     """The rows top to bottom, with their y in data units; ``reach``: how far a row's stacked marks reach above and
-    below its centre (``sizing.stack_reach``), by invocation or ``head:<source>``."""
+    below its centre (``sizing.stack_reach``), by invocation or ``head:<source>``.
+
+    A source's header row with nothing drawn on it is left out where its lanes still read as that source's: under
+    the source that feeds it (EventBridge, SNS or S3 over the async queue; a producer, whose row then names the whole
+    chain), or when it is the figure's only row of its kind (its name then stands over the lane names, a caption)."""
     reach = reach or {}
     rows: list[Row] = []
-    if any(m.style == RecordType.SWEEP for m in model.marks):
-        above, sep, below = SWEEPER
-        rows.append(Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=above, below=below, sep=sep))
     busy = busy_sources(model)
     keys = lane_keys(model.windows)
     groups = _groups(model)
+    caption = None
     for source, recs in groups.items():
-        fed = [up for up, down in UPSTREAM.items() if down == source and up in groups]
-        if not (fed and recs and not _drawn_on(model, source)):  # an empty row under the source that feeds it: its
-            head = _heading(model, source, busy, reach.get(f"head:{source}", 0.0))  # lanes read as that source's
-            if rows:
+        fed = any(down == source and up in groups for up, down in UPSTREAM.items())
+        producer = bool(rows) and rows[-1].source == producer_of(source) and source in PRODUCER_CHAINS
+        sole = len(groups) == 1
+        if not _drawn_on(model, source) and (fed or producer or (sole and recs)):
+            if producer:
+                rows[-1].label = PRODUCER_CHAINS[source]
+            elif sole:
+                caption = heading_text(row_label(source))
+        else:
+            head = _heading(model, source, busy, reach.get(f"head:{source}", 0.0))
+            if rows:  # (the sweeper's row, on top, adds its own gap)
                 head.above += GROUP_GAP_BUSY if source in busy else GROUP_GAP
             rows.append(head)
         rows += [_lane(rec, keys.get(rec.inv, []), reach.get(rec.inv, 0.0)) for rec in recs]
+    if any(m.style == RecordType.SWEEP for m in model.marks):
+        above, sep, below = SWEEPER
+        if caption:  # on top, the sweeper would stand under the caption as if it were the source's: at the bottom
+            rows.append(Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=below + GROUP_GAP, below=above, sep=-below))
+        else:
+            rows.insert(0, Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=above, below=below, sep=sep))
+            if len(rows) > 1:
+                rows[1].above += GROUP_GAP_BUSY if rows[1].source in busy else GROUP_GAP
     y = 0.0
     for i, row in enumerate(rows):
         if i:
             y += rows[i - 1].below + row.above
         row.y = y
-    return Rows(rows, busy)
+    return Rows(rows, busy, caption)

@@ -87,7 +87,8 @@ def plot_width_in(model: Model, rows: Rows, width: float, scale: Scale) -> float
     def widest(text: str, size: float, weight: str = "normal") -> float:
         return max(text_width_in(line, scale.fs(size), weight) for line in text.split("\n"))
 
-    left = right = 0.0
+    left = widest(rows.caption, HEADING_PT, "bold") if rows.caption else 0.0
+    right = 0.0
     for r in rows.all:
         lane = r.kind == RowKind.LANE
         left = max(left, widest(r.label, LANE_PT) if lane else widest(r.label, HEADING_PT, "bold"))
