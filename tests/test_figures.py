@@ -235,6 +235,8 @@ def test_rows_with_nothing_in_them_are_left_out_and_lanes_run_in_start_order(cel
     ("eventbridge-producer-resend", "Producer → EventBridge\n→ rule → Lambda", ["Producer", "inv-1", "inv-2", "inv-3",
                                                                                   "inv-4"]),
     ("ddb-stream-ttl-remove", "DynamoDB stream poller", ["inv-1", "inv-2", "TTL"]),
+    # the first lane's duplicate note stands above it, as the others' do: the plot keeps room for it
+    ("managed-instances-concurrency", "Async event queue", ["inv-1", "inv-2", "inv-3", "inv-4"]),
 ])
 def test_a_source_row_with_nothing_on_it_is_left_out_and_its_group_still_named(scenario, named, rows):
     """A header row that only named its group (the Kafka poller's, a direct invoke's, a stream's under its producer)

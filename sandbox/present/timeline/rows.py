@@ -76,6 +76,7 @@ HIDDEN_PAD = 0.12  # ... and keeps this far from the separator
 GROUP_GAP = 0.2  # between a group's last lane and the next header row ...
 GROUP_GAP_BUSY = 0.35  # ... or a busy header row, so its labels clear the lane above
 BUSY_TOP = 0.55  # extra room above a busy header row at the very top (a label on two lines over its marks)
+NOTE_TOP = 0.45  # extra room above a lane at the very top whose duplicate's note may stand over it
 
 # a lane holding idempotency records: one strip per key under its bar
 STRIPS_FROM = 0.33  # the first strip starts this far below the lane's centre ...
@@ -304,6 +305,9 @@ def layout_rows(model: Model, reach: dict[str, float] | None = None) -> Rows:
             rows.insert(0, Row(0.0, RowKind.SWEEPER, "TTL sweeper", above=above, below=below, sep=sep))
             if len(rows) > 1:
                 rows[1].above += GROUP_GAP_BUSY if rows[1].source in busy else GROUP_GAP
+    first = rows[0] if rows else None
+    if first and first.kind == RowKind.LANE and any(m.inv == first.inv and m.dup_text for m in model.marks):
+        first.above += NOTE_TOP  # its duplicate's note may stand above it, as the others' do, inside the plot
     y = 0.0
     for i, row in enumerate(rows):
         if i:
