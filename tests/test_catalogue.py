@@ -3,12 +3,14 @@
 Every expected count below is derived from AWS semantics under each scenario's defaults.
 """
 import re
+import subprocess
+import sys
 
 import pytest
 
 from sandbox import run_scenario
 from sandbox.cli import main
-from sandbox.scenarios import ORDER, SCENARIOS
+from sandbox.scenarios import ORDER, SCENARIOS, catalog
 
 from conftest import example
 
@@ -184,6 +186,24 @@ def test_catalogue_has_every_contract_name_in_order():
     assert sources == list(ORDER[1:1 + len(sources)]) and len(sources) >= 20
     assert set(sources) <= set(NAIVE_EXPECTED)  # each duplicate source shows the naive handler its duplicate
     assert [n for n in ORDER if kinds[n] == "run_once"] == list(ORDER[1 + len(sources):])
+
+
+def test_a_run_imports_only_its_own_scenario_module():
+    """The CLI's start (issue 29): the catalogue lists every scenario from its module's name and imports a scenario's
+    module when it is first asked for, so a run of no-fault loads no other scenario (it loaded all 44, ~0.2 s)."""
+    code = ("import sys; from sandbox.scenarios import SCENARIOS, get_scenario; names = list(SCENARIOS); "
+            "get_scenario('no-fault'); "
+            "print(len(names), sorted(m for m in sys.modules if m.startswith('sandbox.scenarios.') "
+            "and m.rsplit('.', 1)[1] not in ('base', 'catalog', 'runner')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split(" ", 1)
+    assert (int(out[0]), out[1].strip()) == (len(ORDER), "['sandbox.scenarios.no_fault']")
+
+
+def test_a_scenario_module_defines_the_one_scenario_its_name_says():
+    assert all(SCENARIOS[name].name == name for name in SCENARIOS)  # every module loads, by its own name
+    with pytest.raises(TypeError, match="must define one scenario, named 'ttl-lag'"):
+        catalog._load("no_fault", "ttl-lag")
+    assert "no-fault" in SCENARIOS and "no_fault" not in SCENARIOS and ["no-fault"] not in SCENARIOS
 
 
 @pytest.mark.parametrize("name", list(SCENARIOS))

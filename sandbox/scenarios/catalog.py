@@ -1,7 +1,8 @@
 """The scenario catalogue. Names are a contract: the CLI and the notebooks use them.
 
-Every module of this package that defines a ``Scenario`` subclass with a ``name`` is
-picked up; ``ORDER`` fixes the order ``python -m sandbox scenarios`` lists them in.
+Every module of this package but the machinery (``_NOT_SCENARIOS``) defines one ``Scenario`` subclass, whose
+``name`` is the module's with dashes (``no_fault.py``: ``no-fault``); ``ORDER`` fixes the order ``python -m
+sandbox scenarios`` lists them in.
 """
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import difflib
 import importlib
 import inspect
 import pkgutil
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..errors import BadInput
@@ -38,20 +40,45 @@ ORDER = (
 _NOT_SCENARIOS = ("base", "catalog", "runner", "durable_common")
 
 
-def _discover() -> dict[str, Scenario]:
-    found: dict[str, Scenario] = {}
-    for info in pkgutil.iter_modules([str(Path(__file__).parent)]):
-        if info.name in _NOT_SCENARIOS:
-            continue
-        module = importlib.import_module(f"{__package__}.{info.name}")
-        for _, cls in inspect.getmembers(module, inspect.isclass):
-            if issubclass(cls, Scenario) and cls is not Scenario and cls.name and cls.__module__ == module.__name__:
-                found[cls.name] = cls()
-    rank = {name: i for i, name in enumerate(ORDER)}
-    return dict(sorted(found.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0])))
+class Catalog(Mapping[str, Scenario]):
+    """Every scenario by name, in ``ORDER``. The module of scenario ``a-b`` is ``a_b.py``; it is imported when its
+    scenario is first asked for, so a run imports the one module it needs, not all of them (the CLI's start)."""
+
+    def __init__(self) -> None:
+        modules = {info.name.replace("_", "-"): info.name for info in pkgutil.iter_modules([str(Path(__file__).parent)])
+                   if info.name not in _NOT_SCENARIOS}
+        rank = {name: i for i, name in enumerate(ORDER)}
+        self._modules = {name: modules[name] for name in sorted(modules, key=lambda n: (rank.get(n, len(ORDER)), n))}
+        self._loaded: dict[str, Scenario] = {}
+
+    def __getitem__(self, name: str) -> Scenario:
+        found = self._loaded.get(name)
+        if found is None:
+            found = self._loaded[name] = _load(self._modules[name], name)
+        return found
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._modules)
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._modules
 
 
-SCENARIOS: dict[str, Scenario] = _discover()
+def _load(module_name: str, name: str) -> Scenario:
+    """The one scenario ``module_name`` defines, which must be named ``name``."""
+    module = importlib.import_module(f"{__package__}.{module_name}")
+    found = [cls for _, cls in inspect.getmembers(module, inspect.isclass)
+             if issubclass(cls, Scenario) and cls is not Scenario and cls.name and cls.__module__ == module.__name__]
+    if [cls.name for cls in found] != [name]:
+        raise TypeError(f"{module.__name__} must define one scenario, named {name!r}; it defines "
+                        f"{[cls.name for cls in found]}")
+    return found[0]()
+
+
+SCENARIOS: Mapping[str, Scenario] = Catalog()
 
 
 def get_scenario(name: str) -> Scenario:
