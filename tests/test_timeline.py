@@ -941,12 +941,20 @@ def _lane_pitch_and_header(fig):
     return ys[2] - ys[1], sep - top
 
 
-def test_a_source_row_with_nothing_on_it_is_thin():
+def test_a_source_row_with_nothing_on_it_is_not_drawn_or_thin():
+    """The only source's row with nothing on it is not drawn (its name stands over the lane names); where two
+    sources each have lanes and nothing else, each keeps a thin row naming its group (one line of text)."""
     empty = History({"seed": 0, "scenario": "concurrent-claims", "epoch": EPOCH, "table": TABLE})
     for i, inv in enumerate(("inv-1", "inv-2")):
         _start(empty, 0.0, inv, source="async", container=f"c-{i}")
         _email(empty, 0.2, inv, "o-1")
         empty.append("invoke_end", 0.2, inv=inv, outcome="ok", error=None)
+    ax = _ax(plot_timeline(empty))
+    assert [lbl.get_text().split(" ")[0] for lbl in ax.get_yticklabels()] == ["inv-1", "inv-2"]
+    assert [t.get_text() for t in ax.texts if t.get_gid() == "source-caption"] == ["Async event queue"]
+    assert not [ln for ln in ax.lines if ln.get_gid() == "separator"]
+    _start(empty, 0.3, "inv-3", source="direct", container="c-3")
+    empty.append("invoke_end", 0.4, inv="inv-3", outcome="ok", error=None)
     pitch, header = _lane_pitch_and_header(plot_timeline(empty))
     assert header < 0.65 * pitch  # one line of text, not a lane's height
     busy_pitch, busy_header = _lane_pitch_and_header(plot_timeline(sqs_visibility(), gaps=False))

@@ -36,6 +36,7 @@ from ..settings import SettingValue
 from ..vocab import Status
 from .stage import notice
 from .timeline import audit
+from .timeline.figure import freeze_layout
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -618,13 +619,7 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     if mark or line is not None:
         # The mark and the line move the words they would cover, measured where they are drawn: lay out once and
         # keep it.
-        engine = fig.get_layout_engine()
-        try:
-            if engine is not None:
-                engine.execute(fig)
-        except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
-            pass
-        fig.set_layout_engine("none")
+        freeze_layout(fig)
     if mark:
         _room_for_a_ring(ax, grid)
     if line is not None:

@@ -5,6 +5,7 @@ import io
 from collections.abc import Mapping
 from types import MappingProxyType
 
+from matplotlib import rc_context
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
@@ -75,14 +76,21 @@ def freeze_layout(fig: Figure) -> None:
             engine.execute(fig)
         except ValueError:  # as in Figure.draw: a layout that cannot be solved leaves the axes where they are
             pass
-    fig.set_layout_engine("none")
+    drop_layout_engine(fig)
+
+
+def drop_layout_engine(fig: Figure) -> None:
+    """No layout engine at all, not matplotlib's "none" placeholder: with any engine set, every ``savefig`` draws
+    the whole figure once more before it renders it (the same PNG, ~13% slower)."""
+    with rc_context({"figure.autolayout": False, "figure.constrained_layout.use": False}):
+        fig.set_layout_engine(None)
 
 
 def legend_figure(plan: LegendPlan, width: float, dpi: float) -> TimelineFigure:
     """The legend of a timeline drawn without it, as a picture of its own ``width`` inches wide: placed under
     that timeline, the two read as the one figure ``plot_timeline`` draws with its legend."""
     fig = new_figure(width, plan.rows * LEGEND_ROW_IN + MARGIN_IN, dpi)
-    fig.set_layout_engine("none")
+    drop_layout_engine(fig)
     with matplotlib_style():
         add_legend(fig, plan.items, plan.ncols, LEGEND_PT, loc="center")
     return fig
