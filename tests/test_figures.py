@@ -66,7 +66,7 @@ CELLS = {
     "02-8": (lambda: run_scenario("async-duplicate", NAIVE, seed=0),
              "naive handler · async-duplicate: no error anywhere, every order emailed twice"),
     "02-14": (lambda: run_scenario("async-late-retry", IMPROVED, seed=0, settings={"keep_for": 3600}),
-              "improved handler, results kept 1 h · the retry at 2 h finds nothing and emails again"),
+              "improved handler, results kept 1 h · the retry at 2:04:34 finds the record expired and emails again"),
     "02-16": (lambda: run_scenario("eventbridge-target-retry", NAIVE, seed=0),
               "naive handler · EventBridge's retries run nothing; Lambda's retry repeats o-1"),
     "02-18": (lambda: run_scenario("async-duplicate", IMPROVED, seed=0),

@@ -8,6 +8,7 @@ from nbclient import NotebookClient
 
 import sandbox
 from sandbox import BadInput, History, Sandbox, SandboxError, open_scenario, run_scenario
+from sandbox.modes.stepping import STEP_TICK
 
 from conftest import ROOT, example
 
@@ -134,6 +135,11 @@ def test_a_step_that_sends_an_email_names_it_and_its_answer_in_the_same_words():
     assert email.does == "email" and email.records == [] and email.next == "email answer"
     assert str(email).endswith("-> email request sent; its answer is inv-1's next step (email answer)")
     assert "nothing recorded" not in str(email)
+    # each step takes 25 ms: the request went out when its step began, not after its tick (a learner read
+    # "step 5 at 0.125 s" and "step 6 at 0.125 s" against "25 ms a step")
+    times = [s.t for s in steps]
+    assert times == pytest.approx([times[0] + i * STEP_TICK for i in range(len(times))])
+    assert str(email).startswith(f"step {email.number} at {times[-1]:.3f} s")
     run.finish()
 
 

@@ -189,11 +189,14 @@ class ScenarioRun:
             raise BadInput(f"you are the scheduler: say who moves next, one of: "
                            f"{', '.join(map(str, self.choices()))}")
         mark, does = len(self.world.history), dict((c.who, c.does) for c in self.choices())
+        began = self.world.clock.elapsed()
         self._command = ("step", who)
         self._go.release()
         self._wait_for_gate()
         moved, records = self._moved or "?", self.world.history.since(mark)
-        when = records[0]["t"] if records else self.world.clock.elapsed()  # when it happened, not after its tick
+        # when it happened, not after its tick: a step that writes no record (an email request, whose record
+        # comes with its answer) happened when it began
+        when = records[0]["t"] if records else began
         # what the task does next, runnable or not: after "email" it sleeps until the provider answers
         after = next((t.label for t in self._scheduler.tasks if t.name == moved and not t.done), None)
         step = Step(len(self.steps) + 1, moved, does.get(moved, "?"), when, records, after)
