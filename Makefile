@@ -5,6 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.lab-installed
 PIP    := $(BIN)/python -m pip --disable-pip-version-check
 
 LAB_ARGS    ?=
@@ -42,13 +43,26 @@ $(BIN)/python:
 	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: sudo apt-get install python3-venv (then make setup again)" >&2; \
 	  exit 1; }
 
-# Reinstall only when a pin, the lock or the project metadata changed.
+# Reinstall only when a pin, the lock or the project metadata changed. The full set (tests, linters, the
+# browser driver) holds the lessons' set too.
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml | $(BIN)/python
 	$(PIP) install --progress-bar off --upgrade pip
 	$(PIP) install --progress-bar off -r requirements-dev.txt -c constraints.txt
 	$(PIP) install --progress-bar off --no-deps -e .
 	@$(MAKE) --no-print-directory git-filter
+	@touch $@ $(LAB_STAMP)
+
+# What the lessons need and no more (a learner's first `make lab` installs no test tools).
+$(LAB_STAMP): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
+	$(PIP) install --progress-bar off --upgrade pip
+	$(PIP) install --progress-bar off -r requirements.txt -c constraints.txt
+	$(PIP) install --progress-bar off --no-deps -e .
+	@$(MAKE) --no-print-directory git-filter
 	@touch $@
+
+.PHONY: setup-lab
+setup-lab: $(LAB_STAMP)
+	@$(BIN)/python -m compileall -q sandbox >/dev/null
 
 # git stores notebooks without outputs (.gitattributes), so running lessons keeps the clone clean.
 .PHONY: git-filter
@@ -63,15 +77,15 @@ ROOT_ARGS := $(if $(filter 0,$(shell id -u 2>/dev/null)),--allow-root)
 # Serves the repository root, so exercises/ and examples/ open from the file browser. lab-settings/overrides.json
 # changes JupyterLab's defaults for this course (no news toast over a lesson; your own settings still win).
 LAB_SETTINGS := "--LabApp.app_settings_dir=$(CURDIR)/lab-settings"
-lab: setup git-filter
+lab: setup-lab git-filter
 	$(BIN)/jupyter lab --ServerApp.root_dir=. notebooks/00_start_here.ipynb $(LAB_SETTINGS) $(ROOT_ARGS) $(LAB_ARGS)
 
 # Put the lessons and exercises back as they came (outputs gone; your edits to code cells stay).
-reset-notebooks: setup
+reset-notebooks: setup-lab
 	$(BIN)/python -m sandbox.tools.strip_outputs $(wildcard notebooks/*.ipynb exercises/*.ipynb)
 
 # The executed course as static HTML, for reading without a kernel: out/html/ (lesson links lead to pages).
-html: setup
+html: setup-lab
 	rm -rf out/html && mkdir -p out/html
 	$(BIN)/jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=300 \
 	  --output-dir out/html notebooks/*.ipynb
@@ -194,7 +208,8 @@ clean:
 # Every target, one line each (`make` alone runs setup, the first target).
 help:
 	@echo "make setup            create .venv with the pinned packages, and register the notebook git filter"
-	@echo "make lab              setup, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
+	@echo "make setup-lab        create .venv with only what the lessons need (no test tools)"
+	@echo "make lab              setup-lab, then open JupyterLab on notebooks/00_start_here.ipynb (LAB_ARGS=...)"
 	@echo "make test             setup, ruff, mypy and the quick tests, within five minutes (PYTEST_ARGS=...)"
 	@echo "make test-deep        the quick suite's long tail (tests/deep.txt): every case of each family, CLI, grader"
 	@echo "make test-course      the course's long suites: lessons, exercises, browser, golden snapshots, campaigns"

@@ -49,6 +49,11 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
         "a fact changed: make test-fast is gone; make test is the quick check, make test-course the rest (issue 33)",
     "  - `analysis/`: reading a run:":
         "a fact changed: reading one run is verdict/ now, and analysis/ drives many runs (issue 33's layout)",
+    "The first run creates `.venv` and installs the pinned packages":
+        "a fact changed: make lab installs only the lessons' packages (requirements.txt), the test tools come with "
+        "make test and make setup (a new learner's note)",
+    "`make setup` (or `make` alone) does only that step and opens nothing":
+        "a fact changed: make setup installs the full set, make setup-lab the lessons' set",
     "  - `core/`: the world's machinery:":
         "a fact changed: the history's records are frozen dataclasses (core/records.py), handed out as they are or "
         "as dict copies, no longer only as copies (issue 33)",

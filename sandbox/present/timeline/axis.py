@@ -252,7 +252,8 @@ def _decimals(step: float) -> int:
 
 def _activity(model: Model) -> list[tuple[float, float]]:
     """(start, end) of everything drawn: invocations, markers, source events, caller attempts, and the ends of every
-    band (idempotency-table windows, invisible messages, pending orders): a break never hides one of those."""
+    band (idempotency-table windows, invisible messages, pending orders): a break never hides one of those. A
+    throttled event's whole band is activity: its source kept trying, so no break may call any of it idle."""
     spans: list[tuple[float, float]] = []
     for w in model.windows:
         spans += [(t, t) for t in (w.start, w.end) if t is not None and t <= model.t_end]
@@ -264,7 +265,10 @@ def _activity(model: Model) -> list[tuple[float, float]]:
         spans.append((m.t, m.t))
     for e in model.events:
         spans.append((e.t, e.t))
-        if e.t0 is not None and e.style in (Delivery.THROTTLED, Delivery.PENDING):  # where its band begins
+        if e.t0 is not None and e.style == Delivery.THROTTLED:
+            # Lambda tried again and again all along (lesson 02: "32 tries over 2.1 h"): not idle time to cut out
+            spans.append((e.t0, e.t))
+        elif e.t0 is not None and e.style == Delivery.PENDING:  # where its band begins
             spans.append((e.t0, e.t0))
     for a in model.attempts:
         if a.source == SourceKind.ASYNC:
