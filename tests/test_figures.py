@@ -261,6 +261,25 @@ def test_a_source_row_with_nothing_on_it_is_left_out_and_its_group_still_named(s
         assert not box.overlaps(ax.title.get_window_extent(r))
 
 
+def test_an_arrow_label_stands_clear_of_the_other_arrows():
+    """Lesson 10, a 20 s lock under 30 s of work (a new learner): "retry 1 at 90.5 s" stood between its own arrow and
+    the copy arrow at 22 s, and read as naming the copy. Each label now keeps clear of the other arrows."""
+    settings = {"lock_seconds": 20, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 22}
+    fig = plot_timeline(run_scenario("lock-shorter-than-work", ARTICLE, settings=settings).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.faults(fig) == []
+        ax = fig.axes[0]
+        (retry,) = [t for t in ax.texts if fig.arrow_labels.get(id(t)) == "arrow:inv-1->inv-3"]
+        copy = next(p for p in ax.patches if p.get_gid() == "arrow:inv-1->inv-2")
+        shaft = copy.get_transform().transform_path(copy.get_path()).vertices[1]  # along the copy's shaft
+        retry.set_position(ax.transData.inverted().transform(shaft + (8, 0)))  # where the learner saw it
+        retry.set_horizontalalignment("left")
+        fig.draw_without_rendering()
+        assert audit.arrow_labels_astray(audit.Drawn(fig)) == [
+            "'retry 1 at 90.5 s' stands nearer arrow:inv-1->inv-2 than its own arrow"]
+
+
 def test_the_audit_finds_a_header_row_with_nothing_on_it():
     fig = plot_timeline(run_scenario("no-fault", NAIVE, seed=0).history, width=WIDTH_IN)
     with matplotlib_style():

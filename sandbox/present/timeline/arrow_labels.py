@@ -11,7 +11,7 @@ from __future__ import annotations
 from matplotlib.transforms import Bbox
 
 from .arrows import Arrow, along, path_length
-from .audit import RELATION_SLACK_PX, arrow_relation
+from .audit import CLEAR_PX, NEARER_PX, RELATION_SLACK_PX, arrow_relation, nearer_arrow
 from .canvas import Canvas
 from .sizing import REFERENCE_DPI
 from .style import ARROW_COLOR, LABEL_EDGE, SMALL_PT, Z_ARROW_LABEL
@@ -74,6 +74,8 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
             said.add((prev, arrow.text))
             wanted.append(arrow)
     long = [a for a in wanted if path_length(a.path) >= MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI]
+    c.arrow_lines = [(p.get_gid() or "", p.get_transform().transform_path(p.get_path())) for p in c.ax.patches
+                     if (p.get_gid() or "").startswith("arrow:")]
     way = _best_way(c, long)
     labels = {}
     if way is not None:
@@ -120,14 +122,17 @@ def _all_or_none(c: Canvas, arrows: list[Arrow], labels: dict) -> None:
 
 
 def _off_lanes(c: Canvas, arrow: Arrow):
-    """Counts a label box whose middle stands on the row of a lane ``arrow`` does not join as many overlaps."""
+    """Counts a label box whose middle stands on the row of a lane ``arrow`` does not join, or nearer another arrow
+    than its own (``audit.nearer_arrow``), as many overlaps: it would read as that lane's, or that arrow's."""
     joins = set(arrow.owner[len("arrow:"):].split("->"))
     rows = [sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for inv, (top, bottom) in c.rows.lane_spans().items()
             if inv not in joins]
+    slack, clear = (px * c.fig.dpi / REFERENCE_DPI for px in (NEARER_PX, CLEAR_PX))
 
     def hits(box: Bbox) -> int:
         cy = (box.y0 + box.y1) / 2
-        return OTHER_LANE_HITS if any(y0 < cy < y1 for y0, y1 in rows) else 0
+        astray = nearer_arrow(box, arrow.owner, c.arrow_lines, c.fig.arrow_kinds, slack, clear) is not None
+        return OTHER_LANE_HITS if astray or any(y0 < cy < y1 for y0, y1 in rows) else 0
     return hits
 
 

@@ -26,6 +26,7 @@
 * what a new learner found (5/5): the "history ends" line striking through the marks at its moment; a repeat
   arrow whose tip stands more than a pixel from the time its repeat started (it stopped short of the marks
   overhanging the repeat's bar: 13 s early on an hour-long axis);
+* a repeat arrow's label nearer another arrow than its own;
 * a header row with nothing of its own drawn on it (its group is named without a row: ``rows.layout_rows``);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
@@ -47,7 +48,7 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -1064,6 +1065,52 @@ def arrow_labels_off_their_lanes(d: Drawn) -> list[str]:
     return out
 
 
+NEARER_PX = 2.0  # px at 100 dpi: a label this much nearer another arrow than its own reads as the other's ...
+CLEAR_PX = 20.0  # ... and so does one this close to another arrow, wherever its own is
+
+
+def box_gap(path: MPath, box: Bbox) -> float:
+    """Display px between a drawn line and a box (0 where the line enters it)."""
+    pts = _drawn_points(path)
+    if len(pts) > 1:
+        pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+    dx = np.maximum(np.maximum(box.x0 - pts[:, 0], pts[:, 0] - box.x1), 0.0)
+    dy = np.maximum(np.maximum(box.y0 - pts[:, 1], pts[:, 1] - box.y1), 0.0)
+    return float(np.min(np.hypot(dx, dy)))
+
+
+def nearer_arrow(box: Bbox, own: str, arrows: list[tuple[str, MPath]], kinds: Mapping[str, str],
+                 slack: float, clear: float) -> str | None:
+    """Another arrow that ``box``, the label of arrow ``own``, stands by: nearer than its own (by more than
+    ``slack`` px), or within ``clear`` px, if any. The repeats of one run for one cause share a label: each of them
+    is its own."""
+    prev = own.split("->")[0]
+
+    def mine(gid: str) -> bool:
+        return gid == own or (gid.split("->")[0] == prev and kinds.get(gid) == kinds.get(own))
+    near = [box_gap(path, box) for gid, path in arrows if mine(gid)]
+    if not near:
+        return None
+    return next((gid for gid, path in arrows
+                 if not mine(gid) and box_gap(path, box) < max(min(near) - slack, clear)), None)
+
+
+def arrow_labels_astray(d: Drawn) -> list[str]:
+    """A repeat arrow's label stands nearer its own arrow than any other, and clear of the others: "retry 1 at
+    90.5 s" stood between its own arrow and the copy arrow at 22 s, and read as naming the copy (lesson 10, a new
+    learner)."""
+    named = getattr(d.fig, "arrow_labels", {})
+    arrows = [(gid, path) for gid, path, _ in _lines(d.fig) if gid.startswith("arrow:")]
+    kinds = getattr(d.fig, "arrow_kinds", {})
+    out = []
+    for t, box, _ in d.texts:
+        own = named.get(id(t))
+        other = nearer_arrow(box, own, arrows, kinds, d.px(NEARER_PX), d.px(CLEAR_PX)) if own is not None else None
+        if other is not None:
+            out.append(f"{_name(t)} stands nearer {other} than its own arrow")
+    return out
+
+
 def arrow_labels_partial(d: Drawn) -> list[str]:
     """Repeat arrows of one kind (``fig.arrow_kinds``: the repeat's cause) are all labelled, or none is: where one
     "retry 1" arrow says when and the next says nothing, the reader looks for a difference that is not there."""
@@ -1218,7 +1265,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks, rows_empty)
+          marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from matplotlib import text as mtext
 from matplotlib.axes import Axes
 from matplotlib.backend_bases import RendererBase
+from matplotlib.path import Path
 from matplotlib.transforms import Bbox
 
 from .axis import TimeAxis
@@ -45,6 +46,7 @@ class Canvas:
     obs: Obstacles = field(default_factory=Obstacles)  # filled once the layout is frozen
     renderer: RendererBase | None = None  # set by freeze()
     zooms: tuple[float, ...] = ()  # the detail row's (``detail.py``): how magnified each of its stretches is
+    arrow_lines: list[tuple[str, Path]] = field(default_factory=list)  # repeat arrows drawn (gid, display path)
 
     @property
     def detail(self) -> bool:

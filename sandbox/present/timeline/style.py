@@ -120,8 +120,8 @@ PENDING_BAND: PatchStyle = {  # orders left in a source
     "facecolor": "white", "edgecolor": PENDING_EDGE, "hatch": "xx", "lw": 0.8}
 HIDDEN_STYLE: PatchStyle = {  # received, invisible until the timeout ...
     "facecolor": "#E6D8F0", "edgecolor": "#8E6AA8", "lw": 0.9}
-HIDDEN_DONE_STYLE: PatchStyle = {  # ... or deleted
-    "facecolor": "#F5F0F9", "edgecolor": "#A98BBF", "lw": 0.8, "ls": (0, (3, 2))}
+HIDDEN_DONE_STYLE: PatchStyle = {  # ... or deleted: dashed, and dark enough to see on a projector (a learner lost it)
+    "facecolor": "#ECE2F4", "edgecolor": "#6F4F8C", "lw": 1.0, "ls": (0, (3, 2))}
 BATCHING_STYLE: PatchStyle = {  # batching window
     "facecolor": "#F3F3F3", "edgecolor": "#5A5A5A", "ls": (0, (3, 2)), "lw": 1.0}
 THROTTLED_BAND: PatchStyle = {  # Lambda said 429
