@@ -280,6 +280,20 @@ def test_an_arrow_label_stands_clear_of_the_other_arrows():
             "'retry 1 at 90.5 s' stands nearer arrow:inv-1->inv-2 than its own arrow"]
 
 
+def test_a_lock_band_ended_by_its_holder_ends_at_a_mark_that_says_so():
+    """Lesson 10's Try it at lock 0 (a new learner): the title says "lock 60 s", and the lock band ended at 30.5 s
+    with nothing to say why: run_once deleted its record when the email failed. A ▽ stands where the band ends."""
+    settings = {"lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}
+    fig = plot_timeline(run_scenario("lock-shorter-than-work", ARTICLE, settings=settings).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.faults(fig) == []
+    ((_, lock),) = _boxes(fig, "lock:inv-1:")
+    (deleted,) = [m for m in audit.marks(fig) if m.gid == "marker:record_deleted" and m.ax is fig.axes[0]]
+    assert abs(deleted.x - lock.x1) <= 1.0 and deleted.row == "lane:inv-1"
+    assert "record deleted by its holder (DeleteItem)" in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
 def test_the_audit_finds_a_header_row_with_nothing_on_it():
     fig = plot_timeline(run_scenario("no-fault", NAIVE, seed=0).history, width=WIDTH_IN)
     with matplotlib_style():

@@ -183,6 +183,9 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
               "record written, no condition (no claim)"),
     "stale_write": ({"marker": "d", "ms": 13, "mfc": OI_VERMILLION, "mec": "black", "mew": 1.0},
                     "STALE write (another invocation's record)"),
+    # the holder deleted its own record (run_once's delete on failure): its lock band ends here, not at expiresAt
+    "record_deleted": ({"marker": "v", "ms": 10, "mfc": "white", "mec": LOCK_EDGE, "mew": 2.0},
+                       "record deleted by its holder (DeleteItem)"),
     "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
              "read (GetItem / Query)"),
     "email_done": ({"marker": ENVELOPE, "ms": 17, "mfc": "white", "mec": "black", "mew": 1.4}, "email sent"),
@@ -274,7 +277,8 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "task_timeout": ({"marker": "x", "ms": 10, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 2.4},
                      "States.Timeout: the Task stopped waiting, the function ran on"),
 }
-LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "write_refused", "stale_write", "table_error",
+LEGEND_MARKER_ORDER = ("claim_won", "claim_lost", "read", "write", "record_deleted", "write_refused", "stale_write",
+                       "table_error",
                        "email_done", "email_dup", "email_dedup", "email_failed",
                        "charge_done", "charge_dup", "charge_dedup", "charge_failed",
                        "cancellation_done", "cancellation_dup", "cancellation_dedup", "cancellation_failed",
