@@ -1351,6 +1351,16 @@ def test_a_labels_time_rounds_honestly(t):
     assert clock(0.025, "s") == "25 ms"
 
 
+@given(st.floats(min_value=0.0, max_value=100_000.0, allow_nan=False))
+def test_a_labels_time_on_an_hours_axis_keeps_its_tenths(t):
+    """Lesson 02 cell 20 (a new learner): "retry 1 at 0:01:00" rounded away the 60.4 s the lesson prints. On an
+    axis in h:mm:ss a label's time, read back, is within 0.05 s of the true time."""
+    from sandbox.present.timeline.timefmt import clock
+    h, m, s = clock(t, "h").split(":")
+    assert abs(int(h) * 3600 + int(m) * 60 + float(s) - t) <= 0.05 + 1e-6
+    assert clock(60.4, "h") == "0:01:00.4" and clock(7474.0, "h") == "2:04:34"
+
+
 @pytest.mark.parametrize("scenario", ["ttl-lag", "timeout-after-effect", "alb-client-retry"])
 def test_an_email_cut_off_unanswered_by_the_deadline_is_marked_at_the_deadline(scenario):
     """A provider that hangs keeps the call out until Lambda stops the function: nothing was sent, yet the handler
