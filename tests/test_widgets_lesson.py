@@ -564,6 +564,46 @@ def test_the_equal_line_stops_short_of_the_cells_words(mark):
     assert crossed == 4
 
 
+
+def _line_near(fig, words) -> dict[str, int]:
+    """How many pixels of ``fig``'s dashed line stand within 3 px of each of ``words``' letters: the pixels that
+    change when the line is left out (the frame, the ring and the tab are as black)."""
+    import numpy as np
+
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    drawn = []
+    for visible in (True, False):
+        line.set_visible(visible)
+        fig.canvas.draw()
+        drawn.append(np.asarray(fig.canvas.buffer_rgba())[::-1, :, :3].copy())  # row 0 at the bottom, as display y
+    line.set_visible(True)
+    on_line = (drawn[0] != drawn[1]).any(axis=2)
+    renderer = fig.canvas.get_renderer()
+    found = {}
+    for word in words:
+        box = word.get_window_extent(renderer).padded(3 * fig.dpi / 100)
+        found[word.get_gid()] = int(on_line[int(box.y0):int(box.y1) + 1, int(box.x0):int(box.x1) + 1].sum())
+    return found
+
+
+@pytest.mark.parametrize("mark", [(30, 30), (10, 10), (25, 25), (3, 1), (13, 15)])
+def test_the_equal_line_stops_short_of_words_the_mark_moved(mark):
+    """Lesson 10's dashboard: with the mark on a cell of the diagonal (framed: lock = work) or by one, that cell's
+    "✓ valid" stepped aside for the "now" tab or the ring, onto the dashed "lock = work" line, which ran through it:
+    the line's gap stayed where the words had been. The gap follows the words; the audit, which finds a line through
+    words, finds nothing on the dashboard's picture, and no dark pixel stands by the moved words."""
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import MapPicture
+
+    picture = MapPicture(_lesson_grid(), {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    lock_s, work_s = mark
+    picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, _lesson_verdict(lock_s, work_s))
+    moved = [word for word in picture.mark.moved if word.get_visible()]
+    assert moved, mark  # words stepped aside: what the line must now keep off
+    assert audit.faults(picture.figure) == [], mark
+    assert set(_line_near(picture.figure, moved).values()) == {0}, mark
+
+
 def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr():
     """An nbconvert (HTML) export of lesson 10 showed "VBox(children=(HTML(value='<style>…" where the controls
     were: with no widget state the page shows the next kind of output there is. That is a line saying what was run

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import io
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -300,30 +300,57 @@ def _draw_equal_line(ax, grid: VerdictGrid) -> Any:
     points = sorted({lo + (hi - lo) * k / 100 for k in range(101)} |
                     {v for v in (*grid.x.numbers, *grid.y.numbers) if lo < v < hi})
     (line,) = ax.plot([_reach(grid.x, v) for v in points], [_reach(grid.y, v) for v in points], ls="--", lw=2.2,
-                      color="#1F1F1F", zorder=2)
+                      color="#1F1F1F", zorder=2, gid=f"{audit.UNDER_WORDS}:equal")
     return line
 
 
 LINE_CLEAR_PX = 5  # px at 100 dpi: the dashed "equal" line stops this far from a cell's words, at least
 
 
-def words_off_line(ax, line, words: Mapping[tuple, Any]) -> None:
-    """The dashed "equal" line stops short of the words of the cells it crosses: a patch of the cell's colour, a
-    little larger than the words, lies over the line and under them (lesson 10: on a box as tight as its letters,
-    the "lock = work" line ran through the "✓ valid" of every cell on the diagonal). No room to move the words
-    aside: a cell is two lines tall. The figure's layout must be fixed."""
-    from matplotlib.patches import Rectangle
+def words_off_line(ax, line, words: Mapping[tuple, Any]) -> LineGaps:
+    """The dashed "equal" line stops short of the words of the cells it crosses (``LineGaps``)."""
+    return LineGaps(ax, line, words)
 
-    renderer = ax.get_figure(root=True).canvas.get_renderer()
-    path = line.get_transform().transform_path(line.get_path())
-    clear = LINE_CLEAR_PX * ax.get_figure(root=True).dpi / 100
-    to_data = ax.transData.inverted()
-    for word in words.values():
-        box = word.get_window_extent(renderer).padded(clear)
-        if path.intersects_bbox(box, filled=False):
+
+class LineGaps:
+    """Where the dashed "equal" line stops short of the cells' words: a patch of the cell's colour, a little larger
+    than the words, lies over the line and under them (lesson 10: on a box as tight as its letters, the "lock = work"
+    line ran through the "✓ valid" of every cell on the diagonal). No room to move the words off the line: a cell is
+    two lines tall. The patches follow the words: ``fit`` again the words the ring's mark moved (lesson 10 at lock
+    25, the (45, 45) cell's words stepped aside onto the line, and their patch stayed behind). The figure's layout
+    must be fixed."""
+
+    def __init__(self, ax, line, words: Mapping[tuple, Any]):
+        from matplotlib.patches import Rectangle
+
+        self.ax = ax
+        self.path = line.get_transform().transform_path(line.get_path())
+        edge = CELL_EDGE_PT / 2 * ax.get_figure(root=True).dpi / 72
+        self.cells: dict[Any, Bbox] = {}  # each word's cell inside its white edge, px: a patch stays within it
+        self.patches: dict[Any, Any] = {}
+        for word in words.values():
+            i, j = word.get_position()  # at home: the cell's middle
+            self.cells[word] = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)])).padded(-edge)
+            # over the line (zorder 2), under the words (4)
+            self.patches[word] = ax.add_patch(Rectangle((i, j), 0, 0, facecolor=word.get_bbox_patch().get_facecolor(),
+                                                        edgecolor="none", zorder=3, visible=False))
+        self.fit(words.values())
+
+    def fit(self, words: Iterable) -> None:
+        """A patch under each of ``words`` where it stands now, if the line comes near it (none under words left
+        out: a gap in the line there would mark a place where nothing is)."""
+        renderer = self.ax.get_figure(root=True).canvas.get_renderer()
+        clear = LINE_CLEAR_PX * self.ax.get_figure(root=True).dpi / 100
+        to_data = self.ax.transData.inverted()
+        for word in words:
+            patch = self.patches[word]
+            box = word.get_window_extent(renderer).padded(clear) if word.get_visible() else None
+            if box is None or not self.path.intersects_bbox(box, filled=False):
+                patch.set_visible(False)
+                continue
+            box = Bbox.intersection(box, self.cells[word]) or box
             (x0, y0), (x1, y1) = to_data.transform(box.get_points())
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=word.get_bbox_patch().get_facecolor(),
-                                   edgecolor="none", zorder=3))  # over the line (2), under the words (4)
+            patch.set(xy=(x0, y0), width=x1 - x0, height=y1 - y0, visible=True)
 
 
 def _edge_values(axis: Axis) -> tuple[float, float]:
@@ -351,14 +378,15 @@ class NowMark:
     those words move aside within their cells, clear of the point and its "now" tab (``moved``),
     and go back when the mark moves on. Where a cell has no room beside the point for its words,
     they are left out (its colour still says the verdict). The tab goes above the point, or else
-    below it or beside it, on the page, wherever fewest words are left out. ``place`` measures, so
-    the figure's layout must be fixed.
+    below it or beside it, on the page, wherever fewest words are left out. The dashed line's
+    gaps (``LineGaps``) follow the words moved. ``place`` measures, so the figure's layout must
+    be fixed.
     """
 
-    def __init__(self, ax, words: Mapping[tuple, Any] | None = None):
+    def __init__(self, ax, words: Mapping[tuple, Any] | None = None, gaps: LineGaps | None = None):
         from matplotlib.patches import Rectangle
 
-        self.ax = ax
+        self.ax, self.gaps = ax, gaps  # the dashed line's gaps follow the words the mark moves
         self.frames = [ax.add_patch(Rectangle((0, 0), FRAME_W, FRAME_H, facecolor="none", edgecolor=colour, lw=lw,
                                               zorder=5)) for colour, lw in (("black", FRAME_PT), ("white", 1.5))]
         self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
@@ -411,6 +439,8 @@ class NowMark:
             self.tab_text = f" now: {CELL_TEXT[verdict]} " if verdict in CELL_TEXT and not inside_cell else TAB_TEXT
             self.tab.set(text=self.tab_text, fontsize=TAB_PT, fontweight="bold")
             self._clear_of_words(px, py)
+        if self.gaps is not None:
+            self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
 
     def _tab_in_frame(self, cell: tuple, px: float, py: float) -> None:
@@ -450,6 +480,8 @@ class NowMark:
         for word in self.moved:
             position, text = self._home[word]
             word.set(position=position, text=text, ha="center", va="center", fontsize=CELL_PT, visible=True)
+        if self.gaps is not None:
+            self.gaps.fit(self.moved)
         self.moved = []
 
     def _clear_of_words(self, px: float, py: float) -> None:
@@ -622,11 +654,10 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
         freeze_layout(fig)
     if mark:
         _room_for_a_ring(ax, grid)
-    if line is not None:
-        words_off_line(ax, line, words)
+    gaps = words_off_line(ax, line, words) if line is not None else None
     fig.cell_words = words
     if mark:
-        fig.now_mark = NowMark(ax, words)
+        fig.now_mark = NowMark(ax, words, gaps)
         fig.now_mark.place(grid, mark, verdict)
     return fig
 
@@ -671,19 +702,23 @@ class MapPicture:
         self.mark.words_home()
         self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
         canvas, cell_words = self.figure.canvas, list(self.mark.words.values())
-        for artist in [*self.mark.artists, self.words, *cell_words]:
+        self._gaps = self.mark.gaps.patches if self.mark.gaps is not None else {}  # each word's gap in the line
+        on_words = [*(patch for patch in self._gaps.values() if patch.get_visible()), *cell_words]
+        for artist in [*self.mark.artists, self.words, *on_words]:
             artist.set_visible(False)
         with quick_text():
             canvas.draw()
-            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words
-            for word in cell_words:
-                word.set_visible(True)
-                self.figure.draw_artist(word)
+            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words, the dashed line whole
+            for artist in on_words:
+                artist.set_visible(True)
+                self.figure.draw_artist(artist)
         self._background = np.array(canvas.buffer_rgba())
         renderer, height = canvas.get_renderer(), self._bare.shape[0]
-        self._lift = {}  # where each cell's words are drawn in the background: (rows, columns)
+        self._lift = {}  # where each cell's words (and their gap in the line) are in the background: (rows, columns)
         for word in cell_words:
-            box = drawn_box(word, renderer)
+            box, gap = drawn_box(word, renderer), self._gaps.get(word)
+            if gap is not None and gap.get_visible():
+                box = Bbox.union([box, gap.get_window_extent(renderer)])
             self._lift[word] = (slice(max(0, int(height - box.y1) - 1), int(height - box.y0) + 2),
                                 slice(max(0, int(box.x0) - 1), int(box.x1) + 2))
         self.words.set_visible(True)
@@ -700,8 +735,9 @@ class MapPicture:
         for word in self.mark.moved:
             rows, columns = self._lift[word]
             pixels[rows, columns] = self._bare[rows, columns]
+        gaps = [self._gaps[word] for word in self.mark.moved if word in self._gaps]
         with quick_text():
-            for artist in [*self.mark.moved, *self.mark.artists, self.words]:
+            for artist in [*gaps, *self.mark.moved, *self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
         return png_of_pixels(pixels)
