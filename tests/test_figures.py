@@ -987,3 +987,12 @@ def test_the_audit_finds_a_line_through_words_it_should_stop_short_of():
             bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"})
     assert _check(fig, audit.lines_through_words) == ["under-words:equal runs through '✓ valid'"]
 
+
+def test_the_audit_finds_a_cells_words_left_out_where_no_ring_stands():
+    """A map cell's words may be left out only under the ring of the current setting (its colour still says the
+    verdict); left out for the "now" tab (lesson 10 at lock 25), the cell reads as saying nothing."""
+    fig, ax = _page()
+    ax.text(20, 5, "✗ invalid", ha="center", va="center", gid="cell-words:30,45", visible=False)
+    ax.text(70, 5, "✓ valid", ha="center", va="center", gid="cell-words:45,45", visible=False)
+    ax.plot([74], [5], ls="none", marker="o", ms=22, mew=5, mfc="none", mec="black", gid="now-ring")
+    assert _check(fig, audit.words_left_out) == ["'✗ invalid' (cell-words:30,45) is left out where no ring stands"]

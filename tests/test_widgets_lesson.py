@@ -228,9 +228,12 @@ def _ring_at(picture):
 @settings(max_examples=60, deadline=None)
 @given(lock_s=st.integers(0, 60), work_s=st.integers(1, 60), known=st.booleans())
 def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_picture, lock_s, work_s, known):
+    from sandbox.present.timeline import audit
+
     grid, picture = lesson_picture
     verdict = _lesson_verdict(lock_s, work_s)
     picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict if known else None)
+    assert audit.faults(picture.figure) == [], (lock_s, work_s, known)  # what the dashboard shows reads whole
     at = _ring_at(picture)
     if at is None:  # framed: the setting is a cell of the grid, and the frame is on it
         assert grid.status(lock_s, work_s) == verdict
@@ -240,9 +243,10 @@ def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_pict
     assert all(grid.status(*cell) == verdict for cell in inside), (lock_s, work_s, at, inside)
     if not known:  # a verdict not known: the ring claims no cell at all
         assert inside == [], (lock_s, work_s, at)
-    elif not inside:  # on the line between cells, claiming neither: its tab says the verdict
+    elif not inside:  # on the line between cells, claiming neither: its tab says the verdict (its sign, at least)
         from sandbox.present.verdict_map import CELL_TEXT
-        assert CELL_TEXT[verdict] in picture.mark.tab.get_text(), (lock_s, work_s, picture.mark.tab.get_text())
+        said = picture.mark.tab.get_text()
+        assert said.startswith(f" now: {CELL_TEXT[verdict].split()[0]}"), (lock_s, work_s, said)
 
 
 @pytest.fixture(scope="module")
@@ -603,6 +607,22 @@ def test_the_equal_line_stops_short_of_words_the_mark_moved(mark):
     assert audit.faults(picture.figure) == [], mark
     assert set(_line_near(picture.figure, moved).values()) == {0}, mark
 
+
+@pytest.mark.parametrize("work_s", [45, 30, 10])
+def test_a_rings_tab_between_cells_leaves_every_cell_its_words(work_s):
+    """Lesson 10's dashboard at lock 25, on the line between the 20 s and 30 s columns: the black " now: ✗ invalid "
+    tab stood where the (30, 45) cell's words had been (left out for it) and reached into the (45, 45) cell. Where its
+    words would leave a cell's words out, the tab says the verdict by its sign (" now: ✗ "), and every cell keeps its
+    words; the audit, which finds words left out where no ring stands, finds nothing."""
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import CELL_TEXT, MapPicture
+
+    picture = MapPicture(_lesson_grid(), {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    verdict = _lesson_verdict(25, work_s)
+    picture.png({"lock_seconds": 25, "slow_email_seconds": work_s}, verdict)
+    assert audit.faults(picture.figure) == [], work_s
+    assert all(word.get_visible() for word in picture.mark.words.values()), work_s
+    assert picture.mark.tab.get_text().startswith(f" now: {CELL_TEXT[verdict].split()[0]}"), work_s  # the verdict
 
 def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr():
     """An nbconvert (HTML) export of lesson 10 showed "VBox(children=(HTML(value='<style>…" where the controls

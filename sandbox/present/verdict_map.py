@@ -263,6 +263,7 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
         # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
         words[(xv, yv)] = ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT,
                                   color=TEXT_COLOURS[status], fontweight="bold", zorder=4, multialignment="center",
+                                  gid=f"{audit.CELL_WORDS}:{xv},{yv}",
                                   bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status],
                                         "edgecolor": "none"})
     for axis, set_lim, margin in ((grid.x, ax.set_xlim, MARGIN[0]), (grid.y, ax.set_ylim, MARGIN[1])):
@@ -378,9 +379,10 @@ class NowMark:
     those words move aside within their cells, clear of the point and its "now" tab (``moved``),
     and go back when the mark moves on. Where a cell has no room beside the point for its words,
     they are left out (its colour still says the verdict). The tab goes above the point, or else
-    below it or beside it, on the page, wherever fewest words are left out. The dashed line's
-    gaps (``LineGaps``) follow the words moved. ``place`` measures, so the figure's layout must
-    be fixed.
+    below it or beside it, on the page, wherever fewest words are left out; on the line between
+    cells it says the verdict, in words where they leave every cell its words, else by its sign.
+    The dashed line's gaps (``LineGaps``) follow the words moved. ``place`` measures, so the
+    figure's layout must be fixed.
     """
 
     def __init__(self, ax, words: Mapping[tuple, Any] | None = None, gaps: LineGaps | None = None):
@@ -393,6 +395,7 @@ class NowMark:
                               clip_on=False)[0]
                       for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
                                                     (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
+        self.point[0].set_gid(audit.NOW_RING)  # the outer ring: what the audit lets stand on a cell's words
         self.tab_text = TAB_TEXT
         self.tab = ax.text(0, 0, TAB_TEXT, ha="left", va="center", fontsize=TAB_PT, fontweight="bold", zorder=7,
                            bbox={"boxstyle": f"square,pad={TAB_PAD}", "fc": "black", "ec": "black"}, color="white")
@@ -436,9 +439,8 @@ class NowMark:
         else:
             # On the line between two cells the ring claims neither, so the tab says the verdict itself (a learner
             # could not read lock 25's invalid from a ring between an invalid cell and a valid one).
-            self.tab_text = f" now: {CELL_TEXT[verdict]} " if verdict in CELL_TEXT and not inside_cell else TAB_TEXT
-            self.tab.set(text=self.tab_text, fontsize=TAB_PT, fontweight="bold")
-            self._clear_of_words(px, py)
+            self.tab.set(fontsize=TAB_PT, fontweight="bold")
+            self._clear_of_words(px, py, [TAB_TEXT] if inside_cell else _tab_texts(verdict))
         if self.gaps is not None:
             self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
@@ -484,8 +486,13 @@ class NowMark:
             self.gaps.fit(self.moved)
         self.moved = []
 
-    def _clear_of_words(self, px: float, py: float) -> None:
-        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps."""
+    def _clear_of_words(self, px: float, py: float, texts: Sequence[str]) -> None:
+        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps.
+
+        The tab shows the first of ``texts`` (longest first) that leaves every cell's words room, in the first
+        place that does: a tab that left a cell's words out stood where they were, and read as covering them
+        (lesson 10 at lock 25: " now: ✗ invalid " over the (30, 45) cell, whose words were left out).
+        """
         to_px, from_px = self.ax.transData.transform, self.ax.transData.inverted().transform
         pt = self.ax.get_figure(root=True).dpi / 72
         cx, cy = to_px((px, py))
@@ -493,25 +500,24 @@ class NowMark:
         ring = _box(cx, cy, (-reach, -reach, reach, reach), WORDS_CLEAR_PT * pt)
         tabs = [((px, py + 0.2), "center", "bottom"), ((px, py - 0.2), "center", "top"),  # above, sitting on the ring
                 (from_px((cx + reach, cy)), "left", "center"), (from_px((cx - reach, cy)), "right", "center")]
-        near = [w for w in self.words.values() if abs(self._home[w][0][0] - px) <= 1.5
-                and abs(self._home[w][0][1] - py) <= 1.5]
         page = self.ax.get_figure(root=True).bbox
         best = None
-        for at, ha, va in tabs:
+        for k, (text, (at, ha, va)) in enumerate((text, spot) for text in texts for spot in tabs):
             tx, ty = to_px(at)
-            extent = self._extent(self.tab, self.tab_text, ha, va, TAB_PT)
+            extent = self._extent(self.tab, text, ha, va, TAB_PT)
             tab = _box(tx, ty, extent)
             off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
             blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
-            places = {w: self._aside(w, blocked, cx, cy, pt) for w in near}
-            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()))
+            # every cell's words, not only the nearest: a long tab beside the ring reaches past the next cell
+            places = {w: self._aside(w, blocked, cx, cy, pt) for w in self.words.values()}
+            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()), k)
             if best is None or score < best[0]:
-                best = (score, (at, ha, va), places)
-            if score == (False, 0):
+                best = (score, (text, at, ha, va), places)
+            if score[:2] == (False, 0):
                 break
         assert best is not None  # the loop tries at least one place
-        _, (at, ha, va), places = best
-        self.tab.set(position=at, ha=ha, va=va)
+        _, (self.tab_text, at, ha, va), places = best
+        self.tab.set(text=self.tab_text, position=at, ha=ha, va=va)
         for word, spot in places.items():
             self._move(word, spot)
 
@@ -579,6 +585,15 @@ class NowMark:
 
 
 _LEFT_OUT = ("left out",)  # a cell's words with no room beside the point
+
+
+def _tab_texts(verdict: str | None) -> list[str]:
+    """What a ring's tab may say of the verdict, longest first: its words, or its sign alone (" now: ✗ "), as the
+    legend's entry for it begins; only " now " when the verdict is not known."""
+    if verdict is None or verdict not in CELL_TEXT:
+        return [TAB_TEXT]
+    words = CELL_TEXT[verdict]
+    return list(dict.fromkeys([f" now: {words} ", f" now: {words.split()[0]} "]))
 
 
 def _box(x: float, y: float, extent: tuple, pad: float = 0.0) -> tuple:
