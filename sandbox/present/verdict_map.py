@@ -8,8 +8,10 @@
 
 ``settings`` is what every cell shares: a dict, or a function from a cell's values to the
 settings it runs with (to move a third setting with the two on the axes, say). A cell whose
-combination the scenario refuses shows "refused". Results are remembered per scenario, handler
-file, seed and settings, so redrawing a map, or moving its marker, runs nothing again.
+combination the scenario refuses shows "refused"; a valid cell whose verdict has notes (a lock
+overlap) shows "✓ valid*" on a paler green, and the legend names the notes. Results are
+remembered per scenario, handler file, seed and settings, so redrawing a map, or moving its
+marker, runs nothing again.
 
 ``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
@@ -43,10 +45,19 @@ if TYPE_CHECKING:
 
 #: What a cell shows when the scenario refuses its combination of settings.
 REFUSED = "refused"
-#: Cell colours (Okabe-Ito, as the timelines use) and the word written in each cell.
-COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
-CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
-TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
+#: What a cell shows when its verdict is valid with notes (a lock overlap): no harm this time, yet not the clean valid
+#: a learner should take home (lesson 10 at function timeout 20 read "✓ valid" everywhere, short locks and all). Its
+#: words are as narrow as "✗ invalid", to fit where those do (in a framed cell, beside a ring); the legend says more.
+NOTED = "valid with notes"
+#: Cell colours (Okabe-Ito, as the timelines use; a noted valid paler, dark words on it) and the words in each cell.
+COLOURS = {Status.VALID: "#009E73", NOTED: "#8FD3BF", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A",
+           REFUSED: "#E4E4E4"}
+CELL_TEXT = {Status.VALID: "✓ valid", NOTED: "✓ valid*", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown",
+             REFUSED: "refused"}
+TEXT_COLOURS = {Status.VALID: "white", NOTED: "#1F1F1F", Status.INVALID: "white", Status.UNKNOWN: "white",
+                REFUSED: "#505050"}
+#: Each verdict's sign, which a ring's tab says where its words leave no room (``_tab_texts``).
+CELL_SIGN = {Status.VALID: "✓", NOTED: "✓*", Status.INVALID: "✗", Status.UNKNOWN: "?"}
 WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.56, 1.6 # figure width; height per grid row and for title, axes and legend
 DPI = 100
 TITLE_PT, LABEL_PT, CELL_PT = 13.5, 12, 11.5
@@ -182,6 +193,10 @@ class VerdictGrid:
     def status(self, x: Any, y: Any) -> str:
         return self.cells[(x, y)]
 
+    def shown(self, x: Any, y: Any) -> str:
+        """What the cell shows: its verdict, or ``NOTED`` for a valid one with notes."""
+        return shown_verdict(self.cells[(x, y)], self.notes.get((x, y), ()))
+
     def rows(self) -> list[dict[str, SettingValue | list[str]]]:
         """One row per cell: both settings (by their names), the verdict and the notes."""
         return [{self.x.name: xv, self.y.name: yv, "verdict": self.cells[(xv, yv)],
@@ -190,6 +205,17 @@ class VerdictGrid:
     def where(self, status: str) -> list[tuple]:
         """The cells (x, y) with this verdict."""
         return [cell for cell, s in self.cells.items() if s == status]
+
+
+def shown_verdict(status: str, notes: Sequence[Any]) -> str:
+    """What a map shows for a verdict: its status, or ``NOTED`` when it is valid and has notes (a ``Verdict``'s
+    ``notes``, or their kinds as ``_judge`` keeps them)."""
+    return NOTED if status == Status.VALID and notes else status
+
+
+def _shown_run(result: Any) -> str | None:
+    """What the map shows for an explorer's run (None: refused, nothing to show)."""
+    return shown_verdict(str(result.status), result.verdict.notes) if result is not None else None
 
 
 def _cell_settings(settings: Any, values: dict[str, SettingValue]) -> dict[str, SettingValue]:
@@ -256,7 +282,8 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
     from matplotlib.patches import Rectangle
 
     words = {}
-    for (xv, yv), status in grid.cells.items():
+    for xv, yv in grid.cells:
+        status = grid.shown(xv, yv)
         i, j = grid.x.centre(xv), grid.y.centre(yv)
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white",
                                lw=CELL_EDGE_PT))
@@ -411,9 +438,10 @@ class NowMark:
     def place(self, grid: VerdictGrid, mark: Mapping[str, Any], verdict: str | None = None) -> str:
         """Put the mark on ``mark``'s setting; returns the legend's words for it.
 
-        A setting between cells sits inside a cell only when that cell's verdict is ``verdict`` (the one shown
-        for the setting); otherwise, or when the verdict is not known, on the line between the cells it lies
-        between, claiming neither (past an axis' numbers: on the grid's edge, or in the gap after its categories).
+        A setting between cells sits inside a cell only when that cell shows ``verdict`` (the setting's run as the
+        map shows it, ``shown_verdict``: a clean valid run claims no noted cell); otherwise, or when the verdict is
+        not known, on the line between the cells it lies between, claiming neither (past an axis' numbers: on the
+        grid's edge, or in the gap after its categories).
         """
         xv, yv = mark[grid.x.name], mark[grid.y.name]
         px, py = grid.x.position(xv), grid.y.position(yv)
@@ -421,7 +449,7 @@ class NowMark:
         inside_cell = False
         if not on_cell:
             inside = (grid.x.holder(xv), grid.y.holder(yv))
-            inside_cell = verdict is not None and grid.cells.get(inside) == verdict
+            inside_cell = verdict is not None and inside in grid.cells and grid.shown(*inside) == verdict
             if inside_cell:
                 px, py = self._within_cell(grid, inside, px, py)
             else:
@@ -592,8 +620,8 @@ def _tab_texts(verdict: str | None) -> list[str]:
     legend's entry for it begins; only " now " when the verdict is not known."""
     if verdict is None or verdict not in CELL_TEXT:
         return [TAB_TEXT]
-    words = CELL_TEXT[verdict]
-    return list(dict.fromkeys([f" now: {words} ", f" now: {words.split()[0]} "]))
+    signs = [CELL_SIGN[verdict]] if verdict in CELL_SIGN else []
+    return list(dict.fromkeys(f" now: {said} " for said in [CELL_TEXT[verdict], *signs]))
 
 
 def _box(x: float, y: float, extent: tuple, pad: float = 0.0) -> tuple:
@@ -625,8 +653,13 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    shown = [s for s in (Status.VALID, Status.INVALID, Status.UNKNOWN, REFUSED) if s in grid.cells.values()]
-    handles: list[Artist] = [Patch(facecolor=COLOURS[s], edgecolor="none", label=CELL_TEXT[s]) for s in shown]
+    kinds = {cell: grid.shown(*cell) for cell in grid.cells}
+    shown = [s for s in (Status.VALID, NOTED, Status.INVALID, Status.UNKNOWN, REFUSED) if s in kinds.values()]
+    # the noted cells' entry says what the checker noted, in its own words (the kinds of its notes)
+    noted = ", ".join(dict.fromkeys(n for cell, s in kinds.items() if s == NOTED for n in grid.notes[cell]))
+    handles: list[Artist] = [Patch(facecolor=COLOURS[s], edgecolor="none",
+                                   label=f"{CELL_TEXT[s]} (noted: {noted})" if s == NOTED else CELL_TEXT[s])
+                             for s in shown]
     if now:
         handles.append(Patch(facecolor="white", edgecolor="black", lw=3, label=now))
     if equal_line:
@@ -639,8 +672,8 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
                      equal_line: str | None = None, width: float = WIDTH_IN, verdict: str | None = None
                      ) -> VerdictMapFigure:
-    """The map of ``grid``: a cell per combination, ``mark`` marked (for a run whose verdict is ``verdict``, see
-    ``NowMark.place``), ``equal_line`` naming the dashed x = y line."""
+    """The map of ``grid``: a cell per combination, ``mark`` marked (for a run whose verdict is ``verdict``, as the map
+    shows it: ``shown_verdict``; see ``NowMark.place``), ``equal_line`` naming the dashed x = y line."""
     fig = _map_figure(grid, mark, title, equal_line, width, None, verdict)
     audit.finish(fig, "verdict map")
     return fig
@@ -845,8 +878,7 @@ class LinkedVerdictMap:
         return f"{base} ({', '.join(said)})" if said else base
 
     def _verdict(self) -> str | None:
-        result = self.explorer.result
-        return str(result.status) if result is not None else None
+        return _shown_run(self.explorer.result)
 
     def redraw(self) -> VerdictMapFigure:
         """Rerun the grid if a setting off the axes changed, move the mark to the current values, and show it."""
@@ -873,13 +905,13 @@ class LinkedVerdictMap:
         if self._shared_of(values) == self._shared and self.grid is not None:
             mark = self._mark_of(values)
             cell = (self.x.holder(mark[self.x.name]), self.y.holder(mark[self.y.name]))
-            guess = self.grid.cells.get(cell)
+            guess = self.grid.shown(*cell) if cell in self.grid.cells else None
             self._ready = (mark, guess, self._drawn.png(mark, guess))
 
     def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> None:
         """Draw what the map shows with the explorer's new run: the mark moved, or its cells still to come."""
         shared = self._shared_of(values)
-        verdict = str(result.status) if result is not None else None
+        verdict = _shown_run(result)
         if shared == self._shared:
             self._filling = None
             mark, ready = self._mark_of(values), self._ready
