@@ -665,6 +665,24 @@ def test_a_valid_cell_whose_verdict_has_notes_reads_apart_from_a_clean_one():
     assert view.figure.now_mark.tab.get_text() in (" now: ✓ valid* ", " now: ✓* ")  # on the line, saying so
     assert audit.faults(view.figure) == []
 
+
+def test_a_legend_with_a_noted_entry_stays_in_the_figure_and_the_grid_keeps_its_rows():
+    """A noted cell's legend entry beside the mark's widest words (a linked map keeps room for them, so the legend
+    does not shift as the mark moves) made the legend wider than the figure: its first column's keys were cut off at
+    the left edge. In fewer columns it takes more rows, which the figure gains: the grid's rows keep their height."""
+    from sandbox.present.verdict_map import MapPicture
+
+    mark = {"lock_seconds": 10, "slow_email_seconds": 30}
+    grid = _lesson_grid()
+    for work_s in grid.y.values:
+        grid.cells[(10, work_s)], grid.notes[(10, work_s)] = "valid", ("lock overlap",)
+    plain, noted = (MapPicture(g, mark, equal_line="lock = work").figure for g in (_lesson_grid(), grid))
+    legend = noted.legends[0].get_window_extent(noted.canvas.get_renderer())
+    assert noted.bbox.x0 <= legend.x0 and legend.x1 <= noted.bbox.x1, legend
+    row_px = [abs(f.axes[0].transData.transform((0, 1))[1] - f.axes[0].transData.transform((0, 0))[1])
+              for f in (plain, noted)]
+    assert row_px[1] == pytest.approx(row_px[0], abs=1), row_px
+
 def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr():
     """An nbconvert (HTML) export of lesson 10 showed "VBox(children=(HTML(value='<style>…" where the controls
     were: with no widget state the page shows the next kind of output there is. That is a line saying what was run

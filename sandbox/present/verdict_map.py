@@ -649,7 +649,8 @@ def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.word} {grid.x.tick(xv)}, {grid.y.word} {grid.y.tick(yv)}".replace("\n", " ")
 
 
-def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
+def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> float:
+    """The figure's legend; returns the height (in) it takes past the two rows ``HEAD_IN`` keeps room for."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -665,8 +666,17 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
     if equal_line:
         handles.append(Line2D([], [], ls="--", lw=2.2, color="#1F1F1F", label=equal_line))
     wide = sum(len(str(h.get_label())) for h in handles) > LEGEND_ROW_CHARS
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(2 if wide else 3, len(handles)),
-               fontsize=LABEL_PT - 1, frameon=False)
+    renderer = fig.canvas.get_renderer()
+    # one column fewer while the legend is wider than the figure: its edges were cut off (a noted cell's entry beside
+    # the mark's widest words)
+    for ncols in range(min(2 if wide else 3, len(handles)), 0, -1):
+        legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols, fontsize=LABEL_PT - 1,
+                            frameon=False)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            break
+        legend.remove()
+    rows = -(-len(handles) // ncols)
+    return max(0, rows - 2) * legend.get_window_extent(renderer).height / rows / fig.dpi
 
 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
@@ -695,7 +705,9 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.65))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
-    _legend(fig, grid, room or now, equal_line)
+    extra = _legend(fig, grid, room or now, equal_line)
+    if extra:  # a legend of more rows: the grid's rows keep their height (squeezed, the ring covered their words)
+        fig.set_figheight(height + extra)
     if mark or line is not None:
         # The mark and the line move the words they would cover, measured where they are drawn: lay out once and
         # keep it.
@@ -792,10 +804,12 @@ class MapPicture:
 
 
 def _widest_words(grid: VerdictGrid) -> str:
-    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks."""
+    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks: as
+    ``now_words`` says them (the axes' words; their settings' names kept more room than the words ever take, and
+    pushed a legend with a fourth entry past the figure's left edge)."""
     xt = max((grid.x.tick(v).replace("\n", " ") for v in grid.x.values), key=len)
     yt = max((grid.y.tick(v).replace("\n", " ") for v in grid.y.values), key=len)
-    return f"now: {grid.x.name} {xt}.0, {grid.y.name} {yt}.0"
+    return f"now: {grid.x.word} {xt}.0, {grid.y.word} {yt}.0"
 
 
 class LinkedVerdictMap:
