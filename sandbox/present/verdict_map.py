@@ -800,6 +800,9 @@ class MapPicture:
             for artist in [*gaps, *self.mark.moved, *self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
+        # audited as the dashboard shows it: a lesson's run of the map as first drawn (draw_verdict_map) never saw
+        # where a moved mark put its tab and the cells' words
+        audit.record(self.figure, "verdict map")
         return png_of_pixels(pixels)
 
 
