@@ -1005,3 +1005,28 @@ def test_an_eventbridge_producers_give_up_is_drawn_on_its_row():
     result, _ = _give_up_figure("eventbridge-producer-resend")
     gave_up = [d for d in result.history.of_type("delivery") if d["what"] == "producer gave up"]
     assert gave_up and gave_up[0]["detail"]["attempts"] == 1, gave_up
+
+
+def test_the_audit_finds_a_line_through_words_it_should_stop_short_of():
+    """A verdict map's dashed "lock = work" line (gid ``under-words``) stops short of the cells' words: a box as tight
+    as the letters leaves its dashes touching them (lesson 10), a patch drawn over the line a little larger than the
+    words does not, nor a box of the line's own colour (the black "now" tab)."""
+    fig, ax = _page()
+    ax.plot([0, 100], [5, 5], color="#1F1F1F", ls="--", zorder=2, gid="under-words:equal")
+    ax.text(20, 5, "✓ valid", ha="center", va="center", zorder=4,
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "#009E73", "edgecolor": "none"})
+    ax.add_patch(Rectangle((38, 3.5), 24, 3, facecolor="#009E73", edgecolor="none", zorder=3))
+    ax.text(50, 5, "✓ valid", ha="center", va="center", zorder=4)
+    ax.text(80, 5, " now ", ha="center", va="center", color="white", zorder=7,
+            bbox={"boxstyle": "square,pad=0.15", "fc": "black", "ec": "black"})
+    assert _check(fig, audit.lines_through_words) == ["under-words:equal runs through '✓ valid'"]
+
+
+def test_the_audit_finds_a_cells_words_left_out_where_no_ring_stands():
+    """A map cell's words may be left out only under the ring of the current setting (its colour still says the
+    verdict); left out for the "now" tab (lesson 10 at lock 25), the cell reads as saying nothing."""
+    fig, ax = _page()
+    ax.text(20, 5, "✗ invalid", ha="center", va="center", gid="cell-words:30,45", visible=False)
+    ax.text(70, 5, "✓ valid", ha="center", va="center", gid="cell-words:45,45", visible=False)
+    ax.plot([74], [5], ls="none", marker="o", ms=22, mew=5, mfc="none", mec="black", gid="now-ring")
+    assert _check(fig, audit.words_left_out) == ["'✗ invalid' (cell-words:30,45) is left out where no ring stands"]

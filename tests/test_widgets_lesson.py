@@ -228,9 +228,12 @@ def _ring_at(picture):
 @settings(max_examples=60, deadline=None)
 @given(lock_s=st.integers(0, 60), work_s=st.integers(1, 60), known=st.booleans())
 def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_picture, lock_s, work_s, known):
+    from sandbox.present.timeline import audit
+
     grid, picture = lesson_picture
     verdict = _lesson_verdict(lock_s, work_s)
     picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict if known else None)
+    assert audit.faults(picture.figure) == [], (lock_s, work_s, known)  # what the dashboard shows reads whole
     at = _ring_at(picture)
     if at is None:  # framed: the setting is a cell of the grid, and the frame is on it
         assert grid.status(lock_s, work_s) == verdict
@@ -240,9 +243,10 @@ def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_pict
     assert all(grid.status(*cell) == verdict for cell in inside), (lock_s, work_s, at, inside)
     if not known:  # a verdict not known: the ring claims no cell at all
         assert inside == [], (lock_s, work_s, at)
-    elif not inside:  # on the line between cells, claiming neither: its tab says the verdict
-        from sandbox.present.verdict_map import CELL_TEXT
-        assert CELL_TEXT[verdict] in picture.mark.tab.get_text(), (lock_s, work_s, picture.mark.tab.get_text())
+    elif not inside:  # on the line between cells, claiming neither: its tab says the verdict (its sign, at least)
+        from sandbox.present.verdict_map import CELL_SIGN, CELL_TEXT
+        said = picture.mark.tab.get_text()
+        assert said in (f" now: {CELL_TEXT[verdict]} ", f" now: {CELL_SIGN[verdict]} "), (lock_s, work_s, said)
 
 
 @pytest.fixture(scope="module")
@@ -563,6 +567,121 @@ def test_the_equal_line_stops_short_of_the_cells_words(mark):
         assert not near.any(), (x, y, int(near.sum()))
     assert crossed == 4
 
+
+
+def _line_near(fig, words) -> dict[str, int]:
+    """How many pixels of ``fig``'s dashed line stand within 3 px of each of ``words``' letters: the pixels that
+    change when the line is left out (the frame, the ring and the tab are as black)."""
+    import numpy as np
+
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_linestyle() == "--"]
+    drawn = []
+    for visible in (True, False):
+        line.set_visible(visible)
+        fig.canvas.draw()
+        drawn.append(np.asarray(fig.canvas.buffer_rgba())[::-1, :, :3].copy())  # row 0 at the bottom, as display y
+    line.set_visible(True)
+    on_line = (drawn[0] != drawn[1]).any(axis=2)
+    renderer = fig.canvas.get_renderer()
+    found = {}
+    for word in words:
+        box = word.get_window_extent(renderer).padded(3 * fig.dpi / 100)
+        found[word.get_gid()] = int(on_line[int(box.y0):int(box.y1) + 1, int(box.x0):int(box.x1) + 1].sum())
+    return found
+
+
+@pytest.mark.parametrize("mark", [(30, 30), (10, 10), (25, 25), (3, 1), (13, 15)])
+def test_the_equal_line_stops_short_of_words_the_mark_moved(mark):
+    """Lesson 10's dashboard: with the mark on a cell of the diagonal (framed: lock = work) or by one, that cell's
+    "✓ valid" stepped aside for the "now" tab or the ring, onto the dashed "lock = work" line, which ran through it:
+    the line's gap stayed where the words had been. The gap follows the words; the audit, which finds a line through
+    words, finds nothing on the dashboard's picture, and no dark pixel stands by the moved words."""
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import MapPicture
+
+    picture = MapPicture(_lesson_grid(), {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    lock_s, work_s = mark
+    picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, _lesson_verdict(lock_s, work_s))
+    moved = [word for word in picture.mark.moved if word.get_visible()]
+    assert moved, mark  # words stepped aside: what the line must now keep off
+    assert audit.faults(picture.figure) == [], mark
+    assert set(_line_near(picture.figure, moved).values()) == {0}, mark
+
+
+@pytest.mark.parametrize("work_s", [45, 30, 10])
+def test_a_rings_tab_between_cells_leaves_every_cell_its_words(work_s):
+    """Lesson 10's dashboard at lock 25, on the line between the 20 s and 30 s columns: the black " now: ✗ invalid "
+    tab stood where the (30, 45) cell's words had been (left out for it) and reached into the (45, 45) cell. Where its
+    words would leave a cell's words out, the tab says the verdict by its sign (" now: ✗ "), and every cell keeps its
+    words; the audit, which finds words left out where no ring stands, finds nothing."""
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import CELL_SIGN, CELL_TEXT, MapPicture
+
+    picture = MapPicture(_lesson_grid(), {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    verdict = _lesson_verdict(25, work_s)
+    picture.png({"lock_seconds": 25, "slow_email_seconds": work_s}, verdict)
+    assert audit.faults(picture.figure) == [], work_s
+    assert all(word.get_visible() for word in picture.mark.words.values()), work_s
+    assert picture.mark.tab.get_text() in (f" now: {CELL_TEXT[verdict]} ", f" now: {CELL_SIGN[verdict]} "), work_s
+
+
+def test_a_valid_cell_whose_verdict_has_notes_reads_apart_from_a_clean_one():
+    """Lesson 10's dashboard at function timeout 20: every cell read "✓ valid", though at lock 10 each run's verdict
+    carried a "lock overlap" note (the duplicate got in while the first attempt still worked; the runtime stopped that
+    at 20 s, before its delete). The map read as "short locks are fine". A valid cell whose verdict has notes reads
+    "✓ valid*" on a paler green, and the legend says what was noted; a valid cell without notes is as before."""
+    from matplotlib.colors import same_color
+
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import CELL_TEXT, COLOURS, NOTED
+    from sandbox.vocab import Status
+
+    fig = verdict_map(LOCK, ARTICLE, x=("lock_seconds", [10, 45], "lock (s)"),
+                      y=("slow_email_seconds", [30], "work (s)"),
+                      settings=lambda cell: duplicate_after_lock({"function_timeout": 20, **cell}),
+                      mark={"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    grid = fig.grid
+    assert grid.cells == {(10, 30): "valid", (45, 30): "valid"} and grid.notes[(10, 30)] == ("lock overlap",)
+    assert grid.notes[(45, 30)] == ()
+    noted, clean = fig.cell_words[(10, 30)], fig.cell_words[(45, 30)]
+    assert noted.get_text() == CELL_TEXT[NOTED] == "✓ valid*" and clean.get_text() == "✓ valid"
+    assert same_color(noted.get_bbox_patch().get_facecolor(), COLOURS[NOTED])
+    assert same_color(clean.get_bbox_patch().get_facecolor(), COLOURS[Status.VALID])
+    assert not same_color(COLOURS[NOTED], COLOURS[Status.VALID])
+    cells = {p.get_xy(): p.get_facecolor() for p in fig.axes[0].patches if p.get_width() == 1}
+    assert not same_color(cells[(grid.x.centre(10) - 0.5, -0.5)], cells[(grid.x.centre(45) - 0.5, -0.5)])
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert "✓ valid* (noted: lock overlap)" in legend and "✓ valid" in legend, legend
+    fig.canvas.draw()
+    assert audit.faults(fig) == []
+    # The dashboard's ring claims a cell only when the run there reads as that cell does: lock 17 lies in the clean
+    # lock-20 cell, but its run has a note (the duplicate comes at 19 s, before the runtime stops the work at 20 s).
+    explorer = lock_explorer(plot=False, fixed={"function_timeout": 20})
+    view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 20, 30, 45], "lock (s)", {0: "0: rest"}),
+                              y=("slow_email_seconds", [30]), settings=duplicate_after_lock)
+    explorer.controls["lock_seconds"].value = 17
+    assert explorer.result.status == "valid" and notes(explorer.result) == ["lock overlap"]
+    assert view.grid.shown(20, 30) == "valid" and view.grid.shown(10, 30) == NOTED
+    assert view.figure.now_mark.tab.get_text() in (" now: ✓ valid* ", " now: ✓* ")  # on the line, saying so
+    assert audit.faults(view.figure) == []
+
+
+def test_a_legend_with_a_noted_entry_stays_in_the_figure_and_the_grid_keeps_its_rows():
+    """A noted cell's legend entry beside the mark's widest words (a linked map keeps room for them, so the legend
+    does not shift as the mark moves) made the legend wider than the figure: its first column's keys were cut off at
+    the left edge. In fewer columns it takes more rows, which the figure gains: the grid's rows keep their height."""
+    from sandbox.present.verdict_map import MapPicture
+
+    mark = {"lock_seconds": 10, "slow_email_seconds": 30}
+    grid = _lesson_grid()
+    for work_s in grid.y.values:
+        grid.cells[(10, work_s)], grid.notes[(10, work_s)] = "valid", ("lock overlap",)
+    plain, noted = (MapPicture(g, mark, equal_line="lock = work").figure for g in (_lesson_grid(), grid))
+    legend = noted.legends[0].get_window_extent(noted.canvas.get_renderer())
+    assert noted.bbox.x0 <= legend.x0 and legend.x1 <= noted.bbox.x1, legend
+    row_px = [abs(f.axes[0].transData.transform((0, 1))[1] - f.axes[0].transData.transform((0, 0))[1])
+              for f in (plain, noted)]
+    assert row_px[1] == pytest.approx(row_px[0], abs=1), row_px
 
 def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr():
     """An nbconvert (HTML) export of lesson 10 showed "VBox(children=(HTML(value='<style>…" where the controls

@@ -8,8 +8,10 @@
 
 ``settings`` is what every cell shares: a dict, or a function from a cell's values to the
 settings it runs with (to move a third setting with the two on the axes, say). A cell whose
-combination the scenario refuses shows "refused". Results are remembered per scenario, handler
-file, seed and settings, so redrawing a map, or moving its marker, runs nothing again.
+combination the scenario refuses shows "refused"; a valid cell whose verdict has notes (a lock
+overlap) shows "✓ valid*" on a paler green, and the legend names the notes. Results are
+remembered per scenario, handler file, seed and settings, so redrawing a map, or moving its
+marker, runs nothing again.
 
 ``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
 shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import io
 import textwrap
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -43,10 +45,19 @@ if TYPE_CHECKING:
 
 #: What a cell shows when the scenario refuses its combination of settings.
 REFUSED = "refused"
-#: Cell colours (Okabe-Ito, as the timelines use) and the word written in each cell.
-COLOURS = {Status.VALID: "#009E73", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A", REFUSED: "#E4E4E4"}
-CELL_TEXT = {Status.VALID: "✓ valid", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown", REFUSED: "refused"}
-TEXT_COLOURS = {Status.VALID: "white", Status.INVALID: "white", Status.UNKNOWN: "white", REFUSED: "#505050"}
+#: What a cell shows when its verdict is valid with notes (a lock overlap): no harm this time, yet not the clean valid
+#: a learner should take home (lesson 10 at function timeout 20 read "✓ valid" everywhere, short locks and all). Its
+#: words are as narrow as "✗ invalid", to fit where those do (in a framed cell, beside a ring); the legend says more.
+NOTED = "valid with notes"
+#: Cell colours (Okabe-Ito, as the timelines use; a noted valid paler, dark words on it) and the words in each cell.
+COLOURS = {Status.VALID: "#009E73", NOTED: "#8FD3BF", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A",
+           REFUSED: "#E4E4E4"}
+CELL_TEXT = {Status.VALID: "✓ valid", NOTED: "✓ valid*", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown",
+             REFUSED: "refused"}
+TEXT_COLOURS = {Status.VALID: "white", NOTED: "#1F1F1F", Status.INVALID: "white", Status.UNKNOWN: "white",
+                REFUSED: "#505050"}
+#: Each verdict's sign, which a ring's tab says where its words leave no room (``_tab_texts``).
+CELL_SIGN = {Status.VALID: "✓", NOTED: "✓*", Status.INVALID: "✗", Status.UNKNOWN: "?"}
 WIDTH_IN, ROW_IN, HEAD_IN = 8.0, 0.56, 1.6 # figure width; height per grid row and for title, axes and legend
 DPI = 100
 TITLE_PT, LABEL_PT, CELL_PT = 13.5, 12, 11.5
@@ -182,6 +193,10 @@ class VerdictGrid:
     def status(self, x: Any, y: Any) -> str:
         return self.cells[(x, y)]
 
+    def shown(self, x: Any, y: Any) -> str:
+        """What the cell shows: its verdict, or ``NOTED`` for a valid one with notes."""
+        return shown_verdict(self.cells[(x, y)], self.notes.get((x, y), ()))
+
     def rows(self) -> list[dict[str, SettingValue | list[str]]]:
         """One row per cell: both settings (by their names), the verdict and the notes."""
         return [{self.x.name: xv, self.y.name: yv, "verdict": self.cells[(xv, yv)],
@@ -190,6 +205,17 @@ class VerdictGrid:
     def where(self, status: str) -> list[tuple]:
         """The cells (x, y) with this verdict."""
         return [cell for cell, s in self.cells.items() if s == status]
+
+
+def shown_verdict(status: str, notes: Sequence[Any]) -> str:
+    """What a map shows for a verdict: its status, or ``NOTED`` when it is valid and has notes (a ``Verdict``'s
+    ``notes``, or their kinds as ``_judge`` keeps them)."""
+    return NOTED if status == Status.VALID and notes else status
+
+
+def _shown_run(result: Any) -> str | None:
+    """What the map shows for an explorer's run (None: refused, nothing to show)."""
+    return shown_verdict(str(result.status), result.verdict.notes) if result is not None else None
 
 
 def _cell_settings(settings: Any, values: dict[str, SettingValue]) -> dict[str, SettingValue]:
@@ -256,13 +282,15 @@ def _draw_cells(ax, grid: VerdictGrid) -> dict[tuple, Any]:
     from matplotlib.patches import Rectangle
 
     words = {}
-    for (xv, yv), status in grid.cells.items():
+    for xv, yv in grid.cells:
+        status = grid.shown(xv, yv)
         i, j = grid.x.centre(xv), grid.y.centre(yv)
         ax.add_patch(Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=COLOURS[status], edgecolor="white",
                                lw=CELL_EDGE_PT))
         # On a box of the cell's own colour: the dashed "equal" line passes behind the words, not through them.
         words[(xv, yv)] = ax.text(i, j, CELL_TEXT[status], ha="center", va="center", fontsize=CELL_PT,
                                   color=TEXT_COLOURS[status], fontweight="bold", zorder=4, multialignment="center",
+                                  gid=f"{audit.CELL_WORDS}:{xv},{yv}",
                                   bbox={"boxstyle": "round,pad=0.15", "facecolor": COLOURS[status],
                                         "edgecolor": "none"})
     for axis, set_lim, margin in ((grid.x, ax.set_xlim, MARGIN[0]), (grid.y, ax.set_ylim, MARGIN[1])):
@@ -300,30 +328,57 @@ def _draw_equal_line(ax, grid: VerdictGrid) -> Any:
     points = sorted({lo + (hi - lo) * k / 100 for k in range(101)} |
                     {v for v in (*grid.x.numbers, *grid.y.numbers) if lo < v < hi})
     (line,) = ax.plot([_reach(grid.x, v) for v in points], [_reach(grid.y, v) for v in points], ls="--", lw=2.2,
-                      color="#1F1F1F", zorder=2)
+                      color="#1F1F1F", zorder=2, gid=f"{audit.UNDER_WORDS}:equal")
     return line
 
 
 LINE_CLEAR_PX = 5  # px at 100 dpi: the dashed "equal" line stops this far from a cell's words, at least
 
 
-def words_off_line(ax, line, words: Mapping[tuple, Any]) -> None:
-    """The dashed "equal" line stops short of the words of the cells it crosses: a patch of the cell's colour, a
-    little larger than the words, lies over the line and under them (lesson 10: on a box as tight as its letters,
-    the "lock = work" line ran through the "✓ valid" of every cell on the diagonal). No room to move the words
-    aside: a cell is two lines tall. The figure's layout must be fixed."""
-    from matplotlib.patches import Rectangle
+def words_off_line(ax, line, words: Mapping[tuple, Any]) -> LineGaps:
+    """The dashed "equal" line stops short of the words of the cells it crosses (``LineGaps``)."""
+    return LineGaps(ax, line, words)
 
-    renderer = ax.get_figure(root=True).canvas.get_renderer()
-    path = line.get_transform().transform_path(line.get_path())
-    clear = LINE_CLEAR_PX * ax.get_figure(root=True).dpi / 100
-    to_data = ax.transData.inverted()
-    for word in words.values():
-        box = word.get_window_extent(renderer).padded(clear)
-        if path.intersects_bbox(box, filled=False):
+
+class LineGaps:
+    """Where the dashed "equal" line stops short of the cells' words: a patch of the cell's colour, a little larger
+    than the words, lies over the line and under them (lesson 10: on a box as tight as its letters, the "lock = work"
+    line ran through the "✓ valid" of every cell on the diagonal). No room to move the words off the line: a cell is
+    two lines tall. The patches follow the words: ``fit`` again the words the ring's mark moved (lesson 10 at lock
+    25, the (45, 45) cell's words stepped aside onto the line, and their patch stayed behind). The figure's layout
+    must be fixed."""
+
+    def __init__(self, ax, line, words: Mapping[tuple, Any]):
+        from matplotlib.patches import Rectangle
+
+        self.ax = ax
+        self.path = line.get_transform().transform_path(line.get_path())
+        edge = CELL_EDGE_PT / 2 * ax.get_figure(root=True).dpi / 72
+        self.cells: dict[Any, Bbox] = {}  # each word's cell inside its white edge, px: a patch stays within it
+        self.patches: dict[Any, Any] = {}
+        for word in words.values():
+            i, j = word.get_position()  # at home: the cell's middle
+            self.cells[word] = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)])).padded(-edge)
+            # over the line (zorder 2), under the words (4)
+            self.patches[word] = ax.add_patch(Rectangle((i, j), 0, 0, facecolor=word.get_bbox_patch().get_facecolor(),
+                                                        edgecolor="none", zorder=3, visible=False))
+        self.fit(words.values())
+
+    def fit(self, words: Iterable) -> None:
+        """A patch under each of ``words`` where it stands now, if the line comes near it (none under words left
+        out: a gap in the line there would mark a place where nothing is)."""
+        renderer = self.ax.get_figure(root=True).canvas.get_renderer()
+        clear = LINE_CLEAR_PX * self.ax.get_figure(root=True).dpi / 100
+        to_data = self.ax.transData.inverted()
+        for word in words:
+            patch = self.patches[word]
+            box = word.get_window_extent(renderer).padded(clear) if word.get_visible() else None
+            if box is None or not self.path.intersects_bbox(box, filled=False):
+                patch.set_visible(False)
+                continue
+            box = Bbox.intersection(box, self.cells[word]) or box
             (x0, y0), (x1, y1) = to_data.transform(box.get_points())
-            ax.add_patch(Rectangle((x0, y0), x1 - x0, y1 - y0, facecolor=word.get_bbox_patch().get_facecolor(),
-                                   edgecolor="none", zorder=3))  # over the line (2), under the words (4)
+            patch.set(xy=(x0, y0), width=x1 - x0, height=y1 - y0, visible=True)
 
 
 def _edge_values(axis: Axis) -> tuple[float, float]:
@@ -351,20 +406,23 @@ class NowMark:
     those words move aside within their cells, clear of the point and its "now" tab (``moved``),
     and go back when the mark moves on. Where a cell has no room beside the point for its words,
     they are left out (its colour still says the verdict). The tab goes above the point, or else
-    below it or beside it, on the page, wherever fewest words are left out. ``place`` measures, so
-    the figure's layout must be fixed.
+    below it or beside it, on the page, wherever fewest words are left out; on the line between
+    cells it says the verdict, in words where they leave every cell its words, else by its sign.
+    The dashed line's gaps (``LineGaps``) follow the words moved. ``place`` measures, so the
+    figure's layout must be fixed.
     """
 
-    def __init__(self, ax, words: Mapping[tuple, Any] | None = None):
+    def __init__(self, ax, words: Mapping[tuple, Any] | None = None, gaps: LineGaps | None = None):
         from matplotlib.patches import Rectangle
 
-        self.ax = ax
+        self.ax, self.gaps = ax, gaps  # the dashed line's gaps follow the words the mark moves
         self.frames = [ax.add_patch(Rectangle((0, 0), FRAME_W, FRAME_H, facecolor="none", edgecolor=colour, lw=lw,
                                               zorder=5)) for colour, lw in (("black", FRAME_PT), ("white", 1.5))]
         self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
                               clip_on=False)[0]
                       for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
                                                     (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
+        self.point[0].set_gid(audit.NOW_RING)  # the outer ring: what the audit lets stand on a cell's words
         self.tab_text = TAB_TEXT
         self.tab = ax.text(0, 0, TAB_TEXT, ha="left", va="center", fontsize=TAB_PT, fontweight="bold", zorder=7,
                            bbox={"boxstyle": f"square,pad={TAB_PAD}", "fc": "black", "ec": "black"}, color="white")
@@ -380,9 +438,10 @@ class NowMark:
     def place(self, grid: VerdictGrid, mark: Mapping[str, Any], verdict: str | None = None) -> str:
         """Put the mark on ``mark``'s setting; returns the legend's words for it.
 
-        A setting between cells sits inside a cell only when that cell's verdict is ``verdict`` (the one shown
-        for the setting); otherwise, or when the verdict is not known, on the line between the cells it lies
-        between, claiming neither (past an axis' numbers: on the grid's edge, or in the gap after its categories).
+        A setting between cells sits inside a cell only when that cell shows ``verdict`` (the setting's run as the
+        map shows it, ``shown_verdict``: a clean valid run claims no noted cell); otherwise, or when the verdict is
+        not known, on the line between the cells it lies between, claiming neither (past an axis' numbers: on the
+        grid's edge, or in the gap after its categories).
         """
         xv, yv = mark[grid.x.name], mark[grid.y.name]
         px, py = grid.x.position(xv), grid.y.position(yv)
@@ -390,7 +449,7 @@ class NowMark:
         inside_cell = False
         if not on_cell:
             inside = (grid.x.holder(xv), grid.y.holder(yv))
-            inside_cell = verdict is not None and grid.cells.get(inside) == verdict
+            inside_cell = verdict is not None and inside in grid.cells and grid.shown(*inside) == verdict
             if inside_cell:
                 px, py = self._within_cell(grid, inside, px, py)
             else:
@@ -408,9 +467,10 @@ class NowMark:
         else:
             # On the line between two cells the ring claims neither, so the tab says the verdict itself (a learner
             # could not read lock 25's invalid from a ring between an invalid cell and a valid one).
-            self.tab_text = f" now: {CELL_TEXT[verdict]} " if verdict in CELL_TEXT and not inside_cell else TAB_TEXT
-            self.tab.set(text=self.tab_text, fontsize=TAB_PT, fontweight="bold")
-            self._clear_of_words(px, py)
+            self.tab.set(fontsize=TAB_PT, fontweight="bold")
+            self._clear_of_words(px, py, [TAB_TEXT] if inside_cell else _tab_texts(verdict))
+        if self.gaps is not None:
+            self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
 
     def _tab_in_frame(self, cell: tuple, px: float, py: float) -> None:
@@ -450,10 +510,17 @@ class NowMark:
         for word in self.moved:
             position, text = self._home[word]
             word.set(position=position, text=text, ha="center", va="center", fontsize=CELL_PT, visible=True)
+        if self.gaps is not None:
+            self.gaps.fit(self.moved)
         self.moved = []
 
-    def _clear_of_words(self, px: float, py: float) -> None:
-        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps."""
+    def _clear_of_words(self, px: float, py: float, texts: Sequence[str]) -> None:
+        """Place the tab and move the words the point or the tab would cover, so that nothing overlaps.
+
+        The tab shows the first of ``texts`` (longest first) that leaves every cell's words room, in the first
+        place that does: a tab that left a cell's words out stood where they were, and read as covering them
+        (lesson 10 at lock 25: " now: ✗ invalid " over the (30, 45) cell, whose words were left out).
+        """
         to_px, from_px = self.ax.transData.transform, self.ax.transData.inverted().transform
         pt = self.ax.get_figure(root=True).dpi / 72
         cx, cy = to_px((px, py))
@@ -461,25 +528,24 @@ class NowMark:
         ring = _box(cx, cy, (-reach, -reach, reach, reach), WORDS_CLEAR_PT * pt)
         tabs = [((px, py + 0.2), "center", "bottom"), ((px, py - 0.2), "center", "top"),  # above, sitting on the ring
                 (from_px((cx + reach, cy)), "left", "center"), (from_px((cx - reach, cy)), "right", "center")]
-        near = [w for w in self.words.values() if abs(self._home[w][0][0] - px) <= 1.5
-                and abs(self._home[w][0][1] - py) <= 1.5]
         page = self.ax.get_figure(root=True).bbox
         best = None
-        for at, ha, va in tabs:
+        for k, (text, (at, ha, va)) in enumerate((text, spot) for text in texts for spot in tabs):
             tx, ty = to_px(at)
-            extent = self._extent(self.tab, self.tab_text, ha, va, TAB_PT)
+            extent = self._extent(self.tab, text, ha, va, TAB_PT)
             tab = _box(tx, ty, extent)
             off_page = not (page.x0 <= tab[0] and tab[2] <= page.x1 and page.y0 <= tab[1] and tab[3] <= page.y1)
             blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
-            places = {w: self._aside(w, blocked, cx, cy, pt) for w in near}
-            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()))
+            # every cell's words, not only the nearest: a long tab beside the ring reaches past the next cell
+            places = {w: self._aside(w, blocked, cx, cy, pt) for w in self.words.values()}
+            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()), k)
             if best is None or score < best[0]:
-                best = (score, (at, ha, va), places)
-            if score == (False, 0):
+                best = (score, (text, at, ha, va), places)
+            if score[:2] == (False, 0):
                 break
         assert best is not None  # the loop tries at least one place
-        _, (at, ha, va), places = best
-        self.tab.set(position=at, ha=ha, va=va)
+        _, (self.tab_text, at, ha, va), places = best
+        self.tab.set(text=self.tab_text, position=at, ha=ha, va=va)
         for word, spot in places.items():
             self._move(word, spot)
 
@@ -549,6 +615,15 @@ class NowMark:
 _LEFT_OUT = ("left out",)  # a cell's words with no room beside the point
 
 
+def _tab_texts(verdict: str | None) -> list[str]:
+    """What a ring's tab may say of the verdict, longest first: its words, or its sign alone (" now: ✗ "), as the
+    legend's entry for it begins; only " now " when the verdict is not known."""
+    if verdict is None or verdict not in CELL_TEXT:
+        return [TAB_TEXT]
+    signs = [CELL_SIGN[verdict]] if verdict in CELL_SIGN else []
+    return list(dict.fromkeys(f" now: {said} " for said in [CELL_TEXT[verdict], *signs]))
+
+
 def _box(x: float, y: float, extent: tuple, pad: float = 0.0) -> tuple:
     """``extent`` (from an anchor) placed at (x, y), grown by ``pad``: (x0, y0, x1, y1)."""
     return x + extent[0] - pad, y + extent[1] - pad, x + extent[2] + pad, y + extent[3] + pad
@@ -574,26 +649,41 @@ def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.word} {grid.x.tick(xv)}, {grid.y.word} {grid.y.tick(yv)}".replace("\n", " ")
 
 
-def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> None:
+def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> float:
+    """The figure's legend; returns the height (in) it takes past the two rows ``HEAD_IN`` keeps room for."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    shown = [s for s in (Status.VALID, Status.INVALID, Status.UNKNOWN, REFUSED) if s in grid.cells.values()]
-    handles: list[Artist] = [Patch(facecolor=COLOURS[s], edgecolor="none", label=CELL_TEXT[s]) for s in shown]
+    kinds = {cell: grid.shown(*cell) for cell in grid.cells}
+    shown = [s for s in (Status.VALID, NOTED, Status.INVALID, Status.UNKNOWN, REFUSED) if s in kinds.values()]
+    # the noted cells' entry says what the checker noted, in its own words (the kinds of its notes)
+    noted = ", ".join(dict.fromkeys(n for cell, s in kinds.items() if s == NOTED for n in grid.notes[cell]))
+    handles: list[Artist] = [Patch(facecolor=COLOURS[s], edgecolor="none",
+                                   label=f"{CELL_TEXT[s]} (noted: {noted})" if s == NOTED else CELL_TEXT[s])
+                             for s in shown]
     if now:
         handles.append(Patch(facecolor="white", edgecolor="black", lw=3, label=now))
     if equal_line:
         handles.append(Line2D([], [], ls="--", lw=2.2, color="#1F1F1F", label=equal_line))
     wide = sum(len(str(h.get_label())) for h in handles) > LEGEND_ROW_CHARS
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(2 if wide else 3, len(handles)),
-               fontsize=LABEL_PT - 1, frameon=False)
+    renderer = fig.canvas.get_renderer()
+    # one column fewer while the legend is wider than the figure: its edges were cut off (a noted cell's entry beside
+    # the mark's widest words)
+    for ncols in range(min(2 if wide else 3, len(handles)), 0, -1):
+        legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols, fontsize=LABEL_PT - 1,
+                            frameon=False)
+        if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
+            break
+        legend.remove()
+    rows = -(-len(handles) // ncols)
+    return max(0, rows - 2) * legend.get_window_extent(renderer).height / rows / fig.dpi
 
 
 def draw_verdict_map(grid: VerdictGrid, *, mark: Mapping[str, Any] | None = None, title: str | None = None,
                      equal_line: str | None = None, width: float = WIDTH_IN, verdict: str | None = None
                      ) -> VerdictMapFigure:
-    """The map of ``grid``: a cell per combination, ``mark`` marked (for a run whose verdict is ``verdict``, see
-    ``NowMark.place``), ``equal_line`` naming the dashed x = y line."""
+    """The map of ``grid``: a cell per combination, ``mark`` marked (for a run whose verdict is ``verdict``, as the map
+    shows it: ``shown_verdict``; see ``NowMark.place``), ``equal_line`` naming the dashed x = y line."""
     fig = _map_figure(grid, mark, title, equal_line, width, None, verdict)
     audit.finish(fig, "verdict map")
     return fig
@@ -615,18 +705,19 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     title = title or f"{grid.scenario}: the verdict for each {grid.x.name} and {grid.y.name}"
     ax.set_title(textwrap.fill(title, int(width * 72 / (TITLE_PT * 0.65))), fontsize=TITLE_PT, fontweight="bold",
                  pad=14, parse_math=False)
-    _legend(fig, grid, room or now, equal_line)
+    extra = _legend(fig, grid, room or now, equal_line)
+    if extra:  # a legend of more rows: the grid's rows keep their height (squeezed, the ring covered their words)
+        fig.set_figheight(height + extra)
     if mark or line is not None:
         # The mark and the line move the words they would cover, measured where they are drawn: lay out once and
         # keep it.
         freeze_layout(fig)
     if mark:
         _room_for_a_ring(ax, grid)
-    if line is not None:
-        words_off_line(ax, line, words)
+    gaps = words_off_line(ax, line, words) if line is not None else None
     fig.cell_words = words
     if mark:
-        fig.now_mark = NowMark(ax, words)
+        fig.now_mark = NowMark(ax, words, gaps)
         fig.now_mark.place(grid, mark, verdict)
     return fig
 
@@ -671,19 +762,23 @@ class MapPicture:
         self.mark.words_home()
         self.words = self.figure.legends[0].get_texts()[-2 if self.figure.legends[0].get_lines() else -1]
         canvas, cell_words = self.figure.canvas, list(self.mark.words.values())
-        for artist in [*self.mark.artists, self.words, *cell_words]:
+        self._gaps = self.mark.gaps.patches if self.mark.gaps is not None else {}  # each word's gap in the line
+        on_words = [*(patch for patch in self._gaps.values() if patch.get_visible()), *cell_words]
+        for artist in [*self.mark.artists, self.words, *on_words]:
             artist.set_visible(False)
         with quick_text():
             canvas.draw()
-            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words
-            for word in cell_words:
-                word.set_visible(True)
-                self.figure.draw_artist(word)
+            self._bare = np.array(canvas.buffer_rgba())  # the cells without their words, the dashed line whole
+            for artist in on_words:
+                artist.set_visible(True)
+                self.figure.draw_artist(artist)
         self._background = np.array(canvas.buffer_rgba())
         renderer, height = canvas.get_renderer(), self._bare.shape[0]
-        self._lift = {}  # where each cell's words are drawn in the background: (rows, columns)
+        self._lift = {}  # where each cell's words (and their gap in the line) are in the background: (rows, columns)
         for word in cell_words:
-            box = drawn_box(word, renderer)
+            box, gap = drawn_box(word, renderer), self._gaps.get(word)
+            if gap is not None and gap.get_visible():
+                box = Bbox.union([box, gap.get_window_extent(renderer)])
             self._lift[word] = (slice(max(0, int(height - box.y1) - 1), int(height - box.y0) + 2),
                                 slice(max(0, int(box.x0) - 1), int(box.x1) + 2))
         self.words.set_visible(True)
@@ -700,18 +795,24 @@ class MapPicture:
         for word in self.mark.moved:
             rows, columns = self._lift[word]
             pixels[rows, columns] = self._bare[rows, columns]
+        gaps = [self._gaps[word] for word in self.mark.moved if word in self._gaps]
         with quick_text():
-            for artist in [*self.mark.moved, *self.mark.artists, self.words]:
+            for artist in [*gaps, *self.mark.moved, *self.mark.artists, self.words]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
+        # audited as the dashboard shows it: a lesson's run of the map as first drawn (draw_verdict_map) never saw
+        # where a moved mark put its tab and the cells' words
+        audit.record(self.figure, "verdict map")
         return png_of_pixels(pixels)
 
 
 def _widest_words(grid: VerdictGrid) -> str:
-    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks."""
+    """The legend words of the mark with the longest tick of each axis, and room for a value between ticks: as
+    ``now_words`` says them (the axes' words; their settings' names kept more room than the words ever take, and
+    pushed a legend with a fourth entry past the figure's left edge)."""
     xt = max((grid.x.tick(v).replace("\n", " ") for v in grid.x.values), key=len)
     yt = max((grid.y.tick(v).replace("\n", " ") for v in grid.y.values), key=len)
-    return f"now: {grid.x.name} {xt}.0, {grid.y.name} {yt}.0"
+    return f"now: {grid.x.word} {xt}.0, {grid.y.word} {yt}.0"
 
 
 class LinkedVerdictMap:
@@ -794,8 +895,7 @@ class LinkedVerdictMap:
         return f"{base} ({', '.join(said)})" if said else base
 
     def _verdict(self) -> str | None:
-        result = self.explorer.result
-        return str(result.status) if result is not None else None
+        return _shown_run(self.explorer.result)
 
     def redraw(self) -> VerdictMapFigure:
         """Rerun the grid if a setting off the axes changed, move the mark to the current values, and show it."""
@@ -822,13 +922,13 @@ class LinkedVerdictMap:
         if self._shared_of(values) == self._shared and self.grid is not None:
             mark = self._mark_of(values)
             cell = (self.x.holder(mark[self.x.name]), self.y.holder(mark[self.y.name]))
-            guess = self.grid.cells.get(cell)
+            guess = self.grid.shown(*cell) if cell in self.grid.cells else None
             self._ready = (mark, guess, self._drawn.png(mark, guess))
 
     def follow(self, values: Mapping[str, Any], result: Any, loop: Any) -> None:
         """Draw what the map shows with the explorer's new run: the mark moved, or its cells still to come."""
         shared = self._shared_of(values)
-        verdict = str(result.status) if result is not None else None
+        verdict = _shown_run(result)
         if shared == self._shared:
             self._filling = None
             mark, ready = self._mark_of(values), self._ready

@@ -28,6 +28,9 @@
   overhanging the repeat's bar: 13 s early on an hour-long axis);
 * a repeat arrow's label nearer another arrow than its own;
 * a header row with nothing of its own drawn on it (its group is named without a row: ``rows.layout_rows``);
+* what a new learner found driving lesson 10's dashboard: a verdict map's dashed "lock = work" line running through
+  a cell's words that stepped aside for the current setting's ring (it stops short of words, wherever they stand);
+  a cell's words left out where no ring stands (the "now" tab had taken their place);
 * true time, on a timeline (``TimelineFigure.time_map``, ``mark_times``, ``band_times``): the axis' segments
   not sharing one scale; a mark's centre, a band's start or end, or a tick more than a pixel from where
   its record's time is on the axis, or a time that falls inside an axis break (a break may only cut out
@@ -102,7 +105,12 @@ def text_box(t: Text, renderer) -> Bbox:
     if isinstance(t, Annotation):
         t.update_positions(renderer)
     patch = t.get_bbox_patch()
-    return patch.get_window_extent(renderer) if patch is not None else Text.get_window_extent(t, renderer)
+    if patch is None:
+        return Text.get_window_extent(t, renderer)
+    # fitted to the text as a draw fits it: a text moved since it was last drawn (a verdict map's words, measured and
+    # put back between two pictures) still holds its old frame
+    t.update_bbox_position_size(renderer)
+    return patch.get_window_extent(renderer)
 
 
 def text_shape(t: Text, renderer) -> MPath | None:
@@ -1257,6 +1265,77 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
     return out
 
 
+# -- what a new learner found on lesson 10's verdict map, driving the dashboard
+UNDER_WORDS = "under-words"  # gid of a line drawn under words, which stops short of them (the map's "lock = work")
+CELL_WORDS = "cell-words"  # gid of a map cell's words
+NOW_RING = "now-ring"  # gid of the ring marking the current setting between a map's cells
+WORDS_CLEAR_PX = 3.0  # px at 100 dpi: a line under words stops this far from their letters, at least
+
+
+def _opaque(patch) -> bool:
+    from matplotlib.colors import to_rgba
+    return patch.get_visible() and patch.get_fill() and to_rgba(patch.get_facecolor(), patch.get_alpha())[3] >= 1
+
+
+def lines_through_words(d: Drawn) -> list[str]:
+    """A line drawn under words (gid ``under-words``) stops :data:`WORDS_CLEAR_PX` short of their letters: where
+    its dashes come closer they read as striking the words through (lesson 10: the dashed "lock = work" line ran
+    through a diagonal cell's "✓ valid" once the ring moved it aside). Under words, something opaque drawn over the
+    line covers it that far round them: a patch, or the words' own box. A box of the line's own colour (the map's
+    black "now" tab) swallows the line: its letters are not struck."""
+    out = []
+    for ax in d.fig.axes:
+        lines = [ln for ln in ax.lines if ln.get_visible() and (ln.get_gid() or "").startswith(UNDER_WORDS)]
+        for ln in lines:
+            path = ln.get_transform().transform_path(ln.get_path())
+            for t in ax.texts:
+                if not t.get_visible() or not t.get_text().strip() or t.get_zorder() <= ln.get_zorder():
+                    continue
+                near = Text.get_window_extent(t, d.r).padded(d.px(WORDS_CLEAR_PX))
+                if not path.intersects_bbox(near, filled=False):
+                    continue
+                own = t.get_bbox_patch()
+                if own is not None and _opaque(own) and _alike(own.get_facecolor(), ln.get_color()):
+                    continue
+                covers = [p for p in [*ax.patches, *([own] if own is not None else [])]
+                          if _opaque(p) and ln.get_zorder() < p.get_zorder() <= t.get_zorder()]
+                if not any(_contains(p.get_window_extent(d.r), near) for p in covers):
+                    out.append(f"{ln.get_gid()} runs through {_name(t)}")
+    return out
+
+
+def _alike(a, b) -> bool:
+    """Two colours a reader cannot tell apart where they meet: WCAG contrast under 1.5:1 (black, and #1F1F1F)."""
+    from matplotlib.colors import to_rgba
+    la, lb = sorted((_luminance(to_rgba(a)), _luminance(to_rgba(b))))
+    return (lb + 0.05) / (la + 0.05) < 1.5
+
+
+def _contains(outer: Bbox, inner: Bbox) -> bool:
+    return outer.x0 <= inner.x0 and inner.x1 <= outer.x1 and outer.y0 <= inner.y0 and inner.y1 <= outer.y1
+
+
+def words_left_out(d: Drawn) -> list[str]:
+    """A map cell's words (gid ``cell-words``) are left out only where the ring (gid ``now-ring``) stands on their
+    place: its colour still says the verdict. Left out for anything else, the cell reads as having none (lesson 10
+    at lock 25: the black "now: ✗ invalid" tab stood where the (30, 45) cell's words were)."""
+    out = []
+    for ax in d.fig.axes:
+        rings = [ln.get_window_extent(d.r).padded(ln.get_markeredgewidth() / 2 * d.fig.dpi / 72)
+                 for ln in ax.lines if ln.get_visible() and ln.get_gid() == NOW_RING]
+        for t in ax.texts:
+            if t.get_visible() or not (t.get_gid() or "").startswith(CELL_WORDS):
+                continue
+            t.set_visible(True)  # measured where it would stand (a hidden text has no extent)
+            try:
+                place = Text.get_window_extent(t, d.r)
+            finally:
+                t.set_visible(False)
+            if not any(d.overlap(place, ring) for ring in rings):
+                out.append(f"{_name(t)} ({t.get_gid()}) is left out where no ring stands")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
@@ -1265,7 +1344,8 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray)
+          marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
+          words_left_out)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.
