@@ -971,3 +971,22 @@ def test_an_eventbridge_producers_give_up_is_drawn_on_its_row():
     result, _ = _give_up_figure("eventbridge-producer-resend")
     gave_up = [d for d in result.history.of_type("delivery") if d["what"] == "producer gave up"]
     assert gave_up and gave_up[0]["detail"]["attempts"] == 1, gave_up
+
+
+# -- the golden pictures (seed 0, the default width): each fault the full audit found there
+@functools.cache
+def _scenario_figure(scenario: str, handler: str):
+    """``scenario``'s seed-0 run with ``handler``, drawn as its golden picture is (``RunResult.plot()``)."""
+    fig = run_scenario(scenario, handler, seed=0).plot()
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    return fig
+
+
+@pytest.mark.parametrize("scenario", ["async-late-retry", "sqs-low-traffic-wait"])
+def test_an_arrow_landing_on_overhanging_marks_keeps_its_head_off_them(scenario):
+    """The retry's envelope overhangs its bar, so the arrow lands on it, from above, at the retry's start: it came
+    in nearly flat, and its head's lower wing reached into the envelope."""
+    fig = _scenario_figure(scenario, NAIVE)
+    assert _check(fig, audit.lines_through_marks) == []
+    assert _check(fig, audit.arrows_off_time) == []
