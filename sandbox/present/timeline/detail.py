@@ -161,16 +161,10 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
             groups[-1][3].append(inv)
         else:
             groups.append([start, end, need, [inv]])
-    for group in groups:  # one stretch at most the plot's width
-        group[2] = min(group[2], (plot_in - 2 * EDGE_IN) / max(group[1] - group[0], 1e-12))
-    _alike(groups, crowded, plot_in)
+    stretches = _fitted(groups, crowded, main_per_s, plot_in, taxis.unit, scale)
     rows: list[list[Stretch]] = [[]]
     used = 0.0
-    for a, b, per_s, invs in groups:
-        named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
-        pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
-        line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
-        stretch = Stretch(*_two_ticks(a - pad, b + pad, per_s, taxis.unit), per_s, tuple(invs), line)
+    for stretch in stretches:
         # A new row where the plot is full, and for another magnification: runs side by side on one axis read as
         # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one).
         if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)):
@@ -181,14 +175,48 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
 
 
+FIT_TRIES = 4  # times a stretch wider than the plot is narrowed (each try takes off what it was over by)
+
+
+def _fitted(groups: list[list], crowded: list[Crowded], main_per_s: float, plot_in: float, unit: str,
+            scale: Scale) -> list[Stretch]:
+    """The stretch of each group, each at most the plot's width once padded for its name and ticks: a wider one
+    made its row's axis wider than the plot, drawn squeezed, and its runs at another scale than equal runs in other
+    rows (producer-resend: three 0.22 s runs "×13", one drawn 3% shorter). A group whose stretch is too wide has
+    that much less room for its runs, and the stretches it shares a scale with follow it."""
+    needs = [g[2] for g in groups]
+    rooms = [plot_in - 2 * EDGE_IN] * len(groups)  # inches each group's runs may take
+    stretches: list[Stretch] = []
+    for _ in range(FIT_TRIES):
+        for g, need, room in zip(groups, needs, rooms):
+            g[2] = min(need, room / max(g[1] - g[0], 1e-12))
+        _alike(groups, crowded, rooms)
+        stretches = [_stretch(g, crowded, main_per_s, unit, scale) for g in groups]
+        over = [s.width_in - plot_in for s in stretches]
+        if max(over) <= 1e-9:
+            break
+        rooms = [room - max(0.0, o) for room, o in zip(rooms, over)]
+    return stretches
+
+
+def _stretch(group: list, crowded: list[Crowded], main_per_s: float, unit: str, scale: Scale) -> Stretch:
+    """A group's stretch: its runs, padded for its name and scale over it and for two ticks under it."""
+    a, b, per_s, invs = group
+    named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
+    pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
+    line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
+    return Stretch(*_two_ticks(a - pad, b + pad, per_s, unit), per_s, tuple(invs), line)
+
+
 def _same_zoom(a: Stretch, b: Stretch) -> bool:
     return abs(a.per_s - b.per_s) <= EQUAL_RUNS * max(a.per_s, b.per_s)
 
 
-def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
+def _alike(groups: list[list], crowded: list[Crowded], rooms: list[float]) -> None:
     """Runs of one length (within :data:`EQUAL_RUNS`) are magnified alike: the stretches that hold them, and any
-    stretch that shares such a run with those, take one scale, the largest they need, within each one's cap (two
-    0.2 s runs at ×4.6 and ×5.6, the duplicate's wider envelope needing more room, read as unequal)."""
+    stretch that shares such a run with those, take one scale, the largest they need, within each one's cap, its
+    runs ``rooms`` inches wide at most (two 0.2 s runs at ×4.6 and ×5.6, the duplicate's wider envelope needing more
+    room, read as unequal)."""
     owner = list(range(len(groups)))  # union-find: the stretches that must share a scale
 
     def root(i: int) -> int:
@@ -204,7 +232,7 @@ def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
                 owner[root(where[inv1])] = root(where[inv2])
     for r in {root(i) for i in range(len(groups))}:
         mine = [g for i, g in enumerate(groups) if root(i) == r]
-        cap = min((plot_in - 2 * EDGE_IN) / max(b - a, 1e-12) for a, b, _, _ in mine)
+        cap = min(rooms[i] / max(g[1] - g[0], 1e-12) for i, g in enumerate(groups) if root(i) == r)
         rate = min(max(g[2] for g in mine), cap)
         for g in mine:
             g[2] = rate
