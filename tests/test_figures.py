@@ -1000,3 +1000,14 @@ def test_a_detail_stretch_padded_for_its_ticks_still_fits_the_plot(scenario):
     assert _check(fig, audit.detail_strips_uneven) == []
     spans = {round(ax.get_xlim()[1] - ax.get_xlim()[0], 9) for ax in fig.axes[1:]}  # inches of time each row shows
     assert len(spans) == 1, spans  # every row of the detail as wide as the plot, none wider
+
+
+def test_a_stretch_ending_with_the_history_is_ticked_where_its_run_started():
+    """kafka-producer-resend: the re-send starts at 121.66 s and the history ends at 121.67 s, so its start to the
+    axis' whole seconds, "122", stood after the history (no tick stands there) and the stretch had no tick. It reads
+    "121.66", at the re-send's start, and every label takes as many decimals."""
+    fig = _scenario_figure("kafka-producer-resend", IMPROVED)
+    assert _check(fig, audit.segments_unticked) == []
+    assert _check(fig, audit.ticks_uneven) == [] and _check(fig, audit.ticks_off_step) == []
+    ticks = _ticks(fig)
+    assert abs(ticks["121.66"] - _x(fig, fig.lanes["inv-4"][1])) <= 1.0, ticks
