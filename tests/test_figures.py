@@ -1011,3 +1011,16 @@ def test_a_stretch_ending_with_the_history_is_ticked_where_its_run_started():
     assert _check(fig, audit.ticks_uneven) == [] and _check(fig, audit.ticks_off_step) == []
     ticks = _ticks(fig)
     assert abs(ticks["121.66"] - _x(fig, fig.lanes["inv-4"][1])) <= 1.0, ticks
+
+
+def test_history_ends_stands_by_its_line_below_a_label_across_its_top():
+    """kafka-topic-destination: "batch of o-1, o-2, o-3, o-4 discarded → kafka://orders-failures" spans the top of
+    the plot across the end line, and "history ends", tried only at the line's top and bottom, stood on it. It
+    stands beside the line at the first free height down it."""
+    fig = _scenario_figure("kafka-topic-destination", IMPROVED)
+    assert _check(fig, audit.texts_overlapping) == []
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "end-label"]
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "end-of-history"]
+    box, x = audit.text_box(label, r), _x(fig, float(line.get_xdata()[0]))
+    assert 0 < min(abs(box.x0 - x), abs(box.x1 - x)) <= 10
