@@ -1024,3 +1024,12 @@ def test_history_ends_stands_by_its_line_below_a_label_across_its_top():
     (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "end-of-history"]
     box, x = audit.text_box(label, r), _x(fig, float(line.get_xdata()[0]))
     assert 0 < min(abs(box.x0 - x), abs(box.x1 - x)) <= 10
+
+
+def test_a_detail_stretch_between_breaks_holds_two_ticks_clear_of_them():
+    """durable-esm-start: inv-4's stretch, between two breaks, was just wide enough for "15:00.0" and "15:00.2"
+    centred on their ticks; each too near a break, both were aligned away from it, onto each other."""
+    fig = _scenario_figure("durable-esm-start", IMPROVED)
+    assert _check(fig, audit.ticks_colliding) == [] and _check(fig, audit.texts_overlapping) == []
+    assert _check(fig, audit.ticks_by_breaks) == [] and _check(fig, audit.detail_strips_uneven) == []
+    assert {lb.get_horizontalalignment() for ax in fig.axes[1:] for lb in ax.get_xticklabels()} == {"center"}

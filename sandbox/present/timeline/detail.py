@@ -241,7 +241,9 @@ def _alike(groups: list[list], crowded: list[Crowded], rooms: list[float]) -> No
 def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, float]:
     """A stretch from ``t0`` to ``t1`` s, widened where it must be to hold two ticks at the finest step whose labels
     keep apart at ``per_s`` inches a second (one tick says where a stretch is, not how long its runs last): by the
-    multiples either side, and half a label beyond them."""
+    multiples either side, and half a label and :data:`TICK_CLEAR_IN` beyond them, so that both keep off a break
+    beside it (durable-esm-start: "15:00.0" and "15:00.2", at its very ends, were each aligned away from their
+    break, onto each other)."""
     for step in STEPS:
         dec = _decimals(step)
         k0, k1 = math.ceil(t0 / step - 1e-9), math.floor(t1 / step + 1e-9)
@@ -252,7 +254,7 @@ def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, fl
         vals = [round(k * step, 9) for k in range(k0, k1 + 1)]
         wide = max(len(tick_label(v, dec, unit)) for v in vals) * TICK_CHAR_IN
         if step * per_s >= wide + TICK_GAP_IN:
-            half = wide / 2 / per_s
+            half = (wide / 2 + TICK_CLEAR_IN) / per_s
             return min(t0, vals[0] - half), max(t1, vals[-1] + half)
     return t0, t1
 
@@ -356,7 +358,7 @@ def _detail_ticks(c: Canvas) -> None:
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)
             if vals and step * per_s >= wide * TICK_CHAR_IN + TICK_GAP_IN:
                 off = (wide * TICK_CHAR_IN / 2 + TICK_CLEAR_IN) / per_s  # s: a label's half, and room to a break
-                clear = [v for v in vals if (i == 0 or v >= a + off) and (i == n - 1 or v <= b - off)]
+                clear = [v for v in vals if (i == 0 or v >= a + off - 1e-9) and (i == n - 1 or v <= b - off + 1e-9)]
                 found = found or (vals, dec)  # the finest that keeps apart, should none keep off the breaks
                 if len(clear) >= 2:
                     found = (clear, dec)
