@@ -175,7 +175,9 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
 
 
-FIT_TRIES = 4  # times a stretch wider than the plot is narrowed (each try takes off what it was over by)
+FIT_TRIES = 4  # times the stretches wider than the plot are narrowed (each by what it was over) ...
+FIT_LEAST = 0.5  # ... their runs to no less than this share of their first width: narrower, their marks crowd
+#   again, and a stretch whose name and ticks alone are wider than the plot is drawn squeezed, as it was
 
 
 def _fitted(groups: list[list], crowded: list[Crowded], main_per_s: float, plot_in: float, unit: str,
@@ -183,20 +185,29 @@ def _fitted(groups: list[list], crowded: list[Crowded], main_per_s: float, plot_
     """The stretch of each group, each at most the plot's width once padded for its name and ticks: a wider one
     made its row's axis wider than the plot, drawn squeezed, and its runs at another scale than equal runs in other
     rows (producer-resend: three 0.22 s runs "×13", one drawn 3% shorter). A group whose stretch is too wide has
-    that much less room for its runs, and the stretches it shares a scale with follow it."""
+    that much less room for its runs, and the stretches it shares a scale with follow it; one that could only fit
+    with its runs under :data:`FIT_LEAST` of their width (a plot 1.6 in wide) keeps its room."""
     needs = [g[2] for g in groups]
-    rooms = [plot_in - 2 * EDGE_IN] * len(groups)  # inches each group's runs may take
-    stretches: list[Stretch] = []
-    for _ in range(FIT_TRIES):
+    full = plot_in - 2 * EDGE_IN
+    rooms = [full] * len(groups)  # inches each group's runs may take
+    first: list[float] = []  # inches each group's runs took at first
+    stuck = [False] * len(groups)  # narrowing cannot fit it
+    tries = 0
+    while True:
         for g, need, room in zip(groups, needs, rooms):
             g[2] = min(need, room / max(g[1] - g[0], 1e-12))
         _alike(groups, crowded, rooms)
         stretches = [_stretch(g, crowded, main_per_s, unit, scale) for g in groups]
+        runs = [(g[1] - g[0]) * g[2] for g in groups]
+        first = first or runs
         over = [s.width_in - plot_in for s in stretches]
-        if max(over) <= 1e-9:
-            break
-        rooms = [room - max(0.0, o) for room, o in zip(rooms, over)]
-    return stretches
+        narrow = [i for i, o in enumerate(over) if o > 1e-9 and not stuck[i]]
+        if not narrow or tries == FIT_TRIES:
+            return stretches
+        tries += 1
+        for i in narrow:
+            stuck[i] = runs[i] - over[i] < FIT_LEAST * first[i]
+            rooms[i] = full if stuck[i] else runs[i] - over[i]
 
 
 def _stretch(group: list, crowded: list[Crowded], main_per_s: float, unit: str, scale: Scale) -> Stretch:
