@@ -973,11 +973,11 @@ def test_an_eventbridge_producers_give_up_is_drawn_on_its_row():
     assert gave_up and gave_up[0]["detail"]["attempts"] == 1, gave_up
 
 
-# -- the golden pictures (seed 0, the default width): each fault the full audit found there
+# -- the golden pictures (the default width): each fault the full audit found there
 @functools.cache
-def _scenario_figure(scenario: str, handler: str):
-    """``scenario``'s seed-0 run with ``handler``, drawn as its golden picture is (``RunResult.plot()``)."""
-    fig = run_scenario(scenario, handler, seed=0).plot()
+def _scenario_figure(scenario: str, handler: str, seed: int = 0):
+    """``scenario``'s run with ``handler``, drawn as its golden picture is (``RunResult.plot()``)."""
+    fig = run_scenario(scenario, handler, seed=seed).plot()
     with matplotlib_style():
         fig.draw_without_rendering()
     return fig
@@ -1033,3 +1033,14 @@ def test_a_detail_stretch_between_breaks_holds_two_ticks_clear_of_them():
     assert _check(fig, audit.ticks_colliding) == [] and _check(fig, audit.texts_overlapping) == []
     assert _check(fig, audit.ticks_by_breaks) == [] and _check(fig, audit.detail_strips_uneven) == []
     assert {lb.get_horizontalalignment() for ax in fig.axes[1:] for lb in ax.get_xticklabels()} == {"center"}
+
+
+@pytest.mark.parametrize(("scenario", "seed"), [("producer-resend", 4), ("producer-resend", 8),
+                                                ("eventbridge-producer-resend", 4)])
+def test_a_short_run_beside_a_long_one_stands_apart_in_the_detail(scenario, seed):
+    """The 5 ms re-send overlaps a 0.22 s run in time, so the detail drew both in one stretch, at the scale the long
+    one fits the plot at (×13), and the re-send's bar was hidden under its ◇. It stands in a stretch of its own."""
+    fig = _scenario_figure(scenario, IMPROVED, seed)
+    assert _check(fig, audit.bars_hidden) == []
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert any(z.startswith("inv-3 ×") for z in zooms), zooms

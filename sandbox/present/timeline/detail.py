@@ -153,26 +153,48 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     if not crowded:
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
+    needs: dict[str, float] = {}
     for inv, start, end, marks_in, *_ in crowded:
         need = min(max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s), MAX_ZOOM * main_per_s)
+        needs[inv] = need
         if groups and start <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], end)
             groups[-1][2] = max(groups[-1][2], need)
             groups[-1][3].append(inv)
         else:
             groups.append([start, end, need, [inv]])
-    stretches = _fitted(groups, crowded, main_per_s, plot_in, taxis.unit, scale)
+    stretches = _fitted(_apart(groups, crowded, needs, plot_in), crowded, main_per_s, plot_in, taxis.unit, scale)
     rows: list[list[Stretch]] = [[]]
     used = 0.0
     for stretch in stretches:
         # A new row where the plot is full, and for another magnification: runs side by side on one axis read as
-        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one).
-        if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)):
+        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one); and for a stretch that
+        # overlaps the one before it in time (a run standing apart, ``_apart``): a row's time runs one way.
+        if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)
+                         or stretch.t0 < rows[-1][-1].t1):
             rows.append([])
             used = 0.0
         used += (BREAK_IN if rows[-1] else 0.0) + stretch.width_in
         rows[-1].append(stretch)
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
+
+
+def _apart(groups: list[list], crowded: list[Crowded], needs: dict[str, float], plot_in: float) -> list[list]:
+    """The groups, with each run that its group's stretch would draw shorter than its marks side by side in a group
+    of its own: runs that overlap in time share a stretch at one scale, at most the plot's width, and a short one
+    beside a long one was hidden under its marks (producer-resend seed 4: the 5 ms re-send beside a 0.22 s run,
+    both ×13, under its ◇). Its own stretch overlaps the other's in time, so it stands on a row of its own."""
+    runs = {c[0]: c for c in crowded}
+    out: list[list] = []
+    for a, b, need, invs in groups:
+        rate = min(need, (plot_in - 2 * EDGE_IN) / max(b - a, 1e-12))  # at most: the group shares it
+        hidden = [inv for inv in invs if len(invs) > 1 and rate * (runs[inv][2] - runs[inv][1]) < runs[inv][3]]
+        out += [[runs[inv][1], runs[inv][2], needs[inv], [inv]] for inv in hidden]
+        kept = [inv for inv in invs if inv not in hidden]
+        if kept:
+            out.append([min(runs[inv][1] for inv in kept), max(runs[inv][2] for inv in kept),
+                        max(needs[inv] for inv in kept), kept])
+    return sorted(out, key=lambda g: (g[0], g[1]))
 
 
 FIT_TRIES = 4  # times the stretches wider than the plot are narrowed (each by what it was over) ...
