@@ -139,8 +139,10 @@ def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[floa
     """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
     inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
     here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
-    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them."""
-    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j]
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is as near as
+    stacked them, with :data:`MARKER_PAD_PT` between them (sqs-visibility-timeout seed 2: two envelopes 0.1 px
+    further apart than the estimate of their ink stood stacked, and as drawn they overlapped)."""
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + MARKER_PAD_PT / 72
                and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
                for i in range(len(marks)) for j in range(i + 1, len(marks)))
 
