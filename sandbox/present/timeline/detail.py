@@ -170,10 +170,10 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     used = 0.0
     for stretch in stretches:
         # A new row where the plot is full, and for another magnification: runs side by side on one axis read as
-        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one); and for a stretch that
-        # overlaps the one before it in time (a run standing apart, ``_apart``): a row's time runs one way.
+        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one); and for runs at the time
+        # of the stretch before it (a run standing apart, ``_apart``): a row's time runs one way.
         if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)
-                         or stretch.t0 < rows[-1][-1].t1):
+                         or _overlapping(rows[-1][-1], stretch, crowded)):
             rows.append([])
             used = 0.0
         used += (BREAK_IN if rows[-1] else 0.0) + stretch.width_in
@@ -241,6 +241,12 @@ def _stretch(group: list, crowded: list[Crowded], main_per_s: float, unit: str, 
     pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
     line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
     return Stretch(*_two_ticks(a - pad, b + pad, per_s, unit), per_s, tuple(invs), line)
+
+
+def _overlapping(a: Stretch, b: Stretch, crowded: list[Crowded]) -> bool:
+    """Whether a run of stretch ``a`` and one of ``b`` overlap in time."""
+    spans = {c[0]: (c[1], c[2]) for c in crowded}
+    return any(spans[i][0] <= spans[j][1] and spans[j][0] <= spans[i][1] for i in a.invs for j in b.invs)
 
 
 def _same_zoom(a: Stretch, b: Stretch) -> bool:
