@@ -41,6 +41,7 @@ ZOOM_ROOM = 0.55  # data units above the first lane, for each stretch's "×40"
 AXIS_IN = 0.62  # in: the detail's last row's tick labels and its axis label ...
 ROW_AXIS_IN = 0.4  # in: ... every other row's tick labels
 CAP_GROW = 0.05  # data units: a cap reaches this far above and below its bar (``markers.CAP_GROW``)
+STACKED_SLACK_PX = 1.0  # px at 100 dpi: the plot is a little wider or narrower as laid out than estimated here
 MEASURABLE_S = 0.001  # s: a shorter run has no length worth magnifying (it errors at once: its ✖ is the run)
 EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are magnified alike
 MIN_ZOOM = 2.0  # a stretch is magnified at least this much ...
@@ -139,10 +140,11 @@ def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[floa
     """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
     inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
     here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
-    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is as near as
-    stacked them, with :data:`MARKER_PAD_PT` between them (sqs-visibility-timeout seed 2: two envelopes 0.1 px
-    further apart than the estimate of their ink stood stacked, and as drawn they overlapped)."""
-    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + MARKER_PAD_PT / 72
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is within
+    :data:`STACKED_SLACK_PX` of their inks touching (sqs-visibility-timeout seed 2: two envelopes stacked 0.1 px
+    further apart than that, by the plot's width estimated here, overlapped as laid out)."""
+    slack = STACKED_SLACK_PX / REFERENCE_DPI
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + slack
                and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
                for i in range(len(marks)) for j in range(i + 1, len(marks)))
 
