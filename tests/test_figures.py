@@ -1030,3 +1030,87 @@ def test_the_audit_finds_a_cells_words_left_out_where_no_ring_stands():
     ax.text(70, 5, "✓ valid", ha="center", va="center", gid="cell-words:45,45", visible=False)
     ax.plot([74], [5], ls="none", marker="o", ms=22, mew=5, mfc="none", mec="black", gid="now-ring")
     assert _check(fig, audit.words_left_out) == ["'✗ invalid' (cell-words:30,45) is left out where no ring stands"]
+
+
+# -- the golden pictures (the default width): each fault the full audit found there
+@functools.cache
+def _scenario_figure(scenario: str, handler: str, seed: int = 0):
+    """``scenario``'s run with ``handler``, drawn as its golden picture is (``RunResult.plot()``)."""
+    fig = run_scenario(scenario, handler, seed=seed).plot()
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    return fig
+
+
+@pytest.mark.parametrize("scenario", ["async-late-retry", "sqs-low-traffic-wait"])
+def test_an_arrow_landing_on_overhanging_marks_keeps_its_head_off_them(scenario):
+    """The retry's envelope overhangs its bar, so the arrow lands on it, from above, at the retry's start: it came
+    in nearly flat, and its head's lower wing reached into the envelope."""
+    fig = _scenario_figure(scenario, NAIVE)
+    assert _check(fig, audit.lines_through_marks) == []
+    assert _check(fig, audit.arrows_off_time) == []
+
+
+@pytest.mark.parametrize("scenario", ["producer-resend", "eventbridge-producer-resend"])
+def test_a_detail_stretch_padded_for_its_ticks_still_fits_the_plot(scenario):
+    """The re-send's stretch, padded for its name and two ticks, came out wider than the plot: its row's axis took
+    it all in, squeezed, and its 0.23 s run stood 3% shorter than the other 0.22 s runs, all "×13"."""
+    fig = _scenario_figure(scenario, IMPROVED)
+    assert _check(fig, audit.detail_strips_uneven) == []
+    spans = {round(ax.get_xlim()[1] - ax.get_xlim()[0], 9) for ax in fig.axes[1:]}  # inches of time each row shows
+    assert len(spans) == 1, spans  # every row of the detail as wide as the plot, none wider
+
+
+def test_a_stretch_ending_with_the_history_is_ticked_where_its_run_started():
+    """kafka-producer-resend: the re-send starts at 121.66 s and the history ends at 121.67 s, so its start to the
+    axis' whole seconds, "122", stood after the history (no tick stands there) and the stretch had no tick. It reads
+    "121.66", at the re-send's start, and every label takes as many decimals."""
+    fig = _scenario_figure("kafka-producer-resend", IMPROVED)
+    assert _check(fig, audit.segments_unticked) == []
+    assert _check(fig, audit.ticks_uneven) == [] and _check(fig, audit.ticks_off_step) == []
+    ticks = _ticks(fig)
+    assert abs(ticks["121.66"] - _x(fig, fig.lanes["inv-4"][1])) <= 1.0, ticks
+
+
+def test_history_ends_stands_by_its_line_below_a_label_across_its_top():
+    """kafka-topic-destination: "batch of o-1, o-2, o-3, o-4 discarded → kafka://orders-failures" spans the top of
+    the plot across the end line, and "history ends", tried only at the line's top and bottom, stood on it. It
+    stands beside the line at the first free height down it."""
+    fig = _scenario_figure("kafka-topic-destination", IMPROVED)
+    assert _check(fig, audit.texts_overlapping) == []
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "end-label"]
+    (line,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "end-of-history"]
+    box, x = audit.text_box(label, r), _x(fig, float(line.get_xdata()[0]))
+    assert 0 < min(abs(box.x0 - x), abs(box.x1 - x)) <= 10
+
+
+def test_a_detail_stretch_between_breaks_holds_two_ticks_clear_of_them():
+    """durable-esm-start: inv-4's stretch, between two breaks, was just wide enough for "15:00.0" and "15:00.2"
+    centred on their ticks; each too near a break, both were aligned away from it, onto each other."""
+    fig = _scenario_figure("durable-esm-start", IMPROVED)
+    assert _check(fig, audit.ticks_colliding) == [] and _check(fig, audit.texts_overlapping) == []
+    assert _check(fig, audit.ticks_by_breaks) == [] and _check(fig, audit.detail_strips_uneven) == []
+    assert {lb.get_horizontalalignment() for ax in fig.axes[1:] for lb in ax.get_xticklabels()} == {"center"}
+
+
+@pytest.mark.parametrize(("scenario", "seed"), [("producer-resend", 4), ("producer-resend", 8),
+                                                ("eventbridge-producer-resend", 4)])
+def test_a_short_run_beside_a_long_one_stands_apart_in_the_detail(scenario, seed):
+    """The 5 ms re-send overlaps a 0.22 s run in time, so the detail drew both in one stretch, at the scale the long
+    one fits the plot at (×13), and the re-send's bar was hidden under its ◇. It stands in a stretch of its own."""
+    fig = _scenario_figure(scenario, IMPROVED, seed)
+    assert _check(fig, audit.bars_hidden) == []
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert any(z.startswith("inv-3 ×") for z in zooms), zooms
+
+
+@pytest.mark.parametrize("seed", [2, 7])
+def test_marks_stacked_as_near_as_their_padding_are_parted_in_the_detail(seed):
+    """sqs-visibility-timeout seed 2: inv-1's envelopes at 4.6 s and 5.2 s stood stacked (they came within the 2 pt
+    kept between marks), but by the estimate of their ink they stood 0.1 px apart, so no detail drew the run; as
+    drawn they overlapped."""
+    fig = _scenario_figure("sqs-visibility-timeout", IMPROVED, seed)
+    assert _check(fig, audit.runs_stacked_undetailed) == []
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert any(z.startswith("inv-1 ×") for z in zooms), zooms

@@ -39,6 +39,10 @@ HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wi
 OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
 HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
+# matplotlib's "-|>" head reaches back 0.4 of its size and out 0.2 either side: an arrow landing on marks must come
+# in at least this steeply, or the head's lower (upper) wing dips into the marks it lands on
+HEAD_SLOPE = 0.2 / 0.4
+FLAT_HEAD_HITS = 100  # a candidate landing too flat on its marks crosses one: worse than brushing a few obstacles
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
 REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
@@ -206,8 +210,17 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         box = c.axes_box()
         outside = (samples[:, 0] < box.x0) | (samples[:, 0] > box.x1) | (samples[:, 1] < box.y0) | \
             (samples[:, 1] > box.y1)
-        score = (hits + OUTSIDE_HITS * bool(outside.any())) * HIT_COST + i  # cut off by the axes: hardly seen
+        # cut off by the axes, an arrow is hardly seen; landing flat, its head's wing crosses the marks it lands on
+        flat = onto_marks and _flat_landing(pts)
+        score = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat) * HIT_COST + i
         if best is None or score < best[0]:
             best = (score, style, pts)
     assert best is not None  # there is always the straight arc
     return best[1], best[2]
+
+
+def _flat_landing(pts: list[Point]) -> bool:
+    """Whether a path's last stretch comes in flatter than :data:`HEAD_SLOPE`: a head on marks that overhang its
+    repeat's bar then reaches into them beside its tip (async-late-retry: across the retry's envelope)."""
+    (x0, y0), (x1, y1) = pts[-2], pts[-1]
+    return abs(y1 - y0) < HEAD_SLOPE * abs(x1 - x0)

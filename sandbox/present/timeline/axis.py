@@ -29,6 +29,7 @@ NICE_STEPS = {SECONDS: _SUBSECOND + tuple(k * 10 ** e for e in range(6) for k in
               MINUTES: _CLOCK, HOURS: _CLOCK}
 #: ... and, when a busy stretch is too short to hold one of those, finer ones (coarsest first): "1:00.5"
 FALLBACK_STEPS = {SECONDS: (), MINUTES: _SUBSECOND[::-1], HOURS: _SUBSECOND[::-1]}
+START_DECIMALS = 3  # a tick at a run's start takes at most this many more decimals than the axis' step
 TICK_CHAR_EM = 0.62  # a tick label's characters are at most this wide (digits), in ems ...
 TICK_GAP_EM = 1.2  # ... and neighbouring labels keep this far apart
 
@@ -176,7 +177,9 @@ class TimeAxis:
         values: list[float] = []
         lone: list[int] = []  # decimals each lone tick needs
         if any(len(vals) > 1 for vals in stepped):  # the axis reads at its step: its multiples, and the runs' starts
-            values = sorted([v for vals in stepped for v in vals] + _start_ticks(spans, stepped, starts, dec))
+            at_starts = _start_ticks(spans, stepped, starts, dec)
+            values = sorted([v for vals in stepped for v in vals] + [v for v, _ in at_starts])
+            dec = max([dec, *(d for _, d in at_starts)])
         else:  # no stretch holds two: each gets its own, the roundest time near its middle
             for (a, b, _), vals in zip(spans, stepped):
                 if not vals:
@@ -234,13 +237,19 @@ class TimeAxis:
 
 
 def _start_ticks(spans: list[tuple[float, float, float]], stepped: list[list[float]], starts: tuple[float, ...],
-                 dec: int) -> list[float]:
-    """A tick for each segment the axis' step leaves without one, where its first run started, to the axis'
-    decimals (a run starting there is what the segment is kept for)."""
+                 dec: int) -> list[tuple[float, int]]:
+    """A tick for each segment the axis' step leaves without one, where its first run started (a run starting there
+    is what the segment is kept for), and its decimals: the axis', or as many more as keep it in its segment
+    (kafka-producer-resend: the re-send at 121.66 s, in a stretch that ends with the history at 121.67 s, is
+    "121.66"; "122" stood after the history, where no tick is, and the stretch had none)."""
     out = []
     for (a, b, _), vals in zip(spans, stepped):
-        at = next((round(t, dec) for t in sorted(starts) if a <= t <= b), None)
-        if not vals and at is not None and a <= at <= b:
+        first = next((t for t in sorted(starts) if a <= t <= b), None)
+        if vals or first is None:
+            continue
+        at = next(((round(first, d), d) for d in range(dec, dec + START_DECIMALS + 1) if a <= round(first, d) <= b),
+                  None)
+        if at is not None:
             out.append(at)
     return out
 

@@ -41,6 +41,7 @@ ZOOM_ROOM = 0.55  # data units above the first lane, for each stretch's "×40"
 AXIS_IN = 0.62  # in: the detail's last row's tick labels and its axis label ...
 ROW_AXIS_IN = 0.4  # in: ... every other row's tick labels
 CAP_GROW = 0.05  # data units: a cap reaches this far above and below its bar (``markers.CAP_GROW``)
+STACKED_SLACK_PX = 1.0  # px at 100 dpi: the plot is a little wider or narrower as laid out than estimated here
 MEASURABLE_S = 0.001  # s: a shorter run has no length worth magnifying (it errors at once: its ✖ is the run)
 EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are magnified alike
 MIN_ZOOM = 2.0  # a stretch is magnified at least this much ...
@@ -139,8 +140,11 @@ def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[floa
     """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
     inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
     here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
-    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them."""
-    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j]
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is within
+    :data:`STACKED_SLACK_PX` of their inks touching (sqs-visibility-timeout seed 2: two envelopes stacked 0.1 px
+    further apart than that, by the plot's width estimated here, overlapped as laid out)."""
+    slack = STACKED_SLACK_PX / REFERENCE_DPI
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + slack
                and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
                for i in range(len(marks)) for j in range(i + 1, len(marks)))
 
@@ -153,27 +157,25 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     if not crowded:
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
+    needs: dict[str, float] = {}
     for inv, start, end, marks_in, *_ in crowded:
         need = min(max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s), MAX_ZOOM * main_per_s)
+        needs[inv] = need
         if groups and start <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], end)
             groups[-1][2] = max(groups[-1][2], need)
             groups[-1][3].append(inv)
         else:
             groups.append([start, end, need, [inv]])
-    for group in groups:  # one stretch at most the plot's width
-        group[2] = min(group[2], (plot_in - 2 * EDGE_IN) / max(group[1] - group[0], 1e-12))
-    _alike(groups, crowded, plot_in)
+    stretches = _fitted(_apart(groups, crowded, needs, plot_in), crowded, main_per_s, plot_in, taxis.unit, scale)
     rows: list[list[Stretch]] = [[]]
     used = 0.0
-    for a, b, per_s, invs in groups:
-        named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
-        pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
-        line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
-        stretch = Stretch(*_two_ticks(a - pad, b + pad, per_s, taxis.unit), per_s, tuple(invs), line)
+    for stretch in stretches:
         # A new row where the plot is full, and for another magnification: runs side by side on one axis read as
-        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one).
-        if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)):
+        # drawn to one scale (×218 beside ×12 made a 14 ms run as long as a 220 ms one); and for runs at the time
+        # of the stretch before it (a run standing apart, ``_apart``): a row's time runs one way.
+        if rows[-1] and (used + BREAK_IN + stretch.width_in > plot_in or not _same_zoom(rows[-1][0], stretch)
+                         or _overlapping(rows[-1][-1], stretch, crowded)):
             rows.append([])
             used = 0.0
         used += (BREAK_IN if rows[-1] else 0.0) + stretch.width_in
@@ -181,14 +183,83 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
     return DetailPlan(tuple(tuple(row) for row in rows), main_per_s, plot_in)
 
 
+def _apart(groups: list[list], crowded: list[Crowded], needs: dict[str, float], plot_in: float) -> list[list]:
+    """The groups, with each run that its group's stretch would draw shorter than its marks side by side in a group
+    of its own: runs that overlap in time share a stretch at one scale, at most the plot's width, and a short one
+    beside a long one was hidden under its marks (producer-resend seed 4: the 5 ms re-send beside a 0.22 s run,
+    both ×13, under its ◇). Its own stretch overlaps the other's in time, so it stands on a row of its own."""
+    runs = {c[0]: c for c in crowded}
+    out: list[list] = []
+    for a, b, need, invs in groups:
+        rate = min(need, (plot_in - 2 * EDGE_IN) / max(b - a, 1e-12))  # at most: the group shares it
+        hidden = [inv for inv in invs if len(invs) > 1 and rate * (runs[inv][2] - runs[inv][1]) < runs[inv][3]]
+        out += [[runs[inv][1], runs[inv][2], needs[inv], [inv]] for inv in hidden]
+        kept = [inv for inv in invs if inv not in hidden]
+        if kept:
+            out.append([min(runs[inv][1] for inv in kept), max(runs[inv][2] for inv in kept),
+                        max(needs[inv] for inv in kept), kept])
+    return sorted(out, key=lambda g: (g[0], g[1]))
+
+
+FIT_TRIES = 4  # times the stretches wider than the plot are narrowed (each by what it was over) ...
+FIT_LEAST = 0.5  # ... their runs to no less than this share of their first width: narrower, their marks crowd
+#   again, and a stretch whose name and ticks alone are wider than the plot is drawn squeezed, as it was
+
+
+def _fitted(groups: list[list], crowded: list[Crowded], main_per_s: float, plot_in: float, unit: str,
+            scale: Scale) -> list[Stretch]:
+    """The stretch of each group, each at most the plot's width once padded for its name and ticks: a wider one
+    made its row's axis wider than the plot, drawn squeezed, and its runs at another scale than equal runs in other
+    rows (producer-resend: three 0.22 s runs "×13", one drawn 3% shorter). A group whose stretch is too wide has
+    that much less room for its runs, and the stretches it shares a scale with follow it; one that could only fit
+    with its runs under :data:`FIT_LEAST` of their width (a plot 1.6 in wide) keeps its room."""
+    needs = [g[2] for g in groups]
+    full = plot_in - 2 * EDGE_IN
+    rooms = [full] * len(groups)  # inches each group's runs may take
+    first: list[float] = []  # inches each group's runs took at first
+    stuck = [False] * len(groups)  # narrowing cannot fit it
+    tries = 0
+    while True:
+        for g, need, room in zip(groups, needs, rooms):
+            g[2] = min(need, room / max(g[1] - g[0], 1e-12))
+        _alike(groups, crowded, rooms)
+        stretches = [_stretch(g, crowded, main_per_s, unit, scale) for g in groups]
+        runs = [(g[1] - g[0]) * g[2] for g in groups]
+        first = first or runs
+        over = [s.width_in - plot_in for s in stretches]
+        narrow = [i for i, o in enumerate(over) if o > 1e-9 and not stuck[i]]
+        if not narrow or tries == FIT_TRIES:
+            return stretches
+        tries += 1
+        for i in narrow:
+            stuck[i] = runs[i] - over[i] < FIT_LEAST * first[i]
+            rooms[i] = full if stuck[i] else runs[i] - over[i]
+
+
+def _stretch(group: list, crowded: list[Crowded], main_per_s: float, unit: str, scale: Scale) -> Stretch:
+    """A group's stretch: its runs, padded for its name and scale over it and for two ticks under it."""
+    a, b, per_s, invs = group
+    named = text_width_in(stretch_name(invs, per_s / main_per_s), scale.fs(SMALL_PT)) + 2 * EDGE_IN
+    pad = max(EDGE_IN, (named - (b - a) * per_s) / 2) / per_s  # wide enough for its name and scale
+    line = max(_line(c, per_s, scale) for c in crowded if c[0] in invs)
+    return Stretch(*_two_ticks(a - pad, b + pad, per_s, unit), per_s, tuple(invs), line)
+
+
+def _overlapping(a: Stretch, b: Stretch, crowded: list[Crowded]) -> bool:
+    """Whether a run of stretch ``a`` and one of ``b`` overlap in time."""
+    spans = {c[0]: (c[1], c[2]) for c in crowded}
+    return any(spans[i][0] <= spans[j][1] and spans[j][0] <= spans[i][1] for i in a.invs for j in b.invs)
+
+
 def _same_zoom(a: Stretch, b: Stretch) -> bool:
     return abs(a.per_s - b.per_s) <= EQUAL_RUNS * max(a.per_s, b.per_s)
 
 
-def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
+def _alike(groups: list[list], crowded: list[Crowded], rooms: list[float]) -> None:
     """Runs of one length (within :data:`EQUAL_RUNS`) are magnified alike: the stretches that hold them, and any
-    stretch that shares such a run with those, take one scale, the largest they need, within each one's cap (two
-    0.2 s runs at ×4.6 and ×5.6, the duplicate's wider envelope needing more room, read as unequal)."""
+    stretch that shares such a run with those, take one scale, the largest they need, within each one's cap, its
+    runs ``rooms`` inches wide at most (two 0.2 s runs at ×4.6 and ×5.6, the duplicate's wider envelope needing more
+    room, read as unequal)."""
     owner = list(range(len(groups)))  # union-find: the stretches that must share a scale
 
     def root(i: int) -> int:
@@ -204,7 +275,7 @@ def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
                 owner[root(where[inv1])] = root(where[inv2])
     for r in {root(i) for i in range(len(groups))}:
         mine = [g for i, g in enumerate(groups) if root(i) == r]
-        cap = min((plot_in - 2 * EDGE_IN) / max(b - a, 1e-12) for a, b, _, _ in mine)
+        cap = min(rooms[i] / max(g[1] - g[0], 1e-12) for i, g in enumerate(groups) if root(i) == r)
         rate = min(max(g[2] for g in mine), cap)
         for g in mine:
             g[2] = rate
@@ -213,7 +284,9 @@ def _alike(groups: list[list], crowded: list[Crowded], plot_in: float) -> None:
 def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, float]:
     """A stretch from ``t0`` to ``t1`` s, widened where it must be to hold two ticks at the finest step whose labels
     keep apart at ``per_s`` inches a second (one tick says where a stretch is, not how long its runs last): by the
-    multiples either side, and half a label beyond them."""
+    multiples either side, and half a label and :data:`TICK_CLEAR_IN` beyond them, so that both keep off a break
+    beside it (durable-esm-start: "15:00.0" and "15:00.2", at its very ends, were each aligned away from their
+    break, onto each other)."""
     for step in STEPS:
         dec = _decimals(step)
         k0, k1 = math.ceil(t0 / step - 1e-9), math.floor(t1 / step + 1e-9)
@@ -224,7 +297,7 @@ def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, fl
         vals = [round(k * step, 9) for k in range(k0, k1 + 1)]
         wide = max(len(tick_label(v, dec, unit)) for v in vals) * TICK_CHAR_IN
         if step * per_s >= wide + TICK_GAP_IN:
-            half = wide / 2 / per_s
+            half = (wide / 2 + TICK_CLEAR_IN) / per_s
             return min(t0, vals[0] - half), max(t1, vals[-1] + half)
     return t0, t1
 
@@ -328,7 +401,7 @@ def _detail_ticks(c: Canvas) -> None:
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)
             if vals and step * per_s >= wide * TICK_CHAR_IN + TICK_GAP_IN:
                 off = (wide * TICK_CHAR_IN / 2 + TICK_CLEAR_IN) / per_s  # s: a label's half, and room to a break
-                clear = [v for v in vals if (i == 0 or v >= a + off) and (i == n - 1 or v <= b - off)]
+                clear = [v for v in vals if (i == 0 or v >= a + off - 1e-9) and (i == n - 1 or v <= b - off + 1e-9)]
                 found = found or (vals, dec)  # the finest that keeps apart, should none keep off the breaks
                 if len(clear) >= 2:
                     found = (clear, dec)

@@ -357,24 +357,29 @@ def label_queue_windows(c: Canvas, queue_boxes: list[QueueBox]) -> None:
 
 
 END_LABEL_GAP_PT = 4  # pt: between the "history ends" line and its label
-END_LABEL_DROP_PX = 1  # px: the label hangs this far below the top of the plot (or stands above its bottom)
+END_LABEL_DROP_PX = 1  # px: the label hangs this far below the top of the plot
+END_LABEL_STEPS = 2  # down the line, heights are tried this many to a label's height
 
 
 def label_end_line(c: Canvas, end_line: mlines.Line2D | None) -> None:
-    """"history ends" beside the end line, at the top right of it, else left of it or at the bottom: after the
-    labels that say where an order went, which it must not cover."""
+    """"history ends" beside the end line, at the top right of it, else left of it, else the first free height
+    down the line: after the labels that say where an order went, which it must not cover (kafka-topic-destination:
+    the batch's "discarded → kafka://orders-failures" spans the top of the plot, across the line)."""
     if end_line is None:
         return
     x = c.px(float(np.asarray(end_line.get_xdata())[0]), 0)[0]
     box, gap = c.axes_box(), END_LABEL_GAP_PT * c.pt
-    top, bottom = box.y1 - END_LABEL_DROP_PX, box.y0 + END_LABEL_DROP_PX
-    cands = [(x + gap, top, "left", "top"), (x - gap, top, "right", "top"),
-             (x + gap, bottom, "left", "bottom"), (x - gap, bottom, "right", "bottom")]
+    top = box.y1 - END_LABEL_DROP_PX
 
     def make(cand):
-        px, py, ha, va = cand
+        px, py, ha = cand
         xd, yd = c.data(px, py)
-        return c.ax.text(xd, yd, "history ends", ha=ha, va=va, fontsize=c.fs(SMALL_PT), color=TEXT_GREY,
+        return c.ax.text(xd, yd, "history ends", ha=ha, va="top", fontsize=c.fs(SMALL_PT), color=TEXT_GREY,
                          fontstyle="italic", zorder=Z_GAP_LABEL, gid="end-label")
 
-    c.place(make, cands, required=True, owner="static")
+    probe = make((x, top, "left"))
+    tall = c.text_box(probe).height
+    probe.remove()
+    heights = np.arange(top, box.y0 + tall, -tall / END_LABEL_STEPS)
+    cands = [(px, float(y), ha) for y in heights for px, ha in ((x + gap, "left"), (x - gap, "right"))]
+    c.place(make, cands, required=True, owner="static", anchor=lambda cand: cand)
