@@ -12,9 +12,11 @@ from typing import NamedTuple
 
 import numpy as np
 from matplotlib import patches as mpatches
+from matplotlib.path import Path as MPath
 from matplotlib.transforms import Bbox
 
 from ...vocab import Cause
+from .audit import marks
 from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
@@ -39,10 +41,9 @@ HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wi
 OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
 HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
-# matplotlib's "-|>" head reaches back 0.4 of its size and out 0.2 either side: an arrow landing on marks must come
-# in at least this steeply, or the head's lower (upper) wing dips into the marks it lands on
-HEAD_SLOPE = 0.2 / 0.4
-FLAT_HEAD_HITS = 100  # a candidate landing too flat on its marks crosses one: worse than brushing a few obstacles
+HEAD_LENGTH, HEAD_WIDTH = 0.4, 0.2  # matplotlib's "-|>" head reaches back this share of its size, out this each way
+FLAT_HEAD_HITS = 100  # a candidate whose head reaches into the marks it lands on crosses one: worse than brushing a
+#   few obstacles
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
 REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
@@ -136,7 +137,8 @@ def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPl
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
            placed: MarkerPlacement, siblings: tuple[str, ...] = ()) -> Arrow:
     a, b, shrink, vertical, onto = _ends(c, prev, rec, bars, placed)
-    style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), onto)
+    near = _marks_near(c, b) if onto else None
+    style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), near)
     owner = f"arrow:{prev.inv}->{rec.inv}"
     color, linestyle = arrow_look(rec.cause)
     patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle=RoundTip(),
@@ -192,11 +194,12 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
 
 
 def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical: bool,
-           exclude: tuple[str, ...], onto_marks: bool = False) -> tuple[str, list[Point]]:
-    """The connection style and display path of the candidate that crosses the fewest obstacles."""
+           exclude: tuple[str, ...], onto_marks: list[MPath] | None = None) -> tuple[str, list[Point]]:
+    """The connection style and display path of the candidate that crosses the fewest obstacles; ``onto_marks``:
+    the outlines of the marks its head lands on, which the head keeps out of."""
     cands: list[tuple[str, list[Point]]] = [("arc3,rad=0", [a, b])]
     if not vertical and abs(a[1] - b[1]) > ELBOW_MIN_PX:
-        if not onto_marks:  # its head would come in flat across the marks it lands on
+        if onto_marks is None:  # its head would come in flat across the marks it lands on
             cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
         cands.append(("angle,angleA=0,angleB=90,rad=6", [a, (b[0], a[1]), b]))
     for rad in ARC_RADS:
@@ -211,7 +214,8 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         outside = (samples[:, 0] < box.x0) | (samples[:, 0] > box.x1) | (samples[:, 1] < box.y0) | \
             (samples[:, 1] > box.y1)
         # cut off by the axes, an arrow is hardly seen; landing flat, its head's wing crosses the marks it lands on
-        flat = onto_marks and _flat_landing(pts)
+        flat = onto_marks is not None and _head_into(pts, onto_marks, HEAD_SIZE * c.scale.factor * c.pt,
+                                                     ARROW_LW / 2 * c.pt)
         score = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat) * HIT_COST + i
         if best is None or score < best[0]:
             best = (score, style, pts)
@@ -219,8 +223,32 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
     return best[1], best[2]
 
 
-def _flat_landing(pts: list[Point]) -> bool:
-    """Whether a path's last stretch comes in flatter than :data:`HEAD_SLOPE`: a head on marks that overhang its
-    repeat's bar then reaches into them beside its tip (async-late-retry: across the retry's envelope)."""
+def _marks_near(c: Canvas, tip: Point) -> list[MPath]:
+    """The outlines (display px, as the audit measures them) of the timeline's marks a head at ``tip`` could reach."""
+    reach = HEAD_SIZE * c.scale.factor * c.pt
+    return [m.path for m in marks(c.fig) if m.ax is c.ax and m.box.padded(reach).contains(*tip)]
+
+
+def _head_into(pts: list[Point], outlines: list[MPath], size: float, stroke: float) -> bool:
+    """Whether the head (``size`` px, its outline stroked ``stroke`` px either side) at the end of a path reaches
+    into the marks it lands on: coming in flatter than its wings, the lower (upper) one dips below its tip, onto
+    marks that overhang the repeat's bar (async-late-retry, sqs-low-traffic-wait: the retry's envelope)."""
     (x0, y0), (x1, y1) = pts[-2], pts[-1]
-    return abs(y1 - y0) < HEAD_SLOPE * abs(x1 - x0)
+    run = math.hypot(x1 - x0, y1 - y0) or 1.0
+    ux, uy = (x1 - x0) / run, (y1 - y0) / run
+    bx, by = x1 - HEAD_LENGTH * size * ux, y1 - HEAD_LENGTH * size * uy
+    wx, wy = HEAD_WIDTH * size * uy, -HEAD_WIDTH * size * ux
+    f = np.linspace(0.0, 1.0, 24)[:, None]
+    head = np.vstack([(x1, y1) + f * (bx + s * wx - x1, by + s * wy - y1) for s in (1, -1)])  # its two edges
+    return any(outline.contains_points(head).any() or _nearest(head, outline) < stroke for outline in outlines)
+
+
+def _nearest(points: np.ndarray, outline: MPath) -> float:
+    """The least distance from ``points`` (n x 2) to the segments of ``outline`` (its curves flattened)."""
+    out = math.inf
+    for poly in outline.to_polygons(closed_only=False):
+        a, ab = poly[:-1][None], np.diff(poly, axis=0)[None]  # each segment's start and run
+        rel = points[:, None] - a
+        t = np.clip((rel * ab).sum(-1) / np.maximum((ab * ab).sum(-1), 1e-12), 0.0, 1.0)
+        out = min(out, float(np.linalg.norm(rel - t[..., None] * ab, axis=-1).min(initial=math.inf)))
+    return out
