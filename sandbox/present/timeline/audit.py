@@ -1090,17 +1090,21 @@ def box_gap(path: MPath, box: Bbox) -> float:
 def nearer_arrow(box: Bbox, own: str, arrows: list[tuple[str, MPath]], kinds: Mapping[str, str],
                  slack: float, clear: float) -> str | None:
     """Another arrow that ``box``, the label of arrow ``own``, stands by: nearer than its own (by more than
-    ``slack`` px), or within ``clear`` px, if any. The repeats of one run for one cause share a label: each of them
-    is its own."""
+    ``slack`` px), or within ``clear`` px of one that leaves from elsewhere, if any. The repeats of one run for one
+    cause share a label: each of them is its own."""
     prev = own.split("->")[0]
 
     def mine(gid: str) -> bool:
         return gid == own or (gid.split("->")[0] == prev and kinds.get(gid) == kinds.get(own))
-    near = [box_gap(path, box) for gid, path in arrows if mine(gid)]
-    if not near:
+    paths = [path for gid, path in arrows if mine(gid)]
+    if not paths:
         return None
+    near, tail = min(box_gap(path, box) for path in paths), _drawn_points(paths[0])[0]
+
+    def keep_off(path: MPath) -> float:  # arrows leaving from one point share the room by it: nearer is enough
+        return clear if float(np.hypot(*(_drawn_points(path)[0] - tail))) > clear else 0.0
     return next((gid for gid, path in arrows
-                 if not mine(gid) and box_gap(path, box) < max(min(near) - slack, clear)), None)
+                 if not mine(gid) and box_gap(path, box) < max(near - slack, keep_off(path))), None)
 
 
 def arrow_labels_astray(d: Drawn) -> list[str]:
