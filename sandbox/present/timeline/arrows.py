@@ -247,7 +247,8 @@ def _nearest(points: np.ndarray, outline: MPath) -> float:
     """The least distance from ``points`` (n x 2) to the segments of ``outline`` (its curves flattened)."""
     out = math.inf
     for poly in outline.to_polygons(closed_only=False):
-        a, ab = poly[:-1][None], np.diff(poly, axis=0)[None]  # each segment's start and run
+        segs = np.asarray(poly, float)
+        a, ab = segs[:-1][None], np.diff(segs, axis=0)[None]  # each segment's start and run
         rel = points[:, None] - a
         t = np.clip((rel * ab).sum(-1) / np.maximum((ab * ab).sum(-1), 1e-12), 0.0, 1.0)
         out = min(out, float(np.linalg.norm(rel - t[..., None] * ab, axis=-1).min(initial=math.inf)))
