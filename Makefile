@@ -43,21 +43,23 @@ $(BIN)/python:
 	  echo "error: '$(PYTHON) -m venv' failed; on Debian/Ubuntu run: sudo apt-get install python3-venv (then make setup again)" >&2; \
 	  exit 1; }
 
+# Install the pins of requirements file $(1), locked by constraints.txt, and the package itself.
+define install-pins
+	$(PIP) install --progress-bar off --upgrade pip
+	$(PIP) install --progress-bar off -r $(1) -c constraints.txt
+	$(PIP) install --progress-bar off --no-deps -e .
+	@$(MAKE) --no-print-directory git-filter
+endef
+
 # Reinstall only when a pin, the lock or the project metadata changed. The full set (tests, linters, the
 # browser driver) holds the lessons' set too.
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml | $(BIN)/python
-	$(PIP) install --progress-bar off --upgrade pip
-	$(PIP) install --progress-bar off -r requirements-dev.txt -c constraints.txt
-	$(PIP) install --progress-bar off --no-deps -e .
-	@$(MAKE) --no-print-directory git-filter
+	$(call install-pins,requirements-dev.txt)
 	@touch $@ $(LAB_STAMP)
 
 # What the lessons need and no more (a learner's first `make lab` installs no test tools).
 $(LAB_STAMP): requirements.txt constraints.txt pyproject.toml | $(BIN)/python
-	$(PIP) install --progress-bar off --upgrade pip
-	$(PIP) install --progress-bar off -r requirements.txt -c constraints.txt
-	$(PIP) install --progress-bar off --no-deps -e .
-	@$(MAKE) --no-print-directory git-filter
+	$(call install-pins,requirements.txt)
 	@touch $@
 
 .PHONY: setup-lab

@@ -601,8 +601,8 @@ def rows_empty(d: Drawn) -> list[str]:
     ax = d.fig.axes[0]
     ys = [m.y for m in d.marks if m.ax is ax]
     for art in [*ax.patches, *ax.texts, *ax.lines]:
-        if art.get_visible() and (art.get_gid() or "") not in NOT_CONTENT and not (art.get_gid() or "").startswith(
-                MARK_PREFIX) and art.get_gid():
+        gid = art.get_gid()  # marks are counted above; grid lines and frames have no gid
+        if art.get_visible() and gid and gid not in NOT_CONTENT and not gid.startswith(MARK_PREFIX):
             box = art.get_window_extent(d.r)
             ys += [box.y0, box.y1, (box.y0 + box.y1) / 2]
     out = []
