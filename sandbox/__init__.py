@@ -65,6 +65,8 @@ _LAZY = {
     "setting_controls": ("sandbox.present.widgets", "setting_controls"),
     "explore_settings": ("sandbox.present.widgets", "explore_settings"),
     "SettingsExplorer": ("sandbox.present.widgets", "SettingsExplorer"),
+    "timeline_gallery": ("sandbox.present.gallery", "timeline_gallery"),
+    "TimelineGallery": ("sandbox.present.gallery", "TimelineGallery"),
     "duplicate_matrix": ("sandbox.analysis.matrix", "duplicate_matrix"),
     "key_matrix": ("sandbox.analysis.matrix", "key_matrix"),
     "explore_scenario": ("sandbox.modes.explore", "explore_scenario"),
@@ -102,5 +104,5 @@ __all__ = [
     "VirtualClock", "charge_card", "check", "explore_settings", "get_scenario", "make_orders", "open_scenario",
     "orders_in", "owed_effects", "plot_timeline", "removed_by_ttl", "run_scenario", "save_timeline",
     "send_cancellation_email", "send_confirmation_email", "respond_to_cloudformation",
-    "setting_controls", "run_real_threads", "compare_modes", "run_on_endpoint",
+    "setting_controls", "run_real_threads", "compare_modes", "run_on_endpoint", "timeline_gallery", "TimelineGallery",
 ]

@@ -103,7 +103,8 @@ def test_restart_and_run_all(path: Path, tmp_path, monkeypatch):
     client.execute()  # raises CellExecutionError, naming the cell, if any cell fails
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert errors == []
-    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})]
+    images = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if "image/png" in o.get("data", {})
+              or 'class="sandbox-timeline"' in o.get("data", {}).get("text/html", "")]  # a gallery's, or a dashboard's
     assert images, f"{path.name} shows no timeline"
     cells = {c.source: i for i, c in enumerate(nb.cells) if c.cell_type == "code"}
     figures = [json.loads(p.read_text()) for p in sorted(tmp_path.glob("*.json"))]

@@ -81,3 +81,9 @@ _recommended = _run("stepfunctions-task-retry", NAIVE, seed=0, settings={"error_
     ["Lambda.ServiceException", "Lambda.AWSLambdaException", "Lambda.SdkClientException",
      "Lambda.ClientExecutionTimeoutException"])})
 assert [f.key for f in _recommended.verdict.lost] == ["o-2"] and not _recommended.verdict.duplicates
+# The timelines: one per source in the gallery, the first drawn at once, another when it is picked.
+assert list(timelines.picker.options) == list(worst) and timelines.shown == "sync invoke (SDK)"
+assert timelines.drawn == ["sync invoke (SDK)"]
+timelines.picker.value = "DynamoDB Streams"
+assert timelines.shown == "DynamoDB Streams" and timelines.drawn == ["sync invoke (SDK)", "DynamoDB Streams"]
+assert titles["DynamoDB Streams"] == "DynamoDB Streams · ddb-stream-ttl-remove · 3 extra"
