@@ -385,3 +385,38 @@ def test_exercise_check_on_the_blank_stub_shows_the_counterexample_and_its_timel
     assert "NotImplementedError" in saved.read_text()
     assert answer_in_repo.read_bytes() == original, f"{answer_in_repo} changed during the UI test"
     print(f"lab UI: exercise 02 ran all cells (the check included) in {ran:.1f} s")
+
+
+# -- lesson 06: the gallery of source timelines ------------------------------------------------------
+MATRIX = "notebooks/06_the_duplicate_matrix.ipynb"
+GALLERY_CELL = "worst = {source: max(rows"
+#: The picture on show, the name the list shows, and whether a "drawing …" notice is up.
+GALLERY_STATE_JS = """(root) => {
+  const img = [...root.querySelectorAll('img.sandbox-timeline')].find((e) => !e.closest('.sandbox-feed'));
+  const select = root.querySelector('select');
+  return {src: img ? img.src.length + ':' + img.src.slice(-64) : null, decoded: !!img && img.complete,
+          shown: select.selectedOptions[0].textContent.replace(/\u00a0/g, ' '),
+          notice: !!root.querySelector('.sandbox-redrawing')};
+}"""
+
+
+def test_lesson_06_gallery_shows_the_picked_sources_timeline_and_only_it(page, lab):
+    open_notebook(page, lab, MATRIX)
+    run_all_cells(page)
+    summary = wait_for_run_all(page, lab, ["sync invoke (SDK)", "durable function"], 1, RUN_ALL_TIMEOUT_MS)
+    assert_clean(summary)
+    gallery = cell(page, GALLERY_CELL).locator(".jp-OutputArea-output")
+    gallery.scroll_into_view_if_needed()
+    first = gallery.evaluate(GALLERY_STATE_JS)
+    assert first["shown"] == "sync invoke (SDK)" and first["src"] and first["decoded"] and not first["notice"], first
+    seen, before = {first["shown"]: first["src"]}, first["src"]
+    for source in ("SQS", "Kinesis", "SQS"):  # the last one again: shown from what was drawn, as it was
+        gallery.locator("select").select_option(label=source)
+        page.wait_for_function(f"([root, before]) => {{ const s = ({GALLERY_STATE_JS})(root);"
+                               " return s.src !== before && !s.notice; }", arg=[gallery.element_handle(), before])
+        state = gallery.evaluate(GALLERY_STATE_JS)
+        before = state["src"]
+        assert state["shown"] == source and state["decoded"], state
+        assert state["src"] not in [src for name, src in seen.items() if name != source], "an older source's picture"
+        assert seen.setdefault(source, state["src"]) == state["src"]
+    save_screenshot(gallery, "06-gallery-sqs.png")

@@ -54,7 +54,9 @@ SWAP_JS = """(function (boot) {
     const box = el.querySelector('input[type=checkbox]');
     if (box) return box.checked;
     const choice = el.querySelector('select');
-    if (choice) return choice.selectedOptions[0] ? choice.selectedOptions[0].textContent : undefined;
+    // ipywidgets writes a Dropdown's spaces as no-break spaces
+    if (choice) return choice.selectedOptions[0] ? choice.selectedOptions[0].textContent.replace(/\u00a0/g, ' ')
+      : undefined;
     const input = el.querySelector('input');
     return input ? input.value : undefined;
   };
