@@ -9,6 +9,7 @@ ipywidgets only when first used, so scripts and the CLI start quickly.
 """
 import importlib
 import importlib.util
+import sys
 
 try:  # a Python without the project's packages (not .venv's) gets one line saying which to use
     # What a handler imports: light, and all an execution environment loads (no moto, no world).
@@ -84,10 +85,32 @@ from .core import views as _views  # noqa: E402 (after the light imports above)
 _views.PROVIDERS.extend(["sandbox.present.display", "sandbox.present.timeline"])
 
 
+#: The modules that load a world (moto, the scenarios): a notebook that asks for one is about to run something.
+_WORLDS = ("sandbox.scenarios", "sandbox.world", "sandbox.analysis.matrix", "sandbox.present.widgets",
+           "sandbox.modes.stepping", "sandbox.modes.explore", "sandbox.modes.realthreads", "sandbox.stages")
+
+
+def _start_environments_early() -> None:
+    """In a Jupyter kernel, start the execution environments' template before the world's modules load.
+
+    The template is a process of its own that imports boto3 and the runtime client (about a second); the world's
+    modules take about as long to import in the kernel. Started first, it does its imports on the other core
+    meanwhile, and a lesson's first run finds it ready instead of waiting for it. Elsewhere (the CLI starts it
+    itself, a script may never run an environment) nothing is started before it is needed."""
+    import os
+
+    if "ipykernel" in sys.modules and os.environ.get("RWH_ISOLATION", "process") == "process":
+        from .runtime.environment.template_process import Template
+
+        Template.warm_up()
+
+
 def __getattr__(name: str):
     """Load the world and the heavy parts (moto, matplotlib, ipywidgets) on first use."""
     if name in _LAZY:
         module, attr = _LAZY[name]
+        if module in _WORLDS and not any(m in sys.modules for m in _WORLDS):  # before the world's modules load
+            _start_environments_early()
         value = getattr(importlib.import_module(module), attr)
         globals()[name] = value
         return value

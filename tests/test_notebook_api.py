@@ -219,3 +219,30 @@ def test_a_refused_combination_is_explained_not_raised():
     assert explorer.result is None and "needs MaximumBatchingWindowInSeconds" in explorer.verdict.value
     explorer.controls["batching_window"].value = 1
     assert explorer.result is not None and explorer.result.status == "invalid"
+
+
+_FIRST_RUN = """
+import os, sys, types
+if os.environ.get("FAKE_KERNEL"):
+    sys.modules["ipykernel"] = types.ModuleType("ipykernel")  # what a Jupyter kernel has loaded
+from sandbox.runtime.environment import template_process
+started = []
+template_process.Template.warm_up = classmethod(lambda cls, contained=False: started.append("moto" in sys.modules))
+import sandbox
+sandbox.run_scenario, sandbox.explore_settings
+print(started)
+"""
+
+
+@pytest.mark.parametrize("kernel, isolation, started", [("1", "", "[False]"), ("", "", "[]"), ("1", "thread", "[]")])
+def test_a_kernel_starts_the_environments_template_before_the_world_loads(kernel, isolation, started):
+    """In a notebook the template does its imports while the kernel imports the world (not after, in the first
+    run); a script or a thread-isolated kernel starts nothing it may not need."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FAKE_KERNEL": kernel, "RWH_ISOLATION": isolation or "process"}
+    out = subprocess.run([sys.executable, "-c", _FIRST_RUN], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == started
