@@ -1,0 +1,53 @@
+"""The Agg canvas every timeline figure draws on: text measured once per process, not once per figure.
+
+Matplotlib caches a text's size per renderer, and every figure has a renderer of its own, so each new
+timeline shaped "inv-1 · first delivery" and every legend line with FreeType again (about 0.8 ms a string,
+some 40 strings a figure). The numbers depend only on the string, the font, the dpi and the hinting settings,
+so one table serves every figure; the pixels drawn are the same, as only the measuring is shared.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
+from matplotlib.font_manager import FontProperties
+
+MAX_SIZES = 20_000  # strings kept: a lesson draws a few thousand; past this the table starts again
+
+_sizes: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+
+
+def _font_key(prop: FontProperties) -> tuple[Any, ...]:
+    """What picks the font and its size: matplotlib's own cache key for a FontProperties, as a tuple, not a hash."""
+    return (tuple(prop.get_family()), prop.get_slant(), prop.get_variant(), prop.get_weight(), prop.get_stretch(),
+            prop.get_size_in_points(), prop.get_file(), prop.get_math_fontfamily())
+
+
+class SharedRenderer(RendererAgg):
+    """RendererAgg whose plain-text sizes come from the process-wide table (math text is left to matplotlib)."""
+
+    def get_text_width_height_descent(self, s: str, prop: FontProperties, ismath: Any) -> tuple[float, float, float]:
+        if ismath is not False:
+            return super().get_text_width_height_descent(s, prop, ismath)
+        rc = matplotlib.rcParams
+        # hinting and kerning change how FreeType lays glyphs out, so they are part of the key
+        key = (s, _font_key(prop), self.dpi, rc["text.hinting"], rc["text.kerning_factor"])
+        size = _sizes.get(key)
+        if size is None:
+            if len(_sizes) >= MAX_SIZES:
+                _sizes.clear()
+            size = _sizes[key] = super().get_text_width_height_descent(s, prop, ismath)
+        return size
+
+
+class TimelineCanvas(FigureCanvasAgg):
+    """FigureCanvasAgg drawing with a :class:`SharedRenderer` (its ``get_renderer``, with that one class changed)."""
+
+    def get_renderer(self) -> RendererAgg:
+        w, h = self.get_width_height(physical=True)
+        key = w, h, self.figure.dpi
+        if self._lastKey != key:
+            self.renderer = SharedRenderer(w, h, self.figure.dpi)
+            self._lastKey = key
+        return self.renderer
