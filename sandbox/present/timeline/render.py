@@ -11,11 +11,13 @@ from typing import Any
 
 import matplotlib
 from matplotlib.backends.backend_agg import FigureCanvasAgg, RendererAgg
-from matplotlib.font_manager import FontProperties
+from matplotlib.font_manager import FontProperties, fontManager, get_font
 
 MAX_SIZES = 20_000  # strings kept: a lesson draws a few thousand; past this the table starts again
 
 _sizes: dict[tuple[Any, ...], tuple[float, float, float]] = {}
+Heights = tuple[float | None, float | None, float | None]  # a font's least ascent, descent and line gap (px)
+_heights: dict[tuple[Any, ...], Heights] = {}
 
 
 def _font_key(prop: FontProperties) -> tuple[Any, ...]:
@@ -39,6 +41,30 @@ class SharedRenderer(RendererAgg):
                 _sizes.clear()
             size = _sizes[key] = super().get_text_width_height_descent(s, prop, ismath)
         return size
+
+    def _get_font_height_metrics(self, prop: FontProperties) -> Heights:
+        """A font's least ascent, descent and line gap at its size, as ``Text._get_layout`` reads them from the font's
+        tables when a renderer has no such method (the same tables, the same sums, once per font and size): it finds
+        the font file and reads two tables for every text, at every measuring and every draw."""
+        key = (_font_key(prop), self.dpi, matplotlib.rcParams["text.kerning_factor"])
+        found = _heights.get(key)
+        if found is None:
+            found = _heights[key] = _table_heights(prop, self.dpi)
+        return found
+
+
+def _table_heights(prop: FontProperties, dpi: float) -> Heights:
+    """(ascent, descent, line gap): ``Text._get_layout``'s own reading of the OS/2 (else hhea) table; (None, None, None)
+    lets it read them itself."""
+    font: Any = get_font(fontManager._find_fonts_by_props(prop))  # the stubs type a table by its name as a literal
+    for table_name, gap_key, ascent_key, descent_key in (("OS/2", "sTypoLineGap", "sTypoAscender", "sTypoDescender"),
+                                                         ("hhea", "lineGap", "ascent", "descent")):
+        table = font.get_sfnt_table(table_name)
+        if table is None:
+            continue
+        scale = 1 / font.get_sfnt_table("head")["unitsPerEm"] * prop.get_size_in_points() * dpi / 72
+        return table[ascent_key] * scale, -table[descent_key] * scale, table[gap_key] * scale
+    return None, None, None
 
 
 class TimelineCanvas(FigureCanvasAgg):
