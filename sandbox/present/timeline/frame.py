@@ -116,5 +116,7 @@ def _axis_style(c: Canvas) -> None:
     ax = c.ax
     ax.tick_params(axis="x", labelsize=c.fs(TICK_PT))
     ax.set_xlabel(c.taxis.label, fontsize=c.fs(AXIS_LABEL_PT))
+    # the y axis has no label: placed by hand, matplotlib stops measuring every row name to place it beside them
+    ax.yaxis.set_label_coords(0.0, 0.5)
     ax.grid(axis="x", color=GRID_COLOR, lw=GRID_LW, zorder=0)
     ax.set_axisbelow(True)
