@@ -8,7 +8,10 @@ another job on the machine does not count) and wall seconds. No target: the figu
 from __future__ import annotations
 
 import statistics
+import textwrap
 import time
+
+from tabulate import tabulate
 
 from ..scenarios import run_scenario
 from .shapes import PlotTime
@@ -44,12 +47,12 @@ def plot_times(handlers: dict[str, str], repeat: int, quick: bool = False) -> di
 
 
 def plot_table(rows: dict[str, PlotTime]) -> list[str]:
-    from .suite import _table
-
     body = [[name, f"{v['plot_ms']:.0f}", f"{v['png_ms']:.0f}", f"{v['cpu_ms']:.0f}", f"{v['wall_ms']:.0f}"]
             for name, v in rows.items()]
     cpu = statistics.median(v["cpu_ms"] for v in rows.values())
     wall = statistics.median(v["wall_ms"] for v in rows.values())
     return ["Timeline drawing: run.plot() and its PNG per figure (medians, ms; CPU of this process, and wall)",
-            *_table(body, ["scenario/handler", "plot cpu", "png cpu", "cpu", "wall"]),
+            *textwrap.indent(tabulate(body, ["scenario/handler", "plot cpu", "png cpu", "cpu", "wall"],
+                                      colalign=("left", "right", "right", "right", "right"), disable_numparse=True),
+                             "  ").splitlines(),
             f"  median over the figures: {cpu:.0f} ms CPU, {wall:.0f} ms wall"]
