@@ -459,9 +459,9 @@ def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict
     """Every moment the page showed, against what each lock settles to: no moment mixes two settings.
 
     ``moves`` are (label, lock before, lock after, index of the press that began it). A move's moments may show
-    the settings it left (dimmed from the moment a notice says it is redrawing) or the ones it reached (undimmed,
-    the notice gone), never another (a value a burst passed through included), and never a picture not yet
-    decoded.
+    the settings it left (dimmed from the moment the slider shows another value, and while a notice says it is
+    redrawing) or the ones it reached (undimmed, the notice gone), never another (a value a burst passed through
+    included), and never a picture not yet decoded.
     """
     frames, presses = watched["frames"], watched["presses"]
     ends = [presses[i]["at"] for _, _, _, i in moves[1:]] + [len(frames)]
@@ -470,6 +470,7 @@ def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict
         last = frames[end - 1]
         assert last["lock"] == after, (label, _said(last))
         assert settled.setdefault(after, _shown(last)) == _shown(last), f"lock {after} showed other pictures again"
+    lock_of = {shown: lock for lock, shown in settled.items()}
     for (label, before, after, press), end in zip(moves, ends):
         allowed = {settled[before]: "the settings it left", settled[after]: "the settings it reached"}
         noticed = False  # once the page said it is redrawing, the settings left stay dimmed until the new ones show
@@ -478,6 +479,8 @@ def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict
             assert shown in allowed, f"{label} ({before} -> {after}): a moment mixing settings: {_said(frame)}"
             assert frame["decoded"], f"{label}: a picture shown before it was decoded: {_said(frame)}"
             noticed = noticed or frame["notice"]
+            if frame["lock"] != lock_of[shown]:  # the slider already says another lock: the page dims at once
+                assert frame["dim"] < 0.5, f"{label}: the slider and the pictures disagree, undimmed: {_said(frame)}"
             if shown == settled[after] and shown != settled[before]:
                 assert frame["dim"] > 0.99 and not frame["notice"], f"{label}: the new settings dimmed: {_said(frame)}"
             elif noticed:

@@ -11,7 +11,9 @@ and then, in one task (so in one frame), moves each part into its place on the d
 ``slots``) and takes the notices it answers off the page, which undims the pictures. It does so only
 when the message is the feed's latest and the dashboard's controls still show the values the
 message was drawn for: a rerun the learner has already moved past is never shown, and the one for
-where they stopped follows. Nothing here asks the kernel anything: the page decides alone.
+where they stopped follows. The page also dims the pictures itself, in the frame a control comes to show
+other values than the ones on show, before the kernel has heard of the move (its notice says why a moment
+later). Nothing here asks the kernel anything: the page decides alone.
 """
 from __future__ import annotations
 
@@ -30,10 +32,13 @@ ROOT = "sandbox-dashboard"
 SETTING = "sandbox-setting-"
 #: The class of a notice that something is being redrawn; while one is on the page, what it names is dimmed.
 STALE = "sandbox-redrawing"
+#: Set on a dashboard by the page itself the moment its controls show other values than its pictures were drawn
+#: for (a key press, a drag): they are dimmed in that very frame, before the kernel has heard of the move.
+MOVED = "data-sandbox-moved"
 #: How a dashboard looks: its pictures dimmed while a notice of their kind is up (``data-dims``: "all", or "map").
 #: The widget carries its own style, as a notebook has no stylesheet of ours.
 STAGE_CSS = ("<style>"
-             f".{ROOT}:has(.{STALE}[data-dims~=all]) .sandbox-slot, "
+             f".{ROOT}:has(.{STALE}[data-dims~=all]) .sandbox-slot, .{ROOT}[{MOVED}] .sandbox-slot, "
              f".{ROOT}:has(.{STALE}[data-dims~=map]) .sandbox-slot-map {{opacity: 0.35;}} "
              f".{STALE} {{color: #8a5a00; font-weight: 600;}} "
              ".sandbox-slot img {max-width: 100%; display: block;} "
@@ -63,10 +68,20 @@ SWAP_JS = """(function (boot) {
   const same = (now, want) => now === undefined || (typeof want === 'number'
     ? Number.isNaN(Number(now)) || Math.abs(Number(now) - want) <= 1e-6 * Math.max(1, Math.abs(want))
     : String(now) === String(want));
-  const current = () => Object.entries(JSON.parse(message.dataset.values)).every(([name, want]) => {
+  const showing = (values) => Object.entries(JSON.parse(values)).every(([name, want]) => {
     const control = root.querySelector('.%(setting)s' + name);
     return !control || same(shown(control), want);
   });
+  const current = () => showing(message.dataset.values);
+  if (!root.sandboxMoved) {  // once per dashboard: dim the moment a control leaves the values on show
+    root.sandboxMoved = () => {
+      const moved = root.dataset.sandboxShown !== undefined && !showing(root.dataset.sandboxShown);
+      if (moved !== root.hasAttribute('%(moved)s')) root.toggleAttribute('%(moved)s', moved);
+    };
+    new MutationObserver(root.sandboxMoved).observe(root, {subtree: true, attributes: true,
+      attributeFilter: ['aria-valuenow']});
+    for (const kind of ['input', 'change']) root.addEventListener(kind, root.sandboxMoved, true);
+  }
   const pictures = [...message.querySelectorAll('img:not(.sandbox-boot)')];
   Promise.all(pictures.map((p) => p.decode().catch(() => null))).then(() => {
     if (!message.isConnected || !current()) return;
@@ -74,6 +89,8 @@ SWAP_JS = """(function (boot) {
       const slot = root.querySelector('.sandbox-slot-' + part.dataset.part + ' .widget-html-content');
       if (slot) slot.replaceChildren(...part.childNodes);
     }
+    root.dataset.sandboxShown = message.dataset.values;
+    root.sandboxMoved();
     const clears = message.dataset.clears.split(' ');
     for (const notice of [...root.querySelectorAll('.%(stale)s')]) {
       if (clears.includes(notice.dataset.dims)) notice.remove();
@@ -134,7 +151,7 @@ class Stage:
                        f"{picture_html(part, name) if isinstance(part, bytes) else part}</div>"
                        for name, part in parts.items())
         said = html.escape(json.dumps({k: _plain(v) for k, v in values.items()}), quote=True)
-        swap = html.escape(SWAP_JS % {"root": ROOT, "setting": SETTING, "stale": "sandbox-redrawing"}, quote=True)
+        swap = html.escape(SWAP_JS % {"root": ROOT, "setting": SETTING, "stale": STALE, "moved": MOVED}, quote=True)
         self.feed.value = (f'<div class="sandbox-message" data-sent="{self.sent}" data-values="{said}" '
                            f'data-clears="{" ".join(clears)}">{body}'
                            f'<img class="sandbox-boot" alt="" src="{_PIXEL}" onload="{swap}"></div>')
