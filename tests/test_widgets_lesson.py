@@ -701,3 +701,24 @@ def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr()
         pictures = [base64.b64decode(src) for src in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
         assert explorer.image.value in pictures and explorer.legend.value in pictures
         assert (view.image.value in pictures) == (shown is view)
+
+
+def test_a_legend_shown_before_comes_back_without_being_drawn_again(monkeypatch):
+    """A slider moved back and forth brings back legends it has shown: each is drawn once, and the one brought back
+    is the picture first drawn for those entries."""
+    from sandbox.present import widgets as pw
+
+    drawn = []
+    real = pw.legend_png
+    monkeypatch.setattr(pw, "legend_png", lambda plan, width: drawn.append(plan.texts) or real(plan, width))
+    explorer = explore_settings("ttl-lag", TTL_ONLY, only=["ttl_lag"], fixed={"ttl_lag": 30})
+    first = explorer.legend.value
+    explorer.controls["ttl_lag"].value = 610  # a run with other entries in its legend
+    other = explorer.legend.value
+    assert other != first and len(drawn) == 2
+    explorer.controls["ttl_lag"].value = 30
+    assert explorer.legend.value == first and len(drawn) == 2
+    explorer.controls["ttl_lag"].value = 610
+    assert explorer.legend.value == other and len(drawn) == 2
+    assert explorer.legend.value == real(explorer.result.plot(width=explorer.width, legend=False).legend_plan,
+                                         explorer.width)

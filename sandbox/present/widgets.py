@@ -156,6 +156,8 @@ def legend_png(plan: Any, width: float) -> bytes:
     return png_of_pixels(np.asarray(fig.canvas.buffer_rgba()))
 
 
+#: Legend pictures a dashboard keeps, by what they show: a slider's values bring back a few legends over and over.
+LEGENDS_KEPT = 16
 _encoder: Any = None
 
 
@@ -226,6 +228,7 @@ class SettingsExplorer:
         self.verdict, self.image, self.legend = Part("verdict", ""), Part("timeline"), Part("legend")
         self.stage = Stage(["verdict", "timeline", "legend", "findings"])
         self._legend_key: Any = None  # what the legend picture shows: its entries and columns
+        self._legends: dict[Any, bytes] = {}  # legend pictures drawn, by what they show (at most LEGENDS_KEPT)
         self.output = widgets.Output()  # anything else a rerun says (a bad combination of settings)
         self.result: Any = None  # the last run's result (None: refused, or not run yet)
         self.runs, self.shown = 0, 0
@@ -312,7 +315,13 @@ class SettingsExplorer:
         key = (plan.texts, plan.ncols) if plan is not None and plan.items else None
         if key == self._legend_key:
             return None
-        return key, (legend_png(plan, self.width) if key is not None else b"")
+        if key is None:
+            return key, b""
+        if key not in self._legends:  # a slider moved back and forth brings back a legend shown before
+            if len(self._legends) >= LEGENDS_KEPT:
+                self._legends.pop(next(iter(self._legends)))
+            self._legends[key] = legend_png(plan, self.width)
+        return key, self._legends[key]
 
     def _show(self, verdict: str, png: Any, values: dict[str, SettingValue], loop: Any,
               legend: tuple[Any, bytes] | None = None) -> None:

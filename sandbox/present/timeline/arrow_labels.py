@@ -30,7 +30,6 @@ BAND_KINDS = ("lock", "kept", "expired")  # the windows an arrow's label keeps o
 BANDS = "bands"  # their obstacle owner, while arrow labels are placed
 ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
 ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
-TRIAL_OWNER = "arrow-label-trial"  # labels placed to see how many fit one way, then taken away
 OTHER_LANE_HITS = 1000  # a label on the row of a lane its arrow only passes, as this many: it reads as that lane's
 HEAD_GID = "arrow-head-label"  # a label at its arrow's head, beside the repeat's lane (the way failed it)
 HEAD_GAP_PT = 6  # pt between a head label and the head, or the end of the lane's drawing
@@ -76,11 +75,9 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
     long = [a for a in wanted if path_length(a.path) >= MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI]
     c.arrow_lines = [(p.get_gid() or "", p.get_transform().transform_path(p.get_path())) for p in c.ax.patches
                      if (p.get_gid() or "").startswith("arrow:")]
-    way = _best_way(c, long)
-    labels = {}
-    if way is not None:
-        for arrow in long:
-            labels[arrow.owner] = _label_arrow(c, arrow, way, _owner(arrow))
+    way, labels = _best_way(c, long)
+    if way is not None and not labels:
+        labels = {arrow.owner: _label_arrow(c, arrow, way, _owner(arrow)) for arrow in long}
     for arrow in wanted:
         if labels.get(arrow.owner) is None:
             labels[arrow.owner] = _label_at_head(c, arrow)
@@ -88,20 +85,29 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
     c.obs.remove(BANDS)
 
 
-def _best_way(c: Canvas, arrows: list[Arrow]) -> str | None:
-    """The way (``ARROW_WAYS``) that labels the most of ``arrows``, each label placed to see, then taken away."""
+def _best_way(c: Canvas, arrows: list[Arrow]) -> tuple[str | None, dict]:
+    """The way (``ARROW_WAYS``) that labels the most of ``arrows``, each label placed to see. A way that labels
+    them all keeps its labels (returned by arrow owner: placed again, they would stand where they stand); any
+    other way's are taken away again, and the best of those is returned without labels, to be placed."""
     best: tuple[int, str] | None = None
     for way in ARROW_WAYS:
-        got = sum(_label_arrow(c, arrow, way, TRIAL_OWNER) is not None for arrow in arrows)
-        for t in [t for t in c.ax.texts if t.get_gid() == "arrow-label"]:
-            t.remove()
-        c.obs.remove(TRIAL_OWNER)
-        c.fig.arrow_labels = {}  # the trial's labels are gone
+        placed = {arrow.owner: _label_arrow(c, arrow, way, _owner(arrow)) for arrow in arrows}
+        got = sum(text is not None for text in placed.values())
+        if got == len(arrows):
+            return (way, placed) if arrows else (None, {})
+        for arrow in arrows:
+            _take_away(c, arrow, placed[arrow.owner])
         if best is None or got > best[0]:
             best = (got, way)
-        if got == len(arrows):
-            break
-    return best[1] if best is not None and best[0] else None
+    return (best[1] if best is not None and best[0] else None), {}
+
+
+def _take_away(c: Canvas, arrow: Arrow, text) -> None:
+    """An arrow's label off the figure again, with its obstacle and the audit's note of which arrow it names."""
+    if text is not None:
+        text.remove()
+        c.obs.remove(_owner(arrow))
+        c.fig.arrow_labels = {k: v for k, v in c.fig.arrow_labels.items() if k != id(text)}
 
 
 def _owner(arrow: Arrow) -> str:
@@ -114,11 +120,8 @@ def _all_or_none(c: Canvas, arrows: list[Arrow], labels: dict) -> None:
     kinds = c.fig.arrow_kinds
     bare = {kinds.get(a.owner) for a in arrows if labels.get(a.owner) is None}
     for arrow in arrows:
-        text = labels.get(arrow.owner)
-        if text is not None and kinds.get(arrow.owner) in bare:
-            text.remove()
-            c.obs.remove(_owner(arrow))
-            c.fig.arrow_labels = {k: v for k, v in c.fig.arrow_labels.items() if k != id(text)}
+        if kinds.get(arrow.owner) in bare:
+            _take_away(c, arrow, labels.get(arrow.owner))
 
 
 def _off_lanes(c: Canvas, arrow: Arrow):
@@ -167,7 +170,7 @@ def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
         return (0 if arrow_relation(box, line, slack) == way else ELSEWISE_HITS) + off_lanes(box)
 
     text = c.place(make, _arrow_candidates(arrow, ARROW_LABEL_GAP_PT * c.pt), required=False,
-                   exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner)
+                   exclude=(arrow.owner,), anchor=anchor, crossings=elsewise, owner=owner, measured="arrow-label")
     if text is not None:  # for the audit, which arrow it names (the nearest may be another, where arrows crowd)
         c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
     return text

@@ -47,6 +47,7 @@ fault.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -160,10 +161,10 @@ class Mark:
     its record's time (s) and its row, when the figure says (``TimelineFigure.mark_times``)."""
 
     def __init__(self, gid: str, x: float, y: float, width: float, path: MPath, t: float | None, row: str | None,
-                 ax=None):
+                 ax=None, box: Bbox | None = None):
         self.gid, self.x, self.y, self.width, self.path, self.t, self.row = gid, x, y, width, path, t, row
         self.ax = ax
-        self.box = path.get_extents()
+        self.box = path.get_extents() if box is None else box
 
     def __repr__(self) -> str:
         return f"{self.gid[len(MARK_PREFIX):]} at {self.x:.0f},{self.y:.0f}"
@@ -187,17 +188,21 @@ def marks(fig: Figure) -> list[Mark]:
         for ln in ax.lines:
             if not (ln.get_visible() and (ln.get_gid() or "").startswith(MARK_PREFIX)):
                 continue
-            outline = _outline(ln, fig.dpi / 72)
-            ext = outline.get_extents()
-            shrink = max(0.0, 1 - 2 * touch / max(ext.width, ext.height, 1e-9))
+            # a line's points share their marker: its outline and extents are worked out once, then moved
+            style: tuple[Any, ...] = (ln.get_marker(), ln.get_fillstyle(), ln.get_markersize(),
+                                      ln.get_markeredgewidth(), fig.dpi / 72, touch)
+            try:
+                width, shrunk, box = _shrunk_outline(*style)
+            except TypeError:  # a marker given as a list of vertices is not hashable: worked out afresh
+                width, shrunk, box = _shrunk_outline.__wrapped__(*style)
             xy = ax.transData.transform(ln.get_xydata())
             meant = meant_by_gid.get(ln.get_gid())
             if meant is None or len(meant) != len(xy):
                 meant = [(None, None)] * len(xy)
             for (x, y), (t, row) in zip(xy, meant):
-                path = outline.transformed(Affine2D().scale(shrink).translate(x, y))
+                path = MPath(np.asarray(shrunk.vertices) + (x, y), shrunk.codes)
                 row = f"{row}@{i}" if i and row is not None else row  # the detail row's lanes are rows of their own
-                out.append(Mark(ln.get_gid() or "", float(x), float(y), ext.width, path, t, row, ax))
+                out.append(Mark(ln.get_gid() or "", float(x), float(y), width, path, t, row, ax, box.translated(x, y)))
     return out
 
 
@@ -221,12 +226,32 @@ def time_x(fig: Figure, t: float, ax=None) -> float | None:
 
 def _outline(ln: Line2D, px_per_pt: float) -> MPath:
     """A line's marker centred on 0, in display px, grown by half its edge."""
-    m = MarkerStyle(ln.get_marker(), ln.get_fillstyle())
+    style: tuple[Any, ...] = (ln.get_marker(), ln.get_fillstyle(), ln.get_markersize(), ln.get_markeredgewidth(),
+                              px_per_pt)
+    try:
+        return _marker_outline(*style)
+    except TypeError:  # an unhashable marker (a list of vertices)
+        return _marker_outline.__wrapped__(*style)
+
+
+@functools.lru_cache(maxsize=512)
+def _marker_outline(marker: Any, fillstyle: Any, size_pt: float, edge_pt: float, px_per_pt: float) -> MPath:
+    m = MarkerStyle(marker, fillstyle)
     path = m.get_path().transformed(m.get_transform())
     ext = path.get_extents()
     size = max(ext.width, ext.height, 1e-9)
-    scale = (ln.get_markersize() + ln.get_markeredgewidth() / size) * px_per_pt
+    scale = (size_pt + edge_pt / size) * px_per_pt
     return path.transformed(Affine2D().scale(scale))
+
+
+@functools.lru_cache(maxsize=512)
+def _shrunk_outline(marker: Any, fillstyle: Any, size_pt: float, edge_pt: float, px_per_pt: float,
+                    touch: float) -> tuple[float, MPath, Bbox]:
+    """(the outline's width, the outline shrunk by what may touch it, and its box), centred on 0."""
+    outline = _marker_outline.__wrapped__(marker, fillstyle, size_pt, edge_pt, px_per_pt)
+    ext = outline.get_extents()
+    shrunk = outline.transformed(Affine2D().scale(max(0.0, 1 - 2 * touch / max(ext.width, ext.height, 1e-9))))
+    return ext.width, shrunk, shrunk.get_extents()
 
 
 class Drawn:
@@ -883,10 +908,13 @@ def _relation(box: Bbox, path: MPath, slack: float) -> str:
     """Where a label stands from a line: "on" it (the line runs through the middle half of the label's width), else
     on its "left" or its "right", as seen facing along the line where it passes nearest (which side of a
     slanting arrow, whatever the label's shape)."""
-    pts = _drawn_points(path)
-    if len(pts) > 1:  # sample the line densely: a straight arrow has only two vertices
-        seg = [np.linspace(a, b, 24, endpoint=False) for a, b in zip(pts[:-1], pts[1:])]
-        pts = np.vstack([*seg, pts[-1:]])
+    pts = getattr(path, "_rwh_dense", None)
+    if pts is None:  # worked out once per line: a label's placement asks this for each of its candidates
+        pts = _drawn_points(path)
+        if len(pts) > 1:  # sample the line densely: a straight arrow has only two vertices
+            seg = [np.linspace(a, b, 24, endpoint=False) for a, b in zip(pts[:-1], pts[1:])]
+            pts = np.vstack([*seg, pts[-1:]])
+        path._rwh_dense = pts  # type: ignore[attr-defined]  # a path's vertices are not changed once drawn
     cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
     # on it: the line runs through the middle half of the label (one that only touches its edge stands beside it)
     middle = (np.abs(pts[:, 0] - cx) <= box.width / 4 + slack) & (np.abs(pts[:, 1] - cy) <= box.height / 2 + slack)

@@ -47,6 +47,8 @@ class Canvas:
     renderer: RendererBase | None = None  # set by freeze()
     zooms: tuple[float, ...] = ()  # the detail row's (``detail.py``): how magnified each of its stretches is
     arrow_lines: list[tuple[str, Path]] = field(default_factory=list)  # repeat arrows drawn (gid, display path)
+    #: Label boxes measured once, for every ``place`` that makes its labels one way (``place``'s ``measured``).
+    measured: dict[str, dict[Any, tuple[float, float, Bbox, float]]] = field(default_factory=dict)
 
     @property
     def detail(self) -> bool:
@@ -163,7 +165,7 @@ class Canvas:
               exclude: tuple[str, ...] = (), owner: str = "label",
               crossings: Callable[[Bbox], int] | None = None,
               anchor: Callable[[Any], tuple[float, float, Any]] | None = None,
-              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None) -> Any:
+              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, measured: str | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
         A ``required`` label that finds no free spot goes where it overlaps least;
@@ -175,19 +177,24 @@ class Canvas:
         other candidate's box is that box moved to its anchor: a label tried in fifteen spots costs two or
         three texts, not fifteen. ``adjust(cand, box)`` -> (cand, box) may move a candidate once its box is known
         (slid back inside the plot, say). Every label keeps off the axis' breaks (their obstacles, ``GAP_OWNER``):
-        one there reads as standing at a time the axis left out.
+        one there reads as standing at a time the axis left out. ``measured`` names the way ``make`` makes its
+        labels where other calls make theirs the same way (one look for a figure's arrow labels, say): their
+        variants are measured once for all of them.
         """
-        measured: dict[Any, tuple[float, float, Bbox, float]] = {}  # variant -> its anchor, box and font size
+        # variant -> its anchor, box and font size
+        sizes = self.measured.setdefault(measured, {}) if measured is not None else {}
         best = None
         for i, cand in enumerate(candidates):
-            artist, box, size = self._tried(make, cand, anchor, measured)
+            artist, box, size = self._tried(make, cand, anchor, sizes)
             if adjust is not None:
                 moved, box = adjust(cand, box)
                 if moved != cand and artist is not None:
                     artist.remove()
                     artist = None
                 cand = moved
-            score = self._score(box, size, exclude) + (crossings(box) if crossings else 0)
+            score = self._score(box, size, exclude)
+            if crossings is not None and (score == 0 or required):  # an optional label needs a free spot only
+                score += crossings(box)
             if score == 0 or i == len(candidates) - 1 and required and (best is None or score < best[0]):
                 return self._keep(artist if artist is not None else make(cand), owner)
             if best is None or score < best[0]:
