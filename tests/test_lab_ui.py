@@ -290,6 +290,18 @@ class PicturesSent:
         return found
 
 
+#: The notice line's height empty, then with a notice in it (put there and taken away again by the page itself).
+NOTICE_HEIGHTS_JS = """(root) => {
+  const line = root.querySelector('.sandbox-notices'), content = line.querySelector('.widget-html-content');
+  const saved = content.innerHTML, height = () => line.getBoundingClientRect().height;
+  const empty = height();
+  content.innerHTML = '<span class="sandbox-redrawing" data-dims="none">redrawing for lock seconds 13…</span>';
+  const noticed = height();
+  content.innerHTML = saved;
+  return [empty, noticed];
+}"""
+
+
 def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_every_moment(page, lab):
     sent = PicturesSent(page)
     open_notebook(page, lab, LESSON)
@@ -305,6 +317,14 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
     first = dashboard_state(dashboard)
     assert (first["lock"], first["readout"], first["verdict"]) == (10, "10", "invalid"), first
     assert not first["redrawing"], first
+
+    # Nothing moves when a notice comes and goes; the three sliders' tracks start at one x (a new learner saw the
+    # dashboard jump 6 px at each press, and the tracks start each after its own words).
+    heights = dashboard.evaluate(NOTICE_HEIGHTS_JS)
+    assert heights[0] == heights[1] > 0, heights
+    tracks = dashboard.locator(".widget-slider .noUi-target").evaluate_all(
+        "els => els.map((e) => e.getBoundingClientRect().left)")
+    assert len(tracks) == 3 and max(tracks) - min(tracks) <= 1, tracks
 
     dashboard.evaluate(WATCH_JS)
     handle = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER).locator(".noUi-handle")

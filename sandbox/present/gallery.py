@@ -22,7 +22,7 @@ import ipywidgets as widgets
 from ..core.jsonvalues import JsonObject
 from ..errors import BadInput
 from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice, picture_html
-from .widgets import SETTLE_S, _browser_loop, encode_aside, timeline_pixels
+from .widgets import NOTICE_LAYOUT, SETTLE_S, _browser_loop, encode_aside, timeline_pixels
 
 #: The list's name on the page (the class ``SETTING + PICK`` lets the page read which name it shows).
 PICK = "pick"
@@ -44,7 +44,7 @@ class TimelineGallery:
         self.picker = widgets.Dropdown(options=list(self.runs), description=label,
                                        layout={"width": "max-content", "min_width": "22em"})
         self.picker.add_class(SETTING + PICK)
-        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # "drawing …" while a pick is drawn
+        self.status = widgets.HTML(layout=NOTICE_LAYOUT)  # "drawing …" while a pick is drawn
         self.stage = Stage(["timeline"])
         self.image = Part("timeline")
         self.pictures: dict[str, bytes] = {}

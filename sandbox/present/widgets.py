@@ -47,6 +47,11 @@ READABLE = (widgets.IntSlider, widgets.FloatSlider, widgets.IntText, widgets.Flo
             widgets.BoundedFloatText, widgets.Dropdown, widgets.Checkbox, widgets.Text)
 _STYLE = {"description_width": "initial"}
 _LAYOUT = {"width": "420px"}
+#: A notice line's layout: as tall empty as with its notice in it (an ipywidgets line box), so that nothing under it
+#: moves when "redrawing for …" comes and goes.
+NOTICE_LAYOUT = {"min_height": "var(--jp-widgets-inline-height, 28px)"}
+#: The class of a dashboard's notice line.
+NOTICES = "sandbox-notices"
 
 
 def words_for(name: str) -> str:
@@ -121,6 +126,16 @@ def setting_controls(scenario: Any, *, only: Iterable[str] | None = None, values
         raise BadInput(f"scenario {sc.name} has no setting {unknown[0]!r}; its settings are: {', '.join(known)}")
     values, spans, labels = dict(values or {}), dict(spans or {}), dict(labels or {})
     return {n: control_for(known[n], values.get(n), spans.get(n), labels.get(n)) for n in names}
+
+
+def align_descriptions(controls: Iterable[widgets.Widget]) -> None:
+    """One description width for a dashboard's controls, the longest's: their sliders and boxes then start at one x
+    (each its own width, they started wherever its words ended)."""
+    described = [c for c in controls if getattr(c, "description", "") and hasattr(c.style, "description_width")]
+    if described:
+        longest = max(len(c.description) for c in described)
+        for control in described:
+            control.style.description_width = f"{0.62 * longest + 0.6:.1f}em"  # about a character's width each
 
 
 def timeline_png(result: Any, width: float, legend: bool = True) -> bytes:
@@ -224,7 +239,8 @@ class SettingsExplorer:
         self.controls.update(extra or {})
         self._run = run or (lambda values: run_scenario(self.scenario, handler, seed=seed, settings=values))
         self.plot, self.width, self.title = plot, width, title
-        self.status = widgets.HTML(layout={"min_height": "1.7em"})  # "redrawing for …" while a move is run
+        self.status = widgets.HTML(layout=NOTICE_LAYOUT)  # "redrawing for …" while a move is run
+        self.status.add_class(NOTICES)
         self.verdict, self.image, self.legend = Part("verdict", ""), Part("timeline"), Part("legend")
         self.stage = Stage(["verdict", "timeline", "legend", "findings"])
         self._legend_key: Any = None  # what the legend picture shows: its entries and columns
@@ -235,6 +251,7 @@ class SettingsExplorer:
         self._drawn_for: dict[str, SettingValue] = {}  # the values the parts on show were drawn for
         self.followers: list[Any] = []
         self._asked = 0  # moves so far; a pending rerun for an earlier one is dropped
+        align_descriptions(self.controls.values())
         for name, control in self.controls.items():
             if isinstance(control, READABLE):  # the page reads what it shows (stage.SWAP_JS); others hold nothing back
                 control.add_class(SETTING + name)
