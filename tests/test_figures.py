@@ -1114,3 +1114,75 @@ def test_marks_stacked_as_near_as_their_padding_are_parted_in_the_detail(seed):
     assert _check(fig, audit.runs_stacked_undetailed) == []
     zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
     assert any(z.startswith("inv-1 ×") for z in zooms), zooms
+
+
+# -- what a new learner found reviewing lesson 06's source timelines (each source's worst naive run) and lesson 02
+@functools.cache
+def _naive(scenario: str):
+    """``scenario``'s naive run, seed 0, drawn as lesson 06 draws it (cached: several tests read one figure)."""
+    return _scenario_figure(scenario, NAIVE)
+
+
+def _lane_of(fig, box) -> str | None:
+    """The lane whose row the middle of ``box`` (display px) stands on."""
+    ax, cy = fig.axes[0], (box.y0 + box.y1) / 2
+    for inv, (top, bottom) in fig.lane_rows.items():
+        y0, y1 = sorted(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))
+        if y0 < cy < y1:
+            return inv
+    return None
+
+
+def test_a_source_rows_label_stays_on_its_row():
+    """durable-esm-start: "o-1, o-2, o-3 received again" of the poller's ↻ at 10:00 and 15:00 stood down among the
+    lanes, its caret on inv-3's (inv-4's) ✖, and read as that error's label."""
+    fig = _naive("durable-esm-start")
+    r = fig.canvas.get_renderer()
+    labels = [t for t in fig.axes[0].texts if (t.get_gid() or "").startswith("event-label:")]
+    assert labels
+    assert [t.get_text() for t in labels if _lane_of(fig, audit.text_box(t, r))] == []
+    assert _check_on_figure(fig, audit.header_labels_among_lanes) == []
+
+
+def _check_on_figure(fig, check) -> list[str]:
+    with matplotlib_style():
+        return check(audit.Drawn(fig))
+
+
+def _caller_labels(fig) -> dict[str, object]:
+    r = fig.canvas.get_renderer()
+    return {t.get_text(): audit.text_box(t, r) for t in fig.axes[0].texts
+            if (t.get_gid() or "").startswith("caller-label")}
+
+
+@pytest.mark.parametrize(("scenario", "text", "at"), [("alb-client-retry", "got 200", 35.0),
+                                                      ("sync-sdk-retry", "gave up: ReadTimeoutError", 180.0)])
+def test_what_a_caller_saw_stands_over_its_own_mark(scenario, text, at):
+    """alb-client-retry: "got 200" stood over the orange 30 s dot, not the black 35 s one it names; sync-sdk-retry:
+    "gave up: ReadTimeoutError" over the 2:00 ✖, not the last one at 3:00."""
+    fig = _naive(scenario)
+    box = _caller_labels(fig)[text]
+    under = sorted({round(m.t) for m in audit.marks(fig) if m.ax is fig.axes[0] and (m.row or "").startswith("caller:")
+                    and m.t is not None and box.x0 <= m.x <= box.x1})
+    assert under == [round(at)]
+    assert _check_on_figure(fig, audit.caller_labels_over_marks) == []
+
+
+def test_a_load_balancers_own_answer_is_written_by_its_mark():
+    """alb-client-retry: lesson 06 says the load balancer answered 502 at the timeout; the caller's row said it
+    nowhere. "502" stands by the 30 s mark."""
+    fig = _naive("alb-client-retry")
+    box = _caller_labels(fig)["502"]
+    (dot,) = [m for m in audit.marks(fig) if m.gid == "marker:call_error" and m.ax is fig.axes[0]]
+    assert audit.callout_near(box, dot.box, 12.0)
+
+
+def test_the_audit_finds_a_header_label_among_lanes_and_a_caller_label_over_two_marks():
+    fig, ax = _timed_page(call_error=[(30, 8)], call_answer=[(35, 8)])
+    fig.mark_times = {"marker:call_error": [(30.0, "caller:c")], "marker:call_answer": [(35.0, "caller:c")]}
+    fig.lane_rows = {"inv-3": (0.0, 4.0)}
+    ax.text(35, 9, "got 200", ha="right", va="bottom", gid="caller-label:c")
+    ax.text(50, 2, "received again", ha="center", va="center", gid="event-label:redelivery")
+    assert _check(fig, audit.caller_labels_over_marks) == ["'got 200' stands over marks at 30, 35 s"]
+    assert _check(fig, audit.header_labels_among_lanes) == ["'received again' stands on inv-3's lane, not on its own "
+                                                            "row"]

@@ -1340,6 +1340,48 @@ def words_left_out(d: Drawn) -> list[str]:
     return out
 
 
+HEADER_LABELS = ("event-label:", "caller-label")  # gids of the labels of a source's (or a caller's) row
+
+
+def _lane_spans_px(d: Drawn, ax) -> dict[str, tuple[float, float]]:
+    """Each lane's row (``fig.lane_rows``), display y from and to."""
+    return {inv: (min(a, b), max(a, b)) for inv, (top, bottom) in getattr(d.fig, "lane_rows", {}).items()
+            for a, b in [(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))]}
+
+
+def header_labels_among_lanes(d: Drawn) -> list[str]:
+    """A label of a source's or a caller's row stands on that row: one whose middle stands on a lane's row reads as
+    that lane's (durable-esm-start: "o-1, o-2, o-3 received again" of the poller's ↻ at 10:00 stood under inv-3's ✖,
+    its caret on it)."""
+    if not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    spans = _lane_spans_px(d, ax)
+    out = []
+    for t, box, _ in d.texts:
+        if t.axes is ax and (t.get_gid() or "").startswith(HEADER_LABELS):
+            cy = (box.y0 + box.y1) / 2
+            out += [f"{_name(t)} stands on {inv}'s lane, not on its own row" for inv, (lo, hi) in spans.items()
+                    if lo < cy < hi]
+    return out
+
+
+def caller_labels_over_marks(d: Drawn) -> list[str]:
+    """What a caller saw ("got 200", "502") stands by the one mark that says when: a label over marks of two moments
+    of its row reads as the earlier one's (alb-client-retry: "got 200", of the answer at 35 s, over the 30 s error;
+    sync-sdk-retry: "gave up: ReadTimeoutError" over the 2:00 ✖, of the last one at 3:00)."""
+    out = []
+    for t, box, _ in d.texts:
+        gid = t.get_gid() or ""
+        if not gid.startswith("caller-label:"):
+            continue
+        row = f"caller:{gid.split(':', 1)[1]}"
+        under = {round(m.t, 6) for m in d.marks if m.row == row and m.t is not None and box.x0 <= m.x <= box.x1}
+        if len(under) > 1:
+            out.append(f"{_name(t)} stands over marks at {', '.join(f'{x:g}' for x in sorted(under))} s")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
@@ -1349,7 +1391,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
           marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
-          words_left_out)
+          words_left_out, header_labels_among_lanes, caller_labels_over_marks)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

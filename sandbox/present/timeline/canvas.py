@@ -163,7 +163,7 @@ class Canvas:
               exclude: tuple[str, ...] = (), owner: str = "label",
               crossings: Callable[[Bbox], int] | None = None,
               anchor: Callable[[Any], tuple[float, float, Any]] | None = None,
-              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None) -> Any:
+              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, room: Bbox | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
         A ``required`` label that finds no free spot goes where it overlaps least;
@@ -175,7 +175,8 @@ class Canvas:
         other candidate's box is that box moved to its anchor: a label tried in fifteen spots costs two or
         three texts, not fifteen. ``adjust(cand, box)`` -> (cand, box) may move a candidate once its box is known
         (slid back inside the plot, say). Every label keeps off the axis' breaks (their obstacles, ``GAP_OWNER``):
-        one there reads as standing at a time the axis left out.
+        one there reads as standing at a time the axis left out. ``room``: where the label may stand, when not only
+        in the plot (a caller's result, beside the plot on its own row).
         """
         measured: dict[Any, tuple[float, float, Bbox, float]] = {}  # variant -> its anchor, box and font size
         best = None
@@ -187,7 +188,7 @@ class Canvas:
                     artist.remove()
                     artist = None
                 cand = moved
-            score = self._score(box, size, exclude) + (crossings(box) if crossings else 0)
+            score = self._score(box, size, exclude, room) + (crossings(box) if crossings else 0)
             if score == 0 or i == len(candidates) - 1 and required and (best is None or score < best[0]):
                 return self._keep(artist if artist is not None else make(cand), owner)
             if best is None or score < best[0]:
@@ -212,9 +213,10 @@ class Canvas:
         mx, my, box, size = measured[variant]
         return None, box.translated(px - mx, py - my), size
 
-    def _score(self, box: Bbox, size: float, exclude: tuple[str, ...]) -> int:
-        """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot or the page."""
-        axbox, page = self.axes_box(), self.fig.bbox
+    def _score(self, box: Bbox, size: float, exclude: tuple[str, ...], room: Bbox | None = None) -> int:
+        """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot (or ``room``) or the
+        page."""
+        axbox, page = room or self.axes_box(), self.fig.bbox
         tol = TEXT_PAD_EM * size * self.pt + 1
         # the bottom is the time axis' line: a label on it reads as a tick, so it keeps clear of it
         inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and

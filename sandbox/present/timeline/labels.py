@@ -23,6 +23,7 @@ from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
 from .markers import EventPoint, MarkerPlacement, head_owner
 from .model import READ_TIMEOUT, Attempt, Batching, Event, Hidden
+from .rows import RowKind
 from .sizing import REFERENCE_DPI
 from .style import (
     EVENT_TEXT,
@@ -83,7 +84,9 @@ def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[fl
                (-half, down, "left", "top"), (half, down, "right", "top"), (0, down, "center", "top")]
     offsets += [(off + k * EVENT_STEP_PT * pt, 0, "left", "center") for k in EVENT_STEPS]
     offsets += [(-off - k * EVENT_STEP_PT * pt, 0, "right", "center") for k in EVENT_STEPS]
-    stack = [b for b in boxes if b.x0 <= p.x <= b.x1]
+    row = _head_span_px(c, p.event.source)
+    # the marks stacked on its own row: a lane's marks at that time stand lower, under another row's name
+    stack = [b for b in boxes if b.x0 <= p.x <= b.x1 and (row is None or row[0] <= (b.y0 + b.y1) / 2 <= row[1])]
     top = max((b.y1 for b in stack), default=p.y + half) + EVENT_CLEAR_PAD_PT * pt - p.y
     bottom = min((b.y0 for b in stack), default=p.y - half) - EVENT_CLEAR_PAD_PT * pt - p.y
     offsets += [(dx, dy, ha, va) for dy, va in ((top, "bottom"), (bottom, "top"))
@@ -91,6 +94,23 @@ def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[fl
     # higher still: a neighbour's mark a label's width away (a retry every 30 s) reaches into the room just above
     offsets += [(dx, EVENT_HIGHER * up, ha, "bottom") for dx, ha in ((half, "right"), (-half, "left"), (0, "center"))]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
+
+
+def _head_span_px(c: Canvas, source: str) -> tuple[float, float] | None:
+    """Display y from and to of a source's header row, from its top to its separator (None: it has no row)."""
+    row = next((r for r in c.rows.all if r.kind == RowKind.HEADING and r.source == source), None)
+    if row is None:
+        return None
+    a, b = c.px(0, row.y - row.above)[1], c.px(0, row.y + row.sep)[1]
+    return min(a, b), max(a, b)
+
+
+def _among_lanes(c: Canvas, box: Bbox) -> bool:
+    """A header row's label whose middle stands on a lane's row reads as that lane's (durable-esm-start: "o-1, o-2,
+    o-3 received again" under inv-3's ✖, its caret on it)."""
+    middle = (box.y0 + box.y1) / 2
+    return any(min(a, b) < middle < max(a, b) for a, b in
+               ((c.px(0, top)[1], c.px(0, bottom)[1]) for top, bottom in c.rows.lane_spans().values()))
 
 
 def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
@@ -124,7 +144,8 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         #   leader crossing what it does not point at
         if point is None:
             return 0
-        return (ACROSS_BREAK_HITS if c.across_break(point.x, box) else 0) + _leader_hits(c, box, point, own)
+        return (ACROSS_BREAK_HITS * (c.across_break(point.x, box) + _among_lanes(c, box))
+                + _leader_hits(c, box, point, own))
 
     def centred_in_break(box: Bbox) -> int:
         middle = (box.x0 + box.x1) / 2
@@ -272,32 +293,67 @@ def _caller_text(a: Attempt) -> str:
 
 
 CALLER_HIGHER = (2, 2.5, 3)  # a caller's result may go this many gaps above its row, over stacked marks
+OVER_MARK_HITS = 5  # a caller's label over another mark of its row counts as this many overlaps: it reads as that
+#   mark's (sync-sdk-retry's "gave up: ReadTimeoutError" over the 2:00 ✖, the last one at 3:00)
+STATUS_MARKS = ("gateway_timeout",)  # marks that are an HTTP status themselves ("504"): nothing to add by them
+
+
+def _caller_candidates(ex: float, py: float, off: float) -> list[tuple[float, float, str, str]]:
+    """(x, y, ha, va) by the mark ending an attempt at (``ex``, ``py``): centred over or under it first, so that it
+    stands over no other mark of its row, then beside it, then ending or starting at it, higher."""
+    up = off
+    cands = [(ex, py + up, "center", "bottom"), (ex, py - up, "center", "top"), (ex + off, py, "left", "center"),
+             (ex, py + up, "right", "bottom"), (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
+             (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
+    # higher, over marks stacked where attempts meet (a read timeout and the next send at one instant)
+    cands += [(ex, py + k * up, ha, "bottom") for k in CALLER_HIGHER for ha in ("center", "right", "left")]
+    cands += [(ex + dx, py + dy, ha, va) for dx, ha in ((-off, "right"), (off, "left"))
+              for dy, va in ((up, "bottom"), (-up, "top"), (2 * up, "bottom"))]
+    return cands
+
+
+def _caller_room(c: Canvas, a: Attempt) -> Bbox:
+    """Where a caller's label may stand: in the plot, and right of it on its own row (nothing stands there; the lanes'
+    outcomes stand beside the lanes, under the row's separator)."""
+    axbox, span = c.axes_box(), _head_span_px(c, a.source)
+    if span is None:
+        return axbox
+    return Bbox.from_extents(axbox.x0, max(axbox.y0, span[0]), c.fig.bbox.x1, axbox.y1)
+
+
+def _over_other_marks(c: Canvas, placed: MarkerPlacement, ex: float, py: float):
+    """Counts the marks of a caller's row, but the one at ``ex``, that a candidate box stands over."""
+    half = CALLER_GAP_PT * c.pt
+    others = [(b.x0 + b.x1) / 2 for b in placed.boxes
+              if b.y0 - half <= py <= b.y1 + half and not b.x0 <= ex <= b.x1]
+
+    def hits(box: Bbox) -> int:
+        return OVER_MARK_HITS * sum(box.x0 <= x <= box.x1 for x in others)
+    return hits
 
 
 def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerWait]) -> None:
-    """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"."""
-    for a, _, ex in waits:
-        if not a.final:
+    """What each synchronous caller finally saw: "gave up: ReadTimeoutError", "got 409"; and by an earlier attempt's
+    mark, the HTTP status a load balancer or API Gateway answered itself ("502"), where its mark does not say it."""
+    for a, _, ex in sorted(waits, key=lambda w: not w.attempt.final):  # what it finally saw first: required
+        status = a.http_status is not None and a.style not in STATUS_MARKS
+        if not a.final and not status:
             continue
         _, py = c.px(0, placed.attempt_rows[a.actor])
-        text = _caller_text(a)
-        off = up = CALLER_GAP_PT * c.pt
-        cands = [(ex + off, py, "left", "center"), (ex, py + up, "right", "bottom"),
-                 (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
-                 (ex, py + up, "left", "bottom"), (ex, py - up, "left", "top")]
-        # higher, over marks stacked where attempts meet (a read timeout and the next send at one instant)
-        cands += [(ex, py + k * up, ha, "bottom") for k in CALLER_HIGHER for ha in ("right", "center", "left")]
-        cands += [(ex + dx, py + dy, ha, va) for dx, ha in ((-off, "right"), (off, "left"))
-                  for dy, va in ((up, "bottom"), (-up, "top"), (2 * up, "bottom"))]
+        text = _caller_text(a) if a.final else str(a.http_status)
 
-        def make(cand, text=text):
+        def make(cand, text=text, final=a.final, actor=a.actor):
             x, yy, ha, va = cand
             xd, yd = c.data(x, yy)
-            return c.ax.text(xd, yd, text, ha=ha, va=va, zorder=Z_EVENT_LABEL, parse_math=False, gid="caller-label",
-                             fontsize=c.fs(LABEL_PT), fontweight="bold", color="black",
-                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black", "lw": 1.0})
+            return c.ax.text(xd, yd, text, ha=ha, va=va, zorder=Z_EVENT_LABEL, parse_math=False,
+                             gid=f"caller-label:{actor}", fontsize=c.fs(LABEL_PT if final else SMALL_PT),
+                             fontweight="bold" if final else "normal", color="black",
+                             bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black" if final else LABEL_EDGE,
+                                   "lw": 1.0 if final else 0.6})
 
-        c.place(make, cands, required=True, exclude=(f"wait:{a.actor}",))  # on its wait line
+        c.place(make, _caller_candidates(ex, py, CALLER_GAP_PT * c.pt), required=a.final,
+                exclude=(f"wait:{a.actor}",), crossings=_over_other_marks(c, placed, ex, py),  # on its wait line
+                room=_caller_room(c, a))
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
