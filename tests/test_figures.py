@@ -1186,3 +1186,23 @@ def test_the_audit_finds_a_header_label_among_lanes_and_a_caller_label_over_two_
     assert _check(fig, audit.caller_labels_over_marks) == ["'got 200' stands over marks at 30, 35 s"]
     assert _check(fig, audit.header_labels_among_lanes) == ["'received again' stands on inv-3's lane, not on its own "
                                                             "row"]
+
+
+@pytest.mark.parametrize("scenario", ["s3-notification-duplicate", "sqs-visibility-timeout"])
+def test_a_duplicates_note_stands_by_the_lane_it_names(scenario):
+    """s3-notification-duplicate, sqs-visibility-timeout: inv-2's "2nd email o-1" stood at inv-1's height, beside
+    inv-1's "✓ ok", its leader down to inv-2: it read as inv-1's."""
+    fig = _naive(scenario)
+    r = fig.canvas.get_renderer()
+    (note,) = [t for t in fig.axes[0].texts if t.get_gid() == "duplicate-note"]
+    assert _lane_of(fig, audit.text_box(note, r)) == "inv-2"
+    assert _check_on_figure(fig, audit.notes_off_their_lanes) == []
+    assert _check_on_figure(fig, audit.texts_on_marks) == []
+
+
+def test_the_audit_finds_a_note_on_another_lanes_row():
+    fig, ax = _page(email_dup=[(50, 2)])
+    fig.lane_rows = {"inv-1": (10.0, 5.0), "inv-2": (5.0, 0.0)}
+    ax.annotate("2nd email o-1", xy=(50, 2), xytext=(30, 8), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
+    assert _check(fig, audit.notes_off_their_lanes) == ["'2nd email o-1' names a mark on inv-2's lane but stands on "
+                                                        "inv-1's"]

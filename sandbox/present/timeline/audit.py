@@ -1376,9 +1376,33 @@ def caller_labels_over_marks(d: Drawn) -> list[str]:
         if not gid.startswith("caller-label:"):
             continue
         row = f"caller:{gid.split(':', 1)[1]}"
-        under = {round(m.t, 6) for m in d.marks if m.row == row and m.t is not None and box.x0 <= m.x <= box.x1}
-        if len(under) > 1:
-            out.append(f"{_name(t)} stands over marks at {', '.join(f'{x:g}' for x in sorted(under))} s")
+        under = sorted((m.x, m.t) for m in d.marks if m.row == row and m.t is not None and box.x0 <= m.x <= box.x1)
+        places = [at for i, (x, at) in enumerate(under) if not i or x - under[i - 1][0] > d.px(END_PX)]  # stacked
+        #   marks (a read timeout, the next send and its answer at one instant) stand at one place
+        if len(places) > 1:
+            out.append(f"{_name(t)} stands over marks at {', '.join(f'{at:g}' for at in places)} s")
+    return out
+
+
+def notes_off_their_lanes(d: Drawn) -> list[str]:
+    """A note with a leader ("2nd email o-1") stands in the row of the lane whose mark it names, or nearer it than
+    any other lane: at another lane's height, beside its "✓ ok", it reads as that lane's, whatever its leader
+    says (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
+    if not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    spans = _lane_spans_px(d, ax)
+    out = []
+    for t, box, _ in d.texts:
+        if t.axes is not ax or t.get_gid() not in LEADER_TARGETS or not isinstance(t, Annotation):
+            continue
+        my = float(ax.transData.transform(t.xy)[1])
+        own = next((inv for inv, (lo, hi) in spans.items() if lo <= my <= hi), None)
+        cy = (box.y0 + box.y1) / 2
+        away = {inv: max(0.0, lo - cy, cy - hi) for inv, (lo, hi) in spans.items()}
+        if own is not None and away[own] > min(away.values()) + d.px(TOUCH_PX):
+            nearer = min(away, key=lambda inv: away[inv])
+            out.append(f"{_name(t)} names a mark on {own}'s lane but stands on {nearer}'s")
     return out
 
 
@@ -1391,7 +1415,8 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
           marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
-          words_left_out, header_labels_among_lanes, caller_labels_over_marks)
+          words_left_out, header_labels_among_lanes, caller_labels_over_marks,
+          notes_off_their_lanes)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -342,7 +342,7 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
         _, py = c.px(0, placed.attempt_rows[a.actor])
         text = _caller_text(a) if a.final else str(a.http_status)
 
-        def make(cand, text=text, final=a.final, actor=a.actor):
+        def make(cand, text, final=a.final, actor=a.actor):
             x, yy, ha, va = cand
             xd, yd = c.data(x, yy)
             return c.ax.text(xd, yd, text, ha=ha, va=va, zorder=Z_EVENT_LABEL, parse_math=False,
@@ -351,9 +351,15 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
                              bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "black" if final else LABEL_EDGE,
                                    "lw": 1.0 if final else 0.6})
 
-        c.place(make, _caller_candidates(ex, py, CALLER_GAP_PT * c.pt), required=a.final,
-                exclude=(f"wait:{a.actor}",), crossings=_over_other_marks(c, placed, ex, py),  # on its wait line
-                room=_caller_room(c, a))
+        # on one line where it fits, else on two (a long one, "gave up after 504 Gateway Timeout", over no other mark)
+        texts = list(dict.fromkeys([text, halves(text)]))
+        for i, words in enumerate(texts):
+            placed_label = c.place(lambda cand, words=words: make(cand, words),
+                                   _caller_candidates(ex, py, CALLER_GAP_PT * c.pt),
+                                   required=a.final and i == len(texts) - 1, exclude=(f"wait:{a.actor}",),  # on its
+                                   crossings=_over_other_marks(c, placed, ex, py), room=_caller_room(c, a))  # wait
+            if placed_label is not None:
+                break
 
 
 def label_sweeps(c: Canvas, placed: MarkerPlacement) -> None:
