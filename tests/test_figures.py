@@ -282,7 +282,8 @@ def test_an_arrow_label_stands_clear_of_the_other_arrows():
 
 def test_a_lock_band_ended_by_its_holder_ends_at_a_mark_that_says_so():
     """Lesson 10's Try it at lock 0 (a new learner): the title says "lock 60 s", and the lock band ended at 30.5 s
-    with nothing to say why: run_once deleted its record when the email failed. A ▽ stands where the band ends."""
+    with nothing to say why: run_once deleted its record when the email failed. A bin stands where the band ends: a
+    glyph of its own (a hollow ▽ was a label's pointer too)."""
     settings = {"lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}
     fig = plot_timeline(run_scenario("lock-shorter-than-work", ARTICLE, settings=settings).history, width=WIDTH_IN)
     with matplotlib_style():
@@ -1206,3 +1207,16 @@ def test_the_audit_finds_a_note_on_another_lanes_row():
     ax.annotate("2nd email o-1", xy=(50, 2), xytext=(30, 8), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
     assert _check(fig, audit.notes_off_their_lanes) == ["'2nd email o-1' names a mark on inv-2's lane but stands on "
                                                         "inv-1's"]
+
+
+def test_no_mark_looks_like_a_labels_pointer_and_a_timeout_not_like_a_ttl_deletion():
+    """A label's pointer is a hollow ▽ (△); a hollow yellow ▽ also marked "record deleted by its holder": one glyph,
+    two meanings. The record's deletion has a glyph no other mark has; the timed-out ▼-over-▲ stands between two bars,
+    unlike the TTL sweeper's ▼."""
+    from sandbox.present.timeline.style import HOURGLASS, MARKERS
+    pointers = [name for name, (kw, _) in MARKERS.items() if kw["marker"] in ("v", "^") and kw["mfc"] == "white"]
+    assert pointers == []
+    glyph = MARKERS["record_deleted"][0]["marker"]
+    assert [name for name, (kw, _) in MARKERS.items() if kw["marker"] is glyph] == ["record_deleted"]
+    top = HOURGLASS.vertices[:, 1].max()
+    assert max(abs(x) for x, y in HOURGLASS.vertices if y >= top - 1e-9) > 0.7  # a bar wider than the glass on top
