@@ -1220,3 +1220,20 @@ def test_no_mark_looks_like_a_labels_pointer_and_a_timeout_not_like_a_ttl_deleti
     assert [name for name, (kw, _) in MARKERS.items() if kw["marker"] is glyph] == ["record_deleted"]
     top = HOURGLASS.vertices[:, 1].max()
     assert max(abs(x) for x, y in HOURGLASS.vertices if y >= top - 1e-9) > 0.7  # a bar wider than the glass on top
+
+
+def test_the_legend_lists_no_band_too_narrow_to_see():
+    """Lesson 02 cell 14: the legend listed "lock held (IN_PROGRESS)", a 0.2 s band on an hour's axis, in no detail
+    row: nowhere to be seen."""
+    fig = _figure("02-14")
+    assert not [t for t in _legend_texts(fig) if t.startswith("lock held")]
+    assert _check_on("02-14", audit.legend_unseen) == []
+
+
+def test_the_audit_finds_a_legend_entry_drawn_nowhere_a_pixel_wide():
+    fig, ax = _timed_page()
+    ax.add_patch(Rectangle((10, 1), 0.05, 1, facecolor="#F7EB7F"))
+    ax.add_patch(Rectangle((10, 4), 30, 1, facecolor="#CCE5F5"))
+    fig.legend([Rectangle((0, 0), 1, 1, facecolor="#F7EB7F"), Rectangle((0, 0), 1, 1, facecolor="#CCE5F5")],
+               ["lock held", "result kept"])
+    assert _check(fig, audit.legend_unseen) == ["the legend lists 'lock held', drawn nowhere a pixel wide"]

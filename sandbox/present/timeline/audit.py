@@ -60,6 +60,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
+from matplotlib.patches import Rectangle
 from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
@@ -1406,6 +1407,35 @@ def notes_off_their_lanes(d: Drawn) -> list[str]:
     return out
 
 
+SEEN_LEGEND_PX = 1.0  # px at 100 dpi: a band the legend lists is drawn at least this wide somewhere
+
+
+def _look(p) -> tuple:
+    """What a band looks like to a reader: its fill and hatch (its edge may be drawn thinner or dashed)."""
+    from matplotlib.colors import to_hex
+    return to_hex(p.get_facecolor()), p.get_hatch()  # see-through or not: the colour a reader matches
+
+
+def legend_unseen(d: Drawn) -> list[str]:
+    """A legend lists only what the figure shows: a band's entry ("lock held (IN_PROGRESS)") has a band of its look
+    drawn at least a pixel wide in the timeline or its detail (lesson 02 cell 14: a 0.2 s lock on an hour's axis,
+    in no detail row, listed but nowhere to be seen)."""
+    if not _timeline(d):
+        return []
+    drawn: dict[tuple, float] = {}
+    for ax in d.fig.axes:
+        for p in ax.patches:
+            if p.get_visible():
+                look = _look(p)
+                drawn[look] = max(drawn.get(look, 0.0), p.get_window_extent(d.r).width)
+    out = []
+    for leg in d.fig.legends:
+        for handle, text in zip(leg.legend_handles, leg.get_texts()):
+            if type(handle) is Rectangle and drawn.get(_look(handle), 0.0) < d.px(SEEN_LEGEND_PX):
+                out.append(f"the legend lists {_name(text)}, drawn nowhere a pixel wide")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
@@ -1416,7 +1446,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
           marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
           words_left_out, header_labels_among_lanes, caller_labels_over_marks,
-          notes_off_their_lanes)
+          notes_off_their_lanes, legend_unseen)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -14,10 +14,11 @@ from .canvas import Canvas
 from .detail import open_details, plan_detail
 from .figure import new_figure
 from .legend import LegendPlan, legend_items
-from .model import Model
+from .model import Model, Window
 from .rows import layout_rows
 from .sizing import (
     PLOT_SHARE,
+    REFERENCE_DPI,
     Scale,
     figure_height,
     fit_title,
@@ -63,7 +64,7 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
         rows = layout_rows(model, reach)
         scale = Scale.for_rows(rows)
     squeezed = bool(taxis.gaps)
-    items = legend_items(model, squeezed=squeezed)
+    items = legend_items(model, squeezed=squeezed, seen=_seen(taxis, plot_width_in(model, rows, width, scale)))
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
     legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols, legend_rows, legend_shown)
     title = fit_title(title, width, scale.fs(TITLE_PT))
@@ -88,6 +89,21 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     set_time_ticks(canvas, width * PLOT_SHARE * dpi / x_span if x_span > 0 else 1.0)
     _axis_style(canvas)
     return canvas, legend, details
+
+
+SEEN_PX = 1.0  # px at 100 dpi: a table window narrower than this is drawn, but no reader sees it
+
+
+def _seen(taxis: TimeAxis, plot_in: float):
+    """Whether a table window is drawn wide enough to see on the axis (``plot_in`` wide): the legend lists only
+    what can be seen (lesson 02 cell 14: a 0.2 s lock on an hour's axis, in no detail row, was listed)."""
+    span = taxis.x_hi - taxis.x_lo
+    px_per_x = plot_in * REFERENCE_DPI / span if span > 0 else 0.0
+
+    def seen(w: Window) -> bool:
+        x1 = taxis.x_hi if w.end is None else min(taxis.x(w.end), taxis.x_hi)
+        return (x1 - taxis.x(w.start)) * px_per_x >= SEEN_PX
+    return seen
 
 
 def _frame(c: Canvas, title: str, squeezed: bool) -> None:

@@ -8,6 +8,7 @@ crowded out by an optional one; optional labels that find no free spot are left 
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
@@ -354,7 +355,7 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
         # on one line where it fits, else on two (a long one, "gave up after 504 Gateway Timeout", over no other mark)
         texts = list(dict.fromkeys([text, halves(text)]))
         for i, words in enumerate(texts):
-            placed_label = c.place(lambda cand, words=words: make(cand, words),
+            placed_label = c.place(functools.partial(make, text=words),
                                    _caller_candidates(ex, py, CALLER_GAP_PT * c.pt),
                                    required=a.final and i == len(texts) - 1, exclude=(f"wait:{a.actor}",),  # on its
                                    crossings=_over_other_marks(c, placed, ex, py), room=_caller_room(c, a))  # wait

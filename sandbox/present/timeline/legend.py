@@ -8,6 +8,7 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
 from ...vocab import HTTP_CLIENTS, Delivery, ItemStatus, Outcome, SourceKind
-from .model import END_MARKER, Model, WindowKind
+from .model import END_MARKER, Model, Window, WindowKind
 from .style import (
     ARROW_COLOR,
     BATCHING_STYLE,
@@ -184,10 +185,11 @@ def _window_text(m: Model, kind: WindowKind) -> str:
     return text
 
 
-def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
-    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
+def legend_items(m: Model, squeezed: bool, seen: Callable[[Window], bool] | None = None) -> list[tuple[Any, str]]:
+    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps; ``seen``: whether a
+    table window is drawn wide enough to see (one too narrow is no kind of item the figure shows)."""
     items = _outcome_items(m)
-    kinds = {w.kind for w in m.windows}
+    kinds = {w.kind for w in m.windows if seen is None or seen(w)}
     for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
         if kind in kinds:
             face, edge, hatch, _ = WINDOW_STYLE[kind]
