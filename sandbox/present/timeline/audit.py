@@ -1351,19 +1351,18 @@ def _lane_spans_px(d: Drawn, ax) -> dict[str, tuple[float, float]]:
 
 
 def header_labels_among_lanes(d: Drawn) -> list[str]:
-    """A label of a source's or a caller's row stands on that row: one whose middle stands on a lane's row reads as
-    that lane's (durable-esm-start: "o-1, o-2, o-3 received again" of the poller's ↻ at 10:00 stood under inv-3's ✖,
-    its caret on it)."""
+    """A label of a source's or a caller's row stands on that row, or at least by none of a lane's marks: next to one
+    it reads as that mark's (durable-esm-start: "o-1, o-2, o-3 received again", of the poller's ↻ at 10:00, stood
+    down under inv-3's ✖, its caret on it)."""
     if not d.fig.axes:
         return []
     ax = d.fig.axes[0]
-    spans = _lane_spans_px(d, ax)
+    lanes = [m for m in d.marks if m.ax is ax and (m.row or "").startswith("lane:")]
     out = []
     for t, box, _ in d.texts:
         if t.axes is ax and (t.get_gid() or "").startswith(HEADER_LABELS):
-            cy = (box.y0 + box.y1) / 2
-            out += [f"{_name(t)} stands on {inv}'s lane, not on its own row" for inv, (lo, hi) in spans.items()
-                    if lo < cy < hi]
+            out += [f"{_name(t)} stands by {m} on {m.row}, not on its own row" for m in lanes
+                    if callout_near(box, m.box, d.px(CALLOUT_NEAR_PX))]
     return out
 
 

@@ -106,12 +106,17 @@ def _head_span_px(c: Canvas, source: str) -> tuple[float, float] | None:
     return min(a, b), max(a, b)
 
 
-def _among_lanes(c: Canvas, box: Bbox) -> bool:
-    """A header row's label whose middle stands on a lane's row reads as that lane's (durable-esm-start: "o-1, o-2,
-    o-3 received again" under inv-3's ✖, its caret on it)."""
-    middle = (box.y0 + box.y1) / 2
-    return any(min(a, b) < middle < max(a, b) for a, b in
-               ((c.px(0, top)[1], c.px(0, bottom)[1]) for top, bottom in c.rows.lane_spans().values()))
+def _lane_marks(c: Canvas, boxes: list[Bbox]) -> list[Bbox]:
+    """The marks (of ``boxes``, every mark's) that stand on a lane's row."""
+    spans = [sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for top, bottom in c.rows.lane_spans().values()]
+    return [b for b in boxes if any(lo < (b.y0 + b.y1) / 2 < hi for lo, hi in spans)]
+
+
+def _by_lane_mark(c: Canvas, box: Bbox, lane_marks: list[Bbox]) -> bool:
+    """A header row's label standing next to a lane's mark reads as that mark's (durable-esm-start: "o-1, o-2, o-3
+    received again" under inv-3's ✖, its caret on it)."""
+    near = CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI
+    return any(callout_near(box, m, near) for m in lane_marks)
 
 
 def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
@@ -128,7 +133,7 @@ def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float,
 
 
 def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]], required: bool,
-                 point: EventPoint | None = None) -> None:
+                 point: EventPoint | None = None, lane_marks: list[Bbox] | None = None) -> None:
     kw = _event_style(c, e)
     assert e.label is not None  # only labelled events are placed
     must = required or e.style in REQUIRED_LABELS
@@ -145,7 +150,7 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         #   leader crossing what it does not point at
         if point is None:
             return 0
-        return (ACROSS_BREAK_HITS * (c.across_break(point.x, box) + _among_lanes(c, box))
+        return (ACROSS_BREAK_HITS * (c.across_break(point.x, box) + _by_lane_mark(c, box, lane_marks or []))
                 + _leader_hits(c, box, point, own))
 
     def centred_in_break(box: Bbox) -> int:
@@ -253,7 +258,8 @@ def label_required_events(c: Canvas, placed: MarkerPlacement,
     """Where a lost order went, and what was still pending: always labelled."""
     for p in placed.event_points:
         if p.event.style in REQUIRED_LABELS:
-            _label_event(c, p.event, _beside_marker(c, p, placed.boxes), required=True, point=p)
+            _label_event(c, p.event, _beside_marker(c, p, placed.boxes), required=True, point=p,
+                         lane_marks=_lane_marks(c, placed.boxes))
     for e, rect in pending_bands:
         if e.label:
             _label_event(c, e, _on_band(c, e, rect), required=True)
@@ -263,7 +269,8 @@ def _label_optional(c: Canvas, points: Iterable[EventPoint], boxes: list[Bbox]) 
     if c.compact:
         return
     for p in points:
-        _label_event(c, p.event, _beside_marker(c, p, boxes), required=False, point=p)
+        _label_event(c, p.event, _beside_marker(c, p, boxes), required=False, point=p,
+                     lane_marks=_lane_marks(c, boxes))
 
 
 def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:

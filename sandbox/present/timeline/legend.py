@@ -8,6 +8,7 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -156,6 +157,27 @@ def _handoff_text(m: Model) -> str:
     return f"hand-off failed (500): {who}"
 
 
+#: Who delivers an event again on its own, by the row that shows it: a queue only where a queue is the row.
+AGAIN_BY = {SourceKind.S3: "S3 sent the event notification again", SourceKind.SNS: "SNS delivered the message again",
+            SourceKind.EVENTBRIDGE: "EventBridge delivered the event again",
+            SourceKind.CLOUDFORMATION: "CloudFormation sent the request again"}
+
+
+def _again_text(m: Model) -> str:
+    """What a ⇉ on a source's row stands for: the row's service delivered the event again (s3-notification-duplicate's
+    legend said "queue delivered the event again", with no queue on its row)."""
+    texts = {AGAIN_BY.get(e.source, MARKERS["spont_dup"][1]) for e in m.events if e.style == "spont_dup"}
+    return texts.pop() if len(texts) == 1 else "the source delivered the event again"
+
+
+def _status_text(m: Model) -> str:
+    """What a stack's status mark stands for: the statuses this figure's stack took, in the order it took them
+    (cfn-custom-resource-retry's legend named CREATE_COMPLETE, which the run never reached)."""
+    statuses = dict.fromkeys(word for e in m.events if e.style == Delivery.STACK_STATUS and e.label
+                             for word in re.findall(r"\b[A-Z][A-Z_]*[A-Z]\b", e.label))
+    return f"stack's status changed ({', '.join(statuses)})" if statuses else "stack's status changed"
+
+
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if len(sources) == 1 and sources <= HTTP_CLIENTS:
@@ -197,7 +219,8 @@ def legend_items(m: Model, squeezed: bool, seen: Callable[[Window], bool] | None
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":
-            text = _handoff_text(m) if name == Delivery.DELIVERY_FAILED else MARKERS[name][1]
+            text = (_handoff_text(m) if name == Delivery.DELIVERY_FAILED else _status_text(m)
+                    if name == Delivery.STACK_STATUS else _again_text(m) if name == "spont_dup" else MARKERS[name][1])
             items.append((_marker_handle(name), text))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))

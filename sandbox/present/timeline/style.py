@@ -279,7 +279,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                  "moved back from the DLQ (a new message)"),
     Delivery.STACK_STATUS: ({"marker": "s", "ms": 8, "mfc": "#8C8C8C", "mec": "black", "mew": 1.0},
-                            "stack's status changed (CREATE_COMPLETE, ROLLBACK_...)"),
+                            "stack's status changed"),
     Delivery.ORPHANED: ({"marker": r"$\emptyset$", "ms": 15, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.6},
                         "orphan: what the Create did, under no id the stack knows"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
