@@ -158,9 +158,10 @@ def _handoff_text(m: Model) -> str:
 
 
 #: Who delivers an event again on its own, by the row that shows it: a queue only where a queue is the row.
-AGAIN_BY = {SourceKind.S3: "S3 sent the event notification again", SourceKind.SNS: "SNS delivered the message again",
-            SourceKind.EVENTBRIDGE: "EventBridge delivered the event again",
-            SourceKind.CLOUDFORMATION: "CloudFormation sent the request again"}
+AGAIN_BY: dict[str, str] = {
+    SourceKind.S3: "S3 sent the event notification again", SourceKind.SNS: "SNS delivered the message again",
+    SourceKind.EVENTBRIDGE: "EventBridge delivered the event again",
+    SourceKind.CLOUDFORMATION: "CloudFormation sent the request again"}
 
 
 def _again_text(m: Model) -> str:
