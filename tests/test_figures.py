@@ -1141,7 +1141,9 @@ def test_a_source_rows_label_stays_on_its_row():
     r = fig.canvas.get_renderer()
     labels = [t for t in fig.axes[0].texts if (t.get_gid() or "").startswith("event-label:")]
     assert labels
-    assert [t.get_text() for t in labels if _lane_of(fig, audit.text_box(t, r))] == []
+    lanes = [m for m in audit.marks(fig) if m.ax is fig.axes[0] and (m.row or "").startswith("lane:")]
+    assert [t.get_text() for t in labels
+            if any(audit.callout_near(audit.text_box(t, r), m.box, 12.0) for m in lanes)] == []
     assert _check_on_figure(fig, audit.header_labels_among_lanes) == []
 
 
@@ -1181,12 +1183,13 @@ def test_a_load_balancers_own_answer_is_written_by_its_mark():
 def test_the_audit_finds_a_header_label_among_lanes_and_a_caller_label_over_two_marks():
     fig, ax = _timed_page(call_error=[(30, 8)], call_answer=[(35, 8)])
     fig.mark_times = {"marker:call_error": [(30.0, "caller:c")], "marker:call_answer": [(35.0, "caller:c")]}
-    fig.lane_rows = {"inv-3": (0.0, 4.0)}
+    ax.add_line(Line2D([60], [2], ls="none", marker="X", ms=10, gid="marker:end_error"))
+    fig.mark_times = {**fig.mark_times, "marker:end_error": [(60.0, "lane:inv-3")]}
     ax.text(35, 9, "got 200", ha="right", va="bottom", gid="caller-label:c")
-    ax.text(50, 2, "received again", ha="center", va="center", gid="event-label:redelivery")
+    ax.text(60, 2.7, "received again", ha="center", va="bottom", gid="event-label:redelivery")  # just over inv-3's ✖
     assert _check(fig, audit.caller_labels_over_marks) == ["'got 200' stands over marks at 30, 35 s"]
-    assert _check(fig, audit.header_labels_among_lanes) == ["'received again' stands on inv-3's lane, not on its own "
-                                                            "row"]
+    assert _check(fig, audit.header_labels_among_lanes) == ["'received again' stands by end_error at 232,52 on "
+                                                            "lane:inv-3, not on its own row"]
 
 
 @pytest.mark.parametrize("scenario", ["s3-notification-duplicate", "sqs-visibility-timeout"])

@@ -1385,9 +1385,9 @@ def caller_labels_over_marks(d: Drawn) -> list[str]:
 
 
 def notes_off_their_lanes(d: Drawn) -> list[str]:
-    """A note with a leader ("2nd email o-1") stands in the row of the lane whose mark it names, or nearer it than
-    any other lane: at another lane's height, beside its "✓ ok", it reads as that lane's, whatever its leader
-    says (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
+    """A note with a leader ("2nd email o-1") stands on the row of the lane whose mark it names, or over the line
+    between rows: wholly on another lane's row, beside its "✓ ok", it reads as that lane's, whatever its leader says
+    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
     if not d.fig.axes:
         return []
     ax = d.fig.axes[0]
@@ -1398,11 +1398,8 @@ def notes_off_their_lanes(d: Drawn) -> list[str]:
             continue
         my = float(ax.transData.transform(t.xy)[1])
         own = next((inv for inv, (lo, hi) in spans.items() if lo <= my <= hi), None)
-        cy = (box.y0 + box.y1) / 2
-        away = {inv: max(0.0, lo - cy, cy - hi) for inv, (lo, hi) in spans.items()}
-        if own is not None and away[own] > min(away.values()) + d.px(TOUCH_PX):
-            nearer = min(away, key=lambda inv: away[inv])
-            out.append(f"{_name(t)} names a mark on {own}'s lane but stands on {nearer}'s")
+        out += [f"{_name(t)} names a mark on {own}'s lane but stands on {inv}'s" for inv, (lo, hi) in spans.items()
+                if own is not None and inv != own and lo <= box.y0 and box.y1 <= hi]
     return out
 
 

@@ -116,7 +116,8 @@ def _by_lane_mark(c: Canvas, box: Bbox, lane_marks: list[Bbox]) -> bool:
     """A header row's label standing next to a lane's mark reads as that mark's (durable-esm-start: "o-1, o-2, o-3
     received again" under inv-3's ✖, its caret on it)."""
     near = CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI
-    return any(callout_near(box, m, near) for m in lane_marks)
+    return any(callout_near(box, m, near) for m in lane_marks
+               if m.x0 - near <= box.x1 and box.x0 <= m.x1 + near and m.y0 - near <= box.y1 and box.y0 <= m.y1 + near)
 
 
 def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
@@ -256,10 +257,10 @@ def _leader(c: Canvas, start: tuple[float, float], end: tuple[float, float], p: 
 def label_required_events(c: Canvas, placed: MarkerPlacement,
                           pending_bands: list[tuple[Event, mpatches.Rectangle]]) -> None:
     """Where a lost order went, and what was still pending: always labelled."""
+    lane_marks = _lane_marks(c, placed.boxes)
     for p in placed.event_points:
         if p.event.style in REQUIRED_LABELS:
-            _label_event(c, p.event, _beside_marker(c, p, placed.boxes), required=True, point=p,
-                         lane_marks=_lane_marks(c, placed.boxes))
+            _label_event(c, p.event, _beside_marker(c, p, placed.boxes), required=True, point=p, lane_marks=lane_marks)
     for e, rect in pending_bands:
         if e.label:
             _label_event(c, e, _on_band(c, e, rect), required=True)
@@ -268,9 +269,9 @@ def label_required_events(c: Canvas, placed: MarkerPlacement,
 def _label_optional(c: Canvas, points: Iterable[EventPoint], boxes: list[Bbox]) -> None:
     if c.compact:
         return
+    lane_marks = _lane_marks(c, boxes)
     for p in points:
-        _label_event(c, p.event, _beside_marker(c, p, boxes), required=False, point=p,
-                     lane_marks=_lane_marks(c, boxes))
+        _label_event(c, p.event, _beside_marker(c, p, boxes), required=False, point=p, lane_marks=lane_marks)
 
 
 def label_redeliveries(c: Canvas, placed: MarkerPlacement) -> None:

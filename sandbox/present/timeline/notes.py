@@ -215,9 +215,8 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
     spot, covering one of ``covered`` (the marks, stacked ones under the one it names too) is worse than covering
     a break or a band. ``side``: above or below the marker, where it can (as the figure's other notes stand);
     ``must``: placed even where it covers something (else None when nothing is free); ``lane``: the lane of the
-    mark it names, which it stands in or nearest to (a note nearer another lane reads as that lane's)."""
-    end = np.array(c.px(*xy))
-    astray = _astray(c, lane)
+    mark it names, off whose row it stands only over the line between rows (``_astray``)."""
+    end, astray = np.array(c.px(*xy)), _astray(c, lane)
 
     def crossings(box: Bbox) -> int:
         start = np.array([(box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2])
@@ -260,16 +259,16 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
 
 
 def _astray(c: Canvas, lane: str | None):
-    """Whether a note's box stands nearer another lane's row than ``lane``'s (s3-notification-duplicate: inv-2's
-    "2nd email o-1" at the height of inv-1's "✓ ok", a leader down to inv-2, read as inv-1's)."""
+    """Whether a note's box stands wholly on another lane's row than ``lane``'s (s3-notification-duplicate: inv-2's
+    "2nd email o-1" at the height of inv-1's "✓ ok", a leader down to inv-2, read as inv-1's); one over the line
+    between two rows reads as its leader says."""
     spans = {inv: sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for inv, (top, bottom) in c.rows.lane_spans().items()}
     if lane not in spans:
         return lambda box: False
+    others = [span for inv, span in spans.items() if inv != lane]
 
     def astray(box: Bbox) -> bool:
-        cy = (box.y0 + box.y1) / 2
-        away = {inv: max(0.0, lo - cy, cy - hi) for inv, (lo, hi) in spans.items()}
-        return away[lane] > min(away.values())
+        return any(lo <= box.y0 and box.y1 <= hi for lo, hi in others)
     return astray
 
 
