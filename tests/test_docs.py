@@ -54,6 +54,8 @@ CHANGED_SINCE_SPLIT: dict[str, str] = {
         "make test and make setup (a new learner's note)",
     "`make setup` (or `make` alone) does only that step and opens nothing":
         "a fact changed: make setup installs the full set, make setup-lab the lessons' set",
+    "  - `present/`: showing it:":
+        "a fact grew: present/ holds gallery.py, the timelines lesson 06 shows one picked at a time (issue 31)",
     "  - `core/`: the world's machinery:":
         "a fact changed: the history's records are frozen dataclasses (core/records.py), handed out as they are or "
         "as dict copies, no longer only as copies (issue 33)",

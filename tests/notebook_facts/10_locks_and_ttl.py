@@ -32,6 +32,13 @@ assert early_redelivery.status == "valid" and len(early_redelivery.history.invoc
 # Try it, as stored: lock 0 follows the invocation's remaining time, and the dashboard stays as first drawn (a static
 # copy of the page shows what its text describes: lock 10 s, invalid).
 assert tried_run.status == "valid" and tried["lock_seconds"] == 0
+# The answer for 0: the first attempt ends (its email failed) and deletes its own record at 30.5 s; the duplicate
+# comes at 62 s, to a free key, and the retry replays; no run overlaps another.
+_tried = tried_run.history.invocations()
+assert round(_tried["inv-1"]["end"], 1) == 30.5 and _tried["inv-1"]["outcome"] == "error"
+assert [round(r["t"], 1) for r in tried_run.history.of_type("aws") if r["op"] == "DeleteItem"] == [30.5]
+assert _tried["inv-2"]["t"] == 62.0 and _tried["inv-2"]["cause"] == "spontaneous duplicate"
+assert not tried_run.verdict.notes and tried_run.verdict.effects_per_key["o-1"]["email"] == 1
 assert lock.result.status == "invalid" and dashboard.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
 # The widget flip, live in this kernel: the verdict and the map's frame follow the lock control.
 lock.controls["lock_seconds"].value = 10

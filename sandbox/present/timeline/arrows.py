@@ -6,7 +6,9 @@ its path is then registered as an obstacle itself, so labels avoid it.
 """
 from __future__ import annotations
 
+import functools
 import math
+from collections.abc import Callable
 from itertools import pairwise
 from typing import NamedTuple
 
@@ -16,7 +18,7 @@ from matplotlib.path import Path as MPath
 from matplotlib.transforms import Bbox
 
 from ...vocab import Cause
-from .audit import marks
+from .audit import Mark, marks
 from .canvas import GAP_OWNER, Canvas
 from .markers import MarkerPlacement
 from .model import Invocation
@@ -124,20 +126,24 @@ def along(points: list[Point], f: float) -> Point:
 def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPlacement) -> list[Arrow]:
     """An arrow from each invocation to the one that repeats it, top to bottom."""
     arrows: list[Arrow] = []
+    # The marks an arrow's head may land on, measured once: arrows add no marks (a figure with many repeats measured
+    # every mark again for each arrow)
+    drawn = functools.cache(lambda: [m for m in marks(c.fig) if m.ax is c.ax])
     for rec in sorted(c.model.invs.values(), key=lambda r: (c.rows.lane_y[r.inv], r.seq)):
         prev = c.model.invs.get(rec.prev) if rec.prev else None
         if prev is not None and prev.inv != rec.inv:
             # repeats of one invocation may share the line their arrows start on
             siblings = tuple(a.owner for a in arrows if a.owner.startswith(f"arrow:{prev.inv}->"))
-            arrows.append(_arrow(c, prev, rec, bars, placed, siblings))
+            arrows.append(_arrow(c, prev, rec, bars, placed, siblings, drawn))
             c.fig.arrow_kinds = {**c.fig.arrow_kinds, arrows[-1].owner: rec.cause or REPEAT}
     return arrows
 
 
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-           placed: MarkerPlacement, siblings: tuple[str, ...] = ()) -> Arrow:
+           placed: MarkerPlacement, siblings: tuple[str, ...] = (),
+           drawn: Callable[[], list[Mark]] | None = None) -> Arrow:
     a, b, shrink, vertical, onto = _ends(c, prev, rec, bars, placed)
-    near = _marks_near(c, b) if onto else None
+    near = _marks_near(c, b, drawn() if drawn is not None else None) if onto else None
     style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), near)
     owner = f"arrow:{prev.inv}->{rec.inv}"
     color, linestyle = arrow_look(rec.cause)
@@ -223,10 +229,12 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
     return best[1], best[2]
 
 
-def _marks_near(c: Canvas, tip: Point) -> list[MPath]:
-    """The outlines (display px, as the audit measures them) of the timeline's marks a head at ``tip`` could reach."""
+def _marks_near(c: Canvas, tip: Point, drawn: list[Mark] | None = None) -> list[MPath]:
+    """The outlines (display px, as the audit measures them) of the timeline's marks (``drawn``: those on the
+    timeline's axes, if measured already) a head at ``tip`` could reach."""
     reach = HEAD_SIZE * c.scale.factor * c.pt
-    return [m.path for m in marks(c.fig) if m.ax is c.ax and m.box.padded(reach).contains(*tip)]
+    drawn = [m for m in marks(c.fig) if m.ax is c.ax] if drawn is None else drawn
+    return [m.path for m in drawn if m.box.padded(reach).contains(*tip)]
 
 
 def _head_into(pts: list[Point], outlines: list[MPath], size: float, stroke: float) -> bool:

@@ -938,10 +938,8 @@ def _drawn_points(path: MPath) -> np.ndarray:
 
 
 def _distance(path: MPath, box: Bbox) -> float:
-    pts = _drawn_points(path)
+    pts = _samples(path)
     cx, cy = (box.x0 + box.x1) / 2, (box.y0 + box.y1) / 2
-    if len(pts) > 1:
-        pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
     return float(np.min(np.hypot(pts[:, 0] - cx, pts[:, 1] - cy)))
 
 
@@ -1078,11 +1076,21 @@ NEARER_PX = 2.0  # px at 100 dpi: a label this much nearer another arrow than it
 CLEAR_PX = 20.0  # ... and so does one this close to another arrow, wherever its own is
 
 
+def _samples(path: MPath) -> np.ndarray:
+    """Points along a drawn line, 24 to each of its segments; kept on the path, which label placement asks about
+    for every candidate of every label (a figure with many arrows spent a second of its drawing sampling lines)."""
+    pts = getattr(path, "_rwh_samples", None)
+    if pts is None:
+        pts = _drawn_points(path)
+        if len(pts) > 1:
+            pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+        path._rwh_samples = pts  # type: ignore[attr-defined]  # a path's vertices are not changed once drawn
+    return pts
+
+
 def box_gap(path: MPath, box: Bbox) -> float:
     """Display px between a drawn line and a box (0 where the line enters it)."""
-    pts = _drawn_points(path)
-    if len(pts) > 1:
-        pts = np.vstack([np.linspace(a, b, 24) for a, b in zip(pts[:-1], pts[1:])])
+    pts = _samples(path)
     dx = np.maximum(np.maximum(box.x0 - pts[:, 0], pts[:, 0] - box.x1), 0.0)
     dy = np.maximum(np.maximum(box.y0 - pts[:, 1], pts[:, 1] - box.y1), 0.0)
     return float(np.min(np.hypot(dx, dy)))
