@@ -1395,7 +1395,8 @@ def caller_labels_over_marks(d: Drawn) -> list[str]:
 def notes_off_their_lanes(d: Drawn) -> list[str]:
     """A note with a leader ("2nd email o-1") stands on the row of the lane whose mark it names, or over the line
     between rows: wholly on another lane's row, beside its "✓ ok", it reads as that lane's, whatever its leader says
-    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
+    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome). Placement asks more: nearest its lane's
+    line, where it can (``notes._astray``)."""
     if not d.fig.axes:
         return []
     ax = d.fig.axes[0]

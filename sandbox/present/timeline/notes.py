@@ -62,9 +62,9 @@ SIDE_HITS = 20  # a note on the other side from the figure's others counts as th
 BREAK_HITS = 50  # a leader line across an axis break, as this many: it joins a note to a mark over left-out time
 TRIAL_OWNER = "note-trial"  # the obstacle owner of notes placed to see whether they fit, then taken away
 CROSSING_HITS = 5  # ... each counting as this many overlaps: a line through a marker reads as pointing at it, while
-COVER_HITS = 5  # a note covering a mark counts as this many overlaps
+COVER_HITS = 25  # a note covering a mark counts as this many overlaps (more than standing nearer another lane)
 #   most overlaps are with bands and bars a note may sit on
-LANE_HITS = 10  # a note nearer another lane than its mark's, as this many: it reads as that lane's
+LANE_HITS = 20  # a note nearer another lane than its mark's, as this many: it reads as that lane's
 
 
 def label_window_notes(c: Canvas) -> None:
@@ -215,7 +215,7 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
     spot, covering one of ``covered`` (the marks, stacked ones under the one it names too) is worse than covering
     a break or a band. ``side``: above or below the marker, where it can (as the figure's other notes stand);
     ``must``: placed even where it covers something (else None when nothing is free); ``lane``: the lane of the
-    mark it names, off whose row it stands only over the line between rows (``_astray``)."""
+    mark it names, whose line it stands nearest (``_astray``)."""
     end, astray = np.array(c.px(*xy)), _astray(c, lane)
 
     def crossings(box: Bbox) -> int:
@@ -259,16 +259,16 @@ def _note_with_leader(c: Canvas, xy: tuple[float, float], text: str, gid: str, c
 
 
 def _astray(c: Canvas, lane: str | None):
-    """Whether a note's box stands wholly on another lane's row than ``lane``'s (s3-notification-duplicate: inv-2's
-    "2nd email o-1" at the height of inv-1's "✓ ok", a leader down to inv-2, read as inv-1's); one over the line
-    between two rows reads as its leader says."""
-    spans = {inv: sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for inv, (top, bottom) in c.rows.lane_spans().items()}
-    if lane not in spans:
+    """Whether a note's box stands nearer another lane's line than ``lane``'s (s3-notification-duplicate: inv-2's
+    "2nd email o-1" at the height of inv-1's "✓ ok", a leader down to inv-2, read as inv-1's)."""
+    ys = {inv: c.px(0, y)[1] for inv, y in c.rows.lane_y.items() if inv is not None}
+    if lane not in ys:
         return lambda box: False
-    others = [span for inv, span in spans.items() if inv != lane]
+    own = ys[lane]
 
     def astray(box: Bbox) -> bool:
-        return any(lo <= box.y0 and box.y1 <= hi for lo, hi in others)
+        middle = (box.y0 + box.y1) / 2
+        return any(abs(middle - y) < abs(middle - own) for inv, y in ys.items() if inv != lane)
     return astray
 
 
