@@ -1209,8 +1209,8 @@ def test_the_audit_finds_a_note_on_another_lanes_row():
     fig.lane_rows = {"inv-1": (10.0, 5.0), "inv-2": (5.0, 0.0)}
     fig.lanes = {"inv-1": (7.5, 0.0), "inv-2": (2.5, 0.0)}
     ax.annotate("2nd email o-1", xy=(50, 2), xytext=(30, 7), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
-    assert _check(fig, audit.notes_off_their_lanes) == ["'2nd email o-1' names a mark on inv-2's lane but stands on "
-                                                        "inv-1's"]
+    assert _check(fig, audit.notes_off_their_lanes) == ["'2nd email o-1' names a mark on inv-2's lane but stands "
+                                                        "nearer inv-1's"]
 
 
 def test_no_mark_looks_like_a_labels_pointer_and_a_timeout_not_like_a_ttl_deletion():

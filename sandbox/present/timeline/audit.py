@@ -1393,22 +1393,26 @@ def caller_labels_over_marks(d: Drawn) -> list[str]:
 
 
 def notes_off_their_lanes(d: Drawn) -> list[str]:
-    """A note with a leader ("2nd email o-1") stands on the row of the lane whose mark it names, or over the line
-    between rows: wholly on another lane's row, beside its "✓ ok", it reads as that lane's, whatever its leader says
-    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome). Placement asks more: nearest its lane's
-    line, where it can (``notes._astray``)."""
+    """A note with a leader ("2nd email o-1") stands nearer the line of the lane whose mark it names than any other
+    lane's (``fig.lanes``): nearer another, beside its "✓ ok", it reads as that lane's, whatever its leader says
+    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
     if not d.fig.axes:
         return []
     ax = d.fig.axes[0]
     spans = _lane_spans_px(d, ax)
+    ys = {inv: float(ax.transData.transform((0, y))[1]) for inv, (y, _) in getattr(d.fig, "lanes", {}).items()}
     out = []
     for t, box, _ in d.texts:
         if t.axes is not ax or t.get_gid() not in LEADER_TARGETS or not isinstance(t, Annotation):
             continue
         my = float(ax.transData.transform(t.xy)[1])
         own = next((inv for inv, (lo, hi) in spans.items() if lo <= my <= hi), None)
-        out += [f"{_name(t)} names a mark on {own}'s lane but stands on {inv}'s" for inv, (lo, hi) in spans.items()
-                if own is not None and inv != own and lo <= box.y0 and box.y1 <= hi]
+        if own is None or own not in ys:
+            continue
+        middle = (box.y0 + box.y1) / 2
+        nearer = min(ys, key=lambda inv: abs(middle - ys[inv]))
+        if abs(middle - ys[nearer]) < abs(middle - ys[own]) - d.px(TOUCH_PX):
+            out.append(f"{_name(t)} names a mark on {own}'s lane but stands nearer {nearer}'s")
     return out
 
 
