@@ -60,6 +60,15 @@ class OrderCost(TypedDict):
     flatness_x: float
 
 
+class PlotTime(TypedDict):
+    """One timeline's drawing (``bench.plots``): medians, ms."""
+
+    plot_ms: float
+    png_ms: float
+    cpu_ms: float
+    wall_ms: float
+
+
 class Memory(TypedDict):
     scenario: str
     orders: int
@@ -232,6 +241,7 @@ class Results(TypedDict):
     overhead: dict[str, Overhead]
     campaign: Campaign
     cost_per_order: dict[str, OrderCost]
+    plots: NotRequired[dict[str, PlotTime]]
     memory: Memory
     dynamodb_costs: DynamoCosts
     exploration: NotRequired[dict[str, Exploration]]

@@ -21,6 +21,7 @@ Figures and their targets:
   reported on every core beside them;
 - campaign throughput: scenario runs per second on every core;
 - cost per order at 100, 1,000 and 10,000 orders (flat within 1.5x);
+- drawing a timeline: ``run.plot()`` and its PNG, per figure, CPU and wall (medians; ``bench.plots``);
 - peak memory (traced Python allocations of the largest run, and the process's max RSS);
 - exhaustive exploration of concurrent-claims: schedules and wall time with partial-order
   reduction and without (3 copies of the article's handler in < 10 s, 4 in < 60 s, reduced);
@@ -67,6 +68,7 @@ from .grading import grading_bench, grading_misses, grading_table
 from .hub import measure as isolation_measure
 from .hub import table as isolation_table
 from .notebooks import notebook_misses, notebook_table, notebook_times
+from .plots import plot_table, plot_times
 from .shapes import (
     Campaign,
     CliStart,
@@ -485,6 +487,7 @@ def run(quick: bool = False, skip: tuple[str, ...] = ()) -> Results:
         "campaign": campaign_throughput(1 if quick else 10),
         "cost_per_order": cost_per_order(["sqs-batch-failure", "concurrent-claims"],
                                          [10, 30] if quick else [100, 1000, 10000], 1 if quick else 3),
+        "plots": plot_times({"naive": NAIVE, "idempotent": HANDLER}, 1 if quick else 5, quick),
         "memory": peak_memory("sqs-batch-failure", 30 if quick else 1000),
         "dynamodb_costs": dynamodb_costs(),
     }
@@ -551,6 +554,7 @@ def table(r: Results) -> str:
     lines += ["", "Cost per order (ms)"]
     lines += _table([[name, *(f"{n}: {s['ms_per_order']:.2f}" for n, s in v["sizes"].items()),
                       f"flat within {v['flatness_x']}x"] for name, v in r["cost_per_order"].items()], last="left")
+    lines += ["", *plot_table(r["plots"])] if "plots" in r else []
     m = r["memory"]
     lines += ["", f"Peak memory: {m['traced_peak_mib']} MiB traced for {m['scenario']} with {m['orders']} orders; "
               f"process max RSS {m['process_max_rss_mib']} MiB", ""]

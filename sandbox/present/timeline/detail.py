@@ -288,6 +288,8 @@ def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, fl
     beside it (durable-esm-start: "15:00.0" and "15:00.2", at its very ends, were each aligned away from their
     break, onto each other)."""
     for step in STEPS:
+        if step * per_s < TICK_CHAR_IN + TICK_GAP_IN:  # too fine for a one-character label: skip listing its ticks
+            continue
         dec = _decimals(step)
         k0, k1 = math.ceil(t0 / step - 1e-9), math.floor(t1 / step + 1e-9)
         if k1 == k0:  # one inside: and the nearer of its neighbours
@@ -396,6 +398,8 @@ def _detail_ticks(c: Canvas) -> None:
         per_s = (x1 - x0) / max(b - a, 1e-12)
         found = None
         for step in STEPS:
+            if step * per_s < TICK_CHAR_IN + TICK_GAP_IN:  # as in _two_ticks: no label fits, so no list of them
+                continue
             dec = _decimals(step)
             vals = [round(k * step, 9) for k in range(math.ceil(a / step - 1e-9), math.floor(b / step + 1e-9) + 1)]
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)

@@ -12,6 +12,7 @@ from matplotlib.patches import Patch
 
 from .audit import Audited
 from .legend import LegendPlan, add_legend
+from .render import TimelineCanvas
 from .sizing import LEGEND_ROW_IN, MARGIN_IN
 from .style import LEGEND_PT, TEXT_GREY, matplotlib_style
 
@@ -58,9 +59,10 @@ class TimelineFigure(Audited):
 
 
 def new_figure(width: float, height: float, dpi: float) -> TimelineFigure:
-    """A figure with its own Agg canvas (no pyplot), laid out by constrained layout until frozen."""
+    """A figure with its own Agg canvas (no pyplot; its text measured once a process, ``render.py``), laid out by
+    constrained layout until frozen."""
     fig = TimelineFigure(figsize=(width, height), dpi=dpi, layout="constrained")
-    FigureCanvasAgg(fig)
+    TimelineCanvas(fig)
     return fig
 
 

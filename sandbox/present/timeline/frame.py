@@ -109,7 +109,9 @@ def _seen(taxis: TimeAxis, plot_in: float):
 def _frame(c: Canvas, title: str, squeezed: bool) -> None:
     ax = c.ax
     pad = TITLE_PAD_PT + (CAPTION_PT if c.rows.caption else 0)
-    ax.set_title(title, fontsize=c.fs(TITLE_PT), fontweight="bold", pad=pad, parse_math=False)
+    # y=1.0 is where matplotlib puts a title over an axes with no ticks above it; given, it stops matplotlib from
+    # measuring every row name again (all of the y axis) to check that, at each layout pass and at each draw
+    ax.set_title(title, fontsize=c.fs(TITLE_PT), fontweight="bold", pad=pad, parse_math=False, y=1.0)
     ax.set_xlim(c.taxis.x_lo, c.taxis.x_hi)
     ax.set_ylim(*y_limits(c.rows, squeezed))
     for side in ("left", "right", "top"):
@@ -130,5 +132,7 @@ def _axis_style(c: Canvas) -> None:
     ax = c.ax
     ax.tick_params(axis="x", labelsize=c.fs(TICK_PT))
     ax.set_xlabel(c.taxis.label, fontsize=c.fs(AXIS_LABEL_PT))
+    # the y axis has no label: placed by hand, matplotlib stops measuring every row name to place it beside them
+    ax.yaxis.set_label_coords(0.0, 0.5)
     ax.grid(axis="x", color=GRID_COLOR, lw=GRID_LW, zorder=0)
     ax.set_axisbelow(True)
