@@ -1114,3 +1114,49 @@ def test_marks_stacked_as_near_as_their_padding_are_parted_in_the_detail(seed):
     assert _check(fig, audit.runs_stacked_undetailed) == []
     zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
     assert any(z.startswith("inv-1 ×") for z in zooms), zooms
+
+
+# -- what a learner rated 3.5/5 (plots6): each on the lesson's figure, and the audit rule that finds it
+def test_a_tick_label_beside_a_break_is_centred_on_its_tick():
+    """Lesson 10 cell 3: "60", its tick 3 px after the break, was aligned away from it and stood 10 px right of its
+    tick, a time some seconds later. The stretch takes in room from the break, and the label stands centred."""
+    assert _check_on("10-3", audit.ticks_off_centre) == []
+    assert _check_on("10-3", audit.ticks_by_breaks) == []
+    assert "60" in _ticks(_figure("10-3"))
+
+
+def test_the_audit_finds_a_tick_label_off_its_tick():
+    fig, ax = _page()
+    ax.set_xticks([20, 60], labels=["2", "61"])
+    assert _check(fig, audit.ticks_off_centre) == []
+    ax.get_xticklabels()[1].set_horizontalalignment("left")
+    found = _check(fig, audit.ticks_off_centre)
+    assert len(found) == 1 and found[0].startswith("tick '61' stands +"), found
+
+
+TTL_ONLY = f"{EXAMPLES / 'run_once_ttl_only.py'}:handler"
+
+
+def test_a_stretch_holding_only_a_mark_is_ticked():
+    """Lesson 10 cell 5 at a TTL lag of 120 s: the TTL sweeper's ▼ stood alone in a stretch between two breaks, with
+    no tick, so its time could not be read (the audit only asked for ticks where a run starts). Every stretch that
+    holds a mark is ticked, at its first mark where no run starts in it."""
+    fig = plot_timeline(run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 120}).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _check(fig, audit.segments_unticked) == []
+    assert _check(fig, audit.ticks_off_step) == [] and _check(fig, audit.ticks_off_time) == []
+    assert "2:03" in _ticks(fig)
+
+
+def test_a_detail_row_parts_what_it_magnifies_and_no_run_is_drawn_again_as_it_stands():
+    """Lesson 05 cell 5: inv-1's 3 s run, its two claims and its email stacked at the start (the second claim 20 ms
+    after the email: no scale within the plot parts those), was drawn again "×2", stacked as above, and inv-2's
+    row at ×11 left its claims stacked too. No row for inv-1; inv-2's parts its marks side by side."""
+    fig = _figure("05-5")
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert not any(z.startswith("inv-1 ") for z in zooms), zooms
+    assert _check_on("05-5", audit.runs_stacked_undetailed) == []
+    ys = {round(float(y), 3) for ax in fig.axes[1:] for ln in ax.lines if (ln.get_gid() or "").startswith("marker:")
+          for _, y in ln.get_xydata()}
+    assert len(ys) == 1, ys  # the detail's marks stand on one line: parted

@@ -73,6 +73,7 @@ AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
 TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
 TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
+TICK_SHIFT_PX = 3.0  # px at 100 dpi: a tick label's centre stands this close to its tick, at most
 SEEN_PX = 8.0  # px at 100 dpi: a bar narrower than this has a cap this wide, centred on it
 TRUE_PX = 1.0  # px at 100 dpi: a mark's centre, a band's end and a tick stand this close to their time, at most
 SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this relative difference
@@ -805,10 +806,12 @@ def ticks_off_step(d: Drawn) -> list[str]:
 
 
 def _start_xs(d: Drawn, ax) -> list[float]:
-    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``)."""
+    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``), and where
+    each of its marks stands (a stretch where no run starts is ticked at its first mark)."""
     if ax is not d.fig.axes[0]:
         return []
-    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()]
+    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()] + [
+        m.x for m in d.marks if m.ax is ax]
 
 
 def _last_digit(label: str) -> float:
@@ -978,18 +981,25 @@ def detail_strips_uneven(d: Drawn) -> list[str]:
 
 
 def segments_unticked(d: Drawn) -> list[str]:
-    """Each stretch of a broken time axis in which a run starts holds a tick: one with none (the retry two hours
-    later, after two breaks) cannot be read at all, and the reader counts breaks to guess its time."""
+    """Each stretch of a broken time axis in which a run starts or a mark stands holds a tick: one with none (the
+    retry two hours later, after two breaks; lesson 10's TTL sweeper deleting the record between two breaks) cannot
+    be read at all, and the reader counts breaks to guess its time."""
     segments = getattr(d.fig, "time_map", ())
     if len(segments) < 2:
         return []
     ax = d.fig.axes[0]
     ticks = [x for x, lb in zip(ax.get_xticks(), ax.get_xticklabels()) if lb.get_text()]
+    held = [(m.gid[len(MARK_PREFIX):], float(ax.transData.inverted().transform((m.x, m.y))[0]))
+            for m in d.marks if m.ax is ax]
     out = []
     for t0, t1, x0, x1 in segments:
+        if any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+            continue
         runs = [inv for inv, (_, x) in getattr(d.fig, "lanes", {}).items() if x0 - 1e-9 <= x <= x1 + 1e-9]
-        if runs and not any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+        if runs:
             out.append(f"the stretch {t0:g}..{t1:g} s, where {runs[0]} starts, has no tick")
+        elif mark := next((name for name, x in held if x0 - 1e-9 <= x <= x1 + 1e-9), None):
+            out.append(f"the stretch {t0:g}..{t1:g} s, where {mark} stands, has no tick")
     return out
 
 
@@ -1219,6 +1229,22 @@ def ticks_by_breaks(d: Drawn) -> list[str]:
     return out
 
 
+def ticks_off_centre(d: Drawn) -> list[str]:
+    """A tick label is centred on its tick, within :data:`TICK_SHIFT_PX`: aligned away from a break beside it,
+    lesson 10's "60" stood 10 px right of its tick and read as a time some seconds later. The axis makes room for
+    it instead (``TimeAxis.clear_ticks``)."""
+    out = []
+    for ax in d.fig.axes:
+        for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if not (label.get_visible() and label.get_text()):
+                continue
+            box, tick = label.get_window_extent(d.r), float(ax.transData.transform((x, 0))[0])
+            off = (box.x0 + box.x1) / 2 - tick
+            if abs(off) > d.px(TICK_SHIFT_PX):
+                out.append(f"tick {label.get_text()!r} stands {off:+.1f} px off its tick")
+    return out
+
+
 STACK_GAP_PX = 4.0  # px at 100 dpi between the outlines of two marks stacked one above the other, at least (their
 #   outlines shrunk by what may touch: about 2 px of white between them as drawn)
 
@@ -1246,7 +1272,9 @@ PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws t
 def runs_stacked_undetailed(d: Drawn) -> list[str]:
     """A run whose marks at different times stand stacked on its lane, for want of room, where the plot's width
     could stand them side by side (the whole run nearly as wide as the plot), is drawn again in the detail row
-    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it)."""
+    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it);
+    unless some of its marks stand too near in time for any scale to part (lesson 05 cell 5: a "×2" row drew inv-1's
+    3 s run again, its marks stacked as before)."""
     if not _timeline(d):
         return []
     main = d.fig.axes[0]
@@ -1261,6 +1289,10 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
         if not row.startswith("lane:") or inv not in runs or inv in detailed:
             continue
         most = PARTED_SHARE * width / runs[inv]  # px a second, the run nearly as wide as the plot
+        timed = [(m.t, m.width) for m in ms if m.ax is main and m.t is not None]
+        if any(ta != tb and (wa + wb) / 2 > most * abs(ta - tb)
+               for i, (ta, wa) in enumerate(timed) for tb, wb in timed[i + 1:]):
+            continue  # marks ms apart in a run of seconds stay stacked at any scale: a detail draws it again as it is
         if any(a.t != b.t and abs(a.y - b.y) > d.px(TOUCH_PX) and abs(a.x - b.x) < (a.width + b.width) / 2
                and (a.width + b.width) / 2 <= most * abs(a.t - b.t)
                for i, a in enumerate(ms) if a.ax is main and a.t is not None
@@ -1348,7 +1380,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
+          marks_stacked_tight, ticks_by_breaks, ticks_off_centre, rows_empty, arrow_labels_astray, lines_through_words,
           words_left_out)
 
 

@@ -138,15 +138,27 @@ def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale, room_in:
 
 def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[float], most_per_s: float) -> bool:
     """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
-    inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
+    inches a second (the whole run as wide as the plot) stands them all side by side: the run is too short for them
     here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
-    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is within
+    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them, and a detail that parts
+    the others round them draws the run again as it stands (lesson 05 cell 5: inv-1's 3 s run "×2", its claims and
+    email stacked as above), so such a run is not detailed for its stacks. Near is within
     :data:`STACKED_SLACK_PX` of their inks touching (sqs-visibility-timeout seed 2: two envelopes stacked 0.1 px
     further apart than that, by the plot's width estimated here, overlapped as laid out)."""
     slack = STACKED_SLACK_PX / REFERENCE_DPI
-    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + slack
-               and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
-               for i in range(len(marks)) for j in range(i + 1, len(marks)))
+    pairs = [(i, j) for i in range(len(marks)) for j in range(i + 1, len(marks)) if marks[i].t != marks[j].t]
+    if any(halves[i] + halves[j] > most_per_s * abs(marks[i].t - marks[j].t) for i, j in pairs):
+        return False
+    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + slack for i, j in pairs)
+
+
+def parting_per_s(times: list[float], halves: list[float]) -> float:
+    """Inches a second at which a run's marks at different times all stand side by side (``MARKER_PAD_PT`` apart):
+    a detail drawn for its stacks must part them, not draw them stacked again at ×2."""
+    pad = MARKER_PAD_PT / 72
+    return max((halves[i] + halves[j] + pad) / abs(times[j] - times[i])
+               for i in range(len(times)) for j in range(i + 1, len(times)) if times[i] != times[j]) if any(
+        a != b for a in times for b in times) else 0.0
 
 
 def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> DetailPlan | None:
@@ -158,8 +170,11 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
     needs: dict[str, float] = {}
-    for inv, start, end, marks_in, *_ in crowded:
-        need = min(max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s), MAX_ZOOM * main_per_s)
+    for inv, start, end, marks_in, ts, hs, _ in crowded:
+        parting = parting_per_s(ts, hs)  # stacks it can part, it parts (else its marks are too many for a stack)
+        parting = parting if parting * (end - start) <= plot_in - 2 * EDGE_IN else 0.0
+        need = max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s, parting)
+        need = min(need, MAX_ZOOM * main_per_s)
         needs[inv] = need
         if groups and start <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], end)
