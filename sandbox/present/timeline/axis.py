@@ -201,8 +201,8 @@ class TimeAxis:
         ``until`` the last time a tick may show, ``starts`` when the runs started, ``marks`` when the marks stand
         (a segment with no run's start in it is ticked at its first mark: lesson 10's TTL sweeper's ▼). Every
         segment is at the axis' one scale, so every segment gets the one step, the finest round one whose labels do
-        not touch, and every label the same decimals. Where a segment holds two ticks at that step, a segment too short to hold one is ticked
-        where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
+        not touch, and every label the same decimals. Where a segment holds two ticks at that step, a segment too
+        short to hold one is ticked where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
         it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each
         gets one, the roundest time near its middle."""
         spans = []
