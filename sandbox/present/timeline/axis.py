@@ -198,13 +198,13 @@ class TimeAxis:
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None,
               starts: tuple[float, ...] = (), marks: tuple[float, ...] = ()) -> tuple[list[float], list[str]]:
         """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
-        ``until`` the last time a tick may show, ``starts`` when the runs started, ``marks`` when the marks stand
-        (a segment with no run's start in it is ticked at its first mark: lesson 10's TTL sweeper's ▼). Every
-        segment is at the axis' one scale, so every segment gets the one step, the finest round one whose labels do
-        not touch, and every label the same decimals. Where a segment holds two ticks at that step, a segment too
-        short to hold one is ticked where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
-        it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each
-        gets one, the roundest time near its middle."""
+        ``until`` the last time a tick may show, ``starts`` when the runs started, ``marks`` when the marks stand (a
+        segment with no run's start in it is ticked at its first mark: lesson 10's TTL sweeper's ▼). Every segment is at
+        the axis' one scale, so every segment gets the one step, the finest round one whose labels do not touch, and
+        every label the same decimals. Where a segment holds two ticks at that step, a segment too short to hold one is
+        ticked where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
+        it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each gets
+        one, the roundest time near its middle."""
         spans = []
         for (a, b), px in zip(self.segments, seg_px):
             spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
