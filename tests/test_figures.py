@@ -1160,3 +1160,28 @@ def test_a_detail_row_parts_what_it_magnifies_and_no_run_is_drawn_again_as_it_st
     ys = {round(float(y), 3) for ax in fig.axes[1:] for ln in ax.lines if (ln.get_gid() or "").startswith("marker:")
           for _, y in ln.get_xydata()}
     assert len(ys) == 1, ys  # the detail's marks stand on one line: parted
+
+
+def test_an_orphans_callout_points_at_its_mark_and_the_key_names_the_statuses():
+    """Lesson 02 cell 20: the orphan's callout stood over the stack at 2:00:00, its caret on the grey status square
+    over the ∅; and the key said "CREATE_COMPLETE, ROLLBACK_...", which neither square was. The callout stands by
+    the ∅, under it, and the key names this run's statuses in turn."""
+    assert _check_on("02-20", audit.carets_astray) == [] and _check_on("02-20", audit.callouts_unpointed) == []
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    (callout,) = [t for t in fig.axes[0].texts if t.get_text().startswith("orphan")]
+    (orphan,) = [m for m in audit.marks(fig) if m.gid == "marker:orphaned" and m.ax is fig.axes[0]]
+    box = audit.text_box(callout, r)
+    assert box.y1 <= orphan.box.y0 + 1 and box.x0 <= orphan.x <= box.x1, (box, orphan.box)
+    assert "stack status: ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED" in _legend_texts(fig)
+
+
+def test_the_audit_finds_a_caret_over_another_mark():
+    fig, ax = _page()
+    for gid, y in (("marker:stack status", 6.0), ("marker:orphaned", 4.0)):
+        ax.add_line(Line2D([50], [y], ls="none", marker="s", ms=8, gid=gid))
+    ax.add_line(Line2D([50], [8], ls="none", marker="v", ms=7, gid="event-caret:orphaned"))
+    assert _check(fig, audit.carets_astray) == ["the caret of orphaned points at stack status at 200,116"]
+    ax.lines[-1].set_data([50], [2])
+    ax.lines[-1].set_marker("^")
+    assert _check(fig, audit.carets_astray) == []

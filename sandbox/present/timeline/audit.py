@@ -1041,6 +1041,23 @@ def _pointed(d: Drawn, box: Bbox, mark: Bbox, leaders: list[np.ndarray]) -> bool
                                            len(pts) == 1 and reach.x0 <= pts[0][0] <= reach.x1) for pts in leaders)
 
 
+def carets_astray(d: Drawn) -> list[str]:
+    """A callout's caret points at its own mark: the first mark under a "▽" (over a "△") in its column is one of
+    the callout's kind (lesson 02 cell 20: the orphan's caret pointed at the stack's grey status square over its ∅).
+    """
+    out = []
+    carets = [(ax, ln) for ax in d.fig.axes for ln in ax.lines if (ln.get_gid() or "").startswith(CALLOUT_CARET)]
+    for ax, ln in carets:
+        style, down = MARK_PREFIX + (ln.get_gid() or "")[len(CALLOUT_CARET):], ln.get_marker() == "v"
+        for x, y in ax.transData.transform(ln.get_xydata()):
+            column = [m for m in d.marks if m.ax is ax and m.box.x0 <= x <= m.box.x1
+                      and (m.box.y1 <= y + d.px(TOUCH_PX) if down else m.box.y0 >= y - d.px(TOUCH_PX))]
+            first = min(column, key=lambda m: abs(m.y - y), default=None)
+            if first is not None and first.gid != style:
+                out.append(f"the caret of {style[len(MARK_PREFIX):]} points at {first}")
+    return out
+
+
 def leaders_across_breaks(d: Drawn) -> list[str]:
     """A note's leader line keeps to the stretch of the axis its mark is on: one across an axis break joins a
     label standing at one time to a mark at another, over time the axis left out (repeat arrows cross breaks:
@@ -1378,7 +1395,7 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           lanes_drawn_early, texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden,
           labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
-          segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
+          segments_unticked, callouts_unpointed, carets_astray, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
           marks_stacked_tight, ticks_by_breaks, ticks_off_centre, rows_empty, arrow_labels_astray, lines_through_words,
           words_left_out)

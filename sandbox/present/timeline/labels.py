@@ -8,6 +8,8 @@ crowded out by an optional one; optional labels that find no free spot are left 
 """
 from __future__ import annotations
 
+import math
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -45,6 +47,7 @@ REQUIRED_LABELS = ("dropped", "gave_up", Delivery.PENDING, "deleted_late")
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
+UNDER_SHIFTS_PT = (0, 3, -3, 6, -6)  # pt: a label under its marker may stand this far off its middle
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
 CARET_EDGE_PT = 1.0  # pt: the tail's outline
 LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
@@ -86,11 +89,21 @@ def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[fl
     stack = [b for b in boxes if b.x0 <= p.x <= b.x1]
     top = max((b.y1 for b in stack), default=p.y + half) + EVENT_CLEAR_PAD_PT * pt - p.y
     bottom = min((b.y0 for b in stack), default=p.y - half) - EVENT_CLEAR_PAD_PT * pt - p.y
-    offsets += [(dx, dy, ha, va) for dy, va in ((top, "bottom"), (bottom, "top"))
-                for dx, ha in ((0, "center"), (half, "right"), (-half, "left"))]
+    # over the stack only where the marker is its top (under it, its bottom): a caret there points at the marker,
+    #   not at another mark in between (lesson 02 cell 20: the orphan's caret pointed at the stack's status square)
+    ends = [(dy, va) for dy, va, end in ((top, "bottom", p.y + half), (bottom, "top", p.y - half))
+            if not any(_between(b, p, end) for b in stack)]
+    offsets += [(dx, dy, ha, va) for dy, va in ends for dx, ha in ((0, "center"), (half, "right"), (-half, "left"))]
     # higher still: a neighbour's mark a label's width away (a retry every 30 s) reaches into the room just above
     offsets += [(dx, EVENT_HIGHER * up, ha, "bottom") for dx, ha in ((half, "right"), (-half, "left"), (0, "center"))]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
+
+
+def _between(b: Bbox, p: EventPoint, end: float) -> bool:
+    """A mark's box ``b`` stands beyond marker ``p``'s edge at ``end`` (display y), on the side a label there is."""
+    if abs((b.y0 + b.y1) / 2 - p.y) < 1e-6:
+        return False  # the marker's own box
+    return b.y0 >= end - 1e-6 if end > p.y else b.y1 <= end + 1e-6
 
 
 def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
@@ -134,6 +147,12 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     if text is None and not must and e.style not in BAND_STYLES:  # a mark on a stretch too short for its label:
         #   over a break's band, beside it (a band's label starts where its band does, never in a break before it)
         text = _first_fit(c, texts, cands, kw, False, (*own, GAP_OWNER), centred_in_break)
+    if text is None and not must and point is not None:  # under its marker, over its row's line: a row too low
+        #   for it under the marker (02 cell 20: over the stack, its caret pointed at the status square, not at ∅)
+        under = [(x + dx * c.pt, y, ha, va) for x, y, ha, va in cands if va == "top" and x == point.x
+                 for dx in UNDER_SHIFTS_PT]  # nudged along, clear of a break beside it, its middle still over it
+        narrower = list(dict.fromkeys([*texts, _balanced(e.label, 3)]))  # a stretch between a break and the end
+        text = _first_fit(c, narrower, under, kw, False, (*own, "separator"), across)
     if text is not None and point is not None:
         _point_at(c, text, point, kw["color"])
 
@@ -158,6 +177,14 @@ def _split(label: str, sep: str) -> str:
     if sep.startswith(" "):
         return label.replace(sep, "\n" + sep.lstrip(), 1)
     return label.replace(sep, sep.rstrip() + "\n", 1)
+
+
+def _balanced(label: str, lines: int) -> str:
+    """``label`` on ``lines`` lines as even as its words allow: narrower than halving its longest line again."""
+    width = math.ceil(len(label) / lines)
+    while len(wrapped := textwrap.wrap(label, width)) > lines:
+        width += 1
+    return "\n".join(wrapped)
 
 
 def _three_lines(text: str) -> str:
