@@ -22,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.path import Path as MPath
 
 from sandbox import SCENARIOS, open_scenario, run_scenario, stage
 from sandbox.present.timeline import audit, plot_timeline
@@ -1185,3 +1186,27 @@ def test_the_audit_finds_a_caret_over_another_mark():
     ax.lines[-1].set_data([50], [2])
     ax.lines[-1].set_marker("^")
     assert _check(fig, audit.carets_astray) == []
+
+
+@pytest.mark.parametrize("cell", ["10-23", "02-20", "04-24"])
+def test_an_arrow_runs_along_no_lane(cell):
+    """Lesson 10 at lock 0 s: the retry's elbow ran from inv-1's end along inv-1's line to 90 s and read as part of
+    inv-1 (a diagonal crossed inv-2's marks, an elbow level at the head ran along inv-3's row). It steps down from
+    the end, runs level between the lines and drops onto the retry; 02 cell 20's rollback arrow and 04 cell 24's the
+    same. It still crosses no mark and lands at the repeat's start."""
+    assert _check_on(cell, audit.arrows_along_lanes) == []
+    assert _check_on(cell, audit.lines_through_marks) == []
+    assert _check_on(cell, audit.arrows_off_time) == []
+
+
+def test_the_audit_finds_an_arrow_along_a_lane():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch((30, 5), (80, 1), gid="arrow:inv-1->inv-2", arrowstyle="-|>",
+                                 connectionstyle="angle,angleA=0,angleB=90"))
+    assert _check(fig, audit.arrows_along_lanes) == ["arrow:inv-1->inv-2 runs along inv-1's line"]
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch(path=MPath([(30, 5), (30, 3), (80, 3), (80, 1)]), arrowstyle="-|>",
+                                 gid="arrow:inv-1->inv-2"))
+    assert _check(fig, audit.arrows_along_lanes) == []

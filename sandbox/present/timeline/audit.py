@@ -52,6 +52,7 @@ import json
 import os
 import sys
 from collections.abc import Collection, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
 
@@ -66,7 +67,7 @@ from matplotlib.transforms import Affine2D, Bbox
 
 from ...vocab import Delivery
 from .axis import NICE_STEPS
-from .layout import same_place
+from .layout import levels, mixed_stacks, same_place
 
 ENV = "RWH_FIGURE_AUDIT"
 AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
@@ -549,6 +550,30 @@ def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
                 if isinstance(t, Annotation) and t.arrow_patch is not None and t.get_visible()]
         out += [(ln.get_gid() or "", MPath(ax.transData.transform(ln.get_xydata())), None) for ln in ax.lines
                 if (ln.get_gid() or "").startswith(CALLOUT_LEADER) and ln.get_visible()]
+    return out
+
+
+ALONG_PX = 12.0  # px at 100 dpi: an arrow running level this far, or further, at a lane's bar ...
+ALONG_CLEAR_PX = 3.0  # ... (its height, and this beyond it) reads as part of that lane's run
+
+
+def arrows_along_lanes(d: Drawn) -> list[str]:
+    """A repeat arrow runs level along no lane's bar line: lesson 10 at lock 0 s, the retry's elbow ran from
+    inv-1's end along inv-1's line to 90 s, and read as inv-1 running on (lesson 02 cell 20's rollback arrow too)."""
+    out = []
+    for ax in d.fig.axes:
+        bars = [(p.get_gid() or "", p.get_window_extent(d.r)) for p in ax.patches
+                if (p.get_gid() or "").startswith("bar:")]
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            if not gid.startswith("arrow:"):
+                continue
+            pts = np.asarray(p.get_transform().transform_path(p.get_path()).vertices)
+            for (x0, y0), (x1, y1) in pairwise(pts):
+                if abs(y1 - y0) >= d.px(TOUCH_PX) or abs(x1 - x0) < d.px(ALONG_PX):
+                    continue
+                near = [bar for bar, box in bars if box.y0 - d.px(ALONG_CLEAR_PX) < y0 < box.y1 + d.px(ALONG_CLEAR_PX)]
+                out += [f"{gid} runs along {bar.split(':')[1]}'s line" for bar in near[:1]]
     return out
 
 
@@ -1282,6 +1307,7 @@ def marks_stacked_tight(d: Drawn) -> list[str]:
     return out
 
 
+DETAIL_CLEARS = 2  # marks a detail row must stand clear of stacks to be worth drawing (``detail.CLEARED``)
 PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws the run this share of the plot wide
 #   (the detail's own plan lets the run take the plot's width, less a margin: a run on the edge is not a fault)
 
@@ -1290,8 +1316,8 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
     """A run whose marks at different times stand stacked on its lane, for want of room, where the plot's width
     could stand them side by side (the whole run nearly as wide as the plot), is drawn again in the detail row
     (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it);
-    unless some of its marks stand too near in time for any scale to part (lesson 05 cell 5: a "×2" row drew inv-1's
-    3 s run again, its marks stacked as before)."""
+    where the plot's width would stand at least :data:`DETAIL_CLEARS` of them clear of any stack (lesson 05 cell 5:
+    a "×2" row drew inv-1's 3 s run again, its marks stacked as before: only one could stand clear)."""
     if not _timeline(d):
         return []
     main = d.fig.axes[0]
@@ -1306,14 +1332,17 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
         if not row.startswith("lane:") or inv not in runs or inv in detailed:
             continue
         most = PARTED_SHARE * width / runs[inv]  # px a second, the run nearly as wide as the plot
-        timed = [(m.t, m.width) for m in ms if m.ax is main and m.t is not None]
-        if any(ta != tb and (wa + wb) / 2 > most * abs(ta - tb)
-               for i, (ta, wa) in enumerate(timed) for tb, wb in timed[i + 1:]):
-            continue  # marks ms apart in a run of seconds stay stacked at any scale: a detail draws it again as it is
-        if any(a.t != b.t and abs(a.y - b.y) > d.px(TOUCH_PX) and abs(a.x - b.x) < (a.width + b.width) / 2
-               and (a.width + b.width) / 2 <= most * abs(a.t - b.t)
-               for i, a in enumerate(ms) if a.ax is main and a.t is not None
-               for b in ms[i + 1:] if b.ax is main and b.t is not None):
+        timed = sorted((m for m in ms if m.ax is main and m.t is not None), key=lambda m: cast(float, m.t))
+        if not timed:
+            continue
+        halves = [m.width / 2 for m in timed]
+        here = levels([m.x for m in timed], halves, 0.0)
+        t0 = cast(float, timed[0].t)
+        wide = levels([(cast(float, m.t) - t0) * most for m in timed], halves, 0.0)
+        # marks ms apart in a run of seconds stay stacked at any scale: a detail parting one mark off them would
+        #   draw the run again as it is (lesson 05 cell 5)
+        times = [cast(float, m.t) for m in timed]
+        if mixed_stacks(here, times) - mixed_stacks(wide, times) >= DETAIL_CLEARS:
             out.append(f"{inv}'s marks stand stacked for want of room, and no detail row draws it")
     return out
 
@@ -1397,7 +1426,8 @@ CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
           segments_unticked, callouts_unpointed, carets_astray, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks, ticks_off_centre, rows_empty, arrow_labels_astray, lines_through_words,
+          marks_stacked_tight, ticks_by_breaks, ticks_off_centre, arrows_along_lanes,
+          rows_empty, arrow_labels_astray, lines_through_words,
           words_left_out)
 
 
