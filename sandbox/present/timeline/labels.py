@@ -156,7 +156,8 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         under = [(x + dx * c.pt, y, ha, va) for x, y, ha, va in cands if va == "top" and x == point.x
                  for dx in UNDER_SHIFTS_PT]  # nudged along, clear of a break beside it, its middle still over it
         narrower = list(dict.fromkeys([*texts, _balanced(e.label, 3)]))  # a stretch between a break and the end
-        text = _first_fit(c, narrower, under, kw, False, (*own, "separator"), across)
+        text = _first_fit(c, narrower, under, kw, False, (*own, "separator"),
+                          lambda box: across(box) + (0 if _near_drawn(c, box, point) else ACROSS_BREAK_HITS))
     if text is None and must:  # where it covers least
         text = _first_fit(c, texts + [e.label], cands, kw, True, own, across)
     if text is not None and point is not None:
@@ -238,6 +239,13 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
 def _near(c: Canvas, box: Bbox, p: EventPoint) -> bool:
     mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
     return callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI)
+
+
+def _near_drawn(c: Canvas, box: Bbox, p: EventPoint) -> bool:
+    """A label next to its marker's ink as drawn (as the audit measures it), not its estimated box: one under its
+    marker, over its row's line, may be near by the estimate and apart by the ink."""
+    inks = [m.box for m in marks(c.fig) if m.ax is c.ax and m.box.contains(p.x, p.y)]
+    return any(callout_near(box, ink, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI) for ink in inks)
 
 
 def _leader_ends(box: Bbox, p: EventPoint) -> tuple[tuple[float, float], tuple[float, float]] | None:
