@@ -37,6 +37,7 @@ H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the a
 TITLE_PAD_PT = 12  # pt: between the title and the plot
 CAPTION_PT = 20  # pt: the title stands this much higher over a caption (``lanes.draw_row_names``)
 GRID_LW = 0.8  # pt
+ROOM_TRIES = 3  # times the ticks are worked out again after the stretches took in room for them, at most
 TICK_SLACK_PX = 2  # px at 100 dpi: a tick label's width, estimated from its characters, may be this much short
 
 
@@ -119,13 +120,17 @@ def _room_for_ticks(model: Model, taxis: TimeAxis, plot_px: float, em_px: float,
     px per px at 100 dpi."""
     if not taxis.gaps:
         return
-    px_per_x = plot_px / (taxis.x_hi - taxis.x_lo)
     until = model.t_end if taxis.tail else None
     starts = tuple(rec.start for rec in model.invs.values())
     marks = tuple(m.t for m in model.marks)
-    xs, labels = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts, marks)
-    half = [(len(label) * TICK_CHAR_EM * em_px / 2 + TICK_SLACK_PX * px) / px_per_x for label in labels]
-    taxis.clear_ticks(list(zip(map(taxis.t_at, xs), half)), TICK_CLEAR_PX * px / px_per_x)
+    for _ in range(ROOM_TRIES):  # the room changes the scale a little, and so the step: "62.5" became "62"
+        before = list(taxis.gaps)
+        px_per_x = plot_px / (taxis.x_hi - taxis.x_lo)
+        xs, labels = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts, marks)
+        half = [(len(label) * TICK_CHAR_EM * em_px / 2 + TICK_SLACK_PX * px) / px_per_x for label in labels]
+        taxis.clear_ticks(list(zip(map(taxis.t_at, xs), half)), TICK_CLEAR_PX * px / px_per_x)
+        if taxis.gaps == before:
+            return
 
 
 def _axis_style(c: Canvas) -> None:
