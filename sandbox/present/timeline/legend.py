@@ -184,6 +184,15 @@ def _window_text(m: Model, kind: WindowKind) -> str:
     return text
 
 
+def _status_text(m: Model) -> str:
+    """What the grey squares say in this figure, in time order: their labels rarely find room by them (lesson 02
+    cell 20: two squares, and a key naming CREATE_COMPLETE, which neither was)."""
+    said = [e.label.removeprefix("stack ").strip() for e in sorted(m.events, key=lambda e: (e.t, e.seq))
+            if e.style == Delivery.STACK_STATUS and e.label]
+    said = list(dict.fromkeys(s for s in said if s and s != "?"))
+    return f"stack status: {' → '.join(said)}" if said else MARKERS[Delivery.STACK_STATUS][1]
+
+
 def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
     items = _outcome_items(m)
@@ -195,7 +204,8 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":
-            text = _handoff_text(m) if name == Delivery.DELIVERY_FAILED else MARKERS[name][1]
+            text = (_handoff_text(m) if name == Delivery.DELIVERY_FAILED else
+                    _status_text(m) if name == Delivery.STACK_STATUS else MARKERS[name][1])
             items.append((_marker_handle(name), text))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))
