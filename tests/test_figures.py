@@ -22,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.path import Path as MPath
 
 from sandbox import SCENARIOS, open_scenario, run_scenario, stage
 from sandbox.present.timeline import audit, plot_timeline
@@ -1251,3 +1252,98 @@ def test_the_legend_names_what_a_rows_marks_are():
     s3 = _legend_texts(_naive("s3-notification-duplicate"))
     assert "S3 sent the event notification again" in s3 and not [t for t in s3 if "queue" in t]
     assert "queue delivered the event again" in _legend_texts(_figure("00-18"))  # the async queue's row: a queue
+
+
+# -- what a learner rated 3.5/5 (plots6): each on the lesson's figure, and the audit rule that finds it
+def test_a_tick_label_beside_a_break_is_centred_on_its_tick():
+    """Lesson 10 cell 3: "60", its tick 3 px after the break, was aligned away from it and stood 10 px right of its
+    tick, a time some seconds later. The stretch takes in room from the break, and the label stands centred."""
+    assert _check_on("10-3", audit.ticks_off_centre) == []
+    assert _check_on("10-3", audit.ticks_by_breaks) == []
+    assert "60" in _ticks(_figure("10-3"))
+
+
+def test_the_audit_finds_a_tick_label_off_its_tick():
+    fig, ax = _page()
+    ax.set_xticks([20, 60], labels=["2", "61"])
+    assert _check(fig, audit.ticks_off_centre) == []
+    ax.get_xticklabels()[1].set_horizontalalignment("left")
+    found = _check(fig, audit.ticks_off_centre)
+    assert len(found) == 1 and found[0].startswith("tick '61' stands +"), found
+
+
+TTL_ONLY = f"{EXAMPLES / 'run_once_ttl_only.py'}:handler"
+
+
+def test_a_stretch_holding_only_a_mark_is_ticked():
+    """Lesson 10 cell 5 at a TTL lag of 120 s: the TTL sweeper's ▼ stood alone in a stretch between two breaks, with
+    no tick, so its time could not be read (the audit only asked for ticks where a run starts). Every stretch that
+    holds a mark is ticked, at its first mark where no run starts in it."""
+    fig = plot_timeline(run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 120}).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _check(fig, audit.segments_unticked) == []
+    assert _check(fig, audit.ticks_off_step) == [] and _check(fig, audit.ticks_off_time) == []
+    assert "2:03" in _ticks(fig)
+
+
+def test_a_detail_row_parts_what_it_magnifies_and_no_run_is_drawn_again_as_it_stands():
+    """Lesson 05 cell 5: inv-1's 3 s run, its two claims and its email stacked at the start (the second claim 20 ms
+    after the email: no scale within the plot parts those), was drawn again "×2", stacked as above, and inv-2's
+    row at ×11 left its claims stacked too. No row for inv-1; inv-2's parts its marks side by side."""
+    fig = _figure("05-5")
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert not any(z.startswith("inv-1 ") for z in zooms), zooms
+    assert _check_on("05-5", audit.runs_stacked_undetailed) == []
+    ys = {round(float(y), 3) for ax in fig.axes[1:] for ln in ax.lines if (ln.get_gid() or "").startswith("marker:")
+          for _, y in ln.get_xydata()}
+    assert len(ys) == 1, ys  # the detail's marks stand on one line: parted
+
+
+def test_an_orphans_callout_points_at_its_mark_and_the_key_names_the_statuses():
+    """Lesson 02 cell 20: the orphan's callout stood over the stack at 2:00:00, its caret on the grey status square
+    over the ∅; and the key said "CREATE_COMPLETE, ROLLBACK_...", which neither square was. The callout stands by
+    the ∅, under it, and the key names this run's statuses in turn."""
+    assert _check_on("02-20", audit.carets_astray) == [] and _check_on("02-20", audit.callouts_unpointed) == []
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    (callout,) = [t for t in fig.axes[0].texts if t.get_text().startswith("orphan")]
+    (orphan,) = [m for m in audit.marks(fig) if m.gid == "marker:orphaned" and m.ax is fig.axes[0]]
+    box = audit.text_box(callout, r)
+    assert box.y1 <= orphan.box.y0 + 1 and box.x0 <= orphan.x <= box.x1, (box, orphan.box)
+    assert "stack status: ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED" in _legend_texts(fig)
+
+
+def test_the_audit_finds_a_caret_over_another_mark():
+    fig, ax = _page()
+    for gid, y in (("marker:stack status", 6.0), ("marker:orphaned", 4.0)):
+        ax.add_line(Line2D([50], [y], ls="none", marker="s", ms=8, gid=gid))
+    ax.add_line(Line2D([50], [8], ls="none", marker="v", ms=7, gid="event-caret:orphaned"))
+    assert _check(fig, audit.carets_astray) == ["the caret of orphaned points at stack status at 200,116"]
+    ax.lines[-1].set_data([50], [2])
+    ax.lines[-1].set_marker("^")
+    assert _check(fig, audit.carets_astray) == []
+
+
+@pytest.mark.parametrize("cell", ["10-23", "02-20", "04-24"])
+def test_an_arrow_runs_along_no_lane(cell):
+    """Lesson 10 at lock 0 s: the retry's elbow ran from inv-1's end along inv-1's line to 90 s and read as part of
+    inv-1 (a diagonal crossed inv-2's marks, an elbow level at the head ran along inv-3's row). It steps down from
+    the end, runs level between the lines and drops onto the retry; 02 cell 20's rollback arrow and 04 cell 24's the
+    same. It still crosses no mark and lands at the repeat's start."""
+    assert _check_on(cell, audit.arrows_along_lanes) == []
+    assert _check_on(cell, audit.lines_through_marks) == []
+    assert _check_on(cell, audit.arrows_off_time) == []
+
+
+def test_the_audit_finds_an_arrow_along_a_lane():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch((30, 5), (80, 1), gid="arrow:inv-1->inv-2", arrowstyle="-|>",
+                                 connectionstyle="angle,angleA=0,angleB=90"))
+    assert _check(fig, audit.arrows_along_lanes) == ["arrow:inv-1->inv-2 runs along inv-1's line"]
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch(path=MPath([(30, 5), (30, 3), (80, 3), (80, 1)]), arrowstyle="-|>",
+                                 gid="arrow:inv-1->inv-2"))
+    assert _check(fig, audit.arrows_along_lanes) == []

@@ -9,6 +9,8 @@ crowded out by an optional one; optional labels that find no free spot are left 
 from __future__ import annotations
 
 import functools
+import math
+import textwrap
 from collections.abc import Iterable
 from typing import Any
 
@@ -18,7 +20,7 @@ from matplotlib import patches as mpatches
 from matplotlib.transforms import Bbox
 
 from ...vocab import AWS_OK, HTTP_CLIENTS, Delivery, SourceKind
-from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, callout_near
+from .audit import CALLOUT_CARET, CALLOUT_LEADER, CALLOUT_NEAR_PX, callout_near, marks
 from .canvas import GAP_OWNER, Canvas
 from .guides import CallerWait
 from .lanes import PENDING_HALF, QueueBox, queue_owner
@@ -47,8 +49,10 @@ REQUIRED_LABELS = ("dropped", "gave_up", Delivery.PENDING, "deleted_late")
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
 EVENT_CLEAR_PAD_PT = 6  # pt: ... plus this
+UNDER_SHIFTS_PT = (0, 3, -3, 6, -6)  # pt: a label under its marker may stand this far off its middle
 CARET_PT = 7  # pt: the tail under (or over) an off-centre label, pointing at its marker
 CARET_EDGE_PT = 1.0  # pt: the tail's outline
+LEADER_SIDE_PT = 3  # pt beside a stack, a leader past its other marks comes down
 LEADER_LW = 1.0  # pt: the line from a label that stands apart from its marker to it
 ACROSS_BREAK_HITS = 1000  # a label with an axis break between it and its marker counts as this many overlaps
 BAND_STYLES = (Delivery.THROTTLED, Delivery.PENDING)  # labels of a band on a source's row, not of a mark
@@ -90,10 +94,16 @@ def _beside_marker(c: Canvas, p: EventPoint, boxes: list[Bbox]) -> list[tuple[fl
     stack = [b for b in boxes if b.x0 <= p.x <= b.x1 and (row is None or row[0] <= (b.y0 + b.y1) / 2 <= row[1])]
     top = max((b.y1 for b in stack), default=p.y + half) + EVENT_CLEAR_PAD_PT * pt - p.y
     bottom = min((b.y0 for b in stack), default=p.y - half) - EVENT_CLEAR_PAD_PT * pt - p.y
-    offsets += [(dx, dy, ha, va) for dy, va in ((top, "bottom"), (bottom, "top"))
+    # over the stack only where the marker is its top (under it, its bottom): a caret there points at the marker,
+    #   not at another mark in between (lesson 02 cell 20: the orphan's caret pointed at the stack's status square)
+    sides = [(dy, va, any(_between(b, p, end) for b in stack))
+             for dy, va, end in ((top, "bottom", p.y + half), (bottom, "top", p.y - half))]
+    offsets += [(dx, dy, ha, va) for dy, va, past in sides if not past
                 for dx, ha in ((0, "center"), (half, "right"), (-half, "left"))]
     # higher still: a neighbour's mark a label's width away (a retry every 30 s) reaches into the room just above
     offsets += [(dx, EVENT_HIGHER * up, ha, "bottom") for dx, ha in ((half, "right"), (-half, "left"), (0, "center"))]
+    # last, over (under) the stack past other marks: a leader then comes down beside them (``_point_at``)
+    offsets += [(dx, dy, ha, va) for dy, va, past in sides if past for dx, ha in ((-half, "left"), (0, "center"))]
     return [(p.x + dx, p.y + dy, ha, va) for dx, dy, ha, va in offsets]
 
 
@@ -118,6 +128,13 @@ def _by_lane_mark(c: Canvas, box: Bbox, lane_marks: list[Bbox]) -> bool:
     near = CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI
     return any(callout_near(box, m, near) for m in lane_marks
                if m.x0 - near <= box.x1 and box.x0 <= m.x1 + near and m.y0 - near <= box.y1 and box.y0 <= m.y1 + near)
+
+
+def _between(b: Bbox, p: EventPoint, end: float) -> bool:
+    """A mark's box ``b`` stands beyond marker ``p``'s edge at ``end`` (display y), on the side a label there is."""
+    if abs((b.y0 + b.y1) / 2 - p.y) < 1e-6:
+        return False  # the marker's own box
+    return b.y0 >= end - 1e-6 if end > p.y else b.y1 <= end + 1e-6
 
 
 def _on_band(c: Canvas, e: Event, rect: mpatches.Rectangle) -> list[tuple[float, float, str, str]]:
@@ -158,10 +175,19 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         middle = (box.x0 + box.x1) / 2
         return across(box) + (ACROSS_BREAK_HITS if any(a < middle < b for a, b in c.breaks_px()) else 0)
 
-    text = _first_fit(c, texts + ([e.label] if must else []), cands, kw, must, own, across)
+    text = _first_fit(c, texts, cands, kw, False, own, across)
     if text is None and not must and e.style not in BAND_STYLES:  # a mark on a stretch too short for its label:
         #   over a break's band, beside it (a band's label starts where its band does, never in a break before it)
         text = _first_fit(c, texts, cands, kw, False, (*own, GAP_OWNER), centred_in_break)
+    if text is None and point is not None:  # under its marker, over its row's line: a row too low for it under the
+        #   marker (02 cell 20: over the stack, its caret pointed at the status square, not at ∅)
+        under = [(x + dx * c.pt, y, ha, va) for x, y, ha, va in cands if va == "top" and x == point.x
+                 for dx in UNDER_SHIFTS_PT]  # nudged along, clear of a break beside it, its middle still over it
+        narrower = list(dict.fromkeys([*texts, _balanced(e.label, 3)]))  # a stretch between a break and the end
+        text = _first_fit(c, narrower, under, kw, False, (*own, "separator"),
+                          lambda box: across(box) + (0 if _near_drawn(c, box, point) else ACROSS_BREAK_HITS))
+    if text is None and must:  # where it covers least
+        text = _first_fit(c, texts + [e.label], cands, kw, True, own, across)
     if text is not None and point is not None:
         _point_at(c, text, point, kw["color"])
 
@@ -186,6 +212,14 @@ def _split(label: str, sep: str) -> str:
     if sep.startswith(" "):
         return label.replace(sep, "\n" + sep.lstrip(), 1)
     return label.replace(sep, sep.rstrip() + "\n", 1)
+
+
+def _balanced(label: str, lines: int) -> str:
+    """``label`` on ``lines`` lines as even as its words allow: narrower than halving its longest line again."""
+    width = math.ceil(len(label) / lines)
+    while len(wrapped := textwrap.wrap(label, width)) > lines:
+        width += 1
+    return "\n".join(wrapped)
 
 
 def _three_lines(text: str) -> str:
@@ -213,6 +247,16 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
     above = box.y0 >= p.y
     if not (box.y0 >= p.y if above else box.y1 <= p.y):
         return  # beside it, on its line: the label starts at the marker
+    past = [m.box for m in marks(c.fig) if m.ax is c.ax and m.box.x0 <= p.x <= m.box.x1
+            and (p.y + p.half <= m.box.y0 <= box.y0 if above else box.y1 <= m.box.y1 <= p.y - p.half)]
+    if past:  # another mark stands between: a caret would point at it; a leader comes down beside the stack
+        side = max(b.x1 for b in past) + LEADER_SIDE_PT * c.pt
+        if box.x0 < side < box.x1:
+            pts = [(side, box.y0 if above else box.y1), (side, p.y), (p.x + p.half, p.y)]
+            xs, ys = zip(*(c.data(x, y) for x, y in pts))
+            c.ax.add_line(mlines.Line2D(xs, ys, color=color, lw=LEADER_LW, zorder=Z_EVENT_LABEL,
+                                        gid=f"{CALLOUT_LEADER}{p.event.style}"))
+            return
     xd, yd = c.data(p.x, box.y0 if above else box.y1)
     # Hollow, as the box it hangs from: a filled ▼ read as a mark of its own, a TTL deletion (lesson 00 cell 18).
     c.ax.add_line(mlines.Line2D([xd], [yd], ls="none", marker="v" if above else "^", ms=CARET_PT * c.scale.factor,
@@ -223,6 +267,13 @@ def _point_at(c: Canvas, text, p: EventPoint, color: str) -> None:
 def _near(c: Canvas, box: Bbox, p: EventPoint) -> bool:
     mark = Bbox.from_extents(p.x - p.half, p.y - p.half, p.x + p.half, p.y + p.half)
     return callout_near(box, mark, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI)
+
+
+def _near_drawn(c: Canvas, box: Bbox, p: EventPoint) -> bool:
+    """A label next to its marker's ink as drawn (as the audit measures it), not its estimated box: one under its
+    marker, over its row's line, may be near by the estimate and apart by the ink."""
+    inks = [m.box for m in marks(c.fig) if m.ax is c.ax and m.box.contains(p.x, p.y)]
+    return any(callout_near(box, ink, CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI) for ink in inks)
 
 
 def _leader_ends(box: Bbox, p: EventPoint) -> tuple[tuple[float, float], tuple[float, float]] | None:

@@ -8,7 +8,6 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -171,14 +170,6 @@ def _again_text(m: Model) -> str:
     return texts.pop() if len(texts) == 1 else "the source delivered the event again"
 
 
-def _status_text(m: Model) -> str:
-    """What a stack's status mark stands for: the statuses this figure's stack took, in the order it took them
-    (cfn-custom-resource-retry's legend named CREATE_COMPLETE, which the run never reached)."""
-    statuses = dict.fromkeys(word for e in m.events if e.style == Delivery.STACK_STATUS and e.label
-                             for word in re.findall(r"\b[A-Z][A-Z_]*[A-Z]\b", e.label))
-    return f"stack's status changed ({', '.join(statuses)})" if statuses else "stack's status changed"
-
-
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if len(sources) == 1 and sources <= HTTP_CLIENTS:
@@ -206,6 +197,15 @@ def _window_text(m: Model, kind: WindowKind) -> str:
         timed = {w.expires is not None for w in m.windows if w.kind == kind}
         text = text if timed == {True} else KEPT_NO_TTL if timed == {False} else KEPT_SOME_TTL
     return text
+
+
+def _status_text(m: Model) -> str:
+    """What the grey squares say in this figure, in time order: their labels rarely find room by them (lesson 02
+    cell 20: two squares, and a key naming CREATE_COMPLETE, which neither was)."""
+    said = [e.label.removeprefix("stack ").strip() for e in sorted(m.events, key=lambda e: (e.t, e.seq))
+            if e.style == Delivery.STACK_STATUS and e.label]
+    said = list(dict.fromkeys(s for s in said if s and s != "?"))
+    return f"stack status: {' → '.join(said)}" if said else MARKERS[Delivery.STACK_STATUS][1]
 
 
 def legend_items(m: Model, squeezed: bool, seen: Callable[[Window], bool] | None = None) -> list[tuple[Any, str]]:
