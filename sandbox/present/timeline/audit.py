@@ -1437,18 +1437,23 @@ def _lane_spans_px(d: Drawn, ax) -> dict[str, tuple[float, float]]:
 
 
 def header_labels_among_lanes(d: Drawn) -> list[str]:
-    """A label of a source's or a caller's row stands on that row, or at least by none of a lane's marks: next to one
-    it reads as that mark's (durable-esm-start: "o-1, o-2, o-3 received again", of the poller's ↻ at 10:00, stood
-    down under inv-3's ✖, its caret on it)."""
+    """A label of a source's or a caller's row stands on a source's row (``fig.head_rows``), or at least by none of a
+    lane's marks: off its row next to one it reads as that mark's (durable-esm-start: "o-1, o-2, o-3 received
+    again", of the poller's ↻ at 10:00, stood down under inv-3's ✖, its caret on it)."""
     if not d.fig.axes:
         return []
     ax = d.fig.axes[0]
     lanes = [m for m in d.marks if m.ax is ax and (m.row or "").startswith("lane:")]
+    heads = [sorted(float(ax.transData.transform((0, v))[1]) for v in span)
+             for span in getattr(d.fig, "head_rows", {}).values()]
     out = []
     for t, box, _ in d.texts:
-        if t.axes is ax and (t.get_gid() or "").startswith(HEADER_LABELS):
-            out += [f"{_name(t)} stands by {m} on {m.row}, not on its own row" for m in lanes
-                    if callout_near(box, m.box, d.px(CALLOUT_NEAR_PX))]
+        if t.axes is not ax or not (t.get_gid() or "").startswith(HEADER_LABELS):
+            continue
+        if any(box.y0 <= hi and lo <= box.y1 for lo, hi in heads):
+            continue  # on a source's row (across its separator, at worst), over the line from the lanes
+        out += [f"{_name(t)} stands by {m} on {m.row}, not on its own row" for m in lanes
+                if callout_near(box, m.box, d.px(CALLOUT_NEAR_PX))]
     return out
 
 

@@ -122,9 +122,11 @@ def _lane_marks(c: Canvas, boxes: list[Bbox]) -> list[Bbox]:
     return [b for b in boxes if any(lo < (b.y0 + b.y1) / 2 < hi for lo, hi in spans)]
 
 
-def _by_lane_mark(c: Canvas, box: Bbox, lane_marks: list[Bbox]) -> bool:
-    """A header row's label standing next to a lane's mark reads as that mark's (durable-esm-start: "o-1, o-2, o-3
-    received again" under inv-3's ✖, its caret on it)."""
+def _by_lane_mark(c: Canvas, box: Bbox, lane_marks: list[Bbox], row: tuple[float, float] | None) -> bool:
+    """A header row's label standing off its row (``row``: display y from and to) next to a lane's mark reads as that
+    mark's (durable-esm-start: "o-1, o-2, o-3 received again" down under inv-3's ✖, its caret on it)."""
+    if row is not None and box.y0 <= row[1] and row[0] <= box.y1:
+        return False  # on its own row (across its separator, at worst), over the line from the lanes
     near = CALLOUT_NEAR_PX * c.fig.dpi / REFERENCE_DPI
     return any(callout_near(box, m, near) for m in lane_marks
                if m.x0 - near <= box.x1 and box.x0 <= m.x1 + near and m.y0 - near <= box.y1 and box.y0 <= m.y1 + near)
@@ -163,12 +165,13 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     texts = list(dict.fromkeys([*texts, _three_lines(texts[-1])]))  # narrower still: by a mark at a stretch's end
     own = (head_owner(e), *{f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source})  # and a
     #   caller's waits on its row
+    row = _head_span_px(c, e.source)
 
     def across(box: Bbox) -> int:  # a break between a label and its marker: it would name another time; or its
         #   leader crossing what it does not point at
         if point is None:
             return 0
-        return (ACROSS_BREAK_HITS * (c.across_break(point.x, box) + _by_lane_mark(c, box, lane_marks or []))
+        return (ACROSS_BREAK_HITS * (c.across_break(point.x, box) + _by_lane_mark(c, box, lane_marks or [], row))
                 + _leader_hits(c, box, point, own))
 
     def centred_in_break(box: Bbox) -> int:
