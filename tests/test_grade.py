@@ -334,6 +334,26 @@ def test_the_bundle_refuses_an_unpinned_requirement():
     assert autograder.grading_requirements("# pins\nboto3==1\njupyterlab==4\n") == "# pins\nboto3==1\n"
 
 
+def test_the_grading_child_imports_its_modules_without_the_labs_packages():
+    """The Gradescope image installs the grading requirements only: a module the grading child imports must not
+    need ipywidgets or JupyterLab, or every submission scores 0 there ("No module named 'ipywidgets'")."""
+    blocked = json.dumps(list(autograder.LAB_ONLY))
+    code = f"""
+import importlib.abc, sys
+class NotInstalled(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in {blocked}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+sys.meta_path.insert(0, NotInstalled())
+from sandbox.grading.child import import_grading_modules
+import_grading_modules()
+print(sorted(m for m in sys.modules if m.startswith("sandbox.present")))
+"""
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "sandbox.present.run_text" in done.stdout  # the walk did reach the presentation modules it keeps
+
+
 def test_the_four_grader_cheats_score_nothing_and_touch_nothing(tmp_path, capsys):
     """Issue 18's cheats: rewriting the pipe, a spawned copier, a shell through ctypes, a frame walk."""
     from sandbox.grading.catalog import grading_catalogue

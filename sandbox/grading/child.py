@@ -52,19 +52,18 @@ class Channel:
 
 #: Modules the grading child never needs (plots, widgets, the grader's own parent side, command lines).
 SKIPPED = ("sandbox.present.timeline", "sandbox.present.widgets", "sandbox.present.verdict_map",
-           "sandbox.present.stage", "sandbox.bench",
+           "sandbox.present.stage", "sandbox.present.gallery", "sandbox.bench",
            "sandbox.tools", "sandbox.cli", "sandbox.__main__", "sandbox.analysis.campaign", "sandbox.analysis.capstone",
            "sandbox.analysis.matrix", "sandbox.grading.classroom", "sandbox.grading.batch", "sandbox.grading.grader",
            "sandbox.grading.autograder", "sandbox.grading.__main__", "sandbox.grading.child", "sandbox.grading.quiz",
            "sandbox.grading.render", "sandbox.grading.exercise_check")
 
 
-def _prepare() -> None:
-    """Import every module of the package the tests may need, now: the integrity snapshot covers them all."""
+def import_grading_modules() -> None:
+    """Import every module of the package the tests may need (all but ``SKIPPED``), with only the grading
+    requirements installed: the Gradescope image has no ipywidgets or JupyterLab (``autograder.LAB_ONLY``)."""
     import importlib
     import pkgutil
-
-    from ..world import Sandbox
 
     todo = ["sandbox"]
     while todo:
@@ -76,6 +75,13 @@ def _prepare() -> None:
                 todo.append(info.name)
             else:
                 importlib.import_module(info.name)
+
+
+def _prepare() -> None:
+    """Import every module the tests may need, now: the integrity snapshot covers them all."""
+    from ..world import Sandbox
+
+    import_grading_modules()
     with Sandbox() as sb:  # builds botocore's and moto's models for the services the scenarios use
         sb.table.put_item(Item={"pk": "warm-up"})
         sb.sqs.list_queues()

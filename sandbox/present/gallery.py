@@ -2,8 +2,8 @@
 
 Lesson 06 has a timeline for each of sixteen sources. Drawn one under another they took most of the
 lesson's run time and a long scroll, while a learner reads them one at a time, each beside its
-paragraph. A gallery draws the first at once and any other when its name is picked from the list (about
-half a second; a name picked before shows again at once). The picked timeline reaches the page as a
+paragraph. A gallery draws the first at once and any other when its name is picked from the list (under
+a second for most runs; a name picked before shows again at once). The picked timeline reaches the page as a
 dashboard's pictures do (``sandbox.present.stage``): in one step, once decoded, and only while the list
 still shows the name it was drawn for.
 

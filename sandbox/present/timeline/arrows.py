@@ -148,10 +148,9 @@ def draw_arrows(c: Canvas, bars: dict[str, mpatches.Rectangle], placed: MarkerPl
 
 
 def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches.Rectangle],
-           placed: MarkerPlacement, siblings: tuple[str, ...] = (),
-           drawn: Callable[[], list[Mark]] | None = None) -> Arrow:
+           placed: MarkerPlacement, siblings: tuple[str, ...], drawn: Callable[[], list[Mark]]) -> Arrow:
     a, b, shrink, vertical, onto = _ends(c, prev, rec, bars, placed)
-    near = _marks_near(c, b, drawn() if drawn is not None else None) if onto else None
+    near = _marks_near(c, b, drawn()) if onto else None
     style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), near)
     owner = f"arrow:{prev.inv}->{rec.inv}"
     color, linestyle = arrow_look(rec.cause)
@@ -287,11 +286,10 @@ def _along(pts: list[Point], lanes: list[tuple[float, float]], least: float) -> 
                for (x0, y0), (x1, y1) in pairwise(pts))
 
 
-def _marks_near(c: Canvas, tip: Point, drawn: list[Mark] | None = None) -> list[MPath]:
-    """The outlines (display px, as the audit measures them) of the timeline's marks (``drawn``: those on the
-    timeline's axes, if measured already) a head at ``tip`` could reach."""
+def _marks_near(c: Canvas, tip: Point, drawn: list[Mark]) -> list[MPath]:
+    """The outlines (display px, as the audit measures them) of the marks ``drawn`` on the timeline's axes that a
+    head at ``tip`` could reach."""
     reach = HEAD_SIZE * c.scale.factor * c.pt
-    drawn = [m for m in marks(c.fig) if m.ax is c.ax] if drawn is None else drawn
     return [m.path for m in drawn if m.box.padded(reach).contains(*tip)]
 
 

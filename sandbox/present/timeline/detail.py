@@ -300,15 +300,19 @@ def _alike(groups: list[list], crowded: list[Crowded], rooms: list[float]) -> No
             g[2] = rate
 
 
+def _legible_steps(per_s: float) -> list[float]:
+    """The tick steps, finest first, leaving out those too fine for even a one-character label at ``per_s`` inches a
+    second (listing their ticks only to reject the step formatted thousands of labels a figure)."""
+    return [step for step in STEPS if step * per_s >= TICK_CHAR_IN + TICK_GAP_IN]
+
+
 def _two_ticks(t0: float, t1: float, per_s: float, unit: str) -> tuple[float, float]:
     """A stretch from ``t0`` to ``t1`` s, widened where it must be to hold two ticks at the finest step whose labels
     keep apart at ``per_s`` inches a second (one tick says where a stretch is, not how long its runs last): by the
     multiples either side, and half a label and :data:`TICK_CLEAR_IN` beyond them, so that both keep off a break
     beside it (durable-esm-start: "15:00.0" and "15:00.2", at its very ends, were each aligned away from their
     break, onto each other)."""
-    for step in STEPS:
-        if step * per_s < TICK_CHAR_IN + TICK_GAP_IN:  # too fine for a one-character label: skip listing its ticks
-            continue
+    for step in _legible_steps(per_s):
         dec = _decimals(step)
         k0, k1 = math.ceil(t0 / step - 1e-9), math.floor(t1 / step + 1e-9)
         if k1 == k0:  # one inside: and the nearer of its neighbours
@@ -416,9 +420,7 @@ def _detail_ticks(c: Canvas) -> None:
     for i, ((a, b), x0, x1) in enumerate(zip(c.taxis.segments, c.taxis.bp_x[::2], c.taxis.bp_x[1::2])):
         per_s = (x1 - x0) / max(b - a, 1e-12)
         found = None
-        for step in STEPS:
-            if step * per_s < TICK_CHAR_IN + TICK_GAP_IN:  # as in _two_ticks: no label fits, so no list of them
-                continue
+        for step in _legible_steps(per_s):
             dec = _decimals(step)
             vals = [round(k * step, 9) for k in range(math.ceil(a / step - 1e-9), math.floor(b / step + 1e-9) + 1)]
             wide = max((len(tick_label(v, dec, c.taxis.unit)) for v in vals), default=0)
