@@ -1347,3 +1347,20 @@ def test_the_audit_finds_an_arrow_along_a_lane():
     ax.add_patch(FancyArrowPatch(path=MPath([(30, 5), (30, 3), (80, 3), (80, 1)]), arrowstyle="-|>",
                                  gid="arrow:inv-1->inv-2"))
     assert _check(fig, audit.arrows_along_lanes) == []
+
+
+def test_a_stepped_arrows_label_stands_on_its_level_run():
+    """Lesson 02 cell 20: the rollback's arrow steps down from inv-1 and runs level just over inv-3's envelopes,
+    under inv-2's; centred on that run, its label covered inv-2's email, so "rollback delete at 1:00:00" was left
+    out. It stands on the run a little off centre (the line still through its middle), covering no mark."""
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "arrow-label"
+                and fig.arrow_labels.get(id(t)) == "arrow:inv-1->inv-3"]
+    assert label.get_text().replace("\n", " ") == "rollback delete at 1:00:00"
+    (arrow,) = [p for p in fig.axes[0].patches if p.get_gid() == "arrow:inv-1->inv-3"]
+    line = arrow.get_transform().transform_path(arrow.get_path())
+    box = audit.text_box(label, r)
+    assert audit.arrow_relation(box, line, 2.0 * fig.dpi / 100) == "on"
+    assert not [m.gid for m in audit.marks(fig) if m.ax is fig.axes[0] and m.box.overlaps(box)]
+    assert _check_on("02-20", audit.texts_on_marks) == _check_on("02-20", audit.labels_uneven) == []
