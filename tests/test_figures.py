@@ -1364,3 +1364,21 @@ def test_a_stepped_arrows_label_stands_on_its_level_run():
     assert audit.arrow_relation(box, line, 2.0 * fig.dpi / 100) == "on"
     assert not [m.gid for m in audit.marks(fig) if m.ax is fig.axes[0] and m.box.overlaps(box)]
     assert _check_on("02-20", audit.texts_on_marks) == _check_on("02-20", audit.labels_uneven) == []
+
+
+def test_duplicate_notes_stand_one_way_by_their_own_lanes_where_no_side_holds_them_all():
+    """Lesson 02 cell 20: neither side of their marks held both notes free (inv-3's stands between two axis
+    breaks), so the notes went above, the first side tried: inv-2's stood beside its mark, and inv-3's "3rd email
+    o-1; 2nd email o-2" above its envelopes, nearer inv-2's lane than its own. The side whose notes cover least is
+    taken: both stand below, each nearest its own lane."""
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    notes = {t.get_text().replace("\n", " "): t for t in fig.axes[0].texts if t.get_gid() == "duplicate-note"}
+    assert sorted(notes) == ["2nd email o-1", "3rd email o-1; 2nd email o-2"]
+    ax = fig.axes[0]
+    for text, lane in (("2nd email o-1", "inv-2"), ("3rd email o-1; 2nd email o-2", "inv-3")):
+        box = audit.text_box(notes[text], r)
+        cy = (box.y0 + box.y1) / 2
+        lanes = {inv: float(ax.transData.transform((0, y))[1]) for inv, (y, _) in fig.lanes.items()}
+        assert min(lanes, key=lambda inv: abs(lanes[inv] - cy)) == lane, text
+    assert _check_on("02-20", audit.labels_uneven) == _check_on("02-20", audit.notes_off_their_lanes) == []

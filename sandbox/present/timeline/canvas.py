@@ -48,6 +48,7 @@ class Canvas:
     renderer: RendererBase | None = None  # set by freeze()
     zooms: tuple[float, ...] = ()  # the detail row's (``detail.py``): how magnified each of its stretches is
     arrow_lines: list[tuple[str, Path]] = field(default_factory=list)  # repeat arrows drawn (gid, display path)
+    placed_cost: int = 0  # what the label ``place`` last kept covers, as overlaps (0: it stands free)
 
     @property
     def detail(self) -> bool:
@@ -167,7 +168,7 @@ class Canvas:
               adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, room: Bbox | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
-        A ``required`` label that finds no free spot goes where it overlaps least;
+        A ``required`` label that finds no free spot goes where it overlaps least (``placed_cost`` says how much);
         an optional one is left out (None). ``crossings(box)`` counts what else a candidate covers (a
         note's leader line crossing markers), as overlaps.
 
@@ -191,12 +192,14 @@ class Canvas:
                 cand = moved
             score = self._score(box, size, exclude, room) + (crossings(box) if crossings else 0)
             if score == 0 or i == len(candidates) - 1 and required and (best is None or score < best[0]):
+                self.placed_cost = score
                 return self._keep(artist if artist is not None else make(cand), owner)
             if best is None or score < best[0]:
                 best = (score, cand)
             if artist is not None:
                 artist.remove()
         if required and best is not None:
+            self.placed_cost = best[0]
             return self._keep(make(best[1]), owner)
         return None
 
