@@ -1382,3 +1382,16 @@ def test_duplicate_notes_stand_one_way_by_their_own_lanes_where_no_side_holds_th
         lanes = {inv: float(ax.transData.transform((0, y))[1]) for inv, (y, _) in fig.lanes.items()}
         assert min(lanes, key=lambda inv: abs(lanes[inv] - cy)) == lane, text
     assert _check_on("02-20", audit.labels_uneven) == _check_on("02-20", audit.notes_off_their_lanes) == []
+
+
+def test_a_long_legend_under_a_short_plot_stays_a_minor_part_of_the_figure():
+    """sqs-dlq-redrive, idempotent: 17 entries, too long for three columns at 9 in, in nine rows under a plot of
+    two lanes and a poller's row took 30% of the figure's height. The figure grows, the plot taking in the height,
+    until the legend is at most 28% of it; the legend keeps its columns and its words."""
+    fig = _scenario_figure("sqs-dlq-redrive", IMPROVED)
+    (legend,) = fig.legends
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    assert box.height <= 0.28 * fig.bbox.height
+    assert fig.legend_plan.ncols == 2 and not [t for t in legend.get_texts() if "\n" in t.get_text()]
+    assert _check_on_figure(fig, audit.legend_sprawling) == []
+    assert _faults(fig) == []

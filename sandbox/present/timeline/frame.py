@@ -74,8 +74,8 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     plan = plan_detail(model, taxis, plot_width_in(model, rows, width, scale), scale)
     fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows if legend_shown else 0.0,
                                           title_height(title, scale.fs(TITLE_PT))
-                                          + (CAPTION_PT / 72 if rows.caption else 0.0))
-                     + (plan.height_in(scale) if plan else 0.0), dpi)
+                                          + (CAPTION_PT / 72 if rows.caption else 0.0),
+                                          plan.height_in(scale) if plan else 0.0), dpi)
     engine = fig.get_layout_engine()
     assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's
     engine.set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
