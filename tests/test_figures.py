@@ -1395,3 +1395,16 @@ def test_a_long_legend_under_a_short_plot_stays_a_minor_part_of_the_figure():
     assert fig.legend_plan.ncols == 2 and not [t for t in legend.get_texts() if "\n" in t.get_text()]
     assert _check_on_figure(fig, audit.legend_sprawling) == []
     assert _faults(fig) == []
+
+
+@pytest.mark.parametrize("scenario", ["async-invoke-resend", "durable-replay"])
+def test_a_callers_result_at_the_end_of_the_history_stands_past_its_end_line(scenario):
+    """Seed 5, idempotent: the caller got 202 at 60.03 s, just before the history ended, at the foot of a stack of
+    its marks (the read timeout's ✖ at 60 s on top). The end line cut through every place right of the stack, so
+    "got 202" stood over it, covering the ✖. It stands just past the line, covering no mark."""
+    fig = _scenario_figure(scenario, IMPROVED, 5)
+    box = _caller_labels(fig)["got 202"]
+    (end,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "end-of-history"]
+    assert box.x0 > fig.axes[0].transData.transform((end.get_xdata()[0], 0))[0]
+    assert _check_on_figure(fig, audit.caller_labels_over_marks) == []
+    assert _check_on_figure(fig, audit.texts_on_marks) == []

@@ -361,9 +361,11 @@ OVER_MARK_HITS = 5  # a caller's label over another mark of its row counts as th
 STATUS_MARKS = ("gateway_timeout",)  # marks that are an HTTP status themselves ("504"): nothing to add by them
 
 
-def _caller_candidates(ex: float, py: float, off: float) -> list[tuple[float, float, str, str]]:
+def _caller_candidates(ex: float, py: float, off: float,
+                       end_x: float | None = None) -> list[tuple[float, float, str, str]]:
     """(x, y, ha, va) by the mark ending an attempt at (``ex``, ``py``): centred over or under it first, so that it
-    stands over no other mark of its row, then beside it, then ending or starting at it, higher."""
+    stands over no other mark of its row, then beside it, then ending or starting at it, higher; last, just past the
+    history's end line at ``end_x`` where that stands between it and its mark."""
     up = off
     cands = [(ex, py + up, "center", "bottom"), (ex, py - up, "center", "top"), (ex + off, py, "left", "center"),
              (ex, py + up, "right", "bottom"), (ex, py - up, "right", "top"), (ex - off, py, "right", "center"),
@@ -372,7 +374,16 @@ def _caller_candidates(ex: float, py: float, off: float) -> list[tuple[float, fl
     cands += [(ex, py + k * up, ha, "bottom") for k in CALLER_HIGHER for ha in ("center", "right", "left")]
     cands += [(ex + dx, py + dy, ha, va) for dx, ha in ((-off, "right"), (off, "left"))
               for dy, va in ((up, "bottom"), (-up, "top"), (2 * up, "bottom"))]
+    if end_x is not None and ex <= end_x < ex + off:
+        # the mark ends the history (async-invoke-resend seed 5: "got 202" at 60.03 s, the line at 60.04 s cut
+        #   through every label beside it, and over it the label hid the read timeout stacked at 60 s)
+        cands += [(end_x + off, py + dy, "left", va) for dy, va in ((0, "center"), (up, "bottom"), (-up, "top"))]
     return cands
+
+
+def _end_line_x(c: Canvas) -> float | None:
+    """Display x of the "history ends" line (its obstacle's middle), if it is drawn."""
+    return next(((b.x0 + b.x1) / 2 for b, owner in zip(c.obs.boxes, c.obs.owners) if owner == "endline"), None)
 
 
 def _caller_room(c: Canvas, a: Attempt) -> Bbox:
@@ -418,7 +429,7 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
         texts = list(dict.fromkeys([text, halves(text)]))
         for i, words in enumerate(texts):
             placed_label = c.place(functools.partial(make, text=words),
-                                   _caller_candidates(ex, py, CALLER_GAP_PT * c.pt),
+                                   _caller_candidates(ex, py, CALLER_GAP_PT * c.pt, _end_line_x(c)),
                                    required=a.final and i == len(texts) - 1, exclude=(f"wait:{a.actor}",),  # on its
                                    crossings=_over_other_marks(c, placed, ex, py), room=_caller_room(c, a))  # wait
             if placed_label is not None:
