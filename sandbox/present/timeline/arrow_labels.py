@@ -58,10 +58,17 @@ def _arrow_candidates(arrow: Arrow, side: float, em: float) -> list[tuple[float,
     else:
         cands += [(f, 0, 0, "center", two_lines) for f in ALONG_NEAR_ENDS]
         # a stepped route's level run squeezed between two lanes' marks (cfn-custom-resource-retry's rollback delete,
-        #   under inv-2's email and over inv-3's): the label a little off centre, its line still through its middle
+        #   under inv-2's email and over inv-3's): the label a little off centre, its line still through its middle.
+        #   Only where the line runs level: across a slanting one, such a label slid down onto its head
+        level = [f for f in ALONG_ONE_LINE if _level_at(arrow.path, f)]
         cands += [(f, 0, k * em, "center", label) for label, nudges in ((text, NUDGE_EM[:2]), (two_lines, NUDGE_EM))
-                  for k in nudges for f in ALONG_ONE_LINE]
+                  for k in nudges for f in level]
     return cands
+
+
+def _level_at(points: list, f: float, reach: float = 0.02) -> bool:
+    """Whether a polyline runs level (within half a px) ``reach`` of its length either side of fraction ``f``."""
+    return abs(along(points, f - reach)[1] - along(points, f + reach)[1]) < 0.5
 
 
 def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:

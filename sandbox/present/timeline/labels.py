@@ -376,7 +376,8 @@ def _caller_candidates(ex: float, py: float, off: float,
               for dy, va in ((up, "bottom"), (-up, "top"), (2 * up, "bottom"))]
     if end_x is not None and ex <= end_x < ex + off:
         # the mark ends the history (async-invoke-resend seed 5: "got 202" at 60.03 s, the line at 60.04 s cut
-        #   through every label beside it, and over it the label hid the read timeout stacked at 60 s)
+        #   through every label beside it, and over it the label hid the read timeout stacked at 60 s); only the
+        #   final result: an earlier attempt's status past the line stood by the later marks of the stack, not its own
         cands += [(end_x + off, py + dy, "left", va) for dy, va in ((0, "center"), (up, "bottom"), (-up, "top"))]
     return cands
 
@@ -427,9 +428,9 @@ def label_caller_results(c: Canvas, placed: MarkerPlacement, waits: list[CallerW
 
         # on one line where it fits, else on two (a long one, "gave up after 504 Gateway Timeout", over no other mark)
         texts = list(dict.fromkeys([text, halves(text)]))
+        cands = _caller_candidates(ex, py, CALLER_GAP_PT * c.pt, _end_line_x(c) if a.final else None)
         for i, words in enumerate(texts):
-            placed_label = c.place(functools.partial(make, text=words),
-                                   _caller_candidates(ex, py, CALLER_GAP_PT * c.pt, _end_line_x(c)),
+            placed_label = c.place(functools.partial(make, text=words), cands,
                                    required=a.final and i == len(texts) - 1, exclude=(f"wait:{a.actor}",),  # on its
                                    crossings=_over_other_marks(c, placed, ex, py), room=_caller_room(c, a))  # wait
             if placed_label is not None:
