@@ -192,7 +192,9 @@ def test_lesson_02s_timeline_shows_the_retry_then_the_rollback_delete_an_hour_la
     assert any(t.startswith("3rd email o-1") for t in texts)
     legend = " ".join(t.get_text() for fig in [plot_timeline(history)] for t in fig.findobj(Text))
     assert "orphan: what the Create did, under no id the stack knows" in legend  # the ∅ mark at the rollback's end
-    assert "stack's status changed (CREATE_COMPLETE, ROLLBACK_...)" in legend  # its own mark, not "other delivery"
+    # its own mark, not "other delivery", its key naming this run's statuses in turn (not CREATE_COMPLETE, which
+    #   neither square is)
+    assert "stack status: ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED" in legend
     assert "other delivery event" not in legend
 
 

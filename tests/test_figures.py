@@ -22,6 +22,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.path import Path as MPath
 
 from sandbox import SCENARIOS, open_scenario, run_scenario, stage
 from sandbox.present.timeline import audit, plot_timeline
@@ -282,7 +283,8 @@ def test_an_arrow_label_stands_clear_of_the_other_arrows():
 
 def test_a_lock_band_ended_by_its_holder_ends_at_a_mark_that_says_so():
     """Lesson 10's Try it at lock 0 (a new learner): the title says "lock 60 s", and the lock band ended at 30.5 s
-    with nothing to say why: run_once deleted its record when the email failed. A ▽ stands where the band ends."""
+    with nothing to say why: run_once deleted its record when the email failed. A bin stands where the band ends: a
+    glyph of its own (a hollow ▽ was a label's pointer too)."""
     settings = {"lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}
     fig = plot_timeline(run_scenario("lock-shorter-than-work", ARTICLE, settings=settings).history, width=WIDTH_IN)
     with matplotlib_style():
@@ -1114,3 +1116,295 @@ def test_marks_stacked_as_near_as_their_padding_are_parted_in_the_detail(seed):
     assert _check(fig, audit.runs_stacked_undetailed) == []
     zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
     assert any(z.startswith("inv-1 ×") for z in zooms), zooms
+
+
+# -- what a new learner found reviewing lesson 06's source timelines (each source's worst naive run) and lesson 02
+@functools.cache
+def _naive(scenario: str):
+    """``scenario``'s naive run, seed 0, drawn as lesson 06 draws it (cached: several tests read one figure)."""
+    return _scenario_figure(scenario, NAIVE)
+
+
+def _lane_of(fig, box) -> str | None:
+    """The lane whose row the middle of ``box`` (display px) stands on."""
+    ax, cy = fig.axes[0], (box.y0 + box.y1) / 2
+    for inv, (top, bottom) in fig.lane_rows.items():
+        y0, y1 = sorted(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))
+        if y0 < cy < y1:
+            return inv
+    return None
+
+
+def test_a_source_rows_label_stays_on_its_row():
+    """durable-esm-start: "o-1, o-2, o-3 received again" of the poller's ↻ at 10:00 and 15:00 stood down among the
+    lanes, its caret on inv-3's (inv-4's) ✖, and read as that error's label."""
+    fig = _naive("durable-esm-start")
+    r = fig.canvas.get_renderer()
+    labels = [t for t in fig.axes[0].texts if (t.get_gid() or "").startswith("event-label:")]
+    assert labels
+    lanes = [m for m in audit.marks(fig) if m.ax is fig.axes[0] and (m.row or "").startswith("lane:")]
+    assert [t.get_text() for t in labels
+            if any(audit.callout_near(audit.text_box(t, r), m.box, 12.0) for m in lanes)] == []
+    assert _check_on_figure(fig, audit.header_labels_among_lanes) == []
+
+
+def _check_on_figure(fig, check) -> list[str]:
+    with matplotlib_style():
+        return check(audit.Drawn(fig))
+
+
+def _caller_labels(fig) -> dict[str, object]:
+    r = fig.canvas.get_renderer()
+    return {t.get_text(): audit.text_box(t, r) for t in fig.axes[0].texts
+            if (t.get_gid() or "").startswith("caller-label")}
+
+
+@pytest.mark.parametrize(("scenario", "text", "at"), [("alb-client-retry", "got 200", 35.0),
+                                                      ("sync-sdk-retry", "gave up: ReadTimeoutError", 180.0)])
+def test_what_a_caller_saw_stands_over_its_own_mark(scenario, text, at):
+    """alb-client-retry: "got 200" stood over the orange 30 s dot, not the black 35 s one it names; sync-sdk-retry:
+    "gave up: ReadTimeoutError" over the 2:00 ✖, not the last one at 3:00."""
+    fig = _naive(scenario)
+    box = _caller_labels(fig)[text]
+    under = sorted({round(m.t) for m in audit.marks(fig) if m.ax is fig.axes[0] and (m.row or "").startswith("caller:")
+                    and m.t is not None and box.x0 <= m.x <= box.x1})
+    assert under == [round(at)]
+    assert _check_on_figure(fig, audit.caller_labels_over_marks) == []
+
+
+def test_a_load_balancers_own_answer_is_written_by_its_mark():
+    """alb-client-retry: lesson 06 says the load balancer answered 502 at the timeout; the caller's row said it
+    nowhere. "502" stands by the 30 s mark."""
+    fig = _naive("alb-client-retry")
+    box = _caller_labels(fig)["502"]
+    (dot,) = [m for m in audit.marks(fig) if m.gid == "marker:call_error" and m.ax is fig.axes[0]]
+    assert audit.callout_near(box, dot.box, 12.0)
+
+
+def test_the_audit_finds_a_header_label_among_lanes_and_a_caller_label_over_two_marks():
+    fig, ax = _timed_page(call_error=[(30, 8)], call_answer=[(35, 8)])
+    fig.mark_times = {"marker:call_error": [(30.0, "caller:c")], "marker:call_answer": [(35.0, "caller:c")]}
+    ax.add_line(Line2D([60], [2], ls="none", marker="X", ms=10, gid="marker:end_error"))
+    fig.mark_times = {**fig.mark_times, "marker:end_error": [(60.0, "lane:inv-3")]}
+    ax.text(35, 9, "got 200", ha="right", va="bottom", gid="caller-label:c")
+    ax.text(60, 2.7, "received again", ha="center", va="bottom", gid="event-label:redelivery")  # just over inv-3's ✖
+    assert _check(fig, audit.caller_labels_over_marks) == ["'got 200' stands over marks at 30, 35 s"]
+    assert _check(fig, audit.header_labels_among_lanes) == ["'received again' stands by end_error at 232,52 on "
+                                                            "lane:inv-3, not on its own row"]
+
+
+@pytest.mark.parametrize("scenario", ["s3-notification-duplicate", "sqs-visibility-timeout"])
+def test_a_duplicates_note_stands_by_the_lane_it_names(scenario):
+    """s3-notification-duplicate, sqs-visibility-timeout: inv-2's "2nd email o-1" stood at inv-1's height, beside
+    inv-1's "✓ ok", its leader down to inv-2: it read as inv-1's."""
+    fig = _naive(scenario)
+    r = fig.canvas.get_renderer()
+    (note,) = [t for t in fig.axes[0].texts if t.get_gid() == "duplicate-note"]
+    assert _lane_of(fig, audit.text_box(note, r)) == "inv-2"
+    assert _check_on_figure(fig, audit.notes_off_their_lanes) == []
+    assert _check_on_figure(fig, audit.texts_on_marks) == []
+
+
+def test_the_audit_finds_a_note_on_another_lanes_row():
+    fig, ax = _page(email_dup=[(50, 2)])
+    fig.lane_rows = {"inv-1": (10.0, 5.0), "inv-2": (5.0, 0.0)}
+    fig.lanes = {"inv-1": (7.5, 0.0), "inv-2": (2.5, 0.0)}
+    ax.annotate("2nd email o-1", xy=(50, 2), xytext=(30, 7), gid="duplicate-note", arrowprops={"arrowstyle": "-"})
+    assert _check(fig, audit.notes_off_their_lanes) == ["'2nd email o-1' names a mark on inv-2's lane but stands "
+                                                        "nearer inv-1's"]
+
+
+def test_no_mark_looks_like_a_labels_pointer_and_a_timeout_not_like_a_ttl_deletion():
+    """A label's pointer is a hollow ▽ (△); a hollow yellow ▽ also marked "record deleted by its holder": one glyph,
+    two meanings. The record's deletion has a glyph no other mark has; the timed-out ▼-over-▲ stands between two bars,
+    unlike the TTL sweeper's ▼."""
+    from sandbox.present.timeline.style import HOURGLASS, MARKERS
+    pointers = [name for name, (kw, _) in MARKERS.items() if kw["marker"] in ("v", "^") and kw["mfc"] == "white"]
+    assert pointers == []
+    glyph = MARKERS["record_deleted"][0]["marker"]
+    assert [name for name, (kw, _) in MARKERS.items() if kw["marker"] is glyph] == ["record_deleted"]
+    top = HOURGLASS.vertices[:, 1].max()
+    assert max(abs(x) for x, y in HOURGLASS.vertices if y >= top - 1e-9) > 0.7  # a bar wider than the glass on top
+
+
+def test_the_legend_lists_no_band_too_narrow_to_see():
+    """Lesson 02 cell 14: the legend listed "lock held (IN_PROGRESS)", a 0.2 s band on an hour's axis, in no detail
+    row: nowhere to be seen."""
+    fig = _figure("02-14")
+    assert not [t for t in _legend_texts(fig) if t.startswith("lock held")]
+    assert _check_on("02-14", audit.legend_unseen) == []
+
+
+def test_the_audit_finds_a_legend_entry_drawn_nowhere_a_pixel_wide():
+    fig, ax = _timed_page()
+    ax.add_patch(Rectangle((10, 1), 0.05, 1, facecolor="#F7EB7F"))
+    ax.add_patch(Rectangle((10, 4), 30, 1, facecolor="#CCE5F5"))
+    fig.legend([Rectangle((0, 0), 1, 1, facecolor="#F7EB7F"), Rectangle((0, 0), 1, 1, facecolor="#CCE5F5")],
+               ["lock held", "result kept"])
+    assert _check(fig, audit.legend_unseen) == ["the legend lists 'lock held', drawn nowhere a pixel wide"]
+
+
+def test_the_legend_names_what_a_rows_marks_are():
+    """cfn-custom-resource-retry: the legend said "CREATE_COMPLETE, ROLLBACK_…", a status the run never reached;
+    s3-notification-duplicate: "queue delivered the event again", with no queue on the row."""
+    cfn = [t for t in _legend_texts(_figure("02-20")) if t.startswith("stack status")]
+    assert cfn and "CREATE_COMPLETE" not in cfn[0] and "ROLLBACK_FAILED" in cfn[0]
+    s3 = _legend_texts(_naive("s3-notification-duplicate"))
+    assert "S3 sent the event notification again" in s3 and not [t for t in s3 if "queue" in t]
+    assert "queue delivered the event again" in _legend_texts(_figure("00-18"))  # the async queue's row: a queue
+
+
+# -- what a learner rated 3.5/5 (plots6): each on the lesson's figure, and the audit rule that finds it
+def test_a_tick_label_beside_a_break_is_centred_on_its_tick():
+    """Lesson 10 cell 3: "60", its tick 3 px after the break, was aligned away from it and stood 10 px right of its
+    tick, a time some seconds later. The stretch takes in room from the break, and the label stands centred."""
+    assert _check_on("10-3", audit.ticks_off_centre) == []
+    assert _check_on("10-3", audit.ticks_by_breaks) == []
+    assert "60" in _ticks(_figure("10-3"))
+
+
+def test_the_audit_finds_a_tick_label_off_its_tick():
+    fig, ax = _page()
+    ax.set_xticks([20, 60], labels=["2", "61"])
+    assert _check(fig, audit.ticks_off_centre) == []
+    ax.get_xticklabels()[1].set_horizontalalignment("left")
+    found = _check(fig, audit.ticks_off_centre)
+    assert len(found) == 1 and found[0].startswith("tick '61' stands +"), found
+
+
+TTL_ONLY = f"{EXAMPLES / 'run_once_ttl_only.py'}:handler"
+
+
+def test_a_stretch_holding_only_a_mark_is_ticked():
+    """Lesson 10 cell 5 at a TTL lag of 120 s: the TTL sweeper's ▼ stood alone in a stretch between two breaks, with
+    no tick, so its time could not be read (the audit only asked for ticks where a run starts). Every stretch that
+    holds a mark is ticked, at its first mark where no run starts in it."""
+    fig = plot_timeline(run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 120}).history, width=WIDTH_IN)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+    assert _check(fig, audit.segments_unticked) == []
+    assert _check(fig, audit.ticks_off_step) == [] and _check(fig, audit.ticks_off_time) == []
+    assert "2:03" in _ticks(fig)
+
+
+def test_a_detail_row_parts_what_it_magnifies_and_no_run_is_drawn_again_as_it_stands():
+    """Lesson 05 cell 5: inv-1's 3 s run, its two claims and its email stacked at the start (the second claim 20 ms
+    after the email: no scale within the plot parts those), was drawn again "×2", stacked as above, and inv-2's
+    row at ×11 left its claims stacked too. No row for inv-1; inv-2's parts its marks side by side."""
+    fig = _figure("05-5")
+    zooms = [t.get_text() for ax in fig.axes[1:] for t in ax.texts if t.get_gid() == "detail-zoom"]
+    assert not any(z.startswith("inv-1 ") for z in zooms), zooms
+    assert _check_on("05-5", audit.runs_stacked_undetailed) == []
+    ys = {round(float(y), 3) for ax in fig.axes[1:] for ln in ax.lines if (ln.get_gid() or "").startswith("marker:")
+          for _, y in ln.get_xydata()}
+    assert len(ys) == 1, ys  # the detail's marks stand on one line: parted
+
+
+def test_an_orphans_callout_points_at_its_mark_and_the_key_names_the_statuses():
+    """Lesson 02 cell 20: the orphan's callout stood over the stack at 2:00:00, its caret on the grey status square
+    over the ∅; and the key said "CREATE_COMPLETE, ROLLBACK_...", which neither square was. The callout stands by
+    the ∅, under it, and the key names this run's statuses in turn."""
+    assert _check_on("02-20", audit.carets_astray) == [] and _check_on("02-20", audit.callouts_unpointed) == []
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    (callout,) = [t for t in fig.axes[0].texts if t.get_text().startswith("orphan")]
+    (orphan,) = [m for m in audit.marks(fig) if m.gid == "marker:orphaned" and m.ax is fig.axes[0]]
+    box = audit.text_box(callout, r)
+    assert box.y1 <= orphan.box.y0 + 1 and box.x0 <= orphan.x <= box.x1, (box, orphan.box)
+    assert "stack status: ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED" in _legend_texts(fig)
+
+
+def test_the_audit_finds_a_caret_over_another_mark():
+    fig, ax = _page()
+    for gid, y in (("marker:stack status", 6.0), ("marker:orphaned", 4.0)):
+        ax.add_line(Line2D([50], [y], ls="none", marker="s", ms=8, gid=gid))
+    ax.add_line(Line2D([50], [8], ls="none", marker="v", ms=7, gid="event-caret:orphaned"))
+    assert _check(fig, audit.carets_astray) == ["the caret of orphaned points at stack status at 200,116"]
+    ax.lines[-1].set_data([50], [2])
+    ax.lines[-1].set_marker("^")
+    assert _check(fig, audit.carets_astray) == []
+
+
+@pytest.mark.parametrize("cell", ["10-23", "02-20", "04-24"])
+def test_an_arrow_runs_along_no_lane(cell):
+    """Lesson 10 at lock 0 s: the retry's elbow ran from inv-1's end along inv-1's line to 90 s and read as part of
+    inv-1 (a diagonal crossed inv-2's marks, an elbow level at the head ran along inv-3's row). It steps down from
+    the end, runs level between the lines and drops onto the retry; 02 cell 20's rollback arrow and 04 cell 24's the
+    same. It still crosses no mark and lands at the repeat's start."""
+    assert _check_on(cell, audit.arrows_along_lanes) == []
+    assert _check_on(cell, audit.lines_through_marks) == []
+    assert _check_on(cell, audit.arrows_off_time) == []
+
+
+def test_the_audit_finds_an_arrow_along_a_lane():
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch((30, 5), (80, 1), gid="arrow:inv-1->inv-2", arrowstyle="-|>",
+                                 connectionstyle="angle,angleA=0,angleB=90"))
+    assert _check(fig, audit.arrows_along_lanes) == ["arrow:inv-1->inv-2 runs along inv-1's line"]
+    fig, ax = _page()
+    ax.add_patch(Rectangle((10, 4.5), 20, 1, gid="bar:inv-1:ok"))
+    ax.add_patch(FancyArrowPatch(path=MPath([(30, 5), (30, 3), (80, 3), (80, 1)]), arrowstyle="-|>",
+                                 gid="arrow:inv-1->inv-2"))
+    assert _check(fig, audit.arrows_along_lanes) == []
+
+
+def test_a_stepped_arrows_label_stands_on_its_level_run():
+    """Lesson 02 cell 20: the rollback's arrow steps down from inv-1 and runs level just over inv-3's envelopes,
+    under inv-2's; centred on that run, its label covered inv-2's email, so "rollback delete at 1:00:00" was left
+    out. It stands on the run a little off centre (the line still through its middle), covering no mark."""
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_gid() == "arrow-label"
+                and fig.arrow_labels.get(id(t)) == "arrow:inv-1->inv-3"]
+    assert label.get_text().replace("\n", " ") == "rollback delete at 1:00:00"
+    (arrow,) = [p for p in fig.axes[0].patches if p.get_gid() == "arrow:inv-1->inv-3"]
+    line = arrow.get_transform().transform_path(arrow.get_path())
+    box = audit.text_box(label, r)
+    assert audit.arrow_relation(box, line, 2.0 * fig.dpi / 100) == "on"
+    assert not [m.gid for m in audit.marks(fig) if m.ax is fig.axes[0] and m.box.overlaps(box)]
+    assert _check_on("02-20", audit.texts_on_marks) == _check_on("02-20", audit.labels_uneven) == []
+
+
+def test_duplicate_notes_stand_one_way_by_their_own_lanes_where_no_side_holds_them_all():
+    """Lesson 02 cell 20: neither side of their marks held both notes free (inv-3's stands between two axis
+    breaks), so the notes went above, the first side tried: inv-2's stood beside its mark, and inv-3's "3rd email
+    o-1; 2nd email o-2" above its envelopes, nearer inv-2's lane than its own. The side whose notes cover least is
+    taken: both stand below, each nearest its own lane."""
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    notes = {t.get_text().replace("\n", " "): t for t in fig.axes[0].texts if t.get_gid() == "duplicate-note"}
+    assert sorted(notes) == ["2nd email o-1", "3rd email o-1; 2nd email o-2"]
+    ax = fig.axes[0]
+    for text, lane in (("2nd email o-1", "inv-2"), ("3rd email o-1; 2nd email o-2", "inv-3")):
+        box = audit.text_box(notes[text], r)
+        cy = (box.y0 + box.y1) / 2
+        lanes = {inv: float(ax.transData.transform((0, y))[1]) for inv, (y, _) in fig.lanes.items()}
+        assert min(lanes, key=lambda inv: abs(lanes[inv] - cy)) == lane, text
+    assert _check_on("02-20", audit.labels_uneven) == _check_on("02-20", audit.notes_off_their_lanes) == []
+
+
+def test_a_long_legend_under_a_short_plot_stays_a_minor_part_of_the_figure():
+    """sqs-dlq-redrive, idempotent: 17 entries, too long for three columns at 9 in, in nine rows under a plot of
+    two lanes and a poller's row took 30% of the figure's height. The figure grows, the plot taking in the height,
+    until the legend is at most 28% of it; the legend keeps its columns and its words."""
+    fig = _scenario_figure("sqs-dlq-redrive", IMPROVED)
+    (legend,) = fig.legends
+    box = legend.get_window_extent(fig.canvas.get_renderer())
+    assert box.height <= 0.28 * fig.bbox.height
+    assert fig.legend_plan.ncols == 2 and not [t for t in legend.get_texts() if "\n" in t.get_text()]
+    assert _check_on_figure(fig, audit.legend_sprawling) == []
+    assert _faults(fig) == []
+
+
+@pytest.mark.parametrize("scenario", ["async-invoke-resend", "durable-replay"])
+def test_a_callers_result_at_the_end_of_the_history_stands_past_its_end_line(scenario):
+    """Seed 5, idempotent: the caller got 202 at 60.03 s, just before the history ended, at the foot of a stack of
+    its marks (the read timeout's ✖ at 60 s on top). The end line cut through every place right of the stack, so
+    "got 202" stood over it, covering the ✖. It stands just past the line, covering no mark."""
+    fig = _scenario_figure(scenario, IMPROVED, 5)
+    box = _caller_labels(fig)["got 202"]
+    (end,) = [ln for ln in fig.axes[0].lines if ln.get_gid() == "end-of-history"]
+    assert box.x0 > fig.axes[0].transData.transform((end.get_xdata()[0], 0))[0]
+    assert _check_on_figure(fig, audit.caller_labels_over_marks) == []
+    assert _check_on_figure(fig, audit.texts_on_marks) == []

@@ -184,13 +184,13 @@ def _lesson_verdict(lock_s, work_s):
 def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
     from matplotlib.transforms import Bbox
 
-    from sandbox.present.verdict_map import CELL_TEXT, MapPicture, drawn_box
+    from sandbox.present.verdict_map import CELL_SIGN, CELL_TEXT, MapPicture, drawn_box
 
     grid = _lesson_grid()
     picture = MapPicture(grid, {"lock_seconds": 13, "slow_email_seconds": 30}, equal_line="lock = work")
     ax, renderer = picture.figure.axes[0], picture.figure.canvas.get_renderer()
     now, pt = picture.mark, picture.figure.dpi / 72
-    moved, left_out = set(), set()
+    moved, left_out, signs = set(), set(), set()
     # Between columns (near a cell's middle, too), between rows, both, beyond the last value of each axis, and
     # between the category "0" and the first number; each for its own verdict, and for none.
     marks = [(13, 30), (11, 30), (9, 30), (27, 44), (13, 25), (20, 15), (10, 19), (60, 30), (45, 1), (3, 30), (3, 5)]
@@ -210,13 +210,18 @@ def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
             box = drawn_box(word, renderer)
             assert not box.overlaps(ring) and not box.overlaps(tab), (lock_s, work_s, x, y)
             assert cell.x0 <= box.x0 and box.x1 <= cell.x1 and cell.y0 <= box.y0 and box.y1 <= cell.y1, (x, y)
-            assert word.get_text().replace("\n", " ") == CELL_TEXT[grid.status(x, y)] and word.get_fontsize() >= 10
+            said = word.get_text().replace("\n", " ")
+            assert said in (CELL_TEXT[grid.status(x, y)], CELL_SIGN[grid.status(x, y)]), (lock_s, work_s, x, y)
+            assert word.get_fontsize() >= 10
+            if said == CELL_SIGN[grid.status(x, y)]:
+                signs.add((lock_s, work_s, x, y))
         moved |= {(lock_s, work_s, t.get_text()) for t in now.moved if t.get_visible()}
     assert {(13, 30, "✗ invalid"), (3, 30, "✗ invalid"), (45, 1, "✓ valid"), (60, 30, "✓ valid")} <= moved, moved
-    # Only where the point covers most of a cell (near a column's middle: lock 10 and 11; a row's: work 1), or sits
-    # on the line between two rows of a column (work 15 and 19): the cells' colours still say their verdicts.
-    assert left_out == {(10, 19, 10, 10), (10, 19, 10, 20), (11, 30, 10, 30), (20, 15, 20, 10), (20, 15, 20, 20),
-                        (45, 1, 45, 10)}, left_out
+    # No cell's verdict is hidden under the ring (a learner read lock 11's ring as covering "✗ invalid"): where the
+    # point covers most of a cell (near a column's middle: lock 10 and 11; a row's: work 1), or sits on the line
+    # between two rows of a column (work 15 and 19), the cell keeps its sign.
+    assert left_out == set(), left_out
+    assert signs, signs
 
 
 def _ring_at(picture):
@@ -701,6 +706,40 @@ def test_a_static_export_shows_what_was_run_and_its_pictures_not_a_widget_repr()
         pictures = [base64.b64decode(src) for src in re.findall(r'src="data:image/png;base64,([^"]+)"', page)]
         assert explorer.image.value in pictures and explorer.legend.value in pictures
         assert (view.image.value in pictures) == (shown is view)
+
+
+@pytest.mark.parametrize(("lock_s", "work_s"), [(12, 30), (11, 30), (13, 30), (25, 30), (10, 30)])
+def test_the_mark_hides_no_cells_verdict_and_the_legend_shows_its_shape(lock_s, work_s):
+    """Lesson 10's dashboard at lock 12, work 30 (a new learner): the ring between the columns stood on its cell's
+    "✗ invalid", the black "now" tab on the next cell's words, and the legend showed a framed box while the map
+    showed a ring. Every cell keeps its verdict (its sign, at least), the tab stands on no cell the ring is not on
+    (over the line between two rows, a third of it at most), and the legend's symbol is the map's: a ring, or a frame
+    on a framed cell."""
+    from matplotlib.transforms import Bbox
+
+    from sandbox.present.timeline import audit
+    from sandbox.present.verdict_map import MapPicture, drawn_box
+
+    grid = _lesson_grid()
+    picture = MapPicture(grid, {"lock_seconds": 10, "slow_email_seconds": 30}, equal_line="lock = work")
+    picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, _lesson_verdict(lock_s, work_s))
+    fig, now = picture.figure, picture.mark
+    assert audit.faults(fig) == []
+    assert all(word.get_visible() for word in now.words.values())
+    renderer, ax = fig.canvas.get_renderer(), fig.axes[0]
+    ringed = now.point[0].get_visible()
+    shapes = fig.now_shapes
+    assert shapes is not None and shapes.ring and shapes.frame
+    assert all(a.get_visible() == ringed for a in shapes.ring) and all(a.get_visible() != ringed for a in shapes.frame)
+    if not ringed:
+        return
+    ring, tab = now.point[0].get_window_extent(renderer), drawn_box(now.tab, renderer)
+    for x, y in now.words:
+        i, j = grid.x.centre(x), grid.y.centre(y)
+        cell = Bbox(ax.transData.transform([(i - 0.5, j - 0.5), (i + 0.5, j + 0.5)]))
+        if not cell.overlaps(ring):
+            shared = Bbox.intersection(cell, tab)
+            assert shared is None or shared.width * shared.height <= tab.width * tab.height / 3, (lock_s, work_s, x, y)
 
 
 def test_a_legend_shown_before_comes_back_without_being_drawn_again(monkeypatch):

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.legend_handler import HandlerPatch
 from matplotlib.transforms import Bbox
 
 from ..errors import BadInput
@@ -69,6 +70,7 @@ WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far insi
 WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
 FRAME_W, FRAME_H, FRAME_PT = 0.94, 0.9, 5.0  # the frame on the current setting's cell (cells) and its black edge
 TAB_TEXT, TAB_PT = " now ", CELL_PT - 1  # the tab beside a ring ...
+TAB_ASTRAY = 1 / 3  # a tab may stand this share of itself on a cell the ring is not on (over the line between rows)
 FRAMED_TAB_TEXT, FRAMED_TAB_PT = "now", CELL_SMALL_PT  # ... and the one hung inside a frame, from its corner (not
 #   bold: narrower, so the framed cell's words still fit beside it)
 FRAMED_INSET_PT = 1.8  # a framed cell's words stand this far inside the frame's black edge (their box is 1.7 pt
@@ -258,6 +260,7 @@ class VerdictMapFigure(audit.Audited):
     canvas: FigureCanvasAgg  # _map_figure gives it one
     now_mark: NowMark  # the mark of the current setting, when one is drawn
     cell_words: dict[tuple, Any]  # each cell's words, by its (x, y) values
+    now_shapes: NowShapes | None = None  # the legend's symbol for the mark: a frame or a ring, as the map shows it
 
     def _repr_png_(self) -> bytes:
         buf = io.BytesIO()
@@ -412,10 +415,12 @@ class NowMark:
     figure's layout must be fixed.
     """
 
-    def __init__(self, ax, words: Mapping[tuple, Any] | None = None, gaps: LineGaps | None = None):
+    def __init__(self, ax, words: Mapping[tuple, Any] | None = None, gaps: LineGaps | None = None,
+                 shapes: NowShapes | None = None):
         from matplotlib.patches import Rectangle
 
         self.ax, self.gaps = ax, gaps  # the dashed line's gaps follow the words the mark moves
+        self.shapes = shapes  # the legend's symbol for it, which shows the shape the map shows
         self.frames = [ax.add_patch(Rectangle((0, 0), FRAME_W, FRAME_H, facecolor="none", edgecolor=colour, lw=lw,
                                               zorder=5)) for colour, lw in (("black", FRAME_PT), ("white", 1.5))]
         self.point = [ax.plot([], [], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew, zorder=6,
@@ -461,6 +466,8 @@ class NowMark:
         for ring in self.point:
             ring.set_data([px], [py])
             ring.set_visible(not on_cell)
+        if self.shapes is not None:
+            self.shapes.show(ring=not on_cell)
         self.words_home()
         if on_cell:
             self._tab_in_frame((xv, yv), px, py)
@@ -468,7 +475,8 @@ class NowMark:
             # On the line between two cells the ring claims neither, so the tab says the verdict itself (a learner
             # could not read lock 25's invalid from a ring between an invalid cell and a valid one).
             self.tab.set(fontsize=TAB_PT, fontweight="bold")
-            self._clear_of_words(px, py, [TAB_TEXT] if inside_cell else _tab_texts(verdict))
+            # in a cell, beside its words: " now ", else "now" (narrower, so they keep their words, not just a sign)
+            self._clear_of_words(px, py, [TAB_TEXT, TAB_TEXT.strip()] if inside_cell else _tab_texts(verdict))
         if self.gaps is not None:
             self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
@@ -529,6 +537,8 @@ class NowMark:
         tabs = [((px, py + 0.2), "center", "bottom"), ((px, py - 0.2), "center", "top"),  # above, sitting on the ring
                 (from_px((cx + reach, cy)), "left", "center"), (from_px((cx - reach, cy)), "right", "center")]
         page = self.ax.get_figure(root=True).bbox
+        cells = [(*to_px((i - 0.5, j - 0.5)), *to_px((i + 0.5, j + 0.5))) for (i, j), _ in self._home.values()]
+        mine = [cell for cell in cells if _overlap(ring, [cell]) > 0]
         best = None
         for k, (text, (at, ha, va)) in enumerate((text, spot) for text in texts for spot in tabs):
             tx, ty = to_px(at)
@@ -538,10 +548,15 @@ class NowMark:
             blocked = [ring, _box(tx, ty, extent, WORDS_CLEAR_PT * pt)]
             # every cell's words, not only the nearest: a long tab beside the ring reaches past the next cell
             places = {w: self._aside(w, blocked, cx, cy, pt) for w in self.words.values()}
-            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()), k)
+            # a tab standing on a cell the ring is not on reads as covering that cell's words (lock 12, work 30: the
+            #   tab beside the ring in the 10 s column stood on the 20 s column's cell)
+            area = (tab[2] - tab[0]) * (tab[3] - tab[1])
+            astray = sum(_overlap(tab, [cell]) > TAB_ASTRAY * area for cell in cells if cell not in mine)
+            signs = sum(spot not in (None, _LEFT_OUT) and spot[4] in CELL_SIGN.values() for spot in places.values())
+            score = (off_page, sum(spot is _LEFT_OUT for spot in places.values()), astray, signs, k)
             if best is None or score < best[0]:
                 best = (score, (text, at, ha, va), places)
-            if score[:2] == (False, 0):
+            if score[:4] == (False, 0, 0, 0):
                 break
         assert best is not None  # the loop tries at least one place
         _, (self.tab_text, at, ha, va), places = best
@@ -588,7 +603,13 @@ class NowMark:
         corners = [(x, y, ha, va, t) for t in texts for x, ha in across for y, va in updown]
         first, then = (sideways, vertical) if abs(cx - mx) / (x1 - x0) >= abs(cy - my) / (y1 - y0) else \
             (vertical, sideways)
-        for spot in [(*spot, size) for size in (CELL_PT, CELL_SMALL_PT) for spot in first + then + corners]:
+        spots = [(*spot, size) for size in (CELL_PT, CELL_SMALL_PT) for spot in first + then + corners]
+        # last, its sign alone ("✗"), where the ring covers most of the cell: words left out read as hidden under it
+        sign = next((CELL_SIGN[s] for s, said in CELL_TEXT.items() if said == text and s in CELL_SIGN), None)
+        if sign is not None:
+            spots += [(x, y, ha, va, sign, CELL_PT) for x, y, ha, va, _ in [*first, *then, *corners][:len(first)]]
+            spots += [(x, y, ha, va, sign, CELL_PT) for x, y, ha, va, _ in corners]
+        for spot in spots:
             x, y, ha, va, t, size = spot
             box = _box(x, y, self._extent(word, t, ha, va, size))
             if cell[0] <= box[0] and box[2] <= cell[2] and cell[1] <= box[1] and box[3] <= cell[3] \
@@ -645,6 +666,51 @@ def drawn_box(text, renderer):
     return Bbox.union([box, patch.get_window_extent(renderer)])
 
 
+class NowShapes:
+    """The legend's symbol for the mark, in both its shapes: a framed box and a ring (with its dot), as drawn in the
+    legend; ``show`` keeps the one the map shows (the legend showed a framed box while the map showed a ring)."""
+
+    def __init__(self) -> None:
+        self.frame: list = []
+        self.ring: list = []
+
+    @property
+    def artists(self) -> list:
+        return [*self.frame, *self.ring]
+
+    def show(self, ring: bool) -> None:
+        for artist in self.frame:
+            artist.set_visible(not ring)
+        for artist in self.ring:
+            artist.set_visible(ring)
+
+
+class _NowHandler(HandlerPatch):
+    """Draws the mark's legend entry as a frame and a ring over each other (``NowShapes`` shows one); any other patch
+    (a cell's colour) as usual."""
+
+    def __init__(self, shapes: NowShapes | None) -> None:
+        super().__init__()
+        self.shapes = shapes
+
+    def create_artists(self, legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans):
+        from matplotlib.colors import to_hex
+        from matplotlib.lines import Line2D
+
+        drawn = super().create_artists(legend, orig_handle, xdescent, ydescent, width, height, fontsize, trans)
+        if self.shapes is None or to_hex(orig_handle.get_facecolor()) != "#ffffff":
+            return drawn  # a cell's colour
+        cx, cy = width / 2 - xdescent, height / 2 - ydescent
+        ring = [Line2D([cx], [cy], ls="none", marker="o", ms=size, mfc=face, mec=edge, mew=mew)
+                for size, face, edge, mew in ((fontsize * 1.3, "none", "black", 2.6), (fontsize * 1.3, "none",
+                                                                                      "white", 0.8),
+                                              (fontsize * 0.4, "black", "white", 0.6))]
+        for artist in ring:
+            artist.set_transform(trans)
+        self.shapes.frame, self.shapes.ring = list(drawn), ring
+        return [*drawn, *ring]
+
+
 def now_words(grid: VerdictGrid, xv: Any, yv: Any) -> str:
     return f"now: {grid.x.word} {grid.x.tick(xv)}, {grid.y.word} {grid.y.tick(yv)}".replace("\n", " ")
 
@@ -663,6 +729,7 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
                              for s in shown]
     if now:
         handles.append(Patch(facecolor="white", edgecolor="black", lw=3, label=now))
+        fig.now_shapes = NowShapes()
     if equal_line:
         handles.append(Line2D([], [], ls="--", lw=2.2, color="#1F1F1F", label=equal_line))
     wide = sum(len(str(h.get_label())) for h in handles) > LEGEND_ROW_CHARS
@@ -671,7 +738,7 @@ def _legend(fig, grid: VerdictGrid, now: str | None, equal_line: str | None) -> 
     # the mark's widest words)
     for ncols in range(min(2 if wide else 3, len(handles)), 0, -1):
         legend = fig.legend(handles=handles, loc="outside lower center", ncols=ncols, fontsize=LABEL_PT - 1,
-                            frameon=False)
+                            frameon=False, handler_map={Patch: _NowHandler(fig.now_shapes)} if now else None)
         if ncols == 1 or legend.get_window_extent(renderer).width <= fig.bbox.width:
             break
         legend.remove()
@@ -717,7 +784,7 @@ def _map_figure(grid: VerdictGrid, mark: Mapping[str, Any] | None, title: str | 
     gaps = words_off_line(ax, line, words) if line is not None else None
     fig.cell_words = words
     if mark:
-        fig.now_mark = NowMark(ax, words, gaps)
+        fig.now_mark = NowMark(ax, words, gaps, fig.now_shapes)
         fig.now_mark.place(grid, mark, verdict)
     return fig
 
@@ -764,7 +831,8 @@ class MapPicture:
         canvas, cell_words = self.figure.canvas, list(self.mark.words.values())
         self._gaps = self.mark.gaps.patches if self.mark.gaps is not None else {}  # each word's gap in the line
         on_words = [*(patch for patch in self._gaps.values() if patch.get_visible()), *cell_words]
-        for artist in [*self.mark.artists, self.words, *on_words]:
+        shapes = self.figure.now_shapes.artists if self.figure.now_shapes is not None else []
+        for artist in [*self.mark.artists, self.words, *on_words, *shapes]:
             artist.set_visible(False)
         with quick_text():
             canvas.draw()
@@ -796,8 +864,9 @@ class MapPicture:
             rows, columns = self._lift[word]
             pixels[rows, columns] = self._bare[rows, columns]
         gaps = [self._gaps[word] for word in self.mark.moved if word in self._gaps]
+        shapes = self.figure.now_shapes.artists if self.figure.now_shapes is not None else []
         with quick_text():
-            for artist in [*gaps, *self.mark.moved, *self.mark.artists, self.words]:
+            for artist in [*gaps, *self.mark.moved, *self.mark.artists, self.words, *shapes]:
                 if artist.get_visible():
                     self.figure.draw_artist(artist)
         # audited as the dashboard shows it: a lesson's run of the map as first drawn (draw_verdict_map) never saw

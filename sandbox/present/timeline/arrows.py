@@ -20,6 +20,7 @@ from matplotlib.transforms import Bbox
 from ...vocab import Cause
 from .audit import Mark, marks
 from .canvas import GAP_OWNER, Canvas
+from .lanes import BAR_HALF
 from .markers import MarkerPlacement
 from .model import Invocation
 from .style import Z_ARROW, arrow_look
@@ -44,10 +45,17 @@ OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray 
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
 HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
 HEAD_LENGTH, HEAD_WIDTH = 0.4, 0.2  # matplotlib's "-|>" head reaches back this share of its size, out this each way
+ALONG_PX = 12  # px at 100 dpi: a level run longer than this at a lane's height reads as part of that lane ...
+ALONG_HITS = 50  # ... and costs as much as crossing this many obstacles
+ALONG_CLEAR_PX = 4  # px at 100 dpi: a level run keeps this far beyond a lane's bar
+SIBLING_CLEAR_PX = 24  # px at 100 dpi from its start, a stepped route crosses no arrow leaving with it
+DROP_MIN_PT = 7  # pt: a stepped route's first and last legs are at least this long (its head comes in upright)
+STEPS = 12  # heights a stepped route's level run is tried at, at most
 FLAT_HEAD_HITS = 100  # a candidate whose head reaches into the marks it lands on crosses one: worse than brushing a
 #   few obstacles
 # obstacles an arrow may cross: row separators, gap labels and the end-of-history line
 IGNORED_OWNERS = ("separator", "static", "endline", GAP_OWNER)
+STEPPED = "stepped"  # a route with two elbows, drawn as a path
 REPEAT = "repeat"  # what an arrow's label calls a repeat whose cause the history does not say
 # what a copy's label calls it: short, so that it fits by its arrow (the lane's title names the cause in full)
 COPY_WORDS: dict[str, str] = {Cause.SPONTANEOUS_DUPLICATE: "duplicate", Cause.CONCURRENT_DUPLICATE: "duplicate",
@@ -146,10 +154,14 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
     style, pts = _route(c, a, b, shrink, vertical, (f"lane:{prev.inv}", f"lane:{rec.inv}", *siblings), near)
     owner = f"arrow:{prev.inv}->{rec.inv}"
     color, linestyle = arrow_look(rec.cause)
-    patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), arrowstyle=RoundTip(),
-                                     mutation_scale=HEAD_SIZE * c.scale.factor,
-                                     color=color, lw=ARROW_LW, shrinkA=shrink[0], shrinkB=shrink[1],
-                                     connectionstyle=style, zorder=Z_ARROW, gid=owner, linestyle=linestyle)
+    look = {"arrowstyle": RoundTip(), "mutation_scale": HEAD_SIZE * c.scale.factor, "color": color, "lw": ARROW_LW,
+            "zorder": Z_ARROW, "gid": owner, "linestyle": linestyle}
+    if style == STEPPED:  # a polyline in plot coordinates (no connection style has two elbows at given heights)
+        start = (pts[0][0], pts[0][1] + math.copysign(shrink[0] * c.pt, pts[1][1] - pts[0][1]))
+        patch = mpatches.FancyArrowPatch(path=MPath([c.data(*p) for p in [start, *pts[1:]]]), **look)
+    else:
+        patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), shrinkA=shrink[0], shrinkB=shrink[1],
+                                         connectionstyle=style, **look)
     c.ax.add_patch(patch)
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
@@ -207,25 +219,71 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         if onto_marks is None:  # its head would come in flat across the marks it lands on
             cands.append(("angle,angleA=90,angleB=0,rad=6", [a, (a[0], b[1]), b]))
         cands.append(("angle,angleA=0,angleB=90,rad=6", [a, (b[0], a[1]), b]))
-    for rad in ARC_RADS:
+    lanes = _lane_lines(c)
+    rank = {id(pts): float(i) for i, (_, pts) in enumerate(cands)}
+    base = len(cands)
+    if not vertical:  # before the arcs: an arc sweeps through the room beside it the other arrows' labels need
+        for pts in _stepped(a, b, DROP_MIN_PT * c.pt):  # nearest the head first: it drops onto its repeat's row
+            rank[id(pts)] = base + 0.5 * abs(pts[2][1] - b[1]) / max(abs(a[1] - b[1]), 1e-9)
+            cands.append((STEPPED, pts))
+    for k, rad in enumerate(ARC_RADS):
         cands.append((f"arc3,rad={rad}", arc3(a, b, rad)))
+        rank[id(cands[-1][1])] = base + 1.0 + k
     best = None
-    for i, (style, pts) in enumerate(cands):
+    for style, pts in cands:
+        i = rank[id(pts)]
         samples = polyline(pts, SAMPLE_PX)
         ends = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > (shrink[0] + ENDS_CLEAR_PT) * c.pt
         ends &= np.hypot(samples[:, 0] - b[0], samples[:, 1] - b[1]) > (shrink[1] + ENDS_CLEAR_PT) * c.pt
         hits = c.obs.points_hit(samples[ends], exclude=exclude + IGNORED_OWNERS)
+        if style == STEPPED:  # it shares its start with its siblings, but crossing one further on reads as a knot
+            far = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > SIBLING_CLEAR_PX * c.fig.dpi / 100
+            hits += c.obs.points_hit(samples[ends & far], exclude=exclude[:2] + IGNORED_OWNERS) - \
+                c.obs.points_hit(samples[ends & far], exclude=exclude + IGNORED_OWNERS)
         box = c.axes_box()
         outside = (samples[:, 0] < box.x0) | (samples[:, 0] > box.x1) | (samples[:, 1] < box.y0) | \
             (samples[:, 1] > box.y1)
         # cut off by the axes, an arrow is hardly seen; landing flat, its head's wing crosses the marks it lands on
         flat = onto_marks is not None and _head_into(pts, onto_marks, HEAD_SIZE * c.scale.factor * c.pt,
                                                      ARROW_LW / 2 * c.pt)
-        score = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat) * HIT_COST + i
+        along = ALONG_HITS * _along(pts, lanes, ALONG_PX * c.fig.dpi / 100)
+        score = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat + along) * HIT_COST + i
         if best is None or score < best[0]:
             best = (score, style, pts)
     assert best is not None  # there is always the straight arc
     return best[1], best[2]
+
+
+def _stepped(a: Point, b: Point, drop: float) -> list[list[Point]]:
+    """Routes down (up) from the tail, level across between the rows, and down (up) onto the head: the elbow along
+    the tail's lane read as part of that run (lesson 10's retry at lock 0 s ran along inv-1's line to 90 s), a
+    diagonal crossed inv-2's marks, and an elbow level at the head ran along inv-3's row."""
+    lo, hi = sorted((a[1], b[1]))
+    if hi - lo < 2 * drop:
+        return []
+    return [[a, (a[0], y), (b[0], y), b] for y in np.linspace(lo + drop, hi - drop, STEPS)]
+
+
+def _lane_lines(c: Canvas) -> list[tuple[float, float]]:
+    """(display y, reach px) of each lane's bar line and each of its strips' (lock, kept...): a route running level
+    that near one reads as part of that lane (lesson 10: a level run just right of inv-1's lock band continued it)."""
+    clear = ALONG_CLEAR_PX * c.fig.dpi / 100
+    out = []
+    for inv, y in c.rows.lane_y.items():
+        out.append((c.px(0, y)[1], abs(c.px(0, BAR_HALF)[1] - c.px(0, 0)[1]) + clear))
+        if inv is None:
+            continue
+        for key in c.rows.strips.get(inv, ()):
+            top, h = c.rows.strip(inv, key) or (y, 0.0)
+            out.append((c.px(0, top + h / 2)[1], abs(c.px(0, h / 2)[1] - c.px(0, 0)[1]) + clear))
+    return out
+
+
+def _along(pts: list[Point], lanes: list[tuple[float, float]], least: float) -> bool:
+    """Whether a route runs level, ``least`` px or more, within reach of a lane's line (``_lane_lines``): it reads
+    as part of that lane's run."""
+    return any(abs(y1 - y0) < 1 and abs(x1 - x0) > least and any(abs(y0 - y) < r for y, r in lanes)
+               for (x0, y0), (x1, y1) in pairwise(pts))
 
 
 def _marks_near(c: Canvas, tip: Point, drawn: list[Mark]) -> list[MPath]:

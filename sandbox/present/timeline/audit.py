@@ -53,6 +53,7 @@ import json
 import os
 import sys
 from collections.abc import Collection, Mapping
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, cast
 
@@ -61,19 +62,21 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
+from matplotlib.patches import Rectangle
 from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
 
 from ...vocab import Delivery
 from .axis import NICE_STEPS
-from .layout import same_place
+from .layout import levels, mixed_stacks, same_place
 
 ENV = "RWH_FIGURE_AUDIT"
 AUDIT_DIR: Path | None = Path(os.environ[ENV]) if os.environ.get(ENV) else None
 
 TOUCH_PX = 1.0  # px at 100 dpi: boxes and shapes may share this much (anti-aliased edges)
 TICK_GAP_PX = 6.0  # px at 100 dpi between neighbouring tick labels, at least
+TICK_SHIFT_PX = 3.0  # px at 100 dpi: a tick label's centre stands this close to its tick, at most
 SEEN_PX = 8.0  # px at 100 dpi: a bar narrower than this has a cap this wide, centred on it
 TRUE_PX = 1.0  # px at 100 dpi: a mark's centre, a band's end and a tick stand this close to their time, at most
 SCALE_TOLERANCE = 1e-6  # the segments of a time axis share one scale, to this relative difference
@@ -576,6 +579,30 @@ def _lines(fig: Figure) -> list[tuple[str, MPath, str | None]]:
     return out
 
 
+ALONG_PX = 12.0  # px at 100 dpi: an arrow running level this far, or further, at a lane's bar ...
+ALONG_CLEAR_PX = 3.0  # ... (its height, and this beyond it) reads as part of that lane's run
+
+
+def arrows_along_lanes(d: Drawn) -> list[str]:
+    """A repeat arrow runs level along no lane's bar line: lesson 10 at lock 0 s, the retry's elbow ran from
+    inv-1's end along inv-1's line to 90 s, and read as inv-1 running on (lesson 02 cell 20's rollback arrow too)."""
+    out = []
+    for ax in d.fig.axes:
+        bars = [(p.get_gid() or "", p.get_window_extent(d.r)) for p in ax.patches
+                if (p.get_gid() or "").startswith("bar:")]
+        for p in ax.patches:
+            gid = p.get_gid() or ""
+            if not gid.startswith("arrow:"):
+                continue
+            pts = np.asarray(p.get_transform().transform_path(p.get_path()).vertices)
+            for (x0, y0), (x1, y1) in pairwise(pts):
+                if abs(y1 - y0) >= d.px(TOUCH_PX) or abs(x1 - x0) < d.px(ALONG_PX):
+                    continue
+                near = [bar for bar, box in bars if box.y0 - d.px(ALONG_CLEAR_PX) < y0 < box.y1 + d.px(ALONG_CLEAR_PX)]
+                out += [f"{gid} runs along {bar.split(':')[1]}'s line" for bar in near[:1]]
+    return out
+
+
 def lines_through_marks(d: Drawn) -> list[str]:
     """A repeat arrow or a note's leader line crossing a mark: it reads as pointing there. The marks at either
     end of a line are what it connects, and a note's leader may pass over the marks it names."""
@@ -830,10 +857,12 @@ def ticks_off_step(d: Drawn) -> list[str]:
 
 
 def _start_xs(d: Drawn, ax) -> list[float]:
-    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``)."""
+    """Display x where each run starts on ``ax``, when it is the timeline's own axis (``fig.lanes``), and where
+    each of its marks stands (a stretch where no run starts is ticked at its first mark)."""
     if ax is not d.fig.axes[0]:
         return []
-    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()]
+    return [float(ax.transData.transform((x, y))[0]) for y, x in getattr(d.fig, "lanes", {}).values()] + [
+        m.x for m in d.marks if m.ax is ax]
 
 
 def _last_digit(label: str) -> float:
@@ -1004,18 +1033,25 @@ def detail_strips_uneven(d: Drawn) -> list[str]:
 
 
 def segments_unticked(d: Drawn) -> list[str]:
-    """Each stretch of a broken time axis in which a run starts holds a tick: one with none (the retry two hours
-    later, after two breaks) cannot be read at all, and the reader counts breaks to guess its time."""
+    """Each stretch of a broken time axis in which a run starts or a mark stands holds a tick: one with none (the
+    retry two hours later, after two breaks; lesson 10's TTL sweeper deleting the record between two breaks) cannot
+    be read at all, and the reader counts breaks to guess its time."""
     segments = getattr(d.fig, "time_map", ())
     if len(segments) < 2:
         return []
     ax = d.fig.axes[0]
     ticks = [x for x, lb in zip(ax.get_xticks(), ax.get_xticklabels()) if lb.get_text()]
+    held = [(m.gid[len(MARK_PREFIX):], float(ax.transData.inverted().transform((m.x, m.y))[0]))
+            for m in d.marks if m.ax is ax]
     out = []
     for t0, t1, x0, x1 in segments:
+        if any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+            continue
         runs = [inv for inv, (_, x) in getattr(d.fig, "lanes", {}).items() if x0 - 1e-9 <= x <= x1 + 1e-9]
-        if runs and not any(x0 - 1e-9 <= x <= x1 + 1e-9 for x in ticks):
+        if runs:
             out.append(f"the stretch {t0:g}..{t1:g} s, where {runs[0]} starts, has no tick")
+        elif mark := next((name for name, x in held if x0 - 1e-9 <= x <= x1 + 1e-9), None):
+            out.append(f"the stretch {t0:g}..{t1:g} s, where {mark} stands, has no tick")
     return out
 
 
@@ -1055,6 +1091,23 @@ def _pointed(d: Drawn, box: Bbox, mark: Bbox, leaders: list[np.ndarray]) -> bool
     edge, reach = box.padded(d.px(TOUCH_PX) * 3), mark.padded(d.px(END_PX))
     return any(edge.contains(*pts[0]) and (reach.contains(*pts[-1]) or
                                            len(pts) == 1 and reach.x0 <= pts[0][0] <= reach.x1) for pts in leaders)
+
+
+def carets_astray(d: Drawn) -> list[str]:
+    """A callout's caret points at its own mark: the first mark under a "▽" (over a "△") in its column is one of
+    the callout's kind (lesson 02 cell 20: the orphan's caret pointed at the stack's grey status square over its ∅).
+    """
+    out = []
+    carets = [(ax, ln) for ax in d.fig.axes for ln in ax.lines if (ln.get_gid() or "").startswith(CALLOUT_CARET)]
+    for ax, ln in carets:
+        style, down = MARK_PREFIX + (ln.get_gid() or "")[len(CALLOUT_CARET):], ln.get_marker() == "v"
+        for x, y in ax.transData.transform(ln.get_xydata()):
+            column = [m for m in d.marks if m.ax is ax and m.box.x0 <= x <= m.box.x1
+                      and (m.box.y1 <= y + d.px(TOUCH_PX) if down else m.box.y0 >= y - d.px(TOUCH_PX))]
+            first = min(column, key=lambda m: abs(m.y - y), default=None)
+            if first is not None and first.gid != style:
+                out.append(f"the caret of {style[len(MARK_PREFIX):]} points at {first}")
+    return out
 
 
 def leaders_across_breaks(d: Drawn) -> list[str]:
@@ -1255,6 +1308,22 @@ def ticks_by_breaks(d: Drawn) -> list[str]:
     return out
 
 
+def ticks_off_centre(d: Drawn) -> list[str]:
+    """A tick label is centred on its tick, within :data:`TICK_SHIFT_PX`: aligned away from a break beside it,
+    lesson 10's "60" stood 10 px right of its tick and read as a time some seconds later. The axis makes room for
+    it instead (``TimeAxis.clear_ticks``)."""
+    out = []
+    for ax in d.fig.axes:
+        for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
+            if not (label.get_visible() and label.get_text()):
+                continue
+            box, tick = label.get_window_extent(d.r), float(ax.transData.transform((x, 0))[0])
+            off = (box.x0 + box.x1) / 2 - tick
+            if abs(off) > d.px(TICK_SHIFT_PX):
+                out.append(f"tick {label.get_text()!r} stands {off:+.1f} px off its tick")
+    return out
+
+
 STACK_GAP_PX = 4.0  # px at 100 dpi between the outlines of two marks stacked one above the other, at least (their
 #   outlines shrunk by what may touch: about 2 px of white between them as drawn)
 
@@ -1275,6 +1344,7 @@ def marks_stacked_tight(d: Drawn) -> list[str]:
     return out
 
 
+DETAIL_CLEARS = 2  # marks a detail row must stand clear of stacks to be worth drawing (``detail.CLEARED``)
 PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws the run this share of the plot wide
 #   (the detail's own plan lets the run take the plot's width, less a margin: a run on the edge is not a fault)
 
@@ -1282,7 +1352,9 @@ PARTED_SHARE = 0.8  # marks stacked on a run are parted by a detail that draws t
 def runs_stacked_undetailed(d: Drawn) -> list[str]:
     """A run whose marks at different times stand stacked on its lane, for want of room, where the plot's width
     could stand them side by side (the whole run nearly as wide as the plot), is drawn again in the detail row
-    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it)."""
+    (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew it);
+    where the plot's width would stand at least :data:`DETAIL_CLEARS` of them clear of any stack (lesson 05 cell 5:
+    a "×2" row drew inv-1's 3 s run again, its marks stacked as before: only one could stand clear)."""
     if not _timeline(d):
         return []
     main = d.fig.axes[0]
@@ -1297,10 +1369,17 @@ def runs_stacked_undetailed(d: Drawn) -> list[str]:
         if not row.startswith("lane:") or inv not in runs or inv in detailed:
             continue
         most = PARTED_SHARE * width / runs[inv]  # px a second, the run nearly as wide as the plot
-        if any(a.t != b.t and abs(a.y - b.y) > d.px(TOUCH_PX) and abs(a.x - b.x) < (a.width + b.width) / 2
-               and (a.width + b.width) / 2 <= most * abs(a.t - b.t)
-               for i, a in enumerate(ms) if a.ax is main and a.t is not None
-               for b in ms[i + 1:] if b.ax is main and b.t is not None):
+        timed = sorted((m for m in ms if m.ax is main and m.t is not None), key=lambda m: cast(float, m.t))
+        if not timed:
+            continue
+        halves = [m.width / 2 for m in timed]
+        here = levels([m.x for m in timed], halves, 0.0)
+        t0 = cast(float, timed[0].t)
+        wide = levels([(cast(float, m.t) - t0) * most for m in timed], halves, 0.0)
+        # marks ms apart in a run of seconds stay stacked at any scale: a detail parting one mark off them would
+        #   draw the run again as it is (lesson 05 cell 5)
+        times = [cast(float, m.t) for m in timed]
+        if mixed_stacks(here, times) - mixed_stacks(wide, times) >= DETAIL_CLEARS:
             out.append(f"{inv}'s marks stand stacked for want of room, and no detail row draws it")
     return out
 
@@ -1376,16 +1455,121 @@ def words_left_out(d: Drawn) -> list[str]:
     return out
 
 
+HEADER_LABELS = ("event-label:", "caller-label")  # gids of the labels of a source's (or a caller's) row
+
+
+def _lane_spans_px(d: Drawn, ax) -> dict[str, tuple[float, float]]:
+    """Each lane's row (``fig.lane_rows``), display y from and to."""
+    return {inv: (min(a, b), max(a, b)) for inv, (top, bottom) in getattr(d.fig, "lane_rows", {}).items()
+            for a, b in [(float(ax.transData.transform((0, v))[1]) for v in (top, bottom))]}
+
+
+def header_labels_among_lanes(d: Drawn) -> list[str]:
+    """A label of a source's or a caller's row stands on a source's row (``fig.head_rows``), or at least by none of a
+    lane's marks: off its row next to one it reads as that mark's (durable-esm-start: "o-1, o-2, o-3 received
+    again", of the poller's ↻ at 10:00, stood down under inv-3's ✖, its caret on it)."""
+    if not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    lanes = [m for m in d.marks if m.ax is ax and (m.row or "").startswith("lane:")]
+    heads = [sorted(float(ax.transData.transform((0, v))[1]) for v in span)
+             for span in getattr(d.fig, "head_rows", {}).values()]
+    out = []
+    for t, box, _ in d.texts:
+        if t.axes is not ax or not (t.get_gid() or "").startswith(HEADER_LABELS):
+            continue
+        if any(box.y0 <= hi and lo <= box.y1 for lo, hi in heads):
+            continue  # on a source's row (across its separator, at worst), over the line from the lanes
+        out += [f"{_name(t)} stands by {m} on {m.row}, not on its own row" for m in lanes
+                if callout_near(box, m.box, d.px(CALLOUT_NEAR_PX))]
+    return out
+
+
+def caller_labels_over_marks(d: Drawn) -> list[str]:
+    """What a caller saw ("got 200", "502") stands by the one mark that says when: a label over marks of two moments
+    of its row reads as the earlier one's (alb-client-retry: "got 200", of the answer at 35 s, over the 30 s error;
+    sync-sdk-retry: "gave up: ReadTimeoutError" over the 2:00 ✖, of the last one at 3:00)."""
+    out = []
+    for t, box, _ in d.texts:
+        gid = t.get_gid() or ""
+        if not gid.startswith("caller-label:"):
+            continue
+        row = f"caller:{gid.split(':', 1)[1]}"
+        under = sorted((m.x, m.t) for m in d.marks if m.row == row and m.t is not None and box.x0 <= m.x <= box.x1)
+        places = [at for i, (x, at) in enumerate(under) if not i or x - under[i - 1][0] > d.px(END_PX)]  # stacked
+        #   marks (a read timeout, the next send and its answer at one instant) stand at one place
+        if len(places) > 1:
+            out.append(f"{_name(t)} stands over marks at {', '.join(f'{at:g}' for at in places)} s")
+    return out
+
+
+def notes_off_their_lanes(d: Drawn) -> list[str]:
+    """A note with a leader ("2nd email o-1") stands nearer the line of the lane whose mark it names than any other
+    lane's (``fig.lanes``): nearer another, beside its "✓ ok", it reads as that lane's, whatever its leader says
+    (s3-notification-duplicate's inv-2 note stood beside inv-1's outcome)."""
+    if not d.fig.axes:
+        return []
+    ax = d.fig.axes[0]
+    spans = _lane_spans_px(d, ax)
+    ys = {inv: float(ax.transData.transform((0, y))[1]) for inv, (y, _) in getattr(d.fig, "lanes", {}).items()}
+    out = []
+    for t, box, _ in d.texts:
+        if t.axes is not ax or t.get_gid() not in LEADER_TARGETS or not isinstance(t, Annotation):
+            continue
+        my = float(ax.transData.transform(t.xy)[1])
+        own = next((inv for inv, (lo, hi) in spans.items() if lo <= my <= hi), None)
+        if own is None or own not in ys:
+            continue
+        middle = (box.y0 + box.y1) / 2
+        nearer = min(ys, key=lambda inv: abs(middle - ys[inv]))
+        if abs(middle - ys[nearer]) < abs(middle - ys[own]) - d.px(TOUCH_PX):
+            out.append(f"{_name(t)} names a mark on {own}'s lane but stands nearer {nearer}'s")
+    return out
+
+
+SEEN_LEGEND_PX = 1.0  # px at 100 dpi: a band the legend lists is drawn at least this wide somewhere
+TABLE_BANDS = ("lock held", "result kept", "expired")  # the bands it asks that of: the table's (a bar under a pixel
+#   has a cap of its look drawn; a poller's invisible stretch under one is still to be left out of the legend)
+
+
+def _look(p) -> tuple:
+    """What a band looks like to a reader: its fill and hatch (its edge may be drawn thinner or dashed)."""
+    from matplotlib.colors import to_hex
+    return to_hex(p.get_facecolor()), p.get_hatch()  # see-through or not: the colour a reader matches
+
+
+def legend_unseen(d: Drawn) -> list[str]:
+    """A legend lists only what the figure shows: a table band's entry ("lock held (IN_PROGRESS)") has a band of its
+    look drawn at least a pixel wide in the timeline or its detail (lesson 02 cell 14: a 0.2 s lock on an hour's axis,
+    in no detail row, listed but nowhere to be seen)."""
+    if not _timeline(d):
+        return []
+    drawn: dict[tuple, float] = {}
+    for ax in d.fig.axes:
+        for p in ax.patches:
+            if p.get_visible():
+                look = _look(p)
+                drawn[look] = max(drawn.get(look, 0.0), p.get_window_extent(d.r).width)
+    out = []
+    for leg in d.fig.legends:
+        for handle, text in zip(leg.legend_handles, leg.get_texts()):
+            if type(handle) is Rectangle and text.get_text().startswith(TABLE_BANDS) \
+                    and drawn.get(_look(handle), 0.0) < d.px(SEEN_LEGEND_PX):
+                out.append(f"the legend lists {_name(text)}, drawn nowhere a pixel wide")
+    return out
+
+
 CHECKS = (outside_figure, separators_dangling, texts_overlapping, texts_on_marks, marks_overlapping, marks_piled,
           marks_off_time, bands_off_time, bars_unseen, scale_bent, ticks_off_time, ticks_uneven, ticks_colliding,
           arrow_labels_on_bands, keys_on_bands, arrows_cut_off, lines_through_marks, end_line_through_marks,
           lanes_drawn_early, texts_unreadable, legend_sprawling, texts_in_breaks, texts_on_axis_line, bars_hidden,
           labels_before_band,
           ticks_off_step, marks_touching_names, bands_behind_bars, labels_uneven, detail_strips_uneven,
-          segments_unticked, callouts_unpointed, leaders_across_breaks, arrow_labels_off_their_lanes,
+          segments_unticked, callouts_unpointed, carets_astray, leaders_across_breaks, arrow_labels_off_their_lanes,
           arrow_labels_partial, arrows_ending_in_breaks, arrows_off_time, runs_stacked_undetailed,
-          marks_stacked_tight, ticks_by_breaks, rows_empty, arrow_labels_astray, lines_through_words,
-          words_left_out)
+          marks_stacked_tight, ticks_by_breaks, ticks_off_centre, arrows_along_lanes,
+          rows_empty, arrow_labels_astray, lines_through_words,
+          words_left_out, header_labels_among_lanes, caller_labels_over_marks, notes_off_their_lanes, legend_unseen)
 
 
 #: What the true-time audit checks: every mark, band end and tick at its time, one scale, stacks in time order.

@@ -112,6 +112,40 @@ class TimeAxis:
             self.bp_x[k:] = [x + grow for x in self.bp_x[k:]]
         self.x_hi = self.bp_x[-1]
 
+    def clear_ticks(self, ticks: list[tuple[float, float]], clear: float) -> None:
+        """Room between each break and a tick beside it for the tick's label centred on it: ``ticks`` is each tick's
+        time and half its label's width, ``clear`` what a label keeps from a break (both in plot x). A label aligned
+        away from a break reads as a time some seconds off (lesson 10's "60", 10 px right of its tick), so the
+        stretch takes in a little more of the idle time the break leaves out, at the axis' one scale, and the
+        segments after it move right; where the break has too little idle time to give, the label is aligned away
+        (``Canvas.ticks_off_breaks``)."""
+        for v, half in sorted(ticks):
+            for i, (ta, tb, xa, xb) in enumerate(self.gaps):
+                k = 2 * i
+                slope = (self.bp_t[k + 1] - self.bp_t[k]) / max(self.bp_x[k + 1] - self.bp_x[k], 1e-12)
+                grow = half + clear - (self.x(v) - xb if v >= tb else xa - self.x(v))
+                if grow <= 0 or (tb - ta) - grow * slope < BREAK_KEEPS * (tb - ta):
+                    continue  # clear of it, or the break would leave too little out to say time was cut
+                self._grow_into_gap(i, grow, grow * slope, after=v >= tb)
+
+    def _grow_into_gap(self, i: int, dx: float, dt: float, *, after: bool) -> None:
+        """Break ``i`` leaves ``dt`` seconds less out: the segment after it starts (before it ends) that much
+        earlier (later), ``dx`` wider, and everything right of it moves ``dx`` right."""
+        ta, tb, xa, xb = self.gaps[i]
+        k = 2 * i + 2 if after else 2 * i + 1  # the breakpoint that takes the time in
+        if after:
+            self.bp_t[k] -= dt
+            self.segments[i + 1] = (self.segments[i + 1][0] - dt, self.segments[i + 1][1])
+            self.gaps[i] = (ta, tb - dt, xa, xb)
+            self.bp_x[k + 1:] = [x + dx for x in self.bp_x[k + 1:]]
+        else:
+            self.bp_t[k] += dt
+            self.segments[i] = (self.segments[i][0], self.segments[i][1] + dt)
+            self.gaps[i] = (ta + dt, tb, xa + dx, xb + dx)
+            self.bp_x[k:] = [x + dx for x in self.bp_x[k:]]
+        self.gaps[i + 1:] = [(a, b, x0 + dx, x1 + dx) for a, b, x0, x1 in self.gaps[i + 1:]]
+        self.x_hi = self.bp_x[-1]
+
     def extend_right(self, frac: float, *, notes: bool = True) -> None:
         """Add empty room (``frac`` of the final width) after the end: for notes (``tail``: marked by an "end of
         history" line, no ticks in it) or only for the last markers."""
@@ -147,6 +181,12 @@ class TimeAxis:
                 return xa + (t - ta) * (xb - xa) / (tb - ta)
         return bx[-1]  # pragma: no cover
 
+    def t_at(self, x: float) -> float:
+        """The time at plot ``x`` in a segment (the inverse of :meth:`x`)."""
+        bt, bx = self.bp_t, self.bp_x
+        i = next((k for k in range(0, len(bx) - 2, 2) if x <= bx[k + 1]), len(bx) - 2)
+        return bt[i] + (x - bx[i]) * (bt[i + 1] - bt[i]) / max(bx[i + 1] - bx[i], 1e-12)
+
     def segment_widths(self) -> list[float]:
         """Each segment's width in plot x (data units)."""
         return [self.bp_x[2 * i + 1] - self.bp_x[2 * i] for i in range(len(self.segments))]
@@ -156,14 +196,15 @@ class TimeAxis:
         return f"{self.clock_name} {AXIS_LABELS[self.unit]}"
 
     def ticks(self, seg_px: list[float], em_px: float, until: float | None = None,
-              starts: tuple[float, ...] = ()) -> tuple[list[float], list[str]]:
+              starts: tuple[float, ...] = (), marks: tuple[float, ...] = ()) -> tuple[list[float], list[str]]:
         """Tick positions and labels: ``seg_px`` is each segment's width in px, ``em_px`` the tick font's size in px,
-        ``until`` the last time a tick may show, ``starts`` when the runs started. Every segment is at the axis' one
-        scale, so every segment gets the one step, the finest round one whose labels do not touch, and every label
-        the same decimals. Where a segment holds two ticks at that step, a segment too short to hold one is ticked
-        where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
-        it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each
-        gets one, the roundest time near its middle."""
+        ``until`` the last time a tick may show, ``starts`` when the runs started, ``marks`` when the marks stand (a
+        segment with no run's start in it is ticked at its first mark: lesson 10's TTL sweeper's ▼). Every segment is at
+        the axis' one scale, so every segment gets the one step, the finest round one whose labels do not touch, and
+        every label the same decimals. Where a segment holds two ticks at that step, a segment too short to hold one is
+        ticked where its first run started, at that instant ("2:04:34", the retry the title names: a round time beside
+        it, "2:04:25", read as the retry's time, and no tick left the stretch unread); where none holds two, each gets
+        one, the roundest time near its middle."""
         spans = []
         for (a, b), px in zip(self.segments, seg_px):
             spans.append((a, min(b, until) if until is not None else b, px / max(b - a, 1e-12)))
@@ -177,7 +218,7 @@ class TimeAxis:
         values: list[float] = []
         lone: list[int] = []  # decimals each lone tick needs
         if any(len(vals) > 1 for vals in stepped):  # the axis reads at its step: its multiples, and the runs' starts
-            at_starts = _start_ticks(spans, stepped, starts, dec)
+            at_starts = _start_ticks(spans, stepped, starts, dec, marks)
             values = sorted([v for vals in stepped for v in vals] + [v for v, _ in at_starts])
             dec = max([dec, *(d for _, d in at_starts)])
         else:  # no stretch holds two: each gets its own, the roundest time near its middle
@@ -237,14 +278,15 @@ class TimeAxis:
 
 
 def _start_ticks(spans: list[tuple[float, float, float]], stepped: list[list[float]], starts: tuple[float, ...],
-                 dec: int) -> list[tuple[float, int]]:
+                 dec: int, marks: tuple[float, ...] = ()) -> list[tuple[float, int]]:
     """A tick for each segment the axis' step leaves without one, where its first run started (a run starting there
     is what the segment is kept for), and its decimals: the axis', or as many more as keep it in its segment
     (kafka-producer-resend: the re-send at 121.66 s, in a stretch that ends with the history at 121.67 s, is
-    "121.66"; "122" stood after the history, where no tick is, and the stretch had none)."""
+    "121.66"; "122" stood after the history, where no tick is, and the stretch had none); where no run starts,
+    at its first mark (``marks``)."""
     out = []
     for (a, b, _), vals in zip(spans, stepped):
-        first = next((t for t in sorted(starts) if a <= t <= b), None)
+        first = next((t for t in [*sorted(starts), *sorted(marks)] if a <= t <= b), None)
         if vals or first is None:
             continue
         at = next(((round(first, d), d) for d in range(dec, dec + START_DECIMALS + 1) if a <= round(first, d) <= b),

@@ -27,6 +27,7 @@ from .sizing import Scale
 TEXT_PAD_EM = 0.35  # a label's box is padded by this fraction of its font size (its rounded bbox patch)
 OUTSIDE_PENALTY = 100  # a candidate reaching out of the axes counts as this many overlaps
 OFF_PAGE_PENALTY = 10_000  # one cut off by the edge of the figure, as this many
+GAP_HITS = 8  # one on an axis break, as this many: it reads as standing at a time the axis left out
 AXIS_CLEAR_PX = 2  # px at 100 dpi: a label keeps this far above the time axis' line
 TICK_CLEAR_PX = 7  # px at 100 dpi: a tick label keeps this far from an axis break (the audit asks 6)
 GAP_OWNER = "gap"  # the obstacle owner of an axis break (``lanes.register_static_obstacles``)
@@ -47,6 +48,7 @@ class Canvas:
     renderer: RendererBase | None = None  # set by freeze()
     zooms: tuple[float, ...] = ()  # the detail row's (``detail.py``): how magnified each of its stretches is
     arrow_lines: list[tuple[str, Path]] = field(default_factory=list)  # repeat arrows drawn (gid, display path)
+    placed_cost: int = 0  # what the label ``place`` last kept covers, as overlaps (0: it stands free)
     #: Label boxes measured once, for every ``place`` that makes its labels one way (``place``'s ``measured``).
     measured: dict[str, dict[Any, tuple[float, float, Bbox, float]]] = field(default_factory=dict)
 
@@ -165,10 +167,11 @@ class Canvas:
               exclude: tuple[str, ...] = (), owner: str = "label",
               crossings: Callable[[Bbox], int] | None = None,
               anchor: Callable[[Any], tuple[float, float, Any]] | None = None,
-              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, measured: str | None = None) -> Any:
+              adjust: Callable[[Any, Bbox], tuple[Any, Bbox]] | None = None, room: Bbox | None = None,
+              measured: str | None = None) -> Any:
         """Try candidate placements; keep the first that overlaps nothing already drawn.
 
-        A ``required`` label that finds no free spot goes where it overlaps least;
+        A ``required`` label that finds no free spot goes where it overlaps least (``placed_cost`` says how much);
         an optional one is left out (None). ``crossings(box)`` counts what else a candidate covers (a
         note's leader line crossing markers), as overlaps.
 
@@ -177,7 +180,8 @@ class Canvas:
         other candidate's box is that box moved to its anchor: a label tried in fifteen spots costs two or
         three texts, not fifteen. ``adjust(cand, box)`` -> (cand, box) may move a candidate once its box is known
         (slid back inside the plot, say). Every label keeps off the axis' breaks (their obstacles, ``GAP_OWNER``):
-        one there reads as standing at a time the axis left out. ``measured`` names the way ``make`` makes its
+        one there reads as standing at a time the axis left out. ``room``: where the label may stand, when not only
+        in the plot (a caller's result, beside the plot on its own row). ``measured`` names the way ``make`` makes its
         labels where other calls make theirs the same way (one look for a figure's arrow labels, say): their
         variants are measured once for all of them.
         """
@@ -192,16 +196,18 @@ class Canvas:
                     artist.remove()
                     artist = None
                 cand = moved
-            score = self._score(box, size, exclude)
+            score = self._score(box, size, exclude, room)
             if crossings is not None and (score == 0 or required):  # an optional label needs a free spot only
                 score += crossings(box)
             if score == 0 or i == len(candidates) - 1 and required and (best is None or score < best[0]):
+                self.placed_cost = score
                 return self._keep(artist if artist is not None else make(cand), owner)
             if best is None or score < best[0]:
                 best = (score, cand)
             if artist is not None:
                 artist.remove()
         if required and best is not None:
+            self.placed_cost = best[0]
             return self._keep(make(best[1]), owner)
         return None
 
@@ -219,16 +225,19 @@ class Canvas:
         mx, my, box, size = measured[variant]
         return None, box.translated(px - mx, py - my), size
 
-    def _score(self, box: Bbox, size: float, exclude: tuple[str, ...]) -> int:
-        """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot or the page."""
-        axbox, page = self.axes_box(), self.fig.bbox
+    def _score(self, box: Bbox, size: float, exclude: tuple[str, ...], room: Bbox | None = None) -> int:
+        """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot (or ``room``) or the
+        page."""
+        axbox, page = room or self.axes_box(), self.fig.bbox
         tol = TEXT_PAD_EM * size * self.pt + 1
         # the bottom is the time axis' line: a label on it reads as a tick, so it keeps clear of it
         inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
                   box.y0 >= axbox.y0 + AXIS_CLEAR_PX * self.fig.dpi / 100 and box.y1 <= axbox.y1 + tol)
         on_page = box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
-        # overlapping a neighbour is bad; running off the page (cut in half) is worse
-        return (self.obs.hits(box, exclude) + (0 if inside else OUTSIDE_PENALTY)
+        # overlapping a neighbour is bad; covering an axis break, worse (cfn-custom-resource-retry's "3rd email o-1"
+        #   over "58.7 min skipped"); running off the page (cut in half), worse still
+        breaks = 0 if GAP_OWNER in exclude else sum(box.x0 < b and a < box.x1 for a, b in self.breaks_px())
+        return (self.obs.hits(box, exclude) + (GAP_HITS - 1) * breaks + (0 if inside else OUTSIDE_PENALTY)
                 + (0 if on_page else OFF_PAGE_PENALTY))
 
     def _keep(self, artist: Any, owner: str) -> Any:

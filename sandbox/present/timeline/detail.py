@@ -23,7 +23,7 @@ from .canvas import Canvas
 from .figure import TimelineFigure
 from .lanes import BAR_HALF as BAR_HALF_ABOVE
 from .lanes import MIN_BAR_PX, draw_bars, draw_gaps
-from .layout import levels, stack_levels
+from .layout import levels, mixed_stacks, stack_levels
 from .model import Model
 from .rows import Row, RowKind, Rows
 from .sizing import MARKER_PAD_PT, REFERENCE_DPI, STACK_PAD_PT, Scale, text_width_in
@@ -41,6 +41,7 @@ ZOOM_ROOM = 0.55  # data units above the first lane, for each stretch's "×40"
 AXIS_IN = 0.62  # in: the detail's last row's tick labels and its axis label ...
 ROW_AXIS_IN = 0.4  # in: ... every other row's tick labels
 CAP_GROW = 0.05  # data units: a cap reaches this far above and below its bar (``markers.CAP_GROW``)
+CLEARED = 2  # marks a detail stands clear of the stacks they stood in here, at least: fewer, it draws the run again
 STACKED_SLACK_PX = 1.0  # px at 100 dpi: the plot is a little wider or narrower as laid out than estimated here
 MEASURABLE_S = 0.001  # s: a shorter run has no length worth magnifying (it errors at once: its ✖ is the run)
 EQUAL_RUNS = 0.05  # runs whose lengths differ by at most this share of the longer are magnified alike
@@ -131,22 +132,38 @@ def _crowded(model: Model, taxis: TimeAxis, per_x: float, scale: Scale, room_in:
         lifts = stack_levels(xs, halves, talls, MARKER_PAD_PT / 72, STACK_PAD_PT / 72)  # as the marks will stand
         covers = [(x - h, x + h, lift - t / 2, lift + t / 2) for x, h, t, lift in zip(xs, halves, talls, lifts)]
         most_per_s = room_in / (rec.end - rec.start)  # the run as wide as the plot
-        if _covered((lo, lo + w, -half, half), covers) > CROWDED or _stacked(mine, xs, halves, lifts, most_per_s):
+        if _covered((lo, lo + w, -half, half), covers) > CROWDED or _stacked(mine, xs, halves, most_per_s):
             out.append((rec.inv, rec.start, rec.end, 2 * sum(halves), [m.t for m in mine], halves, talls))
     return out
 
 
-def _stacked(marks: list, xs: list[float], halves: list[float], lifts: list[float], most_per_s: float) -> bool:
-    """Marks of a run at different times stacked one above the other, where a scale of at most ``most_per_s``
-    inches a second (the whole run as wide as the plot) stands them side by side: the run is too short for them
-    here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no detail drew
-    it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them. Near is within
-    :data:`STACKED_SLACK_PX` of their inks touching (sqs-visibility-timeout seed 2: two envelopes stacked 0.1 px
-    further apart than that, by the plot's width estimated here, overlapped as laid out)."""
+def _stacked(marks: list, xs: list[float], halves: list[float], most_per_s: float) -> bool:
+    """Marks of a run stacked one above the other here, at least :data:`CLEARED` of which a scale of at most
+    ``most_per_s`` inches a second (the whole run as wide as the plot) stands clear of any stack of marks of other
+    times (``layout.mixed_stacks``; a stack of one instant reads, top to bottom): the run is too
+    short for them here (lesson 02 cell 16: inv-1's 0.4 s bar under an envelope over it and one on its end, and no
+    detail drew it). Marks a few ms apart in a run of seconds stay stacked: no detail could part them, and one that
+    parts a single mark off such a stack draws the run again as it stands (lesson 05 cell 5: inv-1's 3 s run "×2",
+    its claims and email stacked as above). A mark stands stacked within :data:`STACKED_SLACK_PX` of its neighbours'
+    inks (sqs-visibility-timeout seed 2: two
+    envelopes stacked 0.1 px further apart than that, by the plot's width estimated here, overlapped as laid
+    out)."""
     slack = STACKED_SLACK_PX / REFERENCE_DPI
-    return any(lifts[i] != lifts[j] and abs(xs[i] - xs[j]) < halves[i] + halves[j] + slack
-               and (halves[i] + halves[j]) <= most_per_s * abs(marks[i].t - marks[j].t)
-               for i in range(len(marks)) for j in range(i + 1, len(marks)))
+    here = levels(xs, halves, MARKER_PAD_PT / 72 + slack)
+    t0 = min(m.t for m in marks)
+    wide = levels([(m.t - t0) * most_per_s for m in marks], halves, MARKER_PAD_PT / 72)
+    times = [m.t for m in marks]
+    return mixed_stacks(here, times) - mixed_stacks(wide, times) >= CLEARED
+
+
+def parting_per_s(times: list[float], halves: list[float], most: float) -> float:
+    """Inches a second at which a run's marks at different times stand side by side (``MARKER_PAD_PT`` apart),
+    but for those no scale up to ``most`` parts: a detail drawn for its stacks must part them, not draw them stacked
+    again at ×2 (lesson 05 cell 5's inv-2 at ×11)."""
+    pad = MARKER_PAD_PT / 72
+    needs = [(halves[i] + halves[j] + pad) / abs(times[j] - times[i])
+             for i in range(len(times)) for j in range(i + 1, len(times)) if times[i] != times[j]]
+    return max((n for n in needs if n <= most), default=0.0)
 
 
 def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> DetailPlan | None:
@@ -158,8 +175,10 @@ def plan_detail(model: Model, taxis: TimeAxis, plot_in: float, scale: Scale) -> 
         return None
     groups: list[list] = []  # [t0, t1, inches a second, invs] of runs that overlap in time
     needs: dict[str, float] = {}
-    for inv, start, end, marks_in, *_ in crowded:
-        need = min(max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s), MAX_ZOOM * main_per_s)
+    for inv, start, end, marks_in, ts, hs, _ in crowded:
+        parting = parting_per_s(ts, hs, (plot_in - 2 * EDGE_IN) / max(end - start, 1e-6))  # stacks it can part
+        need = max(marks_in / ROOMY / max(end - start, 1e-6), MIN_ZOOM * main_per_s, parting)
+        need = min(need, MAX_ZOOM * main_per_s)
         needs[inv] = need
         if groups and start <= groups[-1][1]:
             groups[-1][1] = max(groups[-1][1], end)

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 
-from .axis import TimeAxis
-from .canvas import Canvas
+from .axis import TICK_CHAR_EM, TimeAxis
+from .canvas import TICK_CLEAR_PX, Canvas
 from .detail import open_details, plan_detail
 from .figure import new_figure
 from .legend import LegendPlan, legend_items
-from .model import Model
+from .model import Model, Window
 from .rows import layout_rows
 from .sizing import (
     PLOT_SHARE,
+    REFERENCE_DPI,
     Scale,
     figure_height,
     fit_title,
@@ -37,6 +38,8 @@ H_PAD_IN, W_PAD_IN = 0.06, 0.08  # in: constrained layout's padding around the a
 TITLE_PAD_PT = 12  # pt: between the title and the plot
 CAPTION_PT = 20  # pt: the title stands this much higher over a caption (``lanes.draw_row_names``)
 GRID_LW = 0.8  # pt
+ROOM_TRIES = 3  # times the ticks are worked out again after the stretches took in room for them, at most
+TICK_SLACK_PX = 2  # px at 100 dpi: a tick label's width, estimated from its characters, may be this much short
 
 
 def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
@@ -58,20 +61,21 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
         taxis.extend_left(left)
     plot_in = plot_width_in(model, rows, width, scale)
     taxis.widen_breaks(BREAK_MIN_IN / plot_in * (taxis.x_hi - taxis.x_lo))  # room for each break's upright label
+    _room_for_ticks(model, taxis, plot_in * dpi, scale.fs(TICK_PT) * dpi / 72, dpi / 100)
     reach = stack_reach(model, taxis, plot_width_in(model, rows, width, scale) * (1 - room) * (1 - left), scale)
     if reach:  # marks that crowd stack up and down: their rows grow to hold them
         rows = layout_rows(model, reach)
         scale = Scale.for_rows(rows)
     squeezed = bool(taxis.gaps)
-    items = legend_items(model, squeezed=squeezed)
+    items = legend_items(model, squeezed=squeezed, seen=_seen(taxis, plot_width_in(model, rows, width, scale)))
     ncols, texts, legend_rows = legend_layout([text for _, text in items], width)
     legend = LegendPlan([(handle, text) for (handle, _), text in zip(items, texts)], ncols, legend_rows, legend_shown)
     title = fit_title(title, width, scale.fs(TITLE_PT))
     plan = plan_detail(model, taxis, plot_width_in(model, rows, width, scale), scale)
     fig = new_figure(width, figure_height(rows, scale, squeezed, legend_rows if legend_shown else 0.0,
                                           title_height(title, scale.fs(TITLE_PT))
-                                          + (CAPTION_PT / 72 if rows.caption else 0.0))
-                     + (plan.height_in(scale) if plan else 0.0), dpi)
+                                          + (CAPTION_PT / 72 if rows.caption else 0.0),
+                                          plan.height_in(scale) if plan else 0.0), dpi)
     engine = fig.get_layout_engine()
     assert isinstance(engine, ConstrainedLayoutEngine)  # new_figure's
     engine.set(h_pad=H_PAD_IN, w_pad=W_PAD_IN)
@@ -88,6 +92,21 @@ def open_canvas(model: Model, unit: str, title: str, width: float, gaps: bool,
     set_time_ticks(canvas, width * PLOT_SHARE * dpi / x_span if x_span > 0 else 1.0)
     _axis_style(canvas)
     return canvas, legend, details
+
+
+SEEN_PX = 1.0  # px at 100 dpi: a table window narrower than this is drawn, but no reader sees it
+
+
+def _seen(taxis: TimeAxis, plot_in: float):
+    """Whether a table window is drawn wide enough to see on the axis (``plot_in`` wide): the legend lists only
+    what can be seen (lesson 02 cell 14: a 0.2 s lock on an hour's axis, in no detail row, was listed)."""
+    span = taxis.x_hi - taxis.x_lo
+    px_per_x = plot_in * REFERENCE_DPI / span if span > 0 else 0.0
+
+    def seen(w: Window) -> bool:
+        x1 = taxis.x_hi if w.end is None else min(taxis.x(w.end), taxis.x_hi)
+        return (x1 - taxis.x(w.start)) * px_per_x >= SEEN_PX
+    return seen
 
 
 def _frame(c: Canvas, title: str, squeezed: bool) -> None:
@@ -108,8 +127,28 @@ def set_time_ticks(c: Canvas, px_per_x: float) -> None:
     em_px = c.fs(TICK_PT) * c.fig.dpi / 72
     until = c.model.t_end if taxis.tail else None  # no ticks in the room after the history
     starts = tuple(rec.start for rec in c.model.invs.values())
-    xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts)
+    marks = tuple(m.t for m in c.model.marks)  # a stretch with no run's start is read at its first mark
+    xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts, marks)
     c.ax.set_xticks(xt, labels=xl)
+
+
+def _room_for_ticks(model: Model, taxis: TimeAxis, plot_px: float, em_px: float, px: float) -> None:
+    """The ticks ``set_time_ticks`` will set, each centred on its tick clear of the breaks: the stretches beside a
+    break take in the room (``TimeAxis.clear_ticks``). ``plot_px``: the plot's width in px, roughly; ``px``: display
+    px per px at 100 dpi."""
+    if not taxis.gaps:
+        return
+    until = model.t_end if taxis.tail else None
+    starts = tuple(rec.start for rec in model.invs.values())
+    marks = tuple(m.t for m in model.marks)
+    for _ in range(ROOM_TRIES):  # the room changes the scale a little, and so the step: "62.5" became "62"
+        before = list(taxis.gaps)
+        px_per_x = plot_px / (taxis.x_hi - taxis.x_lo)
+        xs, labels = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts, marks)
+        half = [(len(label) * TICK_CHAR_EM * em_px / 2 + TICK_SLACK_PX * px) / px_per_x for label in labels]
+        taxis.clear_ticks(list(zip(map(taxis.t_at, xs), half)), TICK_CLEAR_PX * px / px_per_x)
+        if taxis.gaps == before:
+            return
 
 
 def _axis_style(c: Canvas) -> None:

@@ -74,6 +74,16 @@ def stack_levels(xs: list[float], halves: list[float], talls: list[float], pad: 
     return [((n - 1) / 2 - level) * (tallest[first] + vpad) for level, n, first in found]
 
 
+def mixed_stacks(found: list[tuple[int, int, int]], times: list[float]) -> int:
+    """How many marks stand stacked (``found``: :func:`levels`) with a mark of another time: a stack of one instant
+    reads in order, top to bottom; one of marks some ms apart does not say which came first."""
+    stacks: dict[int, set[float]] = {}
+    for (_, n, first), t in zip(found, times):
+        if n > 1:
+            stacks.setdefault(first, set()).add(t)
+    return sum(1 for (_, n, first) in found if n > 1 and len(stacks[first]) > 1)
+
+
 def levels(xs: list[float], halves: list[float], pad: float) -> list[tuple[int, int, int]]:
     """(level, levels in its cluster, the cluster's first mark) of each mark, given in time order at their centres.
 

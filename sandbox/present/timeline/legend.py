@@ -8,6 +8,7 @@ entries matplotlib has no handle for: a repeat arrow and a caller's send-and-wai
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -17,7 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
 from ...vocab import HTTP_CLIENTS, Delivery, ItemStatus, Outcome, SourceKind
-from .model import END_MARKER, Model, WindowKind
+from .model import END_MARKER, Model, Window, WindowKind
 from .style import (
     ARROW_COLOR,
     BATCHING_STYLE,
@@ -155,6 +156,20 @@ def _handoff_text(m: Model) -> str:
     return f"hand-off failed (500): {who}"
 
 
+#: Who delivers an event again on its own, by the row that shows it: a queue only where a queue is the row.
+AGAIN_BY: dict[str, str] = {
+    SourceKind.S3: "S3 sent the event notification again", SourceKind.SNS: "SNS delivered the message again",
+    SourceKind.EVENTBRIDGE: "EventBridge delivered the event again",
+    SourceKind.CLOUDFORMATION: "CloudFormation sent the request again"}
+
+
+def _again_text(m: Model) -> str:
+    """What a ⇉ on a source's row stands for: the row's service delivered the event again (s3-notification-duplicate's
+    legend said "queue delivered the event again", with no queue on its row)."""
+    texts = {AGAIN_BY.get(e.source, MARKERS["spont_dup"][1]) for e in m.events if e.style == "spont_dup"}
+    return texts.pop() if len(texts) == 1 else "the source delivered the event again"
+
+
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if len(sources) == 1 and sources <= HTTP_CLIENTS:
@@ -184,10 +199,20 @@ def _window_text(m: Model, kind: WindowKind) -> str:
     return text
 
 
-def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
-    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps."""
+def _status_text(m: Model) -> str:
+    """What the grey squares say in this figure, in time order: their labels rarely find room by them (lesson 02
+    cell 20: two squares, and a key naming CREATE_COMPLETE, which neither was)."""
+    said = [e.label.removeprefix("stack ").strip() for e in sorted(m.events, key=lambda e: (e.t, e.seq))
+            if e.style == Delivery.STACK_STATUS and e.label]
+    said = list(dict.fromkeys(s for s in said if s and s != "?"))
+    return f"stack status: {' → '.join(said)}" if said else MARKERS[Delivery.STACK_STATUS][1]
+
+
+def legend_items(m: Model, squeezed: bool, seen: Callable[[Window], bool] | None = None) -> list[tuple[Any, str]]:
+    """(handle, text) for each kind of item in the figure; ``squeezed``: the axis has gaps; ``seen``: whether a
+    table window is drawn wide enough to see (one too narrow is no kind of item the figure shows)."""
     items = _outcome_items(m)
-    kinds = {w.kind for w in m.windows}
+    kinds = {w.kind for w in m.windows if seen is None or seen(w)}
     for kind in (WindowKind.LOCK, WindowKind.KEPT, WindowKind.EXPIRED):
         if kind in kinds:
             face, edge, hatch, _ = WINDOW_STYLE[kind]
@@ -195,7 +220,8 @@ def legend_items(m: Model, squeezed: bool) -> list[tuple[Any, str]]:
     styles = {mk.style for mk in m.marks} | {e.style for e in m.events} | {a.style for a in m.attempts}
     for name in LEGEND_MARKER_ORDER:
         if name in styles and name != "call_send":
-            text = _handoff_text(m) if name == Delivery.DELIVERY_FAILED else MARKERS[name][1]
+            text = (_handoff_text(m) if name == Delivery.DELIVERY_FAILED else _status_text(m)
+                    if name == Delivery.STACK_STATUS else _again_text(m) if name == "spont_dup" else MARKERS[name][1])
             items.append((_marker_handle(name), text))
     if Delivery.PENDING in styles:
         items.append((mpatches.Patch(**PENDING_BAND), "still pending when the run stopped"))

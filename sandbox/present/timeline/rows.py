@@ -308,6 +308,9 @@ def layout_rows(model: Model, reach: dict[str, float] | None = None) -> Rows:
     first = rows[0] if rows else None
     if first and first.kind == RowKind.LANE and any(m.inv == first.inv and m.dup_text for m in model.marks):
         first.above += NOTE_TOP  # its duplicate's note may stand above it, as the others' do, inside the plot
+    last = rows[-1] if rows else None
+    if last and last.kind == RowKind.LANE and any(m.inv == last.inv and m.dup_text for m in model.marks):
+        last.below += NOTE_TOP  # ... and under the last lane: above its marks, it would stand on the lane above
     y = 0.0
     for i, row in enumerate(rows):
         if i:

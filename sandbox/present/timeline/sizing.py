@@ -41,6 +41,9 @@ TITLE_SHARE = 0.82  # a title may take this fraction of the figure's width (it i
 TITLE_BREAKS = (" · ", ": ", "; ", ", ", " ")  # where a long title breaks, the most natural first
 X_AXIS_IN = 0.63  # in: tick labels and the axis label (measured: 0.62)
 LEGEND_ROW_IN = 0.2  # in: one row of legend entries at 10 pt ...
+LEGEND_DRAWN_ROW_IN, LEGEND_PAD_IN = 0.22, 0.05  # in: ... as drawn, a row and the legend's padding (measured: 0.217
+#   and 0.042; the figure's height, estimated with LEGEND_ROW_IN, is fitted by the layout)
+LEGEND_MOST_SHARE = 0.28  # the legend takes at most this share of the figure's height (the audit allows 0.3)
 MARGIN_IN = 0.15  # in: ... the padding around the legend, and the margin below it
 MIN_HEIGHT_IN, MAX_HEIGHT_IN = 3.2, 50.0  # in: the figure's height stays within these
 LEGEND_HANDLE_EM = 3.4  # ems: a legend entry's symbol and the space after it
@@ -295,8 +298,14 @@ def title_height(title: str, size: float) -> float:
     return TITLE_IN + title.count("\n") * TITLE_LINE_EM * size / 72
 
 
-def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float, title_in: float = TITLE_IN) -> float:
-    """Inches: title, lanes, x axis, legend (``legend_rows`` rows of entries) and margin, within the limits."""
+def figure_height(rows: Rows, scale: Scale, squeezed: bool, legend_rows: float, title_in: float = TITLE_IN,
+                  detail_in: float = 0.0) -> float:
+    """Inches: title, lanes, x axis, legend (``legend_rows`` rows of entries) and margin, within the limits, and the
+    detail rows' ``detail_in``; at least so tall that the legend takes :data:`LEGEND_MOST_SHARE` of it at most."""
     height = (title_in + (rows.height + ROOM_BELOW + gap_label_room(squeezed)) * scale.lane_in + X_AXIS_IN
               + legend_rows * LEGEND_ROW_IN + MARGIN_IN)
-    return min(max(height, MIN_HEIGHT_IN), MAX_HEIGHT_IN)
+    height = min(max(height, MIN_HEIGHT_IN), MAX_HEIGHT_IN) + detail_in
+    # a long key under a short plot outweighs it (sqs-dlq-redrive's 17 entries, too long for three columns, under
+    #   two lanes: 30% of the picture): the plot takes in the height that keeps the key a minor part
+    legend_in = legend_rows * LEGEND_DRAWN_ROW_IN + LEGEND_PAD_IN
+    return max(height, legend_in / LEGEND_MOST_SHARE) if legend_rows else height

@@ -16,6 +16,7 @@ import matplotlib
 from matplotlib import path as mpath
 from matplotlib import style as mstyle
 from matplotlib.markers import MarkerStyle
+from matplotlib.transforms import Affine2D
 
 from ...vocab import Cause, Delivery, Outcome, RecordType
 from .model import WindowKind
@@ -144,10 +145,27 @@ def _envelope() -> mpath.Path:
 
 
 def _hourglass() -> mpath.Path:
-    verts = [(-0.7, 1.0), (0.7, 1.0), (0.0, 0.0), (-0.7, 1.0),
-             (-0.7, -1.0), (0.7, -1.0), (0.0, 0.0), (-0.7, -1.0)]
-    codes = [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO, mpath.Path.CLOSEPOLY] * 2
-    return mpath.Path(verts, codes)
+    """▼ over ▲ between two bars, its frame: without them it read as the TTL sweeper's ▼ on a ▲."""
+    glass = mpath.Path([(-0.7, 1.0), (0.7, 1.0), (0.0, 0.0), (-0.7, 1.0),
+                        (-0.7, -1.0), (0.7, -1.0), (0.0, 0.0), (-0.7, -1.0)],
+                       [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO, mpath.Path.CLOSEPOLY] * 2)
+    bars = [mpath.Path.unit_rectangle().transformed(Affine2D().scale(1.8, 0.3).translate(-0.9, y))
+            for y in (1.0, -1.3)]
+    return mpath.Path.make_compound_path(glass, *bars)
+
+
+def _bin() -> mpath.Path:
+    """A waste bin, lid and handle over a tapered body with two ribs: a record deleted (no other mark or pointer is
+    one; a hollow ▽ was, and read as a label's pointer)."""
+    lid = mpath.Path.unit_rectangle().transformed(Affine2D().scale(1.7, 0.2).translate(-0.85, 0.62))
+    handle = mpath.Path([(-0.3, 0.82), (-0.3, 1.0), (0.3, 1.0), (0.3, 0.82)],
+                        [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO, mpath.Path.LINETO])
+    body = mpath.Path([(-0.7, 0.5), (0.7, 0.5), (0.5, -1.0), (-0.5, -1.0), (-0.7, 0.5)],
+                      [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.LINETO, mpath.Path.LINETO,
+                       mpath.Path.CLOSEPOLY])
+    ribs = mpath.Path([(-0.22, 0.3), (-0.17, -0.8), (0.22, 0.3), (0.17, -0.8)],
+                      [mpath.Path.MOVETO, mpath.Path.LINETO, mpath.Path.MOVETO, mpath.Path.LINETO])
+    return mpath.Path.make_compound_path(lid, handle, body, ribs)
 
 
 def _clock() -> mpath.Path:
@@ -166,6 +184,7 @@ def _cancel_envelope() -> mpath.Path:
 ENVELOPE = _envelope()
 CANCEL_ENVELOPE = _cancel_envelope()
 HOURGLASS = _hourglass()
+BIN = _bin()
 CLOCK = _clock()
 DOLLAR = r"$\$$"
 
@@ -184,7 +203,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "stale_write": ({"marker": "d", "ms": 13, "mfc": OI_VERMILLION, "mec": "black", "mew": 1.0},
                     "STALE write (another invocation's record)"),
     # the holder deleted its own record (run_once's delete on failure): its lock band ends here, not at expiresAt
-    "record_deleted": ({"marker": "v", "ms": 10, "mfc": "white", "mec": LOCK_EDGE, "mew": 2.0},
+    "record_deleted": ({"marker": BIN, "ms": 13, "mfc": "white", "mec": LOCK_EDGE, "mew": 1.6},
                        "record deleted by its holder (DeleteItem)"),
     "read": ({"marker": "o", "ms": 8, "mfc": OI_SKY, "mec": "black", "mew": 1.0},
              "read (GetItem / Query)"),
@@ -212,7 +231,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
                       "charge failed / outcome unknown"),
     "effect_other": ({"marker": "P", "ms": 12, "mfc": "white", "mec": "black", "mew": 1.2}, "other effect"),
     "end_error": ({"marker": "X", "ms": 12, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
-    "end_timeout": ({"marker": HOURGLASS, "ms": 13, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
+    "end_timeout": ({"marker": HOURGLASS, "ms": 15, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
     "end_crashed": ({"marker": "*", "ms": 16, "mfc": "black", "mec": "white", "mew": 1.0}, ""),
     RecordType.SWEEP: ({"marker": "v", "ms": 11, "mfc": "#6E6E6E", "mec": "black", "mew": 1.0},
               "TTL sweeper deleted a record"),
@@ -260,7 +279,7 @@ MARKERS: dict[str, tuple[dict[str, Any], str]] = {
     "moved_back": ({"marker": r"$\hookleftarrow$", "ms": 15, "mfc": "black", "mec": "black", "mew": 0.5},
                  "moved back from the DLQ (a new message)"),
     Delivery.STACK_STATUS: ({"marker": "s", "ms": 8, "mfc": "#8C8C8C", "mec": "black", "mew": 1.0},
-                            "stack's status changed (CREATE_COMPLETE, ROLLBACK_...)"),
+                            "stack's status changed"),
     Delivery.ORPHANED: ({"marker": r"$\emptyset$", "ms": 15, "mfc": OI_VERMILLION, "mec": OI_VERMILLION, "mew": 0.6},
                         "orphan: what the Create did, under no id the stack knows"),
     "delivery_other": ({"marker": "s", "ms": 8, "mfc": "white", "mec": "black", "mew": 1.0}, "other delivery event"),
