@@ -15,3 +15,9 @@ assert _claims == [("inv-1", "ok"), ("inv-2", "ConditionalCheckFailed"), ("inv-3
 _reads = [(e["inv"], e["detail"]["status"]) for e in marks.history.of_type("aws") if e["op"] == "GetItem"]
 assert _reads == [("inv-2", "IN_PROGRESS"), ("inv-4", "COMPLETED")], _reads
 assert marks.report()["dynamodb_calls"] == {"GetItem": 2, "PutItem": 4, "UpdateItem": 1}
+# The table under the picture quotes two of its words: the axis break's and inv-2's magnification.
+from matplotlib.text import Text as _Text  # noqa: E402
+
+_words = {t.get_text() for t in marks.plot(title="the common marks: the article's handler, ttl-lag, a duplicate at 1 s")
+          .findobj(_Text)}
+assert {"57 s skipped", "inv-2 ×225"} <= _words, sorted(w for w in _words if "skipped" in w or "×" in w)
