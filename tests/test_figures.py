@@ -1314,6 +1314,31 @@ def test_an_orphans_callout_points_at_its_mark_and_the_key_names_the_statuses():
     assert "stack status: ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED" in _legend_texts(fig)
 
 
+# -- what a new learner rated 4/5 (plots-learner): each on the lesson's figure
+def test_each_stack_square_is_labelled_with_its_status_by_it():
+    """Lesson 02 cell 20: the stack's row held two grey squares alike, at 1:00:00 and 2:00:00, and only the key said
+    "ROLLBACK_IN_PROGRESS → ROLLBACK_FAILED": which was which had to be guessed. Each square has its status by it,
+    over it, in words short enough for its stretch between two breaks."""
+    fig = _figure("02-20")
+    r = fig.canvas.get_renderer()
+    squares = sorted((m for m in audit.marks(fig) if m.gid == "marker:stack status" and m.ax is fig.axes[0]),
+                     key=lambda m: m.x)
+    words = sorted(((audit.text_box(t, r), t.get_text().replace("\n", " ")) for t in fig.axes[0].texts
+                    if t.get_gid() == "event-label:stack status"), key=lambda w: w[0].x0)
+    assert [w for _, w in words] == ["rolling back", "rollback failed"], words
+    for (box, _), square in zip(words, squares, strict=True):
+        assert box.x0 <= square.x <= box.x1, (box, square)
+    assert _check_on("02-20", audit.carets_astray) == [] and _check_on("02-20", audit.texts_overlapping) == []
+
+
+def test_ticks_across_a_break_stand_a_label_apart():
+    """Lesson 02 cell 20: "0:01:00" and "1:00:00" stood side by side across a 58 min break, read alike (a minute, an
+    hour). The stretch keeps its 0:00:00 and the retry's label its time; the hour after the break reads alone."""
+    ticks = _ticks(_figure("02-20"))
+    assert "0:01:00" not in ticks and {"0:00:00", "1:00:00", "2:00:00"} <= set(ticks), ticks
+    assert _check_on("02-20", audit.segments_unticked) == []
+
+
 def test_the_audit_finds_a_caret_over_another_mark():
     fig, ax = _page()
     for gid, y in (("marker:stack status", 6.0), ("marker:orphaned", 4.0)):

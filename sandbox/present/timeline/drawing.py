@@ -89,8 +89,9 @@ def _keep_title_on_the_page(c: Canvas) -> None:
 
 def fit_xticks(c: Canvas) -> None:
     """Choose the time ticks again for the plot's real width, then drop a label that would still touch its left
-    neighbour (across a squeezed gap, where two segments' ticks meet): the neighbour, when it is not its busy
-    stretch's only tick and the label is the first of the next (the time a retry came is worth more)."""
+    neighbour (across a squeezed gap, where two segments' ticks meet, closer than a label's width): the neighbour,
+    when it is not its busy stretch's only tick and the label is the first of the next (the time a retry came is
+    worth more)."""
     x0, _ = c.px(c.taxis.x_lo, 0)
     x1, _ = c.px(c.taxis.x_hi, 0)
     set_time_ticks(c, (x1 - x0) / (c.taxis.x_hi - c.taxis.x_lo))
@@ -104,7 +105,9 @@ def fit_xticks(c: Canvas) -> None:
     keep: list[int] = []
     gap = THIN_TICKS_PT * c.fig.dpi / 72
     for i, box in enumerate(boxes):
-        while keep and box.x0 < boxes[keep[-1]].x1 + gap:
+        # across a break, ticks closer than a label's width read as neighbours on one scale: "0:01:00" beside
+        #   "1:00:00" (lesson 02 cell 20) read alike, a minute and an hour
+        while keep and box.x0 < boxes[keep[-1]].x1 + (box.width if stretch[keep[-1]] != stretch[i] else gap):
             j = keep[-1]
             first_of_next = stretch[j] != stretch[i] and (i == 0 or stretch[i - 1] != stretch[i])
             if not (first_of_next and left[stretch[j]] > 1):

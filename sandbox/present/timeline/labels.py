@@ -45,6 +45,15 @@ from .timefmt import duration
 
 # where a lost or stuck order went, or never arrived, and why a deleted message still runs again: always labelled
 REQUIRED_LABELS = ("dropped", "gave_up", Delivery.PENDING, "deleted_late")
+#: A stack's statuses in few words: a grey square's label, by it; the key names them as CloudFormation does.
+STACK_WORDS = {"CREATE_COMPLETE": "created", "ROLLBACK_IN_PROGRESS": "rolling back",
+               "ROLLBACK_COMPLETE": "rolled back", "ROLLBACK_FAILED": "rollback failed"}
+
+
+def status_words(label: str) -> str:
+    """A stack status event's label ("stack ROLLBACK_FAILED") in the words its square is labelled with."""
+    status = label.removeprefix("stack ").strip()
+    return STACK_WORDS.get(status, status.lower().replace("_", " "))
 
 EVENT_GAP_PT = 5  # pt between a header-row marker and its label beside it
 EVENT_CLEAR_PT = 7  # pt at full scale: a label above or below clears at least this much ...
@@ -162,6 +171,9 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
     # a required label keeps what it says whole: "failed (Error): ..."
     splits = (": ", " → ") if must else (": ", " → ", " (")
     texts = [e.label] + ([_split(e.label, sep) for sep in splits if sep in e.label][:1] or [halves(e.label)])
+    if e.style == Delivery.STACK_STATUS:  # CloudFormation's own word is too wide for the stretch by its square
+        #   (lesson 02 cell 20: "IN_PROGRESS" between two breaks); the key spells the statuses out in turn
+        texts = [halves(status_words(e.label))]
     texts = list(dict.fromkeys([*texts, _three_lines(texts[-1])]))  # narrower still: by a mark at a stretch's end
     own = (head_owner(e), *{f"wait:{a.actor}" for a in c.model.attempts if a.source == e.source})  # and a
     #   caller's waits on its row
@@ -186,7 +198,8 @@ def _label_event(c: Canvas, e: Event, cands: list[tuple[float, float, str, str]]
         #   marker (02 cell 20: over the stack, its caret pointed at the status square, not at ∅)
         under = [(x + dx * c.pt, y, ha, va) for x, y, ha, va in cands if va == "top" and x == point.x
                  for dx in UNDER_SHIFTS_PT]  # nudged along, clear of a break beside it, its middle still over it
-        narrower = list(dict.fromkeys([*texts, _balanced(e.label, 3)]))  # a stretch between a break and the end
+        # a stretch between a break and the end
+        narrower = list(dict.fromkeys([*texts, _balanced(texts[0].replace("\n", " "), 3)]))
         text = _first_fit(c, narrower, under, kw, False, (*own, "separator"),
                           lambda box: across(box) + (0 if _near_drawn(c, box, point) else ACROSS_BREAK_HITS))
     if text is None and must:  # where it covers least
