@@ -90,6 +90,8 @@ CELLS = {
     "10-19": (lambda: run_scenario("sqs-visibility-timeout", ARTICLE), None),
     "10-23": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
         "lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}), None),
+    "10-8-lock30": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
+        "lock_seconds": 30, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 32}), None),
     "00-18": (lambda: run_scenario("ttl-lag", ARTICLE, seed=0, settings={"duplicate_probability": 1.0,
                                                                         "duplicate_delay": 1.0}),
               "the common marks: the article's handler, ttl-lag, a duplicate at 1 s"),
@@ -1337,6 +1339,25 @@ def test_ticks_across_a_break_stand_a_label_apart():
     ticks = _ticks(_figure("02-20"))
     assert "0:01:00" not in ticks and {"0:00:00", "1:00:00", "2:00:00"} <= set(ticks), ticks
     assert _check_on("02-20", audit.segments_unticked) == []
+
+
+def _row_marks(fig, row: str) -> list:
+    return [m for m in audit.marks(fig) if m.ax is fig.axes[0] and m.row == row]
+
+
+def test_a_copys_label_stands_on_the_row_its_arrow_lands_on():
+    """Lesson 10's dashboard at lock 30 s: the dotted copy arrow drops from inv-1 onto inv-2's diamond, and its label
+    "duplicate at 32.0 s" stood under inv-2's marks, at inv-3's height, away from its arrow: it read as inv-3's. It
+    stands on inv-2's row, left of the diamond the arrow lands on."""
+    fig = _figure("10-8-lock30")
+    r = fig.canvas.get_renderer()
+    (label,) = [t for t in fig.axes[0].texts if t.get_text().replace("\n", " ") == "duplicate at 32.0 s"]
+    box = audit.text_box(label, r)
+    inv2, inv3 = (_row_marks(fig, row) for row in ("lane:inv-2", "lane:inv-3"))
+    assert inv2 and inv3
+    middle = (box.y0 + box.y1) / 2
+    assert min(m.box.y0 for m in inv2) <= middle <= max(m.box.y1 for m in inv2), (box, inv2)
+    assert box.x1 <= min(m.box.x0 for m in inv2), (box, inv2)
 
 
 def test_the_audit_finds_a_caret_over_another_mark():

@@ -33,6 +33,7 @@ ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many 
 OTHER_LANE_HITS = 1000  # a label on the row of a lane its arrow only passes, as this many: it reads as that lane's
 HEAD_GID = "arrow-head-label"  # a label at its arrow's head, beside the repeat's lane (the way failed it)
 HEAD_GAP_PT = 6  # pt between a head label and the head, or the end of the lane's drawing
+HEAD_STEPS = (1, 2)  # gaps left of the head a head label tries, nearest first
 HEAD_LIFT_PT = 9  # pt: a head label's middle this far (or twice as far) above or below the lane's centre
 #: Font sizes a label on its arrow may stand off the line, up (+) or down: within a quarter of its box's height
 #: (one line's box is about 1.7 of them high, two lines' 2.8), so the line still runs through its middle half.
@@ -199,7 +200,9 @@ def _label_at_head(c: Canvas, arrow: Arrow):
     end, ly, low, high = arrow.head_lane
     gap, lift = HEAD_GAP_PT * c.pt, HEAD_LIFT_PT * c.pt
     two = arrow.text.replace(" at ", "\nat ", 1)
-    cands = [(hx - gap, ly, "right", label, "center") for label in (arrow.text, two)]
+    # left of the head, then farther left, clear of a mark wider than the line that lands on it (lesson 10 at lock
+    #   30 s: the diamond the copy lands on reached past the gap, and the label went under the lane, on inv-3's row)
+    cands = [(hx - k * gap, ly, "right", label, "center") for k in HEAD_STEPS for label in (arrow.text, two)]
     cands += [(end + gap, ly, "left", label, "center") for label in (arrow.text, two)]
     # over or under all the lane shows, from the head on (a lane just after an axis break has no room left of it)
     rows = [(high + gap, "bottom"), (low - gap, "top")]
