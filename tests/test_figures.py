@@ -1274,6 +1274,16 @@ def test_the_audit_finds_a_tick_label_off_its_tick():
     assert len(found) == 1 and found[0].startswith("tick '61' stands +"), found
 
 
+def test_a_slanted_tick_label_starting_at_its_tick_is_not_off_it():
+    """The capstone's scoreboard names its columns slanted at 50°, each starting at its tick (lesson 13 cell 3): the
+    tick check took the middle of each slanted box for the label's place and found all ten 7-44 px off."""
+    fig, ax = _page()
+    ax.set_xticks([20, 60], labels=["naive", "powertools-decorator"], rotation=50, ha="left", rotation_mode="anchor")
+    assert _check(fig, audit.ticks_off_centre) == []
+    ax.set_xticks([20, 60], labels=["naive", "powertools-decorator"], rotation=0, ha="left")  # upright: off them
+    assert len(_check(fig, audit.ticks_off_centre)) == 2
+
+
 TTL_ONLY = f"{EXAMPLES / 'run_once_ttl_only.py'}:handler"
 
 

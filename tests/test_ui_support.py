@@ -99,8 +99,9 @@ A, B, C = ("valid", "t0", "m0"), ("invalid", "t5", "m5"), ("invalid", "t10", "m1
 
 
 def _watched(*middle, end=B, lock=5):
-    """A move from lock 0 (A) to 5, then Home back to 0: ``middle`` are the moments of the first move."""
-    frames = [_frame(0, 0, A), _frame(10, 5, A), *middle, _frame(500, lock, end), _frame(600, 0, A)]
+    """A move from lock 0 (A) to 5, then Home back to 0: ``middle`` are the moments of the first move (the page
+    dims the moment the slider reads 5)."""
+    frames = [_frame(0, 0, A), _frame(10, 5, A, dim=0.35), *middle, _frame(500, lock, end), _frame(600, 0, A)]
     return {"frames": frames, "presses": [{"label": "PageUp", "t": 5, "at": 1},
                                           {"label": "Home", "t": 550, "at": len(frames) - 1}]}
 
@@ -135,6 +136,16 @@ def test_the_judge_fails_any_moment_that_mixes_or_hides(bad, says):
 def test_the_judge_fails_the_settings_left_undimmed_after_the_notice():
     from ui_support import check_moments
 
-    watched = _watched(_frame(30, 5, A, dim=0.35, notice=True), _frame(45, 5, A))  # undimmed, pictures not yet new
+    # the slider back at 0 for a moment, its pictures undimmed while the kernel's notice still says it is redrawing
+    watched = _watched(_frame(30, 5, A, dim=0.35, notice=True), _frame(45, 0, A, notice=True))
     with pytest.raises(AssertionError, match="undimmed while redrawing"):
+        check_moments(watched, MOVES)
+
+
+def test_the_judge_fails_a_slider_that_reads_another_value_than_the_pictures_undimmed():
+    """A new learner saw the readout move ~0.6 s before the dimming: the slider said 5, the pictures were lock 0's."""
+    from ui_support import check_moments
+
+    watched = _watched(_frame(30, 5, A), _frame(60, 5, A, dim=0.35, notice=True))
+    with pytest.raises(AssertionError, match="the slider and the pictures disagree"):
         check_moments(watched, MOVES)

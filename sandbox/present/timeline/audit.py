@@ -60,7 +60,6 @@ from typing import Any, cast
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.markers import MarkerStyle
 from matplotlib.patches import Rectangle
 from matplotlib.path import Path as MPath
@@ -227,18 +226,8 @@ def time_x(fig: Figure, t: float, ax=None) -> float | None:
     return None
 
 
-def _outline(ln: Line2D, px_per_pt: float) -> MPath:
-    """A line's marker centred on 0, in display px, grown by half its edge."""
-    style: tuple[Any, ...] = (ln.get_marker(), ln.get_fillstyle(), ln.get_markersize(), ln.get_markeredgewidth(),
-                              px_per_pt)
-    try:
-        return _marker_outline(*style)
-    except TypeError:  # an unhashable marker (a list of vertices)
-        return _marker_outline.__wrapped__(*style)
-
-
-@functools.lru_cache(maxsize=512)
 def _marker_outline(marker: Any, fillstyle: Any, size_pt: float, edge_pt: float, px_per_pt: float) -> MPath:
+    """A line's marker centred on 0, in display px, grown by half its edge."""
     m = MarkerStyle(marker, fillstyle)
     path = m.get_path().transformed(m.get_transform())
     ext = path.get_extents()
@@ -251,7 +240,7 @@ def _marker_outline(marker: Any, fillstyle: Any, size_pt: float, edge_pt: float,
 def _shrunk_outline(marker: Any, fillstyle: Any, size_pt: float, edge_pt: float, px_per_pt: float,
                     touch: float) -> tuple[float, MPath, Bbox]:
     """(the outline's width, the outline shrunk by what may touch it, and its box), centred on 0."""
-    outline = _marker_outline.__wrapped__(marker, fillstyle, size_pt, edge_pt, px_per_pt)
+    outline = _marker_outline(marker, fillstyle, size_pt, edge_pt, px_per_pt)
     ext = outline.get_extents()
     shrunk = outline.transformed(Affine2D().scale(max(0.0, 1 - 2 * touch / max(ext.width, ext.height, 1e-9))))
     return ext.width, shrunk, shrunk.get_extents()
@@ -1311,11 +1300,12 @@ def ticks_by_breaks(d: Drawn) -> list[str]:
 def ticks_off_centre(d: Drawn) -> list[str]:
     """A tick label is centred on its tick, within :data:`TICK_SHIFT_PX`: aligned away from a break beside it,
     lesson 10's "60" stood 10 px right of its tick and read as a time some seconds later. The axis makes room for
-    it instead (``TimeAxis.clear_ticks``)."""
+    it instead (``TimeAxis.clear_ticks``). A slanted label is read from where it starts, at its tick (the capstone's
+    scoreboard columns): its box's middle says nothing of its place."""
     out = []
     for ax in d.fig.axes:
         for x, label in zip(ax.get_xticks(), ax.get_xticklabels()):
-            if not (label.get_visible() and label.get_text()):
+            if not (label.get_visible() and label.get_text()) or label.get_rotation() % 180:
                 continue
             box, tick = label.get_window_extent(d.r), float(ax.transData.transform((x, 0))[0])
             off = (box.x0 + box.x1) / 2 - tick
