@@ -356,11 +356,11 @@ def test_the_linked_map_follows_its_explorer():
     view = linked_verdict_map(explorer, ARTICLE, x=("lock_seconds", [0, 10, 45]), y=("slow_email_seconds", [30]),
                               settings=duplicate_after_lock)
     assert isinstance(view, LinkedVerdictMap)
-    [top, *below] = view.widget.children
-    assert top.children == (explorer.controls_box, top.children[1])  # the map beside (or just under) the controls
-    assert explorer.stage.slots["map"] in top.children[1].children
-    assert below[:4] == explorer.shows() == [explorer.stage.slots[n] for n in ("verdict", "timeline", "legend",
-                                                                                "findings")]
+    [top, side, *below] = view.widget.children
+    # the verdict beside the controls (a learner pressing keys sees both), the map under them, then the timeline
+    assert top is explorer.top and top.children == (explorer.controls_box, explorer.stage.slots["verdict"])
+    assert explorer.stage.slots["map"] in side.children
+    assert below[:3] == explorer.shows() == [explorer.stage.slots[n] for n in ("timeline", "legend", "findings")]
     assert below[-1] is explorer.stage.feed and "sandbox-dashboard" in view.widget._dom_classes
     assert view.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
     assert view.grid.cells == {(0, 30): "valid", (10, 30): "invalid", (45, 30): "valid"}

@@ -14,7 +14,7 @@ remembered per scenario, handler file, seed and settings, so redrawing a map, or
 marker, runs nothing again.
 
 ``linked_verdict_map(explorer, handler, x=..., y=...)`` ties a map to a ``SettingsExplorer`` and
-shows it beside the controls (under them in a narrow window), the verdict and the timeline below:
+shows it under the controls and the verdict beside them, the timeline below the map:
 the mark follows the explorer's two controls without redrawing the grid (``MapPicture``), and
 moving any other control reruns the grid. A setting on a cell is framed; one between cells is a
 ringed point, where it falls when that cell's verdict is the one shown for it, else on the line
@@ -885,7 +885,7 @@ def _widest_words(grid: VerdictGrid) -> str:
 
 
 class LinkedVerdictMap:
-    """A ``SettingsExplorer`` with a verdict map beside its controls that follows them: see the module docstring.
+    """A ``SettingsExplorer`` with a verdict map under its controls that follows them: see the module docstring.
 
     The cells run with the explorer's current values (``settings``, a dict or a function of a
     cell's values, shapes them further, as the explorer's own ``run`` does). A move along the
@@ -914,8 +914,7 @@ class LinkedVerdictMap:
         self._ready: tuple[dict[str, SettingValue], str | None, bytes] | None = None
         slot = explorer.stage.slot("map")
         side = widgets.VBox([slot, self.status], layout={"max_width": "100%"})
-        top = widgets.HBox([explorer.controls_box, side], layout={"flex_flow": "row wrap", "align_items": "flex-start"})
-        self.widget = widgets.VBox([top, *explorer.shows(), explorer.output, explorer.stage.feed])
+        self.widget = widgets.VBox([explorer.top, side, *explorer.shows(), explorer.output, explorer.stage.feed])
         self.widget.add_class(ROOT)
         explorer.followers.append(self)
         self.redraw()
@@ -1042,5 +1041,5 @@ class LinkedVerdictMap:
 
 
 def linked_verdict_map(explorer: Any, handler: Any, *, x: Sequence, y: Sequence, **kw: Any) -> LinkedVerdictMap:
-    """A ``LinkedVerdictMap``: ``explorer`` and, beside its controls, a verdict map whose mark follows them."""
+    """A ``LinkedVerdictMap``: ``explorer`` and, under its controls, a verdict map whose mark follows them."""
     return LinkedVerdictMap(explorer, handler, x=x, y=y, **kw)

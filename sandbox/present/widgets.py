@@ -50,6 +50,11 @@ _LAYOUT = {"width": "420px"}
 #: A notice line's layout: as tall empty as with its notice in it (an ipywidgets line box), so that nothing under it
 #: moves when "redrawing for …" comes and goes.
 NOTICE_LAYOUT = {"min_height": "var(--jp-widgets-inline-height, 28px)"}
+#: The controls and the verdict side by side, the verdict under them only where the row has no room for both: a
+#: learner pressing keys sees the verdict change beside the slider, and the timeline starts a verdict's height higher
+#: (lesson 10 at 1280x800 with the file browser open showed only the timeline's title under the map).
+TOP_LAYOUT = {"flex_flow": "row wrap", "align_items": "flex-start"}
+VERDICT_BESIDE = {"flex": "1 1 320px", "max_width": "100%"}
 #: The class of a dashboard's notice line.
 NOTICES = "sandbox-notices"
 
@@ -257,15 +262,18 @@ class SettingsExplorer:
                 control.add_class(SETTING + name)
             control.observe(self._changed, names="value")
         self.controls_box = widgets.VBox([widgets.HTML(STAGE_CSS), *self.controls.values(), self.status])
-        self.widget = widgets.VBox([self.controls_box, *self.shows(), self.output, self.stage.feed])
+        verdict = self.stage.slots["verdict"]
+        verdict.layout = widgets.Layout(**VERDICT_BESIDE)
+        self.top = widgets.HBox([self.controls_box, verdict], layout=TOP_LAYOUT)
+        self.widget = widgets.VBox([self.top, *self.shows(), self.output, self.stage.feed])
         self.widget.add_class(ROOT)
         self.rerun()
 
     def shows(self) -> list[widgets.Widget]:
-        """The places the verdict, the timeline, its legend and the verdict's findings are shown, in order: the
-        findings under the pictures, so that in a laptop's window the verdict's line, the pictures and the
-        controls are all in sight."""
-        return [self.stage.slots[name] for name in ("verdict", "timeline", "legend", "findings")]
+        """The places shown under the controls and the verdict (``top``), in order: the timeline, its legend and the
+        verdict's findings, the findings under the pictures, so that in a laptop's window the verdict's line, the
+        pictures and the controls are all in sight."""
+        return [self.stage.slots[name] for name in ("timeline", "legend", "findings")]
 
     def values(self) -> dict[str, SettingValue]:
         return {**self.fixed, **{name: c.value for name, c in self.controls.items()}}

@@ -50,10 +50,10 @@ assert run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 30}).status == "va
 assert run_scenario("async-late-retry", ARTICLE, settings={"keep_for": 14400}).status == "valid"
 assert all(run_scenario("sqs-visibility-timeout", ARTICLE, settings={"visibility_timeout": v}).status == "valid"
            for v in (3, 5, 30, 60))
-# The controls are labelled in words, the setting's name in the tooltip; the map sits beside them.
+# The controls are labelled in words, the setting's name in the tooltip; the verdict sits beside them.
 assert lock.controls["slow_email_seconds"].description == "work seconds"
 assert lock.controls["lock_seconds"].tooltip.startswith("lock_seconds: ")
-assert lock.controls_box in dashboard.widget.children[0].children
+assert dashboard.widget.children[0].children == (lock.controls_box, lock.stage.slots["verdict"])
 # Every timeline states the lock and the function timeout it ran with: the lesson is about how they compare, and a
 # new learner could not tell them from the pictures. (The figure audit records every figure the kernel drew.)
 if os.environ.get("RWH_FIGURE_AUDIT"):

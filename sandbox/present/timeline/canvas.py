@@ -51,6 +51,8 @@ class Canvas:
     placed_cost: int = 0  # what the label ``place`` last kept covers, as overlaps (0: it stands free)
     #: Label boxes measured once, for every ``place`` that makes its labels one way (``place``'s ``measured``).
     measured: dict[str, dict[Any, tuple[float, float, Bbox, float]]] = field(default_factory=dict)
+    #: What the frozen layout fixes, worked out once (``_fixed``).
+    fixed: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def detail(self) -> bool:
@@ -86,11 +88,21 @@ class Canvas:
         return float(x), float(y)
 
     def axes_box(self) -> Bbox:
-        return self.ax.get_window_extent(self.renderer)
+        return self._fixed("axes_box", lambda: self.ax.get_window_extent(self.renderer))
 
     def breaks_px(self) -> list[tuple[float, float]]:
         """Display x from and to of each axis break."""
-        return [(self.px(xa, 0)[0], self.px(xb, 0)[0]) for _, _, xa, xb in self.taxis.gaps]
+        return self._fixed("breaks_px", lambda: [(self.px(xa, 0)[0], self.px(xb, 0)[0])
+                                                 for _, _, xa, xb in self.taxis.gaps])
+
+    def _fixed(self, name: str, work: Callable[[], Any]) -> Any:
+        """``work()``, worked out once the layout is frozen (display coordinates no longer change then; a label tries
+        tens of spots, each asking), and every time before."""
+        if self.renderer is None:
+            return work()
+        if name not in self.fixed:
+            self.fixed[name] = work()
+        return self.fixed[name]
 
     def ticks_off_breaks(self, least: int = 1) -> None:
         """A tick label that would stand at the edge of an axis break: centred, "61" reached into "58 s skipped", and
@@ -228,15 +240,17 @@ class Canvas:
     def _score(self, box: Bbox, size: float, exclude: tuple[str, ...], room: Bbox | None = None) -> int:
         """Overlaps of a candidate box: neighbours it covers, and far more for leaving the plot (or ``room``) or the
         page."""
-        axbox, page = room or self.axes_box(), self.fig.bbox
+        ax0, ay0, ax1, ay1 = (room or self.axes_box()).extents
+        px0, py0, px1, py1 = self.fig.bbox.extents
+        x0, y0, x1, y1 = box.extents
         tol = TEXT_PAD_EM * size * self.pt + 1
         # the bottom is the time axis' line: a label on it reads as a tick, so it keeps clear of it
-        inside = (box.x0 >= axbox.x0 - tol and box.x1 <= axbox.x1 + tol and
-                  box.y0 >= axbox.y0 + AXIS_CLEAR_PX * self.fig.dpi / 100 and box.y1 <= axbox.y1 + tol)
-        on_page = box.x0 >= page.x0 and box.x1 <= page.x1 and box.y0 >= page.y0 and box.y1 <= page.y1
+        inside = (x0 >= ax0 - tol and x1 <= ax1 + tol and y0 >= ay0 + AXIS_CLEAR_PX * self.fig.dpi / 100
+                  and y1 <= ay1 + tol)
+        on_page = x0 >= px0 and x1 <= px1 and y0 >= py0 and y1 <= py1
         # overlapping a neighbour is bad; covering an axis break, worse (cfn-custom-resource-retry's "3rd email o-1"
         #   over "58.7 min skipped"); running off the page (cut in half), worse still
-        breaks = 0 if GAP_OWNER in exclude else sum(box.x0 < b and a < box.x1 for a, b in self.breaks_px())
+        breaks = 0 if GAP_OWNER in exclude else sum(x0 < b and a < x1 for a, b in self.breaks_px())
         return (self.obs.hits(box, exclude) + (GAP_HITS - 1) * breaks + (0 if inside else OUTSIDE_PENALTY)
                 + (0 if on_page else OFF_PAGE_PENALTY))
 

@@ -20,18 +20,25 @@ class Obstacles:
         self.boxes: list[Bbox] = []
         self.owners: list[str] = []
         self._cache: tuple[np.ndarray, np.ndarray] | None = None
+        #: which boxes count, for each ``exclude`` asked about since the boxes last changed: a label tries tens of
+        #: spots with one ``exclude``, and matching owners each time cost more than the overlap test itself
+        self._counted: dict[tuple[str, ...], np.ndarray] = {}
 
     def add(self, box: Bbox, owner: str) -> None:
         self.boxes.append(box)
         self.owners.append(owner)
-        self._cache = None
+        self._changed()
 
     def remove(self, owner: str) -> None:
         """Forget every box ``owner`` registered."""
         keep = [i for i, o in enumerate(self.owners) if o != owner]
         self.boxes = [self.boxes[i] for i in keep]
         self.owners = [self.owners[i] for i in keep]
+        self._changed()
+
+    def _changed(self) -> None:
         self._cache = None
+        self._counted = {}
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         if self._cache is None:
@@ -39,24 +46,26 @@ class Obstacles:
             self._cache = (ext, np.array(self.owners, dtype=object))
         return self._cache
 
+    def _boxes_counted(self, exclude: tuple[str, ...]) -> np.ndarray:
+        """The boxes' extents, but those owned by ``exclude``."""
+        counted = self._counted.get(exclude)
+        if counted is None:
+            arr, owners = self.arrays()
+            counted = arr[~np.isin(owners, list(exclude))] if exclude and len(arr) else arr
+            self._counted[exclude] = counted
+        return counted
+
     def hits(self, box: Bbox, exclude: tuple[str, ...] = ()) -> int:
-        arr, owners = self.arrays()
+        arr = self._boxes_counted(exclude)
         if not len(arr):
             return 0
         x0, y0, x1, y1 = box.extents
-        mask = (arr[:, 0] < x1) & (arr[:, 2] > x0) & (arr[:, 1] < y1) & (arr[:, 3] > y0)
-        if exclude and mask.any():
-            mask &= ~np.isin(owners, list(exclude))
-        return int(np.count_nonzero(mask))
+        return int(np.count_nonzero((arr[:, 0] < x1) & (arr[:, 2] > x0) & (arr[:, 1] < y1) & (arr[:, 3] > y0)))
 
     def points_hit(self, pts: np.ndarray, exclude: tuple[str, ...]) -> int:
         """How many distinct obstacles (not owned by ``exclude``) any of the points fall in."""
-        arr, owners = self.arrays()
-        if not len(arr) or not len(pts):
-            return 0
-        keep = ~np.isin(owners, list(exclude)) if exclude else np.ones(len(arr), bool)
-        a = arr[keep]
-        if not len(a):
+        a = self._boxes_counted(exclude)
+        if not len(a) or not len(pts):
             return 0
         px, py = pts[:, 0][:, None], pts[:, 1][:, None]
         inside = (px > a[None, :, 0]) & (px < a[None, :, 2]) & (py > a[None, :, 1]) & (py < a[None, :, 3])
