@@ -19,3 +19,6 @@ assert module_set_warm.status == "valid"
 assert len({v["container"] for v in module_set_warm.history.invocations().values()}) == 1
 assert module_search.status == "invalid" and module_search.broken == module_search.schedules
 assert try_it.status in ("valid", "invalid")
+# "Only the last writer's record is kept: inv-1's blue band ends at 0.125 s, where inv-2's put overwrites it."
+_puts = [(e["inv"], round(e["t"], 3)) for e in race.history.of_type("aws") if e["op"] == "PutItem"]
+assert _puts == [("inv-1", 0.1), ("inv-2", 0.125)], _puts
