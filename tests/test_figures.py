@@ -92,6 +92,10 @@ CELLS = {
         "lock_seconds": 0, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 62}), None),
     "10-8-lock30": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
         "lock_seconds": 30, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 32}), None),
+    "10-10": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
+        "lock_seconds": 10, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 12}), None),
+    "10-8-lock17": (lambda: run_scenario("lock-shorter-than-work", ARTICLE, settings={
+        "lock_seconds": 17, "slow_email_seconds": 30, "function_timeout": 60, "duplicate_delay": 19}), None),
     "00-18": (lambda: run_scenario("ttl-lag", ARTICLE, seed=0, settings={"duplicate_probability": 1.0,
                                                                         "duplicate_delay": 1.0}),
               "the common marks: the article's handler, ttl-lag, a duplicate at 1 s"),
@@ -1368,6 +1372,28 @@ def test_a_copys_label_stands_on_the_row_its_arrow_lands_on():
     middle = (box.y0 + box.y1) / 2
     assert min(m.box.y0 for m in inv2) <= middle <= max(m.box.y1 for m in inv2), (box, inv2)
     assert box.x1 <= min(m.box.x0 for m in inv2), (box, inv2)
+
+
+@pytest.mark.parametrize("cell", ["10-10", "10-8-lock17"])
+def test_a_retrys_label_keeps_apart_from_the_copy_arrow_and_its_label(cell: str):
+    """Lesson 10 at lock 10 s and 17 s: "retry 1 at 90.5 s" stood by its arrow's tail, a line under the copy arrow's
+    "duplicate at …" (lock 10) or right beside the copy arrow (lock 17), and a new learner read it as the copy's. Both
+    labels are drawn, each at least two font sizes from the other arrow and its label."""
+    fig = _figure(cell)
+    r = fig.canvas.get_renderer()
+    boxes = {t.get_text().replace("\n", " ").split(" at ")[0]: audit.text_box(t, r) for t in fig.axes[0].texts
+             if t.get_gid() in ("arrow-label", "arrow-head-label")}
+    assert set(boxes) == {"retry 1", "duplicate"}, boxes
+    apart = 2 * 10 * fig.dpi / 72  # two font sizes of the arrow labels' 10 pt
+    retry, copy = boxes["retry 1"], boxes["duplicate"]
+    assert not retry.padded(apart).overlaps(copy), (retry, copy)
+    copy_arrow = next(p for p in fig.axes[0].patches if p.get_gid() == "arrow:inv-1->inv-2")
+    line = copy_arrow.get_transform().transform_path(copy_arrow.get_path()).vertices
+    assert min(_point_box_gap(x, y, retry) for x, y in line) >= apart, (retry, line)
+
+
+def _point_box_gap(x: float, y: float, box) -> float:
+    return float(max(box.x0 - x, 0, x - box.x1) ** 2 + max(box.y0 - y, 0, y - box.y1) ** 2) ** 0.5
 
 
 def test_the_audit_finds_a_caret_over_another_mark():

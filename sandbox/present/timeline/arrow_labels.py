@@ -31,6 +31,10 @@ BANDS = "bands"  # their obstacle owner, while arrow labels are placed
 ARROW_WAYS = ("on", "left", "right")  # how a figure's arrow labels all stand, facing along them (tried in order)
 ELSEWISE_HITS = 1000  # an arrow label standing another way counts as this many overlaps: it is not placed
 OTHER_LANE_HITS = 1000  # a label on the row of a lane its arrow only passes, as this many: it reads as that lane's
+#: Font sizes between an arrow's label and another arrow or its label, at least: nearer, the two read as a pair (lesson
+#: 10 at lock 10: "retry 1 at 90.5 s" by its arrow's tail stood a line under the copy arrow's "duplicate at 12.0 s",
+#: and at lock 17 beside the copy arrow itself, and read as its label).
+APART_EM = 2.0
 HEAD_GID = "arrow-head-label"  # a label at its arrow's head, beside the repeat's lane (the way failed it)
 HEAD_GAP_PT = 6  # pt between a head label and the head, or the end of the lane's drawing
 HEAD_STEPS = (1, 2)  # gaps left of the head a head label tries, nearest first
@@ -92,11 +96,12 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
     c.arrow_lines = [(p.get_gid() or "", p.get_transform().transform_path(p.get_path())) for p in c.ax.patches
                      if (p.get_gid() or "").startswith("arrow:")]
     way, labels = _best_way(c, long)
-    if way is not None and not labels:
-        labels = {arrow.owner: _label_arrow(c, arrow, way, _owner(arrow)) for arrow in long}
-    for arrow in wanted:
+    # Left to right, each arrow its label: the way's, else at its head, before the next arrow's (which keeps apart
+    #   from it, ``APART_EM``): an arrow whose label only its head holds keeps it there
+    for arrow in sorted(wanted, key=lambda a: (min(a.path[0][0], a.path[-1][0]), a.path[-1][0])):
         if labels.get(arrow.owner) is None:
-            labels[arrow.owner] = _label_at_head(c, arrow)
+            text = _label_arrow(c, arrow, way, _owner(arrow)) if way is not None and arrow in long else None
+            labels[arrow.owner] = text if text is not None else _label_at_head(c, arrow)
     _all_or_none(c, wanted, labels)
     c.obs.remove(BANDS)
 
@@ -126,6 +131,9 @@ def _take_away(c: Canvas, arrow: Arrow, text) -> None:
         c.fig.arrow_labels = {k: v for k, v in c.fig.arrow_labels.items() if k != id(text)}
 
 
+LABEL_OWNERS = "label:arrow:"  # how the obstacle owners of arrow labels begin (an arrow's owner is "arrow:...")
+
+
 def _owner(arrow: Arrow) -> str:
     """The obstacle owner of an arrow's label: its own, so that it can be taken away again."""
     return f"label:{arrow.owner}"
@@ -141,17 +149,23 @@ def _all_or_none(c: Canvas, arrows: list[Arrow], labels: dict) -> None:
 
 
 def _off_lanes(c: Canvas, arrow: Arrow):
-    """Counts a label box whose middle stands on the row of a lane ``arrow`` does not join, or nearer another arrow
-    than its own (``audit.nearer_arrow``), as many overlaps: it would read as that lane's, or that arrow's."""
+    """Counts a label box whose middle stands on the row of a lane ``arrow`` does not join, nearer another arrow
+    than its own (``audit.nearer_arrow``), or within ``APART_EM`` of another arrow or its label, as many overlaps: it
+    would read as that lane's, that arrow's, or one of a pair with the other label."""
     joins = set(arrow.owner[len("arrow:"):].split("->"))
     rows = [sorted((c.px(0, top)[1], c.px(0, bottom)[1])) for inv, (top, bottom) in c.rows.lane_spans().items()
             if inv not in joins]
     slack, clear = (px * c.fig.dpi / REFERENCE_DPI for px in (NEARER_PX, CLEAR_PX))
+    apart = APART_EM * c.fs(SMALL_PT) * c.pt
+    clear = max(clear, apart)  # placed, a label keeps farther from another arrow than the audit asks
+    others = [box.padded(apart) for box, owner in zip(c.obs.boxes, c.obs.owners)
+              if owner.startswith(LABEL_OWNERS) and owner != _owner(arrow)]
 
     def hits(box: Bbox) -> int:
         cy = (box.y0 + box.y1) / 2
         astray = nearer_arrow(box, arrow.owner, c.arrow_lines, c.fig.arrow_kinds, slack, clear) is not None
-        return OTHER_LANE_HITS if astray or any(y0 < cy < y1 for y0, y1 in rows) else 0
+        paired = any(box.overlaps(other) for other in others)
+        return OTHER_LANE_HITS if astray or paired or any(y0 < cy < y1 for y0, y1 in rows) else 0
     return hits
 
 
