@@ -203,6 +203,20 @@ def test_a_read_timeout_is_drawn_at_its_time():
     assert min(abs(x - ticks["1:00"]) for x in _marks_x(fig, "call_send")) <= 1.0  # the next attempt, sent then
 
 
+def test_a_window_that_ends_after_the_last_tick_says_how_long_it_lasts():
+    """Lesson 02 cell 14: inv-2's record is kept 1 h from 2:04:34, and its band ends at 3:04:34, in the room after
+    the history, where the axis has no ticks: a new learner read it as running off the figure at about 2:59. Its note
+    stands on it and ends where it ends, with no arrow."""
+    fig = _figure("02-14")
+    r = fig.canvas.get_renderer()
+    ((_, band),) = _boxes(fig, "kept:inv-2:")
+    (note,) = [t for t in fig.axes[0].texts if t.get_gid() == "clip-note:kept"]
+    box = audit.text_box(note, r)
+    assert note.get_text() == "o-1 kept 60 min", note.get_text()
+    assert band.x1 < fig.axes[0].get_window_extent().x1 - 1  # the band ends inside the plot ...
+    assert box.x1 <= band.x1 and box.x0 >= band.x0 and band.y0 <= (box.y0 + box.y1) / 2 <= band.y1  # ... on it
+
+
 def test_nothing_the_lesson_names_is_hidden_in_a_break():
     """Lesson 02 cells 14-15: the retention band ends at one hour. It ended inside a "2.1 h skipped" band, on an axis
     of two ticks, and "2nd email o-1" sat on that band. A break may only cut out a stretch where nothing is drawn."""

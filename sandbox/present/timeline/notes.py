@@ -35,7 +35,8 @@ from .style import (
 )
 from .text import dup_text, halves, note_text, note_what, short_key, strip_needs_key
 
-NOTE_X = 0.995  # axes fraction: notes end at the right edge of the room after the history
+NOTE_X = 0.995  # axes fraction: notes end at the right edge of the room after the history ...
+NOTE_INSET_PT = 2  # ... or this far inside the end of a window that ends in that room
 NOTES_SPREAD = 0.62  # data units: several notes on one lane share this much height
 NOTE_NUDGE = 0.3  # data units: a note that does not fit tries this far up or down
 NOTE_PT = CROWDED_NOTE_PT = NUDGED_NOTE_PT = 10  # pt: never smaller, however many notes a lane has (a projector)
@@ -74,7 +75,7 @@ def label_window_notes(c: Canvas) -> None:
         y = c.rows.lane_y[inv]
         n = len(notes)
         step = NOTES_SPREAD / n if n > 1 else 0.0
-        for i, (kind, what, keys) in enumerate(notes):
+        for i, (kind, what, keys, end) in enumerate(notes):
             strip = c.rows.strip(inv, keys[0])
             if strip is not None:
                 cands = [(strip[0] + strip[1] / 2, STRIP_NOTE_PT)]
@@ -82,15 +83,22 @@ def label_window_notes(c: Canvas) -> None:
                 yy = y + (i - (n - 1) / 2) * step
                 cands = [(yy, NOTE_PT if n < CROWDED_NOTES else CROWDED_NOTE_PT), (yy - NOTE_NUDGE, NUDGED_NOTE_PT),
                          (yy + NOTE_NUDGE, NUDGED_NOTE_PT), (yy, CROWDED_NOTE_PT)]
-            c.place(_note_maker(c, note_text(keys, what), kind), cands, required=True)
+            text = note_text(keys, what)
+            c.place(_note_maker(c, text if end is None else text.removesuffix(" →"), kind, end), cands,
+                    required=True)
 
 
-def _note_maker(c: Canvas, text: str, kind: str):
-    blend = mtransforms.blended_transform_factory(c.ax.transAxes, c.ax.transData)
+def _note_maker(c: Canvas, text: str, kind: str, end: float | None = None):
+    """A window's note, ending at the right edge of the room after the history (``end`` None: its window runs on past
+    it), or at ``end`` (plot x), where its window ends in that room, past the last tick."""
+    if end is None:
+        x, where = NOTE_X, mtransforms.blended_transform_factory(c.ax.transAxes, c.ax.transData)
+    else:
+        x, where = end, mtransforms.offset_copy(c.ax.transData, fig=c.fig, x=-NOTE_INSET_PT, units="points")
 
     def make(cand):
         yy, size = cand
-        return c.ax.text(NOTE_X, yy, text, transform=blend, ha="right", va="center",
+        return c.ax.text(x, yy, text, transform=where, ha="right", va="center",
                          fontsize=c.fs(size), color=NOTE_TEXT, zorder=Z_NOTE, parse_math=False,
                          gid=f"clip-note:{kind}",
                          bbox={"boxstyle": "round,pad=0.15", "ec": "none",
@@ -98,18 +106,22 @@ def _note_maker(c: Canvas, text: str, kind: str):
     return make
 
 
-def _outliving(c: Canvas) -> dict[str, list[tuple[str, str, list[str]]]]:
-    """Per lane, (kind, "kept 24 h", keys) for the windows that outlive the history: keys with the same note
-    share it, except on a lane with strips, where each key's strip gets its own."""
-    per_lane: dict[str, dict[tuple[str, str, str], list[str]]] = {}
+def _outliving(c: Canvas) -> dict[str, list[tuple[str, str, list[str], float | None]]]:
+    """Per lane, (kind, "kept 24 h", keys, end) for the windows that outlive the history: keys with the same note
+    share it, except on a lane with strips, where each key's strip gets its own. ``end``: where the window ends
+    (plot x), when in the room after the history, which has no ticks (lesson 02 cell 14: inv-2's 1 h band ended
+    there, and read as running off the figure); None for one that runs past the figure."""
+    per_lane: dict[str, dict[tuple[str, str, str, float | None], list[str]]] = {}
     for w in c.model.windows:
-        if w.kind == WindowKind.EXPIRED or (w.end is not None and w.end <= c.taxis.t_hi):
+        if w.kind == WindowKind.EXPIRED or (w.end is not None and w.end <= c.model.t_end):
             continue
+        end = c.taxis.x(w.end) if w.end is not None and w.end <= c.taxis.t_hi else None
         own = w.key if c.rows.strip(w.inv, w.key) is not None else ""
-        keys = per_lane.setdefault(w.inv, {}).setdefault((w.kind, note_what(w), own), [])
+        keys = per_lane.setdefault(w.inv, {}).setdefault((w.kind, note_what(w), own, end), [])
         if w.key not in keys:
             keys.append(w.key)
-    return {inv: [(kind, what, keys) for (kind, what, _), keys in notes.items()] for inv, notes in per_lane.items()}
+    return {inv: [(kind, what, keys, end) for (kind, what, _, end), keys in notes.items()]
+            for inv, notes in per_lane.items()}
 
 
 def label_strips(c: Canvas) -> None:
