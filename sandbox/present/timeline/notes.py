@@ -91,6 +91,7 @@ def label_window_notes(c: Canvas) -> None:
 def _note_maker(c: Canvas, text: str, kind: str, end: float | None = None):
     """A window's note, ending at the right edge of the room after the history (``end`` None: its window runs on past
     it), or at ``end`` (plot x), where its window ends in that room, past the last tick."""
+    where: mtransforms.Transform
     if end is None:
         x, where = NOTE_X, mtransforms.blended_transform_factory(c.ax.transAxes, c.ax.transData)
     else:
