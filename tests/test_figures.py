@@ -203,6 +203,15 @@ def test_a_read_timeout_is_drawn_at_its_time():
     assert min(abs(x - ticks["1:00"]) for x in _marks_x(fig, "call_send")) <= 1.0  # the next attempt, sent then
 
 
+def test_a_rollbacks_delete_is_not_called_a_repeat():
+    """Lesson 02 cell 20: the arrow from inv-1 to the rollback's Delete shared the legend's "repeats an earlier
+    invocation" with Lambda's retry, and a new learner read the Delete as a retry of the Create. The legend says what
+    a solid arrow is when one is a rollback's Delete."""
+    legend = _legend_texts(_figure("02-20"))
+    assert "repeats an earlier invocation, or its rollback's Delete" in legend, legend
+    assert "repeats an earlier invocation" not in legend, legend
+
+
 def test_a_window_that_ends_after_the_last_tick_says_how_long_it_lasts():
     """Lesson 02 cell 14: inv-2's record is kept 1 h from 2:04:34, and its band ends at 3:04:34, in the room after
     the history, where the axis has no ticks: a new learner read it as running off the figure at about 2:59. Its note

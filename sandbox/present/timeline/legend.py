@@ -17,7 +17,7 @@ from matplotlib import patches as mpatches
 from matplotlib.figure import Figure
 from matplotlib.legend_handler import HandlerPatch, HandlerTuple
 
-from ...vocab import HTTP_CLIENTS, Delivery, ItemStatus, Outcome, SourceKind
+from ...vocab import HTTP_CLIENTS, Cause, Delivery, ItemStatus, Outcome, SourceKind
 from .model import END_MARKER, Model, Window, WindowKind
 from .style import (
     ARROW_COLOR,
@@ -170,6 +170,17 @@ def _again_text(m: Model) -> str:
     return texts.pop() if len(texts) == 1 else "the source delivered the event again"
 
 
+def _solid_arrow_text(causes: set[str | None]) -> str:
+    """What a figure's solid arrows say: a repeat of the invocation they come from, or, for CloudFormation's
+    rollback Delete, a new request its failed Create brought (a new learner read "repeats" as a retry of the
+    Create)."""
+    if causes == {Cause.ROLLBACK_DELETE}:
+        return "a rollback's Delete, after the failed Create"
+    if Cause.ROLLBACK_DELETE in causes:
+        return "repeats an earlier invocation, or its rollback's Delete"
+    return "repeats an earlier invocation"
+
+
 def _wait_text(sources: set[str]) -> str:
     """What a caller's send-and-wait line stands for: an SDK's Invoke, an HTTP request through API Gateway."""
     if len(sources) == 1 and sources <= HTTP_CLIENTS:
@@ -242,8 +253,9 @@ def legend_items(m: Model, squeezed: bool, seen: Callable[[Window], bool] | None
     if m.attempts:
         items.append((mpatches.Rectangle((0, 0), 1, 1), _wait_text({a.source for a in m.attempts})))
     linked = [rec for rec in m.invs.values() if rec.prev in m.invs and rec.prev != rec.inv]
-    if any(rec.cause not in FOLLOW_ON_CAUSES | COPY_CAUSES for rec in linked):
-        items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), "repeats an earlier invocation"))
+    solid = {rec.cause for rec in linked if rec.cause not in FOLLOW_ON_CAUSES | COPY_CAUSES}
+    if solid:
+        items.append((mpatches.FancyArrowPatch((0, 0), (1, 1)), _solid_arrow_text(solid)))
     if any(rec.cause in COPY_CAUSES for rec in linked):  # no run failed: the event was sent again
         items.append((_CopyHandle((0, 0), (1, 1)), "a copy of an earlier event: a duplicate, not a retry"))
     if any(rec.cause in FOLLOW_ON_CAUSES for rec in linked):  # not a repeat: a new record about the same order
