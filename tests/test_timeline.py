@@ -1276,6 +1276,21 @@ def test_a_title_never_starts_or_ends_a_line_with_a_separator(title, width):
     assert " ".join(lines).replace(" · ", " ").split() == title.replace(" · ", " ").split()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(_WORDS, min_size=1, max_size=6).map(" ".join), min_size=2, max_size=3), st.floats(2.0, 9.0))
+def test_a_title_in_the_callers_own_lines_keeps_them(lines, width):
+    """A title given in lines of its own (lesson 10's "scenario · handler" over "lock 10 s · ...") keeps each break,
+    each line fitted alone; measured whole, its line break was a glyph the font lacks, and matplotlib warned."""
+    from sandbox.present.timeline.sizing import fit_title
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted = fit_title("\n".join(lines), width, 15)
+    assert fitted.split("\n")[0] == fit_title(lines[0], width, 15).split("\n")[0]
+    assert fitted.count("\n") >= len(lines) - 1
+    assert fitted.replace("\n", " ").split() == " ".join(lines).split()
+
+
 _SPAN = st.tuples(st.floats(0, 3000, allow_nan=False), st.floats(0, 40, allow_nan=False)).map(lambda p: (p[0],
                                                                                                          sum(p)))
 

@@ -245,6 +245,8 @@ def fit_title(title: str, width: float, size: float) -> str:
     """``title``, broken into lines where it reads best when it is wider than the figure (``width`` in): in two at
     the most natural break that fits, else wrapped word by word. A "·" only joins what stands on either side of
     it, so where a line breaks at one it is left out: no line starts or ends with a separator."""
+    if "\n" in title:  # the caller's own lines, each fitted (measured whole, a line break is a missing glyph)
+        return "\n".join(fit_title(line, width, size) for line in title.split("\n"))
     room = width * TITLE_SHARE
 
     def fits(line: str) -> bool:
