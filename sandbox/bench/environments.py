@@ -8,7 +8,8 @@ median, and each ratio is measured in this one run, the two isolations alternate
 - a cold start from the warm template: the fork and the bootstrap, then the handler's own init
   (target: at most 10 ms median before the handler's init);
 - one AWS call's round trip, on top of the same call made in the world's own process (target:
-  at most 0.5 ms).
+  at most 0.5 ms), and beside it this machine's own floor for it: two bare processes taking turns
+  (``crossing_floor``).
 """
 from __future__ import annotations
 
@@ -114,8 +115,66 @@ def round_trip(repeat: int) -> RoundTrip:
     return {"thread_ms": thread, "process_ms": process, "extra_ms": round(process - thread, 3)}
 
 
+#: The partner process of ``crossing_floor``: it answers each line after the same work the caller does.
+_PARTNER = """
+import sys
+WORK = {WORK}
+data = {{i: (i, str(i)) for i in range(WORK)}}
+keys = list(data)[::-1]
+def work():
+    return sum(data[k][0] + len(data[k][1]) for k in keys)
+for line in sys.stdin:
+    work()
+    sys.stdout.write(line)
+    sys.stdout.flush()
+"""
+_FLOOR_WORK = 7_000  # dict entries each side walks a turn: about a millisecond, as an AWS call's halves take
+_FLOOR_TURNS = 300
+
+
+def crossing_floor() -> float:
+    """This machine's own price for taking turns: ms a round trip costs when two processes alternate, each doing
+    about a millisecond of Python work (as the world and an environment do around an AWS call), over the same work
+    done in one process. No part of the sandbox runs; an AWS call's extra cannot be cheaper than this."""
+    import subprocess
+
+    partner = subprocess.Popen([sys.executable, "-c", _PARTNER.format(WORK=_FLOOR_WORK)], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, text=True, bufsize=1)
+    ask, answer = partner.stdin, partner.stdout
+    assert ask is not None and answer is not None  # both piped
+    data = {i: (i, str(i)) for i in range(_FLOOR_WORK)}
+    keys = list(data)
+
+    def work() -> int:
+        return sum(data[k][0] + len(data[k][1]) for k in keys)
+
+    def turn(alone: bool) -> float:  # one round trip with the partner, or the same work here alone
+        started = time.perf_counter()
+        if alone:
+            work()
+        else:
+            ask.write("x\n")
+            answer.readline()
+        work()
+        return time.perf_counter() - started
+    try:
+        for _ in range(20):  # warm both
+            turn(False)
+        # alternated turn by turn, so that the machine's drift falls on both alike; medians, against its hiccups
+        times: dict[bool, list[float]] = {False: [], True: []}
+        for i in range(2 * _FLOOR_TURNS):
+            times[bool(i % 2)].append(turn(bool(i % 2)))
+        apart, together = statistics.median(times[False]), statistics.median(times[True])
+    finally:
+        ask.close()
+        partner.wait(timeout=10)
+    return round((apart - together) * 1000, 3)
+
+
 def measure(repeat: int) -> Environments:
-    return {"runs": runs(repeat), "cold_start": cold_start(repeat), "round_trip": round_trip(max(3, repeat // 3)),
+    trip = round_trip(max(3, repeat // 3))
+    trip["machine_floor_ms"] = crossing_floor()
+    return {"runs": runs(repeat), "cold_start": cold_start(repeat), "round_trip": trip,
             "targets": {**TARGETS, "run_x_by_scenario": RUN_TARGETS}}
 
 
@@ -146,6 +205,9 @@ def environment_table(r: Environments) -> list[str]:
                  f"for an empty handler's init")
     lines.append(f"  one AWS call: {t['process_ms']} ms in an environment, {t['thread_ms']} ms in-process "
                  f"(+{t['extra_ms']} ms)")
+    if "machine_floor_ms" in t:
+        lines.append(f"  this machine: two processes taking turns, ~1 ms of Python each, cost +{t['machine_floor_ms']} "
+                     f"ms a round trip over one process doing the same (no sandbox: the floor under that +)")
     return lines
 
 

@@ -204,10 +204,11 @@ class ColdStart(TypedDict):
     empty_handler_init_ms: float
 
 
-class RoundTrip(TypedDict):
+class RoundTrip(TypedDict, total=False):
     thread_ms: float
     process_ms: float
     extra_ms: float
+    machine_floor_ms: float  # environments.crossing_floor: two bare processes taking turns, over one
 
 
 class EnvironmentRun(TypedDict):
