@@ -21,6 +21,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 from tabulate import tabulate
 
@@ -115,20 +116,21 @@ def round_trip(repeat: int) -> RoundTrip:
     return {"thread_ms": thread, "process_ms": process, "extra_ms": round(process - thread, 3)}
 
 
-#: The partner process of ``crossing_floor``: it answers each line after the same work the caller does.
-_PARTNER = """
-import sys
-WORK = {WORK}
-data = {{i: (i, str(i)) for i in range(WORK)}}
-keys = list(data)[::-1]
+#: The work each side of ``crossing_floor`` does a turn: about a millisecond of Python, as an AWS call's halves take.
+_FLOOR_WORK = """
+data = {i: (i, str(i)) for i in range(7_000)}
+keys = list(data)
 def work():
     return sum(data[k][0] + len(data[k][1]) for k in keys)
+"""
+#: The partner process: it answers each line after the same work the caller does.
+_PARTNER = _FLOOR_WORK + """
+import sys
 for line in sys.stdin:
     work()
     sys.stdout.write(line)
     sys.stdout.flush()
 """
-_FLOOR_WORK = 7_000  # dict entries each side walks a turn: about a millisecond, as an AWS call's halves take
 _FLOOR_TURNS = 300
 
 
@@ -138,15 +140,13 @@ def crossing_floor() -> float:
     done in one process. No part of the sandbox runs; an AWS call's extra cannot be cheaper than this."""
     import subprocess
 
-    partner = subprocess.Popen([sys.executable, "-c", _PARTNER.format(WORK=_FLOOR_WORK)], stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE, text=True, bufsize=1)
+    partner = subprocess.Popen([sys.executable, "-c", _PARTNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True, bufsize=1)
     ask, answer = partner.stdin, partner.stdout
     assert ask is not None and answer is not None  # both piped
-    data = {i: (i, str(i)) for i in range(_FLOOR_WORK)}
-    keys = list(data)
-
-    def work() -> int:
-        return sum(data[k][0] + len(data[k][1]) for k in keys)
+    here: dict[str, Any] = {}
+    exec(_FLOOR_WORK, here)  # the partner's own work, run here alike
+    work = here["work"]
 
     def turn(alone: bool) -> float:  # one round trip with the partner, or the same work here alone
         started = time.perf_counter()

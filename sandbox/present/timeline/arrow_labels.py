@@ -35,6 +35,7 @@ OTHER_LANE_HITS = 1000  # a label on the row of a lane its arrow only passes, as
 #: 10 at lock 10: "retry 1 at 90.5 s" by its arrow's tail stood a line under the copy arrow's "duplicate at 12.0 s",
 #: and at lock 17 beside the copy arrow itself, and read as its label).
 APART_EM = 2.0
+LABEL_OWNERS = "label:arrow:"  # how the obstacle owners of arrow labels begin (``_owner``: "label:" + "arrow:...")
 HEAD_GID = "arrow-head-label"  # a label at its arrow's head, beside the repeat's lane (the way failed it)
 HEAD_GAP_PT = 6  # pt between a head label and the head, or the end of the lane's drawing
 HEAD_STEPS = (1, 2)  # gaps left of the head a head label tries, nearest first
@@ -129,9 +130,6 @@ def _take_away(c: Canvas, arrow: Arrow, text) -> None:
         text.remove()
         c.obs.remove(_owner(arrow))
         c.fig.arrow_labels = {k: v for k, v in c.fig.arrow_labels.items() if k != id(text)}
-
-
-LABEL_OWNERS = "label:arrow:"  # how the obstacle owners of arrow labels begin (an arrow's owner is "arrow:...")
 
 
 def _owner(arrow: Arrow) -> str:

@@ -83,9 +83,7 @@ def label_window_notes(c: Canvas) -> None:
                 yy = y + (i - (n - 1) / 2) * step
                 cands = [(yy, NOTE_PT if n < CROWDED_NOTES else CROWDED_NOTE_PT), (yy - NOTE_NUDGE, NUDGED_NOTE_PT),
                          (yy + NOTE_NUDGE, NUDGED_NOTE_PT), (yy, CROWDED_NOTE_PT)]
-            text = note_text(keys, what)
-            c.place(_note_maker(c, text if end is None else text.removesuffix(" →"), kind, end), cands,
-                    required=True)
+            c.place(_note_maker(c, note_text(keys, what, runs_on=end is None), kind, end), cands, required=True)
 
 
 def _note_maker(c: Canvas, text: str, kind: str, end: float | None = None):

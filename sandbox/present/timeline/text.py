@@ -169,10 +169,11 @@ def note_what(w: Window) -> str:
     return f"{'kept' if w.kind == WindowKind.KEPT else 'locked'} {duration(w.expires - w.start)}"
 
 
-def note_text(keys: list[str], what: str) -> str:
-    """The note for windows that outlive the history: "o-1 kept 24 h →"."""
+def note_text(keys: list[str], what: str, runs_on: bool = True) -> str:
+    """The note for windows that outlive the history: "o-1 kept 24 h →" (without the arrow where the window ends
+    inside the figure: ``runs_on`` False)."""
     short = [short_key(k) for k in keys]  # "order-confirmation#o-1" -> "o-1"
     if len(set(short)) == len(short):
         keys = short
     shown = ", ".join(keys[:3]) + (f" +{len(keys) - 3} more" if len(keys) > 3 else "")
-    return f"{shown} {what} →"
+    return f"{shown} {what}" + (" →" if runs_on else "")
