@@ -10,6 +10,7 @@ import struct
 import subprocess
 import sys
 import termios
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -379,7 +380,7 @@ def test_exhaustive_shows_a_progress_bar_on_a_terminal_only():
 
 
 def test_one_console_script_reaches_every_command(capsys):
-    """``rwh`` (pyproject's console script, sandbox.cli:main) lists the other command lines and runs them."""
+    """``rwh`` (pyproject's console script, sandbox.cli:program) lists the other command lines and runs them."""
     with pytest.raises(SystemExit):
         main(["--help"])
     listed = capsys.readouterr().out
@@ -413,3 +414,23 @@ def test_the_timeline_in_words_names_a_poison_message_that_carries_no_order():
     named = f"sqs batch failed: message {poison['detail']['messageIds'][0][:8]}…"
     assert any(line.endswith(named) for line in lines), lines
     assert any("carries no order" in line for line in lines) and not any(line.endswith(": ") for line in lines)
+
+
+def test_the_program_ends_at_once_yet_runs_every_exit_handler_and_keeps_its_exit_status():
+    """``program`` (``python -m sandbox``, ``rwh``) leaves without freeing botocore's and moto's objects one by one,
+    but only after every exit handler ran, those registered before it started too (a temporary folder's
+    clean-up, a log's flush), and with main's status."""
+    probe = textwrap.dedent("""
+        import atexit, os, sys, tempfile
+        from sandbox import cli
+        folder = tempfile.TemporaryDirectory()  # removed by its finalizer at exit, registered before program()
+        atexit.register(lambda: print("handler ran", folder.name, flush=True))
+        sys.argv = ["sandbox", *sys.argv[1:]]
+        cli.program()
+    """)
+    for args, status in ((["scenarios", "--brief"], 0), (["run", "no-such-scenario", "--handler", "x.py:h"], 2)):
+        proc = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=120)
+        assert proc.returncode == status, proc.stderr
+        ran = [line for line in proc.stdout.splitlines() if line.startswith("handler ran ")]
+        assert len(ran) == 1 and not Path(ran[0].removeprefix("handler ran ")).exists()

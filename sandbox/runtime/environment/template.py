@@ -62,9 +62,20 @@ def _warm() -> None:
     # clients in the world's own process do (``parsecache``): each cold start still builds its clients.
     loader = boto3.DEFAULT_SESSION._session.get_component("data_loader")
     SharedParse(lambda: loader).install()
+    _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
+
+
+def _warm_later() -> None:
+    """The other services' clients, made once the template has said it is ready and no request waits: a command
+    line's first cold start waits for the template, and these took 80-100 ms of its start. (The spares forked
+    before them parse what their handler uses, a few ms each: well under the quantum, no history changes.)"""
+    import boto3
+
+    gc.disable()
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
-    _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
+    gc.freeze()  # out of the collector's reach in every later fork, as what ``main`` froze
+    gc.enable()
 
 
 def _first_steps() -> None:
@@ -425,14 +436,18 @@ def _pending(control: socket.socket, wait: float = 0.0) -> bool:
 
 
 def serve(control: socket.socket, children: "_Children | _Managed") -> None:
-    """Answer the world's requests; between them, while none is waiting, fork spares, learn which pages the
-    next spares should copy ahead (once: the first spares go without, rather than keep a cold start waiting),
-    and reap."""
+    """Answer the world's requests; between them, while none is waiting, fork spares, make the other services'
+    clients and learn which pages the next spares should copy ahead (once each: the first spares go without,
+    rather than keep a cold start waiting), and reap."""
     global HOT
-    learned = False
+    warmed = learned = False
     while True:
         if children.short() and not _pending(control):
             children.fork_spare()
+            continue
+        if not warmed and not _pending(control):
+            _warm_later()
+            warmed = True
             continue
         if not learned and not _pending(control):
             HOT, learned = prefault.learn(_first_steps), True
@@ -527,3 +542,8 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+    # What it forked is killed, and it holds nothing to flush or remove: the interpreter's own ending (freeing
+    # every module's objects, 30-50 ms) would only keep the world's exit waiting for it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
