@@ -199,9 +199,10 @@ class Isolation(TypedDict):
     problems: NotRequired[list[str]]
 
 
-class ColdStart(TypedDict):
+class ColdStart(TypedDict, total=False):
     fork_to_ready_ms: float
     empty_handler_init_ms: float
+    spare_waiting_ms: float  # information: a cold start with a spare waiting
 
 
 class RoundTrip(TypedDict, total=False):
