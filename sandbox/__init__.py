@@ -65,6 +65,7 @@ _LAZY = {
     "save_timeline": ("sandbox.present.timeline", "save_timeline"),
     "setting_controls": ("sandbox.present.widgets", "setting_controls"),
     "explore_settings": ("sandbox.present.widgets", "explore_settings"),
+    "linked_verdict_map": ("sandbox.present.verdict_map", "linked_verdict_map"),
     "SettingsExplorer": ("sandbox.present.widgets", "SettingsExplorer"),
     "timeline_gallery": ("sandbox.present.gallery", "timeline_gallery"),
     "TimelineGallery": ("sandbox.present.gallery", "TimelineGallery"),
@@ -128,4 +129,5 @@ __all__ = [
     "orders_in", "owed_effects", "plot_timeline", "removed_by_ttl", "run_scenario", "save_timeline",
     "send_cancellation_email", "send_confirmation_email", "respond_to_cloudformation",
     "setting_controls", "run_real_threads", "compare_modes", "run_on_endpoint", "timeline_gallery", "TimelineGallery",
+    "linked_verdict_map",
 ]

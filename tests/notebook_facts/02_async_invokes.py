@@ -32,6 +32,9 @@ assert [v["cause"] for v in eventbridge_naive.history.invocations().values()] ==
 # The improved handler holds in every async scenario.
 assert improved_async == {name: "valid" for name in async_scenarios}, improved_async
 assert duplicate_fixed.verdict.effects_per_key == {"o-1": {"email": 1}, "o-2": {"email": 1}}
+# As the text says: a duplicate's lost claim has no read after it (the failed put returns the record, ALL_OLD).
+_lost = {r["inv"] for r in duplicate_fixed.history.of_type("aws") if r["op"] == "PutItem" and r["result"] != "ok"}
+assert _lost and not any(r["op"] in ("GetItem", "Query") for r in duplicate_fixed.history.of_type("aws"))
 assert try_it.scenario == "async-retry"
 
 # A CloudFormation custom resource: Lambda's retry emails o-1 again; the unanswered Create rolls back an hour later

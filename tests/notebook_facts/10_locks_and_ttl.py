@@ -25,6 +25,13 @@ assert len(grid.cells) == 20
 for (lock_s, work_s), status in grid.cells.items():
     assert status == ("invalid" if lock_s and lock_s + 2 < work_s else "valid"), (lock_s, work_s, status)
 assert all(grid.status(0, w) == "valid" for w in grid.y.values)
+# The exact edge beside the dashed line, as the text says: at work 30 s the first attempt ends at 30.5 s; a lock of
+# 28 s brings the duplicate in at 30 s (invalid), one of 29 s at 31 s (valid).
+for _lock, _status, _at in ((28, "invalid", 30.0), (29, "valid", 31.0)):
+    _edge = run_scenario(LOCK, ARTICLE, settings=duplicate_after_lock(
+        {"lock_seconds": _lock, "slow_email_seconds": 30, "function_timeout": 60}))
+    _invs = _edge.history.invocations()
+    assert _edge.status == _status and _invs["inv-2"]["t"] == _at and round(_invs["inv-1"]["end"], 1) == 30.5
 # Retention shorter than the late retry repeats the email; the visibility timeout costs only invocations.
 assert short_retention.status == "invalid" and short_retention.verdict.effects_per_key == {"o-1": {"email": 2}}
 assert any(f.retention_too_short for f in short_retention.verdict.duplicates)
