@@ -1,9 +1,9 @@
 """The TTL sweeper: DynamoDB deletes expired items lazily, moto never does.
 
-AWS: TTL typically deletes expired items within 48 hours of their expiration, and expired items still
-appear in reads until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html);
-the UpdateTimeToLive reference says "DynamoDB typically deletes expired items within two days of
-expiration" (DOC_TTL_API). The sweeper deletes each item at a moment drawn, seeded per
+AWS: DynamoDB "automatically deletes expired items within a few days of their expiration time", and expired
+items still appear in reads until then (https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/TTL.html,
+howitworks-ttl.html); the UpdateTimeToLive reference says "DynamoDB typically deletes expired items within two days
+of expiration" (DOC_TTL_API), the default largest lag here. The sweeper deletes each item at a moment drawn, seeded per
 item, between its TTL attribute and ``lag`` seconds after it (or exactly ``lag`` after it, where a
 lesson needs one lag to show), so a lesson can show an expired item that is still readable.
 
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 DOC_TTL = "https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/howitworks-ttl.html"
 DOC_TTL_API = "https://docs.aws.amazon.com/amazondynamodb/latest/APIReference/API_UpdateTimeToLive.html"
-#: How DynamoDB puts the lag (both pages; 48 hours in the guide); it gives no upper bound.
+#: How DynamoDB's API reference puts the lag (the TTL guide now says "within a few days"); it gives no upper bound.
 TTL_WORDS = "typically within two days of expiration"
 #: The scenarios' default bound on the drawn lag: "typically ... within two days of expiration" (DOC_TTL_API).
 TYPICAL_TTL_LAG = 2 * 24 * 3600.0
