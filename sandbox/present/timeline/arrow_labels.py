@@ -223,7 +223,7 @@ def _label_at_head(c: Canvas, arrow: Arrow):
               for x, ha in ((hx, "left"), (hx - gap, "right"), (end + gap, "left"))]
     make = _text_maker(c, HEAD_GID)
     text = c.place(lambda cand: make(*cand), cands, required=False, crossings=_off_lanes(c, arrow),
-                   owner=_owner(arrow))
+                   owner=_owner(arrow), anchor=lambda cand: (cand[0], cand[1], cand[2:]), measured=HEAD_GID)
     if text is not None:
         c.fig.arrow_labels = {**c.fig.arrow_labels, id(text): arrow.owner}
     return text

@@ -217,7 +217,9 @@ def _first_fit(c: Canvas, texts: list[str], cands: list[tuple[float, float, str,
             xd, yd = c.data(x, y)
             return c.ax.text(xd, yd, label, ha=ha, va=va, **kw)
 
-        text = c.place(make, cands, required=must and i == len(texts) - 1, exclude=exclude, crossings=crossings)
+        # a candidate's box is its alignment's box moved to its point: one text measured per alignment, not one per spot
+        text = c.place(make, cands, required=must and i == len(texts) - 1, exclude=exclude, crossings=crossings,
+                       anchor=lambda cand: (cand[0], cand[1], (cand[2], cand[3])))
         if text is not None:
             return text
     return None
