@@ -230,7 +230,8 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         cands.append((f"arc3,rad={rad}", arc3(a, b, rad)))
         rank[id(cands[-1][1])] = base + 1.0 + k
     best = None
-    for style, pts in cands:
+    # in rank order: the first that crosses nothing is the best (a score is its crossings' cost, then its rank)
+    for style, pts in sorted(cands, key=lambda cand: rank[id(cand[1])]):
         i = rank[id(pts)]
         samples = polyline(pts, SAMPLE_PX)
         ends = np.hypot(samples[:, 0] - a[0], samples[:, 1] - a[1]) > (shrink[0] + ENDS_CLEAR_PT) * c.pt
@@ -247,9 +248,11 @@ def _route(c: Canvas, a: Point, b: Point, shrink: tuple[float, float], vertical:
         flat = onto_marks is not None and _head_into(pts, onto_marks, HEAD_SIZE * c.scale.factor * c.pt,
                                                      ARROW_LW / 2 * c.pt)
         along = ALONG_HITS * _along(pts, lanes, ALONG_PX * c.fig.dpi / 100)
-        score = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat + along) * HIT_COST + i
-        if best is None or score < best[0]:
-            best = (score, style, pts)
+        cost = (hits + OUTSIDE_HITS * bool(outside.any()) + FLAT_HEAD_HITS * flat + along) * HIT_COST
+        if best is None or cost + i < best[0]:
+            best = (cost + i, style, pts)
+        if cost == 0:
+            break
     assert best is not None  # there is always the straight arc
     return best[1], best[2]
 
