@@ -65,6 +65,12 @@ def _warm() -> None:
     _warm_calls(boto3.DEFAULT_SESSION.resource("dynamodb").Table("warm"))
 
 
+def _learn_hot() -> None:
+    """Which pages a cold start writes (``HOT``), for the spares forked from now on to copy ahead."""
+    global HOT
+    HOT = prefault.learn(_first_steps)
+
+
 def _warm_later() -> None:
     """The other services' clients, made once the template has said it is ready and no request waits: a command
     line's first cold start waits for the template, and these took 80-100 ms of its start. (The spares forked
@@ -439,18 +445,13 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
     """Answer the world's requests; between them, while none is waiting, fork spares, make the other services'
     clients and learn which pages the next spares should copy ahead (once each: the first spares go without,
     rather than keep a cold start waiting), and reap."""
-    global HOT
-    warmed = learned = False
+    idle = [_warm_later, _learn_hot]  # each once, in turn, while no request waits
     while True:
         if children.short() and not _pending(control):
             children.fork_spare()
             continue
-        if not warmed and not _pending(control):
-            _warm_later()
-            warmed = True
-            continue
-        if not learned and not _pending(control):
-            HOT, learned = prefault.learn(_first_steps), True
+        if idle and not _pending(control):
+            idle.pop(0)()
             continue
         children.reap()
         if children.dying and not _pending(control, 0.005):
