@@ -164,6 +164,9 @@ class Sandbox:
     services: Services
     sweeper: TtlSweeper
 
+    #: Whether a world has closed in this process: the next one to open freezes what is loaded (``_freeze_long_lived``).
+    _one_closed = False
+
     def __init__(self, seed: int = 0, *, policy: "str | Policy | list | None" = None, ttl_lag: float = 0.0,
                  table: str = IDEMPOTENCY_TABLE.name, region: str = "us-east-1", epoch: float = DEFAULT_EPOCH,
                  watchdog: float = DEFAULT_WATCHDOG, meta: dict | None = None,
@@ -223,7 +226,7 @@ class Sandbox:
             raise SandboxError("this world was already opened; create a new Sandbox for a fresh world")
         _close_leftover()
         _freeze_at_exit()
-        if _closed_one.cache_info().currsize:  # a second world in this process: a kernel, a matrix, a grader
+        if Sandbox._one_closed:  # a second world in this process: a kernel, a matrix, a grader
             _freeze_long_lived()
         self._opened = True
         self._owner = threading.get_ident()
@@ -283,7 +286,7 @@ class Sandbox:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-            _closed_one()
+            Sandbox._one_closed = True
 
     def on_close(self, callback: Callable[[], None]) -> None:
         """Call ``callback()`` first thing when this world closes (whoever closes it)."""
@@ -423,11 +426,6 @@ def _freeze_at_exit() -> None:
     run, and an object no cycle holds is still freed, and so flushed, when the modules are cleared.
     """
     atexit.register(gc.freeze)
-
-
-@functools.cache
-def _closed_one() -> None:
-    """Called as each world closes: remembered once a world has closed in this process."""
 
 
 @functools.cache
