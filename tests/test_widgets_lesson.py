@@ -49,6 +49,30 @@ def notes(result):
     return [str(n.kind) for n in result.verdict.notes]
 
 
+@given(st.integers(1, 23), st.sampled_from([-1e-12, -3e-15, 0.0, 4e-15, 1e-12]))
+@settings(max_examples=8, deadline=None)
+def test_a_float_slider_off_its_grid_by_a_rounding_runs_on_the_grid(k, off):
+    """The browser's slider may send 59.99999999999999 for 60 (lesson 10's function timeout, 5 to 120 in 5s): the run
+    and what the explorer reports hold 60.0."""
+    lock = _LOCK_EXPLORER.setdefault("x", lock_explorer(spans={"function_timeout": (5, 120, 5)}))
+    control = lock.controls["function_timeout"]
+    control.value = 5 + 5 * k + off
+    assert lock.values()["function_timeout"] == 5.0 + 5 * k
+    assert lock.result.settings["function_timeout"] == 5.0 + 5 * k
+
+
+def test_a_float_value_between_a_sliders_steps_is_kept():
+    """A default off the step's grid (60 s on a slider from 1 in steps of 5) is the learner's value, not noise."""
+    lock = lock_explorer()
+    control = lock.controls["function_timeout"]
+    assert (control.min, control.step, control.value) == (1.0, 5.0, 60.0)
+    control.value = 58.5
+    assert lock.values()["function_timeout"] == 58.5 == lock.result.settings["function_timeout"]
+
+
+_LOCK_EXPLORER: dict = {}
+
+
 # -- the flips ---------------------------------------------------------------------------------------
 def test_moving_the_lock_below_the_work_flips_the_verdict_to_invalid_and_back():
     explorer = lock_explorer(fixed={"lock_seconds": 45})

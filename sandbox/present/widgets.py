@@ -276,7 +276,7 @@ class SettingsExplorer:
         return [self.stage.slots[name] for name in ("timeline", "legend", "findings")]
 
     def values(self) -> dict[str, SettingValue]:
-        return {**self.fixed, **{name: c.value for name, c in self.controls.items()}}
+        return {**self.fixed, **{name: on_step(c) for name, c in self.controls.items()}}
 
     def label(self, name: str) -> str:
         control = self.controls.get(name)
@@ -412,6 +412,22 @@ def split_verdict(whole: str) -> tuple[str, str]:
     if cut < 0 or not whole.startswith("<div>") or whole.count("<div>") < 2:
         return whole, ""
     return whole[:cut] + "</div></div>", "<div><div>" + whole[cut:]
+
+
+def on_step(control: widgets.Widget) -> Any:
+    """A control's value, a float slider's without the browser's rounding noise: its slider works in fractions of
+    the track and may send 59.99999999999999 for 60 (a learner heard it so from a screen reader), and a run would
+    hold that. A value off the step's round numbers by more than noise (a default between two steps) stays."""
+    value = control.value
+    if isinstance(control, widgets.FloatSlider) and isinstance(value, float):
+        near = round(value, max(_decimals(control.step), _decimals(control.min)))
+        if abs(value - near) <= NOISE * max(1.0, abs(value)):
+            return near
+    return value
+
+
+#: The share of a value a float slider's rounding may move it by (``on_step``).
+NOISE = 1e-9
 
 
 def shown_value(value: Any) -> str:
