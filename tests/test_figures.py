@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -381,6 +381,7 @@ def test_exercise_figure_reads_and_tells_the_true_time(exercise, folder):
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(sorted(SCENARIOS)), st.sampled_from([NAIVE, IMPROVED]), st.integers(0, 9),
        st.sampled_from([WIDTH_IN, 6.0]))
+@example("snapstart-cloned-init", NAIVE, 0, 6.0)  # a copy arrow at 0 s, at the axis' very edge (CI found it)
 def test_every_timeline_tells_the_true_time(scenario, handler, seed, width):
     """Any scenario, handler, seed and width: every mark and band end within a pixel of its record's time, none in
     a break, one scale between the breaks, true ticks, and marks stacked at one instant in the order they came."""
@@ -389,6 +390,19 @@ def test_every_timeline_tells_the_true_time(scenario, handler, seed, width):
         fig.draw_without_rendering()
         assert audit.true_time_faults(fig) == []
     assert fig.time_map and fig.band_times  # the audit had something to check
+
+
+def test_a_copy_arrow_at_the_axis_start_stands_at_its_time_its_head_unclipped():
+    """snapstart-cloned-init 6 in wide: the plot starts at 0 s, where the copy arrow falls. Moved in off the edge so
+    that its head was not cut, it stood 3.3 px late; it stands at 0 s now, its head's half past the edge, unclipped."""
+    fig = plot_timeline(run_scenario("snapstart-cloned-init", NAIVE, seed=0).history, width=6.0)
+    with matplotlib_style():
+        fig.draw_without_rendering()
+        assert audit.true_time_faults(fig) == []
+        drawn = audit.Drawn(fig)
+        assert audit.arrows_cut_off(drawn) == []
+    (arrow,) = [p for p in fig.axes[0].patches if (p.get_gid() or "") == "arrow:inv-1->inv-2"]
+    assert not arrow.get_clip_on()
 
 
 # -- each check catches what it names, on a figure drawn to have that fault

@@ -18,7 +18,7 @@ from matplotlib.path import Path as MPath
 from matplotlib.transforms import Bbox
 
 from ...vocab import Cause
-from .audit import Mark, marks
+from .audit import ARROW_HEAD_HALF, Mark, marks
 from .canvas import GAP_OWNER, Canvas
 from .lanes import BAR_HALF
 from .markers import MarkerPlacement
@@ -43,7 +43,7 @@ OBSTACLE_PX = 5.0  # ... and between the boxes the chosen path registers
 HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wins ties)
 OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
 HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
-HEAD_HALF = 0.3  # ... half its width is about this fraction of it, and more than the line's
+HEAD_HALF = ARROW_HEAD_HALF  # ... half its width is about this fraction of it, and more than the line's
 HEAD_LENGTH, HEAD_WIDTH = 0.4, 0.2  # matplotlib's "-|>" head reaches back this share of its size, out this each way
 ALONG_PX = 12  # px at 100 dpi: a level run longer than this at a lane's height reads as part of that lane ...
 ALONG_HITS = 50  # ... and costs as much as crossing this many obstacles
@@ -163,6 +163,8 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
         patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), shrinkA=shrink[0], shrinkB=shrink[1],
                                          connectionstyle=style, **look)
     c.ax.add_patch(patch)
+    if vertical and a[0] < c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt:
+        patch.set_clip_on(False)  # its head's half, left of the axis' start, into the room before the row names
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):
         c.obs.add(Bbox.from_bounds(x - half, y - half, OBSTACLE_PX, OBSTACLE_PX), owner)
@@ -192,9 +194,9 @@ def _ends(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatches
     down = 1 if yb > ya else -1  # data y grows downwards
     vertical = not (prev.end is not None and prev.end <= rec.start and prev_end <= xb + 1e-12)
     if vertical:  # the repeat started while the earlier one was still running
-        inside = c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt
-        # at the repeat's own start: a line drawn a few points early reads as an earlier time on a coarse axis
-        x = max(c.px(xb, 0)[0], inside)
+        # at the repeat's own start, even at the axis' very start (its head then reaches past the edge, unclipped:
+        #   ``_arrow``): moved in off the edge, snapstart-cloned-init's copy arrow at 0 s stood 3.3 px late at 6 in
+        x = c.px(xb, 0)[0]
         head = c.px(xb, yb - down * VERTICAL_TO)[1]
         low, high = placed.lane_reach.get(rec.inv, (head, head))  # marks stacked on the lane: stop short of them
         head = max(head, high + STACK_CLEAR_PT * c.pt) if down > 0 else min(head, low - STACK_CLEAR_PT * c.pt)

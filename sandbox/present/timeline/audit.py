@@ -61,7 +61,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.markers import MarkerStyle
-from matplotlib.patches import Rectangle
+from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.path import Path as MPath
 from matplotlib.text import Annotation, Text
 from matplotlib.transforms import Affine2D, Bbox
@@ -541,15 +541,22 @@ def keys_on_bands(d: Drawn) -> list[str]:
     return out
 
 
+#: Half an arrow head's width, as a share of its size (its mutation scale, in points).
+ARROW_HEAD_HALF = 0.3
+
+
 def arrows_cut_off(d: Drawn) -> list[str]:
-    """An arrow is drawn inside the plot: one that leaves it is clipped to a stray stub."""
+    """An arrow is drawn inside the plot: one that leaves it is clipped to a stray stub. One straight down (up) at the
+    axis' very start stands at its time, unclipped, its head's half past the plot's left edge: so far, and no more."""
     out = []
     for ax in d.fig.axes:
         box = ax.get_window_extent(d.r).padded(d.px(TOUCH_PX))
         for p in ax.patches:
             if (p.get_gid() or "").startswith("arrow:"):
                 ext = p.get_window_extent(d.r)  # the arrow as drawn, before the plot clips it
-                if ext.x0 < box.x0 or ext.x1 > box.x1 or ext.y0 < box.y0 or ext.y1 > box.y1:
+                scale = p.get_mutation_scale() if isinstance(p, FancyArrowPatch) else 0.0
+                head = 0.0 if p.get_clip_on() else scale * ARROW_HEAD_HALF * d.fig.dpi / 72
+                if ext.x0 < box.x0 - head or ext.x1 > box.x1 or ext.y0 < box.y0 or ext.y1 > box.y1:
                     out.append(f"{p.get_gid()} leaves the plot")
     return out
 
