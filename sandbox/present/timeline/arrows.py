@@ -42,8 +42,7 @@ SAMPLE_PX = 3.0  # px between the points a candidate is tested at ...
 OBSTACLE_PX = 5.0  # ... and between the boxes the chosen path registers
 HIT_COST = 10  # a candidate's score: hits * HIT_COST + its rank (so straight wins ties)
 OUTSIDE_HITS = 1000  # a candidate leaving the axes is clipped there to a stray stub: only when nothing else is left
-HEAD_SIZE = 16  # arrow head size at full scale (mutation scale) ...
-HEAD_HALF = ARROW_HEAD_HALF  # ... half its width is about this fraction of it, and more than the line's
+HEAD_SIZE = 16  # arrow head size at full scale (mutation scale); half its width is ARROW_HEAD_HALF of it
 HEAD_LENGTH, HEAD_WIDTH = 0.4, 0.2  # matplotlib's "-|>" head reaches back this share of its size, out this each way
 ALONG_PX = 12  # px at 100 dpi: a level run longer than this at a lane's height reads as part of that lane ...
 ALONG_HITS = 50  # ... and costs as much as crossing this many obstacles
@@ -163,7 +162,7 @@ def _arrow(c: Canvas, prev: Invocation, rec: Invocation, bars: dict[str, mpatche
         patch = mpatches.FancyArrowPatch(c.data(*a), c.data(*b), shrinkA=shrink[0], shrinkB=shrink[1],
                                          connectionstyle=style, **look)
     c.ax.add_patch(patch)
-    if vertical and a[0] < c.axes_box().x0 + HEAD_SIZE * c.scale.factor * HEAD_HALF * c.pt:
+    if vertical and a[0] < c.axes_box().x0 + HEAD_SIZE * c.scale.factor * ARROW_HEAD_HALF * c.pt:
         patch.set_clip_on(False)  # its head's half, left of the axis' start, into the room before the row names
     half = OBSTACLE_PX / 2
     for x, y in polyline(pts, OBSTACLE_PX):

@@ -541,7 +541,7 @@ def keys_on_bands(d: Drawn) -> list[str]:
     return out
 
 
-#: Half an arrow head's width, as a share of its size (its mutation scale, in points).
+#: Half an arrow head's width, as a share of its size (its mutation scale, in points): more than the line's.
 ARROW_HEAD_HALF = 0.3
 
 

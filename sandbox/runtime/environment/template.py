@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 from ...aws.parsecache import SharedParse
@@ -77,10 +77,16 @@ def _warm_later() -> None:
     before them parse what their handler uses, a few ms each: well under the quantum, no history changes.)"""
     import boto3
 
-    gc.disable()
     for name in WARM_SERVICES:
         boto3.DEFAULT_SESSION.client(name)
-    gc.freeze()  # out of the collector's reach in every later fork, as what ``main`` froze
+
+
+def _frozen(load: Callable[[], None]) -> None:
+    """``load()`` with the collector off, and what it leaves frozen: out of the collector's reach in every fork,
+    which would otherwise copy the template's pages as it walks them."""
+    gc.disable()
+    load()
+    gc.freeze()
     gc.enable()
 
 
@@ -445,7 +451,7 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
     """Answer the world's requests; between them, while none is waiting, fork spares, make the other services'
     clients and learn which pages the next spares should copy ahead (once each: the first spares go without,
     rather than keep a cold start waiting), and reap."""
-    idle = [_warm_later, _learn_hot]  # each once, in turn, while no request waits
+    idle = [lambda: _frozen(_warm_later), _learn_hot]  # each once, in turn, while no request waits
     while True:
         if children.short() and not _pending(control):
             children.fork_spare()
@@ -528,10 +534,7 @@ def main() -> None:
     # Everything loaded now is shared with every fork, copy-on-write: the collector is kept from touching it (a
     # collection in a child would copy page after page of the template). It is off while the imports run, and
     # what they leave is frozen as it is: a full collection first took 0.16 s of a command line's start.
-    gc.disable()
-    _warm()
-    gc.freeze()
-    gc.enable()
+    _frozen(_warm)
     children: _Children | _Managed = (_Children(control, tmp_root) if uncontained
                                       else _Managed(control, _plan(roots)))
     try:
