@@ -61,3 +61,12 @@ def test_a_sampled_family_keeps_every_nth_case_by_id_whatever_the_order(pytester
     assert len([line for line in deep.outlines if "test_f[" in line]) == 6
     assert sorted(line for line in quick.outlines if "test_f[" in line) == [
         "test_fam.py::test_f[0]", "test_fam.py::test_f[3]", "test_fam.py::test_f[6]"]
+
+
+def test_the_house_rules_stay_in_make_test_however_long_they_take():
+    """A slow house rule is still planned quick, and the list on disk keeps none of them deep."""
+    slow = {test: [5.0] for test in tiers.ALWAYS_QUICK}
+    slow["tests/test_house.py::test_some_other_rule"] = [5.0]
+    assert [e.test for e in plan(slow)] == ["tests/test_house.py::test_some_other_rule"]
+    assert tiers.ALWAYS_QUICK & set(read_list()) == set()
+    assert tiers.ALWAYS_QUICK <= set().union(*modules().values()), "ALWAYS_QUICK names tests that do not exist"
