@@ -251,6 +251,30 @@ def assert_fits_a_laptop(page, dashboard, shot: str) -> None:
     assert toasts.count() == 0, f"a toast over the lesson: {toasts.first.text_content()}"
 
 
+def assert_controls_follow_the_timeline(page, dashboard, shot: str) -> None:
+    """Scrolled down to the timeline, a 1280x800 window still shows the controls and the verdict, above the
+    timeline and not over it, and the timeline's rows under them (screenshot ``shot``): a learner pressing keys
+    sees the slider and the timeline together (a new learner found the map always between them)."""
+    dashboard.evaluate("e => e.querySelector('img.sandbox-timeline').scrollIntoView({block: 'start'})")
+    save_screenshot(page, shot)
+    boxes = dashboard.evaluate("""(root) => {
+      const view = root.closest('.jp-WindowedPanel-outer, .jp-Notebook').getBoundingClientRect();
+      const box = (sel) => { const r = root.querySelector(sel).getBoundingClientRect();
+        return {top: r.top, bottom: r.bottom}; };
+      return {view: {top: view.top, bottom: view.bottom}, top: box('.sandbox-top'), slider: box('.widget-slider'),
+              verdict: box('.sandbox-slot-verdict'), timeline: box('img.sandbox-timeline')};
+    }""")
+    view, top, timeline = boxes["view"], boxes["top"], boxes["timeline"]
+    for name in ("slider", "verdict"):
+        assert view["top"] - 1 <= boxes[name]["top"] and boxes[name]["bottom"] <= top["bottom"] + 1, (name, boxes)
+    assert abs(top["top"] - view["top"]) <= 1, ("the controls' row sticks to the view's top", boxes)
+    shown = min(view["bottom"], timeline["bottom"]) - max(top["bottom"], timeline["top"])
+    assert shown >= 400, (f"only {shown:.0f} px of the timeline under the controls", boxes)
+    hit = page.evaluate("([x, y]) => document.elementFromPoint(x, y).closest('.sandbox-top') !== null",
+                        [640, top["bottom"] - 2])
+    assert hit, "the controls' row is drawn over the timeline, not under it"
+
+
 def test_lab_settings_turn_the_news_toast_off(lab):
     """The course's own defaults (lab-settings/overrides.json, which `make lab` uses too) reach the server."""
     status, body = lab.api("/lab/api/settings/@jupyterlab/apputils-extension:notification")
@@ -352,7 +376,8 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
             assert invalid["readout"] == str(LOCK_BELOW_WORK) and not invalid["redrawing"], invalid
             assert_fits_a_laptop(page, dashboard, "10-lock-10-invalid.png")
         lock = after
-    keys, after = BURST
+    assert_controls_follow_the_timeline(page, dashboard, "10-lock-0-scrolled-to-the-timeline.png")
+    keys, after = BURST  # pressed scrolled down there, the slider in its sticky row
     first = len(moves)
     for key in keys:  # as fast as a held key: the kernel gets the next press while it runs the first
         page.evaluate("(label) => window.__rwhWatch.press(label)", "burst " + key)

@@ -35,13 +35,25 @@ STALE = "sandbox-redrawing"
 #: Set on a dashboard by the page itself the moment its controls show other values than its pictures were drawn
 #: for (a key press, a drag): they are dimmed in that very frame, before the kernel has heard of the move.
 MOVED = "data-sandbox-moved"
+#: The class of a dashboard's first row, its controls and verdict: it stays in view while the learner scrolls
+#: down its pictures (``STAGE_CSS``).
+TOP = "sandbox-top"
 #: How a dashboard looks: its pictures dimmed while a notice of their kind is up (``data-dims``: "all", or "map").
-#: The widget carries its own style, as a notebook has no stylesheet of ours.
+#: Its controls and verdict stick to the top of the notebook's view while the rest of the dashboard is in it: at
+#: 1280x800 a timeline under a verdict map is below the fold, and a learner pressing keys wants the slider and the
+#: timeline on screen together. A sticky row sticks to its nearest ancestor that clips or scrolls, so JupyterLab's
+#: output boxes around a dashboard (each ``overflow: auto`` or ``hidden``) let it overflow instead (``!important``:
+#: ipywidgets' rules for its boxes weigh as much as ours); its pictures are never wider than the output
+#: (``max-width``), so nothing is lost. The widget carries its own style, as a notebook has no stylesheet of ours.
 STAGE_CSS = ("<style>"
              f".{ROOT}:has(.{STALE}[data-dims~=all]) .sandbox-slot, .{ROOT}[{MOVED}] .sandbox-slot, "
              f".{ROOT}:has(.{STALE}[data-dims~=map]) .sandbox-slot-map {{opacity: 0.35;}} "
              f".{STALE} {{color: #8a5a00; font-weight: 600;}} "
              ".sandbox-slot img {max-width: 100%; display: block;} "
+             f".jp-OutputArea:has(.{TOP}), .jp-OutputArea-child:has(.{TOP}), .jp-OutputArea-output:has(.{TOP}), "
+             f".{ROOT}:has(> .{TOP}) {{overflow: visible !important;}} "
+             f".{ROOT} > .{TOP} {{position: sticky; top: 0; z-index: 10; overflow: visible !important; "
+             "background: var(--jp-layout-color0, #fff); border-bottom: 1px solid var(--jp-border-color2, #e0e0e0);} "
              "</style>")
 #: The smallest GIF, whose load event runs the swap.
 _PIXEL = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"

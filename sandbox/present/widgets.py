@@ -30,7 +30,7 @@ from ..core.jsonvalues import JsonObject
 from ..errors import BadInput
 from ..settings import Setting, SettingValue
 from .quicktext import png_of_pixels, quick_text
-from .stage import ROOT, SETTING, STAGE_CSS, Part, Stage, notice, picture_html
+from .stage import ROOT, SETTING, STAGE_CSS, TOP, Part, Stage, notice, picture_html
 
 #: Widest integer range still shown as a slider (wider ones get a number box).
 SLIDER_INT_SPAN = 1000
@@ -265,6 +265,7 @@ class SettingsExplorer:
         verdict = self.stage.slots["verdict"]
         verdict.layout = widgets.Layout(**VERDICT_BESIDE)
         self.top = widgets.HBox([self.controls_box, verdict], layout=TOP_LAYOUT)
+        self.top.add_class(TOP)
         self.widget = widgets.VBox([self.top, *self.shows(), self.output, self.stage.feed])
         self.widget.add_class(ROOT)
         self.rerun()
