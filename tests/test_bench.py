@@ -119,3 +119,30 @@ def test_the_browser_section_says_why_it_did_not_run_and_judges_its_ratio(monkey
                                             "after the key press (target <= 5x)"]
     assert browser.browser_misses({**over, "ratio_x": 4.9}) == []
     assert "median 520 ms against a bare run of 100.0 ms: 5.20x" in browser.browser_table(over)[-1]
+
+
+def test_the_crossing_floor_splits_a_real_call_and_never_sends_it():
+    """The floor's halves are a real GetItem (the world half finds moto's table and answers it), its client half
+    reaches no network (its send refuses), and the figure is a plausible number of milliseconds."""
+    from sandbox.bench import environments
+
+    check = environments._HALVES + environments._WORLD_HALF + """
+import json
+from moto.core.models import botocore_stubber
+status, _, body = botocore_stubber.process_request(_prepared[0])
+client_half()
+_client.meta.events.unregister("before-send.dynamodb.GetItem", unique_id=None)
+try:
+    boto3.client("dynamodb", endpoint_url="http://192.0.2.1:9").list_tables()
+    sent = True
+except Exception as exc:
+    sent = type(exc).__name__
+print(json.dumps([status, body if isinstance(body, str) else body.decode(), sent]))
+"""
+    done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    status, body, sent = json.loads(done.stdout.strip().splitlines()[-1])
+    assert (status, body) == (200, "{}")
+    assert sent == "ConnectionRefusedError", sent
+    floor = environments.crossing_floor()
+    assert -5 < floor < 50, floor

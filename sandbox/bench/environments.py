@@ -9,20 +9,20 @@ median, and each ratio is measured in this one run, the two isolations alternate
   (target: at most 10 ms median before the handler's init, cold starts back to back); beside it, as
   information, a cold start with a spare environment waiting, as a learner's runs find one;
 - one AWS call's round trip, on top of the same call made in the world's own process (target:
-  at most 0.5 ms), and beside it this machine's own floor for it: two bare processes taking turns
-  (``crossing_floor``).
+  at most 0.5 ms), and beside it this machine's own floor for it: the call's two halves, boto3's client and moto,
+  in two bare processes taking turns (``crossing_floor``).
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 from tabulate import tabulate
 
@@ -131,59 +131,103 @@ def round_trip(repeat: int) -> RoundTrip:
     return {"thread_ms": thread, "process_ms": process, "extra_ms": round(process - thread, 3)}
 
 
-#: The work each side of ``crossing_floor`` does a turn: about a millisecond of Python, as an AWS call's halves take.
-_FLOOR_WORK = """
-data = {i: (i, str(i)) for i in range(7_000)}
-keys = list(data)
-def work():
-    return sum(data[k][0] + len(data[k][1]) for k in keys)
+#: The halves of one AWS call, as the sandbox splits them: an environment's (boto3 builds, signs and parses a
+#: DynamoDB GetItem; botocore's own client, its answer handed to it before anything is sent) and the world's (moto
+#: serves that same request). Fake credentials; the client half never reaches a network (its send refuses), and the
+#: world half is moto's.
+_HALVES = """
+import io, os
+os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1")
+import boto3
+import botocore.endpoint
+from botocore.awsrequest import AWSResponse
+
+def _refuse(*_, **__):
+    raise ConnectionRefusedError("the crossing floor never sends a request")
+
+botocore.endpoint.Endpoint._send = _refuse
+
+class _Raw(io.BytesIO):
+    def stream(self, **_):
+        yield self.getvalue()
+
+_client = boto3.client("dynamodb")
+_client.meta.events.register_first("before-send.dynamodb.GetItem", lambda request, **_: AWSResponse(
+    request.url, 200, {"Content-Type": "application/x-amz-json-1.0"}, _Raw(b"{}")))
+
+def client_half():
+    _client.get_item(TableName="t", Key={"pk": {"S": "nothing-here"}})
 """
-#: The partner process: it answers each line after the same work the caller does.
-_PARTNER = _FLOOR_WORK + """
+#: The world's half: moto serves a GetItem as botocore prepared it (the request is made once, here).
+_WORLD_HALF = """
+from moto import mock_aws
+from moto.core.models import botocore_stubber
+
+_mock = mock_aws()
+_mock.start()
+_world = boto3.client("dynamodb")
+_world.create_table(TableName="t", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                    AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+_prepared = []
+_world.meta.events.register_first("before-send.dynamodb.GetItem", lambda request, **_: _prepared.append(request))
+_world.get_item(TableName="t", Key={"pk": {"S": "nothing-here"}})
+
+def world_half():
+    botocore_stubber.process_request(_prepared[0])
+"""
+#: The environment's side: it answers each line after the client half.
+_PARTNER = _HALVES + """
 import sys
 for line in sys.stdin:
-    work()
+    client_half()
     sys.stdout.write(line)
     sys.stdout.flush()
 """
-_FLOOR_TURNS = 300
+#: The world's side, run in a process of its own (moto started in the bench's process would serve its worlds): each
+#: turn the client half goes to the partner, or is done here, and then the world half is done here. It prints the
+#: difference of the medians, alternated turn by turn so that the machine's drift falls on both alike.
+_CALLER = _HALVES + _WORLD_HALF + """
+import statistics, subprocess, sys, time
+
+partner = subprocess.Popen([sys.executable, "-c", sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           text=True, bufsize=1)
+
+def turn(alone):
+    started = time.perf_counter()
+    if alone:
+        client_half()
+    else:
+        partner.stdin.write("x\\n")
+        partner.stdout.readline()
+    world_half()
+    return time.perf_counter() - started
+
+for _ in range(30):  # warm both
+    turn(False)
+    turn(True)
+times = {False: [], True: []}
+for i in range(2 * int(sys.argv[2])):
+    times[bool(i % 2)].append(turn(bool(i % 2)))
+partner.stdin.close()
+partner.wait(timeout=30)
+print((statistics.median(times[False]) - statistics.median(times[True])) * 1000)
+"""
+_FLOOR_TURNS = 400
 
 
 def crossing_floor() -> float:
-    """This machine's own price for taking turns: ms a round trip costs when two processes alternate, each doing
-    about a millisecond of Python work (as the world and an environment do around an AWS call), over the same work
-    done in one process. No part of the sandbox runs; an AWS call's extra cannot be cheaper than this."""
+    """This machine's own price for splitting an AWS call between two processes: ms a round trip costs when one
+    process does the client's half of a DynamoDB GetItem (boto3 builds, signs and parses it) and another then serves
+    it with moto, over one process doing both halves. No part of the sandbox runs: an AWS call's extra in an
+    environment cannot be cheaper than this. (Each process's cache and branch history go cold while the other
+    runs: with these halves it costs several times what two processes doing a small loop each cost.)"""
     import subprocess
 
-    partner = subprocess.Popen([sys.executable, "-c", _PARTNER], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               text=True, bufsize=1)
-    ask, answer = partner.stdin, partner.stdout
-    assert ask is not None and answer is not None  # both piped
-    here: dict[str, Any] = {}
-    exec(_FLOOR_WORK, here)  # the partner's own work, run here alike
-    work = here["work"]
-
-    def turn(alone: bool) -> float:  # one round trip with the partner, or the same work here alone
-        started = time.perf_counter()
-        if alone:
-            work()
-        else:
-            ask.write("x\n")
-            answer.readline()
-        work()
-        return time.perf_counter() - started
-    try:
-        for _ in range(20):  # warm both
-            turn(False)
-        # alternated turn by turn, so that the machine's drift falls on both alike; medians, against its hiccups
-        times: dict[bool, list[float]] = {False: [], True: []}
-        for i in range(2 * _FLOOR_TURNS):
-            times[bool(i % 2)].append(turn(bool(i % 2)))
-        apart, together = statistics.median(times[False]), statistics.median(times[True])
-    finally:
-        ask.close()
-        partner.wait(timeout=10)
-    return round((apart - together) * 1000, 3)
+    done = subprocess.run([sys.executable, "-c", _CALLER, _PARTNER, str(_FLOOR_TURNS)], capture_output=True,
+                          text=True, timeout=600, env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")})
+    if done.returncode != 0:
+        raise RuntimeError(f"the crossing floor's processes failed: {done.stderr[-2000:]}")
+    return round(float(done.stdout.strip().splitlines()[-1]), 3)
 
 
 def measure(repeat: int) -> Environments:
@@ -224,8 +268,8 @@ def environment_table(r: Environments) -> list[str]:
     lines.append(f"  one AWS call: {t['process_ms']} ms in an environment, {t['thread_ms']} ms in-process "
                  f"(+{t['extra_ms']} ms)")
     if "machine_floor_ms" in t:
-        lines.append(f"  this machine: two processes taking turns, ~1 ms of Python each, cost +{t['machine_floor_ms']} "
-                     f"ms a round trip over one process doing the same (no sandbox: the floor under that +)")
+        lines.append(f"  this machine: an AWS call's two halves (boto3's client, moto) in two processes taking turns "
+                     f"cost +{t['machine_floor_ms']} ms over one process doing both (no sandbox: the floor under it)")
     return lines
 
 

@@ -209,7 +209,7 @@ class RoundTrip(TypedDict, total=False):
     thread_ms: float
     process_ms: float
     extra_ms: float
-    machine_floor_ms: float  # environments.crossing_floor: two bare processes taking turns, over one
+    machine_floor_ms: float  # environments.crossing_floor: an AWS call's halves in two processes, over one
 
 
 class EnvironmentRun(TypedDict):
