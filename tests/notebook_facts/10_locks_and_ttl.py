@@ -25,6 +25,12 @@ assert len(grid.cells) == 20
 for (lock_s, work_s), status in grid.cells.items():
     assert status == ("invalid" if lock_s and lock_s + 2 < work_s else "valid"), (lock_s, work_s, status)
 assert all(grid.status(0, w) == "valid" for w in grid.y.values)
+# As the text says, the grid's values stand evenly spaced (30 to 45 s as wide as 10 to 20), and a value between two
+# of them stands in proportion: 37.5 s halfway between the 30 and 45 columns.
+_x = grid.x
+assert [round(_x.centre(b) - _x.centre(a), 9) for a, b in ((10, 20), (20, 30), (30, 45))] == [1.0, 1.0, 1.0]
+assert [round(_x.position(v) - (_x.centre(a) + _x.centre(b)) / 2, 9) for v, a, b in ((37.5, 30, 45), (15, 10, 20))] == [
+    0.0, 0.0]
 # The exact edge beside the dashed line, as the text says: at work 30 s the first attempt ends at 30.5 s; a lock of
 # 28 s brings the duplicate in at 30 s (invalid), one of 29 s at 31 s (valid).
 for _lock, _status, _at in ((28, "invalid", 30.0), (29, "valid", 31.0)):
