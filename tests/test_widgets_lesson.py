@@ -17,6 +17,8 @@ from matplotlib.patches import Rectangle
 
 from sandbox import explore_settings, run_scenario
 from sandbox.present.verdict_map import (
+    FRAME_H,
+    FRAME_W,
     Axis,
     LinkedVerdictMap,
     VerdictGrid,
@@ -220,6 +222,11 @@ def test_a_point_between_cells_and_the_cells_words_keep_clear_of_each_other():
     marks = [(13, 30), (11, 30), (9, 30), (27, 44), (13, 25), (20, 15), (10, 19), (60, 30), (45, 1), (3, 30), (3, 5)]
     for (lock_s, work_s), verdict in [(m, v) for m in marks for v in (_lesson_verdict(*m), None)]:
         picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict)
+        if not now.point[0].get_visible():  # framed: the cell it falls in shares its verdict, and keeps its words
+            assert verdict is not None and now.frames[0].get_visible(), (lock_s, work_s)
+            assert [w.get_text() for w in now.words.values()] == [CELL_TEXT[grid.status(*c)] for c in now.words]
+            moved |= {(lock_s, work_s, t.get_text()) for t in now.moved if t.get_visible()}
+            continue
         ring = now.point[0].get_window_extent(renderer).padded(now.point[0].get_markeredgewidth() / 2 * pt)
         tab = drawn_box(now.tab, renderer)
         grid_box = ax.get_window_extent(renderer)
@@ -264,8 +271,20 @@ def test_the_ring_sits_only_in_a_cell_whose_verdict_is_the_one_shown(lesson_pict
     picture.png({"lock_seconds": lock_s, "slow_email_seconds": work_s}, verdict if known else None)
     assert audit.faults(picture.figure) == [], (lock_s, work_s, known)  # what the dashboard shows reads whole
     at = _ring_at(picture)
-    if at is None:  # framed: the setting is a cell of the grid, and the frame is on it
-        assert grid.status(lock_s, work_s) == verdict
+    if at is None:  # framed: the cell the setting falls in, whose verdict is the one shown, notched where it stands
+        cell = (grid.x.holder(lock_s), grid.y.holder(work_s))
+        assert known or cell == (lock_s, work_s), (lock_s, work_s)
+        assert grid.status(*cell) == verdict, (lock_s, work_s, cell)
+        x, y = picture.mark.frames[0].get_xy()
+        assert (x + FRAME_W / 2, y + FRAME_H / 2) == pytest.approx((grid.x.centre(cell[0]), grid.y.centre(cell[1])))
+        up, right = picture.mark.pointers
+        assert up.get_visible() == (lock_s != cell[0]) and right.get_visible() == (work_s != cell[1])
+        if up.get_visible():  # at the setting's place along x, on the frame's bottom edge (kept on the frame)
+            place = min(max(grid.x.position(lock_s), x), x + FRAME_W)
+            assert tuple(up.get_xydata()[0]) == pytest.approx((place, y)), (lock_s, work_s)
+        if right.get_visible():
+            place = min(max(grid.y.position(work_s), y), y + FRAME_H)
+            assert tuple(right.get_xydata()[0]) == pytest.approx((x, place)), (lock_s, work_s)
         return
     inside = [(x, y) for x in grid.x.values for y in grid.y.values
               if abs(at[0] - grid.x.centre(x)) < 0.5 and abs(at[1] - grid.y.centre(y)) < 0.5]
@@ -344,16 +363,17 @@ def test_a_category_has_its_own_column_apart_from_the_numbers():
 
 def test_a_short_lock_in_the_lesson_dashboard_is_ringed_where_the_verdict_is_invalid():
     """Issue 31: lock 3 s (work 30 s) is invalid, and its ring sat in the green cell of the "0: rest of the run"
-    column, as though 3 lay between 0 and 10."""
+    column, as though 3 lay between 0 and 10. The mark (now a frame on the invalid 10 s cell, notched at its left
+    end) stands on no valid cell."""
     explorer = lock_explorer(plot=False)
     lock_axis = ("lock_seconds", [0, 10, 45], "lock (s)", {0: "0: rest\nof the run"})
     view = linked_verdict_map(explorer, ARTICLE, x=lock_axis, y=("slow_email_seconds", [30]),
                               settings=duplicate_after_lock)
     explorer.controls["lock_seconds"].value = 3
     assert explorer.result.status == "invalid"
-    ring = view.figure.now_mark.point[0]
-    assert ring.get_visible()
-    x, _ = ring.get_xydata()[0]
+    now = view.figure.now_mark
+    assert now.frames[0].get_visible() and now.pointers[0].get_visible() and not now.point[0].get_visible()
+    x = now.frames[0].get_x() + FRAME_W / 2
     statuses = {view.grid.status(v, 30) for v in view.grid.x.values if abs(x - view.grid.x.position(v)) < 0.5}
     assert statuses <= {"invalid"}, (x, statuses)
 

@@ -69,6 +69,7 @@ POINT_PT, POINT_EDGE_PT = 22, 5.0  # the ring around a setting between cells: it
 WORDS_INSET_PT = 3  # a cell's words moved aside for the ring keep this far inside the cell's white edge
 WORDS_CLEAR_PT = 2  # ... and this far from the ring and its "now" tab
 FRAME_W, FRAME_H, FRAME_PT = 0.94, 0.9, 5.0  # the frame on the current setting's cell (cells) and its black edge
+POINTER_PT = FRAME_PT + 3  # the notches in a framed cell's edges, at a setting between the grid's values
 TAB_TEXT, TAB_PT = " now ", CELL_PT - 1  # the tab beside a ring ...
 TAB_ASTRAY = 1 / 3  # a tab may stand this share of itself on a cell the ring is not on (over the line between rows)
 FRAMED_TAB_TEXT, FRAMED_TAB_PT = "now", CELL_SMALL_PT  # ... and the one hung inside a frame, from its corner (not
@@ -402,16 +403,19 @@ def _reach(axis: Axis, value: float) -> float:
 
 
 class NowMark:
-    """The current setting on the map: a frame on its cell, or a ringed point where it falls between cells.
+    """The current setting on the map: a frame on the cell whose verdict it shares, or a ringed point on the line
+    between two cells whose verdicts differ.
 
-    Its artists are made once and moved by ``place``, so a linked map moves them without
-    redrawing the grid. A point between cells would sit on the words of the cells around it:
-    those words move aside within their cells, clear of the point and its "now" tab (``moved``),
-    and go back when the mark moves on. Where a cell has no room beside the point for its words,
-    they are left out (its colour still says the verdict). The tab goes above the point, or else
-    below it or beside it, on the page, wherever fewest words are left out; on the line between
-    cells it says the verdict, in words where they leave every cell its words, else by its sign.
-    The dashed line's gaps (``LineGaps``) follow the words moved. ``place`` measures, so the
+    A setting between the grid's values that falls in a cell of its own verdict frames that cell, as a value of
+    the grid does, and a pointer on the frame's edge (``POINTER_PT``) stands at its exact place along each axis it
+    is not a value of: a ring there stood on the cell's words, which kept only their sign beside it (three learners
+    in turn read it as covering "✗ invalid"). Its artists are made once and moved by ``place``, so a linked map
+    moves them without redrawing the grid. A ring on the line between cells would sit on the words of the cells
+    around it: those words move aside within their cells, clear of the ring and its "now" tab (``moved``), and go
+    back when the mark moves on; where a cell has no room beside the ring, they keep their sign (or are left out:
+    its colour still says the verdict). The ring's tab goes above it, or else below it or beside it, on the page,
+    wherever fewest words are left out, and says the verdict, in words where they leave every cell its words,
+    else by its sign. The dashed line's gaps (``LineGaps``) follow the words moved. ``place`` measures, so the
     figure's layout must be fixed.
     """
 
@@ -428,6 +432,11 @@ class NowMark:
                       for size, face, edge, mew in ((POINT_PT, "none", "black", POINT_EDGE_PT),
                                                     (POINT_PT, "none", "white", 1.5), (7, "black", "white", 1.5))]
         self.point[0].set_gid(audit.NOW_RING)  # the outer ring: what the audit lets stand on a cell's words
+        # on a framed cell, where the setting stands along x (a notch in the frame's bottom edge, pointing in) and
+        # along y (one in its left edge): white in the frame's black edge, so neither the framed cell's words nor
+        # its neighbours' (a cell is a line of words tall) lose a pixel to it
+        self.pointers = [ax.plot([], [], ls="none", marker=marker, ms=POINTER_PT, mfc="white", mec="none", zorder=8,
+                                 clip_on=False)[0] for marker in ("^", ">")]
         self.tab_text = TAB_TEXT
         self.tab = ax.text(0, 0, TAB_TEXT, ha="left", va="center", fontsize=TAB_PT, fontweight="bold", zorder=7,
                            bbox={"boxstyle": f"square,pad={TAB_PAD}", "fc": "black", "ec": "black"}, color="white")
@@ -438,48 +447,61 @@ class NowMark:
 
     @property
     def artists(self) -> list:
-        return [*self.frames, *self.point, self.tab]
+        return [*self.frames, *self.point, *self.pointers, self.tab]
 
     def place(self, grid: VerdictGrid, mark: Mapping[str, Any], verdict: str | None = None) -> str:
         """Put the mark on ``mark``'s setting; returns the legend's words for it.
 
-        A setting between cells sits inside a cell only when that cell shows ``verdict`` (the setting's run as the
-        map shows it, ``shown_verdict``: a clean valid run claims no noted cell); otherwise, or when the verdict is
-        not known, on the line between the cells it lies between, claiming neither (past an axis' numbers: on the
-        grid's edge, or in the gap after its categories).
+        A setting between the grid's values frames the cell it falls in only when that cell shows ``verdict`` (the
+        setting's run as the map shows it, ``shown_verdict``: a clean valid run claims no noted cell), pointers on
+        the frame's edges saying where it stands; otherwise, or when the verdict is not known, a ring stands on the
+        line between the cells it lies between, claiming neither (past an axis' numbers: on the grid's edge, or in
+        the gap after its categories).
         """
         xv, yv = mark[grid.x.name], mark[grid.y.name]
-        px, py = grid.x.position(xv), grid.y.position(yv)
-        on_cell = xv in grid.x.values and yv in grid.y.values
-        inside_cell = False
-        if not on_cell:
-            inside = (grid.x.holder(xv), grid.y.holder(yv))
-            inside_cell = verdict is not None and inside in grid.cells and grid.shown(*inside) == verdict
-            if inside_cell:
-                px, py = self._within_cell(grid, inside, px, py)
-            else:
-                px, py = grid.x.between(xv), grid.y.between(yv)
+        cell = (xv, yv) if xv in grid.x.values and yv in grid.y.values else (grid.x.holder(xv), grid.y.holder(yv))
+        framed = cell == (xv, yv) or (verdict is not None and cell in grid.cells and grid.shown(*cell) == verdict)
+        px, py = (grid.x.centre(cell[0]), grid.y.centre(cell[1])) if framed else (grid.x.between(xv),
+                                                                                  grid.y.between(yv))
         self.tab.set_visible(True)
         for frame in self.frames:
             frame.set_xy((px - FRAME_W / 2, py - FRAME_H / 2))
-            frame.set_visible(on_cell)
+            frame.set_visible(framed)
         for ring in self.point:
             ring.set_data([px], [py])
-            ring.set_visible(not on_cell)
+            ring.set_visible(not framed)
+        self._point_along(grid, (xv, yv), cell if framed else None)
         if self.shapes is not None:
-            self.shapes.show(ring=not on_cell)
+            self.shapes.show(ring=not framed)
         self.words_home()
-        if on_cell:
-            self._tab_in_frame((xv, yv), px, py)
+        if framed:
+            self._tab_in_frame(cell, px, py)
         else:
             # On the line between two cells the ring claims neither, so the tab says the verdict itself (a learner
             # could not read lock 25's invalid from a ring between an invalid cell and a valid one).
             self.tab.set(fontsize=TAB_PT, fontweight="bold")
-            # in a cell, beside its words: " now ", else "now" (narrower, so they keep their words, not just a sign)
-            self._clear_of_words(px, py, [TAB_TEXT, TAB_TEXT.strip()] if inside_cell else _tab_texts(verdict))
+            self._clear_of_words(px, py, _tab_texts(verdict))
         if self.gaps is not None:
             self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
+
+    def _point_along(self, grid: VerdictGrid, setting: tuple, cell: tuple | None) -> None:
+        """On the framed ``cell`` (None: no frame), a pointer on its bottom edge at the setting's place along x,
+        and one on its left edge at its place along y, for each axis it is not a value of; kept on the frame."""
+        up, right = self.pointers
+        for pointer in self.pointers:
+            pointer.set_visible(False)
+        if cell is None:
+            return
+        cx, cy = grid.x.centre(cell[0]), grid.y.centre(cell[1])
+        if setting[0] != cell[0]:
+            x = min(max(grid.x.position(setting[0]), cx - FRAME_W / 2), cx + FRAME_W / 2)
+            up.set_data([x], [cy - FRAME_H / 2])
+            up.set_visible(True)
+        if setting[1] != cell[1]:
+            y = min(max(grid.y.position(setting[1]), cy - FRAME_H / 2), cy + FRAME_H / 2)
+            right.set_data([cx - FRAME_W / 2], [y])
+            right.set_visible(True)
 
     def _tab_in_frame(self, cell: tuple, px: float, py: float) -> None:
         """The tab hangs inside the frame from its top left corner, its black one with the frame's edge: on the
@@ -501,17 +523,6 @@ class NowMark:
         spot = self._aside(word, [_box(x0 + pad, y1 - pad, extent, WORDS_CLEAR_PT * pt)],
                            (tab[0] + tab[2]) / 2, (tab[1] + tab[3]) / 2, pt, within=inner)
         self._move(word, spot)
-
-    def _within_cell(self, grid: VerdictGrid, cell: tuple, px: float, py: float) -> tuple[float, float]:
-        """A ring in the cell whose verdict it shares, moved in from the cell's edges: the whole ring on that cell,
-        not on a neighbour, the tick labels or past the page."""
-        (x0, y0), (x1, y1) = self.ax.transData.transform([(0, 0), (1, 1)])
-        reach = (POINT_PT + POINT_EDGE_PT) / 2 * self.ax.get_figure(root=True).dpi / 72
-        inside = []
-        for p, axis, value, cell_px in ((px, grid.x, cell[0], abs(x1 - x0)), (py, grid.y, cell[1], abs(y1 - y0))):
-            margin, centre = min(reach / cell_px, 0.5), axis.centre(value)
-            inside.append(min(max(p, centre - 0.5 + margin), centre + 0.5 - margin))
-        return inside[0], inside[1]
 
     def words_home(self) -> None:
         """Every cell's words back in the middle of its cell."""

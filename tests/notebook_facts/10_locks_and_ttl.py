@@ -53,6 +53,14 @@ assert [round(r["t"], 1) for r in tried_run.history.of_type("aws") if r["op"] ==
 assert _tried["inv-2"]["t"] == 62.0 and _tried["inv-2"]["cause"] == "spontaneous duplicate"
 assert not tried_run.verdict.notes and tried_run.verdict.effects_per_key["o-1"]["email"] == 1
 assert lock.result.status == "invalid" and dashboard.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
+# Between the grid's values, as the text says: lock 13 at work 30 frames the invalid 10 s cell (no ring), notched three
+# tenths of the way to the 20 s column; its words stay whole.
+lock.controls["lock_seconds"].value = 13
+_now = dashboard.figure.now_mark
+assert lock.result.status == "invalid" and not _now.point[0].get_visible() and _now.frames[0].get_visible()
+_frame_x = _now.frames[0].get_x() + _now.frames[0].get_width() / 2
+assert round(_frame_x - grid.x.centre(10), 9) == 0 and round(_now.pointers[0].get_xydata()[0][0] - _frame_x, 9) == 0.3
+assert dashboard.figure.cell_words[(10, 30)].get_text() == "✗ invalid"
 # The widget flip, live in this kernel: the verdict and the map's frame follow the lock control.
 lock.controls["lock_seconds"].value = 10
 assert lock.result.status == "invalid" and dashboard.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
