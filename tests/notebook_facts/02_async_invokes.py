@@ -26,6 +26,13 @@ assert "retention shorter than the redelivery horizon" in late_short.verdict.exp
 assert not late_short.history.of_type("sweep")
 _retry_claim = [e for e in late_short.history.of_type("aws") if e["inv"] == "inv-2" and e["op"] == "PutItem"]
 assert [e["result"] for e in _retry_claim] == ["ok"] and "keepUntil < :now" in _retry_claim[0]["detail"]["condition"]
+# ... and where it says the figure shows the retry's time: in its arrow's label and on its detail row's axis.
+_fig = late_short.plot(title="improved handler, results kept 1 h · the retry at 2:04:34 finds the record expired")
+_main, *_details = _fig.axes
+assert any("2:04:34" in t.get_text() and t.get_text().startswith("retry") for t in _main.texts), \
+    sorted(t.get_text() for t in _main.texts)
+assert any(t.get_text().startswith("2:04:34") for d in _details for t in d.get_xticklabels()), \
+    [[t.get_text() for t in d.get_xticklabels()] for d in _details]
 # EventBridge's refused deliveries run nothing; Lambda's retry repeats o-1.
 assert eventbridge_naive.verdict.effects_per_key == {"o-1": {"email": 2}, "o-2": {"email": 1}}
 assert [v["cause"] for v in eventbridge_naive.history.invocations().values()] == ["first delivery", "retry 1"]
