@@ -20,7 +20,7 @@ from matplotlib.text import Text as _Text  # noqa: E402
 
 _words = {t.get_text() for t in marks.plot(title="the common marks: the article's handler, ttl-lag, a duplicate at 1 s")
           .findobj(_Text)}
-assert {"57 s skipped", "inv-2 ×225"} <= _words, sorted(w for w in _words if "skipped" in w or "×" in w)
+assert {"57.2 s skipped", "inv-2 ×225"} <= _words, sorted(w for w in _words if "skipped" in w or "×" in w)
 # The copy arrow there carries no label; the table says so, and that inv-2's title names the duplicate.
 assert "inv-2 · spontaneous duplicate" in _words and not any(w.startswith("duplicate at") for w in _words), \
     sorted(w for w in _words if "duplicate" in w)
