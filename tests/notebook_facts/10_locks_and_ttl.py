@@ -61,6 +61,17 @@ assert lock.result.status == "invalid" and not _now.point[0].get_visible() and _
 _frame_x = _now.frames[0].get_x() + _now.frames[0].get_width() / 2
 assert round(_frame_x - grid.x.centre(10), 9) == 0 and round(_now.pointers[0].get_xydata()[0][0] - _frame_x, 9) == 0.3
 assert dashboard.figure.cell_words[(10, 30)].get_text() == "✗ invalid"
+# Each cell reaches halfway to its neighbours: lock 18 frames the 20 s cell. Lock 27 and 28 (invalid, in the valid
+# 30 s cell's half) put a ring on the line between the 20 and 30 columns, the same place for both.
+lock.controls["lock_seconds"].value = 18
+assert _now.frames[0].get_visible() and round(_now.frames[0].get_x() + _now.frames[0].get_width() / 2
+                                              - grid.x.centre(20), 9) == 0
+_rings = []
+for _lock in (27, 28):
+    lock.controls["lock_seconds"].value = _lock
+    assert lock.result.status == "invalid" and _now.point[0].get_visible() and not _now.frames[0].get_visible()
+    _rings.append(tuple(_now.point[0].get_xydata()[0]))
+assert _rings[0] == _rings[1] and round(_rings[0][0] - (grid.x.centre(20) + grid.x.centre(30)) / 2, 9) == 0
 # The widget flip, live in this kernel: the verdict and the map's frame follow the lock control.
 lock.controls["lock_seconds"].value = 10
 assert lock.result.status == "invalid" and dashboard.mark == {"lock_seconds": 10, "slow_email_seconds": 30}
