@@ -470,7 +470,7 @@ class NowMark:
         for ring in self.point:
             ring.set_data([px], [py])
             ring.set_visible(not framed)
-        self._point_along(grid, (xv, yv), cell if framed else None)
+        self._point_along(grid, (xv, yv), cell if framed else None, (px, py))
         if self.shapes is not None:
             self.shapes.show(ring=not framed)
         self.words_home()
@@ -485,23 +485,18 @@ class NowMark:
             self.gaps.fit(self.moved)
         return now_words(grid, xv, yv)
 
-    def _point_along(self, grid: VerdictGrid, setting: tuple, cell: tuple | None) -> None:
-        """On the framed ``cell`` (None: no frame), a pointer on its bottom edge at the setting's place along x,
-        and one on its left edge at its place along y, for each axis it is not a value of; kept on the frame."""
+    def _point_along(self, grid: VerdictGrid, setting: tuple, cell: tuple | None, centre: tuple) -> None:
+        """On the framed ``cell`` (None: no frame) around ``centre``, a pointer on its bottom edge at the setting's
+        place along x, and one on its left edge at its place along y, for each axis it is not a value of; kept on
+        the frame."""
         up, right = self.pointers
-        for pointer in self.pointers:
-            pointer.set_visible(False)
-        if cell is None:
-            return
-        cx, cy = grid.x.centre(cell[0]), grid.y.centre(cell[1])
-        if setting[0] != cell[0]:
-            x = min(max(grid.x.position(setting[0]), cx - FRAME_W / 2), cx + FRAME_W / 2)
-            up.set_data([x], [cy - FRAME_H / 2])
-            up.set_visible(True)
-        if setting[1] != cell[1]:
-            y = min(max(grid.y.position(setting[1]), cy - FRAME_H / 2), cy + FRAME_H / 2)
-            right.set_data([cx - FRAME_W / 2], [y])
-            right.set_visible(True)
+        up.set_visible(cell is not None and setting[0] != cell[0])
+        right.set_visible(cell is not None and setting[1] != cell[1])
+        (cx, cy), (w, h) = centre, (FRAME_W / 2, FRAME_H / 2)
+        if up.get_visible():
+            up.set_data([min(max(grid.x.position(setting[0]), cx - w), cx + w)], [cy - h])
+        if right.get_visible():
+            right.set_data([cx - w], [min(max(grid.y.position(setting[1]), cy - h), cy + h)])
 
     def _tab_in_frame(self, cell: tuple, px: float, py: float) -> None:
         """The tab hangs inside the frame from its top left corner, its black one with the frame's edge: on the
