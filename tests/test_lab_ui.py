@@ -386,6 +386,8 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
     settle(page, after)
     watched = page.evaluate(WATCHED_JS)
     settled = check_moments(watched, moves)
+    named = [f["named"] for f in watched["frames"][watched["presses"][first]["at"]:] if f["named"]]
+    assert named and named[-1] == str(after), f"the burst's notice named {named}, not its last value last"
     back = dashboard_state(dashboard)
     assert back["lock"] == after and back["verdict"] == "invalid" and not back["redrawing"], back
     assert len(set(settled.values())) == len(settled), "two locks showed the same verdict map"

@@ -89,10 +89,10 @@ def test_the_summary_reports_failures_and_stays_silent_without_ui_tests():
 
 
 # -- the lesson 10 watch's judge: what a moment may show ------------------------------------------------
-def _frame(t, lock, shown, dim=1.0, notice=False, decoded=True):
+def _frame(t, lock, shown, dim=1.0, notice=False, decoded=True, named=None):
     verdict, timeline, map_ = shown
     return {"t": t, "lock": lock, "verdict": verdict, "timeline": timeline, "map": map_, "dim": dim,
-            "notice": notice, "decoded": decoded}
+            "notice": notice, "decoded": decoded, "named": named}
 
 
 A, B, C = ("valid", "t0", "m0"), ("invalid", "t5", "m5"), ("invalid", "t10", "m10")
@@ -131,6 +131,16 @@ def test_the_judge_fails_any_moment_that_mixes_or_hides(bad, says):
 
     with pytest.raises(AssertionError, match=says):
         check_moments(_watched(bad), MOVES)
+
+
+def test_the_judge_fails_a_notice_naming_a_value_the_slider_has_passed():
+    """Two learners saw a burst's notice name its first value while the slider already read the last."""
+    from ui_support import check_moments
+
+    check_moments(_watched(_frame(30, 5, A, dim=0.35, notice=True, named="5"), _frame(400, 5, B)), MOVES)
+    watched = _watched(_frame(30, 5, A, dim=0.35, notice=True, named="3"), _frame(400, 5, B))
+    with pytest.raises(AssertionError, match="the notice names another value"):
+        check_moments(watched, MOVES)
 
 
 def test_the_judge_fails_the_settings_left_undimmed_after_the_notice():

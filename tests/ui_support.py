@@ -426,11 +426,13 @@ WATCH_JS = """(root) => {
       dim: Math.min(...[verdict, timeline, map].filter(Boolean).map(opacity)),
       decoded: [timeline, map].every((i) => i && i.complete && i.naturalWidth > 0),
       notice: [...root.querySelectorAll('.sandbox-redrawing')].some(shown),
+      named: [...root.querySelectorAll('.sandbox-redrawing .sandbox-now')].filter(shown)
+        .map((e) => JSON.parse(getComputedStyle(e, '::after').content)).join(' ') || null,
       lock: handle ? Number(handle.getAttribute('aria-valuenow')) : null};
     print(frame.timeline); print(frame.map);
     const last = W.frames[W.frames.length - 1];
-    if (!last || ['verdict', 'timeline', 'map', 'dim', 'decoded', 'notice', 'lock'].some((k) => last[k] !== frame[k]))
-      W.frames.push(frame);
+    const keys = ['verdict', 'timeline', 'map', 'dim', 'decoded', 'notice', 'named', 'lock'];
+    if (!last || keys.some((k) => last[k] !== frame[k])) W.frames.push(frame);
   };
   W.sample = sample;
   new MutationObserver(sample).observe(root, {subtree: true, childList: true, attributes: true, characterData: true});
@@ -452,7 +454,8 @@ def _shown(frame: dict) -> tuple:
 
 def _said(frame: dict) -> str:
     return (f"verdict {frame['verdict'][:90]!r}..., timeline {frame['timeline']}, map {frame['map']}, "
-            f"opacity {frame['dim']:.2f}, decoded {frame['decoded']}, notice {frame['notice']}, slider {frame['lock']}")
+            f"opacity {frame['dim']:.2f}, decoded {frame['decoded']}, notice {frame['notice']} "
+            f"({frame.get('named')}), slider {frame['lock']}")
 
 
 def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict[int, tuple]:
@@ -461,7 +464,8 @@ def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict
     ``moves`` are (label, lock before, lock after, index of the press that began it). A move's moments may show
     the settings it left (dimmed from the moment the slider shows another value, and while a notice says it is
     redrawing) or the ones it reached (undimmed, the notice gone), never another (a value a burst passed through
-    included), and never a picture not yet decoded.
+    included), and never a picture not yet decoded. A notice that names a value names the one the slider shows
+    (in a burst, the kernel is still running the first press's value when the slider has passed it).
     """
     frames, presses = watched["frames"], watched["presses"]
     ends = [presses[i]["at"] for _, _, _, i in moves[1:]] + [len(frames)]
@@ -478,6 +482,8 @@ def check_moments(watched: dict, moves: list[tuple[str, int, int, int]]) -> dict
             shown = _shown(frame)
             assert shown in allowed, f"{label} ({before} -> {after}): a moment mixing settings: {_said(frame)}"
             assert frame["decoded"], f"{label}: a picture shown before it was decoded: {_said(frame)}"
+            assert frame.get("named") in (None, str(frame["lock"])), f"{label}: the notice names another value than " \
+                f"the slider's: {_said(frame)}"
             noticed = noticed or frame["notice"]
             if frame["lock"] != lock_of[shown]:  # the slider already says another lock: the page dims at once
                 assert frame["dim"] < 0.5, f"{label}: the slider and the pictures disagree, undimmed: {_said(frame)}"

@@ -35,6 +35,10 @@ STALE = "sandbox-redrawing"
 #: Set on a dashboard by the page itself the moment its controls show other values than its pictures were drawn
 #: for (a key press, a drag): they are dimmed in that very frame, before the kernel has heard of the move.
 MOVED = "data-sandbox-moved"
+#: The class of the part of a notice that names a control's value: the page shows the value the control shows now
+#: (``live_value``), so that in a burst of key presses the notice never names a value the slider has passed (the
+#: kernel, busy running the first, hears of the others only afterwards).
+NOW = "sandbox-now"
 #: The class of a dashboard's first row, its controls and verdict: it stays in view while the learner scrolls
 #: down its pictures (``STAGE_CSS``).
 TOP = "sandbox-top"
@@ -48,7 +52,7 @@ TOP = "sandbox-top"
 STAGE_CSS = ("<style>"
              f".{ROOT}:has(.{STALE}[data-dims~=all]) .sandbox-slot, .{ROOT}[{MOVED}] .sandbox-slot, "
              f".{ROOT}:has(.{STALE}[data-dims~=map]) .sandbox-slot-map {{opacity: 0.35;}} "
-             f".{STALE} {{color: #8a5a00; font-weight: 600;}} "
+             f".{STALE} {{color: #8a5a00; font-weight: 600;}} .{NOW}::after {{content: var(--shown);}} "
              ".sandbox-slot img {max-width: 100%; display: block;} "
              f".jp-OutputArea:has(.{TOP}), .jp-OutputArea-child:has(.{TOP}), .jp-OutputArea-output:has(.{TOP}), "
              f".{ROOT}:has(> .{TOP}) {{overflow: visible !important;}} "
@@ -85,8 +89,15 @@ SWAP_JS = """(function (boot) {
     return !control || same(shown(control), want);
   });
   const current = () => showing(message.dataset.values);
+  const said = (value) => typeof value === 'boolean' ? (value ? 'True' : 'False')
+    : typeof value === 'number' ? String(Number(value.toPrecision(6))) : String(value);
   if (!root.sandboxMoved) {  // once per dashboard: dim the moment a control leaves the values on show
     root.sandboxMoved = () => {
+      for (const control of root.querySelectorAll('[class*="%(setting)s"]')) {
+        const name = [...control.classList].find((c) => c.startsWith('%(setting)s'));
+        const value = shown(control);
+        if (value !== undefined) root.style.setProperty('--' + name, JSON.stringify(said(value)));
+      }
       const moved = root.dataset.sandboxShown !== undefined && !showing(root.dataset.sandboxShown);
       if (moved !== root.hasAttribute('%(moved)s')) root.toggleAttribute('%(moved)s', moved);
     };
@@ -176,6 +187,14 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def notice(why: str, dims: str = "all") -> str:
-    """A notice that the parts of kind ``dims`` are being redrawn: they are dimmed while it is on the page."""
-    return f'<span class="{STALE}" data-dims="{dims}">{html.escape(why)}</span>'
+def notice(why: str, dims: str = "all", then: str = "") -> str:
+    """A notice that the parts of kind ``dims`` are being redrawn: they are dimmed while it is on the page. ``then``
+    (``live_value``) follows ``why``."""
+    return f'<span class="{STALE}" data-dims="{dims}">{html.escape(why)}{then}</span>'
+
+
+def live_value(setting: str, value: str) -> str:
+    """Control ``setting``'s value in a notice, as the page shows it now (``NOW``); ``value`` (the one the kernel
+    heard of) until the page's script has run, and where scripts do not run."""
+    was = html.escape(json.dumps(value, ensure_ascii=False), quote=True)
+    return f'<span class="{NOW}" style="--shown: var(--{SETTING}{setting}, {was})"></span>'

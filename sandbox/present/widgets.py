@@ -30,7 +30,7 @@ from ..core.jsonvalues import JsonObject
 from ..errors import BadInput
 from ..settings import Setting, SettingValue
 from .quicktext import png_of_pixels, quick_text
-from .stage import ROOT, SETTING, STAGE_CSS, TOP, Part, Stage, notice, picture_html
+from .stage import ROOT, SETTING, STAGE_CSS, TOP, Part, Stage, live_value, notice, picture_html
 
 #: Widest integer range still shown as a slider (wider ones get a number box).
 SLIDER_INT_SPAN = 1000
@@ -286,17 +286,18 @@ class SettingsExplorer:
     def _changed(self, change: dict) -> None:
         self._asked += 1
         name = next((n for n, c in self.controls.items() if c is change["owner"]), change["name"])
-        self.mark_stale(f"redrawing for {self.label(name)} {shown_value(change['new'])}…")
+        self.mark_stale(f"redrawing for {self.label(name)} ", live_value(name, shown_value(change["new"])) + "…")
         loop = _browser_loop(change)
         if loop is None:
             self.rerun()
         else:
             loop.call_later(SETTLE_S, self._settle, self._asked, loop)
 
-    def mark_stale(self, why: str) -> None:
+    def mark_stale(self, why: str, then: str = "") -> None:
         """Say at once that the pictures are out of date: the page dims them until it shows the new ones, and it
-        takes the notice away itself then (so the kernel never does it before the page can)."""
-        self.status.value = notice(why)
+        takes the notice away itself then (so the kernel never does it before the page can). ``then`` as
+        ``notice``'s."""
+        self.status.value = notice(why, then=then)
         for follower in self.followers:
             follower.stale()
 
