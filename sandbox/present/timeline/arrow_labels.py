@@ -8,6 +8,8 @@ read as different. No label stands on the row of a lane its arrow only passes.
 """
 from __future__ import annotations
 
+from matplotlib.patches import Patch
+from matplotlib.path import Path
 from matplotlib.transforms import Bbox
 
 from .arrows import Arrow, along, path_length
@@ -94,7 +96,7 @@ def label_arrows(c: Canvas, arrows: list[Arrow]) -> None:
             said.add((prev, arrow.text))
             wanted.append(arrow)
     long = [a for a in wanted if path_length(a.path) >= MIN_ARROW_PX * c.fig.dpi / REFERENCE_DPI]
-    c.arrow_lines = [(p.get_gid() or "", p.get_transform().transform_path(p.get_path())) for p in c.ax.patches
+    c.arrow_lines = [(p.get_gid() or "", _display_line(c, p)) for p in c.ax.patches
                      if (p.get_gid() or "").startswith("arrow:")]
     way, labels = _best_way(c, long)
     # Left to right, each arrow its label: the way's, else at its head, before the next arrow's (which keeps apart
@@ -178,9 +180,15 @@ def _text_maker(c: Canvas, gid: str):
     return make
 
 
+def _display_line(c: Canvas, patch: Patch) -> Path:
+    """An arrow's line as drawn, in display px, worked out once: a ``FancyArrowPatch`` works out its path again (its
+    ends shrunk and clipped, in Bezier pieces) at every ask, and each way tried asks for each arrow."""
+    return c._fixed(f"arrow-line:{id(patch)}", lambda: patch.get_transform().transform_path(patch.get_path()))
+
+
 def _label_arrow(c: Canvas, arrow: Arrow, way: str, owner: str):
     """The label of one arrow, standing ``way`` from it (``audit.arrow_relation``), or None where it cannot."""
-    line = arrow.patch.get_transform().transform_path(arrow.patch.get_path())
+    line = _display_line(c, arrow.patch)
     slack = RELATION_SLACK_PX * c.fig.dpi / REFERENCE_DPI
     text_at, off_lanes = _text_maker(c, "arrow-label"), _off_lanes(c, arrow)
 
