@@ -1444,3 +1444,57 @@ def test_the_guide_from_a_redelivery_down_through_the_busy_run_is_in_the_legend(
     assert any((ln.get_gid() or "").startswith("guide:") for ax in fig.axes for ln in ax.lines)
     texts = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
     assert "received again while a run works on them" in texts
+
+
+def _text_pixels(x: float, y: float, angle: float = 0.0, quick: bool = False):
+    """The pixels of one label drawn at display (x, y) on a timeline's canvas (``render.SharedRenderer``)."""
+    import contextlib
+
+    import numpy as np
+
+    from sandbox.present.quicktext import quick_text
+    from sandbox.present.timeline.figure import drop_layout_engine, new_figure
+
+    with quick_text() if quick else contextlib.nullcontext(), matplotlib_style():
+        fig = new_figure(2.0, 1.0, 100)
+        drop_layout_engine(fig)
+        fig.text(x / 200, y / 100, "2nd email o-1", fontsize=10, rotation=angle, parse_math=False)
+        fig.canvas.draw()
+        return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+def _shifted(a, b) -> tuple[int, int] | None:
+    """The whole-pixel shift (rows, columns) that makes picture ``b`` of ``a`` (None: none of at most one does)."""
+    import numpy as np
+
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            if (np.roll(a, (dy, dx), axis=(0, 1))[2:-2, 2:-2] == b[2:-2, 2:-2]).all():
+                return dy, dx
+    return None
+
+
+@settings(max_examples=25, deadline=None)
+@given(fx=st.floats(-0.49, 0.49), fy=st.floats(-0.49, 0.49), angle=st.sampled_from([0.0, 90.0]),
+       quick=st.booleans())
+def test_a_label_starts_at_a_whole_pixel_wherever_it_was_placed(fx, fy, angle, quick):
+    """A string placed a fraction of a pixel away draws the same pixels, moved by whole pixels: its glyphs fall on
+    the same fractions wherever it stands, so a widget's redraw renders each once (``render.SharedRenderer``). The
+    widget's fast drawing and matplotlib's own draw it alike."""
+    at = _text_pixels(60.0, 40.0, angle, quick)
+    assert (at[..., :3] < 128).any()  # something was drawn
+    moved = _text_pixels(60.0 + fx, 40.0 + fy, angle, quick)
+    assert _shifted(at, moved) is not None
+    assert (_text_pixels(60.0 + fx, 40.0 + fy, angle, not quick) == moved).all()
+
+
+def test_a_moved_label_renders_no_glyph_again():
+    """The glyphs of a label drawn at a fraction of a pixel elsewhere are found, not rendered again (a slider move
+    moved every label by fractions, and 70% of its glyphs were rendered anew)."""
+    from sandbox.present import quicktext
+
+    _text_pixels(60.0, 40.0, quick=True)
+    known = len(quicktext._glyphs)
+    for k in range(1, 8):
+        _text_pixels(60.0 + k / 8, 40.0 - k / 9, quick=True)
+    assert len(quicktext._glyphs) == known

