@@ -597,3 +597,50 @@ def test_a_forked_childs_sleep_takes_its_real_time_and_no_cpu(tmp_path):
     slept, computed = inv.result
     assert slept >= 0.3
     assert computed < 0.15
+
+
+_SLOW_UNSHARE = r"""
+import json, os, socket, sys, time
+from sandbox.runtime.environment import namespaces, template
+
+real = namespaces.unshare
+def slow():  # the child's unshare, taking its time (a busy machine took up to 23 ms)
+    time.sleep(0.4)
+    real()
+namespaces.unshare = slow
+control, world = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+children = template._Managed(control, template._plan(None))
+started = time.monotonic()
+children.fork_spare()
+forked = time.monotonic() - started
+pid = children.spares[0][0]
+world.send(b"status?")
+asked = template._pending(control, children, 1.0)
+answered = time.monotonic() - started
+unmapped_then = len(children.waiting())
+while children.waiting() and time.monotonic() - started < 5:
+    template._pending(control, children, 0.05)
+with open(f"/proc/{pid}/uid_map") as f:
+    maps = f.read().split()
+children.kill_all()
+print(json.dumps({"forked": forked, "asked": asked, "answered": answered, "unmapped_then": unmapped_then,
+                  "waiting_after": len(children.waiting()), "maps": maps}))
+"""
+
+
+def test_the_template_answers_the_world_while_a_spare_unshares():
+    """A spare's maps are written when it has unshared, not while the template waits for it: the template made
+    each spare and then waited for its unshare (0-23 ms), and a world out of spares waited with it."""
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _SLOW_UNSHARE], capture_output=True, text=True, timeout=60,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    said = json.loads(done.stdout.splitlines()[-1])
+    assert said["forked"] < 0.3 and said["asked"] and said["answered"] < 0.3, said
+    assert said["unmapped_then"] == 1 and said["waiting_after"] == 0, said
+    from sandbox.runtime.environment.namespaces import INSIDE_UID
+
+    assert said["maps"][0] == str(INSIDE_UID) and len(said["maps"]) == 3, said  # its maps, written once it unshared

@@ -338,41 +338,66 @@ def fork_into(plan: Plan, confirm: bool = True) -> int:
     In the parent: the child's pid once it is ready (``OSError`` with the child's reason if it could not be
     made); with ``confirm`` False, as soon as its maps are written (the child mounts on its own meanwhile, and
     says on its stderr why, if it cannot). In the child: 0, inside its namespaces, dying with its parent."""
+    child = fork_started(plan)
+    if child.pid:
+        child.finish(confirm)
+    return child.pid
+
+
+class Started:
+    """A process forked into namespaces of its own, in the parent: ``pid``; the pipes to and from it until its maps
+    are written (``finish``). ``waiting``: the pipe that becomes readable once it has unshared, for ``select``."""
+
+    def __init__(self, pid: int, from_child: int, to_child: int) -> None:
+        self.pid, self.waiting, self._to_child = pid, from_child, to_child
+
+    def fds(self) -> tuple[int, int]:
+        """Its pipes, while its maps are still to write: no other child may keep them."""
+        return self.waiting, self._to_child
+
+    def finish(self, confirm: bool = False) -> None:
+        """Step 2: wait until the child has unshared, then write its maps (``confirm``: and wait until it has
+        mounted). ``OSError`` with the child's reason, the child killed and reaped, if it could not."""
+        try:
+            said = os.read(self.waiting, 1)
+            if said == b"u":
+                write_maps(self.pid)
+                os.write(self._to_child, b"m")
+                if not confirm:
+                    return
+                said = os.read(self.waiting, 500)
+            if said != b"r":
+                why = (said + (os.read(self.waiting, 500) if said == b"e" else b""))[1:].decode(errors="replace")
+                raise OSError(errno.EPERM, why or "the process ended before its namespaces were made")
+        except BaseException:
+            try:
+                os.kill(self.pid, 9)
+                os.waitpid(self.pid, 0)
+            except (OSError, ChildProcessError):
+                pass
+            raise
+        finally:
+            os.close(self.waiting)
+            os.close(self._to_child)
+
+
+def fork_started(plan: Plan, close: tuple[int, ...] = ()) -> Started:
+    """Step 1: fork a process that unshares into namespaces of its own, and return without waiting for it (a
+    ``Started`` with pid 0 in the child, once its namespaces are made). The parent writes its maps when it has
+    unshared (``Started.finish``): a template waiting for that meanwhile answered the world late. ``close``: the
+    parent's descriptors the child must not keep (other children's pipes)."""
     to_parent_r, to_parent_w = os.pipe()
     to_child_r, to_child_w = os.pipe()
     parent = os.getpid()
     pid = os.fork()
     if pid == 0:
-        os.close(to_parent_r)
-        os.close(to_child_w)
+        for fd in (to_parent_r, to_child_w, *close):
+            os.close(fd)
         _child_steps(plan, to_parent_w, to_child_r, parent)
-        return 0
+        return Started(0, -1, -1)
     os.close(to_parent_w)
     os.close(to_child_r)
-    try:
-        said = os.read(to_parent_r, 1)
-        if said == b"u":
-            write_maps(pid)
-            os.write(to_child_w, b"m")
-            if not confirm:
-                return pid
-            said = os.read(to_parent_r, 500)
-        if said != b"r":
-            why = (said + (os.read(to_parent_r, 500) if said == b"e" else b""))[1:].decode(errors="replace")
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            raise OSError(errno.EPERM, why or "the process ended before its namespaces were made")
-    except BaseException:
-        try:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-        except (OSError, ChildProcessError):
-            pass
-        raise
-    finally:
-        os.close(to_parent_r)
-        os.close(to_child_w)
-    return pid
+    return Started(pid, to_parent_r, to_child_w)
 
 
 def _child_steps(plan: Plan, to_parent: int, from_parent: int, parent: int) -> None:

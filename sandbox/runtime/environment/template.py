@@ -128,7 +128,7 @@ HOT: prefault.Ranges = []
 
 def _copy_ahead(door: socket.socket) -> None:
     """Copy the hot pages ahead, until the environment's function comes through ``door``."""
-    prefault.copy_ahead(HOT, wanted=lambda: _pending(door))
+    prefault.copy_ahead(HOT, wanted=lambda: bool(select.select([door], [], [], 0)[0]))
 
 
 def _warm_calls(table: Any) -> None:
@@ -215,6 +215,9 @@ class _Managed:
         self.first: dict[int, int] = {}  # an environment's first process's pid -> its manager's
         self.ended: dict[int, wire.Message] = {}
         self.dying: set[int] = set()  # killed managers, not yet reaped
+        #: Spares still unsharing, whose maps the template writes once they have (``mapped``): it answers the world
+        #: meanwhile, where it waited 0-23 ms (3.5 ms median) on each spare it made.
+        self.unmapped: dict[int, namespaces.Started] = {}
 
     def _sockets(self) -> list[socket.socket]:
         return [self.control, *(s for _, orders, door in self.spares for s in (orders, door)),
@@ -228,14 +231,37 @@ class _Managed:
         so the world may have it at once (what it sends waits in the socket until the process reads it)."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         door, door_inside = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = namespaces.fork_into(self.plan, confirm=False)  # it mounts while the template answers the world
-        if pid == 0:
+        pipes = tuple(fd for started in self.unmapped.values() for fd in started.fds())
+        child = namespaces.fork_started(self.plan, close=pipes)  # it unshares while the template answers the world
+        if child.pid == 0:
             for sock in [*self._sockets(), mine, door]:
                 sock.close()
             manager.run(theirs, door_inside, _run_function, self.plan.tmp_mb, _copy_ahead)
         theirs.close()
         door_inside.close()
-        self.spares.append((pid, mine, door))
+        self.unmapped[child.pid] = child
+        self.spares.append((child.pid, mine, door))
+
+    def waiting(self) -> list[int]:
+        """The pipes of the spares still unsharing: each readable once its spare has (or has failed)."""
+        return [started.waiting for started in self.unmapped.values()]
+
+    def mapped(self, ready: list[int]) -> None:
+        """Write the maps of the spares whose pipes in ``ready`` are readable. One that could not unshare is gone
+        (killed by ``finish``), and so is its place among the spares; a world that has its door already finds it
+        closed, and opens the next (``Template._open_door``)."""
+        for pid, started in list(self.unmapped.items()):
+            if started.waiting not in ready:
+                continue
+            del self.unmapped[pid]
+            try:
+                started.finish()
+            except OSError as exc:
+                print(f"sandbox: an execution environment's namespaces could not be made: {exc}", file=sys.stderr)
+                for spare in [s for s in self.spares if s[0] == pid]:
+                    self.spares.remove(spare)
+                    spare[1].close()
+                    spare[2].close()
 
     def take(self, most: int) -> list[tuple[int, socket.socket]]:
         """Up to ``most`` environments waiting for a function (at least one): each one's name and door. The
@@ -361,6 +387,13 @@ class _Children:
     def short(self) -> bool:
         return len(self.spares) < SPARES
 
+    def waiting(self) -> list[int]:
+        """Nothing to map: these environments have no namespaces."""
+        return []
+
+    def mapped(self, ready: list[int]) -> None:
+        """Nothing to map (``waiting`` names no pipe)."""
+
     def fork_spare(self) -> None:
         self._fork_sharing(tempfile.mkdtemp(prefix="env-", dir=self.tmp_root))
 
@@ -443,8 +476,17 @@ class _Children:
 SPARES = 3
 
 
-def _pending(control: socket.socket, wait: float = 0.0) -> bool:
-    return bool(select.select([control], [], [], wait)[0])
+def _pending(control: socket.socket, children: "_Children | _Managed", wait: float | None = 0.0) -> bool:
+    """Whether the world has asked something, within ``wait`` seconds (None: once it has); a spare that has unshared
+    meanwhile gets its maps."""
+    while True:
+        ready = select.select([control.fileno(), *children.waiting()], [], [], wait)[0]
+        asked = control.fileno() in ready
+        pipes = [fd for fd in ready if fd != control.fileno()]
+        if pipes:
+            children.mapped(pipes)
+        if asked or wait is not None:
+            return asked
 
 
 def serve(control: socket.socket, children: "_Children | _Managed") -> None:
@@ -453,14 +495,14 @@ def serve(control: socket.socket, children: "_Children | _Managed") -> None:
     rather than keep a cold start waiting), and reap."""
     idle = [lambda: _frozen(_warm_later), _learn_hot]  # each once, in turn, while no request waits
     while True:
-        if children.short() and not _pending(control):
+        if children.short() and not _pending(control, children):
             children.fork_spare()
             continue
-        if idle and not _pending(control):
+        if idle and not _pending(control, children):
             idle.pop(0)()
             continue
         children.reap()
-        if children.dying and not _pending(control, 0.005):
+        if not _pending(control, children, 0.005 if children.dying else None):
             continue  # a killed environment is still going: reap it soon, without holding up a request
         try:
             data, fds, _, _ = socket.recv_fds(control, 1 << 20, 1)
