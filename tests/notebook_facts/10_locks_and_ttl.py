@@ -95,3 +95,8 @@ if os.environ.get("RWH_FIGURE_AUDIT"):
     assert all(re.search(r"\block \d+ s\b", t) and re.search(r"\bfunction timeout \d+ s\b", t) for t in titles), titles
     assert any(re.search(r"\block 10 s\W+function timeout 60 s", t) for t in titles), titles
     assert titled(tried_run).endswith("lock 60 s (the rest of the run) · function timeout 60 s")
+    # A slider's timeline names the value it was drawn for: a learner read "lock 3 s" over the keep_for slider's
+    # and asked which setting the picture showed.
+    for _name, _explorer in (("ttl_lag", ttl), ("keep_for", retention), ("visibility_timeout", visibility)):
+        _said = f"{_name} {_explorer.result.settings[_name]:g} s"
+        assert any(_said in t and _explorer.result.scenario in t for t in titles), (_said, titles)
