@@ -15,13 +15,14 @@ from typing import Any
 from ..core.records import RecordJson
 from ..core.views import register_html
 from ..vocab import FindingKind, RecordType, Status
+from .timeline.style import VERDICT_COLOURS
 from .timeline.timefmt import duration
 
 #: What the checker's notes on the idempotency record are called, apart from the findings that judge a run.
 NOTE_WORDS = "note on the idempotency record"
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
-_STATUS_COLOURS: dict[str, str] = {Status.VALID: "#0a7d45", Status.INVALID: "#b3261e", Status.UNKNOWN: "#8a6d00"}
+_STATUS_COLOURS: dict[str, str] = {status: VERDICT_COLOURS[status] for status in Status}
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #e5e5e5"
 
 

@@ -40,6 +40,7 @@ from ..vocab import Status
 from .stage import notice
 from .timeline import audit
 from .timeline.figure import freeze_layout
+from .timeline.style import VERDICT_COLOURS
 
 if TYPE_CHECKING:
     from matplotlib.artist import Artist
@@ -50,9 +51,9 @@ REFUSED = "refused"
 #: a learner should take home (lesson 10 at function timeout 20 read "✓ valid" everywhere, short locks and all). Its
 #: words are as narrow as "✗ invalid", to fit where those do (in a framed cell, beside a ring); the legend says more.
 NOTED = "valid with notes"
-#: Cell colours (Okabe-Ito, as the timelines use; a noted valid paler, dark words on it) and the words in each cell.
-COLOURS = {Status.VALID: "#009E73", NOTED: "#8FD3BF", Status.INVALID: "#D55E00", Status.UNKNOWN: "#9A9A9A",
-           REFUSED: "#E4E4E4"}
+#: Cell colours (the verdicts' own, as the run's badge shows them; a noted valid paler, dark words on it) and the
+#: words in each cell.
+COLOURS = {**{status: VERDICT_COLOURS[status] for status in Status}, NOTED: "#8FD3BF", REFUSED: "#E4E4E4"}
 CELL_TEXT = {Status.VALID: "✓ valid", NOTED: "✓ valid*", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown",
              REFUSED: "refused"}
 TEXT_COLOURS = {Status.VALID: "white", NOTED: "#1F1F1F", Status.INVALID: "white", Status.UNKNOWN: "white",
