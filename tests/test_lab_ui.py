@@ -349,6 +349,11 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
     tracks = dashboard.locator(".widget-slider .noUi-target").evaluate_all(
         "els => els.map((e) => e.getBoundingClientRect().left)")
     assert len(tracks) == 3 and max(tracks) - min(tracks) <= 1, tracks
+    # A screen reader hears each slider's value as its readout shows it (a float slider said "59.99999999999999")
+    said = dashboard.locator(".widget-slider").evaluate_all(
+        "els => els.map((e) => [e.querySelector('.noUi-handle').getAttribute('aria-valuetext'),"
+        " e.querySelector('.widget-readout').textContent.trim()])")
+    assert len(said) == 3 and all(text == readout for text, readout in said), said
 
     dashboard.evaluate(WATCH_JS)
     handle = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER).locator(".noUi-handle")

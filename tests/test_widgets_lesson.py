@@ -54,13 +54,25 @@ def notes(result):
 @given(st.integers(1, 23), st.sampled_from([-1e-12, -3e-15, 0.0, 4e-15, 1e-12]))
 @settings(max_examples=8, deadline=None)
 def test_a_float_slider_off_its_grid_by_a_rounding_runs_on_the_grid(k, off):
-    """The browser's slider may send 59.99999999999999 for 60 (lesson 10's function timeout, 5 to 120 in 5s): the run
-    and what the explorer reports hold 60.0."""
-    lock = _LOCK_EXPLORER.setdefault("x", lock_explorer(spans={"function_timeout": (5, 120, 5)}))
+    """The browser's slider may send 59.99999999999999 for 60 (a function timeout from 5 to 120 in half-seconds):
+    the run and what the explorer reports hold 60.0."""
+    lock = _LOCK_EXPLORER.setdefault("x", lock_explorer(spans={"function_timeout": (5, 120, 2.5)}))
     control = lock.controls["function_timeout"]
-    control.value = 5 + 5 * k + off
-    assert lock.values()["function_timeout"] == 5.0 + 5 * k
-    assert lock.result.settings["function_timeout"] == 5.0 + 5 * k
+    control.value = 5 + 2.5 * k + off
+    assert lock.values()["function_timeout"] == 5.0 + 2.5 * k
+    assert lock.result.settings["function_timeout"] == 5.0 + 2.5 * k
+
+
+def test_a_float_setting_in_whole_steps_gets_a_whole_number_slider():
+    """Lesson 10's function timeout (5 to 120 s in 5s): the browser's float slider sent 59.99999999999999 and its
+    aria-valuetext read so to a learner's screen reader; a slider in whole numbers counts exactly, and the run
+    still gets the setting as its own type."""
+    lock = lock_explorer(spans={"function_timeout": (5, 120, 5), "slow_email_seconds": (1, 60, 1)})
+    for name in ("function_timeout", "slow_email_seconds"):
+        assert type(lock.controls[name]).__name__ == "IntSlider", name
+    lock.controls["function_timeout"].value = 45
+    assert lock.result.settings["function_timeout"] == 45.0 and isinstance(lock.result.settings["function_timeout"],
+                                                                          float)
 
 
 def test_a_float_value_between_a_sliders_steps_is_kept():
@@ -581,11 +593,12 @@ def test_the_bench_moves_every_widget_in_the_course():
 
 def test_a_slider_in_whole_seconds_reads_whole_seconds():
     """A learner reads "30" on a slider that moves a second at a time, not "30.00" (a new learner's note)."""
-    for step, readout in ((1, ".0f"), (5, ".0f"), (0.5, ".1f"), (0.25, ".2f")):
+    for step, kind, readout in ((1, "IntSlider", "d"), (5, "IntSlider", "d"), (0.5, "FloatSlider", ".1f"),
+                                (0.25, "FloatSlider", ".2f")):
         explorer = explore_settings(LOCK, ARTICLE, only=["slow_email_seconds"], plot=False,
-                                    spans={"slow_email_seconds": (1, 60, step)})
+                                    spans={"slow_email_seconds": (1, 60, step)}, fixed={"slow_email_seconds": 31})
         slider = explorer.controls["slow_email_seconds"]
-        assert type(slider).__name__ == "FloatSlider" and slider.readout_format == readout, (step, slider)
+        assert type(slider).__name__ == kind and slider.readout_format == readout, (step, slider)
 
 
 def test_the_legend_names_the_setting_as_the_axis_does():

@@ -94,6 +94,12 @@ def _numeric(setting: Setting, value: Any, span: tuple[float, float, float] | No
             return widgets.IntSlider(value=int(value), min=int(lo), max=int(hi), step=int_step, **common)
         return widgets.BoundedIntText(value=int(value), min=int(lo), max=int(hi), step=int_step, **common)
     step = span[2] if span else _nice_step((hi - lo) / FLOAT_STEPS)
+    whole = all(float(v).is_integer() for v in (lo, hi, step, value)) and (value - lo) % step == 0
+    if hi - lo <= SLIDER_FLOAT_SPAN and whole:
+        # Whole seconds on a float slider came out of the browser as 59.99999999999999, and its aria-valuetext read
+        # so to a screen reader; in whole numbers it counts exactly (the run parses the value back to a float). A
+        # value between two steps stays a float slider's, which keeps it (``on_step``).
+        return widgets.IntSlider(value=int(value), min=int(lo), max=int(hi), step=int(step), **common)
     if hi - lo <= SLIDER_FLOAT_SPAN:
         # The readout shows as many decimals as the step has: a slider in whole seconds reads "30", not "30.00".
         return widgets.FloatSlider(value=float(value), min=float(lo), max=float(hi), step=step,
