@@ -69,6 +69,9 @@ def test_maximum_retry_attempts_gives_one_more_attempt_than_retries(retries, see
     (discarded,) = [e for e in history.of_type("delivery") if e["what"] == "discarded"]
     assert discarded["detail"]["condition"] == "RetriesExhausted"
     assert records[0]["requestContext"]["approximateInvokeCount"] == retries + 1
+    # the reason counts the attempts in words a learner reads as written ("all 1 attempt failed" did not)
+    failed = "its only attempt failed" if retries == 0 else f"all {retries + 1} attempts failed"
+    assert discarded["detail"]["reason"].startswith(f"RetriesExhausted: {failed} (MaximumRetryAttempts {retries})")
 
 
 @pytest.mark.parametrize("max_age, expected_attempts, discarded_at", [

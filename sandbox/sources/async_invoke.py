@@ -347,8 +347,8 @@ class AsyncInvokeSource(Source):
         last = entry.invocations[-1] if entry.invocations else None
         record = self._invocation_record(entry, condition, last)
         attempts, cfg = entry.attempts, self.config
-        why = (f"all {attempts} attempt{'s' if attempts != 1 else ''} failed (MaximumRetryAttempts "
-               f"{cfg.maximum_retry_attempts})" if condition == "RetriesExhausted" else
+        failed = f"all {attempts} attempts failed" if attempts != 1 else "its only attempt failed"
+        why = (f"{failed} (MaximumRetryAttempts {cfg.maximum_retry_attempts})" if condition == "RetriesExhausted" else
                f"the event reached MaximumEventAgeInSeconds {cfg.maximum_event_age:g} before it could be "
                f"{'retried' if last is not None else 'run (the function was throttled)'}")
         if self.on_failure_url:

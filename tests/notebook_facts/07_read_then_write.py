@@ -10,6 +10,7 @@ assert safe.status == "valid" and safe.verdict.effects_per_key == {"o-1": {"emai
 # The exhaustive (reduced) search: read-then-write has bad interleavings, and some good ones; claim-only none.
 assert search.reduction and not search.truncated
 assert search.status == "invalid" and 0 < search.broken < search.schedules
+assert (search.schedules, search.broken) == (6, 4)  # as the text reads the summary: four classes of six broke
 assert search.first_broken_script[:2] == ["inv-1:dynamodb.GetItem", "inv-2:dynamodb.GetItem"]
 assert claim_search.status == "valid" and claim_search.broken == 0 and not claim_search.truncated
 # A module-level set: fails across containers, holds in a warm one, and no schedule saves it.
