@@ -1498,3 +1498,13 @@ def test_a_moved_label_renders_no_glyph_again():
     for k in range(1, 8):
         _text_pixels(60.0 + k / 8, 40.0 - k / 9, quick=True)
     assert len(quicktext._glyphs) == known
+
+
+def test_a_band_ending_after_the_history_can_be_read_off_the_axis():
+    """Lesson 02: o-1's record, kept an hour, ends at 3:04:34, in the room after the history; the axis ticked only up
+    to 2:00:00, and a learner could not read the band's end. Ticks now reach the latest band end there, and no
+    further (the room holds notes, not events)."""
+    late = run_scenario("async-late-retry", "examples/idempotent.py:handler", seed=0, settings={"keep_for": 3600})
+    fig = late.plot()
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["0:00:00", "1:00:00", "2:00:00", "3:00:00"], labels

@@ -125,11 +125,22 @@ def set_time_ticks(c: Canvas, px_per_x: float) -> None:
     """Round time ticks for ``px_per_x`` display px per plot x unit; none after the end of the history."""
     taxis = c.taxis
     em_px = c.fs(TICK_PT) * c.fig.dpi / 72
-    until = c.model.t_end if taxis.tail else None  # no ticks in the room after the history
+    until = tick_until(c.model, taxis)
     starts = tuple(rec.start for rec in c.model.invs.values())
     marks = tuple(m.t for m in c.model.marks)  # a stretch with no run's start is read at its first mark
     xt, xl = taxis.ticks([w * px_per_x for w in taxis.segment_widths()], em_px, until, starts, marks)
     c.ax.set_xticks(xt, labels=xl)
+
+
+def tick_until(model: Model, taxis: TimeAxis) -> float | None:
+    """The last time a tick may show (None: the axis' end). The room after the history, which holds notes, has no
+    ticks: nothing happened there. Where a band ends in that room, ticks go as far as the latest such end, so its
+    end can be read off the axis (lesson 02: o-1's record, kept an hour, ended at 3:04:34 with no tick after
+    2:00:00)."""
+    if not taxis.tail:
+        return None
+    ends = [w.end for w in model.windows if w.end is not None and model.t_end < w.end <= taxis.t_hi]
+    return max([model.t_end, *ends])
 
 
 def _room_for_ticks(model: Model, taxis: TimeAxis, plot_px: float, em_px: float, px: float) -> None:
@@ -138,7 +149,7 @@ def _room_for_ticks(model: Model, taxis: TimeAxis, plot_px: float, em_px: float,
     px per px at 100 dpi."""
     if not taxis.gaps:
         return
-    until = model.t_end if taxis.tail else None
+    until = tick_until(model, taxis)
     starts = tuple(rec.start for rec in model.invs.values())
     marks = tuple(m.t for m in model.marks)
     for _ in range(ROOM_TRIES):  # the room changes the scale a little, and so the step: "62.5" became "62"
