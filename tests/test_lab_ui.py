@@ -196,6 +196,35 @@ BURST = (["PageUp"] * 3, 15)
 QUIET_MS = 400  # a move is over when the kernel is idle and nothing on the dashboard changed for this long
 
 
+#: Where the dashboard's timeline starts (px under the dashboard's top), and whether the map says its cells are
+#: being run.
+TIMELINE_TOP_JS = """(root) => {
+  const img = [...root.querySelectorAll('img.sandbox-timeline')].find((e) => !e.closest('.sandbox-feed'));
+  return {top: img.getBoundingClientRect().top - root.getBoundingClientRect().top,
+          noticed: [...root.querySelectorAll('.sandbox-redrawing')]
+            .some((e) => e.textContent.startsWith('verdict map'))};
+}"""
+
+
+def assert_map_notice_moves_nothing(page, dashboard) -> None:
+    """A new function timeout reruns the map's cells, and the map says so ("verdict map: 4 of 20 cells run…") until
+    they are done: over the map, so the timeline under it stays where it is (a learner saw it jump 28 px down and
+    back, the notice a line of its own)."""
+    dashboard.locator(".sandbox-slot-map").scroll_into_view_if_needed()
+    before = dashboard.evaluate(TIMELINE_TOP_JS)
+    timeout = dashboard.locator(".widget-slider", has_text="function timeout").locator(".noUi-handle")
+    timeout.focus()
+    timeout.press("ArrowLeft")
+    page.wait_for_function(f"(root) => ({TIMELINE_TOP_JS})(root).noticed", arg=dashboard.element_handle(),
+                           timeout=30_000)
+    during = dashboard.evaluate(TIMELINE_TOP_JS)
+    save_screenshot(page, "10-map-cells-running.png")
+    page.wait_for_function(f"(root) => !({TIMELINE_TOP_JS})(root).noticed", arg=dashboard.element_handle(),
+                           timeout=60_000)
+    after = dashboard.evaluate(TIMELINE_TOP_JS)
+    assert before["top"] == during["top"] == after["top"], (before, during, after)
+
+
 def dashboard_state(dashboard) -> dict:
     """What the lock dashboard shows: the slider's value, the verdict badge and text, the stale notice."""
     slider = dashboard.locator(".widget-slider", has_text=LOCK_SLIDER)
@@ -398,6 +427,7 @@ def test_lesson_10_lock_slider_shows_verdict_timeline_and_map_of_one_setting_at_
     assert len(set(settled.values())) == len(settled), "two locks showed the same verdict map"
     times = move_times(watched, moves, settled)
     save_screenshot(page, "10-lock-15-after-a-burst.png")
+    assert_map_notice_moves_nothing(page, dashboard)
     print(f"lab UI: lesson 10 ran all cells in {ran:.1f} s; {len(moves)} moves watched over "
           f"{len(watched['frames'])} moments; key press to the new pictures: {[t['ms'] for t in times]} ms")
     timing = os.environ.get(BROWSER_TIMING_ENV)

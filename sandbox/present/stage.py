@@ -39,6 +39,10 @@ MOVED = "data-sandbox-moved"
 #: (``live_value``), so that in a burst of key presses the notice never names a value the slider has passed (the
 #: kernel, busy running the first, hears of the others only afterwards).
 NOW = "sandbox-now"
+#: The classes of a verdict map's place and of its notice ("verdict map: 4 of 20 cells run…"), which stands over the
+#: map's top left corner: under the map it came and went as a line of its own, and the timeline under it jumped 28 px
+#: down and back (``STAGE_CSS``).
+MAP_SIDE, MAP_NOTICE = "sandbox-map-side", "sandbox-map-notice"
 #: The class of a dashboard's first row, its controls and verdict: it stays in view while the learner scrolls
 #: down its pictures (``STAGE_CSS``).
 TOP = "sandbox-top"
@@ -54,6 +58,8 @@ STAGE_CSS = ("<style>"
              f".{ROOT}:has(.{STALE}[data-dims~=map]) .sandbox-slot-map {{opacity: 0.35;}} "
              f".{STALE} {{color: #8a5a00; font-weight: 600;}} .{NOW}::after {{content: var(--shown);}} "
              ".sandbox-slot img {max-width: 100%; display: block;} "
+             f".{MAP_SIDE} {{position: relative;}} .{MAP_SIDE} > .{MAP_NOTICE} {{position: absolute; top: 0; left: 0; "
+             "margin: 0; background: rgba(255, 255, 255, 0.9);} "
              f".jp-OutputArea:has(.{TOP}), .jp-OutputArea-child:has(.{TOP}), .jp-OutputArea-output:has(.{TOP}), "
              f".{ROOT}:has(> .{TOP}) {{overflow: visible !important;}} "
              f".{ROOT} > .{TOP} {{position: sticky; top: 0; z-index: 10; overflow: visible !important; "

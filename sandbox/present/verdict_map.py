@@ -907,13 +907,14 @@ class LinkedVerdictMap:
                  title: str | None = None, equal_line: str | None = None):
         import ipywidgets as widgets
 
-        from .stage import ROOT, Part
+        from .stage import MAP_NOTICE, MAP_SIDE, ROOT, Part
 
         self.explorer, self.handler, self.seed = explorer, handler, seed
         self.x, self.y = Axis.of(x), Axis.of(y)
         self.settings, self.title, self.equal_line = settings, title, equal_line
         self.image = Part("map")
-        self.status = widgets.HTML()  # cells still to come
+        self.status = widgets.HTML()  # cells still to come: over the map's top left, dimmed with it (``MAP_NOTICE``)
+        self.status.add_class(MAP_NOTICE)
         self.grid: VerdictGrid | None = None
         self.picture: MapPicture | None = None
         self._shared: dict[str, SettingValue] | None = None
@@ -922,6 +923,7 @@ class LinkedVerdictMap:
         self._ready: tuple[dict[str, SettingValue], str | None, bytes] | None = None
         slot = explorer.stage.slot("map")
         side = widgets.VBox([slot, self.status], layout={"max_width": "100%"})
+        side.add_class(MAP_SIDE)
         self.widget = widgets.VBox([explorer.top, side, *explorer.shows(), explorer.output, explorer.stage.feed])
         self.widget.add_class(ROOT)
         explorer.followers.append(self)

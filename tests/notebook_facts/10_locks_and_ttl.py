@@ -82,6 +82,13 @@ assert run_scenario("ttl-lag", TTL_ONLY, settings={"ttl_lag": 30}).status == "va
 assert run_scenario("async-late-retry", ARTICLE, settings={"keep_for": 14400}).status == "valid"
 assert all(run_scenario("sqs-visibility-timeout", ARTICLE, settings={"visibility_timeout": v}).status == "valid"
            for v in (3, 5, 30, 60))
+# As the text says, no cell is "valid*" as first drawn, and a function timeout of 20 s makes the lock-10 cells at work
+# 20, 30 and 45 so. The controls go back after.
+assert not any(grid.shown(*cell) == "valid with notes" for cell in grid.cells)
+lock.controls["function_timeout"].value = 20
+_noted = sorted(cell for cell in dashboard.grid.cells if dashboard.grid.shown(*cell) == "valid with notes")
+lock.controls["function_timeout"].value = 60
+assert _noted == [(10, 20), (10, 30), (10, 45)], _noted
 # The controls are labelled in words, the setting's name in the tooltip; the verdict sits beside them.
 assert lock.controls["slow_email_seconds"].description == "work seconds"
 assert lock.controls["lock_seconds"].tooltip.startswith("lock_seconds: ")
