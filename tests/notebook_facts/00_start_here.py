@@ -24,3 +24,8 @@ assert {"57.2 s skipped", "inv-2 ×225"} <= _words, sorted(w for w in _words if 
 # The copy arrow there carries no label; the table says so, and that inv-2's title names the duplicate.
 assert "inv-2 · spontaneous duplicate" in _words and not any(w.startswith("duplicate at") for w in _words), \
     sorted(w for w in _words if "duplicate" in w)
+# The marks table's rule for axis breaks is the axis' own: quiet at least four times the longest busy stretch, and
+# 10 s at least.
+from sandbox.present.timeline import axis as _axis  # noqa: E402
+
+assert (_axis.GAP_FACTOR, _axis.BREAK_MIN_S) == (4, 10.0)
