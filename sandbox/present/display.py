@@ -22,7 +22,6 @@ from .timeline.timefmt import duration
 NOTE_WORDS = "note on the idempotency record"
 #: A history longer than this shows its first and last rows only.
 MAX_ROWS = 60
-_STATUS_COLOURS: dict[str, str] = {status: VERDICT_COLOURS[status] for status in Status}
 _CELL = "padding:2px 8px;text-align:left;vertical-align:top;border-bottom:1px solid #e5e5e5"
 
 
@@ -78,7 +77,7 @@ def history_html(history: Any) -> str:
 
 
 def _badge(status: str) -> str:
-    colour = _STATUS_COLOURS.get(status, "#444")
+    colour = VERDICT_COLOURS.get(status, "#444")
     return f'<span style="color:white;background:{colour};padding:1px 8px;border-radius:8px">{_e(status)}</span>'
 
 
@@ -135,7 +134,7 @@ def key_matrix_html(matrix: Any) -> str:
     def cell(text):
         if text is None:
             return '<span style="color:#999">n/a</span>'
-        colour = _STATUS_COLOURS[Status.VALID] if text == "holds" else _STATUS_COLOURS[Status.INVALID]
+        colour = VERDICT_COLOURS[Status.VALID] if text == "holds" else VERDICT_COLOURS[Status.INVALID]
         return f'<span style="color:{colour}">{_e(text)}</span>'
 
     rows = [(_e(name), _e(source), *(cell(c) for c in cells)) for name, source, cells in matrix.rows]

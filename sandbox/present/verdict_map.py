@@ -53,8 +53,7 @@ REFUSED = "refused"
 NOTED = "valid with notes"
 #: Cell colours (the verdicts' own, as the run's badge shows them; a noted valid paler, dark words on it) and the
 #: words in each cell.
-COLOURS: dict[str, str] = {**{status: VERDICT_COLOURS[status] for status in Status}, NOTED: "#8FD3BF",
-                           REFUSED: "#E4E4E4"}
+COLOURS: dict[str, str] = {**VERDICT_COLOURS, NOTED: "#8FD3BF", REFUSED: "#E4E4E4"}
 CELL_TEXT = {Status.VALID: "✓ valid", NOTED: "✓ valid*", Status.INVALID: "✗ invalid", Status.UNKNOWN: "? unknown",
              REFUSED: "refused"}
 TEXT_COLOURS = {Status.VALID: "white", NOTED: "#1F1F1F", Status.INVALID: "white", Status.UNKNOWN: "white",

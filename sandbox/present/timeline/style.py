@@ -18,7 +18,7 @@ from matplotlib import style as mstyle
 from matplotlib.markers import MarkerStyle
 from matplotlib.transforms import Affine2D
 
-from ...vocab import Cause, Delivery, Outcome, RecordType
+from ...vocab import Cause, Delivery, Outcome, RecordType, Status
 from .model import WindowKind
 
 if TYPE_CHECKING:
@@ -41,10 +41,10 @@ OUTCOME_COLORS = {
     None: OI_SKY,  # still running
 }
 DUPLICATE_COLOR = OI_VERMILLION
-#: Each verdict's colour wherever one is shown in colour, the run's badge and the verdict map's cells alike, white
-#: words on it: Okabe-Ito's bluish green and vermillion, darkened to hold white text at 5:1 or better (their own
-#: held it at 3.4 and 3.9). A learner saw a red badge over an orange map and asked whether "invalid" meant two things.
-VERDICT_COLOURS = {"valid": "#007A5A", "invalid": "#B84A00", "unknown": "#6E6E6E"}
+#: Each verdict's colour in a run's badge and in the verdict map's cells alike, white words on it: Okabe-Ito's
+#: bluish green and vermillion, darkened to hold white text at 5:1 or better (their own held it at 3.4 and 3.9). A
+#: learner saw a red badge over an orange map and asked whether "invalid" meant two things.
+VERDICT_COLOURS: dict[str, str] = {Status.VALID: "#007A5A", Status.INVALID: "#B84A00", Status.UNKNOWN: "#6E6E6E"}
 LOCK_COLOR = "#F7EC7E"  # Okabe-Ito yellow, lightened
 LOCK_EDGE = "#B8A800"
 KEPT_COLOR = "#CBE6F6"  # Okabe-Ito sky blue, lightened
